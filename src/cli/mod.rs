@@ -1,0 +1,3 @@
+//! The headless subcommands, one file each.
+
+pub mod parse;

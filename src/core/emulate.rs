@@ -1,0 +1,1 @@
+//! Tool-choice emulation through a JSON-schema response format (to be written).

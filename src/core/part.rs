@@ -1,0 +1,298 @@
+//! The part vocabulary: the JSON every surface of toolscope speaks.
+//!
+//! Names follow the AI SDK stream-part vocabulary. A generate (whole-text) parse yields `text`,
+//! `tool-call` and `error` parts; a stream parse yields the incremental `*-start`/`*-delta`/`*-end`
+//! parts, `tool-call` when a call is complete, and `finish`. Parts serialise to exactly one JSON
+//! object each (JSONL on the command line); `input` is always a JSON object, never a string.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An id of a text block or a tool call, stable within one run. Cheap to clone because every
+/// delta of a block carries it.
+pub type PartId = Arc<str>;
+
+/// One part of a parsed model output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Part {
+    /// Generate only: a run of plain text between tool calls.
+    Text { text: String },
+    TextStart {
+        id: PartId,
+    },
+    TextDelta {
+        id: PartId,
+        delta: String,
+    },
+    TextEnd {
+        id: PartId,
+    },
+    ToolInputStart {
+        id: PartId,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+    },
+    /// A piece of the canonical JSON of the coerced input. The deltas of one call, concatenated,
+    /// parse to the `input` of its `tool-call`.
+    ToolInputDelta {
+        id: PartId,
+        delta: String,
+    },
+    ToolInputEnd {
+        id: PartId,
+    },
+    ToolCall(ToolCall),
+    Finish {
+        #[serde(rename = "finishReason")]
+        finish_reason: FinishReason,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        usage: Option<Usage>,
+    },
+    Error(ErrorPart),
+}
+
+/// A finished tool call with its (coerced) input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: PartId,
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
+    /// Always a JSON object.
+    pub input: Value,
+    /// What coercion changed, in the order it was applied.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub coercions: Vec<Coercion>,
+    /// JSON Schema violations left after coercion.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub invalid: Vec<Violation>,
+}
+
+/// One change made by coercion: the value at `path` (a JSON pointer into `input`) was `from` and
+/// became `to`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coercion {
+    pub path: String,
+    pub from: Value,
+    pub to: Value,
+}
+
+/// One JSON Schema violation: where (a JSON pointer into `input`) and what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub path: String,
+    pub message: String,
+}
+
+/// Why a model stopped, normalised across providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ContentFilter,
+    ToolCalls,
+    Error,
+    Other,
+    Unknown,
+}
+
+impl FinishReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content-filter",
+            FinishReason::ToolCalls => "tool-calls",
+            FinishReason::Error => "error",
+            FinishReason::Other => "other",
+            FinishReason::Unknown => "unknown",
+        }
+    }
+}
+
+/// Token counts, when the provider reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total_tokens: Option<u64>,
+}
+
+/// Anything that went wrong, emitted where it was detected. Parser problems carry a `reason`
+/// (`malformed-tool-call`, `unfinished-tool-call`, `unknown-tool`, …); provider problems carry a
+/// `category` (`provider_rate_limit`, …).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorPart {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_call_id: Option<PartId>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_name: Option<String>,
+    /// HTTP status, for provider errors.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub status: Option<u16>,
+    /// Seconds to wait before retrying, for rate limits.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub retry_after: Option<f64>,
+}
+
+impl ErrorPart {
+    /// A parser problem with a `reason`.
+    pub fn reason(reason: &str, message: impl Into<String>) -> Self {
+        ErrorPart {
+            reason: Some(reason.to_string()),
+            message: message.into(),
+            ..ErrorPart::default()
+        }
+    }
+}
+
+impl Part {
+    /// The type name, as serialised (`text-delta`, `tool-call`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Part::Text { .. } => "text",
+            Part::TextStart { .. } => "text-start",
+            Part::TextDelta { .. } => "text-delta",
+            Part::TextEnd { .. } => "text-end",
+            Part::ToolInputStart { .. } => "tool-input-start",
+            Part::ToolInputDelta { .. } => "tool-input-delta",
+            Part::ToolInputEnd { .. } => "tool-input-end",
+            Part::ToolCall(_) => "tool-call",
+            Part::Finish { .. } => "finish",
+            Part::Error(_) => "error",
+        }
+    }
+
+    /// One line of JSON.
+    pub fn to_json_line(&self) -> String {
+        // Serialising a `Part` cannot fail: every field is a string, number or `Value`.
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(r#"{{"type":"error","message":"cannot serialise part: {e}"}}"#)
+        })
+    }
+}
+
+/// What a sequence of parts amounts to, independent of how it was chunked: the text (all text
+/// and text-delta parts concatenated) and the ordered tool calls. Used to compare the stream and
+/// generate paths.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Collapsed {
+    pub text: String,
+    pub calls: Vec<(String, Value)>,
+    pub errors: Vec<String>,
+}
+
+impl Collapsed {
+    pub fn of(parts: &[Part]) -> Self {
+        let mut c = Collapsed::default();
+        for p in parts {
+            match p {
+                Part::Text { text } => c.text.push_str(text),
+                Part::TextDelta { delta, .. } => c.text.push_str(delta),
+                Part::ToolCall(call) => c.calls.push((call.tool_name.clone(), call.input.clone())),
+                Part::Error(e) => c.errors.push(e.reason.clone().unwrap_or_default()),
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parts_serialise_with_the_ai_sdk_names() {
+        let id: PartId = "call-1".into();
+        let cases = [
+            (
+                Part::TextDelta {
+                    id: "text-0".into(),
+                    delta: "hi".into(),
+                },
+                json!({"type":"text-delta","id":"text-0","delta":"hi"}),
+            ),
+            (
+                Part::ToolInputStart {
+                    id: id.clone(),
+                    tool_name: "get_weather".into(),
+                },
+                json!({"type":"tool-input-start","id":"call-1","toolName":"get_weather"}),
+            ),
+            (
+                Part::ToolCall(ToolCall {
+                    tool_call_id: id.clone(),
+                    tool_name: "get_weather".into(),
+                    input: json!({"city":"Paris"}),
+                    coercions: vec![],
+                    invalid: vec![],
+                }),
+                json!({"type":"tool-call","toolCallId":"call-1","toolName":"get_weather","input":{"city":"Paris"}}),
+            ),
+            (
+                Part::Finish {
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: Some(Usage {
+                        input_tokens: Some(3),
+                        output_tokens: Some(4),
+                        total_tokens: Some(7),
+                    }),
+                },
+                json!({"type":"finish","finishReason":"tool-calls","usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}),
+            ),
+            (
+                Part::Error(ErrorPart {
+                    category: Some("provider_rate_limit".into()),
+                    message: "slow down".into(),
+                    status: Some(429),
+                    retry_after: Some(2.0),
+                    ..ErrorPart::default()
+                }),
+                json!({"type":"error","category":"provider_rate_limit","message":"slow down","status":429,"retryAfter":2.0}),
+            ),
+        ];
+        for (part, want) in cases {
+            let got: Value = serde_json::from_str(&part.to_json_line()).unwrap();
+            assert_eq!(got, want);
+            let back: Part = serde_json::from_value(want).unwrap();
+            assert_eq!(back, part);
+        }
+    }
+
+    #[test]
+    fn collapse_merges_text_and_orders_calls() {
+        let parts = vec![
+            Part::TextDelta {
+                id: "t".into(),
+                delta: "a".into(),
+            },
+            Part::Text { text: "b".into() },
+            Part::ToolCall(ToolCall {
+                tool_call_id: "c".into(),
+                tool_name: "x".into(),
+                input: json!({}),
+                coercions: vec![],
+                invalid: vec![],
+            }),
+        ];
+        let c = Collapsed::of(&parts);
+        assert_eq!(c.text, "ab");
+        assert_eq!(c.calls, vec![("x".to_string(), json!({}))]);
+    }
+}

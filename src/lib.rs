@@ -1,0 +1,7 @@
+//! toolscope: a terminal playground for LLM tool calling.
+//!
+//! The library is split in layers. [`core`] knows nothing of terminals: tool definitions and
+//! tool choice, the part vocabulary, the text protocols and their streaming parsers, coercion,
+//! providers and sessions. The CLI in `main.rs` and the terminal UI are thin clients of it.
+
+pub mod core;

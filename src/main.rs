@@ -1,0 +1,36 @@
+//! The `toolscope` command: with no subcommand it opens the playground TUI; `parse`, `run`,
+//! `replay` and `serve-demo` are headless and print parts as JSONL.
+//!
+//! Exit status: 0 on success, 1 when a provider or stream failed (after an `error` part), 2 for
+//! bad usage or a bad input file (one line on stderr naming the file and the problem).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "toolscope", version, about = "A terminal playground for LLM tool calling")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse a model output with a text protocol and print the parts as JSONL.
+    Parse(cli::parse::ParseArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Some(Command::Parse(args)) => cli::parse::run(args),
+        None => {
+            eprintln!("toolscope: the playground is not built yet; see `toolscope --help`");
+            2
+        }
+    };
+    ExitCode::from(code)
+}
