@@ -20,3 +20,6 @@ pub fn parse_relaxed(text: &str) -> Result<Value, JsonError> {
         offset: 0,
     })
 }
+
+pub mod args;
+pub use args::{Args, ArgsStream};
