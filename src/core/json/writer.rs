@@ -69,7 +69,8 @@ pub struct ArgsWriter {
 }
 
 impl ArgsWriter {
-    /// A writer for the arguments of `tool` (`None`: no schema, the schema-less rules apply).
+    /// A writer for the arguments of `tool`. `None` (a tool that is not among the tools) writes
+    /// the arguments as they came: without a schema there is nothing to coerce them to.
     pub fn new(tool: Option<Arc<Tool>>) -> Self {
         let root = tool.as_ref().map(|t| t.schema_arc());
         ArgsWriter {
@@ -194,8 +195,18 @@ impl ArgsWriter {
         &mut hold.builder
     }
 
+    /// No tool, no schema: values are written as they came.
+    fn verbatim(&self) -> bool {
+        self.tool.is_none()
+    }
+
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
+        if self.verbatim() {
+            let _ = serde_json::to_writer(&mut self.out, &value);
+            self.value_end();
+            return;
+        }
         let path = self.pointer();
         let mut records = Vec::new();
         let value = self.with_position_schema(|schema, root| {
@@ -252,6 +263,7 @@ impl JsonSink for ArgsWriter {
                 let root = self.root.as_deref().unwrap_or(&Value::Null);
                 (schema_type(items, root) == SchemaType::Object).then(|| items.clone())
             }
+            _ if self.verbatim() => Some(Arc::new(Value::Null)),
             _ => self.with_position_schema(|s, root| {
                 s.filter(|s| schema_type(s, root) == SchemaType::Object)
                     .map(|s| Arc::new(resolve(s, root).clone()))
@@ -261,7 +273,7 @@ impl JsonSink for ArgsWriter {
             Some(schema) => {
                 self.out.push(b'{');
                 self.frames.push(Frame::Object {
-                    schema: Some(schema),
+                    schema: (!self.verbatim()).then_some(schema),
                     first: true,
                 });
                 Ok(())
@@ -291,16 +303,20 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.begin_array(), 1);
         }
         self.enter_value();
-        let stream = self.with_position_schema(|s, root| {
-            let s = s.filter(|s| schema_type(s, root) == SchemaType::Array)?;
-            let items = items_schema(s, root)?;
-            Some(Arc::new(resolve(items, root).clone()))
-        });
+        let stream = if self.verbatim() {
+            Some(None)
+        } else {
+            self.with_position_schema(|s, root| {
+                let s = s.filter(|s| schema_type(s, root) == SchemaType::Array)?;
+                let items = items_schema(s, root)?;
+                Some(Some(Arc::new(resolve(items, root).clone())))
+            })
+        };
         match stream {
             Some(items) => {
                 self.out.push(b'[');
                 self.frames.push(Frame::Array {
-                    items: Some(items),
+                    items,
                     first: true,
                     next: 0,
                 });
@@ -347,7 +363,9 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.begin_string(), 0);
         }
         self.enter_value();
-        if self.with_position_schema(|s, root| s.is_some_and(|s| is_plain_string(s, root))) {
+        if self.verbatim()
+            || self.with_position_schema(|s, root| s.is_some_and(|s| is_plain_string(s, root)))
+        {
             self.out.push(b'"');
             self.string_open = true;
             Ok(())
