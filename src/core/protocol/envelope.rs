@@ -18,7 +18,7 @@ use crate::core::tool::{Tool, ToolSet};
 #[derive(Debug)]
 pub enum Found {
     /// A call object's tool name is known.
-    Named { name: String, known: bool },
+    Named { name: String },
     /// A call object is complete. `delta` is the canonical input not yet taken as deltas.
     Call {
         name: String,
@@ -102,11 +102,6 @@ impl Envelope {
             Some(ArgsValue::Writing(w)) | Some(ArgsValue::Written(w)) => w.take_delta(),
             _ => None,
         }
-    }
-
-    /// The name of the call in progress, if known.
-    pub fn current_name(&self) -> Option<&str> {
-        self.current.as_ref().and_then(|c| c.name.as_deref())
     }
 
     pub fn refusal(&self) -> Option<&str> {
@@ -373,14 +368,13 @@ impl JsonSink for Envelope {
             if name.is_empty() {
                 return self.refuse("the tool \"name\" is empty");
             }
-            let known = self.tools.get(&name).is_some();
-            if self.strict_keys && !known {
+            if self.strict_keys && self.tools.get(&name).is_none() {
                 return self.refuse(format!("\"{name}\" is not one of the tools"));
             }
             let call = self.current.as_mut().expect("checked above");
             // A name after the arguments: they were held and are written at the close.
             call.name = Some(name.clone());
-            self.found.push(Found::Named { name, known });
+            self.found.push(Found::Named { name });
         }
         Ok(())
     }
