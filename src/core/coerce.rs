@@ -433,10 +433,16 @@ impl<'s> Cx<'s, '_> {
         if candidates.is_empty() {
             return Choice::Unconstrained;
         }
+        // A scalar fits a branch with an `enum` only when the enum takes it (loosely): for
+        // `anyOf: [{enum: ["auto"]}, {type: integer}]`, `"5"` goes with the integer.
         let mut best: Option<(&'s Value, (u8, usize))> = None;
         for &(b, ts) in &candidates {
-            if ts.fits(v) {
-                let score = branch_score(v, resolve(b, self.root));
+            let b = resolve(b, self.root);
+            let enum_ok = v.is_object()
+                || v.is_array()
+                || enum_options(b).is_none_or(|o| !matches!(enum_match(v, o), EnumMatch::None));
+            if ts.fits(v) && enum_ok {
+                let score = branch_score(v, b);
                 if best.is_none_or(|(_, s)| score > s) {
                     best = Some((b, score));
                 }
@@ -452,7 +458,9 @@ impl<'s> Cx<'s, '_> {
             self.trial += 1;
             let tried = self.quietly(|cx| cx.node(v.clone(), Some(b), may_wrap));
             self.trial -= 1;
-            if ts.fits(&tried) {
+            let enum_ok = enum_options(resolve(b, self.root))
+                .is_none_or(|o| o.iter().any(|x| json_eq(x, &tried)));
+            if ts.fits(&tried) && enum_ok {
                 return Choice::Branch(b);
             }
         }
@@ -483,8 +491,9 @@ impl<'s> Cx<'s, '_> {
         if types.fits(&v) {
             return self.descend(v, members, true);
         }
-        // Types are tried in the schema's order; a conversion that gets close (a fractional
-        // number for an `integer`) is kept when no type is reached exactly.
+        // Types are tried in the schema's order, like the branches of an `anyOf`. With a single
+        // type, a conversion that only gets close (a fractional number for an `integer`) is kept:
+        // it is nearer to what was asked, and validation still reports it.
         let mut close = None;
         for t in types.iter() {
             if let Some(new) = self.convert(&v, t, members, may_wrap) {
@@ -492,15 +501,15 @@ impl<'s> Cx<'s, '_> {
                     self.record(v, &new);
                     return new;
                 }
-                close.get_or_insert(new);
+                close = Some(new);
             }
         }
         match close {
-            Some(new) => {
+            Some(new) if types.len == 1 => {
                 self.record(v, &new);
                 new
             }
-            None => v,
+            _ => v,
         }
     }
 
@@ -1447,6 +1456,17 @@ mod tests {
                 json!("null"),
                 json!("null"),
             ),
+            // Nothing reached exactly among several types: unchanged, as with `anyOf`.
+            (
+                json!({"type":["integer","null"]}),
+                json!("3.5"),
+                json!("3.5"),
+            ),
+            (
+                json!({"anyOf":[{"type":"integer"},{"type":"null"}]}),
+                json!("3.5"),
+                json!("3.5"),
+            ),
         ]);
     }
 
@@ -1480,6 +1500,27 @@ mod tests {
                 json!({"anyOf":[{"type":"integer"},{"type":"boolean"}]}),
                 json!({"a":"1"}),
                 json!({"a":"1"}),
+            ),
+            // A branch whose enum refuses the value does not fit it.
+            (
+                json!({"anyOf":[{"enum":["auto"]},{"type":"integer"}]}),
+                json!("5"),
+                json!(5),
+            ),
+            (
+                json!({"anyOf":[{"enum":["auto"]},{"type":"integer"}]}),
+                json!("AUTO"),
+                json!("auto"),
+            ),
+            (
+                json!({"anyOf":[{"enum":["auto"]},{"type":"integer"}]}),
+                json!("c"),
+                json!("c"),
+            ),
+            (
+                json!({"anyOf":[{"type":"integer"},{"const":"none"}]}),
+                json!("None"),
+                json!("none"),
             ),
             // Branches that fit by type: the one whose enum holds the value wins.
             (
@@ -1606,6 +1647,24 @@ mod tests {
         assert_eq!(coerce(json!("5"), &cases[3]).value, json!(["5"]));
         // `false` accepts nothing: leave the value alone.
         check_whole(&[(json!(false), json!("1"), json!("1"))]);
+    }
+
+    #[test]
+    fn deep_values_do_not_exhaust_the_stack() {
+        let arrays = json!({"type":"array","items":{"anyOf":[{"$ref":"#"},{"type":"integer"}]}});
+        let objects = json!({"type":"object","additionalProperties":{"$ref":"#"},"properties":{"n":{"type":"integer"}}});
+        for depth in [128, 400] {
+            let mut a = json!("1");
+            let mut o = json!({"n":"1"});
+            for _ in 0..depth {
+                a = Value::Array(vec![a]);
+                o = json!({ "k": o });
+            }
+            let got = coerce(a, &arrays);
+            assert_eq!(got.coercions.len(), usize::from(depth < MAX_VALUE_DEPTH));
+            let got = coerce(o, &objects);
+            assert_eq!(got.coercions.len(), usize::from(depth < MAX_VALUE_DEPTH));
+        }
     }
 
     #[test]
