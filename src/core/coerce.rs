@@ -10,6 +10,19 @@
 //!
 //! Coercion never fails: a value that cannot be brought to the schema's type is left as it is
 //! (validation reports it afterwards).
+//!
+//! Records: one [`Coercion`] per value that changed, at its own path in the input. A value that
+//! is rebuilt whole (a string parsed into an object, an `{item: [...]}` turned into an array, a
+//! scalar wrapped into an array) is one record holding the final value; nothing inside it is
+//! recorded again. An unchanged value has no record.
+//!
+//! Compositional contract (the streaming writer relies on it, and the tests check each line):
+//! (a) an object under a schema whose [`schema::schema_type`] is `Object` is coerced exactly as
+//! its properties would be one by one with [`schema::property_schema`] at `path/key`, in the
+//! same key order, with the records concatenated; (b) an array under an `Array` schema with an
+//! [`schema::items_schema`] is coerced exactly as its items one by one at `path/i`; (c) a
+//! string under an [`schema::is_plain_string`] schema is never changed. (This holds for values
+//! nested less than 256 deep; deeper values are left as they are.)
 
 use std::fmt::Write as _;
 
@@ -641,29 +654,24 @@ impl<'s> Cx<'s, '_> {
         let (items, items_may_wrap) = match v {
             Value::String(s) => match parse_relaxed(s) {
                 Ok(Value::Array(items)) => (items, true),
-                parsed => {
-                    let reshaped = match &parsed {
-                        Ok(Value::Object(obj)) => xml_array(obj),
-                        _ => None,
-                    };
-                    match reshaped {
-                        Some(items) => (items, true),
-                        None => {
-                            let parts = split_list(s);
-                            // One part that is the whole text is a wrap, not a split.
-                            let wrapped = parts.len() == 1;
-                            if wrapped && !may_wrap {
-                                return None;
-                            }
-                            (
-                                parts
-                                    .into_iter()
-                                    .map(|p| Value::String(p.to_string()))
-                                    .collect(),
-                                !wrapped,
-                            )
-                        }
+                // A JSON object: an XML shape, else one object of the array. Splitting its
+                // text on commas would cut it to pieces.
+                Ok(Value::Object(obj)) => match xml_array(&obj) {
+                    Some(items) => (items, true),
+                    None if may_wrap && self.items_admit_object(members) => {
+                        (vec![Value::Object(obj)], false)
                     }
+                    None => return None,
+                },
+                _ => {
+                    let parts = split_list(s);
+                    // One part that is the whole text is a wrap, not a split.
+                    let wrapped = parts.len() == 1;
+                    if wrapped && !may_wrap {
+                        return None;
+                    }
+                    let parts = parts.into_iter().map(|p| Value::String(p.to_string()));
+                    (parts.collect(), !wrapped)
                 }
             },
             Value::Object(obj) => match xml_array(obj) {
@@ -1348,6 +1356,11 @@ mod tests {
             ),
             (strs.clone(), json!("Paris"), json!(["Paris"])),
             (strs, json!(r#"{"item": ["a", "b"]}"#), json!(["a", "b"])),
+            (
+                json!({"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}),
+                json!(r#"{"n": "1", "m": 2}"#),
+                json!([{"n": 1, "m": 2}]),
+            ),
             (any, json!("x, true"), json!(["x", true])),
         ]);
         // Arrays of arrays: lines, then commas.
