@@ -18,5 +18,21 @@
 //!   `{name, arguments}` JSON under a tool-choice response format, the arguments JSON of a native
 //!   call), so the parsers' error reporting can be seen.
 
+pub mod choose;
+pub mod emulated;
 pub mod fill;
+pub mod model;
 pub mod prompt;
+pub mod prose;
+pub mod reply;
+pub mod request;
+
+pub use model::{
+    TRIGGER_CUT, TRIGGER_MALFORMED, TRIGGER_RATE_LIMIT, TRIGGER_SERVER_ERROR, respond,
+    respond_to_body,
+};
+pub use reply::{CallText, Fault, Finish, Piece, Reply};
+pub use request::{DEFAULT_MODEL, DemoRequest, RequestError};
+
+#[cfg(test)]
+mod model_tests;
