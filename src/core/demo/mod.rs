@@ -26,6 +26,10 @@ pub mod prompt;
 pub mod prose;
 pub mod reply;
 pub mod request;
+mod routes;
+pub mod server;
+mod stream;
+pub mod wire;
 
 pub use model::{
     TRIGGER_CUT, TRIGGER_MALFORMED, TRIGGER_RATE_LIMIT, TRIGGER_SERVER_ERROR, respond,
@@ -33,6 +37,8 @@ pub use model::{
 };
 pub use reply::{CallText, Fault, Finish, Piece, Reply};
 pub use request::{DEFAULT_MODEL, DemoRequest, RequestError};
+pub use routes::RETRY_AFTER_SECONDS;
+pub use server::{DemoOptions, DemoServer, DemoStats, serve};
 
 #[cfg(test)]
 mod model_tests;
