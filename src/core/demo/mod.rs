@@ -41,4 +41,6 @@ pub use routes::RETRY_AFTER_SECONDS;
 pub use server::{DemoOptions, DemoServer, DemoStats, serve};
 
 #[cfg(test)]
+mod http_tests;
+#[cfg(test)]
 mod model_tests;

@@ -93,6 +93,13 @@ pub fn paced_body(
         }
         if st.cut_after == Some(st.sent) {
             st.done = true;
+            // Pending once before failing lets the connection flush what was sent so far, so
+            // the client really receives the first part before the connection drops.
+            if st.pace.is_zero() {
+                tokio::task::yield_now().await;
+            } else {
+                tokio::time::sleep(st.pace).await;
+            }
             if let Some(t) = st.tracker.as_mut() {
                 t.end(Ending::Cut);
             }
