@@ -1,3 +1,4 @@
 //! The headless subcommands, one file each.
 
 pub mod parse;
+pub mod serve_demo;
