@@ -19,7 +19,9 @@ pub type PartId = Arc<str>;
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Part {
     /// Generate only: a run of plain text between tool calls.
-    Text { text: String },
+    Text {
+        text: String,
+    },
     TextStart {
         id: PartId,
     },
