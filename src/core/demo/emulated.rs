@@ -149,12 +149,26 @@ pub fn malformed_call(protocol: &Protocol, name: &str, arguments: &Value) -> Str
     match protocol {
         Protocol::Hermes(d) => hermes(d),
         Protocol::Gemma => hermes(&Delimiters::gemma()),
-        Protocol::MorphXml => format!("<{name}><{key}>{value}</{key}_oops></{name}>"),
+        // morph-xml keeps stray markup inside a string argument as text, so its break is an
+        // argument given twice although its schema is not an array.
+        Protocol::MorphXml => match first_scalar_argument(arguments) {
+            Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
+            None => format!("<{name}><{key}>{value}</{key}>\n<{name}>"),
+        },
         Protocol::YamlXml => format!("<{name}>\n{key}: [{value}\n  - : :\n</{name}>"),
         Protocol::Qwen3Coder => format!(
             "<tool_call>\n<function=>\n<parameter={key}>\n{value}\n</parameter>\n</function>\n</tool_call>"
         ),
     }
+}
+
+/// The first argument whose value is a string, number or boolean (its schema is then no array).
+fn first_scalar_argument(arguments: &Value) -> Option<(String, String)> {
+    arguments.as_object()?.iter().find_map(|(k, v)| match v {
+        Value::String(s) => Some((k.clone(), s.clone())),
+        Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+        _ => None,
+    })
 }
 
 fn first_argument(arguments: &Value) -> (String, String) {
@@ -204,8 +218,10 @@ pub fn result_text(wrapped: &str) -> String {
     let kept: Vec<&str> = wrapped
         .lines()
         .filter(|l| {
+            // Fence lines and lines that are one whole tag (`<tool_response name="f">`).
             let t = l.trim();
-            !(t.starts_with("```") || (t.starts_with('<') && t.ends_with('>') && !t.contains(' ')))
+            let whole_tag = t.starts_with('<') && t.find('>') == Some(t.len() - 1);
+            !(t.starts_with("```") || whole_tag)
         })
         .collect();
     let text = kept.join("\n");
@@ -291,7 +307,10 @@ mod tests {
             r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "oops": }}</tool_call>"#
         );
         assert!(malformed_call(&Protocol::Gemma, "f", &args).starts_with("```tool_call\n"));
-        assert!(malformed_call(&Protocol::MorphXml, "f", &args).contains("</city_oops>"));
+        assert_eq!(
+            malformed_call(&Protocol::MorphXml, "f", &args),
+            "<f><city>Paris</city><city>Paris</city></f>"
+        );
         assert!(serde_json::from_str::<Value>(&malformed_json_call("f", &args)).is_err());
         assert!(serde_json::from_str::<Value>(&malformed_arguments(&args)).is_err());
         assert!(serde_json::from_str::<Value>(&malformed_arguments(&json!({}))).is_err());
@@ -311,6 +330,10 @@ mod tests {
             (
                 "<get_weather_result>21 degrees</get_weather_result>",
                 "21 degrees",
+            ),
+            (
+                "<tool_response name=\"f\">\n18 degrees\n</tool_response>",
+                "18 degrees",
             ),
             ("plain result", "plain result"),
         ];

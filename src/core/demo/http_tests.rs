@@ -499,3 +499,70 @@ async fn shutdown_closes_the_port() {
     let drained = tokio::time::timeout(HANG, async { while body.next().await.is_some() {} }).await;
     assert!(drained.is_ok(), "the client's stream ends");
 }
+
+#[tokio::test]
+async fn emulated_calls_stream_as_protocol_text_split_across_chunks() {
+    use crate::core::part::Part;
+    use crate::core::protocol::Protocol;
+    use crate::core::tool::ToolSet;
+
+    let server = start(DemoOptions::instant()).await;
+    let tools = ToolSet::from_json(&json!([{
+        "name":"get_weather","description":"Current weather for a city",
+        "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}
+    }]))
+    .expect("valid tools");
+    for protocol in Protocol::all() {
+        let body = json!({
+            "messages": [
+                {"role":"system","content": protocol.system_prompt(&tools)},
+                {"role":"user","content":"What's the weather in Paris and Tokyo?"}
+            ],
+            "stream": true
+        });
+        let text = post(&server, "/v1/chat/completions", &body)
+            .await
+            .text()
+            .await
+            .expect("stream");
+        let deltas: Vec<String> = sse_data(&text)
+            .iter()
+            .filter(|d| *d != "[DONE]")
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .filter_map(|c| {
+                c["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .collect();
+        let whole = protocol.format_call("get_weather", &json!({"city":"Paris"}));
+        let opener: String = whole.chars().take(5).collect();
+        assert!(
+            deltas.iter().all(|d| !d.contains(&opener)),
+            "{}: the call markup arrives split",
+            protocol.name()
+        );
+        let mut parser = protocol.stream_parser(&tools);
+        let mut parts = Vec::new();
+        for d in &deltas {
+            parser.push_str(d, &mut parts);
+        }
+        parser.finish(&mut parts);
+        let calls: Vec<(String, Value)> = parts
+            .into_iter()
+            .filter_map(|p| match p {
+                Part::ToolCall(c) => Some((c.tool_name, c.input)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("get_weather".to_string(), json!({"city":"Paris"})),
+                ("get_weather".to_string(), json!({"city":"Tokyo"}))
+            ],
+            "{}",
+            protocol.name()
+        );
+    }
+}

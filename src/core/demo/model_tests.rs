@@ -479,7 +479,6 @@ fn parsed_calls(protocol: &Protocol, text: &str) -> (Vec<(String, Value)>, Vec<P
 }
 
 #[test]
-#[ignore = "needs protocol parsers on main"]
 fn emulated_calls_are_written_in_the_prompt_protocol() {
     for protocol in Protocol::all() {
         let b = emulated_body(&protocol, "What's the weather in Paris and Tokyo?");
@@ -522,7 +521,6 @@ fn emulated_calls_are_written_in_the_prompt_protocol() {
 }
 
 #[test]
-#[ignore = "needs protocol parsers on main"]
 fn emulated_malformed_calls_are_reported_by_the_parsers() {
     for protocol in Protocol::all() {
         let r = reply(&emulated_body(
@@ -541,7 +539,6 @@ fn emulated_malformed_calls_are_reported_by_the_parsers() {
 }
 
 #[test]
-#[ignore = "needs protocol parsers on main"]
 fn emulated_tool_results_are_answered_in_text() {
     for protocol in Protocol::all() {
         let call = protocol.format_call("get_weather", &json!({"city":"Paris"}));
@@ -562,7 +559,6 @@ fn emulated_tool_results_are_answered_in_text() {
 }
 
 #[test]
-#[ignore = "needs protocol parsers on main"]
 fn emulation_is_detected_from_the_prompt() {
     for protocol in Protocol::all() {
         let b = emulated_body(&protocol, "hi");
