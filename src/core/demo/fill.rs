@@ -473,8 +473,8 @@ impl Filler<'_> {
                 .numbers
                 .get(hint.index)
                 .map(|n| number_value(n.value, true).to_string()),
+            Kind::Time => nth(&p.times),
             Kind::Query | Kind::Generic => self.text_from_prompt(hint),
-            Kind::Time => None,
         };
         if let Some(v) = from_prompt {
             return v;
@@ -523,6 +523,13 @@ impl Filler<'_> {
         }
         if let Some(focus) = self.focus.take() {
             return Some(focus);
+        }
+        // A property of no known kind ("restaurant", "product") most likely wants a name the
+        // prompt gives ("Chez Panisse"); a query wants the whole subject.
+        if hint.kind == Kind::Generic {
+            if let Some(name) = self.next_name(None) {
+                return Some(name);
+            }
         }
         (!self.prompt.subject.is_empty() && hint.index == 0).then(|| self.prompt.subject.clone())
     }

@@ -90,6 +90,8 @@ pub struct Prompt {
     pub urls: Vec<String>,
     pub emails: Vec<String>,
     pub dates: Vec<String>,
+    /// Clock times as `HH:MM`.
+    pub times: Vec<String>,
     /// Arithmetic such as `12 * (3 + 4)`, if the prompt holds some.
     pub expression: Option<String>,
     /// What the prompt is about, for query-like arguments.
@@ -106,7 +108,13 @@ impl Prompt {
         let lists = find_lists(&words, &names);
         let numbers = find_numbers(&words);
         let quoted = find_quoted(text);
-        let (paths, urls, emails, dates) = find_shaped_tokens(text);
+        let Shaped {
+            paths,
+            urls,
+            emails,
+            dates,
+            times,
+        } = find_shaped_tokens(text);
         let expression = find_expression(text);
         let subject = find_subject(text, &words, &quoted);
         Prompt {
@@ -120,6 +128,7 @@ impl Prompt {
             urls,
             emails,
             dates,
+            times,
             expression,
             subject,
         }
@@ -392,11 +401,21 @@ fn find_quoted(text: &str) -> Vec<String> {
     out
 }
 
-/// Paths, URLs, e-mail addresses and ISO dates: whitespace-separated tokens recognised by
-/// their shape.
-fn find_shaped_tokens(text: &str) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
-    let (mut paths, mut urls, mut emails, mut dates) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+/// Tokens recognised by their shape.
+#[derive(Default)]
+struct Shaped {
+    paths: Vec<String>,
+    urls: Vec<String>,
+    emails: Vec<String>,
+    dates: Vec<String>,
+    times: Vec<String>,
+}
+
+/// Paths, URLs, e-mail addresses, ISO dates and clock times: whitespace-separated tokens
+/// recognised by their shape.
+fn find_shaped_tokens(text: &str) -> Shaped {
+    let mut found = Shaped::default();
+    let mut previous: Option<&str> = None;
     for raw in text.split_whitespace() {
         let token = raw
             .trim_start_matches(['(', '"', '\'', '`', '“', '<'])
@@ -404,17 +423,55 @@ fn find_shaped_tokens(text: &str) -> (Vec<String>, Vec<String>, Vec<String>, Vec
         if token.is_empty() {
             continue;
         }
-        if token.contains("://") {
-            urls.push(token.to_string());
+        // "7 pm": the number was the token before.
+        let split_time = matches!(token.to_lowercase().as_str(), "am" | "pm" | "a.m" | "p.m")
+            .then(|| previous.and_then(|n| clock_time(&format!("{n}{token}"))))
+            .flatten();
+        if let Some(t) = split_time {
+            // "7:30 pm": the "7:30" read alone a moment ago was the first half of this one.
+            if previous.and_then(clock_time).is_some() {
+                found.times.pop();
+            }
+            found.times.push(t);
+        } else if let Some(t) = clock_time(token) {
+            found.times.push(t);
+        } else if token.contains("://") {
+            found.urls.push(token.to_string());
         } else if token.contains('@') && token.contains('.') && !token.starts_with('@') {
-            emails.push(token.to_string());
+            found.emails.push(token.to_string());
         } else if is_iso_date(token) {
-            dates.push(token.to_string());
+            found.dates.push(token.to_string());
         } else if looks_like_path(token) {
-            paths.push(token.to_string());
+            found.paths.push(token.to_string());
         }
+        previous = Some(token);
     }
-    (paths, urls, emails, dates)
+    found
+}
+
+/// `19:30`, `7pm`, `7:30pm` and `7p.m` as 24-hour `HH:MM`.
+fn clock_time(token: &str) -> Option<String> {
+    let lower = token.to_lowercase().replace('.', "");
+    let (clock, offset) = match (lower.strip_suffix("pm"), lower.strip_suffix("am")) {
+        (Some(c), _) => (c.to_string(), Some(12)),
+        (_, Some(c)) => (c.to_string(), Some(0)),
+        _ => (lower.clone(), None),
+    };
+    let (h, m) = match clock.split_once(':') {
+        Some((h, m)) => (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?),
+        None if offset.is_some() => (clock.parse::<u32>().ok()?, 0),
+        None => return None,
+    };
+    if m >= 60 || clock.split_once(':').is_some_and(|(_, m)| m.len() != 2) {
+        return None;
+    }
+    let h = match offset {
+        Some(add) if (1..=12).contains(&h) => h % 12 + add,
+        Some(_) => return None,
+        None if h < 24 => h,
+        None => return None,
+    };
+    Some(format!("{h:02}:{m:02}"))
 }
 
 fn is_iso_date(token: &str) -> bool {
@@ -627,6 +684,10 @@ mod tests {
         assert_eq!(p.urls, ["https://example.org/a?b=1"]);
         assert_eq!(p.emails, ["bob@example.com"]);
         assert_eq!(p.dates, ["2025-03-01"]);
+
+        let p = analyse("Dinner at 7pm, or 7:30 p.m., not 19:45 or 25:00 or 3:7");
+        assert_eq!(p.times, ["19:00", "19:30", "19:45"]);
+        assert_eq!(analyse("at 12am and 12pm").times, ["00:00", "12:00"]);
 
         assert_eq!(
             analyse("What is 12 * (3 + 4)?").expression.as_deref(),
