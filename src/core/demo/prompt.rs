@@ -41,6 +41,16 @@ const SENTENCE_OPENERS: &[&str] = &[
     "ok", "okay", "yo",
 ];
 
+/// Capitalised words that are not names of places, people or things: days, months, and
+/// contractions with a capital letter.
+#[rustfmt::skip]
+const NOT_NAMES: &[&str] = &[
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "june", "july", "august", "september", "october", "november",
+    "december", "i'm", "i've", "i'd", "i'll", "don't", "doesn't", "didn't", "can't", "won't",
+    "isn't", "aren't", "wasn't", "shouldn't", "wouldn't", "couldn't", "mr", "mrs", "ms", "dr",
+];
+
 /// Words that join the items of a list ("Paris and Tokyo", "Rust or Go").
 const LIST_JOINERS: &[&str] = &["and", "or", "vs", "versus", "plus"];
 
@@ -297,6 +307,7 @@ fn find_names(text: &str, words: &[Word], vocabulary: &HashSet<String>) -> Vec<N
     let counts_as_name = |w: &Word| {
         if !is_capitalised(&w.text)
             || w.text == "I"
+            || NOT_NAMES.contains(&w.text.to_lowercase().replace('’', "'").as_str())
             || is_stopword(&w.stem)
             || is_command_word(&w.stem)
         {
@@ -655,6 +666,10 @@ mod tests {
             ["Berlin", "Rome"]
         );
         assert!(names("search the web for rust tutorials").is_empty());
+        assert_eq!(
+            names("Don't worry, I'm in Oslo on Monday and Tuesday"),
+            ["Oslo"]
+        );
     }
 
     #[test]

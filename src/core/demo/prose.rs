@@ -40,7 +40,26 @@ pub fn plain_answer(subject: &str, situation: &Situation, seed: u64) -> String {
     } else {
         format!("\"{}\"", shorten(subject, 60))
     };
-    let opener = OPENERS[(seed % 3) as usize].replace("{subject}", &subject);
+    let greeting = [
+        "hi",
+        "hello",
+        "hey",
+        "hallo",
+        "howdy",
+        "good morning",
+        "good evening",
+    ]
+    .iter()
+    .any(|g| {
+        subject
+            .trim_matches(['"', '!', '.', ' '])
+            .eq_ignore_ascii_case(g)
+    });
+    let opener = if greeting {
+        "Hello!".to_string()
+    } else {
+        OPENERS[(seed % 3) as usize].replace("{subject}", &subject)
+    };
     let middle = match situation {
         Situation::NoTools => {
             "No tools were given, so I answer in text. Add tools and ask about something they \
@@ -50,7 +69,7 @@ pub fn plain_answer(subject: &str, situation: &Situation, seed: u64) -> String {
         Situation::NoMatch { tools } => format!(
             "None of the tools ({}) matches the prompt, so with tool choice auto I answer in text. Mention a \
              word from a tool's name or description to see it called.",
-            tools.join(", ")
+            name_list(tools)
         ),
         Situation::ChoiceNone {
             would_call: Some(name),
@@ -66,6 +85,19 @@ pub fn plain_answer(subject: &str, situation: &Situation, seed: u64) -> String {
     };
     let closer = CLOSERS[((seed / 3) % 3) as usize];
     format!("{opener} {middle} {closer}")
+}
+
+/// At most five names, then how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if names.len() <= SHOWN {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN].join(", "),
+        names.len() - SHOWN
+    )
 }
 
 /// One tool result to report: which call, with which arguments, returned what.
@@ -245,6 +277,10 @@ mod tests {
             text.contains("\"rust\"") && text.contains("search would have fitted"),
             "{text}"
         );
+        assert!(plain_answer("Hello", &Situation::NoTools, 0).starts_with("Hello! No tools"));
+        let many: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+        let text = plain_answer("x", &Situation::NoMatch { tools: many }, 0);
+        assert!(text.contains("(t0, t1, t2, t3, t4 and 3 more)"), "{text}");
         let a = plain_answer("x", &Situation::NoTools, 1);
         assert_eq!(a, plain_answer("x", &Situation::NoTools, 1));
         assert_ne!(a, plain_answer("x", &Situation::NoTools, 2));
