@@ -47,10 +47,7 @@ async fn serve(args: ServeDemoArgs) -> u8 {
     };
     let server = match demo::serve(addr, options).await {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("toolscope serve-demo: cannot listen on {addr}: {e}");
-            return 2;
-        }
+        Err(e) => return super::fail_usage(&format!("serve-demo: cannot listen on {addr}: {e}")),
     };
     let mut stdout = std::io::stdout();
     // The first line is a contract: scripts wait for it and read the port from it.
