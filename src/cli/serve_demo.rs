@@ -49,6 +49,14 @@ async fn serve(args: ServeDemoArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&format!("serve-demo: cannot listen on {addr}: {e}")),
     };
+    // Signal handlers go in before the first line: whoever reads it may stop us right away.
+    let mut interrupts = match Interrupts::install() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("toolscope: serve-demo: cannot listen for signals: {e}");
+            return 1;
+        }
+    };
     let mut stdout = std::io::stdout();
     // The first line is a contract: scripts wait for it and read the port from it.
     let announced = writeln!(stdout, "listening on http://{}", server.local_addr())
@@ -60,30 +68,48 @@ async fn serve(args: ServeDemoArgs) -> u8 {
         "OpenAI base URL: {} (any model name, any API key). Prompts with #429, #500, #cut or #malformed demonstrate failures. Ctrl+C stops.",
         server.base_url()
     );
-    let code = match interrupted().await {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("toolscope serve-demo: cannot wait for a signal: {e}");
-            1
-        }
-    };
+    interrupts.wait().await;
     server.shutdown().await;
-    code
+    0
 }
 
-/// Resolves on Ctrl+C, or on SIGTERM where there is such a thing.
-async fn interrupted() -> std::io::Result<()> {
+/// Ctrl+C, and SIGTERM where there is such a thing, registered when installed (not when first
+/// waited on, as `tokio::signal::ctrl_c` would).
+struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r,
-            _ = terminate.recv() => Ok(()),
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn install() -> std::io::Result<Interrupts> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Interrupts {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Interrupts {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await
+
+    async fn wait(&mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => {}
+                _ = self.terminate.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            // Without a handler, a failed registration means Ctrl+C ends the process anyway.
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
