@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "toolscope", version, about = "A terminal playground for LLM tool calling")]
+#[command(
+    name = "toolscope",
+    version,
+    about = "A terminal playground for LLM tool calling"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

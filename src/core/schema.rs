@@ -65,7 +65,10 @@ pub fn schema_type(schema: &Value, root: &Value) -> SchemaType {
     let Value::Object(obj) = schema else {
         return SchemaType::Any;
     };
-    if ["anyOf", "oneOf", "allOf"].iter().any(|k| obj.contains_key(*k)) {
+    if ["anyOf", "oneOf", "allOf"]
+        .iter()
+        .any(|k| obj.contains_key(*k))
+    {
         return SchemaType::Mixed;
     }
     match obj.get("type") {
@@ -117,7 +120,11 @@ pub fn is_plain_string(schema: &Value, root: &Value) -> bool {
 /// The schema of property `key` of an object schema: `properties[key]`, else the first matching
 /// `patternProperties` entry, else an object-valued `additionalProperties`. `None` means the
 /// property has no schema (coerced by the schema-less rules).
-pub fn property_schema<'a>(object_schema: &'a Value, key: &str, root: &'a Value) -> Option<&'a Value> {
+pub fn property_schema<'a>(
+    object_schema: &'a Value,
+    key: &str,
+    root: &'a Value,
+) -> Option<&'a Value> {
     let object_schema = resolve(object_schema, root);
     if let Some(s) = object_schema.get("properties").and_then(|p| p.get(key)) {
         return Some(s);
@@ -155,7 +162,11 @@ fn simple_pattern_matches(pattern: &str, key: &str) -> bool {
     if pattern == ".*" || pattern.is_empty() {
         return true;
     }
-    let is_plain = |s: &str| !s.contains(['\\', '.', '*', '+', '?', '[', ']', '(', ')', '{', '}', '|', '^', '$']);
+    let is_plain = |s: &str| {
+        !s.contains([
+            '\\', '.', '*', '+', '?', '[', ']', '(', ')', '{', '}', '|', '^', '$',
+        ])
+    };
     let anchored_start = pattern.strip_prefix('^');
     let body = anchored_start.unwrap_or(pattern);
     let anchored_end = body.strip_suffix('$');
@@ -224,15 +235,25 @@ mod tests {
             "patternProperties": {"^x_": {"type":"integer"}},
             "additionalProperties": {"type":"boolean"}
         });
-        assert_eq!(property_schema(&root, "a", &root).unwrap()["type"], "string");
-        assert_eq!(property_schema(&root, "x_1", &root).unwrap()["type"], "integer");
-        assert_eq!(property_schema(&root, "zz", &root).unwrap()["type"], "boolean");
+        assert_eq!(
+            property_schema(&root, "a", &root).unwrap()["type"],
+            "string"
+        );
+        assert_eq!(
+            property_schema(&root, "x_1", &root).unwrap()["type"],
+            "integer"
+        );
+        assert_eq!(
+            property_schema(&root, "zz", &root).unwrap()["type"],
+            "boolean"
+        );
         let closed = json!({"properties":{}, "additionalProperties": false});
         assert!(property_schema(&closed, "zz", &closed).is_none());
 
         let arr = json!({"type":"array","items":{"type":"number"}});
         assert_eq!(items_schema(&arr, &arr).unwrap()["type"], "number");
-        let tuple = json!({"type":"array","prefixItems":[{"type":"number"}],"items":{"type":"string"}});
+        let tuple =
+            json!({"type":"array","prefixItems":[{"type":"number"}],"items":{"type":"string"}});
         assert!(items_schema(&tuple, &tuple).is_none());
     }
 
@@ -240,8 +261,14 @@ mod tests {
     fn plain_strings_exclude_enums() {
         let root = json!({});
         assert!(is_plain_string(&json!({"type":"string"}), &root));
-        assert!(is_plain_string(&json!({"type":"string","format":"uri"}), &root));
-        assert!(!is_plain_string(&json!({"type":"string","enum":["a"]}), &root));
+        assert!(is_plain_string(
+            &json!({"type":"string","format":"uri"}),
+            &root
+        ));
+        assert!(!is_plain_string(
+            &json!({"type":"string","enum":["a"]}),
+            &root
+        ));
         assert!(!is_plain_string(&json!({"type":["string","null"]}), &root));
     }
 }

@@ -149,7 +149,8 @@ impl ToolSet {
     /// OpenAI's `{type: "function", function: {…}}` entries. `input_schema` and `inputSchema`
     /// are accepted for `parameters`.
     pub fn from_json_text(text: &str) -> Result<Self, ToolsError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| ToolsError::Json(e.to_string()))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ToolsError::Json(e.to_string()))?;
         Self::from_json(&value)
     }
 
@@ -167,8 +168,8 @@ impl ToolSet {
     /// Reads a tools file; the error is one line naming the file and the problem.
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read(path).map_err(|e| format!("{}: {}", path.display(), e))?;
-        let text = String::from_utf8(text)
-            .map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
+        let text =
+            String::from_utf8(text).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
         Self::from_json_text(&text).map_err(|e| format!("{}: {}", path.display(), e))
     }
 
@@ -204,7 +205,11 @@ impl ToolSet {
 
     /// The longest tool name, in bytes (bounds how much text a scanner holds back).
     pub fn max_name_len(&self) -> usize {
-        self.tools.iter().map(|t| t.def.name.len()).max().unwrap_or(0)
+        self.tools
+            .iter()
+            .map(|t| t.def.name.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -295,15 +300,19 @@ impl ToolChoice {
     pub fn validate(&self, tools: &ToolSet) -> Result<(), ProviderError> {
         let fail = |m: String| Err(ProviderError::new(ErrorCategory::ProviderInvalidRequest, m));
         match self {
-            ToolChoice::Required if tools.is_empty() => {
-                fail("tool_choice \"required\" needs at least one tool, and no tools were given".into())
-            }
+            ToolChoice::Required if tools.is_empty() => fail(
+                "tool_choice \"required\" needs at least one tool, and no tools were given".into(),
+            ),
             ToolChoice::Tool(name) if tools.is_empty() => fail(format!(
                 "tool_choice forces the tool \"{name}\", and no tools were given"
             )),
             ToolChoice::Tool(name) if tools.get(name).is_none() => fail(format!(
                 "tool_choice forces the tool \"{name}\", which is not among the tools ({})",
-                tools.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                tools
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
             _ => Ok(()),
         }
@@ -339,7 +348,10 @@ mod tests {
         let set = ToolSet::from_json_text(text).unwrap();
         let names: Vec<_> = set.iter().map(|t| t.name().to_string()).collect();
         assert_eq!(names, ["a", "b", "c", "d"]);
-        assert_eq!(set.get("b").unwrap().schema()["properties"]["x"]["type"], "integer");
+        assert_eq!(
+            set.get("b").unwrap().schema()["properties"]["x"]["type"],
+            "integer"
+        );
         assert_eq!(set.get("d").unwrap().schema(), &empty_object_schema());
     }
 
@@ -350,9 +362,18 @@ mod tests {
             ("{}", "expected a JSON array"),
             ("[1]", "tool 0: expected an object"),
             (r#"[{"description":"x"}]"#, "tool 0: missing \"name\""),
-            (r#"[{"name":"a"},{"name":"a"}]"#, "two tools are named \"a\""),
-            (r#"[{"name":"a","parameters":{"type":"wat"}}]"#, "not a valid JSON Schema"),
-            (r#"[{"name":"a","parameters":3}]"#, "must be a JSON Schema object"),
+            (
+                r#"[{"name":"a"},{"name":"a"}]"#,
+                "two tools are named \"a\"",
+            ),
+            (
+                r#"[{"name":"a","parameters":{"type":"wat"}}]"#,
+                "not a valid JSON Schema",
+            ),
+            (
+                r#"[{"name":"a","parameters":3}]"#,
+                "must be a JSON Schema object",
+            ),
             (r#"[{"name":" "}]"#, "the name is empty"),
         ];
         for (text, want) in cases {
@@ -391,7 +412,10 @@ mod tests {
         assert_eq!(ToolChoice::parse("auto"), Ok(ToolChoice::Auto));
         assert_eq!(ToolChoice::parse("required"), Ok(ToolChoice::Required));
         assert_eq!(ToolChoice::parse("none"), Ok(ToolChoice::None));
-        assert_eq!(ToolChoice::parse("tool:x"), Ok(ToolChoice::Tool("x".into())));
+        assert_eq!(
+            ToolChoice::parse("tool:x"),
+            Ok(ToolChoice::Tool("x".into()))
+        );
         assert!(ToolChoice::parse("tool:").is_err());
         assert!(ToolChoice::parse("any").is_err());
         for c in [ToolChoice::Auto, ToolChoice::Tool("get_weather".into())] {
@@ -414,6 +438,10 @@ mod tests {
         assert!(ToolChoice::Auto.validate(&none).is_ok());
         assert!(ToolChoice::None.validate(&none).is_ok());
         assert!(ToolChoice::Required.validate(&some).is_ok());
-        assert!(ToolChoice::Tool("get_weather".into()).validate(&some).is_ok());
+        assert!(
+            ToolChoice::Tool("get_weather".into())
+                .validate(&some)
+                .is_ok()
+        );
     }
 }

@@ -63,7 +63,11 @@ impl ArgsStream {
                 let invalid = tool.validate(&c.value);
                 (c.value, c.coercions, invalid)
             }
-            None => (coerce::coerce_at(value, None, &Value::Null, "", &mut Vec::new()), Vec::new(), Vec::new()),
+            None => (
+                coerce::coerce_at(value, None, &Value::Null, "", &mut Vec::new()),
+                Vec::new(),
+                Vec::new(),
+            ),
         };
         let canonical = input.to_string();
         Ok((

@@ -59,7 +59,8 @@ pub enum Protocol {
 
 impl Protocol {
     /// The names used on the command line, in the order Ctrl+L cycles through them.
-    pub const NAMES: [&'static str; 5] = ["hermes", "gemma", "morph-xml", "yaml-xml", "qwen3-coder"];
+    pub const NAMES: [&'static str; 5] =
+        ["hermes", "gemma", "morph-xml", "yaml-xml", "qwen3-coder"];
 
     pub fn from_name(name: &str) -> Result<Self, String> {
         Ok(match name {
