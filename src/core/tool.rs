@@ -45,6 +45,8 @@ impl ToolDef {
 #[derive(Clone)]
 pub struct Tool {
     pub def: ToolDef,
+    /// The same value as `def.parameters`, shared so parsers can hold it without copying.
+    schema: Arc<Value>,
     validator: Option<Arc<jsonschema::Validator>>,
 }
 
@@ -60,7 +62,12 @@ impl Tool {
     }
 
     pub fn schema(&self) -> &Value {
-        &self.def.parameters
+        &self.schema
+    }
+
+    /// The parameters schema, shared.
+    pub fn schema_arc(&self) -> Arc<Value> {
+        self.schema.clone()
     }
 
     /// The JSON Schema violations of `input`, as JSON pointers and messages.
@@ -80,7 +87,7 @@ impl Tool {
 /// The tools of one request. Cheap to clone.
 #[derive(Clone, Debug, Default)]
 pub struct ToolSet {
-    tools: Arc<Vec<Tool>>,
+    tools: Arc<Vec<Arc<Tool>>>,
 }
 
 /// Why a list of tool definitions cannot be used.
@@ -131,10 +138,11 @@ impl ToolSet {
             }
             let validator = jsonschema::validator_for(&def.parameters)
                 .map_err(|e| bad(format!("parameters cannot be compiled: {e}")))?;
-            tools.push(Tool {
+            tools.push(Arc::new(Tool {
+                schema: Arc::new(def.parameters.clone()),
                 def,
                 validator: Some(Arc::new(validator)),
-            });
+            }));
         }
         Ok(ToolSet {
             tools: Arc::new(tools),
@@ -182,10 +190,15 @@ impl ToolSet {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.iter()
+        self.tools.iter().map(|t| t.as_ref())
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.get_arc(name).map(|t| t.as_ref())
+    }
+
+    /// The tool named `name`, shared (parsers keep it for the length of a call).
+    pub fn get_arc(&self, name: &str) -> Option<&Arc<Tool>> {
         self.tools.iter().find(|t| t.def.name == name)
     }
 

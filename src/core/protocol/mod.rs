@@ -9,8 +9,24 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::part::Part;
+use crate::core::part::{ErrorPart, Part};
 use crate::core::tool::ToolSet;
+
+mod emit;
+mod envelope;
+mod gemma;
+mod hermes;
+mod json_scanner;
+mod morph_xml;
+mod prompt;
+mod qwen3_coder;
+mod utf8;
+mod xml;
+mod yaml_xml;
+
+use emit::Emitter;
+use json_scanner::{JsonScanner, JsonScannerConfig};
+use utf8::Utf8Decoder;
 
 /// The delimiters of the `hermes` protocol (and of `gemma`, which is hermes in code fences).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -124,38 +140,102 @@ pub struct Parsed {
 
 impl Protocol {
     /// The system prompt that teaches a model the tools and this protocol's call format. The
-    /// tools appear in it as a JSON array between `<tools>` and `</tools>` lines.
-    pub fn system_prompt(&self, _tools: &ToolSet) -> String {
-        todo!("interim: written with the protocol parsers")
+    /// tools appear in it as JSON, one per line, between `<tools>` and `</tools>` lines, and a
+    /// `Tool call format:` line names the protocol.
+    pub fn system_prompt(&self, tools: &ToolSet) -> String {
+        prompt::system_prompt(self, tools)
     }
 
     /// A past tool call as the model would have written it (for conversation history).
-    pub fn format_call(&self, _name: &str, _input: &Value) -> String {
-        todo!("interim: written with the protocol parsers")
+    pub fn format_call(&self, name: &str, input: &Value) -> String {
+        match self {
+            Protocol::Hermes(d) => hermes::format_call(d, name, input),
+            Protocol::Gemma => hermes::format_call(&Delimiters::gemma(), name, input),
+            Protocol::MorphXml => morph_xml::format_call(name, input),
+            Protocol::YamlXml => yaml_xml::format_call(name, input),
+            Protocol::Qwen3Coder => qwen3_coder::format_call(name, input),
+        }
     }
 
     /// A tool result as it is shown to the model in the conversation.
-    pub fn format_result(&self, _name: &str, _result: &str) -> String {
-        todo!("interim: written with the protocol parsers")
+    pub fn format_result(&self, name: &str, result: &str) -> String {
+        match self {
+            Protocol::Hermes(d) => hermes::format_result(d, name, result),
+            Protocol::Gemma => hermes::format_result(&Delimiters::gemma(), name, result),
+            Protocol::MorphXml | Protocol::YamlXml => xml::format_result(name, result),
+            Protocol::Qwen3Coder => qwen3_coder::format_result(name, result),
+        }
     }
 
     /// Recognises a system prompt made by [`Protocol::system_prompt`]: which protocol and which
     /// tools (used by the demo model, which only sees the wire request).
-    pub fn detect_from_prompt(_system: &str) -> Option<(Protocol, ToolSet)> {
-        todo!("interim: written with the protocol parsers")
+    pub fn detect_from_prompt(system: &str) -> Option<(Protocol, ToolSet)> {
+        prompt::detect(system)
     }
 
     /// A stream parser for this protocol and these tools.
     pub fn stream_parser(&self, tools: &ToolSet) -> StreamParser {
-        StreamParser {
-            _protocol: self.clone(),
-            _tools: tools.clone(),
+        let scanner = match self {
+            Protocol::Hermes(d) => {
+                Scanner::Json(JsonScanner::new(tools.clone(), hermes::scanner_config(d)))
+            }
+            Protocol::Gemma => Scanner::Json(JsonScanner::new(
+                tools.clone(),
+                hermes::scanner_config(&Delimiters::gemma()),
+            )),
+            Protocol::MorphXml => Scanner::Morph(morph_xml::MorphScanner::new(tools.clone())),
+            Protocol::YamlXml => Scanner::Yaml(yaml_xml::YamlScanner::new(tools.clone())),
+            Protocol::Qwen3Coder => Scanner::Qwen(qwen3_coder::QwenScanner::new(tools.clone())),
+        };
+        StreamParser::with_scanner(scanner)
+    }
+
+    /// Parses a whole text (bytes; invalid UTF-8 is replaced and reported). Runs the stream
+    /// parser over one chunk, so the two paths cannot disagree.
+    pub fn parse_generated(&self, tools: &ToolSet, text: &[u8]) -> Parsed {
+        self.stream_parser(tools).parse_whole(text)
+    }
+}
+
+/// A stream parser for a tool-choice answer: the JSON `{"name": …, "arguments": {…}}` a model
+/// writes under a response format that forces a call (`required` or a named tool). Text around
+/// the JSON stays text; JSON that is not a valid call is kept as text with an `error` part.
+pub fn answer_parser(tools: &ToolSet) -> StreamParser {
+    StreamParser::with_scanner(Scanner::Json(JsonScanner::new(
+        tools.clone(),
+        JsonScannerConfig {
+            call_start: None,
+            call_end: String::new(),
+            loose_json: true,
+            commit_loose: true,
+        },
+    )))
+}
+
+enum Scanner {
+    Json(JsonScanner),
+    Morph(morph_xml::MorphScanner),
+    Yaml(yaml_xml::YamlScanner),
+    Qwen(qwen3_coder::QwenScanner),
+}
+
+impl Scanner {
+    fn feed(&mut self, text: &str, em: &mut Emitter) {
+        match self {
+            Scanner::Json(s) => s.feed(text, em),
+            Scanner::Morph(s) => s.feed(text, em),
+            Scanner::Yaml(s) => s.feed(text, em),
+            Scanner::Qwen(s) => s.feed(text, em),
         }
     }
 
-    /// Parses a whole text (bytes; invalid UTF-8 is replaced and reported).
-    pub fn parse_generated(&self, _tools: &ToolSet, _text: &[u8]) -> Parsed {
-        todo!("interim: written with the protocol parsers")
+    fn finish(&mut self, em: &mut Emitter) {
+        match self {
+            Scanner::Json(s) => s.finish(em),
+            Scanner::Morph(s) => s.finish(em),
+            Scanner::Yaml(s) => s.finish(em),
+            Scanner::Qwen(s) => s.finish(em),
+        }
     }
 }
 
@@ -163,26 +243,130 @@ impl Protocol {
 /// UTF-8 sequences), then call [`StreamParser::finish`]. It emits `text-start/delta/end`,
 /// `tool-input-start/delta/end`, `tool-call` and `error` parts, never `finish`.
 pub struct StreamParser {
-    _protocol: Protocol,
-    _tools: ToolSet,
+    decoder: Utf8Decoder,
+    scanner: Scanner,
+    em: Emitter,
+    invalid_reported: bool,
+    finished: bool,
 }
 
 impl StreamParser {
-    pub fn push(&mut self, _chunk: &[u8], _out: &mut Vec<Part>) {
-        todo!("interim: written with the protocol parsers")
+    fn with_scanner(scanner: Scanner) -> Self {
+        StreamParser {
+            decoder: Utf8Decoder::new(),
+            scanner,
+            em: Emitter::new(),
+            invalid_reported: false,
+            finished: false,
+        }
     }
 
+    /// Parses the next chunk of bytes and appends the parts it completes to `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Part>) {
+        if self.finished {
+            return;
+        }
+        let StreamParser {
+            decoder,
+            scanner,
+            em,
+            invalid_reported,
+            ..
+        } = self;
+        decoder.decode(chunk, |piece, invalid_at| {
+            scanner.feed(piece, em);
+            if let Some(at) = invalid_at {
+                report_invalid(invalid_reported, at, em);
+            }
+        });
+        em.drain_into(out);
+    }
+
+    /// Parses the next chunk of text.
     pub fn push_str(&mut self, chunk: &str, out: &mut Vec<Part>) {
         self.push(chunk.as_bytes(), out)
     }
 
     /// Ends the stream: closes open text, recovers or reports an unfinished call.
-    pub fn finish(&mut self, _out: &mut Vec<Part>) {
-        todo!("interim: written with the protocol parsers")
+    pub fn finish(&mut self, out: &mut Vec<Part>) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let StreamParser {
+            decoder,
+            scanner,
+            em,
+            invalid_reported,
+            ..
+        } = self;
+        decoder.finish(|piece, invalid_at| {
+            scanner.feed(piece, em);
+            if let Some(at) = invalid_at {
+                report_invalid(invalid_reported, at, em);
+            }
+        });
+        scanner.finish(em);
+        em.end_text();
+        em.drain_into(out);
     }
 
     /// The spans recognised so far, in order; byte offsets into the decoded text.
     pub fn spans(&self) -> &[Span] {
-        &[]
+        self.em.spans()
     }
+
+    /// How many tool calls were completed so far.
+    pub fn call_count(&self) -> usize {
+        self.em.call_count()
+    }
+
+    /// Parses a whole text and gives the generate parts (`text`, `tool-call`, `error`).
+    pub fn parse_whole(mut self, text: &[u8]) -> Parsed {
+        let mut stream = Vec::new();
+        self.push(text, &mut stream);
+        self.finish(&mut stream);
+        Parsed {
+            parts: generate_parts(stream),
+            spans: self.em.spans().to_vec(),
+        }
+    }
+}
+
+fn report_invalid(reported: &mut bool, at: usize, em: &mut Emitter) {
+    if !*reported {
+        *reported = true;
+        em.error(ErrorPart::reason(
+            "invalid-utf8",
+            format!(
+                "the output is not valid UTF-8 at byte {at}; invalid bytes are shown as U+FFFD"
+            ),
+        ));
+    }
+}
+
+/// Turns stream parts into generate parts: text deltas merged into `text` parts between
+/// tool calls and errors.
+pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for part in stream {
+        match part {
+            Part::TextDelta { delta, .. } => text.push_str(&delta),
+            Part::Text { text: t } => text.push_str(&t),
+            Part::ToolCall(_) | Part::Error(_) => {
+                if !text.is_empty() {
+                    out.push(Part::Text {
+                        text: std::mem::take(&mut text),
+                    });
+                }
+                out.push(part);
+            }
+            _ => {}
+        }
+    }
+    if !text.is_empty() {
+        out.push(Part::Text { text });
+    }
+    out
 }

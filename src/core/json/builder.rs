@@ -1,0 +1,107 @@
+//! Builds a `serde_json::Value` from lexer events: the whole-text parse, and every value the
+//! argument writer has to see whole before it can coerce it.
+
+use serde_json::{Map, Value};
+
+use super::lexer::JsonSink;
+
+struct Frame {
+    container: Value,
+    /// The key under which this container goes into its parent object.
+    key: Option<String>,
+}
+
+/// A [`JsonSink`] that assembles the value it is told about.
+#[derive(Default)]
+pub struct ValueBuilder {
+    stack: Vec<Frame>,
+    key: Option<String>,
+    string: Option<String>,
+    done: Option<Value>,
+}
+
+impl ValueBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The finished value, once the top-level value is complete.
+    pub fn take(&mut self) -> Option<Value> {
+        self.done.take()
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done.is_some()
+    }
+
+    fn insert(&mut self, v: Value) {
+        match self.stack.last_mut() {
+            Some(Frame {
+                container: Value::Object(m),
+                ..
+            }) => {
+                m.insert(self.key.take().unwrap_or_default(), v);
+            }
+            Some(Frame {
+                container: Value::Array(a),
+                ..
+            }) => a.push(v),
+            _ => self.done = Some(v),
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(frame) = self.stack.pop() {
+            self.key = frame.key;
+            self.insert(frame.container);
+        }
+    }
+}
+
+impl JsonSink for ValueBuilder {
+    fn begin_object(&mut self) -> Result<(), String> {
+        self.stack.push(Frame {
+            container: Value::Object(Map::new()),
+            key: self.key.take(),
+        });
+        Ok(())
+    }
+    fn end_object(&mut self) -> Result<(), String> {
+        self.close();
+        Ok(())
+    }
+    fn begin_array(&mut self) -> Result<(), String> {
+        self.stack.push(Frame {
+            container: Value::Array(Vec::new()),
+            key: self.key.take(),
+        });
+        Ok(())
+    }
+    fn end_array(&mut self) -> Result<(), String> {
+        self.close();
+        Ok(())
+    }
+    fn key(&mut self, key: &str) -> Result<(), String> {
+        self.key = Some(key.to_string());
+        Ok(())
+    }
+    fn begin_string(&mut self) -> Result<(), String> {
+        self.string = Some(String::new());
+        Ok(())
+    }
+    fn string_piece(&mut self, piece: &str) -> Result<(), String> {
+        if let Some(s) = &mut self.string {
+            s.push_str(piece);
+        }
+        Ok(())
+    }
+    fn end_string(&mut self) -> Result<(), String> {
+        let s = self.string.take().unwrap_or_default();
+        self.insert(Value::String(s));
+        Ok(())
+    }
+    fn scalar(&mut self, value: Value) -> Result<(), String> {
+        self.insert(value);
+        Ok(())
+    }
+}

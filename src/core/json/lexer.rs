@@ -1,0 +1,792 @@
+//! An incremental lexer-parser for relaxed JSON that reports what it reads as events.
+//!
+//! Models write JSON loosely: comments, single quotes, unquoted keys, trailing commas, raw
+//! newlines inside strings, and quotes inside strings that nobody escaped. This lexer accepts all
+//! of that, one chunk at a time, holding only the state it needs between chunks: it never looks
+//! back at bytes it has already consumed, so the cost of a value is linear in its length however
+//! it is chunked. Chunks are `&str` and may end anywhere between two characters.
+//!
+//! An unescaped quote inside a string is told apart from the closing quote by what follows it:
+//! a closing quote is followed (after whitespace) by `,`, `}` or `]` for a value and by `:` for a
+//! key. Valid JSON always satisfies this, so strict input is read exactly as a strict parser
+//! would.
+
+use serde_json::{Number, Value};
+
+use super::JsonError;
+
+/// The deepest nesting accepted (as serde_json's default); deeper input is an error, not a stack
+/// overflow.
+pub const MAX_DEPTH: usize = 128;
+
+/// Receives what the lexer reads. A sink may refuse an event by returning `Err(message)`, which
+/// stops the lexer with that error.
+pub trait JsonSink {
+    fn begin_object(&mut self) -> Result<(), String>;
+    fn end_object(&mut self) -> Result<(), String>;
+    fn begin_array(&mut self) -> Result<(), String>;
+    fn end_array(&mut self) -> Result<(), String>;
+    /// A complete object key (decoded).
+    fn key(&mut self, key: &str) -> Result<(), String>;
+    fn begin_string(&mut self) -> Result<(), String>;
+    /// A piece of a string value, decoded (escapes resolved).
+    fn string_piece(&mut self, piece: &str) -> Result<(), String>;
+    fn end_string(&mut self) -> Result<(), String>;
+    /// A number, `true`, `false` or `null`. A number too large for a double arrives as the
+    /// string of its digits.
+    fn scalar(&mut self, value: Value) -> Result<(), String>;
+}
+
+/// What one call to [`Lexer::feed`] achieved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Everything was consumed; the value is not complete yet.
+    NeedMore,
+    /// The top-level value is complete after `consumed` bytes of this chunk; the rest of the
+    /// chunk was not looked at.
+    Done { consumed: usize },
+    /// The input is not relaxed JSON. `consumed` bytes of this chunk were accepted before the
+    /// byte that broke it.
+    Error { consumed: usize, error: JsonError },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Container {
+    Object,
+    Array,
+}
+
+/// Where the lexer stands between two tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Between {
+    /// A value must come (top level, after `:`).
+    Value,
+    /// After `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` in an object: a key, or `}` (trailing comma).
+    Key,
+    /// After a key.
+    Colon,
+    /// After a value inside a container: `,` or the closing bracket.
+    AfterValue,
+    /// After `[` or `,` in an array: a value, or `]`.
+    ElemOrEnd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Between(Between),
+    Str {
+        quote: u8,
+        key: bool,
+    },
+    Escape {
+        quote: u8,
+        key: bool,
+    },
+    Unicode {
+        quote: u8,
+        key: bool,
+        digits: u8,
+        acc: u16,
+    },
+    /// A quote that may close the string; the whitespace after it is in `ws`.
+    QuotePending {
+        quote: u8,
+        key: bool,
+    },
+    Number,
+    Word {
+        key: bool,
+    },
+    Slash(Between),
+    LineComment(Between),
+    BlockComment(Between, bool),
+    Done,
+    Failed,
+}
+
+/// The incremental relaxed-JSON lexer. Reads exactly one top-level value.
+#[derive(Clone, Debug)]
+pub struct Lexer {
+    state: State,
+    stack: Vec<Container>,
+    /// The key, number or bare word being read.
+    buf: Vec<u8>,
+    /// Whitespace after a possibly-closing quote.
+    ws: String,
+    /// A `\uD800`–`\uDBFF` escape waiting for its low half.
+    high_surrogate: Option<u16>,
+    /// Bytes consumed before the current chunk.
+    offset: usize,
+}
+
+impl Default for Lexer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+}
+
+const fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'-' || b >= 0x80
+}
+
+const fn is_word_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+const fn is_number_byte(b: u8) -> bool {
+    b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')
+}
+
+impl Lexer {
+    pub fn new() -> Self {
+        Lexer {
+            state: State::Between(Between::Value),
+            stack: Vec::new(),
+            buf: Vec::new(),
+            ws: String::new(),
+            high_surrogate: None,
+            offset: 0,
+        }
+    }
+
+    /// True once the top-level value is complete.
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// True while nothing but whitespace and comments has been read.
+    pub fn is_before_value(&self) -> bool {
+        self.stack.is_empty()
+            && matches!(
+                self.state,
+                State::Between(Between::Value)
+                    | State::Slash(Between::Value)
+                    | State::LineComment(Between::Value)
+                    | State::BlockComment(Between::Value, _)
+            )
+    }
+
+    /// True inside a string or a comment, where delimiters do not count.
+    pub fn in_string_or_comment(&self) -> bool {
+        matches!(
+            self.state,
+            State::Str { .. }
+                | State::Escape { .. }
+                | State::Unicode { .. }
+                | State::LineComment(_)
+                | State::BlockComment(..)
+        )
+    }
+
+    /// How deep the lexer is (0 at top level).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn error(&mut self, at: usize, message: impl Into<String>) -> Step {
+        self.state = State::Failed;
+        Step::Error {
+            consumed: at,
+            error: JsonError {
+                message: message.into(),
+                offset: self.offset + at,
+            },
+        }
+    }
+
+    /// Reads the next chunk.
+    pub fn feed<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
+        let step = self.feed_inner(input, sink);
+        match &step {
+            Step::NeedMore => self.offset += input.len(),
+            Step::Done { consumed } | Step::Error { consumed, .. } => self.offset += consumed,
+        }
+        step
+    }
+
+    fn feed_inner<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
+        let bytes = input.as_bytes();
+        let mut i = 0;
+        macro_rules! sink {
+            ($e:expr) => {
+                if let Err(m) = $e {
+                    return self.error(i, m);
+                }
+            };
+        }
+        while i < bytes.len() {
+            let b = bytes[i];
+            match self.state {
+                State::Done => return Step::Done { consumed: i },
+                State::Failed => return self.error(i, "input after an error"),
+                State::Between(between) => {
+                    if is_ws(b) {
+                        i += 1;
+                        continue;
+                    }
+                    if b == b'/' {
+                        self.state = State::Slash(between);
+                        i += 1;
+                        continue;
+                    }
+                    match between {
+                        Between::Value | Between::ElemOrEnd => match b {
+                            b'{' | b'[' => {
+                                if self.stack.len() >= MAX_DEPTH {
+                                    return self.error(
+                                        i,
+                                        format!("nesting deeper than {MAX_DEPTH} levels"),
+                                    );
+                                }
+                                if b == b'{' {
+                                    self.stack.push(Container::Object);
+                                    sink!(sink.begin_object());
+                                    self.state = State::Between(Between::KeyOrEnd);
+                                } else {
+                                    self.stack.push(Container::Array);
+                                    sink!(sink.begin_array());
+                                    self.state = State::Between(Between::ElemOrEnd);
+                                }
+                                i += 1;
+                            }
+                            b'"' | b'\'' => {
+                                sink!(sink.begin_string());
+                                self.state = State::Str {
+                                    quote: b,
+                                    key: false,
+                                };
+                                i += 1;
+                            }
+                            b']' if between == Between::ElemOrEnd => {
+                                self.stack.pop();
+                                sink!(sink.end_array());
+                                i += 1;
+                                self.value_done();
+                            }
+                            _ if is_number_byte(b) && b != b'e' && b != b'E' => {
+                                self.buf.clear();
+                                self.buf.push(b);
+                                self.state = State::Number;
+                                i += 1;
+                            }
+                            _ if is_word_start(b) => {
+                                self.buf.clear();
+                                self.buf.push(b);
+                                self.state = State::Word { key: false };
+                                i += 1;
+                            }
+                            _ => {
+                                return self
+                                    .error(i, format!("expected a value, found {}", show(b)));
+                            }
+                        },
+                        Between::KeyOrEnd | Between::Key => match b {
+                            b'"' | b'\'' => {
+                                self.buf.clear();
+                                self.state = State::Str {
+                                    quote: b,
+                                    key: true,
+                                };
+                                i += 1;
+                            }
+                            b'}' => {
+                                self.stack.pop();
+                                sink!(sink.end_object());
+                                i += 1;
+                                self.value_done();
+                            }
+                            _ if is_word_start(b) || b.is_ascii_digit() => {
+                                self.buf.clear();
+                                self.buf.push(b);
+                                self.state = State::Word { key: true };
+                                i += 1;
+                            }
+                            _ => {
+                                return self.error(i, format!("expected a key, found {}", show(b)));
+                            }
+                        },
+                        Between::Colon => {
+                            if b == b':' {
+                                self.state = State::Between(Between::Value);
+                                i += 1;
+                            } else {
+                                return self.error(i, format!("expected ':', found {}", show(b)));
+                            }
+                        }
+                        Between::AfterValue => {
+                            let top = self.stack.last().copied();
+                            match (b, top) {
+                                (b',', Some(Container::Object)) => {
+                                    self.state = State::Between(Between::Key);
+                                    i += 1;
+                                }
+                                (b',', Some(Container::Array)) => {
+                                    self.state = State::Between(Between::ElemOrEnd);
+                                    i += 1;
+                                }
+                                (b'}', Some(Container::Object)) => {
+                                    self.stack.pop();
+                                    sink!(sink.end_object());
+                                    i += 1;
+                                    self.value_done();
+                                }
+                                (b']', Some(Container::Array)) => {
+                                    self.stack.pop();
+                                    sink!(sink.end_array());
+                                    i += 1;
+                                    self.value_done();
+                                }
+                                _ => {
+                                    return self.error(
+                                        i,
+                                        format!(
+                                            "expected ',' or a closing bracket, found {}",
+                                            show(b)
+                                        ),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                State::Str { quote, key } => {
+                    let rest = &bytes[i..];
+                    let run = memchr::memchr2(quote, b'\\', rest).unwrap_or(rest.len());
+                    if run > 0 {
+                        // Quotes and backslashes are ASCII, so the run ends on a char boundary.
+                        let piece = &input[i..i + run];
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        if key {
+                            self.buf.extend_from_slice(piece.as_bytes());
+                        } else {
+                            sink!(sink.string_piece(piece));
+                        }
+                        i += run;
+                        continue;
+                    }
+                    if b == b'\\' {
+                        self.state = State::Escape { quote, key };
+                        i += 1;
+                    } else if self.stack.is_empty() {
+                        // A top-level string closes at its quote: nothing follows to tell.
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        sink!(sink.end_string());
+                        i += 1;
+                        self.value_done();
+                    } else {
+                        self.ws.clear();
+                        self.state = State::QuotePending { quote, key };
+                        i += 1;
+                    }
+                }
+                State::Escape { quote, key } => {
+                    let decoded: Option<char> = match b {
+                        b'n' => Some('\n'),
+                        b't' => Some('\t'),
+                        b'r' => Some('\r'),
+                        b'b' => Some('\u{8}'),
+                        b'f' => Some('\u{c}'),
+                        b'/' => Some('/'),
+                        b'\\' => Some('\\'),
+                        b'"' => Some('"'),
+                        b'\'' => Some('\''),
+                        _ => None,
+                    };
+                    if let Some(c) = decoded {
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        let mut tmp = [0u8; 4];
+                        if let Err(m) = self.emit_str(key, c.encode_utf8(&mut tmp), sink) {
+                            return self.error(i, m);
+                        }
+                        self.state = State::Str { quote, key };
+                        i += 1;
+                    } else if b == b'u' {
+                        self.state = State::Unicode {
+                            quote,
+                            key,
+                            digits: 0,
+                            acc: 0,
+                        };
+                        i += 1;
+                    } else {
+                        // An unknown escape keeps its backslash; the character itself is read
+                        // again as ordinary string content.
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        if let Err(m) = self.emit_str(key, "\\", sink) {
+                            return self.error(i, m);
+                        }
+                        self.state = State::Str { quote, key };
+                    }
+                }
+                State::Unicode {
+                    quote,
+                    key,
+                    digits,
+                    acc,
+                } => {
+                    if let Some(d) = (b as char).to_digit(16) {
+                        let acc = (acc << 4) | d as u16;
+                        if digits + 1 < 4 {
+                            self.state = State::Unicode {
+                                quote,
+                                key,
+                                digits: digits + 1,
+                                acc,
+                            };
+                        } else {
+                            if let Err(m) = self.code_unit(key, acc, sink) {
+                                return self.error(i, m);
+                            }
+                            self.state = State::Str { quote, key };
+                        }
+                        i += 1;
+                    } else {
+                        // `\u` without four hex digits: keep what was written, read on.
+                        let mut kept = String::from("\\u");
+                        for k in (0..digits).rev() {
+                            let d = (acc >> (4 * k)) & 0xf;
+                            kept.push(char::from_digit(d as u32, 16).unwrap_or('?'));
+                        }
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        if let Err(m) = self.emit_str(key, &kept, sink) {
+                            return self.error(i, m);
+                        }
+                        self.state = State::Str { quote, key };
+                    }
+                }
+                State::QuotePending { quote, key } => {
+                    if is_ws(b) {
+                        self.ws.push(b as char);
+                        i += 1;
+                        continue;
+                    }
+                    let closes = if key {
+                        b == b':'
+                    } else {
+                        matches!(b, b',' | b'}' | b']')
+                    };
+                    if closes {
+                        if let Err(m) = self.close_string(key, sink) {
+                            return self.error(i, m);
+                        }
+                    } else {
+                        // The quote was part of the text.
+                        let mut kept = String::with_capacity(1 + self.ws.len());
+                        kept.push(quote as char);
+                        kept.push_str(&self.ws);
+                        if let Some(e) = self.flush_surrogate(key, sink) {
+                            return self.error(i, e);
+                        }
+                        if let Err(m) = self.emit_str(key, &kept, sink) {
+                            return self.error(i, m);
+                        }
+                        self.state = State::Str { quote, key };
+                    }
+                }
+                State::Number => {
+                    if is_number_byte(b) {
+                        self.buf.push(b);
+                        i += 1;
+                    } else {
+                        match self.end_number() {
+                            Ok(v) => sink!(sink.scalar(v)),
+                            Err(m) => return self.error(i, m),
+                        }
+                        self.value_done();
+                    }
+                }
+                State::Word { key } => {
+                    if is_word_byte(b) {
+                        self.buf.push(b);
+                        i += 1;
+                    } else if key {
+                        let word = String::from_utf8_lossy(&self.buf).into_owned();
+                        sink!(sink.key(&word));
+                        self.state = State::Between(Between::Colon);
+                    } else {
+                        match self.end_word() {
+                            Ok(v) => sink!(sink.scalar(v)),
+                            Err(m) => return self.error(i, m),
+                        }
+                        self.value_done();
+                    }
+                }
+                State::Slash(ret) => match b {
+                    b'/' => {
+                        self.state = State::LineComment(ret);
+                        i += 1;
+                    }
+                    b'*' => {
+                        self.state = State::BlockComment(ret, false);
+                        i += 1;
+                    }
+                    _ => return self.error(i, "a lone '/' outside a string"),
+                },
+                State::LineComment(ret) => match memchr::memchr(b'\n', &bytes[i..]) {
+                    Some(n) => {
+                        self.state = State::Between(ret);
+                        i += n + 1;
+                    }
+                    None => i = bytes.len(),
+                },
+                State::BlockComment(ret, star) => {
+                    if star && b == b'/' {
+                        self.state = State::Between(ret);
+                    } else {
+                        self.state = State::BlockComment(ret, b == b'*');
+                    }
+                    i += 1;
+                }
+            }
+        }
+        if self.state == State::Done {
+            Step::Done { consumed: i }
+        } else {
+            Step::NeedMore
+        }
+    }
+
+    /// The input has ended. Completes a value that can only end at the end of the input (a
+    /// top-level number or word, a string whose closing quote was the last character).
+    pub fn finish<S: JsonSink>(&mut self, sink: &mut S) -> Result<(), JsonError> {
+        let at = self.offset;
+        let fail = |this: &mut Self, m: String| {
+            this.state = State::Failed;
+            Err(JsonError {
+                message: m,
+                offset: at,
+            })
+        };
+        match self.state {
+            State::Done => return Ok(()),
+            State::QuotePending { key, .. } => {
+                if let Err(m) = self.close_string(key, sink) {
+                    return fail(self, m);
+                }
+            }
+            State::Number if self.stack.is_empty() => {
+                match self.end_number().and_then(|v| sink.scalar(v)) {
+                    Ok(()) => self.value_done(),
+                    Err(m) => return fail(self, m),
+                }
+            }
+            State::Word { key: false } if self.stack.is_empty() => {
+                match self.end_word().and_then(|v| sink.scalar(v)) {
+                    Ok(()) => self.value_done(),
+                    Err(m) => return fail(self, m),
+                }
+            }
+            _ => {}
+        }
+        if self.state == State::Done {
+            Ok(())
+        } else {
+            let what = if self.is_before_value() {
+                "no JSON value".to_string()
+            } else {
+                "unexpected end of input".to_string()
+            };
+            fail(self, what)
+        }
+    }
+
+    fn value_done(&mut self) {
+        self.state = if self.stack.is_empty() {
+            State::Done
+        } else {
+            State::Between(Between::AfterValue)
+        };
+    }
+
+    fn close_string<S: JsonSink>(&mut self, key: bool, sink: &mut S) -> Result<(), String> {
+        if let Some(e) = self.flush_surrogate(key, sink) {
+            return Err(e);
+        }
+        if key {
+            let k = String::from_utf8_lossy(&self.buf).into_owned();
+            sink.key(&k)?;
+            self.state = State::Between(Between::Colon);
+        } else {
+            sink.end_string()?;
+            self.value_done();
+        }
+        Ok(())
+    }
+
+    fn emit_str<S: JsonSink>(&mut self, key: bool, s: &str, sink: &mut S) -> Result<(), String> {
+        if key {
+            self.buf.extend_from_slice(s.as_bytes());
+            Ok(())
+        } else {
+            sink.string_piece(s)
+        }
+    }
+
+    /// A lone high surrogate becomes U+FFFD once it is clear no low half follows.
+    fn flush_surrogate<S: JsonSink>(&mut self, key: bool, sink: &mut S) -> Option<String> {
+        if self.high_surrogate.take().is_some() {
+            return self.emit_str(key, "\u{fffd}", sink).err();
+        }
+        None
+    }
+
+    fn code_unit<S: JsonSink>(&mut self, key: bool, unit: u16, sink: &mut S) -> Result<(), String> {
+        let mut tmp = [0u8; 4];
+        match unit {
+            0xd800..=0xdbff => {
+                if let Some(e) = self.flush_surrogate(key, sink) {
+                    return Err(e);
+                }
+                self.high_surrogate = Some(unit);
+                Ok(())
+            }
+            0xdc00..=0xdfff => {
+                let c = match self.high_surrogate.take() {
+                    Some(high) => {
+                        let cp =
+                            0x10000 + (((high as u32) - 0xd800) << 10) + ((unit as u32) - 0xdc00);
+                        char::from_u32(cp).unwrap_or('\u{fffd}')
+                    }
+                    None => '\u{fffd}',
+                };
+                self.emit_str(key, c.encode_utf8(&mut tmp), sink)
+            }
+            _ => {
+                if let Some(e) = self.flush_surrogate(key, sink) {
+                    return Err(e);
+                }
+                let c = char::from_u32(unit as u32).unwrap_or('\u{fffd}');
+                self.emit_str(key, c.encode_utf8(&mut tmp), sink)
+            }
+        }
+    }
+
+    fn end_number(&mut self) -> Result<Value, String> {
+        let token = String::from_utf8_lossy(&self.buf).into_owned();
+        number_value(&token).ok_or_else(|| format!("\"{}\" is not a number", abbreviate(&token)))
+    }
+
+    fn end_word(&mut self) -> Result<Value, String> {
+        Ok(match self.buf.as_slice() {
+            b"true" | b"True" | b"TRUE" => Value::Bool(true),
+            b"false" | b"False" | b"FALSE" => Value::Bool(false),
+            b"null" | b"None" | b"NULL" | b"Null" => Value::Null,
+            other => {
+                return Err(format!(
+                    "unquoted word \"{}\" where a value belongs",
+                    abbreviate(&String::from_utf8_lossy(other))
+                ));
+            }
+        })
+    }
+}
+
+/// Reads a number token, relaxed: a leading `+`, a leading or trailing `.`. A well-formed number
+/// too large for a double is kept as the string of its digits (nothing is lost).
+pub fn number_value(token: &str) -> Option<Value> {
+    let (sign, rest) = match token.as_bytes().first() {
+        Some(b'-') => ("-", &token[1..]),
+        Some(b'+') => ("", &token[1..]),
+        _ => ("", token),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(p) => (&rest[..p], Some(&rest[p + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = match mantissa.find('.') {
+        Some(p) => (&mantissa[..p], Some(&mantissa[p + 1..])),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let int_ok = digits(int) || (int.is_empty() && frac.is_some_and(digits));
+    let frac_ok =
+        frac.is_none_or(|f| f.is_empty() || digits(f)) && !(int.is_empty() && frac == Some(""));
+    let exp_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    if !(int_ok && frac_ok && exp_ok) {
+        return None;
+    }
+    let mut canonical = String::with_capacity(token.len() + 2);
+    canonical.push_str(sign);
+    // Strip redundant leading zeros (JSON forbids them) but keep one.
+    let int = int.trim_start_matches('0');
+    canonical.push_str(if int.is_empty() { "0" } else { int });
+    if let Some(f) = frac.filter(|f| !f.is_empty()) {
+        canonical.push('.');
+        canonical.push_str(f);
+    }
+    if let Some(e) = exponent {
+        canonical.push('e');
+        canonical.push_str(e);
+    }
+    match serde_json::from_str::<Number>(&canonical) {
+        Ok(n) => Some(Value::Number(n)),
+        Err(_) => Some(Value::String(token.to_string())),
+    }
+}
+
+fn show(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("'{}'", b as char)
+    } else {
+        format!("byte 0x{b:02x}")
+    }
+}
+
+fn abbreviate(s: &str) -> String {
+    const MAX: usize = 40;
+    if s.len() <= MAX {
+        s.to_string()
+    } else {
+        let mut end = MAX;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &s[..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn number_tokens() {
+        let cases = [
+            ("0", Some(json!(0))),
+            ("-12", Some(json!(-12))),
+            ("+5", Some(json!(5))),
+            (".5", Some(json!(0.5))),
+            ("5.", Some(json!(5))),
+            ("1e3", Some(json!(1000.0))),
+            ("1.5E-2", Some(json!(0.015))),
+            ("007", Some(json!(7))),
+            ("1-2", None),
+            ("-", None),
+            (".", None),
+            ("1e", None),
+            ("--1", None),
+        ];
+        for (token, want) in cases {
+            assert_eq!(number_value(token), want, "{token}");
+        }
+        let huge = "9".repeat(400);
+        assert_eq!(number_value(&huge), Some(Value::String(huge.clone())));
+    }
+}

@@ -1,0 +1,168 @@
+//! Incremental UTF-8 decoding of byte chunks that may split a character anywhere.
+//!
+//! Invalid bytes become U+FFFD (as `String::from_utf8_lossy` would do to the whole text, so the
+//! result does not depend on the chunking); the caller is told where each replacement happened.
+
+/// Decodes a stream of byte chunks into `&str` pieces that always end on character boundaries.
+#[derive(Default)]
+pub struct Utf8Decoder {
+    carry: Vec<u8>,
+    offset: usize,
+}
+
+fn expected_len(lead: u8) -> usize {
+    match lead {
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => 1,
+    }
+}
+
+impl Utf8Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
+    /// invalid bytes comes with the byte offset of those bytes.
+    pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
+        self.decode_dyn(chunk, &mut f)
+    }
+
+    fn decode_dyn(&mut self, chunk: &[u8], f: &mut dyn FnMut(&str, Option<usize>)) {
+        let mut rest = chunk;
+        if !self.carry.is_empty() {
+            // Complete the character split by the previous chunk, byte by byte, so that an
+            // invalid continuation is found exactly where a whole-text decode would find it.
+            while !rest.is_empty() && self.carry.len() < expected_len(self.carry[0]) {
+                self.carry.push(rest[0]);
+                rest = &rest[1..];
+                match std::str::from_utf8(&self.carry) {
+                    Ok(s) => {
+                        f(s, None);
+                        self.offset += self.carry.len();
+                        self.carry.clear();
+                        break;
+                    }
+                    Err(e) if e.error_len().is_some() => {
+                        // The carried bytes are invalid: replace what is invalid, read the rest
+                        // again as fresh input.
+                        let bad = e.error_len().unwrap_or(1);
+                        let carried = std::mem::take(&mut self.carry);
+                        self.invalid(f);
+                        self.offset += bad;
+                        let again = carried[bad..].to_vec();
+                        self.decode_dyn(&again, f);
+                        break;
+                    }
+                    Err(_) => {}
+                }
+            }
+            if !self.carry.is_empty() && rest.is_empty() {
+                return;
+            }
+        }
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    if !s.is_empty() {
+                        f(s, None);
+                    }
+                    self.offset += rest.len();
+                    return;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if valid > 0 {
+                        // The prefix was just validated.
+                        f(
+                            std::str::from_utf8(&rest[..valid]).unwrap_or_default(),
+                            None,
+                        );
+                        self.offset += valid;
+                    }
+                    match e.error_len() {
+                        Some(bad) => {
+                            self.invalid(f);
+                            self.offset += bad;
+                            rest = &rest[valid + bad..];
+                        }
+                        None => {
+                            self.carry.extend_from_slice(&rest[valid..]);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn invalid(&mut self, f: &mut dyn FnMut(&str, Option<usize>)) {
+        f("\u{fffd}", Some(self.offset));
+    }
+
+    /// The input has ended: an incomplete character becomes U+FFFD.
+    pub fn finish(&mut self, mut f: impl FnMut(&str, Option<usize>)) {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            self.invalid(&mut f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn decode_in(bytes: &[u8], sizes: &[usize]) -> String {
+        let mut d = Utf8Decoder::new();
+        let mut out = String::new();
+        let mut rest = bytes;
+        let mut k = 0;
+        while !rest.is_empty() {
+            let n = sizes[k % sizes.len()].clamp(1, rest.len());
+            d.decode(&rest[..n], |s, _| out.push_str(s));
+            rest = &rest[n..];
+            k += 1;
+        }
+        d.finish(|s, _| out.push_str(s));
+        out
+    }
+
+    #[test]
+    fn split_characters_are_joined() {
+        let text = "aé😀z";
+        assert_eq!(decode_in(text.as_bytes(), &[1]), text);
+        assert_eq!(decode_in(text.as_bytes(), &[2, 3]), text);
+    }
+
+    #[test]
+    fn invalid_bytes_are_replaced_where_they_are() {
+        let bytes = b"a\xffb\xe2\x82c\xf0";
+        let mut d = Utf8Decoder::new();
+        let mut out = String::new();
+        let mut at = Vec::new();
+        d.decode(bytes, |s, bad| {
+            out.push_str(s);
+            at.extend(bad);
+        });
+        d.finish(|s, bad| {
+            out.push_str(s);
+            at.extend(bad);
+        });
+        assert_eq!(out, String::from_utf8_lossy(bytes));
+        assert_eq!(at, [1, 3, 6]);
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_any_chunking_decode_like_from_utf8_lossy(
+            bytes in prop::collection::vec(prop_oneof![any::<u8>(), Just(0xe2u8), Just(0x82u8), Just(0xacu8), Just(b'a')], 0..40),
+            sizes in prop::collection::vec(1usize..5, 1..5),
+        ) {
+            prop_assert_eq!(decode_in(&bytes, &sizes), String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! `yaml-xml`: the arguments as a YAML mapping inside an element named after the tool:
+//! `<get_weather>\ncity: Paris\ndays: 3\n</get_weather>`.
+//!
+//! Only a known tool's name opens a call. The body is read to the call's close tag and parsed
+//! whole there. Plain YAML scalars are kept as the strings they were written as and typed by
+//! coercion against the schema (so `city: 007` stays `"007"` for a string and `days: 3` becomes
+//! `3` for an integer), which is what YAML's own typing cannot know. The Gemma-style form with
+//! the mapping inside the open tag itself (`<get_weather\ncity: Paris\n/>`) is read too; a body
+//! that is not a mapping is a malformed call, kept as text.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::TScalarStyle;
+
+use super::SpanKind;
+use super::emit::Emitter;
+use super::xml::{self, Tag, parse_tag};
+use crate::core::json::{ArgsWriter, JsonSink};
+use crate::core::part::ErrorPart;
+use crate::core::tool::{Tool, ToolSet};
+
+/// Deepest YAML nesting read.
+const MAX_DEPTH: usize = 128;
+/// How many values aliases may create, per input byte (guards against alias bombs).
+const ALIAS_BUDGET_PER_BYTE: usize = 4;
+
+struct Call {
+    name: String,
+    tool: Arc<Tool>,
+    start: usize,
+    raw: String,
+    body: String,
+}
+
+enum State {
+    Text,
+    Body(Box<Call>),
+}
+
+pub struct YamlScanner {
+    tools: ToolSet,
+    state: State,
+    pos: usize,
+    hold: String,
+    hold_start: usize,
+}
+
+/// A tool's open tag at `text[j]`: plain (`<name>`), self-closed (`<name/>`, no arguments) or
+/// holding its mapping (`<name\nkey: value\n/>`).
+enum Open {
+    Tag {
+        name: String,
+        len: usize,
+    },
+    Closed {
+        name: String,
+        len: usize,
+        body: String,
+    },
+    Partial,
+    No,
+}
+
+fn match_open(text: &str, j: usize, tools: &ToolSet) -> Open {
+    match parse_tag(text, j) {
+        Tag::Open {
+            name,
+            self_closing,
+            len,
+        } if tools.get(name).is_some() => {
+            let attrs = &text[j + 1 + name.len()..j + len - if self_closing { 2 } else { 1 }];
+            if self_closing && (attrs.trim().is_empty() || attrs.contains('\n')) {
+                Open::Closed {
+                    name: name.to_string(),
+                    len,
+                    body: attrs.to_string(),
+                }
+            } else if !self_closing && attrs.trim().is_empty() {
+                Open::Tag {
+                    name: name.to_string(),
+                    len,
+                }
+            } else {
+                Open::No
+            }
+        }
+        Tag::Incomplete => {
+            let rest = &text.as_bytes()[j + 1..];
+            let n = rest
+                .iter()
+                .position(|&b| !xml::is_name_byte(b))
+                .unwrap_or(rest.len());
+            let so_far = &text[j + 1..j + 1 + n];
+            let could_be = if n == rest.len() {
+                tools.iter().any(|t| t.name().starts_with(so_far))
+            } else {
+                tools.get(so_far).is_some()
+            };
+            if could_be { Open::Partial } else { Open::No }
+        }
+        _ => Open::No,
+    }
+}
+
+impl YamlScanner {
+    pub fn new(tools: ToolSet) -> Self {
+        YamlScanner {
+            tools,
+            state: State::Text,
+            pos: 0,
+            hold: String::new(),
+            hold_start: 0,
+        }
+    }
+
+    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        let owned;
+        let (text, base) = if self.hold.is_empty() {
+            (piece, self.pos)
+        } else {
+            let mut s = std::mem::take(&mut self.hold);
+            s.push_str(piece);
+            owned = s;
+            (owned.as_str(), self.hold_start)
+        };
+        self.pos += piece.len();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Body(call) => self.body(call, text, i, base, em),
+            };
+        }
+    }
+
+    fn hold_rest(&mut self, text: &str, j: usize, base: usize) -> usize {
+        self.hold.push_str(&text[j..]);
+        self.hold_start = base + j;
+        text.len()
+    }
+
+    fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+            let at = j + p;
+            match match_open(text, at, &self.tools) {
+                Open::Tag { name, len } => {
+                    em.text(&text[i..at]);
+                    if let Some(tool) = self.tools.get_arc(&name).cloned() {
+                        self.state = State::Body(Box::new(Call {
+                            name,
+                            tool,
+                            start: base + at,
+                            raw: text[at..at + len].to_string(),
+                            body: String::new(),
+                        }));
+                    }
+                    return at + len;
+                }
+                Open::Closed { name, len, body } => {
+                    em.text(&text[i..at]);
+                    if let Some(tool) = self.tools.get_arc(&name).cloned() {
+                        let call = Box::new(Call {
+                            name,
+                            tool,
+                            start: base + at,
+                            raw: text[at..at + len].to_string(),
+                            body,
+                        });
+                        self.complete(call, base + at + len, false, em);
+                    }
+                    return at + len;
+                }
+                Open::Partial => {
+                    em.text(&text[i..at]);
+                    return self.hold_rest(text, at, base);
+                }
+                Open::No => j = at + 1,
+            }
+        }
+        em.text(&text[i..]);
+        text.len()
+    }
+
+    fn body(
+        &mut self,
+        mut call: Box<Call>,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+            let at = j + p;
+            match parse_tag(text, at) {
+                Tag::Close { name, len } if name == call.name => {
+                    call.body.push_str(&text[i..at]);
+                    call.raw.push_str(&text[i..at + len]);
+                    self.complete(call, base + at + len, false, em);
+                    return at + len;
+                }
+                Tag::Incomplete => {
+                    call.body.push_str(&text[i..at]);
+                    call.raw.push_str(&text[i..at]);
+                    self.state = State::Body(call);
+                    return self.hold_rest(text, at, base);
+                }
+                _ => j = at + 1,
+            }
+        }
+        call.body.push_str(&text[i..]);
+        call.raw.push_str(&text[i..]);
+        self.state = State::Body(call);
+        text.len()
+    }
+
+    /// The body is complete (or the output ended, `unclosed`): a call if it is a mapping.
+    fn complete(&mut self, call: Box<Call>, end: usize, unclosed: bool, em: &mut Emitter) {
+        let parsed = if call.body.trim().is_empty() {
+            if unclosed {
+                Err("the output ended inside the tool call".to_string())
+            } else {
+                Ok(Map::new())
+            }
+        } else {
+            yaml_mapping(&call.body)
+        };
+        let args = parsed.and_then(|map| {
+            let mut w = ArgsWriter::new(Some(call.tool.clone()));
+            let _ = w.begin_object();
+            for (k, v) in map {
+                let _ = w.key(&k);
+                let _ = w.scalar(v);
+            }
+            let _ = w.end_object();
+            let delta = w.take_delta();
+            w.finish().map(|a| (a, delta))
+        });
+        match args {
+            Ok((args, delta)) => {
+                let id = em.begin_call(&call.name);
+                if let Some(d) = delta {
+                    em.input_delta(&id, &d);
+                }
+                em.end_call(id, &call.name, args);
+                em.span(call.start, end, SpanKind::ToolCall);
+            }
+            Err(why) => {
+                let reason = if unclosed {
+                    "unfinished-tool-call"
+                } else {
+                    "malformed-tool-call"
+                };
+                em.error(ErrorPart {
+                    tool_name: Some(call.name.clone()),
+                    ..ErrorPart::reason(reason, format!("<{}>: {why}", call.name))
+                });
+                em.text(&call.raw);
+                em.span(call.start, end, SpanKind::Malformed);
+            }
+        }
+    }
+
+    pub fn finish(&mut self, em: &mut Emitter) {
+        let hold = std::mem::take(&mut self.hold);
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Body(mut call) => {
+                call.body.push_str(&hold);
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                self.complete(call, end, true, em);
+            }
+        }
+    }
+}
+
+/// Parses a YAML document that must be a mapping. Plain scalars stay strings (typed later by
+/// coercion), `~`/`null`/empty plain scalars are null.
+pub fn yaml_mapping(body: &str) -> Result<Map<String, Value>, String> {
+    // Dash runs open a nested sequence each; refuse absurd ones before the parser nests them.
+    for line in body.lines() {
+        let dashes = line
+            .trim_start()
+            .split_inclusive(['-'])
+            .take_while(|s| s.trim() == "-")
+            .count();
+        if dashes > MAX_DEPTH {
+            return Err("the YAML is nested too deeply".into());
+        }
+    }
+    let mut parser = Parser::new_from_str(body);
+    let mut stack: Vec<(Value, Option<String>, usize)> = Vec::new();
+    let mut key: Option<String> = None;
+    let mut anchors: std::collections::HashMap<usize, Value> = std::collections::HashMap::new();
+    let mut budget = body.len().saturating_mul(ALIAS_BUDGET_PER_BYTE).max(1024);
+    let mut result: Option<Value> = None;
+    let mut documents = 0;
+
+    fn put(
+        stack: &mut [(Value, Option<String>, usize)],
+        key: &mut Option<String>,
+        result: &mut Option<Value>,
+        v: Value,
+    ) -> Result<(), String> {
+        match stack.last_mut() {
+            Some((Value::Array(items), _, _)) => items.push(v),
+            Some((Value::Object(map), _, _)) => match key.take() {
+                Some(k) => {
+                    map.insert(k, v);
+                }
+                None => {
+                    let k = match v {
+                        Value::String(s) => s,
+                        Value::Null => "null".to_string(),
+                        other => other.to_string(),
+                    };
+                    *key = Some(k);
+                }
+            },
+            _ => *result = Some(v),
+        }
+        Ok(())
+    }
+
+    loop {
+        let (event, _) = parser
+            .next_token()
+            .map_err(|e| format!("not valid YAML: {e}"))?;
+        match event {
+            Event::StreamEnd => break,
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    return Err("more than one YAML document".into());
+                }
+            }
+            Event::Scalar(text, style, anchor, _) => {
+                let v = match style {
+                    TScalarStyle::Plain
+                        if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL") =>
+                    {
+                        Value::Null
+                    }
+                    _ => Value::String(text),
+                };
+                if anchor > 0 {
+                    anchors.insert(anchor, v.clone());
+                }
+                put(&mut stack, &mut key, &mut result, v)?;
+            }
+            Event::Alias(id) => {
+                let v = anchors
+                    .get(&id)
+                    .cloned()
+                    .ok_or("an alias to an unknown anchor")?;
+                let size = v.to_string().len();
+                budget = budget.checked_sub(size).ok_or("aliases expand too much")?;
+                put(&mut stack, &mut key, &mut result, v)?;
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err("the YAML is nested too deeply".into());
+                }
+                let container = if matches!(event, Event::SequenceStart(..)) {
+                    Value::Array(Vec::new())
+                } else {
+                    Value::Object(Map::new())
+                };
+                stack.push((container, key.take(), anchor));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((v, parent_key, anchor)) = stack.pop() {
+                    if anchor > 0 {
+                        anchors.insert(anchor, v.clone());
+                    }
+                    key = parent_key;
+                    put(&mut stack, &mut key, &mut result, v)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    match result {
+        Some(Value::Object(map)) => Ok(map),
+        Some(Value::Null) | None => Err("the body is empty".into()),
+        Some(other) => Err(format!(
+            "the body is a YAML {}, not a mapping of arguments",
+            if other.is_array() { "list" } else { "scalar" }
+        )),
+    }
+}
+
+/// A past call as yaml-xml markup.
+pub fn format_call(name: &str, input: &Value) -> String {
+    let mut s = format!("<{name}>\n");
+    if let Value::Object(args) = input {
+        for (k, v) in args {
+            s.push_str(&yaml_key(k));
+            s.push(':');
+            match v {
+                Value::String(text) if text.contains('\n') && !text.starts_with([' ', '\t']) => {
+                    s.push_str(if text.ends_with('\n') {
+                        " |\n"
+                    } else {
+                        " |-\n"
+                    });
+                    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
+                        if !line.is_empty() {
+                            s.push_str("  ");
+                            s.push_str(line);
+                        }
+                        s.push('\n');
+                    }
+                }
+                Value::String(text) => {
+                    s.push(' ');
+                    s.push_str(&yaml_scalar(text));
+                    s.push('\n');
+                }
+                other => {
+                    s.push(' ');
+                    s.push_str(&other.to_string());
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    s.push_str(&format!("</{name}>"));
+    s
+}
+
+fn yaml_key(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        Value::String(k.to_string()).to_string()
+    }
+}
+
+/// A string as a YAML scalar: plain when that reads back as the same string, else quoted.
+fn yaml_scalar(s: &str) -> String {
+    let plain_ok = !s.is_empty()
+        && s.trim() == s
+        && !s.starts_with([
+            '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%',
+            '@', '`',
+        ])
+        && !s.contains(": ")
+        && !s.contains(" #")
+        && !s.ends_with(':')
+        && !s.contains(['\n', '\t', '<'])
+        && !matches!(s, "~" | "null" | "true" | "false" | "yes" | "no")
+        && s.parse::<f64>().is_err();
+    if plain_ok {
+        s.to_string()
+    } else {
+        Value::String(s.to_string()).to_string()
+    }
+}
+
+/// The format section of the system prompt.
+pub fn prompt_section(example_name: &str, example: &Value) -> String {
+    format!(
+        "To call a tool, write an XML element named after the tool whose content is a YAML mapping of the \
+         arguments:\n<tool_name>\nargument_name: value\n</tool_name>\n\n\
+         For example:\n{}\n\n\
+         Use a literal block (|) for text with several lines, and quotes for text that YAML would read as \
+         something else. Write one element per call. Results come back in a <tool_response> element.\n",
+        format_call(example_name, example)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn mappings_keep_plain_scalars_as_written() {
+        let m = yaml_mapping("city: 007\ndays: 3\nok: true\nnone: ~\nlist:\n  - a\n  - 2\nnested:\n  x: 'q'\ntext: |\n  l1\n  l2\n").unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"city":"007","days":"3","ok":"true","none":null,"list":["a","2"],"nested":{"x":"q"},"text":"l1\nl2\n"})
+        );
+    }
+
+    #[test]
+    fn non_mappings_and_bad_yaml_are_errors() {
+        assert!(yaml_mapping("- a\n- b").unwrap_err().contains("list"));
+        assert!(yaml_mapping("just words").unwrap_err().contains("scalar"));
+        assert!(yaml_mapping("[invalid: yaml: syntax:").is_err());
+        assert!(yaml_mapping(&"- ".repeat(50_000)).is_err());
+        assert!(yaml_mapping(&format!("a: {}", "[".repeat(100_000))).is_err());
+        let bomb = "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d]\n";
+        assert!(yaml_mapping(bomb).unwrap_err().contains("aliases"));
+    }
+
+    #[test]
+    fn format_call_reads_back() {
+        let input = json!({"path":"/tmp/a.txt","content":"line 1\nline 2\n","n":3,"flag":true,"odd":"007","colon":"a: b","tags":["x","y"]});
+        let text = format_call("write", &input);
+        let body = text
+            .strip_prefix("<write>\n")
+            .unwrap()
+            .strip_suffix("</write>")
+            .unwrap();
+        let back = Value::Object(yaml_mapping(body).unwrap());
+        assert_eq!(back["content"], "line 1\nline 2\n");
+        assert_eq!(back["odd"], "007");
+        assert_eq!(back["colon"], "a: b");
+        assert_eq!(back["path"], "/tmp/a.txt");
+        assert_eq!(back["tags"], json!(["x", "y"]));
+    }
+}

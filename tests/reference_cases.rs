@@ -1,0 +1,213 @@
+//! The 71 reference cases (`tests/data/reference/cases.jsonl`, from `../shared/reference/`) run
+//! through toolscope and compared with what the reference implementation made of them
+//! (`expected.jsonl`, recorded by `scripts/record-reference.sh`).
+//!
+//! For every case toolscope's generate and stream paths must agree (semantics 1), under the
+//! case's own chunking and at one byte per chunk. Then toolscope must match the reference's
+//! collapsed output, unless the case is listed in `DIFFERENCES` with the rule of DESIGN.md that
+//! makes toolscope do better and the output toolscope gives instead.
+
+use serde_json::{Value, json};
+use toolscope::core::part::Part;
+use toolscope::core::protocol::{Delimiters, Protocol};
+use toolscope::core::tool::{ToolDef, ToolSet};
+
+/// Cases where toolscope deliberately differs from the reference: (id, rule, toolscope's
+/// collapsed output).
+fn differences() -> Vec<(&'static str, &'static str, Value)> {
+    vec![]
+}
+
+/// The error reasons toolscope must report, per case (cases not listed report none).
+fn expected_errors() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![]
+}
+
+fn protocol(name: &str) -> Protocol {
+    match name {
+        "hermes" => Protocol::Hermes(Delimiters::hermes()),
+        "hermes-fence" => Protocol::Gemma,
+        "morph" => Protocol::MorphXml,
+        "yaml" => Protocol::YamlXml,
+        "qwen" => Protocol::Qwen3Coder,
+        other => panic!("unknown protocol {other}"),
+    }
+}
+
+fn tools(case: &Value) -> ToolSet {
+    let defs = case["tools"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| ToolDef {
+                    name: t["name"].as_str().unwrap().to_string(),
+                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    parameters: t
+                        .get("inputSchema")
+                        .cloned()
+                        .unwrap_or(json!({"type":"object"})),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ToolSet::new(defs).unwrap()
+}
+
+/// The reference's collapsed view: merged text (empty texts dropped) and calls.
+fn collapse(parts: &[Part]) -> Value {
+    let mut items: Vec<Value> = Vec::new();
+    for p in parts {
+        let text = match p {
+            Part::Text { text } => Some(text.as_str()),
+            Part::TextDelta { delta, .. } => Some(delta.as_str()),
+            Part::ToolCall(c) => {
+                items.push(json!({"type":"tool-call","toolName":c.tool_name,"input":c.input}));
+                None
+            }
+            _ => None,
+        };
+        if let Some(t) = text {
+            match items.last_mut() {
+                Some(last) if last["type"] == "text" => {
+                    let joined = format!("{}{}", last["text"].as_str().unwrap(), t);
+                    last["text"] = Value::String(joined);
+                }
+                _ => items.push(json!({"type":"text","text":t})),
+            }
+        }
+    }
+    Value::Array(
+        items
+            .into_iter()
+            .filter(|i| i["type"] != "text" || i["text"] != "")
+            .collect(),
+    )
+}
+
+fn errors(parts: &[Part]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Error(e) => e.reason.clone(),
+            _ => None,
+        })
+        .collect()
+}
+
+fn chunks(case: &Value, text: &str) -> Vec<String> {
+    if let Some(cs) = case["chunks"].as_array() {
+        return cs.iter().map(|c| c.as_str().unwrap().to_string()).collect();
+    }
+    let size = case["chunkSize"]
+        .as_u64()
+        .unwrap_or(text.len() as u64)
+        .max(1) as usize;
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+fn stream(p: &Protocol, tools: &ToolSet, pieces: &[&[u8]]) -> Vec<Part> {
+    let mut parser = p.stream_parser(tools);
+    let mut out = Vec::new();
+    for piece in pieces {
+        parser.push(piece, &mut out);
+    }
+    parser.finish(&mut out);
+    out
+}
+
+#[test]
+fn reference_cases() {
+    let cases: Vec<Value> = include_str!("data/reference/cases.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let expected: Vec<Value> = include_str!("data/reference/expected.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(cases.len(), 71);
+    assert_eq!(expected.len(), cases.len());
+    let diffs = differences();
+    let errs = expected_errors();
+    let print = std::env::var_os("TOOLSCOPE_PRINT_CASES").is_some();
+    let mut failures = Vec::new();
+    for (case, reference) in cases.iter().zip(&expected) {
+        let id = case["id"].as_str().unwrap();
+        assert_eq!(reference["id"], id);
+        let p = protocol(case["protocol"].as_str().unwrap());
+        let t = tools(case);
+        let text = case["text"].as_str().unwrap();
+
+        let generate = p.parse_generated(&t, text.as_bytes()).parts;
+        let ours = collapse(&generate);
+        let pieces = chunks(case, text);
+        let by_case = stream(
+            &p,
+            &t,
+            &pieces.iter().map(|s| s.as_bytes()).collect::<Vec<_>>(),
+        );
+        let bytes: Vec<&[u8]> = text.as_bytes().chunks(1).collect();
+        let by_byte = stream(&p, &t, &bytes);
+        let our_errors = errors(&generate);
+
+        if print {
+            println!(
+                "{id}\n  ours   {ours}\n  errors {our_errors:?}\n  ref    {}\n  refS   {}\n  refE   {}",
+                reference["generate"], reference["stream"], reference["errors"]
+            );
+        }
+        // Semantics 1: stream equals generate, whatever the chunking.
+        for (how, parts) in [("the case's chunks", &by_case), ("1-byte chunks", &by_byte)] {
+            if collapse(parts) != ours {
+                failures.push(format!(
+                    "{id}: stream with {how} gives {} but generate gives {ours}",
+                    collapse(parts)
+                ));
+            }
+            if errors(parts) != our_errors {
+                failures.push(format!(
+                    "{id}: stream with {how} reports {:?} but generate {our_errors:?}",
+                    errors(parts)
+                ));
+            }
+        }
+        // The reference, or the documented difference.
+        match diffs.iter().find(|d| d.0 == id) {
+            Some((_, rule, want)) => {
+                if &ours != want {
+                    failures.push(format!("{id} ({rule}): want {want}, got {ours}"));
+                }
+                if ours == reference["generate"] && ours == reference["stream"] {
+                    failures.push(format!(
+                        "{id}: listed as a difference but matches the reference"
+                    ));
+                }
+            }
+            None => {
+                if ours != reference["generate"] || ours != reference["stream"] {
+                    failures.push(format!(
+                        "{id}: got {ours}, the reference gives {} (generate) / {} (stream)",
+                        reference["generate"], reference["stream"]
+                    ));
+                }
+            }
+        }
+        let want_errors: Vec<&str> = errs
+            .iter()
+            .find(|e| e.0 == id)
+            .map(|e| e.1.clone())
+            .unwrap_or_default();
+        if our_errors != want_errors {
+            failures.push(format!("{id}: errors {our_errors:?}, want {want_errors:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
