@@ -23,7 +23,7 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     for turn in plan.turns(req) {
         match turn {
             Turn::User(text) => messages.push(json!({"role": "user", "content": text})),
-            Turn::Assistant { text, calls } if calls.is_empty() => {
+            Turn::Assistant { text, calls: [] } => {
                 messages.push(json!({"role": "assistant", "content": text.unwrap_or_default()}))
             }
             Turn::Assistant { text, calls } => {

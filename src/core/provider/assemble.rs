@@ -17,7 +17,6 @@ use crate::core::part::{ErrorPart, FinishReason, Part, PartId, ToolCall, Usage};
 use crate::core::protocol::StreamParser;
 use crate::core::tool::ToolSet;
 
-use super::emulation::JsonAnswer;
 use super::{OutputText, RunEvent};
 
 /// What a provider's wire said, in provider-neutral terms.
@@ -62,10 +61,9 @@ pub(crate) enum Delta {
 pub(crate) enum OutputParser {
     /// Native mode, or emulation with tool choice `none`: text is text.
     Text,
-    /// Emulated mode: the protocol's stream parser finds the calls in the text.
+    /// Emulated mode: a protocol's stream parser finds the calls in the text (for `required` /
+    /// `tool X`, the parser of the one `{name, arguments}` JSON answer).
     Protocol(Box<StreamParser>),
-    /// Emulated `required` / `tool X`: the text is one `{name, arguments}` JSON object.
-    Json(JsonAnswer),
 }
 
 struct OpenCall {
@@ -236,7 +234,6 @@ impl Assembler {
                 parser.push_str(&t, &mut parts);
                 self.forward(parts, out);
             }
-            OutputParser::Json(json) => json.push(&t),
         }
     }
 
@@ -295,7 +292,6 @@ impl Assembler {
         match &mut self.output {
             OutputParser::Text => return,
             OutputParser::Protocol(parser) => parser.finish(&mut parts),
-            OutputParser::Json(json) => json.finish(&self.tools, &mut parts),
         }
         self.output = OutputParser::Text;
         self.forward(parts, out);

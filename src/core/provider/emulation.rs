@@ -12,9 +12,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::core::json::ArgsStream;
-use crate::core::part::{ErrorPart, Part, PartId, ToolCall};
-use crate::core::protocol::Protocol;
+use crate::core::part::ToolCall;
+use crate::core::protocol::{Protocol, answer_parser};
 use crate::core::tool::{ToolChoice, ToolSet};
 
 use super::assemble::OutputParser;
@@ -113,7 +112,7 @@ impl Plan {
         match &self.output {
             Output::Text => OutputParser::Text,
             Output::Protocol(p) => OutputParser::Protocol(Box::new(p.stream_parser(tools))),
-            Output::JsonAnswer => OutputParser::Json(JsonAnswer::default()),
+            Output::JsonAnswer => OutputParser::Protocol(Box::new(answer_parser(tools))),
         }
     }
 }
@@ -288,127 +287,9 @@ pub(crate) fn interim_response_format(
     }
 }
 
-/// Reads an answer that should be one `{name, arguments}` JSON object.
-// INTEGRATION(emulate): the lead adds a streaming parser for this answer; until then the text is
-// held and parsed when it ends, which gives the same parts, only later.
-#[derive(Debug, Default)]
-pub(crate) struct JsonAnswer {
-    text: String,
-}
-
-impl JsonAnswer {
-    pub(crate) fn push(&mut self, text: &str) {
-        self.text.push_str(text);
-    }
-
-    pub(crate) fn finish(&mut self, tools: &ToolSet, out: &mut Vec<Part>) {
-        let text = std::mem::take(&mut self.text);
-        match read_answer(&text) {
-            Ok((name, args)) => {
-                let id: PartId = "call-0".into();
-                out.push(Part::ToolInputStart {
-                    id: id.clone(),
-                    tool_name: name.clone(),
-                });
-                let mut stream = ArgsStream::new(tools.get(&name));
-                stream.push(&args);
-                if let Some(d) = stream.take_delta() {
-                    out.push(Part::ToolInputDelta {
-                        id: id.clone(),
-                        delta: d,
-                    });
-                }
-                match stream.finish() {
-                    Ok((a, last)) => {
-                        if let Some(d) = last.filter(|d| !d.is_empty()) {
-                            out.push(Part::ToolInputDelta {
-                                id: id.clone(),
-                                delta: d,
-                            });
-                        }
-                        out.push(Part::ToolInputEnd { id: id.clone() });
-                        out.push(Part::ToolCall(ToolCall {
-                            tool_call_id: id.clone(),
-                            tool_name: name.clone(),
-                            input: a.input,
-                            coercions: a.coercions,
-                            invalid: a.invalid,
-                        }));
-                        if tools.get(&name).is_none() {
-                            out.push(Part::Error(ErrorPart {
-                                tool_call_id: Some(id),
-                                tool_name: Some(name.clone()),
-                                ..ErrorPart::reason(
-                                    "unknown-tool",
-                                    format!(
-                                        "the model called \"{name}\", which is not among the tools"
-                                    ),
-                                )
-                            }));
-                        }
-                    }
-                    Err(problem) => {
-                        out.push(Part::ToolInputEnd { id: id.clone() });
-                        out.push(Part::Error(ErrorPart {
-                            tool_call_id: Some(id),
-                            tool_name: Some(name.clone()),
-                            ..ErrorPart::reason(
-                                "malformed-tool-call",
-                                format!("the arguments of {name} are not a JSON object: {problem}"),
-                            )
-                        }));
-                    }
-                }
-            }
-            Err(problem) => {
-                // Nothing is lost: the text stays text, and an error says why it is no call.
-                if !text.is_empty() {
-                    let id: PartId = "text-0".into();
-                    out.push(Part::TextStart { id: id.clone() });
-                    out.push(Part::TextDelta {
-                        id: id.clone(),
-                        delta: text,
-                    });
-                    out.push(Part::TextEnd { id });
-                }
-                out.push(Part::Error(ErrorPart::reason(
-                    "malformed-tool-call",
-                    format!("the answer should be one JSON object {{name, arguments}}: {problem}"),
-                )));
-            }
-        }
-    }
-}
-
-/// The tool name and the argument text of a `{name, arguments}` answer (arguments may be given
-/// as a JSON string holding the object).
-fn read_answer(text: &str) -> Result<(String, String), String> {
-    let mut body = text.trim();
-    // Models like to fence JSON even when told not to.
-    if let Some(rest) = body.strip_prefix("```") {
-        let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
-        body = rest.strip_suffix("```").unwrap_or(rest).trim();
-    }
-    let value = crate::core::json::parse_relaxed(body).map_err(|e| e.to_string())?;
-    let Value::Object(obj) = value else {
-        return Err("it is not a JSON object".into());
-    };
-    let name = match obj.get("name") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => return Err("it has no \"name\" string".into()),
-    };
-    let args = match obj.get("arguments").or(obj.get("parameters")) {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-    };
-    Ok((name, args))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::part::Collapsed;
     use crate::core::tool::ToolDef;
 
     fn tools() -> ToolSet {
@@ -421,32 +302,6 @@ mod tests {
             ToolDef::new("get_time", "", json!({"type":"object"})),
         ])
         .unwrap()
-    }
-
-    #[test]
-    fn json_answer_becomes_one_tool_call() {
-        let mut a = JsonAnswer::default();
-        a.push("```json\n{\"name\": \"get_weather\", ");
-        a.push("\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}\n```");
-        let mut parts = Vec::new();
-        a.finish(&tools(), &mut parts);
-        let c = Collapsed::of(&parts);
-        assert_eq!(
-            c.calls,
-            vec![("get_weather".into(), json!({"city":"Oslo"}))]
-        );
-        assert!(c.errors.is_empty());
-    }
-
-    #[test]
-    fn a_non_json_answer_stays_text_with_an_error() {
-        let mut a = JsonAnswer::default();
-        a.push("I would rather not.");
-        let mut parts = Vec::new();
-        a.finish(&tools(), &mut parts);
-        let c = Collapsed::of(&parts);
-        assert_eq!(c.text, "I would rather not.");
-        assert_eq!(c.errors, vec!["malformed-tool-call".to_string()]);
     }
 
     #[test]

@@ -145,7 +145,7 @@ impl ErrorBody {
 pub(crate) fn classify(status: u16, body: &ErrorBody) -> ErrorCategory {
     use ErrorCategory::*;
     match status {
-        401 | 402 | 403 => ProviderAuthentication,
+        401..=403 => ProviderAuthentication,
         404 if body.mentions(&["model"]) => ProviderInvalidModel,
         404 => ProviderInvalidRequest,
         408 => ProviderUnavailable,

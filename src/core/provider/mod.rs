@@ -509,3 +509,5 @@ impl Sink {
     }
 }
 
+#[cfg(test)]
+mod tests;

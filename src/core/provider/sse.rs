@@ -39,6 +39,9 @@ impl SseDecoder {
 
     /// Feeds the next piece of the body and appends every event it completes to `out`.
     pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        if bytes.is_empty() {
+            return; // an empty chunk must not forget a pending `\r`
+        }
         if self.after_cr {
             self.after_cr = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
