@@ -494,18 +494,32 @@ struct Sink {
 impl Sink {
     /// False when the consumer is gone.
     async fn send(&self, events: Vec<RunEvent>) -> bool {
-        for mut e in events {
-            match &mut e {
-                RunEvent::Raw(r) => r.data = self.keys.redact(&r.data),
-                RunEvent::Output(o) => o.text = self.keys.redact(&o.text),
-                RunEvent::Part(Part::Error(p)) => p.message = self.keys.redact(&p.message),
-                _ => {}
-            }
-            if self.tx.send(e).await.is_err() {
+        for e in events {
+            if self.tx.send(self.keys.redact_event(e)).await.is_err() {
                 return false;
             }
         }
         true
+    }
+}
+
+impl Keys {
+    /// `event` with every key replaced by `[redacted]`, wherever it appears (a raw event, an
+    /// output piece, a part's text or input, an error message). A key split across two events
+    /// is not caught; a server echoing a key sends it whole.
+    pub fn redact_event(&self, event: RunEvent) -> RunEvent {
+        if !self.any() {
+            return event;
+        }
+        let Ok(text) = serde_json::to_string(&event) else {
+            return event;
+        };
+        let clean = self.redact(&text);
+        if clean == text {
+            return event;
+        }
+        // Replacing text inside JSON strings keeps the JSON valid: `[redacted]` needs no escape.
+        serde_json::from_str(&clean).unwrap_or(event)
     }
 }
 

@@ -498,6 +498,11 @@ impl Keys {
         self
     }
 
+    /// Whether any key is set.
+    pub fn any(&self) -> bool {
+        self.openai.is_some() || self.anthropic.is_some() || self.gemini.is_some()
+    }
+
     pub fn has(&self, provider: ProviderKind) -> bool {
         self.get(provider).is_some()
     }
