@@ -470,6 +470,9 @@ impl fmt::Debug for Keys {
 }
 
 impl Keys {
+    /// The shortest value treated as a secret by [`Keys::redact`].
+    pub const REDACT_MIN_LEN: usize = 8;
+
     /// The keys set (and not empty) in the environment.
     pub fn from_env() -> Self {
         let read = |name: &str| {
@@ -516,15 +519,17 @@ impl Keys {
         }
     }
 
-    /// `text` with every key replaced by `[redacted]`: applied to wire events and error messages
-    /// before they leave the provider layer, in case a server echoes a key back.
+    /// `text` with every key replaced by `[redacted]`: applied to every run event before it
+    /// leaves the provider layer, in case a server echoes a key back. Values shorter than
+    /// [`Keys::REDACT_MIN_LEN`] are placeholders for local servers (`EMPTY`, `x`), not secrets;
+    /// redacting them would mangle the output.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
         for key in [&self.openai, &self.anthropic, &self.gemini]
             .into_iter()
             .flatten()
         {
-            if !key.0.is_empty() && out.contains(&key.0) {
+            if key.0.len() >= Self::REDACT_MIN_LEN && out.contains(&key.0) {
                 out = out.replace(&key.0, "[redacted]");
             }
         }
