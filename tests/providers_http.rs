@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply, refused_addr};
 use toolscope::core::part::{Collapsed, FinishReason, Part};
-use toolscope::core::provider::{Keys, Message, ProviderKind, Run, RunEvent, Request};
+use toolscope::core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope::core::tool::{ToolChoice, ToolDef, ToolSet};
 
 const KEY: &str = "sk-test-VERY-SECRET-0123456789";
@@ -158,14 +158,27 @@ async fn every_provider_streams_and_not_with_the_same_result() {
         let (pa, pb) = (parts(&a), parts(&b));
         let (ca, cb) = (Collapsed::of(&pa), Collapsed::of(&pb));
         assert_eq!(ca.text, "Checking now.", "{provider}: {pa:?}");
-        assert_eq!(ca.calls, vec![("get_weather".into(), json!({"city":"Paris"}))], "{provider}");
+        assert_eq!(
+            ca.calls,
+            vec![("get_weather".into(), json!({"city":"Paris"}))],
+            "{provider}"
+        );
         assert_eq!(ca, cb, "{provider}: streamed equals whole");
         assert_eq!(pa.last(), pb.last(), "{provider}: same finish and usage");
-        let Some(Part::Finish { finish_reason, usage }) = pa.last() else { unreachable!() };
+        let Some(Part::Finish {
+            finish_reason,
+            usage,
+        }) = pa.last()
+        else {
+            unreachable!()
+        };
         assert_eq!(*finish_reason, FinishReason::ToolCalls, "{provider}");
         assert_eq!(usage.unwrap().total_tokens, Some(7), "{provider}");
         // Tool-call ids survive verbatim.
-        assert!(pa.iter().any(|p| matches!(p, Part::ToolCall(c) if &*c.tool_call_id == "call_1")));
+        assert!(
+            pa.iter()
+                .any(|p| matches!(p, Part::ToolCall(c) if &*c.tool_call_id == "call_1"))
+        );
 
         let rec = server.recorded();
         assert_eq!(rec.len(), 2, "{provider}");
@@ -178,9 +191,18 @@ async fn every_provider_streams_and_not_with_the_same_result() {
         };
         match provider {
             ProviderKind::OpenAi => {
-                assert_eq!((path_s.as_str(), path_w.as_str()), ("/chat/completions", "/chat/completions"));
-                assert_eq!(key_header(&rec[0]).as_deref(), Some(format!("Bearer {KEY}").as_str()));
-                assert_eq!(rec[0].json()["stream_options"], json!({"include_usage": true}));
+                assert_eq!(
+                    (path_s.as_str(), path_w.as_str()),
+                    ("/chat/completions", "/chat/completions")
+                );
+                assert_eq!(
+                    key_header(&rec[0]).as_deref(),
+                    Some(format!("Bearer {KEY}").as_str())
+                );
+                assert_eq!(
+                    rec[0].json()["stream_options"],
+                    json!({"include_usage": true})
+                );
             }
             ProviderKind::Anthropic => {
                 assert_eq!(path_s, "/v1/messages");
@@ -189,7 +211,10 @@ async fn every_provider_streams_and_not_with_the_same_result() {
                 assert_eq!(rec[0].json()["max_tokens"], 4096);
             }
             ProviderKind::Gemini => {
-                assert_eq!(path_s, "/v1beta/models/test-model:streamGenerateContent?alt=sse");
+                assert_eq!(
+                    path_s,
+                    "/v1beta/models/test-model:streamGenerateContent?alt=sse"
+                );
                 assert_eq!(path_w, "/v1beta/models/test-model:generateContent");
                 assert_eq!(key_header(&rec[0]).as_deref(), Some(KEY));
             }
@@ -254,13 +279,21 @@ async fn pre_send_validation_sends_nothing() {
         Box::new(|r| r.tool_choice = Some(ToolChoice::Tool("search".into()))),
         Box::new(|r| r.messages.push(Message::system("late"))),
     ];
-    for provider in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Gemini, ProviderKind::Ollama] {
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Ollama,
+    ] {
         for change in &cases {
             let mut r = request(provider, &server.url(), true);
             change(&mut r);
             let events = run(r).await;
             assert_eq!(events.len(), 1, "{events:?}");
-            assert_eq!(last_error(&events).category.as_deref(), Some("provider_invalid_request"));
+            assert_eq!(
+                last_error(&events).category.as_deref(),
+                Some("provider_invalid_request")
+            );
         }
     }
     assert!(server.recorded().is_empty(), "no request may leave");
@@ -269,23 +302,89 @@ async fn pre_send_validation_sends_nothing() {
 #[tokio::test]
 async fn http_failures_map_to_categories() {
     let cases: Vec<(ProviderKind, Reply, &str)> = vec![
-        (ProviderKind::OpenAi, Reply::json(401, &json!({"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key"}})), "provider_authentication"),
-        (ProviderKind::OpenAi, Reply::json(403, &json!({"error":{"message":"forbidden"}})), "provider_authentication"),
-        (ProviderKind::OpenAi, Reply::json(404, &json!({"error":{"code":"model_not_found","message":"The model 'x' does not exist"}})), "provider_invalid_model"),
-        (ProviderKind::Ollama, Reply::json(404, &json!({"error":"model \"x\" not found, try pulling it first"})), "provider_invalid_model"),
-        (ProviderKind::Anthropic, Reply::json(529, &json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})), "provider_unavailable"),
-        (ProviderKind::Gemini, Reply::json(500, &json!({"error":{"code":500,"status":"INTERNAL","message":"internal"}})), "provider_unavailable"),
-        (ProviderKind::OpenAi, Reply::json(503, &json!({"error":{"type":"model_not_loaded","message":"loading"}})), "provider_model_not_loaded"),
-        (ProviderKind::OpenAi, Reply::json(400, &json!({"error":{"message":"bad"}})), "provider_invalid_request"),
-        (ProviderKind::OpenAi, Reply::json(200, &json!({"id":"x","object":"chat.completion"})), "provider_invalid_response"),
-        (ProviderKind::Anthropic, Reply::Full { status: 200, headers: vec![], body: b"<html>oops".to_vec() }, "provider_invalid_response"),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(
+                401,
+                &json!({"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key"}}),
+            ),
+            "provider_authentication",
+        ),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(403, &json!({"error":{"message":"forbidden"}})),
+            "provider_authentication",
+        ),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(
+                404,
+                &json!({"error":{"code":"model_not_found","message":"The model 'x' does not exist"}}),
+            ),
+            "provider_invalid_model",
+        ),
+        (
+            ProviderKind::Ollama,
+            Reply::json(
+                404,
+                &json!({"error":"model \"x\" not found, try pulling it first"}),
+            ),
+            "provider_invalid_model",
+        ),
+        (
+            ProviderKind::Anthropic,
+            Reply::json(
+                529,
+                &json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+            ),
+            "provider_unavailable",
+        ),
+        (
+            ProviderKind::Gemini,
+            Reply::json(
+                500,
+                &json!({"error":{"code":500,"status":"INTERNAL","message":"internal"}}),
+            ),
+            "provider_unavailable",
+        ),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(
+                503,
+                &json!({"error":{"type":"model_not_loaded","message":"loading"}}),
+            ),
+            "provider_model_not_loaded",
+        ),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(400, &json!({"error":{"message":"bad"}})),
+            "provider_invalid_request",
+        ),
+        (
+            ProviderKind::OpenAi,
+            Reply::json(200, &json!({"id":"x","object":"chat.completion"})),
+            "provider_invalid_response",
+        ),
+        (
+            ProviderKind::Anthropic,
+            Reply::Full {
+                status: 200,
+                headers: vec![],
+                body: b"<html>oops".to_vec(),
+            },
+            "provider_invalid_response",
+        ),
         (ProviderKind::OpenAi, Reply::Close, "provider_unavailable"),
     ];
     for (provider, reply, want) in cases {
         let server = MockServer::start(vec![reply.clone()]).await;
         let events = run(request(provider, &server.url(), false)).await;
         let e = last_error(&events);
-        assert_eq!(e.category.as_deref(), Some(want), "{provider} {reply:?}: {e:?}");
+        assert_eq!(
+            e.category.as_deref(),
+            Some(want),
+            "{provider} {reply:?}: {e:?}"
+        );
         assert!(!e.message.is_empty());
     }
 }
@@ -302,7 +401,10 @@ async fn rate_limits_carry_retry_after() {
     assert_eq!(e.category.as_deref(), Some("provider_rate_limit"));
     assert_eq!((e.status, e.retry_after), (Some(429), Some(30.0)));
     let e = last_error(&run(request(ProviderKind::Gemini, &server.url(), true)).await);
-    assert_eq!((e.category.as_deref(), e.retry_after), (Some("provider_rate_limit"), Some(12.0)));
+    assert_eq!(
+        (e.category.as_deref(), e.retry_after),
+        (Some("provider_rate_limit"), Some(12.0))
+    );
 }
 
 #[tokio::test]
@@ -318,9 +420,22 @@ async fn a_refused_connection_is_unavailable() {
 
 #[tokio::test]
 async fn a_stream_cut_midway_keeps_what_came_then_errors() {
-    for provider in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Gemini, ProviderKind::Ollama] {
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Ollama,
+    ] {
         let (streamed, _) = answers(provider);
-        let Reply::Chunked { status, headers, mut chunks, .. } = streamed else { unreachable!() };
+        let Reply::Chunked {
+            status,
+            headers,
+            mut chunks,
+            ..
+        } = streamed
+        else {
+            unreachable!()
+        };
         // Keep the chunks that carry the text, drop the rest, and break the connection.
         let keep = match provider {
             ProviderKind::OpenAi => 2,
@@ -329,14 +444,28 @@ async fn a_stream_cut_midway_keeps_what_came_then_errors() {
             _ => 2,
         };
         chunks.truncate(keep);
-        let server = MockServer::start(vec![Reply::Chunked { status, headers, chunks, end: End::Cut }]).await;
+        let server = MockServer::start(vec![Reply::Chunked {
+            status,
+            headers,
+            chunks,
+            end: End::Cut,
+        }])
+        .await;
         let events = run(request(provider, &server.url(), true)).await;
         let p = parts(&events);
         let text = Collapsed::of(&p).text;
         assert!(text.starts_with("Checking"), "{provider}: {p:?}");
         let e = last_error(&events);
-        assert_eq!(e.category.as_deref(), Some("provider_unavailable"), "{provider}: {e:?}");
-        assert_eq!(p.iter().filter(|p| matches!(p, Part::Error(_))).count(), 1, "{provider}");
+        assert_eq!(
+            e.category.as_deref(),
+            Some("provider_unavailable"),
+            "{provider}: {e:?}"
+        );
+        assert_eq!(
+            p.iter().filter(|p| matches!(p, Part::Error(_))).count(),
+            1,
+            "{provider}"
+        );
     }
 }
 
@@ -401,7 +530,10 @@ async fn dropping_only_the_receiver_also_cancels() {
     tokio::time::timeout(Duration::from_secs(10), server.client_closed.recv())
         .await
         .expect("the server sees the connection close");
-    tokio::time::timeout(Duration::from_secs(10), task).await.expect("the run returns").unwrap();
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the run returns")
+        .unwrap();
 }
 
 #[tokio::test]
@@ -424,25 +556,43 @@ async fn keys_are_sent_but_never_shown() {
         let serialised = serde_json::to_string(&r).unwrap();
         assert!(!serialised.contains(KEY));
         let events = run(r).await;
-        let all: String = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
+        let all: String = events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
         assert!(!all.contains(KEY), "a key leaked: {all}");
         assert!(all.contains("[redacted]"));
     }
-    assert!(server.recorded()[0].all_text().contains(KEY), "but it was sent");
+    assert!(
+        server.recorded()[0].all_text().contains(KEY),
+        "but it was sent"
+    );
     assert!(!format!("{:?}", keys()).contains(KEY));
 }
 
 #[tokio::test]
 async fn a_missing_key_is_named_on_401() {
-    let server = MockServer::start(vec![Reply::json(401, &json!({"error":{"message":"no key"}}))]).await;
+    let server = MockServer::start(vec![Reply::json(
+        401,
+        &json!({"error":{"message":"no key"}}),
+    )])
+    .await;
     let events = tokio::time::timeout(
         Duration::from_secs(20),
-        Run::start(request(ProviderKind::Anthropic, &server.url(), false), Keys::default()).collect(),
+        Run::start(
+            request(ProviderKind::Anthropic, &server.url(), false),
+            Keys::default(),
+        )
+        .collect(),
     )
     .await
     .unwrap();
     let e = last_error(&events);
-    assert!(e.message.contains("ANTHROPIC_API_KEY is not set"), "{}", e.message);
+    assert!(
+        e.message.contains("ANTHROPIC_API_KEY is not set"),
+        "{}",
+        e.message
+    );
     assert!(server.recorded()[0].header("x-api-key").is_none());
 }
 

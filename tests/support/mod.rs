@@ -139,7 +139,9 @@ impl Drop for MockServer {
 
 impl MockServer {
     pub async fn start(replies: Vec<Reply>) -> MockServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
         let recorded = Arc::new(Mutex::new(Vec::new()));
