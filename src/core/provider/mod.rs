@@ -110,6 +110,19 @@ pub fn wire_body(request: &Request, base_url: &str) -> (String, Value) {
     (w.url, w.body)
 }
 
+/// The error for an HTTP response with a failure `status` and this `body` (`retry_after` from its
+/// headers, in seconds). What a run reports for it; a replay of a recorded failure calls this.
+pub fn response_error(
+    status: u16,
+    retry_after: Option<f64>,
+    body: &str,
+    url: &str,
+) -> ProviderError {
+    let status =
+        reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::INTERNAL_SERVER_ERROR);
+    http::status_error(status, retry_after, body, url)
+}
+
 fn build_wire(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     match req.provider {
         ProviderKind::OpenAi | ProviderKind::Demo => openai::build(req, plan, base),
