@@ -353,9 +353,10 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         sink.send(decoder.fail(e)).await;
         return;
     }
-    // The demo model is served for the length of this run; `_demo` keeps it up.
+    // The demo model is served for the length of this run; `_demo` keeps it up. With a base
+    // URL, the run talks to a demo server already running (`toolscope serve-demo`).
     let (base, _demo) = match request.provider {
-        ProviderKind::Demo => match DemoServer::start().await {
+        ProviderKind::Demo if request.base_url.is_none() => match DemoServer::start().await {
             Ok(server) => (server.base_url(), Some(server)),
             Err(e) => {
                 sink.send(decoder.fail(e)).await;
