@@ -12,15 +12,156 @@ use toolscope::core::part::Part;
 use toolscope::core::protocol::{Delimiters, Protocol};
 use toolscope::core::tool::{ToolDef, ToolSet};
 
+const NOTHING_LOST: &str = "semantics 2 (nothing is lost): malformed markup stays as text with an error part; the reference's stream path drops it";
+const BOTH_PATHS: &str =
+    "semantics 1 (stream equals generate): toolscope recovers the same things on both paths";
+const MISSING_CLOSE: &str =
+    "tolerance 'a missing close tag at the end': the call ends where its body ends, on both paths";
+
 /// Cases where toolscope deliberately differs from the reference: (id, rule, toolscope's
 /// collapsed output).
 fn differences() -> Vec<(&'static str, &'static str, Value)> {
-    vec![]
+    let weather =
+        |city: &str| json!({"type":"tool-call","toolName":"get_weather","input":{"city":city}});
+    let text = |t: &str| json!({"type":"text","text":t});
+    vec![
+        (
+            "H07-malformed-body",
+            NOTHING_LOST,
+            json!([text("a <tool_call>{bad}</tool_call> b")]),
+        ),
+        (
+            "H10-unclosed-complete-json",
+            MISSING_CLOSE,
+            json!([text("go "), weather("Oslo")]),
+        ),
+        (
+            "H11-truncated-json",
+            NOTHING_LOST,
+            json!([text(
+                "go <tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Os"
+            )]),
+        ),
+        (
+            "H12-mismatched-close",
+            MISSING_CLOSE,
+            json!([weather("Lima"), text("</think>")]),
+        ),
+        (
+            "H13-double-encoded-args",
+            "tolerance '`arguments` given as a JSON string'",
+            json!([weather("Kyiv")]),
+        ),
+        (
+            "H14-array-of-calls",
+            "tolerance 'a `<tool_call>` holding an array of calls'",
+            json!([weather("A"), weather("B")]),
+        ),
+        (
+            "H20-nested-start-missing-close",
+            MISSING_CLOSE,
+            json!([weather("A"), text("\n"), {"type":"tool-call","toolName":"get_location","input":{}}]),
+        ),
+        (
+            "H22-bare-json-middleware",
+            BOTH_PATHS,
+            json!([weather("Bern")]),
+        ),
+        (
+            "H23-fenced-json-middleware",
+            BOTH_PATHS,
+            json!([text("Here:\n"), weather("Bern")]),
+        ),
+        (
+            "X08-cdata",
+            "tolerance 'XML entities and CDATA': a CDATA section is unwrapped to the text it protects",
+            json!([{"type":"tool-call","toolName":"write_file","input":{"file_path":"/a","content":"if (a < b && c > d) {}"}}]),
+        ),
+        (
+            "X10-duplicate-string-tags",
+            NOTHING_LOST,
+            json!([text(
+                "<write_file><file_path>/a</file_path><content>p1</content><content>p2</content></write_file>"
+            )]),
+        ),
+        (
+            "X14-unclosed-at-finish",
+            MISSING_CLOSE,
+            json!([weather("Oslo")]),
+        ),
+        (
+            "X15-unclosed-with-prose",
+            MISSING_CLOSE,
+            json!([weather("Oslo"), text(" and then some prose")]),
+        ),
+        (
+            "X16-line-prefixed",
+            "semantics 1: a bare `name:` line before argument tags is not among DESIGN.md's tolerances (it would turn prose into calls), so neither path reads it; the reference reads it only when generating",
+            json!([text("get_weather:\n<city>Seoul</city>\n")]),
+        ),
+        (
+            "X19-regex-meta-tool-name",
+            BOTH_PATHS,
+            json!([{"type":"tool-call","toolName":"weather.v2","input":{"city":"A"}}]),
+        ),
+        (
+            "Y07-invalid-yaml",
+            NOTHING_LOST,
+            json!([text(
+                "<get_weather>\n[invalid: yaml: syntax:\n</get_weather>"
+            )]),
+        ),
+        (
+            "Y08-non-mapping",
+            NOTHING_LOST,
+            json!([text("<get_weather>\n- a\n- b\n</get_weather>")]),
+        ),
+        (
+            "Y09-xml-children-fallback",
+            NOTHING_LOST,
+            json!([text(
+                "<get_weather>\n<city>Seoul</city>\n<days>2</days>\n</get_weather>"
+            )]),
+        ),
+        (
+            "Y10-malformed-selfclosing-root",
+            BOTH_PATHS,
+            json!([weather("Seoul")]),
+        ),
+        (
+            "Q10-hermes-json-inside",
+            NOTHING_LOST,
+            json!([text(
+                "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}</tool_call>"
+            )]),
+        ),
+    ]
 }
 
 /// The error reasons toolscope must report, per case (cases not listed report none).
 fn expected_errors() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![]
+    let malformed = vec!["malformed-tool-call"];
+    vec![
+        ("H07-malformed-body", malformed.clone()),
+        ("H07b-malformed-body-raw", malformed.clone()),
+        ("H11-truncated-json", vec!["unfinished-tool-call"]),
+        // hermes and qwen3-coder accept any tool name and flag an unknown one.
+        ("H15-unknown-tool-name", vec!["unknown-tool"]),
+        ("X10-duplicate-string-tags", malformed.clone()),
+        ("Y07-invalid-yaml", malformed.clone()),
+        ("Y08-non-mapping", malformed.clone()),
+        ("Y09-xml-children-fallback", malformed.clone()),
+        ("Q02-repeated-param-array", vec!["unknown-tool"]),
+        (
+            "Q03-two-functions-one-block",
+            vec!["unknown-tool", "unknown-tool"],
+        ),
+        ("Q05-missing-param-close", vec!["unknown-tool"]),
+        // Text inside a function that is not a parameter is reported, not silently dropped.
+        ("Q09-nameless-param", vec!["ignored-text"]),
+        ("Q10-hermes-json-inside", malformed),
+        ("Q14-unknown-function", vec!["unknown-tool"]),
+    ]
 }
 
 fn protocol(name: &str) -> Protocol {

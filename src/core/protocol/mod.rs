@@ -212,6 +212,9 @@ pub fn answer_parser(tools: &ToolSet) -> StreamParser {
     )))
 }
 
+// One scanner per parser, never moved after creation: boxing the variants would only add an
+// indirection on the hot path.
+#[allow(clippy::large_enum_variant)]
 enum Scanner {
     Json(JsonScanner),
     Morph(morph_xml::MorphScanner),

@@ -511,7 +511,7 @@ impl MorphScanner {
                     }
                     j = at + len;
                 }
-                Tag::Comment(_) | Tag::NotATag => {
+                Tag::Comment(_) | Tag::Text => {
                     call.raw.push('<');
                     if tree {
                         push_tree(&mut p, "<");

@@ -10,15 +10,6 @@ pub struct Utf8Decoder {
     offset: usize,
 }
 
-fn expected_len(lead: u8) -> usize {
-    match lead {
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => 1,
-    }
-}
-
 impl Utf8Decoder {
     pub fn new() -> Self {
         Self::default()
@@ -32,36 +23,31 @@ impl Utf8Decoder {
 
     fn decode_dyn(&mut self, chunk: &[u8], f: &mut dyn FnMut(&str, Option<usize>)) {
         let mut rest = chunk;
-        if !self.carry.is_empty() {
-            // Complete the character split by the previous chunk, byte by byte, so that an
-            // invalid continuation is found exactly where a whole-text decode would find it.
-            while !rest.is_empty() && self.carry.len() < expected_len(self.carry[0]) {
-                self.carry.push(rest[0]);
-                rest = &rest[1..];
-                match std::str::from_utf8(&self.carry) {
-                    Ok(s) => {
-                        f(s, None);
-                        self.offset += self.carry.len();
-                        self.carry.clear();
-                        break;
-                    }
-                    Err(e) if e.error_len().is_some() => {
-                        // The carried bytes are invalid: replace what is invalid, read the rest
-                        // again as fresh input.
-                        let bad = e.error_len().unwrap_or(1);
+        // Complete the character split by the previous chunk, byte by byte, so that an invalid
+        // continuation is found exactly where a whole-text decode would find it.
+        while !self.carry.is_empty() && !rest.is_empty() {
+            self.carry.push(rest[0]);
+            rest = &rest[1..];
+            match std::str::from_utf8(&self.carry) {
+                Ok(s) => {
+                    f(s, None);
+                    self.offset += self.carry.len();
+                    self.carry.clear();
+                }
+                Err(e) => {
+                    if let Some(bad) = e.error_len() {
+                        // Replace what is invalid; the bytes after it are read again (they may
+                        // start a new split character, which the loop then goes on completing).
                         let carried = std::mem::take(&mut self.carry);
                         self.invalid(f);
                         self.offset += bad;
-                        let again = carried[bad..].to_vec();
-                        self.decode_dyn(&again, f);
-                        break;
+                        self.decode_dyn(&carried[bad..], f);
                     }
-                    Err(_) => {}
                 }
             }
-            if !self.carry.is_empty() && rest.is_empty() {
-                return;
-            }
+        }
+        if !self.carry.is_empty() {
+            return;
         }
         loop {
             match std::str::from_utf8(rest) {

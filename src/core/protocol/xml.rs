@@ -90,8 +90,8 @@ pub const MAX_TAG: usize = 256;
 pub enum Tag<'a> {
     /// The text ends before the tag could be told apart.
     Incomplete,
-    /// A plain `<` (comparison, arrow, …).
-    NotATag,
+    /// A plain `<` (comparison, arrow, …): text.
+    Text,
     /// `<name …>` or `<name …/>`; `len` covers the whole tag.
     Open {
         name: &'a str,
@@ -135,13 +135,13 @@ pub fn parse_tag(text: &str, j: usize) -> Tag<'_> {
         return Tag::Incomplete;
     }
     if !is_name_start(rest[name_start]) {
-        return Tag::NotATag;
+        return Tag::Text;
     }
     let mut k = name_start;
     while k < rest.len() && is_name_byte(rest[k]) {
         k += 1;
         if k > MAX_TAG {
-            return Tag::NotATag;
+            return Tag::Text;
         }
     }
     if k == rest.len() {
@@ -152,18 +152,18 @@ pub fn parse_tag(text: &str, j: usize) -> Tag<'_> {
         while k < rest.len() && is_ws(rest[k]) {
             k += 1;
             if k > MAX_TAG {
-                return Tag::NotATag;
+                return Tag::Text;
             }
         }
         return match rest.get(k) {
             None => Tag::Incomplete,
             Some(b'>') => Tag::Close { name, len: k + 1 },
-            Some(_) => Tag::NotATag,
+            Some(_) => Tag::Text,
         };
     }
     // Attributes, if any, run to the `>`.
     if !matches!(rest[k], b'>' | b'/') && !is_ws(rest[k]) {
-        return Tag::NotATag;
+        return Tag::Text;
     }
     while k < rest.len() {
         match rest[k] {
@@ -175,12 +175,12 @@ pub fn parse_tag(text: &str, j: usize) -> Tag<'_> {
                     len: k + 1,
                 };
             }
-            b'<' => return Tag::NotATag,
+            b'<' => return Tag::Text,
             _ => {}
         }
         k += 1;
         if k > MAX_TAG {
-            return Tag::NotATag;
+            return Tag::Text;
         }
     }
     Tag::Incomplete
@@ -330,7 +330,7 @@ pub fn fragment_value(s: &str) -> serde_json::Value {
                 top_text(&mut stack, &s[i..i + len]);
                 i += len;
             }
-            Tag::NotATag | Tag::Incomplete => {
+            Tag::Text | Tag::Incomplete => {
                 top_text(&mut stack, "<");
                 i += 1;
             }
@@ -412,11 +412,11 @@ mod tests {
             ("</", Tag::Incomplete),
             ("<ab", Tag::Incomplete),
             ("<a b", Tag::Incomplete),
-            ("< b", Tag::NotATag),
-            ("<3", Tag::NotATag),
-            ("</a b>", Tag::NotATag),
-            ("<a<b>", Tag::NotATag),
-            ("<a x<", Tag::NotATag),
+            ("< b", Tag::Text),
+            ("<3", Tag::Text),
+            ("</a b>", Tag::Text),
+            ("<a<b>", Tag::Text),
+            ("<a x<", Tag::Text),
         ];
         for (text, want) in cases {
             assert_eq!(parse_tag(text, 0), want, "{text}");

@@ -163,14 +163,14 @@ impl YamlScanner {
                 Open::Closed { name, len, body } => {
                     em.text(&text[i..at]);
                     if let Some(tool) = self.tools.get_arc(&name).cloned() {
-                        let call = Box::new(Call {
+                        let call = Call {
                             name,
                             tool,
                             start: base + at,
                             raw: text[at..at + len].to_string(),
                             body,
-                        });
-                        self.complete(call, base + at + len, false, em);
+                        };
+                        self.complete(&call, base + at + len, false, em);
                     }
                     return at + len;
                 }
@@ -201,7 +201,7 @@ impl YamlScanner {
                 Tag::Close { name, len } if name == call.name => {
                     call.body.push_str(&text[i..at]);
                     call.raw.push_str(&text[i..at + len]);
-                    self.complete(call, base + at + len, false, em);
+                    self.complete(&call, base + at + len, false, em);
                     return at + len;
                 }
                 Tag::Incomplete => {
@@ -220,7 +220,7 @@ impl YamlScanner {
     }
 
     /// The body is complete (or the output ended, `unclosed`): a call if it is a mapping.
-    fn complete(&mut self, call: Box<Call>, end: usize, unclosed: bool, em: &mut Emitter) {
+    fn complete(&mut self, call: &Call, end: usize, unclosed: bool, em: &mut Emitter) {
         let parsed = if call.body.trim().is_empty() {
             if unclosed {
                 Err("the output ended inside the tool call".to_string())
@@ -274,7 +274,7 @@ impl YamlScanner {
                 call.body.push_str(&hold);
                 call.raw.push_str(&hold);
                 let end = call.start + call.raw.len();
-                self.complete(call, end, true, em);
+                self.complete(&call, end, true, em);
             }
         }
     }
