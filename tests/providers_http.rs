@@ -267,17 +267,17 @@ async fn raw_events_come_before_the_parts_they_produce() {
 #[tokio::test]
 async fn pre_send_validation_sends_nothing() {
     let server = MockServer::start(vec![]).await;
-    let cases: Vec<Box<dyn Fn(&mut Request)>> = vec![
-        Box::new(|r| {
+    let cases: [fn(&mut Request); 4] = [
+        |r| {
             r.tools = ToolSet::empty();
             r.tool_choice = Some(ToolChoice::Required)
-        }),
-        Box::new(|r| {
+        },
+        |r| {
             r.tools = ToolSet::empty();
             r.tool_choice = Some(ToolChoice::Tool("get_weather".into()))
-        }),
-        Box::new(|r| r.tool_choice = Some(ToolChoice::Tool("search".into()))),
-        Box::new(|r| r.messages.push(Message::system("late"))),
+        },
+        |r| r.tool_choice = Some(ToolChoice::Tool("search".into())),
+        |r| r.messages.push(Message::system("late")),
     ];
     for provider in [
         ProviderKind::OpenAi,
@@ -285,7 +285,7 @@ async fn pre_send_validation_sends_nothing() {
         ProviderKind::Gemini,
         ProviderKind::Ollama,
     ] {
-        for change in &cases {
+        for change in cases {
             let mut r = request(provider, &server.url(), true);
             change(&mut r);
             let events = run(r).await;
@@ -613,4 +613,67 @@ async fn forced_tool_answered_with_stop_finishes_as_tool_calls() {
         json!({"type":"function","function":{"name":"get_weather"}})
     );
     let _: Value = server.recorded()[0].json();
+}
+
+#[tokio::test]
+async fn emulated_mode_end_to_end() {
+    use toolscope::core::protocol::Protocol;
+    // A model without native tools answers in the hermes format, in small pieces.
+    let answer = "Sure.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}</tool_call>";
+    let mut events: Vec<Value> = answer
+        .as_bytes()
+        .chunks(7)
+        .map(|c| json!({"choices":[{"index":0,"delta":{"content": String::from_utf8_lossy(c)}}]}))
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
+    events.push(json!("[DONE]"));
+    let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
+    let mut r = request(ProviderKind::OpenAi, &server.url(), true);
+    r.protocol = Some(Protocol::from_name("hermes").unwrap());
+    r.tool_choice = Some(ToolChoice::Auto);
+    let events = run(r).await;
+    let p = parts(&events);
+    let c = Collapsed::of(&p);
+    assert_eq!(c.text, "Sure.");
+    assert_eq!(
+        c.calls,
+        vec![("get_weather".into(), json!({"city":"Lima"}))]
+    );
+    assert_eq!(finish(&events), FinishReason::ToolCalls);
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Span(_))));
+    let body = server.recorded()[0].json();
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tools>")
+    );
+}
+
+#[tokio::test]
+async fn a_connection_that_never_completes_hits_the_connect_timeout() {
+    // A listener with a backlog of one that never accepts: once its queue is full, the kernel
+    // drops further SYNs on loopback and connecting hangs, as with an unreachable host.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
+    let listener = socket.listen(1).unwrap();
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        match tokio::time::timeout(Duration::from_millis(200), s.connect(addr)).await {
+            Ok(Ok(stream)) => fillers.push(stream),
+            _ => break, // the queue is full
+        }
+    }
+    let mut r = request(ProviderKind::OpenAi, &format!("http://{addr}"), true);
+    r.timeouts.connect_secs = 0.3;
+    r.timeouts.idle_secs = 30.0;
+    let events = run(r).await;
+    let e = last_error(&events);
+    assert_eq!(e.category.as_deref(), Some("provider_unavailable"), "{e:?}");
+    assert!(e.message.contains("cannot connect"), "{}", e.message);
+    assert!(e.message.contains("timed out"), "{}", e.message);
+    drop((listener, fillers));
 }

@@ -2,4 +2,3 @@
 
 pub mod parse;
 pub mod run;
-pub mod serve_demo;

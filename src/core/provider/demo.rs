@@ -1,42 +1,44 @@
-//! The built-in demo model as a provider: served on a loopback port with the OpenAI wire for
-//! the length of a run, and talked to with the OpenAI adapter like any compatible server.
+//! The built-in demo model as a provider: served on a free loopback port with the OpenAI wire
+//! for the length of one run, and talked to with the OpenAI adapter like any compatible server.
+//! (With a base URL, a run talks to an already running `toolscope serve-demo` instead.)
 //!
-//! INTEGRATION(demo): the model itself lives in `crate::core::demo` (another branch). Wire it in
-//! [`DemoServer::start`] and [`DemoServer::serve`]: start its in-process server on `addr`, keep
-//! its handle in the struct so that dropping the `DemoServer` stops it.
-
-use std::net::SocketAddr;
+//! INTEGRATION(demo): the model lives in `crate::core::demo` (branch `demo`), whose
+//! `serve(addr, DemoOptions) -> io::Result<DemoServer>` starts it in-process. Once it is on main,
+//! replace the body of [`LocalDemo::start`] with:
+//!
+//! ```ignore
+//! let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+//! let server = crate::core::demo::serve(addr, crate::core::demo::DemoOptions::default())
+//!     .await
+//!     .map_err(|e| ProviderError::new(
+//!         ErrorCategory::ProviderUnavailable,
+//!         format!("cannot start the demo model: {e}"),
+//!     ))?;
+//! Ok(LocalDemo { base_url: server.base_url(), _server: server })
+//! ```
+//!
+//! and add the field `_server: crate::core::demo::DemoServer` (dropping it stops the server).
 
 use crate::core::error::{ErrorCategory, ProviderError};
 
-/// A running demo server. Dropping it stops the server.
+/// A demo server started for one run; dropping it stops the server.
 #[derive(Debug)]
-pub struct DemoServer {
-    addr: SocketAddr,
+pub(crate) struct LocalDemo {
+    base_url: String,
 }
 
-impl DemoServer {
+impl LocalDemo {
     /// Starts the demo model on a free loopback port.
-    pub async fn start() -> Result<DemoServer, ProviderError> {
-        Self::serve(SocketAddr::from(([127, 0, 0, 1], 0))).await
-    }
-
-    /// Starts the demo model on `addr` (port 0 picks a free one).
-    pub async fn serve(addr: SocketAddr) -> Result<DemoServer, ProviderError> {
-        // INTEGRATION(demo): `let (addr, handle) = crate::core::demo::serve(addr, options).await?;`
-        let _ = addr;
+    pub(crate) async fn start() -> Result<LocalDemo, ProviderError> {
+        // INTEGRATION(demo): see the module documentation.
         Err(ProviderError::new(
             ErrorCategory::ProviderUnavailable,
             "the demo model is not built into this version of toolscope yet",
         ))
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// The OpenAI base URL of the server, e.g. `http://127.0.0.1:4321/v1`.
-    pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+    pub(crate) fn base_url(&self) -> String {
+        self.base_url.clone()
     }
 }

@@ -10,8 +10,7 @@
 //! emulated the same way even without a protocol. The [`Plan`] is shared by the request builder
 //! and the decoder so that they cannot disagree.
 
-use serde_json::{Map, Value, json};
-
+use crate::core::emulate::{ResponseFormat, response_format};
 use crate::core::part::ToolCall;
 use crate::core::protocol::{Protocol, answer_parser};
 use crate::core::tool::{ToolChoice, ToolSet};
@@ -25,16 +24,6 @@ pub(crate) enum Output {
     Text,
     Protocol(Protocol),
     JsonAnswer,
-}
-
-/// A JSON-schema response format that makes the model answer `{name, arguments}`.
-// INTEGRATION(emulate): `crate::core::emulate::response_format` (another helper's work) replaces
-// `interim_response_format` below; this struct then becomes theirs.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ResponseFormat {
-    pub name: String,
-    pub description: Option<String>,
-    pub schema: Value,
 }
 
 /// The request as the wire will carry it.
@@ -101,7 +90,7 @@ impl Plan {
         {
             system.push(json_answer_rule(choice, req.provider));
             if req.provider != ProviderKind::Anthropic {
-                plan.response_format = interim_response_format(choice, &req.tools);
+                plan.response_format = response_format(choice, &req.tools);
             }
         }
         plan.system = (!system.is_empty()).then(|| system.join("\n\n"));
@@ -237,60 +226,11 @@ fn json_answer_rule(choice: &ToolChoice, provider: ProviderKind) -> String {
     )
 }
 
-/// The response-format schema for `tool X` (`name` is X) and `required` (an `if/then/else`
-/// chain picking the arguments schema by name).
-// INTEGRATION(emulate): replace with `crate::core::emulate::response_format(choice, tools)`.
-pub(crate) fn interim_response_format(
-    choice: &ToolChoice,
-    tools: &ToolSet,
-) -> Option<ResponseFormat> {
-    match choice {
-        ToolChoice::Tool(name) => {
-            let tool = tools.get(name)?;
-            Some(ResponseFormat {
-                name: name.clone(),
-                description: Some(tool.def.description.clone()).filter(|d| !d.is_empty()),
-                schema: json!({
-                    "type": "object",
-                    "properties": {"name": {"const": name}, "arguments": tool.schema()},
-                    "required": ["name", "arguments"],
-                }),
-            })
-        }
-        ToolChoice::Required => {
-            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            let mut chain = json!({});
-            for t in tools.iter().collect::<Vec<_>>().into_iter().rev() {
-                chain = json!({
-                    "if": {"properties": {"name": {"const": t.name()}}},
-                    "then": {"properties": {"arguments": t.schema()}},
-                    "else": chain,
-                });
-            }
-            let mut schema = Map::new();
-            schema.insert("type".into(), json!("object"));
-            schema.insert(
-                "properties".into(),
-                json!({"name": {"enum": names}, "arguments": {"type": "object"}}),
-            );
-            schema.insert("required".into(), json!(["name", "arguments"]));
-            if let Value::Object(c) = chain {
-                schema.extend(c);
-            }
-            Some(ResponseFormat {
-                name: "tool_call".into(),
-                description: None,
-                schema: Value::Object(schema),
-            })
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::tool::ToolDef;
+    use serde_json::json;
 
     fn tools() -> ToolSet {
         ToolSet::new(vec![
@@ -332,22 +272,5 @@ mod tests {
         let p = Plan::of(&r);
         assert!(p.native_tools);
         assert_eq!(p.native_choice, Some(ToolChoice::None));
-    }
-
-    #[test]
-    fn required_schema_chains_over_every_tool() {
-        let rf = interim_response_format(&ToolChoice::Required, &tools()).unwrap();
-        assert_eq!(
-            rf.schema["if"]["properties"]["name"]["const"],
-            "get_weather"
-        );
-        assert_eq!(
-            rf.schema["else"]["if"]["properties"]["name"]["const"],
-            "get_time"
-        );
-        assert_eq!(
-            rf.schema["properties"]["name"]["enum"],
-            json!(["get_weather", "get_time"])
-        );
     }
 }

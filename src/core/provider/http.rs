@@ -256,6 +256,10 @@ pub(crate) fn transport_error(e: &reqwest::Error, url: &str) -> ProviderError {
         cause = s.to_string();
         src = s.source();
     }
+    // A connect timeout surfaces as a bare "deadline has elapsed"; say what it was.
+    if e.is_connect() && (e.is_timeout() || cause.contains("deadline has elapsed")) {
+        cause = "timed out (connect timeout)".to_string();
+    }
     let message = if cause.is_empty() {
         what
     } else {

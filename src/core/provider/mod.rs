@@ -41,13 +41,13 @@ use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::part::{Part, PartId};
 use crate::core::protocol::Span;
 
-pub use demo::DemoServer;
 pub use request::{
     ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Keys, Message, ProviderKind, Request,
     Sampling, Secret, Timeouts,
 };
 
 use assemble::{Assembler, Delta};
+use demo::LocalDemo;
 use emulation::Plan;
 use ndjson::NdjsonDecoder;
 use sse::{SseDecoder, SseEvent};
@@ -356,7 +356,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     // The demo model is served for the length of this run; `_demo` keeps it up. With a base
     // URL, the run talks to a demo server already running (`toolscope serve-demo`).
     let (base, _demo) = match request.provider {
-        ProviderKind::Demo if request.base_url.is_none() => match DemoServer::start().await {
+        ProviderKind::Demo if request.base_url.is_none() => match LocalDemo::start().await {
             Ok(server) => (server.base_url(), Some(server)),
             Err(e) => {
                 sink.send(decoder.fail(e)).await;

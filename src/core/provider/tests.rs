@@ -313,7 +313,7 @@ fn emulated_forced_choices_add_a_response_format() {
     };
     let o = with(ProviderKind::OpenAi);
     assert_eq!(o["response_format"]["type"], "json_schema");
-    assert_eq!(o["response_format"]["json_schema"]["name"], "get_weather");
+    assert_eq!(o["response_format"]["json_schema"]["name"], "tool_call");
     assert_eq!(
         o["response_format"]["json_schema"]["schema"]["properties"]["name"]["const"],
         "get_weather"
