@@ -1,4 +1,61 @@
-//! The headless subcommands, one file each.
+//! The headless subcommands, one file each, and what they share: JSONL output on stdout that
+//! stops quietly when the reader goes away, and the one-line usage error (exit 2).
+
+use std::io::{self, BufWriter, Stdout, Write};
 
 pub mod parse;
 pub mod run;
+
+/// Prints a one-line error for bad usage or a bad input file and gives exit status 2.
+pub fn fail_usage(message: &str) -> u8 {
+    let line = message.replace('\n', " ");
+    eprintln!("toolscope: {line}");
+    2
+}
+
+/// JSONL on stdout. A closed pipe (`| head`) ends the output without an error.
+pub struct Output {
+    out: BufWriter<Stdout>,
+    broken: bool,
+}
+
+impl Output {
+    pub fn stdout() -> Self {
+        Output {
+            out: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            broken: false,
+        }
+    }
+
+    pub fn line(&mut self, line: &str) {
+        if self.broken {
+            return;
+        }
+        if writeln!(self.out, "{line}").is_err() {
+            self.broken = true;
+        }
+    }
+
+    pub fn part(&mut self, part: &toolscope::core::part::Part) {
+        if self.broken {
+            return;
+        }
+        let ok =
+            serde_json::to_writer(&mut self.out, part).is_ok() && self.out.write_all(b"\n").is_ok();
+        if !ok {
+            self.broken = true;
+        }
+    }
+
+    pub fn flush(&mut self) {
+        if !self.broken && self.out.flush().is_err() {
+            self.broken = true;
+        }
+    }
+
+    /// Flushes and gives exit status 0.
+    pub fn close(mut self) -> u8 {
+        self.flush();
+        0
+    }
+}

@@ -1,8 +1,17 @@
-//! `toolscope parse`: run a protocol's parser over a file or stdin and print the parts.
+//! `toolscope parse`: run a protocol's parser over a file or stdin and print the parts as JSONL,
+//! or with `--stats` one line of figures about the parse.
 
+use std::io::{self, Read};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use clap::Args;
+use serde_json::json;
+use toolscope::core::part::{FinishReason, Part};
+use toolscope::core::protocol::Protocol;
+use toolscope::core::tool::ToolSet;
+
+use super::{Output, fail_usage};
 
 #[derive(Args, Debug)]
 pub struct ParseArgs {
@@ -12,20 +21,164 @@ pub struct ParseArgs {
     /// The tools file (a JSON array of {name, description, parameters}).
     #[arg(long)]
     pub tools: Option<PathBuf>,
-    /// Parse as a stream instead of as one whole text.
+    /// Parse as a stream: print the incremental parts. Without --chunk-size, the input is parsed
+    /// as it arrives (so `model | toolscope parse --stream` parses live).
     #[arg(long)]
     pub stream: bool,
     /// With --stream: bytes per chunk (chunks may split UTF-8 sequences).
     #[arg(long, requires = "stream", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk_size: Option<u64>,
-    /// Print one JSON line of statistics instead of the parts.
+    /// Print one JSON line {bytes, chunks, parts, toolCalls, elapsedMs} instead of the parts;
+    /// elapsedMs covers the parsing alone.
     #[arg(long)]
     pub stats: bool,
+    /// hermes only: the delimiter that opens a call (default <tool_call>).
+    #[arg(long, value_name = "TEXT")]
+    pub call_start: Option<String>,
+    /// hermes only: the delimiter that closes a call (default </tool_call>).
+    #[arg(long, value_name = "TEXT")]
+    pub call_end: Option<String>,
     /// The model output to parse; `-` or nothing for stdin.
     pub file: Option<PathBuf>,
 }
 
-pub fn run(_args: ParseArgs) -> u8 {
-    eprintln!("toolscope parse: not built yet");
-    2
+fn protocol(args: &ParseArgs) -> Result<Protocol, String> {
+    let mut p = Protocol::from_name(&args.protocol)?;
+    if args.call_start.is_some() || args.call_end.is_some() {
+        let Protocol::Hermes(d) = &mut p else {
+            return Err("--call-start and --call-end apply to the hermes protocol only".into());
+        };
+        if let Some(s) = &args.call_start {
+            d.call_start = s.clone();
+        }
+        if let Some(e) = &args.call_end {
+            d.call_end = e.clone();
+        }
+        if d.call_start.is_empty() || d.call_end.is_empty() {
+            return Err("the call delimiters cannot be empty".into());
+        }
+    }
+    Ok(p)
+}
+
+/// The input source: a file or stdin.
+fn open_input(file: &Option<PathBuf>) -> Result<(Box<dyn Read>, String), String> {
+    match file {
+        None => Ok((Box::new(io::stdin()), "stdin".into())),
+        Some(p) if p.as_os_str() == "-" => Ok((Box::new(io::stdin()), "stdin".into())),
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| format!("{}: {}", p.display(), e))?;
+            if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                return Err(format!("{}: is a directory", p.display()));
+            }
+            Ok((Box::new(f), p.display().to_string()))
+        }
+    }
+}
+
+pub fn run(args: ParseArgs) -> u8 {
+    let protocol = match protocol(&args) {
+        Ok(p) => p,
+        Err(e) => return fail_usage(&e),
+    };
+    let tools = match &args.tools {
+        Some(path) => match ToolSet::load(path) {
+            Ok(t) => t,
+            Err(e) => return fail_usage(&e),
+        },
+        None => ToolSet::empty(),
+    };
+    let (mut input, name) = match open_input(&args.file) {
+        Ok(i) => i,
+        Err(e) => return fail_usage(&e),
+    };
+    let mut out = Output::stdout();
+
+    // Live streaming: parse each read as it arrives.
+    if args.stream && args.chunk_size.is_none() && !args.stats {
+        let mut parser = protocol.stream_parser(&tools);
+        let mut parts = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return fail_usage(&format!("{name}: {e}")),
+            };
+            parser.push(&buf[..n], &mut parts);
+            for p in parts.drain(..) {
+                out.part(&p);
+            }
+            out.flush();
+        }
+        parser.finish(&mut parts);
+        let calls = parser.call_count();
+        for p in parts.drain(..) {
+            out.part(&p);
+        }
+        out.part(&finish_part(calls));
+        return out.close();
+    }
+
+    let mut bytes = Vec::new();
+    if let Err(e) = input.read_to_end(&mut bytes) {
+        return fail_usage(&format!("{name}: {e}"));
+    }
+    let chunk = if args.stream {
+        args.chunk_size.map_or(bytes.len(), |c| c as usize).max(1)
+    } else {
+        bytes.len().max(1)
+    };
+
+    let started = Instant::now();
+    let (parts, chunks, calls) = if args.stream {
+        let mut parser = protocol.stream_parser(&tools);
+        let mut parts = Vec::new();
+        let mut chunks = 0;
+        for piece in bytes.chunks(chunk) {
+            parser.push(piece, &mut parts);
+            chunks += 1;
+        }
+        parser.finish(&mut parts);
+        let calls = parser.call_count();
+        parts.push(finish_part(calls));
+        (parts, chunks, calls)
+    } else {
+        let parsed = protocol.parse_generated(&tools, &bytes);
+        let calls = parsed
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::ToolCall(_)))
+            .count();
+        (parsed.parts, 1, calls)
+    };
+    let elapsed = started.elapsed();
+
+    if args.stats {
+        let line = json!({
+            "bytes": bytes.len(),
+            "chunks": chunks,
+            "parts": parts.len(),
+            "toolCalls": calls,
+            "elapsedMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+        });
+        out.line(&line.to_string());
+    } else {
+        for p in &parts {
+            out.part(p);
+        }
+    }
+    out.close()
+}
+
+fn finish_part(calls: usize) -> Part {
+    Part::Finish {
+        finish_reason: if calls > 0 {
+            FinishReason::ToolCalls
+        } else {
+            FinishReason::Stop
+        },
+        usage: None,
+    }
 }

@@ -118,10 +118,7 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
 pub fn run(args: RunArgs) -> u8 {
     let request = match request_of(&args) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("toolscope run: {e}");
-            return 2;
-        }
+        Err(e) => return super::fail_usage(&format!("run: {e}")),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

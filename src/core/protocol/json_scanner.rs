@@ -509,11 +509,11 @@ impl JsonScanner {
                     self.give_back(call, em);
                     return Flow::At(at);
                 }
-                let why = call
-                    .env
-                    .refusal()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| error.to_string());
+                // The lexer counts from the start of the body; report offsets in the output.
+                let at_output = call.start + call.body_start + error.offset;
+                let why = call.env.refusal().map(str::to_string).unwrap_or_else(|| {
+                    format!("{} at byte {at_output} of the output", error.message)
+                });
                 self.broken(call, text, at, base, why, em)
             }
         }

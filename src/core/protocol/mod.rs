@@ -373,3 +373,161 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::part::Collapsed;
+    use crate::core::tool::ToolDef;
+    use serde_json::json;
+
+    fn tools() -> ToolSet {
+        ToolSet::new(vec![
+            ToolDef::new(
+                "write_file",
+                "Write a file",
+                json!({"type":"object","properties":{
+                    "path":{"type":"string"},
+                    "content":{"type":"string"},
+                    "mode":{"type":"integer"},
+                    "append":{"type":"boolean"},
+                    "tags":{"type":"array","items":{"type":"string"}},
+                    "meta":{"type":"object","properties":{"owner":{"type":"string"},"size":{"type":"number"}}}
+                }}),
+            ),
+            ToolDef::new("get_location", "", json!({"type":"object","properties":{}})),
+        ])
+        .unwrap()
+    }
+
+    fn whole(parser: StreamParser, text: &str) -> Collapsed {
+        Collapsed::of(&parser.parse_whole(text.as_bytes()).parts)
+    }
+
+    #[test]
+    fn every_protocol_reads_back_the_calls_it_writes() {
+        let inputs = [
+            json!({"path":"/tmp/a.txt","content":"plain"}),
+            json!({"path":"/x","content":"<b>bold</b> & \"quotes\" 'single'\nline two\n  indented","mode":644,"append":true}),
+            json!({"path":"/y","content":"a </tool_call> b </parameter> c </content> d ```","tags":["one","two"]}),
+            json!({"path":"/z","content":"é😀 unicode","meta":{"owner":"me","size":1.5}}),
+            json!({}),
+        ];
+        // qwen3-coder has no escaping: a value cannot hold its own `</parameter>` or
+        // `</tool_call>`, so that protocol gets the same value without them.
+        let qwen_safe =
+            json!({"path":"/y","content":"a </toolbox> b </content> c ```","tags":["one","two"]});
+        for p in Protocol::all() {
+            for input in &inputs {
+                let input = if p == Protocol::Qwen3Coder
+                    && input["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("</parameter>"))
+                {
+                    &qwen_safe
+                } else {
+                    input
+                };
+                let text = format!("Before.\n{}\nAfter.", p.format_call("write_file", input));
+                let got = whole(p.stream_parser(&tools()), &text);
+                assert_eq!(
+                    got.calls,
+                    vec![("write_file".to_string(), input.clone())],
+                    "{}: {text}",
+                    p.name()
+                );
+                assert!(got.errors.is_empty(), "{}: {:?}", p.name(), got.errors);
+                assert!(
+                    got.text.starts_with("Before.") && got.text.ends_with("After."),
+                    "{}: {:?}",
+                    p.name(),
+                    got.text
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn results_render_per_protocol() {
+        let h = Protocol::from_name("hermes").unwrap();
+        assert_eq!(
+            h.format_result("get_weather", "{\"temp\": 21}"),
+            "<tool_response>\n{\"name\": \"get_weather\", \"content\": {\"temp\":21}}\n</tool_response>"
+        );
+        assert!(
+            Protocol::Gemma
+                .format_result("x", "ok")
+                .starts_with("```tool_response\n")
+        );
+        assert!(
+            Protocol::MorphXml
+                .format_result("x", "ok")
+                .contains("<tool_response name=\"x\">")
+        );
+        assert!(
+            Protocol::Qwen3Coder
+                .format_result("x", "ok")
+                .contains("<tool_response>\nok\n")
+        );
+    }
+
+    #[test]
+    fn the_tool_choice_answer_becomes_one_call() {
+        let cases = [
+            (
+                r#"{"name": "write_file", "arguments": {"path": "/a", "mode": "7"}}"#,
+                Some(json!({"path":"/a","mode":7})),
+                vec![],
+            ),
+            (
+                r#"{name: 'get_location', arguments: {},}"#,
+                Some(json!({})),
+                vec![],
+            ),
+            (
+                "```json\n{\"name\":\"get_location\",\"arguments\":{}}\n```",
+                Some(json!({})),
+                vec![],
+            ),
+            (
+                r#"{"name": "nope", "arguments": {"x": 1}}"#,
+                Some(json!({"x":1})),
+                vec!["unknown-tool"],
+            ),
+            (
+                r#"{"name": "write_file", "arguments": {"path": "#,
+                None,
+                vec!["unfinished-tool-call"],
+            ),
+            (
+                r#"{"tool": "write_file"}"#,
+                None,
+                vec!["malformed-tool-call"],
+            ),
+            ("I cannot call a tool.", None, vec![]),
+        ];
+        for (text, want, errors) in cases {
+            let got = whole(answer_parser(&tools()), text);
+            assert_eq!(got.calls.first().map(|c| c.1.clone()), want, "{text}");
+            assert_eq!(got.errors, errors, "{text}");
+            if want.is_none() {
+                // A bad answer keeps its text.
+                assert_eq!(got.text, text);
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_reported_once() {
+        let p = Protocol::from_name("hermes").unwrap();
+        let parsed = p.parse_generated(
+            &tools(),
+            b"a\xff b \xfe<tool_call>{\"name\":\"get_location\"}</tool_call>",
+        );
+        let c = Collapsed::of(&parsed.parts);
+        assert_eq!(c.text, "a\u{fffd} b \u{fffd}");
+        assert_eq!(c.errors, ["invalid-utf8"]);
+        assert_eq!(c.calls.len(), 1);
+        assert_eq!(parsed.spans.len(), 1);
+    }
+}
