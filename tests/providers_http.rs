@@ -677,3 +677,40 @@ async fn a_connection_that_never_completes_hits_the_connect_timeout() {
     assert!(e.message.contains("timed out"), "{}", e.message);
     drop((listener, fillers));
 }
+
+/// `--provider demo` starts the built-in model in-process and talks to it over loopback.
+// INTEGRATION(demo): remove the `ignore` once `LocalDemo::start` serves `crate::core::demo`.
+#[tokio::test]
+#[ignore = "needs the demo model wired in src/core/provider/demo.rs (INTEGRATION(demo))"]
+async fn the_demo_provider_runs_in_process_in_every_mode() {
+    use toolscope::core::protocol::Protocol;
+    for protocol in [None, Some("hermes"), Some("morph-xml")] {
+        for choice in [
+            ToolChoice::Auto,
+            ToolChoice::Required,
+            ToolChoice::None,
+            ToolChoice::Tool("get_weather".into()),
+        ] {
+            for stream in [true, false] {
+                let mut r = Request::new(ProviderKind::Demo, "demo");
+                r.messages = vec![Message::user("What's the weather in Paris?")];
+                r.tools = tools();
+                r.tool_choice = Some(choice.clone());
+                r.protocol = protocol.map(|p| Protocol::from_name(p).unwrap());
+                r.stream = stream;
+                let events = run(r).await;
+                let p = parts(&events);
+                let c = Collapsed::of(&p);
+                let case = format!("{protocol:?} {choice:?} stream={stream}: {p:?}");
+                if choice == ToolChoice::None {
+                    assert!(c.calls.is_empty() && !c.text.is_empty(), "{case}");
+                    assert_eq!(finish(&events), FinishReason::Stop, "{case}");
+                } else {
+                    assert_eq!(c.calls.len(), 1, "{case}");
+                    assert_eq!(c.calls[0].0, "get_weather", "{case}");
+                    assert_eq!(finish(&events), FinishReason::ToolCalls, "{case}");
+                }
+            }
+        }
+    }
+}

@@ -22,7 +22,6 @@
 use crate::core::error::{ErrorCategory, ProviderError};
 
 /// A demo server started for one run; dropping it stops the server.
-#[derive(Debug)]
 pub(crate) struct LocalDemo {
     base_url: String,
 }
