@@ -714,3 +714,26 @@ async fn the_demo_provider_runs_in_process_in_every_mode() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_true_is_read_whole() {
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ] {
+        let (_, whole) = answers(provider);
+        let server = MockServer::start(vec![whole]).await;
+        let events = run(request(provider, &server.url(), true)).await;
+        let p = parts(&events);
+        let c = Collapsed::of(&p);
+        assert_eq!(c.text, "Checking now.", "{provider}: {p:?}");
+        assert_eq!(c.calls.len(), 1, "{provider}");
+        assert_eq!(finish(&events), FinishReason::ToolCalls, "{provider}");
+        let raws = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Raw(_)))
+            .count();
+        assert_eq!(raws, 1, "{provider}: the body is one raw event");
+    }
+}

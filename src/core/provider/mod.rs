@@ -419,7 +419,19 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     };
 
     let status = response.status();
-    let mut framer = if status.is_success() {
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    // A server that ignores `stream: true` answers with one JSON body instead of SSE; it is
+    // read whole (and the decoders recognise a whole body among stream events, so a replay of
+    // it decodes the same).
+    let whole_json = request.stream
+        && request.provider.streams_sse()
+        && content_type.starts_with("application/json");
+    let mut framer = if status.is_success() && !whole_json {
         WireFramer::new(&request)
     } else {
         // An error body is read whole, whatever the request asked.
