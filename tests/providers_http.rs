@@ -737,3 +737,39 @@ async fn a_server_that_ignores_stream_true_is_read_whole() {
         assert_eq!(raws, 1, "{provider}: the body is one raw event");
     }
 }
+
+#[tokio::test]
+async fn replaying_the_raw_events_of_a_run_gives_its_parts() {
+    use toolscope::core::provider::Decoder;
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Ollama,
+    ] {
+        let (streamed, whole) = answers(provider);
+        let limited = Reply::json(429, &json!({"error":{"message":"slow down"}}))
+            .with_header("retry-after", "9");
+        let server = MockServer::start(vec![streamed, whole, limited]).await;
+        for stream in [true, false, true] {
+            let request = request(provider, &server.url(), stream);
+            let live = run(request.clone()).await;
+            // What a session replay does: the recorded raw events, through a fresh decoder.
+            let mut decoder = Decoder::new(&request);
+            let mut replayed = Vec::new();
+            for e in &live {
+                if let RunEvent::Raw(raw) = e {
+                    replayed.extend(decoder.push_raw(raw));
+                }
+            }
+            replayed.extend(decoder.finish());
+            let (mut a, b) = (parts(&live), parts(&replayed));
+            // The live error names the URL; the replay does not know it.
+            if let (Some(Part::Error(x)), Some(Part::Error(y))) = (a.last_mut(), b.last()) {
+                assert!(x.message.contains(&server.url()));
+                x.message = y.message.clone();
+            }
+            assert_eq!(a, b, "{provider} stream={stream}");
+        }
+    }
+}
