@@ -679,9 +679,7 @@ async fn a_connection_that_never_completes_hits_the_connect_timeout() {
 }
 
 /// `--provider demo` starts the built-in model in-process and talks to it over loopback.
-// INTEGRATION(demo): remove the `ignore` once `LocalDemo::start` serves `crate::core::demo`.
-#[tokio::test]
-#[ignore = "needs the demo model wired in src/core/provider/demo.rs (INTEGRATION(demo))"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_provider_runs_in_process_in_every_mode() {
     use toolscope::core::protocol::Protocol;
     for protocol in [None, Some("hermes"), Some("morph-xml")] {

@@ -93,7 +93,7 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
     let provider: ProviderKind = args.provider.into();
     let model = match (&args.model, provider) {
         (Some(m), _) => m.clone(),
-        (None, ProviderKind::Demo) => "demo".to_string(),
+        (None, ProviderKind::Demo) => toolscope::core::demo::DEFAULT_MODEL.to_string(),
         (None, _) => return Err(format!("--model is required for {provider}")),
     };
     let mut r = Request::new(provider, model);

@@ -5,6 +5,7 @@
 //! terminal UI are both thin clients of it.
 
 pub mod coerce;
+pub mod demo;
 pub mod emulate;
 pub mod error;
 pub mod json;
