@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod journal;
 mod record;
 mod replay;
 
