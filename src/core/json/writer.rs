@@ -58,7 +58,8 @@ struct Hold {
 pub struct ArgsWriter {
     tool: Option<Arc<Tool>>,
     root: Option<Arc<Value>>,
-    out: Vec<u8>,
+    /// The canonical JSON written so far (always valid UTF-8: only whole strings go in).
+    out: String,
     taken: usize,
     frames: Vec<Frame>,
     path: Vec<Seg>,
@@ -76,7 +77,7 @@ impl ArgsWriter {
         ArgsWriter {
             tool,
             root,
-            out: Vec::new(),
+            out: String::new(),
             taken: 0,
             frames: Vec::new(),
             path: Vec::new(),
@@ -111,7 +112,7 @@ impl ArgsWriter {
         if self.out.len() == self.taken {
             return None;
         }
-        let delta = String::from_utf8_lossy(&self.out[self.taken..]).into_owned();
+        let delta = self.out[self.taken..].to_string();
         self.taken = self.out.len();
         Some(delta)
     }
@@ -121,7 +122,7 @@ impl ArgsWriter {
         if !self.done {
             return Err("the arguments are incomplete".into());
         }
-        let input: Value = serde_json::from_slice(&self.out)
+        let input: Value = serde_json::from_str(&self.out)
             .map_err(|e| format!("the arguments cannot be represented: {e}"))?;
         if !input.is_object() {
             return Err(format!(
@@ -156,7 +157,7 @@ impl ArgsWriter {
     fn enter_value(&mut self) {
         if let Some(Frame::Array { first, next, .. }) = self.frames.last_mut() {
             if !*first {
-                self.out.push(b',');
+                self.out.push(',');
             }
             *first = false;
             self.path.push(Seg::Index(*next));
@@ -203,7 +204,7 @@ impl ArgsWriter {
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
         if self.verbatim() {
-            let _ = serde_json::to_writer(&mut self.out, &value);
+            write_value(&mut self.out, &value);
             self.value_end();
             return;
         }
@@ -214,7 +215,7 @@ impl ArgsWriter {
         });
         self.coercions.append(&mut records);
         // Serialising a Value into memory cannot fail.
-        let _ = serde_json::to_writer(&mut self.out, &value);
+        write_value(&mut self.out, &value);
         self.value_end();
     }
 
@@ -271,7 +272,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(schema) => {
-                self.out.push(b'{');
+                self.out.push('{');
                 self.frames.push(Frame::Object {
                     schema: (!self.verbatim()).then_some(schema),
                     first: true,
@@ -293,7 +294,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_object(), -1);
         }
         self.frames.pop();
-        self.out.push(b'}');
+        self.out.push('}');
         self.value_end();
         Ok(())
     }
@@ -314,7 +315,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(items) => {
-                self.out.push(b'[');
+                self.out.push('[');
                 self.frames.push(Frame::Array {
                     items,
                     first: true,
@@ -337,7 +338,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_array(), -1);
         }
         self.frames.pop();
-        self.out.push(b']');
+        self.out.push(']');
         self.value_end();
         Ok(())
     }
@@ -348,11 +349,11 @@ impl JsonSink for ArgsWriter {
         }
         if let Some(Frame::Object { first, .. }) = self.frames.last_mut() {
             if !*first {
-                self.out.push(b',');
+                self.out.push(',');
             }
             *first = false;
             write_json_string(&mut self.out, key);
-            self.out.push(b':');
+            self.out.push(':');
             self.path.push(Seg::Key(key.to_string()));
         }
         Ok(())
@@ -366,7 +367,7 @@ impl JsonSink for ArgsWriter {
         if self.verbatim()
             || self.with_position_schema(|s, root| s.is_some_and(|s| is_plain_string(s, root)))
         {
-            self.out.push(b'"');
+            self.out.push('"');
             self.string_open = true;
             Ok(())
         } else {
@@ -388,7 +389,7 @@ impl JsonSink for ArgsWriter {
     fn end_string(&mut self) -> Result<(), String> {
         if self.string_open {
             self.string_open = false;
-            self.out.push(b'"');
+            self.out.push('"');
             self.value_end();
             Ok(())
         } else {
@@ -410,46 +411,79 @@ impl JsonSink for ArgsWriter {
     }
 }
 
-/// Writes `s` as a JSON string literal, quotes included.
-pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    write_escaped(out, s);
-    out.push(b'"');
+/// Writes a whole value as compact JSON.
+fn write_value(out: &mut String, value: &Value) {
+    // Serialising a Value into memory cannot fail, and serde_json writes valid UTF-8.
+    if let Ok(text) = serde_json::to_string(value) {
+        out.push_str(&text);
+    }
 }
 
-/// Writes the JSON-escaped content of a string (no quotes), as serde_json does.
-pub fn write_escaped(out: &mut Vec<u8>, s: &str) {
+/// Writes `s` as a JSON string literal, quotes included.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    write_escaped(out, s);
+    out.push('"');
+}
+
+/// True when one of the eight bytes of `w` must be escaped in a JSON string: a control
+/// character (below 0x20), `"` or `\`.
+#[inline]
+fn needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * b'"' as u64);
+    let quote = q.wrapping_sub(ONES) & !q;
+    let b = w ^ (ONES * b'\\' as u64);
+    let backslash = b.wrapping_sub(ONES) & !b;
+    (below_space | quote | backslash) & HIGHS != 0
+}
+
+/// Writes the JSON-escaped content of a string (no quotes), as serde_json does. Runs without
+/// anything to escape are found eight bytes at a time and copied whole.
+pub fn write_escaped(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ]);
-        } else {
-            out.extend_from_slice(short);
+    let mut i = 0;
+    while i < bytes.len() {
+        if i + 8 <= bytes.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[i..i + 8]);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
         }
-        start = i + 1;
+        let b = bytes[i];
+        let short: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // The bytes before an ASCII byte end on a character boundary.
+        out.push_str(&s[start..i]);
+        if short.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(short);
+        }
+        i += 1;
+        start = i;
     }
-    out.extend_from_slice(&bytes[start..]);
+    out.push_str(&s[start..]);
 }
 
 #[cfg(test)]
@@ -458,20 +492,33 @@ mod tests {
 
     #[test]
     fn escaping_matches_serde_json() {
-        for s in [
+        let long = "a long run of plain text, then \" and \\ and \u{1} and ü, then more plain text";
+        let cases = [
             "plain",
             "q\"b\\s",
             "nl\n\r\t",
             "\u{1}\u{1f}\u{8}\u{c}",
             "ünï\u{7f}😀",
             "",
-        ] {
-            let mut out = Vec::new();
+            long,
+            "12345678\"",
+            "1234567\u{1f}",
+            "\u{80}\u{ff}ÿÿÿÿÿÿÿÿ",
+            "        \\",
+        ];
+        for s in cases {
+            let mut out = String::new();
             write_json_string(&mut out, s);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                serde_json::to_string(s).unwrap()
-            );
+            assert_eq!(out, serde_json::to_string(s).unwrap(), "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaping_matches_serde_json_on_any_string(s in "\\PC*|[\"\\\\\u{0}-\u{1f} a-z]*") {
+            let mut out = String::new();
+            write_json_string(&mut out, &s);
+            proptest::prop_assert_eq!(out, serde_json::to_string(&s).unwrap());
         }
     }
 }

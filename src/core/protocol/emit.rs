@@ -83,16 +83,17 @@ impl Emitter {
         id
     }
 
-    /// A piece of the call's canonical input JSON.
-    pub fn input_delta(&mut self, id: &PartId, delta: &str) {
+    /// A piece of the call's canonical input JSON (taken as it is when it is the first of
+    /// this chunk, so a one-piece delta is never copied).
+    pub fn input_delta(&mut self, id: &PartId, delta: String) {
         if delta.is_empty() {
             return;
         }
         match &mut self.pending_input {
-            Some((pid, buf)) if pid == id => buf.push_str(delta),
+            Some((pid, buf)) if pid == id => buf.push_str(&delta),
             _ => {
                 self.flush_input();
-                self.pending_input = Some((id.clone(), delta.to_string()));
+                self.pending_input = Some((id.clone(), delta));
             }
         }
     }

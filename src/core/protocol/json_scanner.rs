@@ -21,6 +21,7 @@ use crate::core::part::{ErrorPart, PartId};
 use crate::core::protocol::SpanKind;
 use crate::core::protocol::emit::Emitter;
 use crate::core::protocol::envelope::{Envelope, Found};
+use crate::core::protocol::holdback::Holdback;
 use crate::core::tool::ToolSet;
 
 /// What the scanner looks for.
@@ -253,11 +254,8 @@ pub struct JsonScanner {
     end: Delim,
     fence_end: Delim,
     state: State,
-    /// Absolute offset of the next byte to arrive.
-    pos: usize,
-    /// Text held back because it may begin a delimiter; it starts at `hold_start`.
-    hold: String,
-    hold_start: usize,
+    /// Text held back because it may begin a delimiter, and the input offset.
+    held: Holdback,
     /// Nothing but whitespace since the last newline.
     line_blank: bool,
     /// Bytes before this offset have been read twice already and are not read again.
@@ -273,26 +271,15 @@ impl JsonScanner {
             tools,
             cfg,
             state: State::Text,
-            pos: 0,
-            hold: String::new(),
-            hold_start: 0,
+            held: Holdback::default(),
             line_blank: true,
             refeed_guard: 0,
         }
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        let owned;
-        let (text, base) = if self.hold.is_empty() {
-            (piece, self.pos)
-        } else {
-            let mut s = std::mem::take(&mut self.hold);
-            s.push_str(piece);
-            owned = s;
-            (owned.as_str(), self.hold_start)
-        };
-        self.pos += piece.len();
-        let mut next = self.run(text, base, em);
+        let (text, base) = self.held.join(piece);
+        let mut next = self.run(&text, base, em);
         while let Some((t, b)) = next {
             next = self.run(&t, b, em);
         }
@@ -313,12 +300,6 @@ impl JsonScanner {
             }
         }
         None
-    }
-
-    fn hold_rest(&mut self, text: &str, j: usize, base: usize) -> usize {
-        self.hold.push_str(&text[j..]);
-        self.hold_start = base + j;
-        text.len()
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -369,7 +350,7 @@ impl JsonScanner {
                         }
                         Match::Partial => {
                             em.text(&text[i..j]);
-                            return self.hold_rest(text, j, base);
+                            return self.held.hold(text, j, base);
                         }
                         Match::No => {}
                     }
@@ -389,7 +370,7 @@ impl JsonScanner {
                     }
                     Match::Partial => {
                         em.text(&text[i..j]);
-                        return self.hold_rest(text, j, base);
+                        return self.held.hold(text, j, base);
                     }
                     Match::No => {}
                 }
@@ -440,7 +421,7 @@ impl JsonScanner {
                     match result {
                         Ok(args) => {
                             if let Some(d) = delta {
-                                em.input_delta(&id, &d);
+                                em.input_delta(&id, d);
                             }
                             em.end_call(id.clone(), &name, args);
                             if !known {
@@ -464,7 +445,7 @@ impl JsonScanner {
         }
         if let Some(id) = &call.id {
             if let Some(d) = call.env.take_delta() {
-                em.input_delta(id, &d);
+                em.input_delta(id, d);
             }
         }
     }
@@ -590,7 +571,7 @@ impl JsonScanner {
             }
             Match::Partial => {
                 self.state = State::After(call);
-                self.hold_rest(text, k, base)
+                self.held.hold(text, k, base)
             }
             Match::No => {
                 self.close_without_delimiter(call, em);
@@ -636,7 +617,7 @@ impl JsonScanner {
                     Match::Partial => {
                         call.raw.push_str(&text[i..j]);
                         self.state = State::Skip(call);
-                        return self.hold_rest(text, j, base);
+                        return self.held.hold(text, j, base);
                     }
                     Match::No => {}
                 }
@@ -653,7 +634,7 @@ impl JsonScanner {
                         Match::Partial => {
                             call.raw.push_str(&text[i..j]);
                             self.state = State::Skip(call);
-                            return self.hold_rest(text, j, base);
+                            return self.held.hold(text, j, base);
                         }
                         Match::No => {}
                     }
@@ -697,7 +678,7 @@ impl JsonScanner {
     /// The input has ended.
     pub fn finish(&mut self, em: &mut Emitter) {
         loop {
-            let hold = std::mem::take(&mut self.hold);
+            let hold = self.held.take();
             match std::mem::replace(&mut self.state, State::Text) {
                 State::Text => {
                     em.text(&hold);
@@ -740,7 +721,7 @@ impl JsonScanner {
                             let abs = call.start + p;
                             if abs >= self.refeed_guard {
                                 let again = call.raw.split_off(p + len);
-                                self.refeed_guard = self.pos;
+                                self.refeed_guard = self.held.pos();
                                 let resume = call.start + call.raw.len();
                                 self.malformed(
                                     call,
@@ -749,7 +730,7 @@ impl JsonScanner {
                                     "the tool call is not valid JSON".into(),
                                     em,
                                 );
-                                self.pos = resume;
+                                self.held.rewind(resume);
                                 self.feed(&again, em);
                                 continue;
                             }

@@ -16,6 +16,7 @@ mod emit;
 mod envelope;
 mod gemma;
 mod hermes;
+mod holdback;
 mod json_scanner;
 mod morph_xml;
 mod prompt;

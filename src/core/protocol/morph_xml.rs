@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use super::holdback::{Holdback, Trimmed};
 use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
@@ -49,24 +50,7 @@ pub fn match_tool_open(text: &str, j: usize, tools: &ToolSet) -> ToolOpen {
             },
             None => ToolOpen::No,
         },
-        Tag::Incomplete => {
-            let rest = &text.as_bytes()[j + 1..];
-            let n = rest
-                .iter()
-                .position(|&b| !xml::is_name_byte(b))
-                .unwrap_or(rest.len());
-            let so_far = &text[j + 1..j + 1 + n];
-            let could_be = if n == rest.len() {
-                tools.iter().any(|t| t.name().starts_with(so_far))
-            } else {
-                tools.get(so_far).is_some()
-            };
-            if could_be {
-                ToolOpen::Partial
-            } else {
-                ToolOpen::No
-            }
-        }
+        Tag::Incomplete if xml::could_open_tool(text, j, tools) => ToolOpen::Partial,
         _ => ToolOpen::No,
     }
 }
@@ -86,10 +70,8 @@ struct Param {
     /// Open elements of the same name inside (they are content).
     depth: usize,
     in_cdata: bool,
-    /// Non-blank content seen (leading whitespace is trimmed).
-    started: bool,
-    /// Whitespace that is trimmed unless more content follows.
-    ws: String,
+    /// A string argument is trimmed at both ends.
+    trim: Trimmed,
 }
 
 struct Call {
@@ -120,9 +102,7 @@ enum State {
 pub struct MorphScanner {
     tools: ToolSet,
     state: State,
-    pos: usize,
-    hold: String,
-    hold_start: usize,
+    held: Holdback,
 }
 
 impl MorphScanner {
@@ -130,23 +110,13 @@ impl MorphScanner {
         MorphScanner {
             tools,
             state: State::Text,
-            pos: 0,
-            hold: String::new(),
-            hold_start: 0,
+            held: Holdback::default(),
         }
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        let owned;
-        let (text, base) = if self.hold.is_empty() {
-            (piece, self.pos)
-        } else {
-            let mut s = std::mem::take(&mut self.hold);
-            s.push_str(piece);
-            owned = s;
-            (owned.as_str(), self.hold_start)
-        };
-        self.pos += piece.len();
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -160,16 +130,10 @@ impl MorphScanner {
         if let State::InParam(call, _) | State::Between(call) = &mut self.state {
             if let Some(id) = &call.id {
                 if let Some(d) = call.writer.take_delta() {
-                    em.input_delta(id, &d);
+                    em.input_delta(id, d);
                 }
             }
         }
-    }
-
-    fn hold_rest(&mut self, text: &str, j: usize, base: usize) -> usize {
-        self.hold.push_str(&text[j..]);
-        self.hold_start = base + j;
-        text.len()
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -212,7 +176,7 @@ impl MorphScanner {
                 }
                 ToolOpen::Partial => {
                     em.text(&text[i..at]);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 ToolOpen::No => j = at + 1,
             }
@@ -253,7 +217,7 @@ impl MorphScanner {
             match parse_tag(text, k) {
                 Tag::Incomplete => {
                     self.state = park(call);
-                    return self.hold_rest(text, k, base);
+                    return self.held.hold(text, k, base);
                 }
                 Tag::Close { name, len } if name == call.name => {
                     call.raw.push_str(&text[k..k + len]);
@@ -349,8 +313,7 @@ impl MorphScanner {
             mode,
             depth: 0,
             in_cdata: false,
-            started: false,
-            ws: String::new(),
+            trim: Trimmed::default(),
         }
     }
 
@@ -400,7 +363,7 @@ impl MorphScanner {
                         }
                         self.state = State::InParam(call, p);
                         return if keep > 0 {
-                            self.hold_rest(text, cut.max(j), base)
+                            self.held.hold(text, cut.max(j), base)
                         } else {
                             text.len()
                         };
@@ -444,7 +407,7 @@ impl MorphScanner {
                     }
                     Entity::Incomplete => {
                         self.state = State::InParam(call, p);
-                        return self.hold_rest(text, at, base);
+                        return self.held.hold(text, at, base);
                     }
                     Entity::Text => {
                         call.raw.push('&');
@@ -457,7 +420,7 @@ impl MorphScanner {
             match parse_tag(text, at) {
                 Tag::Incomplete => {
                     self.state = State::InParam(call, p);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 Tag::Close { name, len } if name == p.name && p.depth == 0 => {
                     call.raw.push_str(&text[at..at + len]);
@@ -555,7 +518,7 @@ impl MorphScanner {
         call.last_param_end = end;
         if let Some(id) = &call.id {
             if let Some(d) = call.writer.take_delta() {
-                em.input_delta(id, &d);
+                em.input_delta(id, d);
             }
         }
         if close {
@@ -586,7 +549,7 @@ impl MorphScanner {
                 Tag::Incomplete => {
                     call.raw.push_str(&text[i..at]);
                     self.state = State::Skip(call);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 _ => j = at + 1,
             }
@@ -623,7 +586,7 @@ impl MorphScanner {
         }
         let _ = call.writer.end_object();
         if let Some(d) = call.writer.take_delta() {
-            em.input_delta(&id, &d);
+            em.input_delta(&id, d);
         }
         match std::mem::replace(&mut call.writer, ArgsWriter::new(None)).finish() {
             Ok(args) => {
@@ -656,7 +619,7 @@ impl MorphScanner {
     }
 
     pub fn finish(&mut self, em: &mut Emitter) {
-        let hold = std::mem::take(&mut self.hold);
+        let hold = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
             State::Open(mut call) => {
@@ -687,32 +650,14 @@ impl MorphScanner {
 
 /// Content of a string argument: trimmed at both ends, streamed or collected.
 fn content(call: &mut Call, p: &mut Param, s: &str) {
-    let mut s = s;
-    if !p.started {
-        s = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        if s.is_empty() {
-            return;
+    let Param { trim, mode, .. } = p;
+    trim.push(s, |piece| match mode {
+        ParamMode::Stream => {
+            let _ = call.writer.string_piece(piece);
         }
-        p.started = true;
-    }
-    let core = s.trim_end_matches(|c: char| c.is_ascii_whitespace());
-    if !core.is_empty() {
-        let ws = std::mem::take(&mut p.ws);
-        match &mut p.mode {
-            ParamMode::Stream => {
-                if !ws.is_empty() {
-                    let _ = call.writer.string_piece(&ws);
-                }
-                let _ = call.writer.string_piece(core);
-            }
-            ParamMode::Collect(buf) => {
-                buf.push_str(&ws);
-                buf.push_str(core);
-            }
-            ParamMode::Tree(_) => {}
-        }
-    }
-    p.ws.push_str(&s[core.len()..]);
+        ParamMode::Collect(buf) => buf.push_str(piece),
+        ParamMode::Tree(_) => {}
+    });
 }
 
 fn push_tree(p: &mut Param, s: &str) {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use super::holdback::{Holdback, Trimmed};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::schema::{SchemaType, is_plain_string, property_schema, schema_type};
@@ -147,8 +148,7 @@ enum Mode {
 struct Param {
     name: String,
     mode: Mode,
-    started: bool,
-    ws: String,
+    trim: Trimmed,
 }
 
 struct Func {
@@ -172,9 +172,7 @@ enum State {
 pub struct QwenScanner {
     tools: ToolSet,
     state: State,
-    pos: usize,
-    hold: String,
-    hold_start: usize,
+    held: Holdback,
 }
 
 impl QwenScanner {
@@ -182,23 +180,13 @@ impl QwenScanner {
         QwenScanner {
             tools,
             state: State::Text,
-            pos: 0,
-            hold: String::new(),
-            hold_start: 0,
+            held: Holdback::default(),
         }
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        let owned;
-        let (text, base) = if self.hold.is_empty() {
-            (piece, self.pos)
-        } else {
-            let mut s = std::mem::take(&mut self.hold);
-            s.push_str(piece);
-            owned = s;
-            (owned.as_str(), self.hold_start)
-        };
-        self.pos += piece.len();
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -210,15 +198,9 @@ impl QwenScanner {
         }
         if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state {
             if let Some(d) = f.writer.take_delta() {
-                em.input_delta(&f.id, &d);
+                em.input_delta(&f.id, d);
             }
         }
-    }
-
-    fn hold_rest(&mut self, text: &str, j: usize, base: usize) -> usize {
-        self.hold.push_str(&text[j..]);
-        self.hold_start = base + j;
-        text.len()
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -254,7 +236,7 @@ impl QwenScanner {
                 }
                 QTag::Incomplete => {
                     em.text(&text[i..at]);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 _ => j = at + 1,
             }
@@ -316,7 +298,7 @@ impl QwenScanner {
             match qtag(text, j) {
                 QTag::Incomplete => {
                     self.state = State::Wrapper(b);
-                    return self.hold_rest(text, j, base);
+                    return self.held.hold(text, j, base);
                 }
                 QTag::CloseToolCall(len) => {
                     b.raw.push_str(&text[j..j + len]);
@@ -385,7 +367,7 @@ impl QwenScanner {
             match qtag(text, at) {
                 QTag::Incomplete => {
                     self.state = State::Function(b, f);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 QTag::OpenParameter { name, len } => {
                     b.raw.push_str(&text[at..at + len]);
@@ -471,8 +453,7 @@ impl QwenScanner {
         Ok(Param {
             name,
             mode,
-            started: false,
-            ws: String::new(),
+            trim: Trimmed::default(),
         })
     }
 
@@ -495,7 +476,7 @@ impl QwenScanner {
             match tag {
                 QTag::Incomplete => {
                     self.state = State::Param(b, f, p);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 QTag::CloseParameter(len) => {
                     b.raw.push_str(&text[at..at + len]);
@@ -547,7 +528,7 @@ impl QwenScanner {
         }
         let _ = f.writer.end_object();
         if let Some(d) = f.writer.take_delta() {
-            em.input_delta(&f.id, &d);
+            em.input_delta(&f.id, d);
         }
         let known = f.tool.is_some();
         let result = match f.failed.take() {
@@ -602,7 +583,7 @@ impl QwenScanner {
     }
 
     pub fn finish(&mut self, em: &mut Emitter) {
-        let hold = std::mem::take(&mut self.hold);
+        let hold = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
             State::Wrapper(mut b) => {
@@ -650,31 +631,13 @@ impl QwenScanner {
 
 /// Value text, trimmed at both ends.
 fn content(f: &mut Func, p: &mut Param, s: &str) {
-    let mut s = s;
-    if !p.started {
-        s = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        if s.is_empty() {
-            return;
+    let Param { trim, mode, .. } = p;
+    trim.push(s, |piece| match mode {
+        Mode::Stream => {
+            let _ = f.writer.string_piece(piece);
         }
-        p.started = true;
-    }
-    let core = s.trim_end_matches(|c: char| c.is_ascii_whitespace());
-    if !core.is_empty() {
-        let ws = std::mem::take(&mut p.ws);
-        match &mut p.mode {
-            Mode::Stream => {
-                if !ws.is_empty() {
-                    let _ = f.writer.string_piece(&ws);
-                }
-                let _ = f.writer.string_piece(core);
-            }
-            Mode::Collect(buf) => {
-                buf.push_str(&ws);
-                buf.push_str(core);
-            }
-        }
-    }
-    p.ws.push_str(&s[core.len()..]);
+        Mode::Collect(buf) => buf.push_str(piece),
+    });
 }
 
 fn end_param(f: &mut Func, p: Param) {

@@ -386,6 +386,23 @@ pub fn fragment_value(s: &str) -> serde_json::Value {
     stack.pop().map_or(serde_json::Value::Null, value_of)
 }
 
+/// Whether the incomplete tag at `text[j]` (a `<` near the end of the text) may still become the
+/// open tag of one of the tools: its name so far is a prefix of a tool's name, or is a tool's
+/// name followed by the start of its attributes.
+pub fn could_open_tool(text: &str, j: usize, tools: &crate::core::tool::ToolSet) -> bool {
+    let rest = &text.as_bytes()[j + 1..];
+    let n = rest
+        .iter()
+        .position(|&b| !is_name_byte(b))
+        .unwrap_or(rest.len());
+    let so_far = &text[j + 1..j + 1 + n];
+    if n == rest.len() {
+        tools.iter().any(|t| t.name().starts_with(so_far))
+    } else {
+        tools.get(so_far).is_some()
+    }
+}
+
 /// A tool result for the XML-shaped protocols.
 pub fn format_result(name: &str, result: &str) -> String {
     format!(

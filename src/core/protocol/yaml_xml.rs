@@ -16,6 +16,7 @@ use yaml_rust2::scanner::TScalarStyle;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use super::holdback::Holdback;
 use super::xml::{self, Tag, parse_tag};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::ErrorPart;
@@ -42,9 +43,7 @@ enum State {
 pub struct YamlScanner {
     tools: ToolSet,
     state: State,
-    pos: usize,
-    hold: String,
-    hold_start: usize,
+    held: Holdback,
 }
 
 /// A tool's open tag at `text[j]`: plain (`<name>`), self-closed (`<name/>`, no arguments) or
@@ -86,20 +85,7 @@ fn match_open(text: &str, j: usize, tools: &ToolSet) -> Open {
                 Open::No
             }
         }
-        Tag::Incomplete => {
-            let rest = &text.as_bytes()[j + 1..];
-            let n = rest
-                .iter()
-                .position(|&b| !xml::is_name_byte(b))
-                .unwrap_or(rest.len());
-            let so_far = &text[j + 1..j + 1 + n];
-            let could_be = if n == rest.len() {
-                tools.iter().any(|t| t.name().starts_with(so_far))
-            } else {
-                tools.get(so_far).is_some()
-            };
-            if could_be { Open::Partial } else { Open::No }
-        }
+        Tag::Incomplete if xml::could_open_tool(text, j, tools) => Open::Partial,
         _ => Open::No,
     }
 }
@@ -109,23 +95,13 @@ impl YamlScanner {
         YamlScanner {
             tools,
             state: State::Text,
-            pos: 0,
-            hold: String::new(),
-            hold_start: 0,
+            held: Holdback::default(),
         }
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        let owned;
-        let (text, base) = if self.hold.is_empty() {
-            (piece, self.pos)
-        } else {
-            let mut s = std::mem::take(&mut self.hold);
-            s.push_str(piece);
-            owned = s;
-            (owned.as_str(), self.hold_start)
-        };
-        self.pos += piece.len();
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -133,12 +109,6 @@ impl YamlScanner {
                 State::Body(call) => self.body(call, text, i, base, em),
             };
         }
-    }
-
-    fn hold_rest(&mut self, text: &str, j: usize, base: usize) -> usize {
-        self.hold.push_str(&text[j..]);
-        self.hold_start = base + j;
-        text.len()
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -176,7 +146,7 @@ impl YamlScanner {
                 }
                 Open::Partial => {
                     em.text(&text[i..at]);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 Open::No => j = at + 1,
             }
@@ -208,7 +178,7 @@ impl YamlScanner {
                     call.body.push_str(&text[i..at]);
                     call.raw.push_str(&text[i..at]);
                     self.state = State::Body(call);
-                    return self.hold_rest(text, at, base);
+                    return self.held.hold(text, at, base);
                 }
                 _ => j = at + 1,
             }
@@ -245,7 +215,7 @@ impl YamlScanner {
             Ok((args, delta)) => {
                 let id = em.begin_call(&call.name);
                 if let Some(d) = delta {
-                    em.input_delta(&id, &d);
+                    em.input_delta(&id, d);
                 }
                 em.end_call(id, &call.name, args);
                 em.span(call.start, end, SpanKind::ToolCall);
@@ -267,7 +237,7 @@ impl YamlScanner {
     }
 
     pub fn finish(&mut self, em: &mut Emitter) {
-        let hold = std::mem::take(&mut self.hold);
+        let hold = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
             State::Body(mut call) => {
@@ -283,6 +253,59 @@ impl YamlScanner {
 /// Parses a YAML document that must be a mapping. Plain scalars stay strings (typed later by
 /// coercion), `~`/`null`/empty plain scalars are null.
 pub fn yaml_mapping(body: &str) -> Result<Map<String, Value>, String> {
+    if let Some(map) = flat_mapping(body) {
+        return Ok(map);
+    }
+    full_mapping(body)
+}
+
+/// The common case read directly: every line `key: value` at the same indentation, each value
+/// a plain scalar that YAML reads as the same string. Anything else (`None`) goes to the full
+/// parser; a test checks that the two agree wherever this one answers.
+fn flat_mapping(body: &str) -> Option<Map<String, Value>> {
+    let mut map = Map::new();
+    let mut indent: Option<usize> = None;
+    for line in body.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let stripped = line.trim_start_matches(' ');
+        let here = line.len() - stripped.len();
+        if *indent.get_or_insert(here) != here {
+            return None;
+        }
+        let (key, value) = stripped.split_once(": ")?;
+        let key_ok = key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let value = value.trim_matches(' ');
+        let plain = !value.is_empty()
+            && !value.starts_with([
+                '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"',
+                '%', '@', '`',
+            ])
+            && !value.contains(": ")
+            && !value.contains(" #")
+            && !value.ends_with(':')
+            && !value.contains(['\t', '\r']);
+        if !key_ok || !plain || map.contains_key(key) {
+            return None;
+        }
+        let v = match value {
+            "~" | "null" | "Null" | "NULL" => Value::Null,
+            _ => Value::String(value.to_string()),
+        };
+        map.insert(key.to_string(), v);
+    }
+    (!map.is_empty()).then_some(map)
+}
+
+fn full_mapping(body: &str) -> Result<Map<String, Value>, String> {
     // Dash runs open a nested sequence each; refuse absurd ones before the parser nests them.
     for line in body.lines() {
         let dashes = line
@@ -502,6 +525,48 @@ mod tests {
         assert!(yaml_mapping(&format!("a: {}", "[".repeat(100_000))).is_err());
         let bomb = "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d]\n";
         assert!(yaml_mapping(bomb).unwrap_err().contains("aliases"));
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_full_parser() {
+        let bodies = [
+            "city: Paris\ndays: 3\n",
+            "  city: New York\n  metric: true\n",
+            "path: /tmp/f1.txt\nn: 1\nbody: xxxx yyy\n",
+            "a: ~\nb: null\nc: 007\nd: 1e3\ne: x-y\n",
+            "url: http://x.y/z?a=b\nk_2-x: é ü 😀\n",
+            "a: b c  \r\nd: e\n",
+        ];
+        for body in bodies {
+            let fast =
+                flat_mapping(body).unwrap_or_else(|| panic!("{body:?} not read by the fast path"));
+            assert_eq!(fast, full_mapping(body).unwrap(), "{body:?}");
+        }
+        // Left to the full parser.
+        for body in [
+            "a: [1, 2]",
+            "a: |\n  x",
+            "a: b: c",
+            "a: 'q'",
+            "a: x # c",
+            "a:\n  b: 1",
+            "a: 1\na: 2",
+            "- a",
+            "a: b\n c: d",
+            "1a: x",
+        ] {
+            assert!(flat_mapping(body).is_none(), "{body:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_path_never_disagrees(lines in proptest::collection::vec(("[a-z_][a-z0-9_-]{0,5}", "[ -~]{1,12}"), 1..5)) {
+            let body: String = lines.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+            if let Some(fast) = flat_mapping(&body) {
+                proptest::prop_assert_eq!(Ok(fast), full_mapping(&body), "{:?}", body);
+            }
+        }
     }
 
     #[test]
