@@ -15,6 +15,7 @@ use crate::core::tool::ToolSet;
 mod emit;
 mod envelope;
 mod gemma;
+mod held_args;
 mod hermes;
 mod holdback;
 mod json_scanner;

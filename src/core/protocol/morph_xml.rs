@@ -17,11 +17,12 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
 use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
-use crate::core::schema::{SchemaType, is_plain_string, property_schema, schema_type};
+use crate::core::schema::{is_plain_string, property_schema};
 use crate::core::tool::{Tool, ToolSet};
 
 /// How a tool's open tag was matched.
@@ -81,9 +82,7 @@ struct Call {
     raw: String,
     writer: ArgsWriter,
     id: Option<PartId>,
-    /// Arguments seen, in order, with the values held for the end (empty when written).
-    params: Vec<(String, Vec<Value>)>,
-    holding: bool,
+    args: HeldArgs,
     last_param_end: usize,
     trailing: String,
     failed: Option<String>,
@@ -159,8 +158,7 @@ impl MorphScanner {
                         start: base + at,
                         raw: text[at..at + len].to_string(),
                         id: None,
-                        params: Vec::new(),
-                        holding: false,
+                        args: HeldArgs::default(),
                         last_param_end: base + at + len,
                         trailing: String::new(),
                         failed: None,
@@ -235,7 +233,8 @@ impl MorphScanner {
                         call.id = Some(em.begin_call(&call.name));
                     }
                     let name = name.to_string();
-                    if let Err(why) = self.start_param(&mut call, &name) {
+                    let tool = call.tool.clone();
+                    if let Err(why) = call.args.open(Some(&tool), &name, "argument") {
                         call.failed = Some(why);
                         self.state = State::Skip(call);
                         return k + len;
@@ -274,38 +273,12 @@ impl MorphScanner {
         k
     }
 
-    /// Checks a new argument and decides whether the call starts holding.
-    fn start_param(&self, call: &mut Call, name: &str) -> Result<(), String> {
-        let root = call.tool.schema();
-        let schema = property_schema(root, name, root);
-        let repeatable = match schema {
-            None => true,
-            Some(s) => matches!(
-                schema_type(s, root),
-                SchemaType::Array | SchemaType::Mixed | SchemaType::Any
-            ),
-        };
-        if call.params.iter().any(|(n, _)| n == name) {
-            if !repeatable {
-                return Err(format!(
-                    "the argument <{name}> is given twice and its schema is not an array"
-                ));
-            }
-        } else {
-            call.params.push((name.to_string(), Vec::new()));
-        }
-        if repeatable {
-            call.holding = true;
-        }
-        Ok(())
-    }
-
     fn new_param(&self, call: &Call, name: String) -> Param {
         let root = call.tool.schema();
         let plain = property_schema(root, &name, root).is_some_and(|s| is_plain_string(s, root));
-        let mode = match (plain, call.holding) {
-            (true, false) => ParamMode::Stream,
-            (true, true) => ParamMode::Collect(String::new()),
+        let mode = match (plain, call.args.streams(Some(&call.tool), &name)) {
+            (true, true) => ParamMode::Stream,
+            (true, false) => ParamMode::Collect(String::new()),
             _ => ParamMode::Tree(String::new()),
         };
         Param {
@@ -505,15 +478,7 @@ impl MorphScanner {
             ParamMode::Stream => {
                 let _ = call.writer.end_string();
             }
-            _ if call.holding => {
-                if let Some((_, values)) = call.params.iter_mut().find(|(n, _)| *n == p.name) {
-                    values.push(value);
-                }
-            }
-            _ => {
-                let _ = call.writer.key(&p.name);
-                let _ = call.writer.scalar(value);
-            }
+            _ => call.args.complete(&mut call.writer, &p.name, value),
         }
         call.last_param_end = end;
         if let Some(id) = &call.id {
@@ -569,21 +534,7 @@ impl MorphScanner {
             Some(id) => id,
             None => em.begin_call(&call.name),
         };
-        // The held arguments, in the order they first appeared.
-        for (name, mut values) in std::mem::take(&mut call.params) {
-            if values.is_empty() {
-                continue;
-            }
-            // One occurrence is coerced as it is (a CSV string or `<item>` children become an
-            // array there); several are the items of an array.
-            let value = if values.len() == 1 {
-                values.pop().unwrap_or(Value::Null)
-            } else {
-                Value::Array(values)
-            };
-            let _ = call.writer.key(&name);
-            let _ = call.writer.scalar(value);
-        }
+        call.args.write_into(&mut call.writer);
         let _ = call.writer.end_object();
         if let Some(d) = call.writer.take_delta() {
             em.input_delta(&id, d);

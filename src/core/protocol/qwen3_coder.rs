@@ -14,10 +14,10 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
-use crate::core::schema::{SchemaType, is_plain_string, property_schema, schema_type};
 use crate::core::tool::{Tool, ToolSet};
 
 const MAX_NAME: usize = 256;
@@ -156,8 +156,7 @@ struct Func {
     tool: Option<Arc<Tool>>,
     id: PartId,
     writer: ArgsWriter,
-    params: Vec<(String, Vec<Value>)>,
-    holding: bool,
+    args: HeldArgs,
     stray: String,
     failed: Option<String>,
 }
@@ -263,8 +262,7 @@ impl QwenScanner {
             tool,
             id,
             writer,
-            params: Vec::new(),
-            holding: false,
+            args: HeldArgs::default(),
             stray: String::new(),
             failed: None,
         };
@@ -415,35 +413,8 @@ impl QwenScanner {
     }
 
     fn start_param(&self, f: &mut Func, name: String) -> Result<Param, String> {
-        let (plain, repeatable) = match &f.tool {
-            Some(t) => {
-                let root = t.schema();
-                match property_schema(root, &name, root) {
-                    Some(s) => (
-                        is_plain_string(s, root),
-                        matches!(
-                            schema_type(s, root),
-                            SchemaType::Array | SchemaType::Mixed | SchemaType::Any
-                        ),
-                    ),
-                    None => (false, true),
-                }
-            }
-            None => (false, true),
-        };
-        if f.params.iter().any(|(n, _)| *n == name) {
-            if !repeatable {
-                return Err(format!(
-                    "the parameter \"{name}\" is given twice and its schema is not an array"
-                ));
-            }
-        } else {
-            f.params.push((name.clone(), Vec::new()));
-        }
-        if repeatable {
-            f.holding = true;
-        }
-        let mode = if plain && !f.holding {
+        f.args.open(f.tool.as_deref(), &name, "parameter")?;
+        let mode = if f.args.streams(f.tool.as_deref(), &name) {
             let _ = f.writer.key(&name);
             let _ = f.writer.begin_string();
             Mode::Stream
@@ -514,18 +485,7 @@ impl QwenScanner {
         close_block: bool,
         em: &mut Emitter,
     ) {
-        for (name, mut values) in std::mem::take(&mut f.params) {
-            if values.is_empty() {
-                continue;
-            }
-            let value = if values.len() == 1 {
-                values.pop().unwrap_or(Value::Null)
-            } else {
-                Value::Array(values)
-            };
-            let _ = f.writer.key(&name);
-            let _ = f.writer.scalar(value);
-        }
+        f.args.write_into(&mut f.writer);
         let _ = f.writer.end_object();
         if let Some(d) = f.writer.take_delta() {
             em.input_delta(&f.id, d);
@@ -645,17 +605,9 @@ fn end_param(f: &mut Func, p: Param) {
         Mode::Stream => {
             let _ = f.writer.end_string();
         }
-        Mode::Collect(value) => {
-            let value = Value::String(value);
-            if f.holding {
-                if let Some((_, values)) = f.params.iter_mut().find(|(n, _)| *n == p.name) {
-                    values.push(value);
-                }
-            } else {
-                let _ = f.writer.key(&p.name);
-                let _ = f.writer.scalar(value);
-            }
-        }
+        Mode::Collect(value) => f
+            .args
+            .complete(&mut f.writer, &p.name, Value::String(value)),
     }
 }
 
