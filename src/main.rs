@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Parse a model output with a text protocol and print the parts as JSONL.
     Parse(cli::parse::ParseArgs),
+    /// Send a prompt to a provider and print the parts as JSONL.
+    Run(cli::run::RunArgs),
     /// Serve the built-in demo model as an OpenAI-compatible endpoint on 127.0.0.1.
     ServeDemo(cli::serve_demo::ServeDemoArgs),
 }
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Parse(args)) => cli::parse::run(args),
+        Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
         None => {
             eprintln!("toolscope: the playground is not built yet; see `toolscope --help`");

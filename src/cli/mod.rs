@@ -4,6 +4,7 @@
 use std::io::{self, BufWriter, Stdout, Write};
 
 pub mod parse;
+pub mod run;
 pub mod serve_demo;
 
 /// Prints a one-line error for bad usage or a bad input file and gives exit status 2.

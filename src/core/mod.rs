@@ -11,5 +11,6 @@ pub mod error;
 pub mod json;
 pub mod part;
 pub mod protocol;
+pub mod provider;
 pub mod schema;
 pub mod tool;

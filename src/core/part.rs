@@ -2,7 +2,8 @@
 //!
 //! Names follow the AI SDK stream-part vocabulary. A generate (whole-text) parse yields `text`,
 //! `tool-call` and `error` parts; a stream parse yields the incremental `*-start`/`*-delta`/`*-end`
-//! parts, `tool-call` when a call is complete, and `finish`. Parts serialise to exactly one JSON
+//! parts, `tool-call` when a call is complete, and `finish`. Providers that stream reasoning apart
+//! from the answer add `reasoning-start/delta/end`. Parts serialise to exactly one JSON
 //! object each (JSONL on the command line); `input` is always a JSON object, never a string.
 
 use std::sync::Arc;
@@ -30,6 +31,19 @@ pub enum Part {
         delta: String,
     },
     TextEnd {
+        id: PartId,
+    },
+    /// A block of the model's reasoning ("thinking"), when the provider streams it apart from
+    /// the answer (Anthropic thinking blocks, OpenAI-compatible `reasoning_content`, Gemini
+    /// thought parts).
+    ReasoningStart {
+        id: PartId,
+    },
+    ReasoningDelta {
+        id: PartId,
+        delta: String,
+    },
+    ReasoningEnd {
         id: PartId,
     },
     ToolInputStart {
@@ -170,6 +184,9 @@ impl Part {
             Part::TextStart { .. } => "text-start",
             Part::TextDelta { .. } => "text-delta",
             Part::TextEnd { .. } => "text-end",
+            Part::ReasoningStart { .. } => "reasoning-start",
+            Part::ReasoningDelta { .. } => "reasoning-delta",
+            Part::ReasoningEnd { .. } => "reasoning-end",
             Part::ToolInputStart { .. } => "tool-input-start",
             Part::ToolInputDelta { .. } => "tool-input-delta",
             Part::ToolInputEnd { .. } => "tool-input-end",

@@ -1,0 +1,157 @@
+//! `toolscope run`: send one prompt to a provider and print the parts as JSONL.
+//!
+//! Keys come from the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`) and
+//! are never printed: the provider layer redacts them from every event before it gets here.
+//! `--raw` prints each wire event as `{"type":"raw","data":…}` before the parts it produced.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use toolscope::core::part::Part;
+use toolscope::core::protocol::Protocol;
+use toolscope::core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
+use toolscope::core::tool::{ToolChoice, ToolSet};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ProviderArg {
+    Openai,
+    Anthropic,
+    Gemini,
+    Ollama,
+    Demo,
+}
+
+impl From<ProviderArg> for ProviderKind {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Openai => ProviderKind::OpenAi,
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+            ProviderArg::Gemini => ProviderKind::Gemini,
+            ProviderArg::Ollama => ProviderKind::Ollama,
+            ProviderArg::Demo => ProviderKind::Demo,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The provider: openai (and any OpenAI-compatible server), anthropic, gemini, ollama, demo.
+    #[arg(long, value_enum)]
+    pub provider: ProviderArg,
+    /// The model name (optional for demo).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API base URL, e.g. http://localhost:8000/v1 for vLLM.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// The tools file (a JSON array of {name, description, parameters}).
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// auto, required, none or tool:NAME.
+    #[arg(long, value_parser = ToolChoice::parse)]
+    pub tool_choice: Option<ToolChoice>,
+    /// Emulate tool calling with a text protocol: hermes, gemma, morph-xml, yaml-xml, qwen3-coder.
+    #[arg(long, value_parser = Protocol::from_name)]
+    pub protocol: Option<Protocol>,
+    /// The system prompt.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Ask for the whole answer at once instead of a stream.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Also print each wire event, as {"type":"raw","data":…}, before the parts it produced.
+    #[arg(long)]
+    pub raw: bool,
+    /// The most tokens to generate (Anthropic defaults to 4096).
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// The sampling temperature.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Seconds to wait for a connection.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
+    pub connect_timeout: f64,
+    /// Seconds to wait for the next bytes of the answer before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
+    pub idle_timeout: f64,
+    /// The prompt.
+    pub prompt: String,
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("\"{s}\" is not a positive number of seconds")),
+    }
+}
+
+/// Builds the request; an error is a one-line usage message (exit 2).
+fn request_of(args: &RunArgs) -> Result<Request, String> {
+    let provider: ProviderKind = args.provider.into();
+    let model = match (&args.model, provider) {
+        (Some(m), _) => m.clone(),
+        (None, ProviderKind::Demo) => "demo".to_string(),
+        (None, _) => return Err(format!("--model is required for {provider}")),
+    };
+    let mut r = Request::new(provider, model);
+    r.base_url = args.base_url.clone();
+    r.system = args.system.clone();
+    r.messages = vec![Message::user(args.prompt.clone())];
+    if let Some(path) = &args.tools {
+        r.tools = ToolSet::load(path)?;
+    }
+    r.tool_choice = args.tool_choice.clone();
+    r.protocol = args.protocol.clone();
+    r.stream = !args.no_stream;
+    if let Some(m) = args.max_tokens {
+        r.sampling.max_tokens = Some(m);
+    }
+    r.sampling.temperature = args.temperature;
+    r.timeouts.connect_secs = args.connect_timeout;
+    r.timeouts.idle_secs = args.idle_timeout;
+    Ok(r)
+}
+
+pub fn run(args: RunArgs) -> u8 {
+    let request = match request_of(&args) {
+        Ok(r) => r,
+        Err(e) => return super::fail_usage(&format!("run: {e}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolscope run: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(print_run(request, Keys::from_env(), args.raw))
+}
+
+async fn print_run(request: Request, keys: Keys, raw: bool) -> u8 {
+    let mut run = Run::start(request, keys);
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut failed = false;
+    while let Some(event) = run.next().await {
+        let line = match &event {
+            RunEvent::Raw(r) if raw => json!({"type": "raw", "data": r.data}).to_string(),
+            RunEvent::Part(p) => {
+                failed = matches!(p, Part::Error(e) if e.category.is_some());
+                p.to_json_line()
+            }
+            _ => continue,
+        };
+        // Flush per line: the output is a live stream. A closed stdout (`| head`) ends the run,
+        // which cancels the request.
+        if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+            return 0;
+        }
+    }
+    u8::from(failed)
+}

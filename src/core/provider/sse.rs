@@ -1,0 +1,195 @@
+//! An incremental Server-Sent Events decoder over raw bytes.
+//!
+//! OpenAI, Anthropic and Gemini (`alt=sse`) stream their answers as SSE. The network hands us the
+//! body in arbitrary pieces: a chunk may end inside a UTF-8 sequence, inside a `data:` line, or
+//! between the `\r` and `\n` of a CRLF. This decoder buffers only the current unfinished line, so
+//! it costs O(total bytes) whatever the chunking, and yields exactly the events of the WHATWG
+//! event-stream format: `data:` lines of one event joined with `\n`, `event:` names kept,
+//! comments (`: keep-alive`) and `id:`/`retry:` fields skipped, an event dispatched on a blank
+//! line. Interpreting payloads (`[DONE]`, JSON) is the provider's business, not this module's.
+
+/// One dispatched event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, if the server named the event.
+    pub event: Option<String>,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+}
+
+/// Feeds bytes in, gets events out.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// Bytes of the line being read (no line ending yet). Kept as bytes so a UTF-8 sequence split
+    /// across chunks is decoded only once it is whole.
+    line: Vec<u8>,
+    /// The previous chunk ended with `\r`: a `\n` starting the next chunk belongs to that line
+    /// ending and must not end an (empty) line of its own.
+    after_cr: bool,
+    event: Option<String>,
+    data: String,
+    /// At least one `data:` line was seen for the pending event (an empty `data:` counts).
+    has_data: bool,
+}
+
+impl SseDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next piece of the body and appends every event it completes to `out`.
+    pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        if bytes.is_empty() {
+            return; // an empty chunk must not forget a pending `\r`
+        }
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(rest) = bytes.strip_prefix(b"\n") {
+                bytes = rest;
+            }
+        }
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', bytes) {
+            self.line.extend_from_slice(&bytes[..i]);
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line, out);
+            self.line = line;
+            self.line.clear();
+            if bytes[i] == b'\r' {
+                match bytes.get(i + 1) {
+                    Some(b'\n') => bytes = &bytes[i + 2..],
+                    Some(_) => bytes = &bytes[i + 1..],
+                    None => {
+                        self.after_cr = true;
+                        bytes = &[];
+                    }
+                }
+            } else {
+                bytes = &bytes[i + 1..];
+            }
+        }
+        self.line.extend_from_slice(bytes);
+    }
+
+    /// Ends the body. A last event the server did not close with a blank line is still
+    /// dispatched: servers that forget the final blank line are common, and dropping their last
+    /// event would lose data.
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line, out);
+        }
+        self.dispatch(out);
+    }
+
+    fn line_done(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            self.dispatch(out);
+            return;
+        }
+        if line[0] == b':' {
+            return; // a comment, e.g. a keep-alive
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.has_data = true;
+                self.data.push_str(&String::from_utf8_lossy(value));
+            }
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            _ => {} // id, retry and unknown fields carry nothing we use
+        }
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        if self.has_data {
+            out.push(SseEvent {
+                event: self.event.take(),
+                data: std::mem::take(&mut self.data),
+            });
+        }
+        self.event = None;
+        self.has_data = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            d.push(c, &mut out);
+        }
+        d.finish(&mut out);
+        out
+    }
+
+    fn ev(event: Option<&str>, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.map(str::to_string),
+            data: data.to_string(),
+        }
+    }
+
+    const BODY: &str = ": keep-alive\r\n\r\nevent: message_start\r\ndata: {\"a\":\"é\"}\r\n\r\n\
+        data: line one\ndata:line two\nid: 7\nretry: 100\n\n: ping\n\ndata: [DONE]\n\n";
+
+    fn want() -> Vec<SseEvent> {
+        vec![
+            ev(Some("message_start"), "{\"a\":\"é\"}"),
+            ev(None, "line one\nline two"),
+            ev(None, "[DONE]"),
+        ]
+    }
+
+    #[test]
+    fn decodes_fields_comments_and_multi_line_data() {
+        assert_eq!(decode_in(&[BODY.as_bytes()]), want());
+    }
+
+    #[test]
+    fn every_split_gives_the_same_events() {
+        let bytes = BODY.as_bytes();
+        for i in 0..=bytes.len() {
+            for j in i..=bytes.len() {
+                let got = decode_in(&[&bytes[..i], &bytes[i..j], &bytes[j..]]);
+                assert_eq!(got, want(), "split at {i} and {j}");
+            }
+        }
+        let ones: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(decode_in(&ones), want());
+    }
+
+    #[test]
+    fn lone_cr_ends_a_line_and_unterminated_last_event_is_kept() {
+        assert_eq!(
+            decode_in(&[b"data: a\r\rdata: b\r", b"\rdata: c"]),
+            vec![ev(None, "a"), ev(None, "b"), ev(None, "c")]
+        );
+    }
+
+    #[test]
+    fn empty_data_line_is_an_event_and_event_name_resets() {
+        assert_eq!(
+            decode_in(&[b"event: x\n\ndata\n\ndata:\n\n"]),
+            vec![ev(None, ""), ev(None, "")]
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_never_panics() {
+        let got = decode_in(&[b"data: \xff\xfe\n\n"]);
+        assert_eq!(got.len(), 1);
+    }
+}

@@ -1,0 +1,386 @@
+//! `toolscope run` end to end: the binary against loopback servers. Parts as JSONL, `--raw`,
+//! `--no-stream`, exit statuses, usage errors, and keys that never reach stdout or stderr.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::{End, MockServer, Reply};
+
+const KEY: &str = "sk-cli-TOP-SECRET-987654321";
+
+async fn toolscope(args: Vec<String>, env: Vec<(&'static str, String)>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
+        c.args(&args);
+        for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+            c.env_remove(k);
+        }
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().expect("run toolscope")
+    })
+    .await
+    .unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn stream_reply(text_with_key: bool) -> Reply {
+    let content = if text_with_key {
+        format!("echo {KEY}")
+    } else {
+        "Hello".to_string()
+    };
+    Reply::sse_data(
+        &[
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","content": content}}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}),
+            json!("[DONE]"),
+        ],
+        End::Clean,
+    )
+}
+
+#[tokio::test]
+async fn run_prints_parts_and_raw_events_in_order() {
+    let server = MockServer::start(vec![stream_reply(false), stream_reply(false)]).await;
+    let base = server.url();
+    let plain = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        plain.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let p = lines(&plain);
+    let types: Vec<&str> = p.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["text-start", "text-delta", "text-end", "finish"]);
+    assert_eq!(p[3]["usage"]["totalTokens"], 2);
+
+    let raw = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+            "--raw",
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    let r = lines(&raw);
+    let types: Vec<&str> = r.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "raw",
+            "text-start",
+            "text-delta",
+            "raw",
+            "raw",
+            "raw",
+            "text-end",
+            "finish"
+        ],
+        "each wire event comes before the parts it produced"
+    );
+    assert_eq!(r[7]["type"], "finish");
+    assert_eq!(r[5]["data"], "[DONE]");
+    assert!(
+        r[0]["data"]
+            .as_str()
+            .unwrap()
+            .contains("\"content\":\"Hello\"")
+    );
+    let sent = server.recorded();
+    assert_eq!(
+        sent[0].json()["messages"],
+        json!([{"role":"user","content":"hi"}])
+    );
+    assert_eq!(sent[0].json()["stream"], true);
+}
+
+#[tokio::test]
+async fn no_stream_tools_and_tool_choice_reach_the_wire() {
+    let server = MockServer::start(vec![Reply::json(
+        200,
+        &json!({"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"stop"}]}),
+    )])
+    .await;
+    let dir = tempdir("tools");
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]"#,
+    )
+    .unwrap();
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--tools",
+            tools.to_str().unwrap(),
+            "--tool-choice",
+            "tool:get_weather",
+            "--system",
+            "Be brief.",
+            "--no-stream",
+            "weather?",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let p = lines(&out);
+    assert_eq!(p.last().unwrap()["finishReason"], "tool-calls");
+    assert!(
+        p.iter()
+            .any(|v| v["type"] == "tool-call" && v["input"] == json!({"city":"Oslo"}))
+    );
+    let body = server.recorded()[0].json();
+    assert!(body.get("stream").is_none());
+    assert_eq!(body["tool_choice"]["function"]["name"], "get_weather");
+    assert_eq!(
+        body["messages"][0],
+        json!({"role":"system","content":"Be brief."})
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test]
+async fn failures_exit_1_after_an_error_part_with_its_category() {
+    let server = MockServer::start(vec![
+        Reply::json(429, &json!({"error":{"message":"slow down"}})).with_header("retry-after", "7"),
+    ])
+    .await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let p = lines(&out);
+    let last = p.last().unwrap();
+    assert_eq!(last["type"], "error");
+    assert_eq!(last["category"], "provider_rate_limit");
+    assert_eq!(last["retryAfter"], 7.0);
+
+    // Validation fails before sending: still an error part and exit 1, and no request.
+    let quiet = MockServer::start(vec![]).await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "anthropic",
+            "--model",
+            "c",
+            "--base-url",
+            &quiet.url(),
+            "--tool-choice",
+            "required",
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(lines(&out)[0]["category"], "provider_invalid_request");
+    assert!(quiet.recorded().is_empty());
+}
+
+#[tokio::test]
+async fn bad_usage_exits_2_with_one_line() {
+    let dir = tempdir("bad");
+    let bad = dir.join("tools.json");
+    std::fs::write(&bad, "[{\"name\": 3}]").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--tools",
+                bad.to_str().unwrap(),
+                "hi",
+            ]),
+            "tools.json",
+        ),
+        (
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--tools",
+                "/nonexistent/t.json",
+                "hi",
+            ]),
+            "/nonexistent/t.json",
+        ),
+        (args(&["run", "--provider", "openai", "hi"]), "--model"),
+        (
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--tool-choice",
+                "maybe",
+                "hi",
+            ]),
+            "maybe",
+        ),
+        (
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--protocol",
+                "nope",
+                "hi",
+            ]),
+            "nope",
+        ),
+        (
+            args(&["run", "--provider", "martian", "--model", "m", "hi"]),
+            "martian",
+        ),
+        (
+            args(&["run", "--provider", "openai", "--model", "m"]),
+            "PROMPT",
+        ),
+        (
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--idle-timeout",
+                "-1",
+                "hi",
+            ]),
+            "-1",
+        ),
+    ];
+    for (a, needle) in cases {
+        let out = toolscope(a.clone(), vec![]).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(needle), "{a:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--tools",
+            bad.to_str().unwrap(),
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim().lines().count(),
+        1
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test]
+async fn keys_never_reach_stdout_or_stderr() {
+    let server = MockServer::start(vec![
+        Reply::json(
+            401,
+            &json!({"error":{"message": format!("Incorrect API key provided: {KEY}")}}),
+        ),
+        stream_reply(true),
+    ])
+    .await;
+    let env = || vec![("OPENAI_API_KEY", KEY.to_string())];
+    for extra in [&[][..], &["--raw"][..]] {
+        let mut a = args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+        ]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push("hi".into());
+        let out = toolscope(a, env()).await;
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains(KEY), "the key leaked: {all}");
+        assert!(all.contains("[redacted]"), "{all}");
+    }
+    assert_eq!(
+        server.recorded()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+}
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("toolscope-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

@@ -1,0 +1,114 @@
+//! The official `openai` Python package, a real client, streams a forced tool call from
+//! `toolscope serve-demo`; the arguments it accumulates must parse to what the demo model meant
+//! (the tool-call input toolscope's own decoder gives for the same request).
+//!
+//! Needs `python3` with `openai` installed (`.ci/run` installs it). Without it the test is
+//! skipped with a printed reason, unless `CI` is set, where it fails.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn python_has_openai() -> Result<(), String> {
+    match Command::new("python3")
+        .args(["-c", "import openai"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .unwrap_or("import failed")
+            .to_string()),
+        Err(e) => Err(format!("python3: {e}")),
+    }
+}
+
+#[test]
+fn openai_python_client_streams_a_forced_tool_call_from_serve_demo() {
+    if let Err(why) = python_has_openai() {
+        if std::env::var_os("CI").is_some() {
+            panic!("the openai Python package is needed in CI: {why}");
+        }
+        println!("skipped: python3 cannot import openai ({why}); `pip install openai` to run it");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_toolscope");
+    let mut server = Killed(
+        Command::new(exe)
+            .args(["serve-demo", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start serve-demo"),
+    );
+    let stdout = server.0.stdout.take().expect("stdout");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("read the first line");
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("serve-demo's first line: {first:?}"))
+        .to_string();
+    let base = format!("{url}/v1");
+
+    let tools = json!([{
+        "name": "get_weather",
+        "description": "Current weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }]);
+    let prompt = "What's the weather in Paris?";
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/openai_client.py");
+    let out = Command::new("python3")
+        .args([script, &base, &tools.to_string(), prompt])
+        .output()
+        .expect("run the python client");
+    assert!(
+        out.status.success(),
+        "python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    assert_eq!(got["name"], "get_weather");
+    let args: Value = serde_json::from_str(got["arguments"].as_str().unwrap())
+        .expect("the accumulated arguments are JSON");
+
+    // What the demo meant: the same request through toolscope's decoder.
+    let dir = std::env::temp_dir().join(format!("toolscope-pyclient-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools_file = dir.join("tools.json");
+    std::fs::write(&tools_file, tools.to_string()).unwrap();
+    let run = Command::new(exe)
+        .args(["run", "--provider", "demo", "--base-url", &base, "--tools"])
+        .arg(&tools_file)
+        .args(["--tool-choice", "tool:get_weather", prompt])
+        .output()
+        .expect("toolscope run");
+    std::fs::remove_dir_all(&dir).ok();
+    let parts: Vec<Value> = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let meant = parts
+        .iter()
+        .find(|p| p["type"] == "tool-call")
+        .unwrap_or_else(|| panic!("toolscope saw no call: {parts:?}"));
+    assert_eq!(meant["toolName"], "get_weather");
+    assert_eq!(
+        args, meant["input"],
+        "the client's arguments are what the demo meant"
+    );
+    assert!(args["city"].is_string(), "{args}");
+}
