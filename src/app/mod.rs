@@ -97,7 +97,10 @@ impl Focus {
 
 /// A window over the panes that takes the keyboard while open.
 pub enum Overlay {
-    Help,
+    /// The keys and the theme picker, scrolled down this many rows.
+    Help {
+        scroll: usize,
+    },
     Picker(Box<Picker>),
     /// Asks for a file path.
     Path {
@@ -198,6 +201,10 @@ impl App {
         let theme = self.themes.get(&self.theme).clone();
         let focus = self.focus;
         editor::style(&mut self.tools.editor, &theme, focus == Focus::Tools);
+        // Line numbers, so that "line 12 column 5" in a JSON error is easy to find.
+        self.tools
+            .editor
+            .set_line_number_style(ratatui::style::Style::default().fg(theme.ui.muted));
         editor::style(&mut self.prompt.system, &theme, focus == Focus::System);
         editor::style(&mut self.prompt.composer, &theme, focus == Focus::Composer);
         for (i, r) in self.prompt.results.iter_mut().enumerate() {

@@ -258,7 +258,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 editor: Box::new(e),
             });
         }
-        Action::Help => app.overlay = Some(Overlay::Help),
+        Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::Quit => {
             cancel_all(app, fx);
             fx.push(Effect::Quit);
@@ -445,10 +445,13 @@ fn overlay_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     };
     match overlay {
-        Overlay::Help => match key.code {
+        Overlay::Help { scroll } => match key.code {
             KeyCode::Esc | KeyCode::F(1) | KeyCode::Enter | KeyCode::Char('q') => {
                 app.overlay = None
             }
+            KeyCode::Up => *scroll = scroll.saturating_sub(1),
+            // The help clamps a scroll past its end when it draws.
+            KeyCode::Down => *scroll = (*scroll + 1).min(crate::tui::help::ROWS),
             KeyCode::Left | KeyCode::Right => {
                 let names = app.themes.names();
                 let at = names.iter().position(|n| *n == app.theme).unwrap_or(0) as isize;
@@ -525,7 +528,7 @@ fn on_paste(app: &mut App, text: &str) {
             PickerField::Provider => {}
         },
         Some(Overlay::Path { editor: e, .. }) => drop(e.insert_str(text.trim())),
-        Some(Overlay::Help) => {}
+        Some(Overlay::Help { .. }) => {}
         None => match app.focus {
             Focus::Tools if app.tools.editor.insert_str(&text) => app.tools.edited(),
             Focus::System => drop(app.prompt.system.insert_str(&text)),

@@ -263,6 +263,7 @@ fn the_picker_changes_provider_and_model_for_the_next_run() {
     let mut app = app();
     update(&mut app, ctrl('p'));
     assert!(matches!(app.overlay, Some(Overlay::Picker(_))));
+    assert!(app.prompt.history.is_empty());
     update(&mut app, key(KeyCode::Right)); // demo → openai (wraps)
     update(&mut app, key(KeyCode::Enter));
     assert!(app.overlay.is_none());

@@ -10,11 +10,14 @@ use crate::app::App;
 
 use super::keymap::{GLOBAL, PANE_KEYS};
 use super::overlay::centered;
-use super::panes::{block, muted};
+use super::panes::{block, muted, note};
 use super::text::fit;
 
 /// Width of the key column.
-const KEYS: usize = 24;
+const KEYS: usize = 27;
+
+/// Rows of the help's text (the most it can be scrolled).
+pub const ROWS: usize = GLOBAL.len() + PANE_KEYS.len() + 6;
 
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let theme = app.theme();
@@ -26,7 +29,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         .fg(theme.ui.title)
         .add_modifier(Modifier::BOLD);
     let help_w = width.saturating_sub(KEYS);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(ROWS);
     let mut themes = vec![Span::styled(format!("{:<KEYS$}", "Theme  ←/→"), key_style)];
     for name in app.themes.names() {
         if name == app.theme {
@@ -54,48 +57,37 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     out.push(Line::from(Span::styled("In a pane", heading)));
     for (pane, keys, help) in PANE_KEYS {
         out.push(Line::from(vec![
-            Span::styled(
-                format!("{:<KEYS$}", fit(&format!("{pane}  {keys}"), KEYS - 1)),
-                key_style,
-            ),
+            Span::styled(format!("{pane:<12}"), heading),
+            Span::styled(format!("{:<w$}", keys, w = KEYS - 12), key_style),
             Span::styled(fit(help, help_w), text),
         ]));
     }
     out.push(Line::from(""));
-    out.push(Line::from(Span::styled(
-        fit("Esc or F1 closes", width),
-        muted(theme),
-    )));
     out
 }
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, scroll: usize) {
     let theme = app.theme();
-    let r = centered(area, 86, 34);
+    let r = centered(area, 84, ROWS as u16 + 2);
     frame.render_widget(Clear, r);
-    let b = block("Help", true, theme).style(Style::default().bg(theme.ui.overlay_bg));
+    let mut b = block("Help", true, theme).style(Style::default().bg(theme.ui.overlay_bg));
+    let all = lines(app, r.width.saturating_sub(2) as usize);
+    let height = r.height.saturating_sub(2) as usize;
+    let scroll = scroll.min(all.len().saturating_sub(height));
+    let more = scroll + height < all.len();
+    b = b.title_bottom(Line::from(Span::styled(
+        if more || scroll > 0 {
+            " ↑/↓ scroll · Esc closes "
+        } else {
+            " Esc closes "
+        },
+        muted(theme),
+    )));
+    if more {
+        b = b.title(note("more below ↓".into(), muted(theme)));
+    }
     let inner = b.inner(r);
     frame.render_widget(b, r);
-    let all = lines(app, inner.width as usize);
-    let more = all.len() > inner.height as usize;
-    let shown: Vec<Line<'static>> = all.into_iter().take(inner.height as usize).collect();
+    let shown: Vec<Line<'static>> = all.into_iter().skip(scroll).take(height).collect();
     frame.render_widget(Paragraph::new(shown), inner);
-    if more && inner.height > 0 {
-        let last = Rect {
-            y: inner.y + inner.height - 1,
-            height: 1,
-            ..inner
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                fit(
-                    "… (a taller terminal shows every key)",
-                    inner.width as usize,
-                ),
-                muted(theme),
-            ))
-            .style(Style::default().bg(theme.ui.overlay_bg)),
-            last,
-        );
-    }
 }

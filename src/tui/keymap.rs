@@ -41,13 +41,13 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::Char('r'), CTRL)],
         keys: "Ctrl+R",
         action: Action::Run,
-        help: "send the request (run); in compare, run all four again",
+        help: "send the request (run); in compare, run all four",
     },
     Binding {
         chords: &[(KeyCode::Esc, NONE)],
         keys: "Esc",
         action: Action::Cancel,
-        help: "cancel the running request; close compare, an overlay, a part's JSON",
+        help: "cancel the run; close compare, an overlay, the JSON",
     },
     Binding {
         chords: &[(KeyCode::Tab, NONE)],
@@ -71,7 +71,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::Char('l'), CTRL)],
         keys: "Ctrl+L",
         action: Action::CycleProtocol,
-        help: "next protocol: native, hermes, gemma, morph-xml, yaml-xml, qwen3-coder",
+        help: "next protocol: native → hermes → … → qwen3-coder",
     },
     Binding {
         chords: &[(KeyCode::Char('p'), CTRL)],
@@ -83,13 +83,13 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::Char('k'), CTRL)],
         keys: "Ctrl+K",
         action: Action::Compare,
-        help: "compare auto, required, none and a forced tool side by side",
+        help: "compare auto, required, none, a forced tool",
     },
     Binding {
         chords: &[(KeyCode::Char('n'), CTRL)],
         keys: "Ctrl+N",
         action: Action::Continue,
-        help: "next turn: keep the answer, send the typed tool results",
+        help: "next turn: keep the answer, send the tool results",
     },
     Binding {
         chords: &[(KeyCode::F(2), NONE)],
@@ -113,7 +113,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::F(1), NONE)],
         keys: "F1",
         action: Action::Help,
-        help: "this help; ←/→ here change the theme",
+        help: "this help (←/→ here change the theme)",
     },
     Binding {
         chords: &[(KeyCode::Char('q'), CTRL), (KeyCode::Char('c'), CTRL)],
@@ -126,26 +126,18 @@ pub const GLOBAL: &[Binding] = &[
 /// Keys of one pane, for the help overlay.
 pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Tools", "type", "edit the JSON; it is checked as you type"),
-    (
-        "Tool choice",
-        "←/→ ↑/↓",
-        "choose the mode or the forced tool",
-    ),
+    ("Tool choice", "←/→", "choose the mode or the forced tool"),
     ("Prompt", "type", "system prompt, message, tool results"),
     (
         "Raw",
-        "↑/↓ PgUp/PgDn Home/End",
+        "↑↓ PgUp/Dn Home/End",
         "scroll; End follows the stream",
     ),
     ("Raw", "w", "model output ⇄ wire events"),
-    (
-        "Parts",
-        "↑/↓ PgUp/PgDn Home/End",
-        "select a part; End follows",
-    ),
+    ("Parts", "↑↓ PgUp/Dn Home/End", "select a part; End follows"),
     ("Parts", "Enter", "show the selected part's JSON"),
-    ("Parts", "c", "copy the selected part's JSON (OSC 52)"),
-    ("Mouse", "click / wheel", "focus a pane / scroll it"),
+    ("Parts", "c", "copy the part's JSON (OSC 52)"),
+    ("Mouse", "click, wheel", "focus a pane, scroll it"),
 ];
 
 /// The global action of `key`, if it has one.

@@ -147,6 +147,12 @@ pub fn prompt_areas(inner: Rect, app: &App) -> PromptAreas {
     let results_h = take(n_results);
     let answer_h = take(answer_rows(app));
     let transcript_h = left;
+    // A turn sent with a user message shows its answer after that message (the one being
+    // edited); a turn that only sent tool results shows it before the next message.
+    let answer_first = match &app.prompt.answer {
+        Some(a) => a.sent_user.is_none(),
+        None => app.prompt.sent_user.is_none(),
+    };
     let mut y = inner.y;
     let mut next = |h: u16| {
         let r = Rect {
@@ -160,9 +166,15 @@ pub fn prompt_areas(inner: Rect, app: &App) -> PromptAreas {
     };
     let system = next(system_h);
     let transcript = next(transcript_h);
-    let composer = next(composer_h);
-    let answer = next(answer_h);
-    let results = (0..results_h).map(|_| next(1)).collect();
+    let (composer, answer, results) = if answer_first {
+        let answer = next(answer_h);
+        let results = (0..results_h).map(|_| next(1)).collect();
+        (next(composer_h), answer, results)
+    } else {
+        let composer = next(composer_h);
+        let answer = next(answer_h);
+        (composer, answer, (0..results_h).map(|_| next(1)).collect())
+    };
     PromptAreas {
         system,
         transcript,

@@ -95,7 +95,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
     }
     if !matches!(layout::screen(area, app), Screen::TooSmall(_)) {
         match &app.overlay {
-            Some(Overlay::Help) => help::draw(frame, area, app),
+            Some(Overlay::Help { scroll }) => help::draw(frame, area, app, *scroll),
             Some(Overlay::Picker(p)) => overlay::picker(frame, area, app, p),
             Some(Overlay::Path {
                 save, editor: e, ..

@@ -67,7 +67,12 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
         } else {
             Style::default().fg(theme.ui.text)
         };
-        providers.push(Span::styled(kind.name(), s));
+        let name = if i == p.provider {
+            format!("‹{}›", kind.name())
+        } else {
+            kind.name().to_string()
+        };
+        providers.push(Span::styled(name, s));
         providers.push(Span::raw(" "));
     }
     frame.render_widget(Paragraph::new(Line::from(providers)), row(0));

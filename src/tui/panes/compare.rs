@@ -50,7 +50,10 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         .zip(&compare.modes)
     {
         let mut b = block(&mode.label(), false, theme);
-        b = b.title(note(parts::counts(&view.parts), muted(theme)));
+        // A narrow column keeps its title (the mode) and drops the counts.
+        if area.width >= 40 {
+            b = b.title(note(parts::counts(&view.parts), muted(theme)));
+        }
         frame.render_widget(b, *area);
         column(frame, *area, view, app);
     }

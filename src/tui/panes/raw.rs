@@ -48,6 +48,19 @@ pub fn body(
     empty_hint: &str,
 ) {
     let log = run.log(mode);
+    if let (true, crate::app::RunState::Failed { category, message }) = (log.is_empty(), &run.state)
+    {
+        // Nothing streamed: what went wrong is all there is to show.
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                format!("✗ {category}: {message}"),
+                Style::default().fg(theme.ui.error),
+            ))
+            .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
     if log.is_empty() {
         let hint = match (mode, &run.state) {
             (_, crate::app::RunState::Streaming) => "waiting for the first bytes…",

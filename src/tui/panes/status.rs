@@ -34,7 +34,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         format!("● {state}"),
         base.fg(state_colour).add_modifier(Modifier::BOLD),
     ));
-    if app.compare.is_none() {
+    if app.compare.is_none() && !matches!(app.run.state, RunState::Failed { .. }) {
         for s in run_stats(&app.run) {
             left.push(sep.clone());
             left.push(Span::styled(s, base));

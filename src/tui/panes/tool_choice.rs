@@ -50,22 +50,16 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
         row.extend(pieces);
         row.push(Span::raw("  "));
     }
-    let mut out: Vec<Line<'static>> = rows.into_iter().map(Line::from).collect();
-    // A forced tool missing from the tools (the text was edited) is not among the modes.
-    if let ToolChoice::Tool(name) = &app.choice
-        && tools.get(name).is_none()
-    {
-        out.push(Line::from(Span::styled(
-            fit(&format!("● forced: {name}"), width),
-            Style::default().fg(theme.ui.error),
-        )));
-    }
+    // The pre-send check comes first: when it fails, it is what matters (a forced tool that is
+    // no longer among the tools is not among the modes either; the check names it).
+    let mut out: Vec<Line<'static>> = Vec::new();
     if let Some(problem) = problem(app) {
         out.push(Line::from(Span::styled(
             fit(&format!("✗ {problem}"), width),
             Style::default().fg(theme.ui.error),
         )));
     }
+    out.extend(rows.into_iter().map(Line::from));
     out
 }
 
