@@ -206,10 +206,7 @@ fn each_pane_alone() {
     let mut a = app(160, 48);
     let id = send(&mut a, ctrl('r'))[0];
     feed(&mut a, id, native_call(), 40);
-    assert_snapshot!(
-        "pane_tools",
-        pane(&a, 60, 14, |f, r, a, v| panes::tools::draw(f, r, a, v))
-    );
+    assert_snapshot!("pane_tools", pane(&a, 60, 14, panes::tools::draw));
     a.choice = toolscope::core::tool::ToolChoice::Tool("gone".into());
     assert_snapshot!(
         "pane_tool_choice",
@@ -224,10 +221,7 @@ fn each_pane_alone() {
         "pane_raw",
         pane(&a, 60, 8, |f, r, a, _| panes::raw::draw(f, r, a))
     );
-    assert_snapshot!(
-        "pane_parts",
-        pane(&a, 60, 10, |f, r, a, v| panes::parts::draw(f, r, a, v))
-    );
+    assert_snapshot!("pane_parts", pane(&a, 60, 10, panes::parts::draw));
     assert_snapshot!(
         "pane_status",
         pane(&a, 120, 1, |f, r, a, _| panes::status::draw(f, r, a))
