@@ -135,7 +135,14 @@ fn the_binary_runs_in_tmux() {
     ]);
     assert!(out.status.success(), "tmux new-session failed: {out:?}");
 
-    tmux.wait_for(&[" Tools ", " Tool choice ", " Prompt ", " Raw ", " Parts ", "demo · demo-1"]);
+    tmux.wait_for(&[
+        " Tools ",
+        " Tool choice ",
+        " Prompt ",
+        " Raw ",
+        " Parts ",
+        "demo · demo-1",
+    ]);
     tmux.keys(&["C-r"]);
     tmux.wait_for(&["tool-call", "● done"]);
     tmux.keys(&["F1"]);

@@ -47,20 +47,23 @@ pub fn verdict(view: &RunView) -> Verdict {
         RunState::Cancelled => v("cancelled".into(), VerdictKind::Failed),
         RunState::Idle => v("not run".into(), VerdictKind::Waiting),
         RunState::Streaming => {
-            let calling = view.parts.parts.iter().rev().find_map(|p| match p {
-                Part::ToolInputStart { tool_name, .. } => Some(tool_name.clone()),
-                _ => None,
+            // A call being streamed is among the last rows (its deltas share one row).
+            let calling = view.parts.rows.iter().rev().take(4).find_map(|r| {
+                match &view.parts.parts[r.first] {
+                    Part::ToolInputStart { tool_name, .. } => Some(tool_name.clone()),
+                    _ => None,
+                }
             });
             match calling {
                 Some(name) => v(format!("calling {name}…"), VerdictKind::Waiting),
-                None if !view.parts.text().is_empty() => {
+                None if view.parts.has_text() => {
                     v("answering in text…".into(), VerdictKind::Waiting)
                 }
                 None => v("waiting…".into(), VerdictKind::Waiting),
             }
         }
         RunState::Done => {
-            if view.parts.text().trim().is_empty() {
+            if !view.parts.has_text() {
                 v("answered nothing".into(), VerdictKind::Text)
             } else {
                 v("answered in text".into(), VerdictKind::Text)

@@ -42,6 +42,11 @@ pub struct Marks {
 pub struct PartList {
     pub parts: Vec<Part>,
     pub rows: Vec<PartRow>,
+    /// Indices of the `tool-call` parts, so that counting and listing calls does not walk all
+    /// the parts on every frame.
+    calls: Vec<usize>,
+    /// Bytes of answer text so far.
+    text_bytes: usize,
     /// Block id of the last row, when it is a run of deltas (the next delta of that block joins).
     open_delta: Option<PartId>,
 }
@@ -50,6 +55,13 @@ impl PartList {
     pub fn push(&mut self, part: Part) {
         let index = self.parts.len();
         let label = part.type_name();
+        match &part {
+            Part::ToolCall(_) => self.calls.push(index),
+            Part::TextDelta { delta, .. } | Part::Text { text: delta } => {
+                self.text_bytes += delta.len()
+            }
+            _ => {}
+        }
         let delta = match &part {
             Part::TextDelta { id, delta }
             | Part::ReasoningDelta { id, delta }
@@ -142,10 +154,19 @@ impl PartList {
 
     /// The finished tool calls, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
-        self.parts.iter().filter_map(|p| match p {
+        self.calls.iter().filter_map(|&i| match &self.parts[i] {
             Part::ToolCall(c) => Some(c),
             _ => None,
         })
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether any answer text arrived.
+    pub fn has_text(&self) -> bool {
+        self.text_bytes > 0
     }
 
     /// The answer text (the text deltas, joined).

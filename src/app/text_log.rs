@@ -104,17 +104,26 @@ impl TextLog {
 /// empty line is one empty row. A character wider than the row gets a row of its own.
 pub fn wrap(text: &str, width: usize) -> Vec<Range<usize>> {
     let width = width.max(1);
+    let bytes = text.as_bytes();
     let mut rows = Vec::new();
     let mut start = 0;
     let mut used = 0;
-    for (i, c) in text.char_indices() {
-        let w = Glyph::of(c).width();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Printable ASCII, nearly all of any output, is one cell and one byte: no decoding.
+        let (w, len) = if (0x20..0x7f).contains(&bytes[i]) {
+            (1, 1)
+        } else {
+            let c = text[i..].chars().next().expect("i is a char boundary");
+            (Glyph::of(c).width(), c.len_utf8())
+        };
         if used + w > width && used > 0 {
             rows.push(start..i);
             start = i;
             used = 0;
         }
         used += w;
+        i += len;
     }
     rows.push(start..text.len());
     rows
@@ -214,7 +223,7 @@ pub fn visible_rows(
 ) -> Vec<Range<usize>> {
     let (mut segment, mut skip) = match scroll {
         Scroll::At { segment, row } => (segment.min(log.segment_count() - 1), row),
-        Scroll::Follow => top_of_tail(log, width, height).unwrap_or((0, 0)),
+        Scroll::Follow => return tail_rows(log, width, height),
     };
     let mut out = Vec::with_capacity(height);
     while out.len() < height && segment < log.segment_count() {
@@ -224,6 +233,20 @@ pub fn visible_rows(
         skip = 0;
         segment += 1;
     }
+    out
+}
+
+/// The last `height` rows, each segment wrapped once.
+fn tail_rows(log: &TextLog, width: usize, height: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(height);
+    let mut segment = log.segment_count();
+    while out.len() < height && segment > 0 {
+        segment -= 1;
+        let rows = log.rows(segment, width);
+        let take = rows.len().min(height - out.len());
+        out.extend(rows.into_iter().rev().take(take));
+    }
+    out.reverse();
     out
 }
 

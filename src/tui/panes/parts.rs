@@ -47,7 +47,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
 /// `12 parts · 1 call`.
 pub fn counts(parts: &PartList) -> String {
     let n = parts.parts.len();
-    let calls = parts.tool_calls().count();
+    let calls = parts.call_count();
     let mut s = format!("{n} part{}", if n == 1 { "" } else { "s" });
     if calls > 0 {
         s.push_str(&format!(
