@@ -287,3 +287,89 @@ async fn copying_a_part_writes_osc52() {
     assert!(written.starts_with("\x1b]52;c;") && written.ends_with('\x07'));
     assert_eq!(h.press(ctrl('q')), Flow::Quit);
 }
+
+#[tokio::test]
+async fn tools_are_saved_to_and_loaded_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("toolscope-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mine.json");
+    let mut h = Harness::new(160, 48);
+    h.press(key(KeyCode::F(4)));
+    h.press(Message::Paste(String::new()));
+    // Replace the suggested name with ours.
+    for _ in 0.."tools.json".len() {
+        h.press(key(KeyCode::Backspace));
+    }
+    h.press(Message::Paste(path.display().to_string()));
+    h.press(key(KeyCode::Enter));
+    h.until("the file is saved", |a| {
+        a.notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("saved"))
+    })
+    .await;
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        toolscope::core::tool::ToolSet::from_json_text(&saved)
+            .unwrap()
+            .len(),
+        3
+    );
+    std::fs::write(
+        &path,
+        r#"[{"name": "lookup", "description": "Look a word up.", "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]"#,
+    )
+    .unwrap();
+    h.press(key(KeyCode::F(3)));
+    h.press(key(KeyCode::Enter));
+    h.until("the file is loaded", |a| a.tools.valid.len() == 1)
+        .await;
+    assert!(h.screen().contains("✓ 1 tool "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_main_loop_caps_frames_while_events_flood_in_and_quits() {
+    // Our own demo server, so that the test can wait for the stream's end on its statistics.
+    // Paced, so that the loop handles the events as they stream (with no pace the server is
+    // done before the client has read anything, and Ctrl+Q, handled first, would win).
+    let server = toolscope::core::demo::serve(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        DemoOptions {
+            pace: Duration::from_millis(3),
+        },
+    )
+    .await
+    .unwrap();
+    let mut stats = server.watch_stats();
+    let mut h = Harness::new(160, 48);
+    h.app.base_url = Some(server.base_url());
+    // A text answer: many events.
+    h.app.choice = toolscope::core::tool::ToolChoice::None;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send(ctrl('r')).unwrap();
+    let quit = async move {
+        stats.wait_for(|s| s.streams_finished == 1).await.unwrap();
+        tx.send(ctrl('q')).unwrap();
+        tx
+    };
+    let frames_before = h.driver.frames();
+    let started = std::time::Instant::now();
+    let (result, _tx) = tokio::time::timeout(DEADLINE, async {
+        tokio::join!(h.driver.run(&mut h.app, rx), quit)
+    })
+    .await
+    .expect("the loop quits on Ctrl+Q");
+    result.unwrap();
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let frames = h.driver.frames() - frames_before;
+    let events = h.app.run.parts.parts.len() + h.app.run.wire_events;
+    assert!(events > 20, "the loop handled the stream: {events} events");
+    eprintln!("{frames} frames for {events} events in {elapsed_ms} ms");
+    // The first frame, then at most one per 16 ms, then none after Ctrl+Q.
+    let cap = 2 + elapsed_ms / 16;
+    assert!(
+        frames <= cap,
+        "{frames} frames in {elapsed_ms} ms for {events} events (cap {cap})"
+    );
+}
