@@ -31,6 +31,8 @@ enum Command {
     Parse(cli::parse::ParseArgs),
     /// Send a prompt to a provider and print the parts as JSONL.
     Run(cli::run::RunArgs),
+    /// Play a saved session back, at the recorded pace, faster or at once.
+    Replay(cli::replay::ReplayArgs),
     /// Serve the built-in demo model as an OpenAI-compatible endpoint on 127.0.0.1.
     ServeDemo(cli::serve_demo::ServeDemoArgs),
 }
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => cli::parse::run(args),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
+        Some(Command::Replay(args)) => cli::replay::run(args),
         None => cli::play::run(cli.play),
     };
     ExitCode::from(code)

@@ -677,3 +677,97 @@ async fn a_connection_that_never_completes_hits_the_connect_timeout() {
     assert!(e.message.contains("timed out"), "{}", e.message);
     drop((listener, fillers));
 }
+
+/// `--provider demo` starts the built-in model in-process and talks to it over loopback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_provider_runs_in_process_in_every_mode() {
+    use toolscope::core::protocol::Protocol;
+    for protocol in [None, Some("hermes"), Some("morph-xml")] {
+        for choice in [
+            ToolChoice::Auto,
+            ToolChoice::Required,
+            ToolChoice::None,
+            ToolChoice::Tool("get_weather".into()),
+        ] {
+            for stream in [true, false] {
+                let mut r = Request::new(ProviderKind::Demo, "demo");
+                r.messages = vec![Message::user("What's the weather in Paris?")];
+                r.tools = tools();
+                r.tool_choice = Some(choice.clone());
+                r.protocol = protocol.map(|p| Protocol::from_name(p).unwrap());
+                r.stream = stream;
+                let events = run(r).await;
+                let p = parts(&events);
+                let c = Collapsed::of(&p);
+                let case = format!("{protocol:?} {choice:?} stream={stream}: {p:?}");
+                if choice == ToolChoice::None {
+                    assert!(c.calls.is_empty() && !c.text.is_empty(), "{case}");
+                    assert_eq!(finish(&events), FinishReason::Stop, "{case}");
+                } else {
+                    assert_eq!(c.calls.len(), 1, "{case}");
+                    assert_eq!(c.calls[0].0, "get_weather", "{case}");
+                    assert_eq!(finish(&events), FinishReason::ToolCalls, "{case}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_true_is_read_whole() {
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ] {
+        let (_, whole) = answers(provider);
+        let server = MockServer::start(vec![whole]).await;
+        let events = run(request(provider, &server.url(), true)).await;
+        let p = parts(&events);
+        let c = Collapsed::of(&p);
+        assert_eq!(c.text, "Checking now.", "{provider}: {p:?}");
+        assert_eq!(c.calls.len(), 1, "{provider}");
+        assert_eq!(finish(&events), FinishReason::ToolCalls, "{provider}");
+        let raws = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Raw(_)))
+            .count();
+        assert_eq!(raws, 1, "{provider}: the body is one raw event");
+    }
+}
+
+#[tokio::test]
+async fn replaying_the_raw_events_of_a_run_gives_its_parts() {
+    use toolscope::core::provider::Decoder;
+    for provider in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Ollama,
+    ] {
+        let (streamed, whole) = answers(provider);
+        let limited = Reply::json(429, &json!({"error":{"message":"slow down"}}))
+            .with_header("retry-after", "9");
+        let server = MockServer::start(vec![streamed, whole, limited]).await;
+        for stream in [true, false, true] {
+            let request = request(provider, &server.url(), stream);
+            let live = run(request.clone()).await;
+            // What a session replay does: the recorded raw events, through a fresh decoder.
+            let mut decoder = Decoder::new(&request);
+            let mut replayed = Vec::new();
+            for e in &live {
+                if let RunEvent::Raw(raw) = e {
+                    replayed.extend(decoder.push_raw(raw));
+                }
+            }
+            replayed.extend(decoder.finish());
+            let (mut a, b) = (parts(&live), parts(&replayed));
+            // The live error names the URL; the replay does not know it.
+            if let (Some(Part::Error(x)), Some(Part::Error(y))) = (a.last_mut(), b.last()) {
+                assert!(x.message.contains(&server.url()));
+                x.message = y.message.clone();
+            }
+            assert_eq!(a, b, "{provider} stream={stream}");
+        }
+    }
+}

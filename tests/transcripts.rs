@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use toolscope::core::part::{Collapsed, Part};
-use toolscope::core::provider::{Decoder, Request, RunEvent, WireFramer, response_error};
+use toolscope::core::provider::{Decoder, RawEvent, Request, RunEvent, WireFramer};
 
 /// A small deterministic generator, so a failure names a seed that reproduces it.
 struct Rng(u64);
@@ -33,15 +33,15 @@ fn replay(request: &Request, body: &[u8], status: Option<&Value>, rng: &mut Rng)
     let mut decoder = Decoder::new(request);
     let mut events: Vec<RunEvent> = Vec::new();
     if let Some(status) = status {
-        let code = status["status"].as_u64().unwrap_or(500) as u16;
-        let retry = status["retryAfter"].as_f64();
-        let err = response_error(
-            code,
-            retry,
-            &String::from_utf8_lossy(body),
-            "http://provider",
-        );
-        events.extend(decoder.fail(err));
+        // A failed response is one raw event carrying its status, as a run records it.
+        let raw = RawEvent {
+            at_ms: 0,
+            data: String::from_utf8_lossy(body).into_owned(),
+            status: status["status"].as_u64().map(|s| s as u16),
+            retry_after: status["retryAfter"].as_f64(),
+        };
+        events.extend(decoder.push_raw(&raw));
+        events.extend(decoder.finish());
     } else {
         let mut framer = WireFramer::new(request);
         let mut rest = body;

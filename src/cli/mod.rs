@@ -5,8 +5,29 @@ use std::io::{self, BufWriter, Stdout, Write};
 
 pub mod parse;
 pub mod play;
+pub mod replay;
 pub mod run;
 pub mod serve_demo;
+
+/// Whether a file can be written at `path` (its folder exists and is a folder); the error is one
+/// line naming the file.
+pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(format!("{}: is a folder", path.display()));
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
 
 /// Prints a one-line error for bad usage or a bad input file and gives exit status 2.
 pub fn fail_usage(message: &str) -> u8 {

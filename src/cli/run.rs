@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -13,6 +14,7 @@ use serde_json::json;
 use toolscope::core::part::Part;
 use toolscope::core::protocol::Protocol;
 use toolscope::core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
+use toolscope::core::session::Recorder;
 use toolscope::core::tool::{ToolChoice, ToolSet};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -71,6 +73,9 @@ pub struct RunArgs {
     /// The sampling temperature.
     #[arg(long)]
     pub temperature: Option<f64>,
+    /// Save the run as a session file (written atomically when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
     /// Seconds to wait for a connection.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
     pub connect_timeout: f64,
@@ -93,7 +98,7 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
     let provider: ProviderKind = args.provider.into();
     let model = match (&args.model, provider) {
         (Some(m), _) => m.clone(),
-        (None, ProviderKind::Demo) => "demo".to_string(),
+        (None, ProviderKind::Demo) => toolscope::core::demo::DEFAULT_MODEL.to_string(),
         (None, _) => return Err(format!("--model is required for {provider}")),
     };
     let mut r = Request::new(provider, model);
@@ -120,6 +125,11 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return super::fail_usage(&format!("run: {e}")),
     };
+    if let Some(path) = &args.save {
+        if let Err(e) = super::check_writable(path) {
+            return super::fail_usage(&e);
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -130,15 +140,37 @@ pub fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
-    runtime.block_on(print_run(request, Keys::from_env(), args.raw))
+    let recorder = args.save.as_ref().map(|_| Recorder::new(request.clone()));
+    let started = Instant::now();
+    let (code, recorder) =
+        runtime.block_on(print_run(request, Keys::from_env(), args.raw, recorder));
+    if let (Some(path), Some(recorder)) = (&args.save, recorder) {
+        let session = recorder.finish(None, started.elapsed().as_millis() as u64);
+        if let Err(e) = session.save(path) {
+            return super::fail_usage(&e.to_string());
+        }
+    }
+    code
 }
 
-async fn print_run(request: Request, keys: Keys, raw: bool) -> u8 {
+async fn print_run(
+    request: Request,
+    keys: Keys,
+    raw: bool,
+    mut recorder: Option<Recorder>,
+) -> (u8, Option<Recorder>) {
     let mut run = Run::start(request, keys);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut failed = false;
+    let mut printing = true;
     while let Some(event) = run.next().await {
+        if let Some(r) = recorder.as_mut() {
+            r.push(&event);
+        }
+        if !printing {
+            continue;
+        }
         let line = match &event {
             RunEvent::Raw(r) if raw => json!({"type": "raw", "data": r.data}).to_string(),
             RunEvent::Part(p) => {
@@ -148,10 +180,13 @@ async fn print_run(request: Request, keys: Keys, raw: bool) -> u8 {
             _ => continue,
         };
         // Flush per line: the output is a live stream. A closed stdout (`| head`) ends the run,
-        // which cancels the request.
+        // which cancels the request, unless the run is being saved.
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-            return 0;
+            if recorder.is_none() {
+                return (0, None);
+            }
+            printing = false;
         }
     }
-    u8::from(failed)
+    (u8::from(failed), recorder)
 }

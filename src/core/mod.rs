@@ -13,4 +13,5 @@ pub mod part;
 pub mod protocol;
 pub mod provider;
 pub mod schema;
+pub mod session;
 pub mod tool;

@@ -324,32 +324,47 @@ impl JsonScanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let start_byte = self.start.as_ref().map(|d| d.first_byte());
+        let loose = self.cfg.loose_json;
         let mut j = i;
         while j < bytes.len() {
+            if self.line_blank {
+                // Only whitespace so far on this line: a `{` here may open a bare envelope.
+                while j < bytes.len() && bytes[j] != b'\n' && is_ws(bytes[j]) {
+                    j += 1;
+                }
+                if j == bytes.len() {
+                    break;
+                }
+                if bytes[j] == b'{' && loose {
+                    em.text(&text[i..j]);
+                    self.begin(Mode::Bare, String::new(), base + j, !self.cfg.commit_loose);
+                    return j;
+                }
+                if bytes[j] != b'\n' {
+                    self.line_blank = false;
+                }
+            }
+            // Jump to the next byte that can matter; the bytes skipped hold no newline.
+            let first = start_byte.unwrap_or(b'\n');
+            match memchr::memchr3(first, b'`', b'\n', &bytes[j..]) {
+                Some(p) => j += p,
+                None => {
+                    j = bytes.len();
+                    break;
+                }
+            }
             let b = bytes[j];
-            if b == b'{' && self.line_blank && self.cfg.loose_json {
-                em.text(&text[i..j]);
-                self.begin(
-                    Mode::Bare,
-                    String::new(),
-                    base + j,
-                    !self.cfg.commit_loose,
-                    em,
-                );
-                return j;
+            if b == b'\n' {
+                self.line_blank = true;
+                j += 1;
+                continue;
             }
             if Some(b) == start_byte {
                 if let Some(d) = &self.start {
                     match d.matches(text, j) {
                         Match::Full(len) => {
                             em.text(&text[i..j]);
-                            self.begin(
-                                Mode::Tagged,
-                                text[j..j + len].to_string(),
-                                base + j,
-                                false,
-                                em,
-                            );
+                            self.begin(Mode::Tagged, text[j..j + len].to_string(), base + j, false);
                             return j + len;
                         }
                         Match::Partial => {
@@ -360,7 +375,7 @@ impl JsonScanner {
                     }
                 }
             }
-            if b == b'`' && self.cfg.loose_json {
+            if b == b'`' && loose {
                 match match_json_fence(text, j) {
                     Match::Full(len) => {
                         em.text(&text[i..j]);
@@ -369,7 +384,6 @@ impl JsonScanner {
                             text[j..j + len].to_string(),
                             base + j,
                             !self.cfg.commit_loose,
-                            em,
                         );
                         return j + len;
                     }
@@ -380,26 +394,13 @@ impl JsonScanner {
                     Match::No => {}
                 }
             }
-            if b == b'\n' {
-                self.line_blank = true;
-            } else if !is_ws(b) {
-                self.line_blank = false;
-            }
             j += 1;
         }
         em.text(&text[i..j]);
         j
     }
 
-    fn begin(
-        &mut self,
-        mode: Mode,
-        delimiter: String,
-        start: usize,
-        speculative: bool,
-        em: &mut Emitter,
-    ) {
-        let _ = em;
+    fn begin(&mut self, mode: Mode, delimiter: String, start: usize, speculative: bool) {
         let body_start = delimiter.len();
         self.state = State::Body(Box::new(Call {
             start,

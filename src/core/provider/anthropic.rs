@@ -232,6 +232,8 @@ fn event(v: &Value, out: &mut Vec<Delta>) {
             }
         }
         Some("message_stop") => out.push(Delta::Done),
+        // A whole response where events were expected (a proxy that does not stream).
+        Some("message") => body(v, out),
         Some(_) => {} // ping, and event types added later
         None => out.push(invalid(format!("a stream event has no type: {v}"))),
     }

@@ -217,13 +217,30 @@ impl Decoder {
             }
             Err(e) => return out.push(invalid(format!("the response is not JSON ({e})"))),
         };
-        // A non-streamed body may come as a one-element array.
-        let v = match v {
-            Value::Array(mut items) if !self.stream && items.len() == 1 => items.remove(0),
-            other => other,
+        // `streamGenerateContent` without `alt=sse` answers one JSON array of responses.
+        let items = match v {
+            Value::Array(items) => items,
+            one => vec![one],
         };
+        let before = out.len();
+        for item in &items {
+            self.response(item, out);
+            if matches!(out.last(), Some(Delta::Error(_))) {
+                return;
+            }
+        }
+        if !self.stream {
+            if out.len() == before && items.is_empty() {
+                return out.push(invalid("the response is an empty list".into()));
+            }
+            out.push(Delta::Done);
+        }
+    }
+
+    fn response(&mut self, v: &Value, out: &mut Vec<Delta>) {
+        let data = || v.to_string();
         if v.get("error").is_some() {
-            return out.push(Delta::Error(stream_error(&ErrorBody::from_value(&v))));
+            return out.push(Delta::Error(stream_error(&ErrorBody::from_value(v))));
         }
         let candidate = v
             .get("candidates")
@@ -236,7 +253,10 @@ impl Decoder {
             return out.push(invalid("the response has no candidates".into()));
         }
         if candidate.is_none() && blocked.is_none() && v.get("usageMetadata").is_none() {
-            return out.push(invalid(format!("a stream event has no candidates: {data}")));
+            return out.push(invalid(format!(
+                "a stream event has no candidates: {}",
+                data()
+            )));
         }
         if let Some(c) = candidate {
             let parts = c.pointer("/content/parts").and_then(Value::as_array);
@@ -277,9 +297,6 @@ impl Decoder {
                 output_tokens: output,
                 total_tokens: n("totalTokenCount"),
             }));
-        }
-        if !self.stream {
-            out.push(Delta::Done);
         }
     }
 }

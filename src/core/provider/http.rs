@@ -184,7 +184,11 @@ pub(crate) fn status_error(
         None if body.trim().is_empty() => "(empty body)".to_string(),
         None => clip_line(body),
     };
-    let mut message = format!("{status} from {url}: {said}");
+    let mut message = if url.is_empty() {
+        format!("{status}: {said}")
+    } else {
+        format!("{status} from {url}: {said}")
+    };
     if status.as_u16() == 404 && category == ErrorCategory::ProviderInvalidRequest {
         message.push_str(" (is the base URL right?)");
     }

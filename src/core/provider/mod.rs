@@ -14,8 +14,10 @@
 //! each raw wire event first, followed by what it produced. The parts end with exactly one
 //! `finish` or `error`. Dropping the [`Run`] (or only its receiver) cancels the HTTP request.
 //!
+//! A replay is: for each recorded [`RawEvent`], [`Decoder::push_raw`]; then [`Decoder::finish`].
+//!
 //! Keys live in [`Keys`], apart from the request; they are sent as headers and redacted from
-//! every raw event and error message, in case a server echoes one back.
+//! every run event, in case a server echoes one back.
 
 mod anthropic;
 mod assemble;
@@ -69,13 +71,19 @@ pub enum RunEvent {
 }
 
 /// A wire event: an SSE `data` payload, an NDJSON line, or a whole non-streamed body (also the
-/// body of an HTTP error).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// body of an HTTP error, which then carries its status).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RawEvent {
     /// Milliseconds since the request was sent.
     pub at_ms: u64,
     pub data: String,
+    /// The HTTP status, on the body of a failed response only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The failed response's `retry-after`, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,8 +111,8 @@ pub(crate) struct WireRequest {
     pub body: Value,
 }
 
-/// The wire body and URL that `request` produces against `base_url` (pre-send checks are not
-/// run; see [`Request::validate`]). Shown by the TUI, used by the conformance tests.
+/// The URL and wire body that `request` produces against `base_url` (pre-send checks are not
+/// run; see [`Request::validate`]): what the TUI can show before sending.
 pub fn wire_body(request: &Request, base_url: &str) -> (String, Value) {
     let w = build_wire(request, &Plan::of(request), base_url.trim_end_matches('/'));
     (w.url, w.body)
@@ -249,6 +257,15 @@ impl Decoder {
             self.assembler.push(delta, &mut out);
         }
         out
+    }
+
+    /// Decodes one recorded raw event: a wire event, or the body of a failed response (which
+    /// ends the answer with its categorised error).
+    pub fn push_raw(&mut self, raw: &RawEvent) -> Vec<RunEvent> {
+        match raw.status {
+            Some(status) => self.fail(response_error(status, raw.retry_after, &raw.data, "")),
+            None => self.push(&raw.data),
+        }
     }
 
     /// The wire events are over. A stream that had its finish reason ends normally (Gemini has
@@ -419,7 +436,19 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     };
 
     let status = response.status();
-    let mut framer = if status.is_success() {
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    // A server that ignores `stream: true` answers with one JSON body instead of SSE; it is
+    // read whole (and the decoders recognise a whole body among stream events, so a replay of
+    // it decodes the same).
+    let whole_json = request.stream
+        && request.provider.streams_sse()
+        && content_type.starts_with("application/json");
+    let mut framer = if status.is_success() && !whole_json {
         WireFramer::new(&request)
     } else {
         // An error body is read whole, whatever the request asked.
@@ -459,15 +488,21 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         };
         let mut events = Vec::new();
         for data in wire_events {
+            // The raw event goes first, then what it produced.
+            let decoded = if status.is_success() {
+                decoder.push(&data)
+            } else {
+                error_body = data.clone();
+                Vec::new()
+            };
+            let failed = !status.is_success();
             events.push(RunEvent::Raw(RawEvent {
                 at_ms: at_ms(),
-                data: data.clone(),
+                data,
+                status: failed.then_some(status.as_u16()),
+                retry_after: if failed { retry_after } else { None },
             }));
-            if status.is_success() {
-                events.extend(decoder.push(&data));
-            } else {
-                error_body = data;
-            }
+            events.extend(decoded);
         }
         if ended {
             if status.is_success() {

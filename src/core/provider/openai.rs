@@ -237,6 +237,13 @@ impl Decoder {
             return out.push(Delta::Error(stream_error(&err)));
         }
         let choices = v.get("choices").and_then(Value::as_array);
+        if choices
+            .and_then(|c| c.first())
+            .is_some_and(|c| c.get("message").is_some() && c.get("delta").is_none())
+        {
+            // A whole response where chunks were expected (a server that does not stream).
+            return body(data, out);
+        }
         if choices.is_none() && v.get("usage").is_none() {
             return out.push(invalid(format!("a stream event has no choices: {data}")));
         }

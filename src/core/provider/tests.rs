@@ -653,6 +653,13 @@ fn run_events_round_trip_through_json() {
         RunEvent::Raw(RawEvent {
             at_ms: 12,
             data: "{\"a\":1}".into(),
+            ..RawEvent::default()
+        }),
+        RunEvent::Raw(RawEvent {
+            at_ms: 3,
+            data: "{}".into(),
+            status: Some(429),
+            retry_after: Some(2.5),
         }),
         RunEvent::Output(OutputText {
             text: "hi".into(),

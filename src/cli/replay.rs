@@ -1,0 +1,196 @@
+//! `toolscope replay`: play a saved session back through the same decoder and parser as the
+//! live run, at the recorded pace, faster, or at once; optionally re-read under another protocol
+//! or other tools.
+//!
+//! With `--jsonl` it prints the parts as JSONL, as `run` printed them live; without, a readable
+//! rendition: the answer text as it arrives, each tool call on a line of its own, errors and the
+//! finish reason.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use toolscope::core::part::Part;
+use toolscope::core::protocol::Protocol;
+use toolscope::core::provider::RunEvent;
+use toolscope::core::session::{Replay, ReplayOptions, Session};
+use toolscope::core::tool::ToolSet;
+
+use super::fail_usage;
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The session file.
+    pub file: PathBuf,
+    /// Play N times faster than recorded (0.5 is half speed).
+    #[arg(long, value_name = "X", conflicts_with = "instant", value_parser = positive_speed)]
+    pub speed: Option<f64>,
+    /// Play everything at once.
+    #[arg(long)]
+    pub instant: bool,
+    /// Re-read the output under this protocol (hermes, gemma, morph-xml, yaml-xml, qwen3-coder),
+    /// or `native` for no protocol.
+    #[arg(long, value_name = "NAME")]
+    pub protocol: Option<String>,
+    /// Re-coerce and re-validate the calls against these tools.
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+    /// Print the parts as JSONL, as `run` printed them.
+    #[arg(long)]
+    pub jsonl: bool,
+}
+
+fn positive_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("\"{s}\" is not a positive speed")),
+    }
+}
+
+pub fn run(args: ReplayArgs) -> u8 {
+    let session = match Session::load(&args.file) {
+        Ok(s) => s,
+        Err(e) => return fail_usage(&e.to_string()),
+    };
+    let protocol = match args.protocol.as_deref() {
+        None => None,
+        Some("native") => Some(None),
+        Some(name) => match Protocol::from_name(name) {
+            Ok(p) => Some(Some(p)),
+            Err(e) => return fail_usage(&format!("replay: {e}")),
+        },
+    };
+    let tools = match &args.tools {
+        None => None,
+        Some(path) => match ToolSet::load(path) {
+            Ok(t) => Some(t),
+            Err(e) => return fail_usage(&e),
+        },
+    };
+    let speed = if args.instant {
+        None
+    } else {
+        Some(args.speed.unwrap_or(1.0))
+    };
+    let mut replay = Replay::new(&session, ReplayOptions { protocol, tools });
+    if !args.jsonl {
+        let s = session.summary();
+        eprintln!(
+            "# {}: {} / {}, tool choice {}, protocol {}, {} wire events, {:.1} s",
+            args.file.display(),
+            s.provider,
+            s.model,
+            s.tool_choice.as_deref().unwrap_or("absent"),
+            replay
+                .request()
+                .protocol
+                .as_ref()
+                .map_or("native", |p| p.name()),
+            s.events,
+            session.ended_at_ms as f64 / 1000.0,
+        );
+    }
+
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut view = Readable::default();
+    let started = Instant::now();
+    let mut failed = false;
+    while let Some(at_ms) = replay.next_at_ms() {
+        if let Some(speed) = speed {
+            let due = Duration::from_secs_f64(at_ms as f64 / 1000.0 / speed);
+            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                let _ = out.flush();
+                std::thread::sleep(wait);
+            }
+        }
+        let Some(step) = replay.step() else { break };
+        for event in &step.events {
+            let RunEvent::Part(part) = event else {
+                continue;
+            };
+            failed = matches!(part, Part::Error(e) if e.category.is_some());
+            let written = if args.jsonl {
+                writeln!(out, "{}", part.to_json_line())
+            } else {
+                view.write(&mut out, part)
+            };
+            if written.is_err() {
+                return 0;
+            }
+        }
+        if speed.is_some() && out.flush().is_err() {
+            return 0;
+        }
+    }
+    if !args.jsonl {
+        let _ = writeln!(out);
+    }
+    let _ = out.flush();
+    u8::from(failed)
+}
+
+/// The readable rendition of parts.
+#[derive(Default)]
+struct Readable {
+    at_line_start: bool,
+}
+
+impl Readable {
+    fn line(&mut self, out: &mut impl Write, line: &str) -> io::Result<()> {
+        if !self.at_line_start {
+            writeln!(out)?;
+        }
+        writeln!(out, "{line}")?;
+        self.at_line_start = true;
+        Ok(())
+    }
+
+    fn write(&mut self, out: &mut impl Write, part: &Part) -> io::Result<()> {
+        match part {
+            Part::TextDelta { delta, .. } | Part::Text { text: delta } => {
+                write!(out, "{delta}")?;
+                self.at_line_start = delta.ends_with('\n');
+                Ok(())
+            }
+            Part::ToolCall(c) => {
+                let mut line = format!("→ {} {}", c.tool_name, c.input);
+                if !c.coercions.is_empty() {
+                    line.push_str(&format!("  ({} coerced)", c.coercions.len()));
+                }
+                if !c.invalid.is_empty() {
+                    line.push_str(&format!(
+                        "  ({} invalid: {})",
+                        c.invalid.len(),
+                        c.invalid[0].message
+                    ));
+                }
+                self.line(out, &line)
+            }
+            Part::Error(e) => {
+                let what = e
+                    .category
+                    .as_deref()
+                    .or(e.reason.as_deref())
+                    .unwrap_or("error");
+                self.line(out, &format!("✗ {what}: {}", e.message))
+            }
+            Part::Finish {
+                finish_reason,
+                usage,
+            } => {
+                let mut line = format!("■ finish: {}", finish_reason.as_str());
+                if let Some(u) = usage {
+                    line.push_str(&format!(
+                        " ({} tokens in, {} out)",
+                        u.input_tokens.map_or("?".into(), |n| n.to_string()),
+                        u.output_tokens.map_or("?".into(), |n| n.to_string())
+                    ));
+                }
+                self.line(out, &line)
+            }
+            _ => Ok(()),
+        }
+    }
+}

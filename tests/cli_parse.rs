@@ -1,0 +1,293 @@
+//! `toolscope parse` through the real binary: the output contract, the exit statuses, and hostile
+//! input through every protocol on both paths (exit 0 or 2, never a panic).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_toolscope"))
+}
+
+fn tools_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/tools.json")
+}
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolscope-cli-parse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn parse(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .arg("parse")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const OUTPUT: &str = "Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call> Done.";
+
+#[test]
+fn generate_prints_text_and_calls() {
+    let tools = tools_file();
+    let out = parse(
+        &["--protocol", "hermes", "--tools", tools.to_str().unwrap()],
+        OUTPUT.as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parts = lines(&out);
+    let types: Vec<&str> = parts.iter().map(|p| p["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["text", "tool-call", "text"]);
+    assert_eq!(
+        parts[1]["input"],
+        serde_json::json!({"city": "Paris", "days": 3})
+    );
+    assert_eq!(parts[1]["coercions"][0]["path"], "/days");
+}
+
+#[test]
+fn stream_prints_incremental_parts_ending_in_finish() {
+    let tools = tools_file();
+    let file = temp("out.txt", OUTPUT.as_bytes());
+    let out = bin()
+        .args([
+            "parse",
+            "--protocol",
+            "hermes",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--stream",
+            "--chunk-size",
+            "3",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let parts = lines(&out);
+    assert_eq!(parts.first().unwrap()["type"], "text-start");
+    let last = parts.last().unwrap();
+    assert_eq!(last["type"], "finish");
+    assert_eq!(last["finishReason"], "tool-calls");
+    let deltas: String = parts
+        .iter()
+        .filter(|p| p["type"] == "tool-input-delta")
+        .map(|p| p["delta"].as_str().unwrap())
+        .collect();
+    let call = parts.iter().find(|p| p["type"] == "tool-call").unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&deltas).unwrap(),
+        call["input"]
+    );
+}
+
+#[test]
+fn live_stream_from_stdin_and_stats() {
+    let out = parse(&["--protocol", "hermes", "--stream"], OUTPUT.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(lines(&out).iter().any(|p| p["type"] == "tool-call"));
+
+    let out = parse(
+        &[
+            "--protocol",
+            "hermes",
+            "--stream",
+            "--chunk-size",
+            "1",
+            "--stats",
+        ],
+        OUTPUT.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stats = lines(&out);
+    assert_eq!(stats.len(), 1);
+    let s = &stats[0];
+    assert_eq!(s["bytes"], OUTPUT.len());
+    assert_eq!(s["chunks"], OUTPUT.len());
+    assert_eq!(s["toolCalls"], 1);
+    assert!(s["parts"].as_u64().unwrap() > 3);
+    assert!(s["elapsedMs"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn custom_hermes_delimiters() {
+    let text = "x <function_call>{\"name\": \"a\", \"arguments\": {}}</function_call> y";
+    let out = parse(
+        &[
+            "--protocol",
+            "hermes",
+            "--call-start",
+            "<function_call>",
+            "--call-end",
+            "</function_call>",
+        ],
+        text.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        lines(&out)
+            .iter()
+            .any(|p| p["type"] == "tool-call" && p["toolName"] == "a")
+    );
+    let out = parse(&["--protocol", "gemma", "--call-start", "<x>"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_usage_and_bad_files_exit_2_with_one_line() {
+    let bad_tools = temp("bad-tools.json", b"[{\"name\": 3}]");
+    let cases: Vec<Vec<String>> = vec![
+        vec!["--protocol".into(), "nope".into()],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            "/definitely/missing/file.txt".into(),
+        ],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            "--tools".into(),
+            "/definitely/missing.json".into(),
+        ],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            "--tools".into(),
+            bad_tools.to_str().unwrap().into(),
+        ],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            std::env::temp_dir().to_str().unwrap().into(),
+        ],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            "--chunk-size".into(),
+            "3".into(),
+        ],
+        vec![
+            "--protocol".into(),
+            "hermes".into(),
+            "--stream".into(),
+            "--chunk-size".into(),
+            "0".into(),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = parse(&args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !args.contains(&"--chunk-size") {
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        }
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let out = parse(
+        &[
+            "--protocol",
+            "hermes",
+            "--tools",
+            bad_tools.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad-tools.json") && err.contains("\"name\" must be a string"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hostile_input_never_panics() {
+    let deep = "[".repeat(100_000);
+    let digits = "9".repeat(100_000);
+    let mut random = Vec::with_capacity(200_000);
+    let mut x: u32 = 0x1234_5678;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        random.push((x & 0xff) as u8);
+    }
+    let soup: String = [
+        "<tool_call>",
+        "{",
+        "\"",
+        "</tool_call>",
+        "<get_weather>",
+        "<city>",
+        "</",
+        "<function=",
+        "<parameter=x>",
+        "```",
+        "&amp;",
+        "]]>",
+        "<![CDATA[",
+    ]
+    .iter()
+    .cycle()
+    .take(20_000)
+    .copied()
+    .collect();
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("random", random),
+        ("deep", format!("<tool_call>{{\"name\":\"get_weather\",\"arguments\":{deep}</tool_call>\n<get_weather>{deep}</get_weather>\n<write_file>\ncontent: {deep}\n</write_file>").into_bytes()),
+        ("digits", format!("<tool_call>{{\"name\":\"get_weather\",\"arguments\":{{\"days\":{digits}}}}}</tool_call><get_weather><days>{digits}</days></get_weather>").into_bytes()),
+        ("nul", b"\0<tool_call>\0{\"name\":\"get_weather\"\0}\0</tool_call>\0".to_vec()),
+        ("invalid-utf8", b"\xff\xfe<tool_call>{\"name\":\"\xc3\x28\"}</tool_call>\xed\xa0\x80".to_vec()),
+        ("soup", soup.into_bytes()),
+    ];
+    let tools = tools_file();
+    for (name, bytes) in &inputs {
+        let file = temp(name, bytes);
+        for protocol in ["hermes", "gemma", "morph-xml", "yaml-xml", "qwen3-coder"] {
+            for mode in [&[][..], &["--stream", "--chunk-size", "7"][..]] {
+                let out = bin()
+                    .args([
+                        "parse",
+                        "--protocol",
+                        protocol,
+                        "--tools",
+                        tools.to_str().unwrap(),
+                    ])
+                    .args(mode)
+                    .arg(&file)
+                    .output()
+                    .unwrap();
+                assert!(
+                    matches!(out.status.code(), Some(0) | Some(2)),
+                    "{name} / {protocol} / {mode:?}: {:?}\n{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}
