@@ -77,6 +77,8 @@ fn big_run() -> RunView {
             RunEvent::Raw(RawEvent {
                 at_ms: k as u64,
                 data: format!("{{\"choices\":[{{\"delta\":{{\"content\":\"{chunk}\"}}}}]}}"),
+                status: None,
+                retry_after: None,
             }),
             k as u64,
         );

@@ -404,6 +404,8 @@ mod tests {
             RunEvent::Raw(RawEvent {
                 at_ms: 1,
                 data: "{}".into(),
+                status: None,
+                retry_after: None,
             }),
             1,
         );

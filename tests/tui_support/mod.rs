@@ -76,6 +76,8 @@ fn raw(data: &str) -> RunEvent {
     RunEvent::Raw(RawEvent {
         at_ms: 0,
         data: data.into(),
+        status: None,
+        retry_after: None,
     })
 }
 
