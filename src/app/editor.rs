@@ -18,6 +18,39 @@ pub fn editor(text: &str) -> TextArea<'static> {
     t
 }
 
+/// A text area for prose (prompts, results): long lines wrap at words instead of scrolling.
+pub fn prose(text: &str) -> TextArea<'static> {
+    let mut t = editor(text);
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+    t
+}
+
+/// Rows `t` takes at `width` cells when its lines wrap at words (an estimate for layout: the
+/// text area scrolls if it needs one row more).
+pub fn wrapped_rows(t: &TextArea<'_>, width: u16) -> usize {
+    let width = width.max(1) as usize;
+    t.lines()
+        .iter()
+        .map(|line| {
+            let mut rows = 1;
+            let mut used = 0;
+            for word in line.split_inclusive(' ') {
+                let w = unicode_width::UnicodeWidthStr::width(word);
+                if used + w > width && used > 0 {
+                    rows += 1;
+                    used = 0;
+                }
+                used += w;
+                while used > width {
+                    rows += 1;
+                    used -= width;
+                }
+            }
+            rows
+        })
+        .sum()
+}
+
 /// The text of a text area, lines joined by newlines.
 pub fn text_of(t: &TextArea<'_>) -> String {
     t.lines().join("\n")

@@ -136,6 +136,8 @@ pub struct App {
     pub notice: Option<Notice>,
     pub themes: Themes,
     pub theme: String,
+    /// The providers whose API key is set (the keys themselves stay with the driver).
+    pub keys_set: Vec<ProviderKind>,
     /// The terminal size (columns, rows), for layout-dependent keys and mouse hits.
     pub size: (u16, u16),
     next_run_id: RunId,
@@ -164,6 +166,7 @@ impl App {
             notice: None,
             themes,
             theme,
+            keys_set: Vec::new(),
             size: (80, 24),
             next_run_id: 1,
         };

@@ -44,9 +44,12 @@ pub struct Prompt {
 
 impl Prompt {
     pub fn new(system: &str, message: &str) -> Prompt {
-        let mut composer = editor::editor(message);
+        let mut composer = editor::prose(message);
         composer.set_placeholder_text("type a message; Ctrl+R sends");
-        let mut system = editor::editor(system);
+        // Ready to add to the example prompt, or to send it as it is.
+        composer.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        composer.move_cursor(ratatui_textarea::CursorMove::End);
+        let mut system = editor::prose(system);
         system.set_placeholder_text("no system prompt");
         Prompt {
             system,
@@ -89,7 +92,7 @@ impl Prompt {
                 .calls
                 .iter()
                 .map(|_| {
-                    let mut t = editor::editor("");
+                    let mut t = editor::prose("");
                     t.set_placeholder_text("type the tool's result");
                     t
                 })
@@ -136,7 +139,7 @@ impl Prompt {
         self.results.clear();
         self.result_names.clear();
         self.transcript_scroll = 0;
-        self.composer = editor::editor("");
+        self.composer = editor::prose("");
         self.composer
             .set_placeholder_text("type a message; Ctrl+R sends");
         Ok(waits)

@@ -142,11 +142,16 @@ async fn play(setup: Setup, themes: Themes) -> std::io::Result<()> {
     let (tx, rx) = mpsc::unbounded_channel();
     terminal::spawn_input(tx.clone());
     tokio::spawn(forward_signals(tx));
+    let keys = Keys::from_env();
     let mut app = App::new(setup, themes);
+    app.keys_set = ProviderKind::ALL
+        .into_iter()
+        .filter(|k| keys.has(*k))
+        .collect();
     let mut driver = Driver::new(
         terminal,
         DriverOptions {
-            keys: Keys::from_env(),
+            keys,
             demo: DemoOptions::default(),
             clipboard: Box::new(std::io::stdout()),
         },

@@ -127,25 +127,32 @@ fn answer_rows(app: &App) -> u16 {
 }
 
 pub fn prompt_areas(inner: Rect, app: &App) -> PromptAreas {
+    // Rows are handed out in order of importance; the conversation gets what is left.
     let mut left = inner.height;
-    let mut take = |want: u16| {
-        let got = want.min(left);
-        left -= got;
+    let take = |left: &mut u16, want: u16| {
+        let got = want.min(*left);
+        *left -= got;
         got
     };
-    let composer_h = take((app.prompt.composer.lines().len() as u16).clamp(1, 3));
-    let system_h = take(
-        (app.prompt.system.lines().len() as u16)
-            .clamp(1, 3)
-            .min((inner.height / 4).max(1)),
-    );
+    let field_w = inner.width.saturating_sub(PROMPT_LABEL);
+    let rows = |t| crate::app::editor::wrapped_rows(t, field_w) as u16;
     let n_results = if app.prompt.answer.is_some() {
         app.prompt.results.len() as u16
     } else {
         0
     };
-    let results_h = take(n_results);
-    let answer_h = take(answer_rows(app));
+    // Results asked for come first, then the message being written (leaving a row for the
+    // system prompt), the system prompt, the answer.
+    let results_h = take(&mut left, n_results);
+    let composer_want = rows(&app.prompt.composer)
+        .clamp(1, 3)
+        .min(left.saturating_sub(1).max(1));
+    let composer_h = take(&mut left, composer_want);
+    let system_want = rows(&app.prompt.system)
+        .clamp(1, 3)
+        .min((inner.height / 4).max(1));
+    let system_h = take(&mut left, system_want);
+    let answer_h = take(&mut left, answer_rows(app));
     let transcript_h = left;
     // A turn sent with a user message shows its answer after that message (the one being
     // edited); a turn that only sent tool results shows it before the next message.

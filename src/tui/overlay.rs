@@ -87,14 +87,21 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
     );
     frame.render_widget(&p.base_url, field(4));
     let key_note = match p.kind().key_env() {
-        Some(var) => format!("key from {var} · "),
-        None => String::new(),
+        Some(var) if app.keys_set.contains(&p.kind()) => Span::styled(
+            format!("{var} is set · "),
+            Style::default().fg(theme.ui.success),
+        ),
+        Some(var) => Span::styled(
+            format!("{var} is not set · "),
+            Style::default().fg(theme.ui.warning),
+        ),
+        None => Span::raw(""),
     };
     frame.render_widget(
-        Paragraph::new(Span::styled(
-            format!("{key_note}←/→ provider · Tab field · Enter apply · Esc"),
-            muted(theme),
-        )),
+        Paragraph::new(Line::from(vec![
+            key_note,
+            Span::styled("←/→ provider · Tab field · Enter apply · Esc", muted(theme)),
+        ])),
         row(6),
     );
 }

@@ -21,13 +21,16 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
     let mut used = 0;
     let tools = &app.tools.valid;
+    // A narrow pane packs the modes tighter.
+    let narrow = width < 60;
+    let gap = if narrow { " " } else { "  " };
     for (i, mode) in choice::modes(tools).into_iter().enumerate() {
         let label = match &mode {
             ToolChoice::Tool(name) => name.clone(),
             other => other.label(),
         };
         let mut pieces: Vec<Span<'static>> = Vec::new();
-        if i == 3 {
+        if i == 3 && !narrow {
             pieces.push(Span::styled("force ", muted(theme)));
         }
         let style = if mode == app.choice {
@@ -40,15 +43,18 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
         };
         let marker = if mode == app.choice { "●" } else { "○" };
         pieces.push(Span::styled(format!("{marker} {label}"), style));
-        let w: usize = pieces.iter().map(|s| s.width()).sum::<usize>() + 2;
+        let w: usize = pieces.iter().map(|s| s.width()).sum::<usize>();
         if used + w > width && used > 0 {
             rows.push(Vec::new());
             used = 0;
         }
-        used += w;
         let row = rows.last_mut().expect("one row at least");
+        if used > 0 {
+            row.push(Span::raw(gap));
+            used += gap.len();
+        }
+        used += w;
         row.extend(pieces);
-        row.push(Span::raw("  "));
     }
     // The pre-send check comes first: when it fails, it is what matters (a forced tool that is
     // no longer among the tools is not among the modes either; the check names it).
