@@ -227,3 +227,32 @@ fn each_pane_alone() {
         pane(&a, 120, 1, |f, r, a, _| panes::status::draw(f, r, a))
     );
 }
+
+#[test]
+fn themes_colour_the_frames_and_the_json() {
+    use ratatui::layout::Position;
+    use toolscope::tui::theme::Themes;
+    for name in ["dark", "light", "high-contrast"] {
+        let mut a = app(160, 48);
+        a.theme = name.into();
+        a.restyle();
+        let theme = Themes::built_in().get(name).clone();
+        let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        let view = View::new();
+        t.draw(|f| toolscope::tui::draw(f, &a, &view)).unwrap();
+        let buf = t.backend().buffer();
+        // The Raw pane's top-left corner is a border of an unfocused pane.
+        let text = buf.content.iter().map(|c| c.symbol()).collect::<String>();
+        let at = |needle: &str| {
+            let i = text.find(needle).unwrap();
+            let cells = text[..i].chars().count() as u16;
+            Position::new(cells % 160, cells / 160)
+        };
+        assert_eq!(buf[at("┌ Raw")].fg, theme.ui.border, "{name}");
+        // In the Tools pane, a key and a string of the JSON in the syntax colours.
+        let key = at("\"name\"");
+        assert_eq!(buf[key].fg, theme.syntax.key, "{name}");
+        let string = at("\"get_weather\"");
+        assert_eq!(buf[string].fg, theme.syntax.string, "{name}");
+    }
+}

@@ -100,10 +100,14 @@ fn syntax() -> &'static Syntax {
                 item("constant.numeric", Class::Number),
                 item("constant.language", Class::Keyword),
                 item("punctuation, keyword.operator", Class::Punctuation),
+                // A string's quotes are part of the string.
+                item("string punctuation.definition.string", Class::String),
+                // Keys, quotes included: `meta.structure.dictionary.key` in syntect's JSON
+                // syntax (`meta.mapping.key` in newer ones).
                 item(
-                    "meta.mapping.key string, meta.structure.dictionary.key string, \
-                     support.type.property-name, meta.mapping.key punctuation.definition.string, \
-                     meta.structure.dictionary.key punctuation.definition.string",
+                    "meta.structure.dictionary.key string, meta.mapping.key string, \
+                     meta.structure.dictionary.key string punctuation.definition.string, \
+                     meta.mapping.key string punctuation.definition.string",
                     Class::Key,
                 ),
                 item("invalid", Class::Invalid),
