@@ -112,6 +112,12 @@ fn fragments(p: &str) -> Vec<&'static str> {
             "</city>",
             "<content>",
             "</content>",
+            "&x",
+            "&quo",
+            "t;",
+            "&#x4",
+            "1;",
+            ";",
         ],
         "yaml-xml" => vec![
             "<get_weather>",
@@ -371,5 +377,82 @@ fn hostile_inputs_end_cleanly() {
                 check_stream(&parts).unwrap_or_else(|e| panic!("{name}: {e}"));
             }
         }
+    }
+}
+
+/// Tricky values inside otherwise valid calls, split at every single point: the places where a
+/// decision (an entity, an escape, a close tag, a CDATA end) may straddle a chunk boundary.
+#[test]
+fn tricky_values_survive_every_split() {
+    let morph_values = [
+        "&x&quot;",
+        "a &amp b &amp; c",
+        "&lt;&#x41;&#65;&bogus;&",
+        "<![CDATA[ ]] > ]]]>",
+        "x</con y",
+        "<content>in</content>",
+        "&#1234567;",
+        "&quot",
+        "é&eacute;😀",
+    ];
+    let json_values = [
+        r#"a\"b"#,
+        r#"\u00e9\ud83d\ude00"#,
+        r#"\ud83d x"#,
+        r#"</tool_call> \\"#,
+        "He said \\\"hi\\\"",
+        r#"\q\u12"#,
+    ];
+    let yaml_values = [
+        "'quoted: yes'",
+        "\"esc\\n\"",
+        "|\n  l1\n  </b>",
+        "plain # not a comment?",
+        "[a, b]",
+    ];
+    let qwen_values = [
+        "x</toolbox>y",
+        "\n  spaced  \n",
+        "a<parameter b",
+        "</parameter",
+        "<tool_call>",
+    ];
+    let mut cases: Vec<(&str, String)> = Vec::new();
+    for v in morph_values {
+        cases.push((
+            "morph-xml",
+            format!("pre <write_file><path>/a</path><content>{v}</content></write_file> post"),
+        ));
+    }
+    for v in json_values {
+        cases.push(("hermes", format!("pre <tool_call>{{\"name\":\"write_file\",\"arguments\":{{\"content\":\"{v}\"}}}}</tool_call> post")));
+        cases.push(("gemma", format!("pre\n```tool_call\n{{\"name\":\"write_file\",\"arguments\":{{\"content\":\"{v}\"}}}}\n```\npost")));
+    }
+    for v in yaml_values {
+        cases.push((
+            "yaml-xml",
+            format!("pre <write_file>\npath: /a\ncontent: {v}\n</write_file> post"),
+        ));
+    }
+    for v in qwen_values {
+        cases.push(("qwen3-coder", format!("pre <tool_call>\n<function=write_file>\n<parameter=content>{v}</parameter>\n</function>\n</tool_call> post")));
+    }
+    for (name, text) in &cases {
+        let bytes = text.as_bytes();
+        let want = Collapsed::of(&run(name, bytes, &[usize::MAX]));
+        for cut in 1..bytes.len() {
+            let mut p = parser(name);
+            let mut out = Vec::new();
+            p.push(&bytes[..cut], &mut out);
+            p.push(&bytes[cut..], &mut out);
+            p.finish(&mut out);
+            assert_eq!(Collapsed::of(&out), want, "{name}: {text:?} split at {cut}");
+            check_stream(&out).unwrap_or_else(|e| panic!("{name}: {text:?} split at {cut}: {e}"));
+        }
+        assert_eq!(
+            Collapsed::of(&run(name, bytes, &[1])),
+            want,
+            "{name}: {text:?} one byte at a time"
+        );
     }
 }

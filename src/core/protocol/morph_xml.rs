@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
-use super::xml::{self, MAX_ENTITY, Tag, entity, parse_tag};
+use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::schema::{SchemaType, is_plain_string, property_schema, schema_type};
@@ -430,25 +430,23 @@ impl MorphScanner {
                 content(&mut call, &mut p, &text[j..at]);
             }
             if bytes[at] == b'&' {
-                let after = &text[at + 1..];
-                match after.find(';').filter(|&q| q <= MAX_ENTITY) {
-                    Some(q) => {
-                        let lit = &text[at..at + q + 2];
-                        call.raw.push_str(lit);
-                        match entity(&after[..q]) {
-                            Some(c) => {
-                                let mut tmp = [0u8; 4];
-                                content(&mut call, &mut p, c.encode_utf8(&mut tmp));
-                            }
-                            None => content(&mut call, &mut p, lit),
-                        }
-                        j = at + q + 2;
+                match scan_entity(&text[at..]) {
+                    Entity::Char(c, len) => {
+                        call.raw.push_str(&text[at..at + len]);
+                        let mut tmp = [0u8; 4];
+                        content(&mut call, &mut p, c.encode_utf8(&mut tmp));
+                        j = at + len;
                     }
-                    None if after.len() < MAX_ENTITY && !after.contains([' ', '<', '&']) => {
+                    Entity::Unknown(len) => {
+                        call.raw.push_str(&text[at..at + len]);
+                        content(&mut call, &mut p, &text[at..at + len]);
+                        j = at + len;
+                    }
+                    Entity::Incomplete => {
                         self.state = State::InParam(call, p);
                         return self.hold_rest(text, at, base);
                     }
-                    None => {
+                    Entity::Text => {
                         call.raw.push('&');
                         content(&mut call, &mut p, "&");
                         j = at + 1;

@@ -24,6 +24,44 @@ pub fn entity(name: &str) -> Option<char> {
     })
 }
 
+/// What follows a `&`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entity {
+    /// A known entity: the character, and the length of `&name;`.
+    Char(char, usize),
+    /// `&name;` that is not a known entity: kept as written (its length).
+    Unknown(usize),
+    /// A plain `&`.
+    Text,
+    /// The text ends inside a possible entity name.
+    Incomplete,
+}
+
+/// Reads the entity at the start of `rest` (which starts with `&`). The decision depends only on
+/// the name characters that follow and the byte after them, so it does not depend on where a
+/// chunk ends.
+pub fn scan_entity(rest: &str) -> Entity {
+    let b = rest.as_bytes();
+    let mut k = 1;
+    while k < b.len() && k <= MAX_ENTITY && (b[k].is_ascii_alphanumeric() || b[k] == b'#') {
+        k += 1;
+    }
+    if k == b.len() {
+        return if k <= MAX_ENTITY {
+            Entity::Incomplete
+        } else {
+            Entity::Text
+        };
+    }
+    if b[k] != b';' || k == 1 {
+        return Entity::Text;
+    }
+    match entity(&rest[1..k]) {
+        Some(c) => Entity::Char(c, k + 1),
+        None => Entity::Unknown(k + 1),
+    }
+}
+
 /// Decodes the entities of a complete text; unknown ones stay as written.
 #[cfg(test)]
 pub fn decode_entities(s: &str) -> String {
@@ -448,6 +486,19 @@ mod tests {
         }
         let deep = "<a>".repeat(10_000);
         let _ = fragment_value(&deep);
+    }
+
+    #[test]
+    fn entity_scanning_looks_only_at_the_name() {
+        assert_eq!(scan_entity("&lt;x"), Entity::Char('<', 4));
+        assert_eq!(scan_entity("&#x41;"), Entity::Char('A', 6));
+        assert_eq!(scan_entity("&bogus;"), Entity::Unknown(7));
+        assert_eq!(scan_entity("&x&quot;"), Entity::Text);
+        assert_eq!(scan_entity("& b"), Entity::Text);
+        assert_eq!(scan_entity("&;"), Entity::Text);
+        assert_eq!(scan_entity("&quo"), Entity::Incomplete);
+        assert_eq!(scan_entity("&"), Entity::Incomplete);
+        assert_eq!(scan_entity("&abcdefghijkl"), Entity::Text);
     }
 
     #[test]

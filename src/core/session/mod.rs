@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod journal;
 mod record;
 mod replay;
 
@@ -98,7 +99,7 @@ impl Session {
         if text.trim().is_empty() {
             return Err("the file is empty, not a session".into());
         }
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        let json_error = |e: serde_json::Error| {
             if e.is_eof() {
                 format!(
                     "the file is cut short (truncated JSON at line {}, column {})",
@@ -112,16 +113,35 @@ impl Session {
                     e.column()
                 )
             }
-        })?;
-        let Value::Object(obj) = &value else {
-            return Err("not a session: the JSON is not an object".into());
         };
-        match obj.get("format").and_then(Value::as_str) {
-            Some(FORMAT) => {}
-            Some(other) => return Err(format!("not a toolscope session (format \"{other}\")")),
+        // The header first, skipping over the rest, so that a file from another program or a
+        // newer toolscope is named as such rather than failing on some field.
+        #[derive(Deserialize)]
+        struct Header {
+            format: Option<Value>,
+            version: Option<Value>,
+        }
+        if !text.trim_start().starts_with('{') {
+            // Not an object: say whether it is JSON at all.
+            return Err(match serde_json::from_str::<Value>(text) {
+                Ok(_) => "not a session: the JSON is not an object".into(),
+                Err(e) => json_error(e),
+            });
+        }
+        let header: Header = match serde_json::from_str(text) {
+            Ok(h) => h,
+            Err(e) if e.is_data() => return Err("not a session: the JSON is not an object".into()),
+            Err(e) => return Err(json_error(e)),
+        };
+        match header.format.as_ref().map(|f| f.as_str()) {
+            Some(Some(FORMAT)) => {}
+            Some(Some(other)) => {
+                return Err(format!("not a toolscope session (format \"{other}\")"));
+            }
+            Some(None) => return Err("not a toolscope session (\"format\" is not a string)".into()),
             None => return Err("not a toolscope session (no \"format\" field)".into()),
         }
-        let version = match obj.get("version").and_then(Value::as_u64) {
+        let version = match header.version.as_ref().and_then(Value::as_u64) {
             Some(v) => v,
             None => return Err("the session has no format version".into()),
         };
@@ -130,6 +150,10 @@ impl Session {
                 "the session was written by a newer toolscope (format version {version}; this toolscope reads versions up to {VERSION}): update toolscope to open it"
             ));
         }
+        if version == VERSION as u64 {
+            return serde_json::from_str(text).map_err(|e| format!("not a valid session: {e}"));
+        }
+        let value: Value = serde_json::from_str(text).map_err(json_error)?;
         let value = upgrade(value, version as u32)?;
         serde_json::from_value(value).map_err(|e| format!("not a valid session: {e}"))
     }

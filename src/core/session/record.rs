@@ -63,31 +63,25 @@ impl Recorder {
         }
     }
 
-    /// The parts the run ended with that re-decoding its wire events does not give.
+    /// The parts the run ended with that re-decoding its wire events does not give: everything
+    /// after the point where the re-decoded parts part ways with the live ones. Usually none.
     fn closing_parts(&self) -> Vec<Part> {
         let mut decoder = Decoder::new(&self.request);
         let mut replayed = Vec::new();
         for raw in &self.events {
             replayed.extend(decoder.push_raw(raw).into_iter().filter_map(part));
         }
-        if !self.parts.starts_with(&replayed) {
-            // The live parts did not come from these wire events as recorded (should not
-            // happen); keep everything after the common prefix so replay still ends as it did.
-            let common = self
-                .parts
-                .iter()
-                .zip(&replayed)
-                .take_while(|(a, b)| a == b)
-                .count();
-            return self.parts[common..].to_vec();
+        replayed.extend(decoder.finish().into_iter().filter_map(part));
+        if replayed == self.parts {
+            return Vec::new();
         }
-        let tail = &self.parts[replayed.len()..];
-        let finished: Vec<Part> = decoder.finish().into_iter().filter_map(part).collect();
-        if tail == finished.as_slice() {
-            Vec::new()
-        } else {
-            tail.to_vec()
-        }
+        let common = self
+            .parts
+            .iter()
+            .zip(&replayed)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.parts[common..].to_vec()
     }
 }
 

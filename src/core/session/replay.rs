@@ -36,6 +36,11 @@ pub struct Replay {
     events: Vec<RawEvent>,
     next: usize,
     end: Vec<crate::core::part::Part>,
+    /// With recorded closing parts: how many decoded parts the live run had before them. The
+    /// decoder's own ending (an error worded without the live URL, or a cut-stream error where
+    /// the live run timed out) is replaced by the recorded one.
+    keep: Option<usize>,
+    emitted: usize,
     ended_at_ms: u64,
     done: bool,
 }
@@ -50,17 +55,21 @@ impl Replay {
         if let Some(t) = options.tools {
             request.tools = t;
         }
+        // Closing parts recorded for the original reading only make sense for it.
+        let end = if changed {
+            Vec::new()
+        } else {
+            session.end.clone()
+        };
+        let keep = (!end.is_empty()).then(|| session.parts.len().saturating_sub(end.len()));
         Replay {
             decoder: Decoder::new(&request),
             request,
             events: session.events.clone(),
             next: 0,
-            // Closing parts recorded for the original reading only make sense for it.
-            end: if changed {
-                Vec::new()
-            } else {
-                session.end.clone()
-            },
+            end,
+            keep,
+            emitted: 0,
             ended_at_ms: session.ended_at_ms,
             done: false,
         }
@@ -103,7 +112,15 @@ impl Replay {
         if let Some(raw) = self.events.get(self.next) {
             self.next += 1;
             let mut events = vec![RunEvent::Raw(raw.clone())];
-            events.extend(self.decoder.push_raw(raw));
+            for e in self.decoder.push_raw(raw) {
+                if let RunEvent::Part(_) = e {
+                    if self.keep.is_some_and(|k| self.emitted >= k) {
+                        continue;
+                    }
+                    self.emitted += 1;
+                }
+                events.push(e);
+            }
             return Some(ReplayStep {
                 at_ms: raw.at_ms,
                 events,

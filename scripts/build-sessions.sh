@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Rebuilds the bundled sessions in sessions/ by recording toolscope itself: `toolscope run
+# --save` against the demo model (OpenAI wire, every tool-choice mode and text protocol, and its
+# failure demos) and against loopback servers that answer with Anthropic, Gemini and Ollama
+# shaped streams (scripts/mock_provider.py, replaying tests/data transcripts at a steady pace).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+ts=target/release/toolscope
+out=sessions
+tools=examples/tools.json
+mkdir -p "$out"
+rm -f "$out"/*.json
+
+record() { # name, then run arguments
+  local name=$1; shift
+  "$ts" run "$@" --save "$out/$name.json" > /dev/null || true
+  echo "recorded $out/$name.json"
+}
+
+# Tool-choice modes, native, on the demo model.
+record mode-auto --provider demo --tools "$tools" --tool-choice auto "What's the weather in Paris for the next 3 days?"
+record mode-required --provider demo --tools "$tools" --tool-choice required "Search for the latest news about the James Webb telescope"
+record mode-none --provider demo --tools "$tools" --tool-choice none "What's the weather in Paris?"
+record mode-forced-tool --provider demo --tools "$tools" --tool-choice tool:write_file "Save a packing list for a week in Tokyo to /tmp/packing.md"
+record parallel-calls --provider demo --tools "$tools" "What's the weather in Paris and Tokyo?"
+
+# The text protocols, on an OpenAI-compatible wire.
+for p in hermes gemma morph-xml yaml-xml qwen3-coder; do
+  record "protocol-$p" --provider demo --tools "$tools" --protocol "$p" "What's the weather in Lisbon for 2 days?"
+done
+record protocol-hermes-forced --provider demo --tools "$tools" --protocol hermes --tool-choice required "Search the web for Rust 2024 edition changes"
+
+# Failures.
+record failure-malformed-call --provider demo --tools "$tools" --protocol hermes "#malformed What's the weather in Oslo?"
+record failure-cut-stream --provider demo --tools "$tools" "#cut Tell me about the weather in Rome."
+record failure-rate-limit --provider demo --tools "$tools" "#429 What's the weather in Lima?"
+
+# The native wires of the other providers.
+native() { # name, provider, model, transcript folder, content type
+  local name=$1 provider=$2 model=$3 dir=tests/data/$4 ctype=$5
+  local body; body=$(ls "$dir"/stream.* | head -1)
+  local log; log=$(mktemp)
+  python3 scripts/mock_provider.py --body "$body" --content-type "$ctype" > "$log" &
+  local pid=$!
+  local url=""
+  for _ in $(seq 1 100); do url=$(sed -n 's/^listening on //p' "$log"); [ -n "$url" ] && break; sleep 0.1; done
+  python3 -c "import json,sys; json.dump(json.load(open('$dir/request.json'))['tools'], open('$log.tools','w'))"
+  local prompt; prompt=$(python3 -c "import json; print(json.load(open('$dir/request.json'))['messages'][-1]['content'])")
+  record "$name" --provider "$provider" --model "$model" --base-url "$url" --tools "$log.tools" "$prompt"
+  kill "$pid"; rm -f "$log" "$log.tools"
+}
+native wire-anthropic anthropic claude-sonnet-4-5 anthropic/tool-call text/event-stream
+native wire-gemini gemini gemini-2.5-flash gemini/function-call text/event-stream
+native wire-ollama ollama qwen3:8b ollama/tool-calls application/x-ndjson
+native wire-openai openai gpt-4o-mini openai/parallel-calls text/event-stream
+
+# Name each session after its file, and drop the loopback base URLs (their ports are gone; a
+# re-send goes to the provider's own endpoint).
+python3 - "$out" <<'PY'
+import json, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    s = json.loads(f.read_text())
+    s["name"] = f.stem
+    base = s["request"].get("baseUrl", "")
+    if base.startswith("http://127.0.0.1"):
+        del s["request"]["baseUrl"]
+    f.write_text(json.dumps(s, indent=2, ensure_ascii=False) + "\n")
+PY
+ls -1 "$out"

@@ -1,0 +1,269 @@
+//! Sessions end to end through the binary: `run --save` then `replay` gives the live parts; replay
+//! at a speed and re-parsed under another protocol; every bundled session replays to its recorded
+//! parts; broken files get exit 2 and one line naming the file; no key reaches a saved file.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::{End, MockServer, Reply};
+use toolscope::core::part::Part;
+use toolscope::core::session::{Replay, ReplayOptions, Session};
+
+const KEY: &str = "sk-session-TOP-SECRET-123456789";
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
+    for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+        c.env_remove(k);
+    }
+    c
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolscope-sessions-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn replay(file: &Path, extra: &[&str]) -> Output {
+    bin().arg("replay").arg(file).args(extra).output().unwrap()
+}
+
+#[test]
+fn save_then_replay_prints_the_live_parts() {
+    let tools = root().join("examples/tools.json");
+    for extra in [
+        &[][..],
+        &["--protocol", "morph-xml"][..],
+        &["--tool-choice", "none"][..],
+    ] {
+        let file = temp(&format!("live{}.json", extra.len()));
+        let live = bin()
+            .args(["run", "--provider", "demo", "--tools"])
+            .arg(&tools)
+            .args(extra)
+            .arg("--save")
+            .arg(&file)
+            .arg("What's the weather in Paris for 3 days?")
+            .output()
+            .unwrap();
+        assert_eq!(
+            live.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&live.stderr)
+        );
+        let replayed = replay(&file, &["--instant", "--jsonl"]);
+        assert_eq!(replayed.status.code(), Some(0));
+        assert_eq!(stdout(&replayed), stdout(&live), "{extra:?}");
+        // The session holds the request, the wire events with their times, and the parts.
+        let session = Session::load(&file).unwrap();
+        assert!(!session.events.is_empty());
+        assert!(session.events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert_eq!(session.parts.len(), stdout(&live).lines().count());
+    }
+}
+
+#[test]
+fn replay_at_a_speed_and_readable() {
+    let file = root().join("sessions/mode-auto.json");
+    let fast = replay(&file, &["--speed", "1000", "--jsonl"]);
+    let instant = replay(&file, &["--instant", "--jsonl"]);
+    assert_eq!(fast.status.code(), Some(0));
+    assert_eq!(stdout(&fast), stdout(&instant));
+    let readable = replay(&file, &["--instant"]);
+    let text = stdout(&readable);
+    assert!(text.contains("→ get_weather"), "{text}");
+    assert!(text.contains("■ finish: tool-calls"), "{text}");
+    assert!(String::from_utf8_lossy(&readable.stderr).contains("mode-auto.json"));
+}
+
+#[test]
+fn replay_re_parses_under_another_protocol() {
+    // A hermes session read as qwen3-coder: the call markup is not qwen's, so no call.
+    let file = root().join("sessions/protocol-hermes.json");
+    let as_recorded = replay(&file, &["--instant", "--jsonl"]);
+    assert!(stdout(&as_recorded).contains("\"type\":\"tool-call\""));
+    let as_qwen = replay(
+        &file,
+        &["--instant", "--jsonl", "--protocol", "qwen3-coder"],
+    );
+    assert_eq!(as_qwen.status.code(), Some(0));
+    assert!(!stdout(&as_qwen).contains("\"type\":\"tool-call\""));
+    assert!(stdout(&as_qwen).contains("<tool_call>"));
+    // Read natively, the markup is plain text.
+    let native = replay(&file, &["--instant", "--jsonl", "--protocol", "native"]);
+    assert!(!stdout(&native).contains("\"type\":\"tool-call\""));
+    let bad = replay(&file, &["--protocol", "nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn every_bundled_session_replays_to_its_recorded_parts() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(root().join("sessions")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            names.push(path);
+        }
+    }
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    let mut seen_modes = Vec::new();
+    let mut seen_protocols = Vec::new();
+    let mut seen_providers = Vec::new();
+    for path in &names {
+        let session = Session::load(path).unwrap_or_else(|e| panic!("{e}"));
+        let parts: Vec<Part> = Replay::new(&session, ReplayOptions::default())
+            .run_to_end()
+            .into_iter()
+            .filter_map(|e| e.as_part().cloned())
+            .collect();
+        assert_eq!(parts, session.parts, "{}", path.display());
+        let s = session.summary();
+        seen_modes.extend(s.tool_choice);
+        seen_protocols.extend(s.protocol);
+        seen_providers.push(s.provider);
+        assert!(session.name.is_some(), "{}", path.display());
+    }
+    for mode in ["auto", "required", "none"] {
+        assert!(
+            seen_modes.iter().any(|m| m == mode),
+            "no session in mode {mode}"
+        );
+    }
+    assert!(
+        seen_modes.iter().any(|m| m.starts_with("tool:")),
+        "no forced-tool session"
+    );
+    for p in ["hermes", "gemma", "morph-xml", "yaml-xml", "qwen3-coder"] {
+        assert!(seen_protocols.iter().any(|x| x == p), "no {p} session");
+    }
+    for p in ["anthropic", "gemini", "ollama"] {
+        assert!(seen_providers.iter().any(|x| x == p), "no {p} session");
+    }
+    // The failures: a malformed call, a cut stream, a rate limit.
+    let tail = |name: &str| {
+        let s = Session::load(&root().join("sessions").join(name)).unwrap();
+        s.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Error(e) => e.category.clone().or(e.reason.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tail("failure-malformed-call.json"), ["malformed-tool-call"]);
+    assert_eq!(tail("failure-cut-stream.json"), ["provider_unavailable"]);
+    assert_eq!(tail("failure-rate-limit.json"), ["provider_rate_limit"]);
+}
+
+#[test]
+fn broken_session_files_exit_2_naming_the_file() {
+    let good = std::fs::read_to_string(root().join("sessions/mode-auto.json")).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated.json", good.as_bytes()[..good.len() / 3].to_vec()),
+        ("empty.json", Vec::new()),
+        ("binary.json", (0u8..=255).collect()),
+        (
+            "newer.json",
+            good.replacen("\"version\": 1", "\"version\": 99", 1)
+                .into_bytes(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = temp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = replay(&path, &["--instant"]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = replay(&temp("missing.json"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
+    // A save path in a folder that does not exist is refused before anything is sent.
+    let out = bin()
+        .args([
+            "run",
+            "--provider",
+            "demo",
+            "--save",
+            "/no/such/folder/s.json",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn no_key_reaches_a_saved_session() {
+    // A server that echoes the key back in its stream and in an error.
+    let server = MockServer::start(vec![
+        Reply::sse_data(
+            &[
+                json!({"choices":[{"index":0,"delta":{"content": format!("your key is {KEY}")},"finish_reason":"stop"}]}),
+                json!("[DONE]"),
+            ],
+            End::Clean,
+        ),
+        Reply::json(401, &json!({"error":{"message": format!("Incorrect API key provided: {KEY}")}})),
+    ])
+    .await;
+    let url = server.url();
+    for (i, name) in ["echo.json", "echo-401.json"].iter().enumerate() {
+        let file = temp(name);
+        let url = url.clone();
+        let f = file.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            bin()
+                .env("OPENAI_API_KEY", KEY)
+                .args([
+                    "run",
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    &url,
+                    "--save",
+                ])
+                .arg(&f)
+                .arg("hi")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(i as i32),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let saved = std::fs::read_to_string(&file).unwrap();
+        assert!(!saved.contains(KEY), "{name}: the key reached the file");
+        assert!(saved.contains("[redacted]"), "{name}");
+        let v: Value = serde_json::from_str(&saved).unwrap();
+        assert!(v["request"].get("headers").is_none());
+    }
+    assert!(
+        server.recorded()[0].all_text().contains(KEY),
+        "the key was sent"
+    );
+}
