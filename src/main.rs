@@ -16,9 +16,13 @@ use clap::{Parser, Subcommand};
     version,
     about = "A terminal playground for LLM tool calling"
 )]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no subcommand: the playground.
+    #[command(flatten)]
+    play: cli::play::PlayArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -40,10 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
         Some(Command::Replay(args)) => cli::replay::run(args),
-        None => {
-            eprintln!("toolscope: the playground is not built yet; see `toolscope --help`");
-            2
-        }
+        None => cli::play::run(cli.play),
     };
     ExitCode::from(code)
 }

@@ -4,6 +4,7 @@
 use std::io::{self, BufWriter, Stdout, Write};
 
 pub mod parse;
+pub mod play;
 pub mod replay;
 pub mod run;
 pub mod serve_demo;

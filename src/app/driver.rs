@@ -1,0 +1,327 @@
+//! The driver: the loop that owns the terminal, feeds messages to [`update`], runs the effects
+//! it returns, and draws when something changed.
+//!
+//! Runs are tokio tasks that forward their [`RunEvent`]s, stamped with the time since the run
+//! started, as messages through one channel. Cancelling a run aborts its task, which drops the
+//! provider's `Run` and with it the HTTP request. The driver is generic over the ratatui
+//! backend: tests drive it on a `TestBackend`, pressing keys and reading the screen.
+//!
+//! [`RunEvent`]: crate::core::provider::RunEvent
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::crossterm::event::MouseEventKind;
+use tokio::sync::{OnceCell, mpsc};
+use tokio::task::AbortHandle;
+
+use crate::core::demo::{DemoOptions, DemoServer};
+use crate::core::error::{ErrorCategory, ProviderError};
+use crate::core::part::Part;
+use crate::core::provider::{Keys, ProviderKind, Request, Run, RunEvent};
+use crate::tui::View;
+
+use super::message::Message;
+use super::run_view::RunId;
+use super::{App, Effect, update};
+
+/// The shortest time between two frames: at most 60 a second, however fast events arrive.
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// What the driver needs from outside the state.
+pub struct DriverOptions {
+    /// API keys (never part of the state, so never drawn or saved).
+    pub keys: Keys,
+    /// How the built-in demo model streams (tests want it instant).
+    pub demo: DemoOptions,
+    /// Where OSC 52 clipboard sequences go (the terminal; a buffer in tests).
+    pub clipboard: Box<dyn Write + Send>,
+}
+
+/// Whether the loop goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// The demo model, started on a loopback port the first time a run needs it and kept for the
+/// rest of the session.
+struct DemoHost {
+    options: DemoOptions,
+    server: OnceCell<DemoServer>,
+}
+
+impl DemoHost {
+    async fn base_url(&self) -> io::Result<String> {
+        let server = self
+            .server
+            .get_or_try_init(|| async {
+                crate::core::demo::serve(SocketAddr::from(([127, 0, 0, 1], 0)), self.options).await
+            })
+            .await?;
+        Ok(server.base_url())
+    }
+}
+
+pub struct Driver<B: Backend> {
+    terminal: Terminal<B>,
+    view: View,
+    engine_tx: mpsc::UnboundedSender<Message>,
+    engine_rx: mpsc::UnboundedReceiver<Message>,
+    runs: HashMap<RunId, AbortHandle>,
+    keys: Keys,
+    demo: Arc<DemoHost>,
+    clipboard: Box<dyn Write + Send>,
+    last_frame: Option<Instant>,
+    frames: u64,
+}
+
+impl<B: Backend> Driver<B> {
+    pub fn new(terminal: Terminal<B>, options: DriverOptions) -> Self {
+        let (engine_tx, engine_rx) = mpsc::unbounded_channel();
+        Driver {
+            terminal,
+            view: View::new(),
+            engine_tx,
+            engine_rx,
+            runs: HashMap::new(),
+            keys: options.keys,
+            demo: Arc::new(DemoHost {
+                options: options.demo,
+                server: OnceCell::new(),
+            }),
+            clipboard: options.clipboard,
+            last_frame: None,
+            frames: 0,
+        }
+    }
+
+    pub fn terminal(&self) -> &Terminal<B> {
+        &self.terminal
+    }
+
+    pub fn terminal_mut(&mut self) -> &mut Terminal<B> {
+        &mut self.terminal
+    }
+
+    /// Frames drawn so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Runs still in flight.
+    pub fn running(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Draws the state now.
+    pub fn draw(&mut self, app: &App) -> io::Result<()> {
+        let view = &self.view;
+        self.terminal
+            .draw(|frame| crate::tui::draw(frame, app, view))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        self.last_frame = Some(Instant::now());
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Feeds one message to `update` and runs the effects.
+    pub fn handle(&mut self, app: &mut App, message: Message) -> Flow {
+        if let Message::RunEnded { id, .. } = &message {
+            self.runs.remove(id);
+        }
+        let mut flow = Flow::Continue;
+        for effect in update(app, message) {
+            if self.run_effect(effect) == Flow::Quit {
+                flow = Flow::Quit;
+            }
+        }
+        flow
+    }
+
+    /// The next message from a run or a file operation (tests pump these by hand).
+    pub async fn next_engine_message(&mut self) -> Option<Message> {
+        self.engine_rx.recv().await
+    }
+
+    /// The main loop: until Quit, or until `input` closes.
+    pub async fn run(
+        &mut self,
+        app: &mut App,
+        mut input: mpsc::UnboundedReceiver<Message>,
+    ) -> io::Result<()> {
+        let size = self
+            .terminal
+            .size()
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        app.size = (size.width, size.height);
+        self.draw(app)?;
+        let mut dirty = false;
+        loop {
+            let next_frame = self.last_frame.unwrap_or_else(Instant::now) + FRAME;
+            let message = tokio::select! {
+                // Order matters. The user's keys come first, so that Esc or Ctrl+Q act at once
+                // even while a fast stream keeps the engine queue full. Run events next. The
+                // frame timer last, and only armed when something waits to be drawn: an idle
+                // playground sleeps here with no timer at all.
+                biased;
+                m = input.recv() => match m {
+                    Some(m) => m,
+                    None => return Ok(()),
+                },
+                Some(m) = self.engine_rx.recv() => m,
+                _ = tokio::time::sleep_until(next_frame.into()), if dirty => {
+                    self.draw(app)?;
+                    dirty = false;
+                    continue;
+                }
+            };
+            let moved = matches!(&message, Message::Mouse(m) if m.kind == MouseEventKind::Moved);
+            if self.handle(app, message) == Flow::Quit {
+                return Ok(());
+            }
+            dirty |= !moved;
+            // Under a flood of events the timer branch never wins the select; draw here when a
+            // frame is due so the screen still moves at 60 frames a second.
+            if dirty && self.last_frame.is_none_or(|t| t.elapsed() >= FRAME) {
+                self.draw(app)?;
+                dirty = false;
+            }
+        }
+    }
+
+    fn run_effect(&mut self, effect: Effect) -> Flow {
+        match effect {
+            Effect::StartRun { id, request } => self.start_run(id, *request),
+            Effect::CancelRun { id } => {
+                if let Some(handle) = self.runs.remove(&id) {
+                    handle.abort();
+                }
+            }
+            Effect::LoadFile { purpose, path } => {
+                let tx = self.engine_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+                    let _ = tx.send(Message::FileLoaded {
+                        purpose,
+                        path,
+                        result,
+                    });
+                });
+            }
+            Effect::SaveFile {
+                purpose,
+                path,
+                contents,
+            } => {
+                let tx = self.engine_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = save_atomically(&path, &contents).map_err(|e| e.to_string());
+                    let _ = tx.send(Message::FileSaved {
+                        purpose,
+                        path,
+                        result,
+                    });
+                });
+            }
+            Effect::Copy { text } => {
+                if let Err(e) = self
+                    .clipboard
+                    .write_all(osc52(&text).as_bytes())
+                    .and_then(|()| self.clipboard.flush())
+                {
+                    tracing::warn!("copy failed: {e}");
+                }
+            }
+            Effect::Quit => {
+                for (_, handle) in self.runs.drain() {
+                    handle.abort();
+                }
+                return Flow::Quit;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn start_run(&mut self, id: RunId, mut request: Request) {
+        let tx = self.engine_tx.clone();
+        let keys = self.keys.clone();
+        let demo = Arc::clone(&self.demo);
+        tracing::info!(
+            id,
+            provider = %request.provider,
+            model = %request.model,
+            "run started"
+        );
+        let started = Instant::now();
+        let task = tokio::spawn(async move {
+            let at_ms = || started.elapsed().as_millis() as u64;
+            if request.provider == ProviderKind::Demo && request.base_url.is_none() {
+                match demo.base_url().await {
+                    Ok(url) => request.base_url = Some(url),
+                    Err(e) => {
+                        let error = ProviderError::new(
+                            ErrorCategory::ProviderUnavailable,
+                            format!("cannot start the demo model: {e}"),
+                        );
+                        let event = RunEvent::Part(Part::Error(error.to_part()));
+                        let _ = tx.send(Message::Run {
+                            id,
+                            at_ms: at_ms(),
+                            event,
+                        });
+                        let _ = tx.send(Message::RunEnded { id, at_ms: at_ms() });
+                        return;
+                    }
+                }
+            }
+            let mut run = Run::start(request, keys);
+            while let Some(event) = run.next().await {
+                if tx
+                    .send(Message::Run {
+                        id,
+                        at_ms: at_ms(),
+                        event,
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let _ = tx.send(Message::RunEnded { id, at_ms: at_ms() });
+        });
+        self.runs.insert(id, task.abort_handle());
+    }
+}
+
+/// The OSC 52 sequence that puts `text` on the terminal's clipboard.
+pub fn osc52(text: &str) -> String {
+    let data = base64::engine::general_purpose::STANDARD.encode(text);
+    format!("\x1b]52;c;{data}\x07")
+}
+
+/// Writes next to `path`, then renames over it: a crash never leaves half a file.
+fn save_atomically(path: &Path, contents: &str) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn osc52_encodes_base64() {
+        assert_eq!(osc52("hi"), "\x1b]52;c;aGk=\x07");
+    }
+}

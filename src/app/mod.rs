@@ -1,0 +1,230 @@
+//! The playground as a state machine: one [`App`] owns all state, every event is a [`Message`],
+//! and [`update`] changes the state and returns [`Effect`]s for the [`driver`] to run.
+//!
+//! Nothing here draws or does IO. The driver forwards terminal input and run events as
+//! messages through one queue, runs the effects, and asks the `tui` layer to draw the state
+//! when it changed. Because time only enters through messages, the same `update` serves live
+//! runs, tests with fixed times, and (later) the replay of recorded sessions.
+
+pub mod choice;
+pub mod compare;
+pub mod driver;
+pub mod editor;
+pub mod effect;
+pub mod glyph;
+pub mod message;
+pub mod parts;
+pub mod picker;
+pub mod prompt;
+pub mod run_view;
+pub mod text_log;
+pub mod tools;
+mod update;
+
+use std::path::PathBuf;
+
+use ratatui_textarea::TextArea;
+
+use crate::core::protocol::Protocol;
+use crate::core::provider::ProviderKind;
+use crate::core::tool::ToolChoice;
+use crate::tui::theme::{Theme, Themes};
+
+pub use compare::Compare;
+pub use effect::Effect;
+pub use message::{FilePurpose, Message};
+pub use picker::Picker;
+pub use prompt::Prompt;
+pub use run_view::{RawMode, RunId, RunState, RunView};
+pub use tools::ToolsEditor;
+pub use update::update;
+
+/// Where the playground starts: what the command line chose.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub provider: ProviderKind,
+    pub model: String,
+    pub base_url: Option<String>,
+    pub protocol: Option<Protocol>,
+    pub tool_choice: ToolChoice,
+    /// The tools JSON text, and the file it came from.
+    pub tools: String,
+    pub tools_path: Option<PathBuf>,
+    pub system: String,
+    pub prompt: String,
+    pub theme: String,
+}
+
+impl Default for Setup {
+    /// The demo model with the example tools and a prompt that makes it call one.
+    fn default() -> Self {
+        Setup {
+            provider: ProviderKind::Demo,
+            model: crate::core::demo::DEFAULT_MODEL.to_string(),
+            base_url: None,
+            protocol: None,
+            tool_choice: ToolChoice::Auto,
+            tools: tools::EXAMPLE_TOOLS.to_string(),
+            tools_path: None,
+            system: prompt::EXAMPLE_SYSTEM.to_string(),
+            prompt: prompt::EXAMPLE_PROMPT.to_string(),
+            theme: "dark".to_string(),
+        }
+    }
+}
+
+/// What has the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Tools,
+    ToolChoice,
+    /// The system prompt, in the Prompt pane.
+    System,
+    /// The message being written, in the Prompt pane.
+    Composer,
+    /// The result of the answer's call `i`, in the Prompt pane.
+    Result(usize),
+    Raw,
+    Parts,
+}
+
+impl Focus {
+    /// Whether the focus is inside the Prompt pane.
+    pub fn in_prompt(self) -> bool {
+        matches!(self, Focus::System | Focus::Composer | Focus::Result(_))
+    }
+}
+
+/// A window over the panes that takes the keyboard while open.
+pub enum Overlay {
+    /// The keys and the theme picker, scrolled down this many rows.
+    Help {
+        scroll: usize,
+    },
+    Picker(Box<Picker>),
+    /// Asks for a file path.
+    Path {
+        purpose: FilePurpose,
+        save: bool,
+        editor: Box<TextArea<'static>>,
+    },
+}
+
+/// A one-line message in the status line (a file saved, a copy, why a key did nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub error: bool,
+}
+
+pub struct App {
+    pub provider: ProviderKind,
+    pub model: String,
+    pub base_url: Option<String>,
+    /// `None`: native tool calling.
+    pub protocol: Option<Protocol>,
+    pub choice: ToolChoice,
+    pub tools: ToolsEditor,
+    pub prompt: Prompt,
+    /// The run the Raw and Parts panes show.
+    pub run: RunView,
+    /// The compare view, when open (Ctrl+K).
+    pub compare: Option<Compare>,
+    pub raw_mode: RawMode,
+    pub focus: Focus,
+    pub overlay: Option<Overlay>,
+    pub notice: Option<Notice>,
+    pub themes: Themes,
+    pub theme: String,
+    /// The providers whose API key is set (the keys themselves stay with the driver).
+    pub keys_set: Vec<ProviderKind>,
+    /// The terminal size (columns, rows), for layout-dependent keys and mouse hits.
+    pub size: (u16, u16),
+    next_run_id: RunId,
+}
+
+impl App {
+    pub fn new(setup: Setup, themes: Themes) -> App {
+        let theme = if themes.contains(&setup.theme) {
+            setup.theme.clone()
+        } else {
+            themes.names()[0].clone()
+        };
+        let mut app = App {
+            provider: setup.provider,
+            model: setup.model,
+            base_url: setup.base_url,
+            protocol: setup.protocol,
+            choice: setup.tool_choice,
+            tools: ToolsEditor::new(&setup.tools, setup.tools_path),
+            prompt: Prompt::new(&setup.system, &setup.prompt),
+            run: RunView::idle(),
+            compare: None,
+            raw_mode: RawMode::Output,
+            focus: Focus::Composer,
+            overlay: None,
+            notice: None,
+            themes,
+            theme,
+            keys_set: Vec::new(),
+            size: (80, 24),
+            next_run_id: 1,
+        };
+        app.restyle();
+        app
+    }
+
+    pub fn theme(&self) -> &Theme {
+        self.themes.get(&self.theme)
+    }
+
+    /// A fresh run id.
+    pub(crate) fn next_id(&mut self) -> RunId {
+        let id = self.next_run_id;
+        self.next_run_id += 1;
+        id
+    }
+
+    /// Whether any run (the main one or a compare column) is streaming.
+    pub fn is_running(&self) -> bool {
+        self.run.is_running()
+            || self
+                .compare
+                .as_ref()
+                .is_some_and(|c| c.columns.iter().any(|v| v.is_running()))
+    }
+
+    /// The protocol's name, or `native`.
+    pub fn protocol_name(&self) -> &'static str {
+        self.protocol.as_ref().map_or("native", |p| p.name())
+    }
+
+    /// Applies the theme and the focus to every text area (they keep their own styles).
+    pub fn restyle(&mut self) {
+        let theme = self.themes.get(&self.theme).clone();
+        let focus = self.focus;
+        editor::style(&mut self.tools.editor, &theme, focus == Focus::Tools);
+        // Line numbers, so that "line 12 column 5" in a JSON error is easy to find.
+        self.tools
+            .editor
+            .set_line_number_style(ratatui::style::Style::default().fg(theme.ui.muted));
+        editor::style(&mut self.prompt.system, &theme, focus == Focus::System);
+        editor::style(&mut self.prompt.composer, &theme, focus == Focus::Composer);
+        for (i, r) in self.prompt.results.iter_mut().enumerate() {
+            editor::style(r, &theme, focus == Focus::Result(i));
+        }
+        match &mut self.overlay {
+            Some(Overlay::Picker(p)) => {
+                let field = p.field;
+                editor::style(&mut p.model, &theme, field == picker::PickerField::Model);
+                editor::style(
+                    &mut p.base_url,
+                    &theme,
+                    field == picker::PickerField::BaseUrl,
+                );
+            }
+            Some(Overlay::Path { editor: e, .. }) => editor::style(e, &theme, true),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! The parts of a run as the Parts pane lists them.
+//!
+//! Every part is kept as parsed. For display, consecutive deltas of the same block (the
+//! `text-delta`s of one text, the `tool-input-delta`s of one call) share one row whose summary
+//! grows as they arrive: this is how arguments are seen growing live, and why a 100,000-part run
+//! is still a list one can read. Rows are built as parts arrive (constant work per part), so
+//! drawing only reads the rows that are visible.
+
+use serde_json::Value;
+
+use crate::core::part::{Part, PartId, ToolCall};
+
+/// The most bytes of joined deltas the detail view shows.
+pub const DETAIL_LIMIT: usize = 8 * 1024;
+
+/// One row of the Parts pane: one part, or a run of deltas of the same block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartRow {
+    /// The part type name (`text-delta`, `tool-call`, …).
+    pub label: &'static str,
+    /// Index of the first part of the row in [`PartList::parts`].
+    pub first: usize,
+    /// How many parts the row stands for.
+    pub count: usize,
+    /// What the row says: the deltas joined, a call's name and input, an error message, …
+    pub summary: String,
+    pub marks: Marks,
+}
+
+/// What deserves attention in a part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Coercions applied to a call's arguments.
+    pub coerced: usize,
+    /// JSON Schema violations left after coercion.
+    pub invalid: usize,
+    /// An `error` part.
+    pub error: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PartList {
+    pub parts: Vec<Part>,
+    pub rows: Vec<PartRow>,
+    /// Indices of the `tool-call` parts, so that counting and listing calls does not walk all
+    /// the parts on every frame.
+    calls: Vec<usize>,
+    /// Bytes of answer text so far.
+    text_bytes: usize,
+    /// Block id of the last row, when it is a run of deltas (the next delta of that block joins).
+    open_delta: Option<PartId>,
+}
+
+impl PartList {
+    pub fn push(&mut self, part: Part) {
+        let index = self.parts.len();
+        let label = part.type_name();
+        match &part {
+            Part::ToolCall(_) => self.calls.push(index),
+            Part::TextDelta { delta, .. } | Part::Text { text: delta } => {
+                self.text_bytes += delta.len()
+            }
+            _ => {}
+        }
+        let delta = match &part {
+            Part::TextDelta { id, delta }
+            | Part::ReasoningDelta { id, delta }
+            | Part::ToolInputDelta { id, delta } => Some((id.clone(), delta.as_str())),
+            _ => None,
+        };
+        match delta {
+            Some((id, text)) => {
+                let joins = self.open_delta.as_ref() == Some(&id)
+                    && self.rows.last().is_some_and(|r| r.label == label);
+                if joins {
+                    let row = self.rows.last_mut().expect("checked above");
+                    row.count += 1;
+                    row.summary.push_str(text);
+                } else {
+                    self.rows.push(PartRow {
+                        label,
+                        first: index,
+                        count: 1,
+                        summary: text.to_string(),
+                        marks: Marks::default(),
+                    });
+                    self.open_delta = Some(id);
+                }
+            }
+            None => {
+                self.rows.push(PartRow {
+                    label,
+                    first: index,
+                    count: 1,
+                    summary: summary(&part),
+                    marks: marks(&part),
+                });
+                self.open_delta = None;
+            }
+        }
+        self.parts.push(part);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The parts of row `i`.
+    pub fn parts_of(&self, i: usize) -> &[Part] {
+        match self.rows.get(i) {
+            Some(r) => &self.parts[r.first..r.first + r.count],
+            None => &[],
+        }
+    }
+
+    /// The JSON of row `i` as the detail view shows it: the part itself, or for a run of deltas
+    /// one part holding all of them joined.
+    pub fn detail_json(&self, i: usize) -> String {
+        let parts = self.parts_of(i);
+        let value = match parts {
+            [] => return String::new(),
+            [one] => serde_json::to_value(one).unwrap_or(Value::Null),
+            [first, ..] => {
+                let mut v = serde_json::to_value(first).unwrap_or(Value::Null);
+                if let Some(obj) = v.as_object_mut() {
+                    let joined = &self.rows[i].summary;
+                    // The detail view shows the start of a huge block; a copy gets all of it.
+                    let shown = if joined.len() > DETAIL_LIMIT {
+                        let mut cut = DETAIL_LIMIT;
+                        while !joined.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        format!("{}… ({} bytes in all)", &joined[..cut], joined.len())
+                    } else {
+                        joined.clone()
+                    };
+                    obj.insert("delta".into(), Value::String(shown));
+                }
+                v
+            }
+        };
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+
+    /// Row `i` as JSON lines, one per part (what a copy puts on the clipboard).
+    pub fn jsonl(&self, i: usize) -> String {
+        let mut out = String::new();
+        for p in self.parts_of(i) {
+            out.push_str(&p.to_json_line());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The finished tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.calls.iter().filter_map(|&i| match &self.parts[i] {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether any answer text arrived.
+    pub fn has_text(&self) -> bool {
+        self.text_bytes > 0
+    }
+
+    /// The answer text (the text deltas, joined).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if let Part::TextDelta { delta, .. } | Part::Text { text: delta } = p {
+                out.push_str(delta);
+            }
+        }
+        out
+    }
+}
+
+/// A call's input as `name(key=value, …)`, values as compact JSON (strings unquoted when short
+/// and plain).
+pub fn call_summary(name: &str, input: &Value) -> String {
+    let args = match input.as_object() {
+        Some(obj) => obj
+            .iter()
+            .map(|(k, v)| format!("{k}={}", short_value(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => input.to_string(),
+    };
+    format!("{name}({args})")
+}
+
+fn short_value(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.len() <= 40 && !s.contains([',', '(', ')', '=', '\n']) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn summary(part: &Part) -> String {
+    match part {
+        Part::Text { text } => text.clone(),
+        Part::TextStart { id } | Part::ReasoningStart { id } => format!("#{id}"),
+        Part::TextEnd { id } | Part::ReasoningEnd { id } | Part::ToolInputEnd { id } => {
+            format!("#{id}")
+        }
+        Part::ToolInputStart { id, tool_name } => format!("{tool_name} #{id}"),
+        Part::ToolCall(c) => {
+            format!(
+                "{} #{}",
+                call_summary(&c.tool_name, &c.input),
+                c.tool_call_id
+            )
+        }
+        Part::Finish {
+            finish_reason,
+            usage,
+        } => {
+            let mut s = finish_reason.as_str().to_string();
+            if let Some(u) = usage {
+                s.push_str(&usage_text(u));
+            }
+            s
+        }
+        Part::Error(e) => {
+            let kind = e.category.as_deref().or(e.reason.as_deref()).unwrap_or("");
+            if kind.is_empty() {
+                e.message.clone()
+            } else {
+                format!("{kind}: {}", e.message)
+            }
+        }
+        other => other.to_json_line(),
+    }
+}
+
+/// ` · in 12 · out 34` for the token counts present.
+pub fn usage_text(u: &crate::core::part::Usage) -> String {
+    let mut s = String::new();
+    if let Some(n) = u.input_tokens {
+        s.push_str(&format!(" · in {n}"));
+    }
+    if let Some(n) = u.output_tokens {
+        s.push_str(&format!(" · out {n}"));
+    }
+    s
+}
+
+fn marks(part: &Part) -> Marks {
+    match part {
+        Part::ToolCall(c) => Marks {
+            coerced: c.coercions.len(),
+            invalid: c.invalid.len(),
+            error: false,
+        },
+        Part::Error(_) => Marks {
+            error: true,
+            ..Marks::default()
+        },
+        _ => Marks::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::part::{Coercion, FinishReason};
+    use serde_json::json;
+
+    fn id(s: &str) -> PartId {
+        s.into()
+    }
+
+    #[test]
+    fn deltas_of_one_block_share_a_growing_row() {
+        let mut l = PartList::default();
+        l.push(Part::ToolInputStart {
+            id: id("c1"),
+            tool_name: "get_weather".into(),
+        });
+        for d in ["{\"city\"", ":\"Paris\"", "}"] {
+            l.push(Part::ToolInputDelta {
+                id: id("c1"),
+                delta: d.into(),
+            });
+        }
+        l.push(Part::ToolInputEnd { id: id("c1") });
+        l.push(Part::ToolCall(ToolCall {
+            tool_call_id: id("c1"),
+            tool_name: "get_weather".into(),
+            input: json!({"city": "Paris", "days": 3}),
+            coercions: vec![Coercion {
+                path: "/days".into(),
+                from: json!("3"),
+                to: json!(3),
+            }],
+            invalid: vec![],
+        }));
+        l.push(Part::Finish {
+            finish_reason: FinishReason::ToolCalls,
+            usage: None,
+        });
+        let labels: Vec<_> = l.rows.iter().map(|r| (r.label, r.count)).collect();
+        assert_eq!(
+            labels,
+            [
+                ("tool-input-start", 1),
+                ("tool-input-delta", 3),
+                ("tool-input-end", 1),
+                ("tool-call", 1),
+                ("finish", 1)
+            ]
+        );
+        assert_eq!(l.rows[1].summary, "{\"city\":\"Paris\"}");
+        assert_eq!(l.rows[3].summary, "get_weather(city=Paris, days=3) #c1");
+        assert_eq!(l.rows[3].marks.coerced, 1);
+        assert!(
+            l.detail_json(1)
+                .contains("\"delta\": \"{\\\"city\\\":\\\"Paris\\\"}\"")
+        );
+        assert_eq!(l.jsonl(1).lines().count(), 3);
+        assert_eq!(l.tool_calls().count(), 1);
+    }
+
+    #[test]
+    fn deltas_of_different_blocks_do_not_join() {
+        let mut l = PartList::default();
+        for i in ["a", "b", "a"] {
+            l.push(Part::TextDelta {
+                id: id(i),
+                delta: "x".into(),
+            });
+        }
+        assert_eq!(l.rows.len(), 3);
+        assert_eq!(l.text(), "xxx");
+    }
+}

@@ -1,0 +1,485 @@
+//! Everything one run produced, as the Raw and Parts panes (and a compare column) show it.
+//!
+//! A [`RunView`] is fed [`RunEvent`]s in order, each with the milliseconds since the run was
+//! started, and never reads a clock itself: a recorded run fed again gives the same view, and
+//! tests can give fixed times.
+
+use std::ops::Range;
+
+use crate::core::part::{FinishReason, Part, PartId, Usage};
+use crate::core::protocol::SpanKind;
+use crate::core::provider::{Request, RunEvent};
+
+use super::parts::PartList;
+use super::text_log::{Scroll, TextLog};
+
+/// Identifies a run; events of a run that is no longer shown are dropped.
+pub type RunId = u64;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Nothing was sent yet.
+    Idle,
+    Streaming,
+    Done,
+    /// The provider or the request failed: `category` as in the error vocabulary
+    /// (`provider_rate_limit`, …).
+    Failed {
+        category: String,
+        message: String,
+    },
+    /// Esc stopped it.
+    Cancelled,
+}
+
+impl RunState {
+    pub fn is_running(&self) -> bool {
+        matches!(self, RunState::Streaming)
+    }
+
+    /// The word the status line shows.
+    pub fn word(&self) -> String {
+        match self {
+            RunState::Idle => "idle".into(),
+            RunState::Streaming => "streaming".into(),
+            RunState::Done => "done".into(),
+            RunState::Failed { category, .. } => format!("error {category}"),
+            RunState::Cancelled => "cancelled".into(),
+        }
+    }
+}
+
+/// A highlighted byte range of the output text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Highlight {
+    pub range: Range<usize>,
+    pub kind: HighlightKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HighlightKind {
+    /// Text protocol markup that became a tool call.
+    Call,
+    /// Markup that looked like a call but could not be read.
+    Malformed,
+    /// A native tool call's argument text.
+    NativeArgs,
+}
+
+/// Which text the Raw pane shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RawMode {
+    /// The model's output as it streams.
+    #[default]
+    Output,
+    /// The wire events (SSE data payloads, NDJSON lines).
+    Wire,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunView {
+    pub id: Option<RunId>,
+    /// The request as sent (absent before the first run).
+    pub request: Option<Request>,
+    pub state: RunState,
+    /// Every output piece in arrival order: answer text, and native call arguments set apart on
+    /// their own lines.
+    pub output: TextLog,
+    /// Sorted, non-overlapping ranges of `output`.
+    pub highlights: Vec<Highlight>,
+    /// Where each stretch of answer text starts: (offset in the answer alone, offset in
+    /// `output`). Span events count answer bytes only.
+    answer_starts: Vec<(usize, usize)>,
+    answer_len: usize,
+    /// The call whose arguments the last output piece belonged to (`None`: answer text).
+    last_piece_call: Option<Option<PartId>>,
+    pub wire: TextLog,
+    pub wire_events: usize,
+    pub parts: PartList,
+    pub first_output_ms: Option<u64>,
+    pub last_output_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+    pub output_pieces: u64,
+    pub finish: Option<FinishReason>,
+    pub usage: Option<Usage>,
+    pub output_scroll: Scroll,
+    pub wire_scroll: Scroll,
+    /// Selected row of the Parts list; `None` follows the last row.
+    pub selected: Option<usize>,
+    /// First row shown when a row is selected.
+    pub parts_top: usize,
+    /// Whether the selected part's JSON is shown.
+    pub detail: bool,
+}
+
+impl Default for RunView {
+    fn default() -> Self {
+        RunView::idle()
+    }
+}
+
+impl RunView {
+    pub fn idle() -> RunView {
+        RunView {
+            id: None,
+            request: None,
+            state: RunState::Idle,
+            output: TextLog::new(),
+            highlights: Vec::new(),
+            answer_starts: Vec::new(),
+            answer_len: 0,
+            last_piece_call: None,
+            wire: TextLog::new(),
+            wire_events: 0,
+            parts: PartList::default(),
+            first_output_ms: None,
+            last_output_ms: None,
+            ended_ms: None,
+            output_pieces: 0,
+            finish: None,
+            usage: None,
+            output_scroll: Scroll::Follow,
+            wire_scroll: Scroll::Follow,
+            selected: None,
+            parts_top: 0,
+            detail: false,
+        }
+    }
+
+    /// A view for a run that has just been sent.
+    pub fn started(id: RunId, request: Request) -> RunView {
+        RunView {
+            id: Some(id),
+            request: Some(request),
+            state: RunState::Streaming,
+            ..RunView::idle()
+        }
+    }
+
+    /// A view for a request that failed its pre-send check: nothing was sent; the error part
+    /// says why.
+    pub fn refused(request: Option<Request>, error: &crate::core::error::ProviderError) -> RunView {
+        let mut view = RunView {
+            request,
+            ..RunView::idle()
+        };
+        view.apply(RunEvent::Part(Part::Error(error.to_part())), 0);
+        view.ended_ms = Some(0);
+        view
+    }
+
+    /// Applies one event that arrived `at_ms` after the run started.
+    pub fn apply(&mut self, event: RunEvent, at_ms: u64) {
+        match event {
+            RunEvent::Raw(raw) => {
+                if self.wire_events > 0 {
+                    self.wire.push_str("\n");
+                }
+                self.wire.push_str(&raw.data);
+                self.wire_events += 1;
+            }
+            RunEvent::Output(out) => {
+                self.first_output_ms.get_or_insert(at_ms);
+                self.last_output_ms = Some(at_ms);
+                self.output_pieces += 1;
+                self.push_output(&out.text, out.tool_call_id);
+            }
+            RunEvent::Span(span) => {
+                let kind = match span.kind {
+                    SpanKind::ToolCall => HighlightKind::Call,
+                    SpanKind::Malformed => HighlightKind::Malformed,
+                };
+                let range = self.answer_to_output(span.start)..self.answer_to_output(span.end);
+                self.insert_highlight(Highlight { range, kind });
+            }
+            RunEvent::Part(part) => {
+                match &part {
+                    Part::Finish {
+                        finish_reason,
+                        usage,
+                    } => {
+                        self.finish = Some(*finish_reason);
+                        self.usage = *usage;
+                        if self.state == RunState::Streaming {
+                            self.state = RunState::Done;
+                        }
+                        self.ended_ms = Some(at_ms);
+                    }
+                    Part::Error(e) => {
+                        if let Some(category) = &e.category {
+                            self.state = RunState::Failed {
+                                category: category.clone(),
+                                message: e.message.clone(),
+                            };
+                            self.finish.get_or_insert(FinishReason::Error);
+                            self.ended_ms = Some(at_ms);
+                        }
+                    }
+                    _ => {}
+                }
+                self.parts.push(part);
+            }
+        }
+    }
+
+    /// The run's event stream ended (the channel closed).
+    pub fn ended(&mut self, at_ms: u64) {
+        if self.state == RunState::Streaming {
+            // A run always ends with `finish` or `error`; closing without one means the task
+            // stopped early, which only a cancel does.
+            self.state = RunState::Cancelled;
+        }
+        self.ended_ms.get_or_insert(at_ms);
+    }
+
+    pub fn cancel(&mut self) {
+        if self.state == RunState::Streaming {
+            self.state = RunState::Cancelled;
+        }
+    }
+
+    fn push_output(&mut self, text: &str, call: Option<PartId>) {
+        let switched = self.last_piece_call.as_ref() != Some(&call);
+        // A native call's arguments are set apart on their own lines, so that they do not run
+        // into the answer text or into another call's arguments.
+        if switched && !self.output.is_empty() && !self.output.as_str().ends_with('\n') {
+            self.output.push_str("\n");
+        }
+        let at = self.output.len();
+        match &call {
+            None => {
+                if switched {
+                    self.answer_starts.push((self.answer_len, at));
+                }
+                self.answer_len += text.len();
+            }
+            Some(_) => {
+                let end = at + text.len();
+                match self.highlights.last_mut() {
+                    Some(h)
+                        if !switched
+                            && h.kind == HighlightKind::NativeArgs
+                            && h.range.end == at =>
+                    {
+                        h.range.end = end
+                    }
+                    _ => self.highlights.push(Highlight {
+                        range: at..end,
+                        kind: HighlightKind::NativeArgs,
+                    }),
+                }
+            }
+        }
+        self.output.push_str(text);
+        self.last_piece_call = Some(call);
+    }
+
+    fn answer_to_output(&self, answer_offset: usize) -> usize {
+        let i = self
+            .answer_starts
+            .partition_point(|&(a, _)| a <= answer_offset);
+        match i {
+            0 => answer_offset,
+            _ => {
+                let (a, o) = self.answer_starts[i - 1];
+                o + (answer_offset - a)
+            }
+        }
+    }
+
+    fn insert_highlight(&mut self, h: Highlight) {
+        if h.range.is_empty() {
+            return;
+        }
+        let i = self
+            .highlights
+            .partition_point(|x| x.range.start < h.range.start);
+        self.highlights.insert(i, h);
+    }
+
+    /// Tokens per second over the output so far: the provider's output token count when known,
+    /// else one token per output piece (what most servers stream).
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        let (first, last) = (self.first_output_ms?, self.last_output_ms?);
+        let tokens = self
+            .usage
+            .and_then(|u| u.output_tokens)
+            .unwrap_or(self.output_pieces) as f64;
+        let end = self.ended_ms.unwrap_or(last).max(last);
+        (end > first && tokens > 1.0).then(|| tokens * 1000.0 / (end - first) as f64)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.state.is_running()
+    }
+
+    pub fn log(&self, mode: RawMode) -> &TextLog {
+        match mode {
+            RawMode::Output => &self.output,
+            RawMode::Wire => &self.wire,
+        }
+    }
+
+    pub fn scroll_mut(&mut self, mode: RawMode) -> &mut Scroll {
+        match mode {
+            RawMode::Output => &mut self.output_scroll,
+            RawMode::Wire => &mut self.wire_scroll,
+        }
+    }
+
+    pub fn scroll(&self, mode: RawMode) -> Scroll {
+        match mode {
+            RawMode::Output => self.output_scroll,
+            RawMode::Wire => self.wire_scroll,
+        }
+    }
+
+    /// Moves the Parts selection by `delta` rows in a list `height` rows tall (from following:
+    /// starting at the last row). Moving past the last row follows again.
+    pub fn select_by(&mut self, delta: isize, height: usize) {
+        let n = self.parts.rows.len();
+        if n == 0 {
+            return;
+        }
+        // From following, the first step up selects the last row.
+        let current = self.selected.unwrap_or(n) as isize;
+        let target = current + delta;
+        if target >= n as isize && delta > 0 {
+            self.selected = None;
+            return;
+        }
+        let target = target.clamp(0, n as isize - 1) as usize;
+        self.select(target, height);
+    }
+
+    /// Selects row `i`, scrolling the list just enough to show it.
+    pub fn select(&mut self, i: usize, height: usize) {
+        let n = self.parts.rows.len();
+        if n == 0 {
+            return;
+        }
+        let i = i.min(n - 1);
+        let height = height.max(1);
+        if self.selected.is_none() {
+            self.parts_top = n.saturating_sub(height);
+        }
+        self.selected = Some(i);
+        if i < self.parts_top {
+            self.parts_top = i;
+        } else if i >= self.parts_top + height {
+            self.parts_top = i + 1 - height;
+        }
+    }
+
+    /// The first row shown by a list `height` rows tall.
+    pub fn parts_top(&self, height: usize) -> usize {
+        match self.selected {
+            None => self.parts.rows.len().saturating_sub(height),
+            Some(i) if i < self.parts_top || i >= self.parts_top + height => {
+                i.saturating_sub(height.saturating_sub(1))
+            }
+            Some(_) => self.parts_top,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::Span;
+    use crate::core::provider::{OutputText, RawEvent};
+
+    fn out(text: &str, call: Option<&str>) -> RunEvent {
+        RunEvent::Output(OutputText {
+            text: text.into(),
+            tool_call_id: call.map(Into::into),
+        })
+    }
+
+    #[test]
+    fn spans_are_answer_offsets_and_native_args_sit_apart() {
+        let mut v = RunView::idle();
+        v.state = RunState::Streaming;
+        v.apply(
+            RunEvent::Raw(RawEvent {
+                at_ms: 1,
+                data: "{}".into(),
+                status: None,
+                retry_after: None,
+            }),
+            1,
+        );
+        v.apply(out("Hi <tool_call>", None), 5);
+        v.apply(out("{}</tool_call>", None), 6);
+        v.apply(
+            RunEvent::Span(Span {
+                start: 3,
+                end: 28,
+                kind: SpanKind::ToolCall,
+            }),
+            6,
+        );
+        v.apply(out("{\"a\":", Some("c1")), 7);
+        v.apply(out("1}", Some("c1")), 8);
+        v.apply(out("{}", Some("c2")), 9);
+        assert_eq!(
+            v.output.as_str(),
+            "Hi <tool_call>{}</tool_call>\n{\"a\":1}\n{}"
+        );
+        let ranges: Vec<_> = v
+            .highlights
+            .iter()
+            .map(|h| (&v.output.as_str()[h.range.clone()], h.kind))
+            .collect();
+        assert_eq!(
+            ranges,
+            [
+                ("<tool_call>{}</tool_call>", HighlightKind::Call),
+                ("{\"a\":1}", HighlightKind::NativeArgs),
+                ("{}", HighlightKind::NativeArgs),
+            ]
+        );
+        assert_eq!(v.first_output_ms, Some(5));
+        assert_eq!(v.tokens_per_second(), Some(5.0 * 1000.0 / 4.0));
+        v.apply(
+            RunEvent::Part(Part::Finish {
+                finish_reason: FinishReason::ToolCalls,
+                usage: None,
+            }),
+            10,
+        );
+        assert_eq!(v.state, RunState::Done);
+    }
+
+    #[test]
+    fn a_provider_error_fails_the_run_and_a_parser_error_does_not() {
+        let mut v = RunView::idle();
+        v.state = RunState::Streaming;
+        let parser = crate::core::part::ErrorPart::reason("unknown-tool", "no such tool");
+        v.apply(RunEvent::Part(Part::Error(parser)), 1);
+        assert!(v.is_running());
+        let e = crate::core::error::ProviderError::new(
+            crate::core::error::ErrorCategory::ProviderRateLimit,
+            "slow down",
+        );
+        v.apply(RunEvent::Part(Part::Error(e.to_part())), 2);
+        assert_eq!(v.state.word(), "error provider_rate_limit");
+    }
+
+    #[test]
+    fn selection_scrolls_the_list() {
+        let mut v = RunView::idle();
+        for i in 0..10 {
+            v.parts.push(Part::TextStart {
+                id: i.to_string().into(),
+            });
+        }
+        assert_eq!(v.parts_top(4), 6);
+        v.select_by(-1, 4);
+        assert_eq!((v.selected, v.parts_top(4)), (Some(9), 6));
+        v.select_by(-5, 4);
+        assert_eq!((v.selected, v.parts_top(4)), (Some(4), 4));
+        v.select_by(20, 4);
+        assert_eq!(v.selected, None);
+    }
+}

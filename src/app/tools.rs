@@ -1,0 +1,113 @@
+//! The Tools pane's state: the JSON being edited, checked again after every edit.
+//!
+//! The check is the core's own ([`ToolSet::from_json_text`]): JSON syntax with line and column,
+//! each `parameters` a valid JSON Schema, names present and unique. The last tools that passed
+//! stay in use for the tool-choice list while the text is broken, but a run is only sent with
+//! tools that pass now.
+
+use std::path::PathBuf;
+
+use ratatui_textarea::TextArea;
+
+use crate::core::tool::{ToolSet, ToolsError};
+
+use super::editor;
+
+/// The tools the playground opens with.
+pub const EXAMPLE_TOOLS: &str = include_str!("../../examples/tools.json");
+
+pub struct ToolsEditor {
+    pub editor: TextArea<'static>,
+    /// Bumped on every change of the text (the highlighting cache is keyed by it).
+    pub revision: u64,
+    pub check: Result<ToolSet, ToolsError>,
+    /// The last tools that passed the check.
+    pub valid: ToolSet,
+    /// The file the tools were loaded from or saved to last.
+    pub path: Option<PathBuf>,
+}
+
+impl ToolsEditor {
+    pub fn new(text: &str, path: Option<PathBuf>) -> Self {
+        let mut t = ToolsEditor {
+            editor: editor::editor(text.trim_end_matches('\n')),
+            revision: 0,
+            check: Ok(ToolSet::empty()),
+            valid: ToolSet::empty(),
+            path,
+        };
+        t.recheck();
+        t
+    }
+
+    pub fn text(&self) -> String {
+        editor::text_of(&self.editor)
+    }
+
+    /// Replaces the text (a file was loaded).
+    pub fn set_text(&mut self, text: &str) {
+        self.editor = editor::editor(text.trim_end_matches('\n'));
+        self.edited();
+    }
+
+    /// Call after the text changed.
+    pub fn edited(&mut self) {
+        self.revision += 1;
+        self.recheck();
+    }
+
+    fn recheck(&mut self) {
+        let text = self.text();
+        self.check = if text.trim().is_empty() {
+            // An empty pane means no tools, which is a valid request.
+            Ok(ToolSet::empty())
+        } else {
+            ToolSet::from_json_text(&text)
+        };
+        if let Ok(tools) = &self.check {
+            self.valid = tools.clone();
+        }
+    }
+
+    /// What is wrong with the text now, if anything.
+    pub fn problem(&self) -> Option<String> {
+        self.check.as_ref().err().map(|e| e.to_string())
+    }
+
+    /// The tools to send, or why there are none.
+    pub fn for_sending(&self) -> Result<ToolSet, String> {
+        self.check
+            .clone()
+            .map_err(|e| format!("the tools are not valid: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    #[test]
+    fn the_example_tools_pass_and_an_edit_is_checked_live() {
+        let mut t = ToolsEditor::new(EXAMPLE_TOOLS, None);
+        assert_eq!(t.valid.len(), 3);
+        assert!(t.problem().is_none());
+        t.editor
+            .input(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        t.edited();
+        let p = t.problem().unwrap();
+        assert!(p.contains("line 1 column 1"), "{p}");
+        assert_eq!(
+            t.valid.len(),
+            3,
+            "the last valid tools stay for the choice list"
+        );
+        assert!(t.for_sending().is_err());
+        t.set_text(r#"[{"name":"a","parameters":{}},{"name":"a","parameters":{}}]"#);
+        assert_eq!(t.problem().unwrap(), "two tools are named \"a\"");
+        t.set_text(r#"[{"name":"a","parameters":{"type":"nope"}}]"#);
+        assert!(t.problem().unwrap().contains("not a valid JSON Schema"));
+        t.set_text("");
+        assert_eq!(t.for_sending().unwrap().len(), 0);
+    }
+}

@@ -1,0 +1,320 @@
+//! The state machine, driven by messages alone: no terminal, no network, no clock.
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use serde_json::json;
+
+use super::*;
+use crate::app::{RunState, Setup};
+use crate::core::part::{FinishReason, Part, ToolCall};
+use crate::core::provider::{Message as Msg, OutputText, RunEvent};
+use crate::tui::theme::Themes;
+
+fn app() -> App {
+    let mut app = App::new(Setup::default(), Themes::built_in());
+    app.size = (160, 48);
+    app
+}
+
+fn key(code: KeyCode) -> Message {
+    Message::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Message {
+    Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn started(fx: &[Effect]) -> Vec<(RunId, Request)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::StartRun { id, request } => Some((*id, (**request).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn weather_call(id: &str) -> ToolCall {
+    ToolCall {
+        tool_call_id: id.into(),
+        tool_name: "get_weather".into(),
+        input: json!({"city": "Paris", "days": 3}),
+        coercions: vec![],
+        invalid: vec![],
+    }
+}
+
+/// Feeds a run that calls get_weather.
+fn answer_with_call(app: &mut App, id: RunId) {
+    let events = [
+        RunEvent::Part(Part::ToolInputStart {
+            id: "c1".into(),
+            tool_name: "get_weather".into(),
+        }),
+        RunEvent::Output(OutputText {
+            text: "{\"city\":\"Paris\",\"days\":3}".into(),
+            tool_call_id: Some("c1".into()),
+        }),
+        RunEvent::Part(Part::ToolCall(weather_call("c1"))),
+        RunEvent::Part(Part::Finish {
+            finish_reason: FinishReason::ToolCalls,
+            usage: None,
+        }),
+    ];
+    for (i, event) in events.into_iter().enumerate() {
+        update(
+            app,
+            Message::Run {
+                id,
+                at_ms: 10 * i as u64,
+                event,
+            },
+        );
+    }
+    update(app, Message::RunEnded { id, at_ms: 40 });
+}
+
+#[test]
+fn ctrl_r_sends_the_request_the_panes_describe() {
+    let mut app = app();
+    let fx = update(&mut app, ctrl('r'));
+    let runs = started(&fx);
+    assert_eq!(runs.len(), 1);
+    let (id, r) = &runs[0];
+    assert_eq!(app.run.id, Some(*id));
+    assert!(app.run.is_running());
+    assert_eq!(r.provider, crate::core::provider::ProviderKind::Demo);
+    assert_eq!(r.tools.len(), 3);
+    assert_eq!(r.tool_choice, Some(ToolChoice::Auto));
+    assert_eq!(r.protocol, None);
+    assert_eq!(
+        r.system.as_deref(),
+        Some(super::super::prompt::EXAMPLE_SYSTEM)
+    );
+    assert_eq!(
+        r.messages,
+        [Msg::user(super::super::prompt::EXAMPLE_PROMPT)]
+    );
+}
+
+#[test]
+fn ctrl_t_and_ctrl_l_change_the_next_run() {
+    let mut app = app();
+    update(&mut app, ctrl('t'));
+    assert_eq!(app.choice, ToolChoice::Required);
+    update(&mut app, ctrl('t'));
+    update(&mut app, ctrl('t'));
+    assert_eq!(app.choice, ToolChoice::Tool("get_weather".into()));
+    update(&mut app, ctrl('l'));
+    assert_eq!(app.protocol_name(), "hermes");
+    let fx = update(&mut app, ctrl('r'));
+    let (_, r) = &started(&fx)[0];
+    assert_eq!(r.tool_choice, Some(ToolChoice::Tool("get_weather".into())));
+    assert_eq!(r.protocol.as_ref().map(|p| p.name()), Some("hermes"));
+    for _ in 0..5 {
+        update(&mut app, ctrl('l'));
+    }
+    assert_eq!(app.protocol_name(), "native");
+}
+
+#[test]
+fn esc_cancels_and_late_events_are_dropped() {
+    let mut app = app();
+    let fx = update(&mut app, ctrl('r'));
+    let (id, _) = started(&fx)[0].clone();
+    let fx = update(&mut app, key(KeyCode::Esc));
+    assert!(matches!(fx[..], [Effect::CancelRun { id: c }] if c == id));
+    assert_eq!(app.run.state, RunState::Cancelled);
+    answer_with_call(&mut app, id);
+    assert!(
+        app.run.parts.is_empty(),
+        "events after the cancel are dropped"
+    );
+    assert!(app.prompt.answer.is_none());
+    // Nothing running: Esc does nothing more.
+    assert!(update(&mut app, key(KeyCode::Esc)).is_empty());
+}
+
+#[test]
+fn a_forced_tool_that_is_gone_is_refused_before_sending() {
+    let mut app = app();
+    app.choice = ToolChoice::Tool("nope".into());
+    let fx = update(&mut app, ctrl('r'));
+    assert!(started(&fx).is_empty());
+    assert_eq!(app.run.state.word(), "error provider_invalid_request");
+    assert!(matches!(app.run.parts.parts[..], [Part::Error(_)]));
+    assert!(app.notice.as_ref().unwrap().error);
+}
+
+#[test]
+fn broken_tools_are_refused_before_sending() {
+    let mut app = app();
+    app.focus = Focus::Tools;
+    update(&mut app, key(KeyCode::Char('x')));
+    assert!(app.tools.problem().is_some());
+    let fx = update(&mut app, ctrl('r'));
+    assert!(started(&fx).is_empty());
+    assert!(matches!(app.run.state, RunState::Failed { .. }));
+}
+
+#[test]
+fn a_turn_with_a_call_continues_with_the_typed_result() {
+    let mut app = app();
+    let fx = update(&mut app, ctrl('r'));
+    let (id, _) = started(&fx)[0].clone();
+    answer_with_call(&mut app, id);
+    assert_eq!(app.run.state, RunState::Done);
+    assert_eq!(app.prompt.answer.as_ref().unwrap().calls.len(), 1);
+    assert_eq!(
+        app.focus,
+        Focus::Result(0),
+        "the result field takes the focus"
+    );
+    // Continuing without a result says what is missing.
+    assert!(started(&update(&mut app, ctrl('n'))).is_empty());
+    assert!(app.notice.as_ref().unwrap().text.contains("get_weather"));
+    update(&mut app, Message::Paste("sunny, 21°C".into()));
+    let fx = update(&mut app, ctrl('n'));
+    let (_, r) = &started(&fx)[0];
+    assert_eq!(
+        r.messages,
+        [
+            Msg::user(super::super::prompt::EXAMPLE_PROMPT),
+            Msg::assistant(None, vec![weather_call("c1")]),
+            Msg::tool_result("c1", "sunny, 21°C"),
+        ]
+    );
+}
+
+#[test]
+fn compare_starts_four_runs_and_esc_closes_it() {
+    let mut app = app();
+    let fx = update(&mut app, ctrl('k'));
+    let runs = started(&fx);
+    let choices: Vec<String> = runs
+        .iter()
+        .map(|(_, r)| r.tool_choice.as_ref().unwrap().label())
+        .collect();
+    assert_eq!(choices, ["auto", "required", "none", "tool:get_weather"]);
+    assert!(app.is_running());
+    let fx = update(&mut app, key(KeyCode::Esc));
+    assert_eq!(fx.len(), 4, "all four are cancelled");
+    update(&mut app, key(KeyCode::Esc));
+    assert!(app.compare.is_none());
+}
+
+#[test]
+fn tab_walks_the_panes_and_a_click_focuses_one() {
+    let mut app = app();
+    app.focus = Focus::Tools;
+    let mut seen = vec![app.focus];
+    for _ in 0..6 {
+        update(&mut app, key(KeyCode::Tab));
+        seen.push(app.focus);
+    }
+    assert_eq!(
+        seen,
+        [
+            Focus::Tools,
+            Focus::ToolChoice,
+            Focus::System,
+            Focus::Composer,
+            Focus::Raw,
+            Focus::Parts,
+            Focus::Tools
+        ]
+    );
+    // The Raw pane sits at the bottom left.
+    update(
+        &mut app,
+        Message::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 5,
+            row: 40,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+    assert_eq!(app.focus, Focus::Raw);
+}
+
+#[test]
+fn parts_can_be_selected_and_copied() {
+    let mut app = app();
+    let fx = update(&mut app, ctrl('r'));
+    let (id, _) = started(&fx)[0].clone();
+    answer_with_call(&mut app, id);
+    app.focus = Focus::Parts;
+    update(&mut app, key(KeyCode::Up));
+    update(&mut app, key(KeyCode::Up));
+    assert_eq!(app.run.selected, Some(1));
+    let fx = update(&mut app, key(KeyCode::Char('c')));
+    match &fx[..] {
+        [Effect::Copy { text }] => assert!(text.contains("\"type\":\"tool-call\""), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    update(&mut app, key(KeyCode::Enter));
+    assert!(app.run.detail);
+    update(&mut app, key(KeyCode::Esc));
+    assert!(!app.run.detail);
+}
+
+#[test]
+fn the_picker_changes_provider_and_model_for_the_next_run() {
+    let mut app = app();
+    update(&mut app, ctrl('p'));
+    assert!(matches!(app.overlay, Some(Overlay::Picker(_))));
+    assert!(app.prompt.history.is_empty());
+    update(&mut app, key(KeyCode::Right)); // demo → openai (wraps)
+    update(&mut app, key(KeyCode::Enter));
+    assert!(app.overlay.is_none());
+    assert_eq!(app.provider, crate::core::provider::ProviderKind::OpenAi);
+    assert_eq!(app.model, "gpt-4o-mini");
+}
+
+#[test]
+fn help_changes_the_theme_and_quit_is_an_effect() {
+    let mut app = app();
+    update(&mut app, key(KeyCode::F(1)));
+    update(&mut app, key(KeyCode::Right));
+    assert_eq!(app.theme, "light");
+    update(&mut app, key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+    F2_toggles(&mut app);
+    let fx = update(&mut app, ctrl('q'));
+    assert!(matches!(fx[..], [Effect::Quit]));
+}
+
+#[allow(non_snake_case)]
+fn F2_toggles(app: &mut App) {
+    update(app, key(KeyCode::F(2)));
+    assert_eq!(app.raw_mode, RawMode::Wire);
+    update(app, key(KeyCode::F(2)));
+    assert_eq!(app.raw_mode, RawMode::Output);
+}
+
+#[test]
+fn saving_and_loading_tools_go_through_effects() {
+    let mut app = app();
+    update(&mut app, key(KeyCode::F(4)));
+    let fx = update(&mut app, key(KeyCode::Enter));
+    match &fx[..] {
+        [Effect::SaveFile { path, contents, .. }] => {
+            assert_eq!(path.to_str(), Some("tools.json"));
+            assert!(contents.contains("get_weather"));
+        }
+        other => panic!("{other:?}"),
+    }
+    update(&mut app, key(KeyCode::F(3)));
+    let fx = update(&mut app, key(KeyCode::Enter));
+    assert!(matches!(fx[..], [Effect::LoadFile { .. }]));
+    update(
+        &mut app,
+        Message::FileLoaded {
+            purpose: FilePurpose::Tools,
+            path: "t.json".into(),
+            result: Ok(r#"[{"name":"only","parameters":{"type":"object"}}]"#.into()),
+        },
+    );
+    assert_eq!(app.tools.valid.len(), 1);
+    assert!(app.notice.as_ref().unwrap().text.contains("loaded 1 tools"));
+}

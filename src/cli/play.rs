@@ -1,0 +1,176 @@
+//! `toolscope` with no subcommand: the playground, on the demo model unless flags say otherwise.
+//!
+//! This file only wires things together: it reads the flags and the files they name (a bad
+//! file is a usage error, exit 2, before the terminal is touched), sets up logging to a file in
+//! the data directory (never to the screen the playground owns), takes over the terminal, runs
+//! the driver, and gives the terminal back on every way out.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use tokio::sync::mpsc;
+
+use toolscope::app::driver::{Driver, DriverOptions};
+use toolscope::app::picker::suggested_model;
+use toolscope::app::{App, Message, Setup};
+use toolscope::core::demo::DemoOptions;
+use toolscope::core::protocol::Protocol;
+use toolscope::core::provider::{Keys, ProviderKind};
+use toolscope::core::tool::ToolSet;
+use toolscope::tui::terminal;
+use toolscope::tui::theme::{Theme, Themes};
+
+use super::run::ProviderArg;
+
+#[derive(Args, Debug, Default)]
+pub struct PlayArgs {
+    /// The provider: openai (and any OpenAI-compatible server), anthropic, gemini, ollama, demo.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model name.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API base URL, e.g. http://localhost:8000/v1 for vLLM.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Emulate tool calling with a text protocol: hermes, gemma, morph-xml, yaml-xml, qwen3-coder.
+    #[arg(long, value_parser = Protocol::from_name)]
+    pub protocol: Option<Protocol>,
+    /// The tools file (a JSON array of {name, description, parameters}); the example tools
+    /// otherwise.
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// A theme name (dark, light, high-contrast, or one in the user theme directory) or a
+    /// theme file.
+    #[arg(long)]
+    pub theme: Option<String>,
+}
+
+fn dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "toolscope")
+}
+
+/// The setup and themes the flags ask for, or a usage error.
+fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes), String> {
+    let mut setup = Setup::default();
+    if let Some(p) = args.provider {
+        setup.provider = ProviderKind::from(p);
+        setup.model = suggested_model(setup.provider).to_string();
+    }
+    if let Some(m) = &args.model {
+        setup.model = m.clone();
+    }
+    setup.base_url = args.base_url.clone();
+    setup.protocol = args.protocol.clone();
+    if let Some(path) = &args.tools {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        ToolSet::from_json_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        setup.tools = text;
+        setup.tools_path = Some(path.clone());
+    }
+    let user_dir = dirs().map(|d| d.config_dir().join("themes"));
+    let (mut themes, problems) = Themes::load(user_dir.as_deref());
+    for p in problems {
+        tracing::warn!("theme skipped: {p}");
+    }
+    if let Some(theme) = &args.theme {
+        if themes.contains(theme) {
+            setup.theme = theme.clone();
+        } else if Path::new(theme).extension().is_some_and(|x| x == "toml") {
+            let text =
+                std::fs::read_to_string(theme).map_err(|e| format!("cannot read {theme}: {e}"))?;
+            let t = Theme::from_toml(&text).map_err(|e| format!("{theme}: {e}"))?;
+            setup.theme = t.name.clone();
+            themes.insert(t);
+        } else {
+            return Err(format!(
+                "unknown theme \"{theme}\" (expected one of: {}, or a .toml file)",
+                themes.names().join(", ")
+            ));
+        }
+    }
+    Ok((setup, themes))
+}
+
+/// Logs to `toolscope.log` in the data directory; nothing when it cannot be created.
+fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = dirs()?.data_dir().to_path_buf();
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "toolscope.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+pub fn run(args: PlayArgs) -> u8 {
+    let _log = start_logging();
+    let (setup, themes) = match setup_of(&args) {
+        Ok(s) => s,
+        Err(e) => return super::fail_usage(&e),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolscope: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    tracing::info!(provider = %setup.provider, model = %setup.model, "playground started");
+    let result = runtime.block_on(play(setup, themes));
+    terminal::restore();
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::error!("playground failed: {e}");
+            eprintln!("toolscope: {e}");
+            1
+        }
+    }
+}
+
+async fn play(setup: Setup, themes: Themes) -> std::io::Result<()> {
+    let terminal = terminal::enter()?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    terminal::spawn_input(tx.clone());
+    tokio::spawn(forward_signals(tx));
+    let keys = Keys::from_env();
+    let mut app = App::new(setup, themes);
+    app.keys_set = ProviderKind::ALL
+        .into_iter()
+        .filter(|k| keys.has(*k))
+        .collect();
+    let mut driver = Driver::new(
+        terminal,
+        DriverOptions {
+            keys,
+            demo: DemoOptions::default(),
+            clipboard: Box::new(std::io::stdout()),
+        },
+    );
+    driver.run(&mut app, rx).await
+}
+
+/// SIGTERM and SIGHUP end the playground like Ctrl+Q, so the terminal is given back.
+async fn forward_signals(tx: mpsc::UnboundedSender<Message>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+    let _ = tx.send(Message::Quit);
+}

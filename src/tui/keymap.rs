@@ -1,0 +1,186 @@
+//! Which key does what: one table that both the key handling and the help overlay read, so the
+//! help cannot drift from the behaviour.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a global key asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Run,
+    Cancel,
+    FocusNext,
+    FocusPrev,
+    CycleToolChoice,
+    CycleProtocol,
+    Picker,
+    Compare,
+    Continue,
+    ToggleWire,
+    LoadTools,
+    SaveTools,
+    Help,
+    Quit,
+}
+
+/// A key and what it does.
+pub struct Binding {
+    pub chords: &'static [(KeyCode, KeyModifiers)],
+    /// How the help shows the key.
+    pub keys: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+
+/// Keys that work wherever the focus is (not inside an overlay, which has its own keys).
+pub const GLOBAL: &[Binding] = &[
+    Binding {
+        chords: &[(KeyCode::Char('r'), CTRL)],
+        keys: "Ctrl+R",
+        action: Action::Run,
+        help: "send the request (run); in compare, run all four",
+    },
+    Binding {
+        chords: &[(KeyCode::Esc, NONE)],
+        keys: "Esc",
+        action: Action::Cancel,
+        help: "cancel the run; close compare, an overlay, the JSON",
+    },
+    Binding {
+        chords: &[(KeyCode::Tab, NONE)],
+        keys: "Tab",
+        action: Action::FocusNext,
+        help: "focus the next pane (and field)",
+    },
+    Binding {
+        chords: &[(KeyCode::BackTab, SHIFT), (KeyCode::BackTab, NONE)],
+        keys: "Shift+Tab",
+        action: Action::FocusPrev,
+        help: "focus the previous pane (and field)",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('t'), CTRL)],
+        keys: "Ctrl+T",
+        action: Action::CycleToolChoice,
+        help: "next tool choice: auto → required → none → each tool",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('l'), CTRL)],
+        keys: "Ctrl+L",
+        action: Action::CycleProtocol,
+        help: "next protocol: native → hermes → … → qwen3-coder",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('p'), CTRL)],
+        keys: "Ctrl+P",
+        action: Action::Picker,
+        help: "pick the provider and the model",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('k'), CTRL)],
+        keys: "Ctrl+K",
+        action: Action::Compare,
+        help: "compare auto, required, none, a forced tool",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('n'), CTRL)],
+        keys: "Ctrl+N",
+        action: Action::Continue,
+        help: "next turn: keep the answer, send the tool results",
+    },
+    Binding {
+        chords: &[(KeyCode::F(2), NONE)],
+        keys: "F2",
+        action: Action::ToggleWire,
+        help: "Raw pane: model output ⇄ wire events",
+    },
+    Binding {
+        chords: &[(KeyCode::F(3), NONE)],
+        keys: "F3",
+        action: Action::LoadTools,
+        help: "load the tools from a file",
+    },
+    Binding {
+        chords: &[(KeyCode::F(4), NONE)],
+        keys: "F4",
+        action: Action::SaveTools,
+        help: "save the tools to a file",
+    },
+    Binding {
+        chords: &[(KeyCode::F(1), NONE)],
+        keys: "F1",
+        action: Action::Help,
+        help: "this help (←/→ here change the theme)",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('q'), CTRL), (KeyCode::Char('c'), CTRL)],
+        keys: "Ctrl+Q",
+        action: Action::Quit,
+        help: "quit (Ctrl+C too)",
+    },
+];
+
+/// Keys of one pane, for the help overlay.
+pub const PANE_KEYS: &[(&str, &str, &str)] = &[
+    ("Tools", "type", "edit the JSON; it is checked as you type"),
+    ("Tool choice", "←/→", "choose the mode or the forced tool"),
+    ("Prompt", "type", "system prompt, message, tool results"),
+    (
+        "Raw",
+        "↑↓ PgUp/Dn Home/End",
+        "scroll; End follows the stream",
+    ),
+    ("Raw", "w", "model output ⇄ wire events"),
+    ("Parts", "↑↓ PgUp/Dn Home/End", "select a part; End follows"),
+    ("Parts", "Enter", "show the selected part's JSON"),
+    ("Parts", "c", "copy the part's JSON (OSC 52)"),
+    ("Mouse", "click, wheel", "focus a pane, scroll it"),
+];
+
+/// The global action of `key`, if it has one.
+pub fn global(key: &KeyEvent) -> Option<Action> {
+    GLOBAL
+        .iter()
+        .find(|b| b.chords.iter().any(|&(c, m)| matches(key, c, m)))
+        .map(|b| b.action)
+}
+
+fn matches(key: &KeyEvent, code: KeyCode, mods: KeyModifiers) -> bool {
+    let relevant = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT;
+    let have = key.modifiers & relevant;
+    match (key.code, code) {
+        // Shift is ignored on letters (Caps Lock; terminals that report Ctrl+Shift+R for Ctrl+R).
+        (KeyCode::Char(a), KeyCode::Char(b)) => {
+            a.to_ascii_lowercase() == b && have - KeyModifiers::SHIFT == mods - KeyModifiers::SHIFT
+        }
+        (a, b) => a == b && have == mods & relevant,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn every_binding_is_reachable_and_plain_letters_are_not_taken() {
+        for b in GLOBAL {
+            for &(c, m) in b.chords {
+                assert_eq!(global(&key(c, m)), Some(b.action), "{}", b.keys);
+            }
+        }
+        assert_eq!(
+            global(&key(KeyCode::Char('R'), CTRL | SHIFT)),
+            Some(Action::Run)
+        );
+        assert_eq!(global(&key(KeyCode::Char('r'), NONE)), None);
+        assert_eq!(global(&key(KeyCode::Char('r'), KeyModifiers::ALT)), None);
+        assert_eq!(global(&key(KeyCode::Enter, NONE)), None);
+    }
+}

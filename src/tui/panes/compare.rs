@@ -1,0 +1,96 @@
+//! The compare view: the same request under auto, required, none and the first tool forced,
+//! four columns streaming side by side. Each column leads with its verdict (what that tool
+//! choice made the model do), then its finish reason and times, its output and its parts.
+
+use ratatui::Frame;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::compare::{VerdictKind, stats, verdict};
+use crate::app::{App, RunView};
+use crate::tui::layout::{CompareAreas, column_areas};
+use crate::tui::text::fit;
+
+use super::{block, muted, note, parts, raw};
+
+pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
+    let theme = app.theme();
+    let Some(compare) = &app.compare else {
+        return;
+    };
+    let prompt = app
+        .prompt
+        .messages()
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            crate::core::provider::Message::User { content } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let header = format!(
+        " Compare · one request, four tool choices · protocol {} · “{}” · Ctrl+R again · Esc closes",
+        app.protocol_name(),
+        prompt.replace('\n', " ")
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            fit(&header, areas.header.width as usize),
+            Style::default()
+                .fg(theme.ui.title)
+                .add_modifier(Modifier::BOLD),
+        )),
+        areas.header,
+    );
+    for ((area, view), mode) in areas
+        .columns
+        .iter()
+        .zip(&compare.columns)
+        .zip(&compare.modes)
+    {
+        let mut b = block(&mode.label(), false, theme);
+        // A narrow column keeps its title (the mode) and drops the counts.
+        if area.width >= 40 {
+            b = b.title(note(parts::counts(&view.parts), muted(theme)));
+        }
+        frame.render_widget(b, *area);
+        column(frame, *area, view, app);
+    }
+}
+
+fn column(frame: &mut Frame<'_>, area: ratatui::layout::Rect, view: &RunView, app: &App) {
+    let theme = app.theme();
+    let a = column_areas(area);
+    let v = verdict(view);
+    let colour = match v.kind {
+        VerdictKind::Called => theme.parts.tool_call,
+        VerdictKind::Text => theme.ui.accent,
+        VerdictKind::Failed => theme.ui.error,
+        VerdictKind::Waiting => theme.ui.muted,
+    };
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            v.text,
+            Style::default().fg(colour).add_modifier(Modifier::BOLD),
+        ))
+        .wrap(ratatui::widgets::Wrap { trim: true }),
+        a.verdict,
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            fit(&stats(view), a.stats.width as usize),
+            muted(theme),
+        )),
+        a.stats,
+    );
+    raw::body(frame, a.output, view, app.raw_mode, theme, "");
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            format!("{:─<w$}", "─ parts ", w = a.divider.width as usize),
+            Style::default().fg(theme.ui.border),
+        ))),
+        a.divider,
+    );
+    parts::list(frame, a.parts, view, theme, false);
+}

@@ -1,0 +1,47 @@
+//! One file per pane. Each draws from the state it is given and nothing else.
+
+pub mod compare;
+pub mod parts;
+pub mod prompt;
+pub mod raw;
+pub mod status;
+pub mod too_small;
+pub mod tool_choice;
+pub mod tools;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType};
+
+use super::theme::Theme;
+
+/// The frame of a pane: its exact title, highlighted when it has the focus.
+pub fn block(title: &str, focused: bool, theme: &Theme) -> Block<'static> {
+    let (border, title_colour) = if focused {
+        (theme.ui.border_focused, theme.ui.title_focused)
+    } else {
+        (theme.ui.border, theme.ui.title)
+    };
+    let mut title_style = Style::default().fg(title_colour);
+    if focused {
+        title_style = title_style.add_modifier(Modifier::BOLD);
+    }
+    Block::bordered()
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(Style::default().fg(border))
+        .title(Line::from(Span::styled(format!(" {title} "), title_style)))
+}
+
+/// A short note on the right of a pane's top border.
+pub fn note(text: String, style: Style) -> Line<'static> {
+    Line::from(Span::styled(format!(" {text} "), style)).right_aligned()
+}
+
+/// Muted text, for hints and empty panes.
+pub fn muted(theme: &Theme) -> Style {
+    Style::default().fg(theme.ui.muted)
+}

@@ -1,0 +1,109 @@
+//! The Raw pane: the model's output exactly as it streams, with the spans that became tool
+//! calls highlighted as they are recognised; F2 (or `w` here) shows the wire events instead.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::text_log::Scroll;
+use crate::app::{App, Focus, RawMode, RunView};
+use crate::tui::text::{TextStyles, log_lines};
+use crate::tui::theme::Theme;
+
+use super::{block, muted, note};
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let theme = app.theme();
+    let run = &app.run;
+    let mut b = block("Raw", app.focus == Focus::Raw, theme);
+    b = b.title(note(header(run, app.raw_mode), muted(theme)));
+    let switch = match app.raw_mode {
+        RawMode::Output => " F2 wire ",
+        RawMode::Wire => " F2 output ",
+    };
+    let mut bottom = vec![Span::styled(switch, muted(theme))];
+    if run.scroll(app.raw_mode) != Scroll::Follow {
+        bottom.push(Span::styled(
+            " End follows ",
+            Style::default().fg(theme.ui.warning),
+        ));
+    }
+    b = b.title_bottom(Line::from(bottom));
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    body(frame, inner, run, app.raw_mode, theme, EMPTY_HINT);
+}
+
+const EMPTY_HINT: &str = "Ctrl+R sends the request; the output streams here.";
+
+/// The text of a run in `area`: the output or the wire events, scrolled as the view says.
+pub fn body(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    run: &RunView,
+    mode: RawMode,
+    theme: &Theme,
+    empty_hint: &str,
+) {
+    let log = run.log(mode);
+    if let (true, crate::app::RunState::Failed { category, message }) = (log.is_empty(), &run.state)
+    {
+        // Nothing streamed: what went wrong is all there is to show.
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                format!("✗ {category}: {message}"),
+                Style::default().fg(theme.ui.error),
+            ))
+            .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    if log.is_empty() {
+        let hint = match (mode, &run.state) {
+            (_, crate::app::RunState::Streaming) => "waiting for the first bytes…",
+            (RawMode::Wire, _) if run.request.is_some() => "no wire events",
+            _ => empty_hint,
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(hint.to_string(), muted(theme)))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let (styles, highlights) = match mode {
+        RawMode::Output => (TextStyles::output(theme), &run.highlights[..]),
+        RawMode::Wire => (TextStyles::wire(theme), &[][..]),
+    };
+    let lines = log_lines(
+        log,
+        run.scroll(mode),
+        area.width as usize,
+        area.height as usize,
+        highlights,
+        &styles,
+    );
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// `output · 1.2 KB`, `wire · 34 events`.
+fn header(run: &RunView, mode: RawMode) -> String {
+    match mode {
+        RawMode::Output => format!("output · {}", bytes(run.output.len())),
+        RawMode::Wire => {
+            let n = run.wire_events;
+            format!("wire · {n} event{}", if n == 1 { "" } else { "s" })
+        }
+    }
+}
+
+fn bytes(n: usize) -> String {
+    match n {
+        n if n < 1024 => format!("{n} B"),
+        n if n < 1024 * 1024 => format!("{:.1} KB", n as f64 / 1024.0),
+        n => format!("{:.1} MB", n as f64 / (1024.0 * 1024.0)),
+    }
+}

@@ -1,0 +1,116 @@
+//! The status line: which provider and model the playground talks to, the protocol, the tool
+//! choice, the state of the run (with the error category when it failed), time to first token,
+//! tokens per second, finish reason and usage; on the right a notice or the key hint.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::compare::format_ms;
+use crate::app::parts::usage_text;
+use crate::app::{App, RunState, RunView};
+use crate::tui::text::fit;
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let theme = app.theme();
+    let base = Style::default()
+        .fg(theme.ui.status_fg)
+        .bg(theme.ui.status_bg);
+    let sep = Span::styled(" │ ", base.fg(theme.ui.muted));
+    let strong = base.add_modifier(Modifier::BOLD);
+
+    let mut left = vec![
+        Span::styled(format!(" {} · {}", app.provider, app.model), strong),
+        sep.clone(),
+        Span::styled(app.protocol_name(), base),
+        sep.clone(),
+        Span::styled(app.choice.label(), base),
+        sep.clone(),
+    ];
+    let (state, state_colour) = state_of(app);
+    left.push(Span::styled(
+        format!("● {state}"),
+        base.fg(state_colour).add_modifier(Modifier::BOLD),
+    ));
+    if app.compare.is_none() && !matches!(app.run.state, RunState::Failed { .. }) {
+        for s in run_stats(&app.run) {
+            left.push(sep.clone());
+            left.push(Span::styled(s, base));
+        }
+    }
+    let right = match &app.notice {
+        Some(n) => Span::styled(
+            format!("{} ", n.text),
+            base.fg(if n.error {
+                theme.ui.error
+            } else {
+                theme.ui.accent
+            }),
+        ),
+        None => Span::styled(
+            "^R run ^T choice ^L protocol ^K compare F1 help ",
+            base.fg(theme.ui.muted),
+        ),
+    };
+    frame.render_widget(Paragraph::new("").style(base), area);
+    let left_w: usize = left.iter().map(|s| s.width()).sum();
+    let total = area.width as usize;
+    // The left side always shows; the right side takes what is left, or nothing.
+    let right_room = total.saturating_sub(left_w + 1);
+    let right_text = fit(&right.content, right_room);
+    let right_w = right_text.chars().count() as u16;
+    frame.render_widget(Paragraph::new(Line::from(left)).style(base), area);
+    if right_w > 0 && right_room >= 12.min(right.content.len()) {
+        let r = Rect {
+            x: area.x + area.width - right_w,
+            width: right_w,
+            ..area
+        };
+        frame.render_widget(Paragraph::new(Span::styled(right_text, right.style)), r);
+    }
+}
+
+/// The state word and its colour: of the main run, or of the compare runs together.
+fn state_of(app: &App) -> (String, ratatui::style::Color) {
+    let theme = app.theme();
+    let colour = |s: &RunState| match s {
+        RunState::Idle | RunState::Cancelled => theme.ui.muted,
+        RunState::Streaming => theme.ui.accent,
+        RunState::Done => theme.ui.success,
+        RunState::Failed { .. } => theme.ui.error,
+    };
+    match &app.compare {
+        Some(c) => {
+            let running = c.columns.iter().filter(|v| v.is_running()).count();
+            if running > 0 {
+                (format!("compare: {running} streaming"), theme.ui.accent)
+            } else {
+                ("compare: done".into(), theme.ui.success)
+            }
+        }
+        None => (app.run.state.word(), colour(&app.run.state)),
+    }
+}
+
+/// Time to first token, tokens per second, finish reason and usage, as far as known.
+pub fn run_stats(run: &RunView) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(ms) = run.first_output_ms {
+        out.push(format!("ttft {}", format_ms(ms)));
+    }
+    if let Some(tps) = run.tokens_per_second() {
+        out.push(format!("{tps:.0} tok/s"));
+    }
+    if let Some(f) = run.finish {
+        out.push(f.as_str().to_string());
+    }
+    if let Some(u) = &run.usage {
+        let t = usage_text(u);
+        if !t.is_empty() {
+            out.push(t.trim_start_matches(" · ").to_string());
+        }
+    }
+    out
+}

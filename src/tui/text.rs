@@ -1,0 +1,199 @@
+//! Drawing long streamed text: the rows of a [`TextLog`] that are visible, with the highlighted
+//! ranges in their colours and every character passed through [`Glyph`], so that control
+//! characters show as pictures and never reach the terminal.
+
+use std::ops::Range;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::app::glyph::{Glyph, TAB_WIDTH};
+use crate::app::run_view::{Highlight, HighlightKind};
+use crate::app::text_log::{Scroll, TextLog, visible_rows};
+
+use super::theme::Theme;
+
+/// The styles a text view draws with.
+#[derive(Clone, Copy, Debug)]
+pub struct TextStyles {
+    pub base: Style,
+    pub escape: Style,
+    pub call: Style,
+    pub malformed: Style,
+}
+
+impl TextStyles {
+    pub fn output(theme: &Theme) -> TextStyles {
+        let r = &theme.raw;
+        TextStyles {
+            base: Style::default().fg(r.text),
+            escape: Style::default().fg(r.escape).add_modifier(Modifier::BOLD),
+            call: Style::default().fg(r.call_fg).bg(r.call_bg),
+            malformed: Style::default().fg(r.malformed_fg).bg(r.malformed_bg),
+        }
+    }
+
+    pub fn wire(theme: &Theme) -> TextStyles {
+        TextStyles {
+            base: Style::default().fg(theme.raw.wire),
+            ..TextStyles::output(theme)
+        }
+    }
+
+    fn of(&self, kind: Option<HighlightKind>) -> Style {
+        match kind {
+            None => self.base,
+            Some(HighlightKind::Call | HighlightKind::NativeArgs) => self.call,
+            Some(HighlightKind::Malformed) => self.malformed,
+        }
+    }
+}
+
+/// The visible lines of `log` in a view `width`×`height` scrolled to `scroll`.
+pub fn log_lines(
+    log: &TextLog,
+    scroll: Scroll,
+    width: usize,
+    height: usize,
+    highlights: &[Highlight],
+    styles: &TextStyles,
+) -> Vec<Line<'static>> {
+    visible_rows(log, scroll, width, height)
+        .into_iter()
+        .map(|row| row_line(log.as_str(), row, highlights, styles))
+        .collect()
+}
+
+/// One row of text as a line of styled spans.
+pub fn row_line(
+    text: &str,
+    row: Range<usize>,
+    highlights: &[Highlight],
+    styles: &TextStyles,
+) -> Line<'static> {
+    // The highlights that can touch this row, from the first ending after its start.
+    let mut h = highlights.partition_point(|h| h.range.end <= row.start);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut run_style = styles.base;
+    for (i, c) in text[row.clone()].char_indices() {
+        let at = row.start + i;
+        while h < highlights.len() && highlights[h].range.end <= at {
+            h += 1;
+        }
+        let kind = highlights
+            .get(h)
+            .filter(|x| x.range.start <= at)
+            .map(|x| x.kind);
+        let area = styles.of(kind);
+        let (piece, style): (Piece, Style) = match Glyph::of(c) {
+            Glyph::Plain(c) => (Piece::Char(c), area),
+            Glyph::Escaped(c) => (Piece::Char(c), area.patch(styles.escape)),
+            Glyph::Tab => (Piece::Tab, area),
+        };
+        if style != run_style && !run.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut run), run_style));
+        }
+        run_style = style;
+        match piece {
+            Piece::Char(c) => run.push(c),
+            Piece::Tab => run.extend(std::iter::repeat_n(' ', TAB_WIDTH)),
+        }
+    }
+    if !run.is_empty() {
+        spans.push(Span::styled(run, run_style));
+    }
+    Line::from(spans)
+}
+
+enum Piece {
+    Char(char),
+    Tab,
+}
+
+/// `text` cut to at most `width` cells (as glyphs measure them), ending in `…` when cut.
+pub fn fit(text: &str, width: usize) -> String {
+    let total: usize = text.chars().map(|c| Glyph::of(c).width()).sum();
+    let room = if total <= width {
+        width
+    } else {
+        width.saturating_sub(1)
+    };
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let g = Glyph::of(c);
+        if used + g.width() > room {
+            break;
+        }
+        used += g.width();
+        push_glyph(&mut out, g);
+    }
+    if total > width && width > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// The last cells of `text` that fit in `width`, starting with `…` when cut.
+pub fn fit_tail(text: &str, width: usize) -> String {
+    let total: usize = text.chars().map(|c| Glyph::of(c).width()).sum();
+    if total <= width {
+        return fit(text, width);
+    }
+    let mut keep = Vec::new();
+    let mut used = 1; // the ellipsis
+    for c in text.chars().rev() {
+        let w = Glyph::of(c).width();
+        if used + w > width {
+            break;
+        }
+        used += w;
+        keep.push(c);
+    }
+    let mut out = String::from("…");
+    for c in keep.into_iter().rev() {
+        push_glyph(&mut out, Glyph::of(c));
+    }
+    out
+}
+
+fn push_glyph(out: &mut String, g: Glyph) {
+    match g {
+        Glyph::Plain(c) | Glyph::Escaped(c) => out.push(c),
+        Glyph::Tab => out.extend(std::iter::repeat_n(' ', TAB_WIDTH)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fitting_cuts_with_an_ellipsis_and_escapes() {
+        assert_eq!(fit("hello", 5), "hello");
+        assert_eq!(fit("hello!", 5), "hell…");
+        assert_eq!(fit("a\u{1b}b", 5), "a␛b");
+        assert_eq!(fit_tail("{\"city\":\"Paris\"}", 8), "…Paris\"}");
+        assert_eq!(fit_tail("abc", 8), "abc");
+    }
+
+    #[test]
+    fn rows_style_highlights_and_escapes() {
+        let t = TextStyles::output(&Theme::dark());
+        let text = "ab\u{1b}cd";
+        let hl = [Highlight {
+            range: 3..5,
+            kind: HighlightKind::Call,
+        }];
+        let line = row_line(text, 0..text.len(), &hl, &t);
+        let pieces: Vec<(&str, Style)> = line
+            .spans
+            .iter()
+            .map(|s| (s.content.as_ref(), s.style))
+            .collect();
+        assert_eq!(pieces[0], ("ab", t.base));
+        assert_eq!(pieces[1].0, "␛");
+        assert_eq!(pieces[2], ("cd", t.call));
+    }
+}

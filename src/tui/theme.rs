@@ -1,0 +1,224 @@
+//! Themes are data: TOML files in `themes/`, embedded in the binary, looked up by name in the
+//! user's theme directory first, then among the built-in ones.
+//!
+//! Every theme is read on top of the built-in dark one, so a user theme only needs the keys it
+//! changes, and a built-in theme cannot forget a colour. Unknown keys are errors (a typo in a
+//! theme should say so, not silently do nothing).
+
+use std::path::{Path, PathBuf};
+
+use ratatui::style::Color;
+use serde::{Deserialize, Deserializer};
+
+/// The built-in themes, in the order the help overlay offers them. The first is the base of
+/// every other theme and the default.
+pub const BUILT_IN: [(&str, &str); 3] = [
+    ("dark", include_str!("../../themes/dark.toml")),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+];
+
+macro_rules! colours {
+    ($(#[$doc:meta])* $name:ident { $($field:ident),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $(#[serde(deserialize_with = "colour")] pub $field: Color,)*
+        }
+    };
+}
+
+colours!(
+    /// Frames, text and state colours shared by every pane.
+    UiColours {
+        background, text, muted, border, border_focused, title, title_focused, selection_fg,
+        selection_bg, cursor_line_bg, accent, error, warning, success, status_fg, status_bg,
+        overlay_bg,
+    }
+);
+colours!(
+    /// The Raw pane: streamed text, the spans that became calls, escapes, wire events.
+    RawColours { text, call_fg, call_bg, malformed_fg, malformed_bg, escape, wire }
+);
+colours!(
+    /// The Parts pane: one colour per kind of part, and the coercion/violation marks.
+    PartColours { text, reasoning, tool_input, tool_call, finish, error, coerced, invalid }
+);
+colours!(
+    /// JSON highlighting (syntect scopes are mapped onto these).
+    SyntaxColours { key, string, number, keyword, punctuation, invalid }
+);
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Theme {
+    pub name: String,
+    pub ui: UiColours,
+    pub raw: RawColours,
+    pub parts: PartColours,
+    pub syntax: SyntaxColours,
+}
+
+fn colour<'de, D: Deserializer<'de>>(d: D) -> Result<Color, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Index(u8),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Index(i) => Ok(Color::Indexed(i)),
+        Raw::Text(s) => s
+            .parse::<Color>()
+            .map_err(|_| serde::de::Error::custom(format!("\"{s}\" is not a colour"))),
+    }
+}
+
+impl Theme {
+    /// Reads a theme from TOML text, taking every key it lacks from the base (dark) theme.
+    pub fn from_toml(text: &str) -> Result<Theme, String> {
+        let mut base: toml::Table =
+            toml::from_str(BUILT_IN[0].1).map_err(|e| format!("built-in theme: {e}"))?;
+        let over: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        merge(&mut base, over);
+        toml::Value::Table(base)
+            .try_into::<Theme>()
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn dark() -> Theme {
+        Theme::from_toml(BUILT_IN[0].1).expect("the built-in dark theme is valid")
+    }
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(key, v);
+            }
+        }
+    }
+}
+
+/// Every theme available: the built-in ones, replaced or joined by the user's.
+#[derive(Clone, Debug)]
+pub struct Themes {
+    themes: Vec<Theme>,
+}
+
+impl Default for Themes {
+    fn default() -> Self {
+        Themes::built_in()
+    }
+}
+
+impl Themes {
+    pub fn built_in() -> Themes {
+        Themes {
+            themes: BUILT_IN
+                .iter()
+                .map(|(_, text)| Theme::from_toml(text).expect("built-in themes are valid"))
+                .collect(),
+        }
+    }
+
+    /// The built-in themes plus every `*.toml` in `user_dir` (a user theme with a built-in name
+    /// replaces it). Returns the problems found in user files, which do not stop the others.
+    pub fn load(user_dir: Option<&Path>) -> (Themes, Vec<String>) {
+        let mut themes = Themes::built_in();
+        let mut problems = Vec::new();
+        let Some(dir) = user_dir else {
+            return (themes, problems);
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return (themes, problems);
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            match std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| Theme::from_toml(&t))
+            {
+                Ok(theme) => themes.insert(theme),
+                Err(e) => problems.push(format!("{}: {e}", path.display())),
+            }
+        }
+        (themes, problems)
+    }
+
+    /// Adds a theme, replacing one of the same name.
+    pub fn insert(&mut self, theme: Theme) {
+        match self.themes.iter_mut().find(|t| t.name == theme.name) {
+            Some(slot) => *slot = theme,
+            None => self.themes.push(theme),
+        }
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.themes.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// The theme of this name, or the default one.
+    pub fn get(&self, name: &str) -> &Theme {
+        self.themes
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or(&self.themes[0])
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.themes.iter().any(|t| t.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_themes_parse_and_are_distinct() {
+        let themes = Themes::built_in();
+        assert_eq!(themes.names(), ["dark", "light", "high-contrast"]);
+        assert_ne!(themes.get("dark").ui.text, themes.get("light").ui.text);
+        assert_eq!(themes.get("nope").name, "dark");
+    }
+
+    #[test]
+    fn a_user_theme_needs_only_the_keys_it_changes() {
+        let t = Theme::from_toml("name = \"mine\"\n[ui]\ntext = \"#010203\"\n").unwrap();
+        assert_eq!(t.ui.text, Color::Rgb(1, 2, 3));
+        assert_eq!(t.syntax, Theme::dark().syntax);
+        let bad = Theme::from_toml("name = \"x\"\n[ui]\ntxet = \"red\"\n").unwrap_err();
+        assert!(bad.contains("txet"), "{bad}");
+        let bad = Theme::from_toml("name = \"x\"\n[ui]\ntext = \"nocolour\"\n").unwrap_err();
+        assert!(bad.contains("nocolour"), "{bad}");
+    }
+
+    #[test]
+    fn user_themes_replace_and_extend() {
+        let dir = std::env::temp_dir().join(format!("toolscope-themes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("a.toml"),
+            "name = \"light\"\n[ui]\ntext = \"red\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("b.toml"), "name = \"solar\"\n").unwrap();
+        std::fs::write(dir.join("c.toml"), "not toml [").unwrap();
+        let (themes, problems) = Themes::load(Some(&dir));
+        assert_eq!(themes.names(), ["dark", "light", "high-contrast", "solar"]);
+        assert_eq!(themes.get("light").ui.text, Color::Red);
+        assert_eq!(problems.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

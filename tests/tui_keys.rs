@@ -1,0 +1,375 @@
+//! Key-driven tests: the whole playground (state machine, driver, drawing) on a `TestBackend`,
+//! talking over real loopback HTTP to the built-in demo model at instant pace. Keys go in as
+//! messages; the tests wait for the engine's events (never for a fixed time) and read the state
+//! and the screen.
+
+mod tui_support;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+
+use toolscope::app::driver::{Driver, DriverOptions, Flow};
+use toolscope::app::{App, Focus, Message, RunState};
+use toolscope::core::demo::DemoOptions;
+use toolscope::core::part::{FinishReason, Part};
+use toolscope::core::provider::Keys;
+use tui_support::{app, ctrl, key};
+
+/// Everything a test drives.
+struct Harness {
+    app: App,
+    driver: Driver<TestBackend>,
+    clipboard: Arc<Mutex<Vec<u8>>>,
+}
+
+struct Clipboard(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Clipboard {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How long a test waits for the demo model before failing: generous, it is only reached when
+/// something is broken.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+impl Harness {
+    fn new(width: u16, height: u16) -> Harness {
+        let clipboard = Arc::new(Mutex::new(Vec::new()));
+        let driver = Driver::new(
+            Terminal::new(TestBackend::new(width, height)).unwrap(),
+            DriverOptions {
+                keys: Keys::default(),
+                demo: DemoOptions::instant(),
+                clipboard: Box::new(Clipboard(Arc::clone(&clipboard))),
+            },
+        );
+        let mut h = Harness {
+            app: app(width, height),
+            driver,
+            clipboard,
+        };
+        h.driver.draw(&h.app).unwrap();
+        h
+    }
+
+    fn press(&mut self, message: Message) -> Flow {
+        let flow = self.driver.handle(&mut self.app, message);
+        self.driver.draw(&self.app).unwrap();
+        flow
+    }
+
+    /// Feeds the engine's messages until `done` holds.
+    async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
+        let wait = async {
+            while !done(&self.app) {
+                let m = self
+                    .driver
+                    .next_engine_message()
+                    .await
+                    .expect("the engine queue stays open");
+                self.driver.handle(&mut self.app, m);
+            }
+        };
+        tokio::time::timeout(DEADLINE, wait)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
+        self.driver.draw(&self.app).unwrap();
+    }
+
+    async fn run_to_end(&mut self) {
+        self.until("the run ends", |a| !a.is_running()).await;
+    }
+
+    fn screen(&self) -> String {
+        self.driver.terminal().backend().to_string()
+    }
+
+    fn has_tool_call(&self) -> bool {
+        self.app
+            .run
+            .parts
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolCall(_)))
+    }
+}
+
+#[tokio::test]
+async fn ctrl_r_on_the_demo_model_streams_a_tool_call() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('r'));
+    assert!(h.app.run.is_running());
+    h.run_to_end().await;
+    assert_eq!(h.app.run.state, RunState::Done);
+    let call = h.app.run.parts.tool_calls().next().expect("a tool call");
+    assert_eq!(call.tool_name, "get_weather");
+    assert_eq!(call.input["city"], "Paris");
+    assert_eq!(h.app.run.finish, Some(FinishReason::ToolCalls));
+    assert!(h.app.run.wire_events > 0, "the wire events are kept");
+    let screen = h.screen();
+    for title in ["Tools", "Tool choice", "Prompt", "Raw", "Parts"] {
+        assert!(
+            screen.contains(&format!(" {title} ")),
+            "{title} missing:\n{screen}"
+        );
+    }
+    assert!(screen.contains("tool-call"), "{screen}");
+    assert!(screen.contains("● done"), "{screen}");
+}
+
+#[tokio::test]
+async fn ctrl_t_changes_the_mode_and_none_calls_nothing() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('t'));
+    assert_eq!(h.app.choice.label(), "required");
+    h.press(ctrl('t'));
+    assert_eq!(h.app.choice.label(), "none");
+    assert!(
+        h.screen().contains("│ none │"),
+        "the status line shows the mode"
+    );
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert_eq!(h.app.run.state, RunState::Done);
+    assert!(!h.has_tool_call());
+    assert!(!h.app.run.parts.text().is_empty(), "it answers in text");
+    assert_eq!(h.app.run.finish, Some(FinishReason::Stop));
+    // And the next mode forces a call again.
+    h.press(ctrl('t'));
+    assert_eq!(h.app.choice.label(), "tool:get_weather");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert!(h.has_tool_call());
+}
+
+#[tokio::test]
+async fn esc_cancels_and_the_http_request_stops() {
+    // A demo server of our own, slow enough to be caught mid-stream, so that its statistics can
+    // show the stream was cut by the client.
+    let server = toolscope::core::demo::serve(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        DemoOptions {
+            pace: Duration::from_millis(200),
+        },
+    )
+    .await
+    .unwrap();
+    let mut stats = server.watch_stats();
+    let mut h = Harness::new(160, 48);
+    h.app.base_url = Some(server.base_url());
+    h.press(ctrl('r'));
+    h.until("the first output arrives", |a| a.run.output_pieces > 0)
+        .await;
+    h.press(key(KeyCode::Esc));
+    assert_eq!(h.app.run.state, RunState::Cancelled);
+    assert_eq!(h.driver.running(), 0);
+    assert!(h.screen().contains("● cancelled"));
+    tokio::time::timeout(DEADLINE, stats.wait_for(|s| s.streams_cancelled == 1))
+        .await
+        .expect("the server sees the request go away")
+        .unwrap();
+    assert_eq!(stats.borrow().streams_finished, 0);
+}
+
+#[tokio::test]
+async fn the_screen_follows_a_resize() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    for (w, height) in [(80, 24), (40, 12), (100, 30)] {
+        h.driver.terminal_mut().backend_mut().resize(w, height);
+        h.press(Message::Resize { width: w, height });
+        let screen = h.screen();
+        assert_eq!(screen.lines().count(), height as usize);
+        assert_eq!(
+            screen.lines().next().unwrap().chars().count(),
+            w as usize + 2,
+            "quoted rows of the new width"
+        );
+        if w < 60 {
+            assert!(screen.contains("Terminal too small"), "{screen}");
+        } else {
+            assert!(
+                screen.contains(" Parts ") && screen.contains("tool-call"),
+                "{screen}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tool_result_continues_the_conversation() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert_eq!(h.app.focus, Focus::Result(0));
+    h.press(Message::Paste("sunny, 21 °C".into()));
+    h.press(ctrl('n'));
+    h.run_to_end().await;
+    assert_eq!(h.app.run.state, RunState::Done);
+    assert!(!h.has_tool_call(), "after the result the model answers");
+    assert_eq!(h.app.prompt.history.len(), 3);
+    let screen = h.screen();
+    assert!(screen.contains("get_weather ⇐ sunny, 21 °C"), "{screen}");
+}
+
+#[tokio::test]
+async fn a_text_protocol_run_highlights_the_call_span() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('l'));
+    assert_eq!(h.app.protocol_name(), "hermes");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert!(h.has_tool_call());
+    assert!(h.app.run.output.as_str().contains("<tool_call>"));
+    assert!(
+        h.app
+            .run
+            .highlights
+            .iter()
+            .any(|x| h.app.run.output.as_str()[x.range.clone()].starts_with("<tool_call>")),
+        "the call's markup is highlighted"
+    );
+}
+
+#[tokio::test]
+async fn compare_runs_four_tool_choices_side_by_side() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('k'));
+    h.run_to_end().await;
+    let verdicts: Vec<String> = h
+        .app
+        .compare
+        .as_ref()
+        .unwrap()
+        .columns
+        .iter()
+        .map(|c| toolscope::app::compare::verdict(c).text)
+        .collect();
+    assert!(
+        verdicts[0].starts_with("called get_weather("),
+        "{verdicts:?}"
+    );
+    assert!(verdicts[1].starts_with("called "), "{verdicts:?}");
+    assert_eq!(verdicts[2], "answered in text");
+    assert!(
+        verdicts[3].starts_with("called get_weather("),
+        "{verdicts:?}"
+    );
+    let screen = h.screen();
+    for mode in ["auto", "required", "none", "tool:get_weather"] {
+        assert!(screen.contains(&format!(" {mode} ")), "{mode}:\n{screen}");
+    }
+    h.press(key(KeyCode::Esc));
+    assert!(h.app.compare.is_none());
+}
+
+#[tokio::test]
+async fn copying_a_part_writes_osc52() {
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    h.app.focus = Focus::Parts;
+    h.press(key(KeyCode::Char('c')));
+    let written = String::from_utf8(h.clipboard.lock().unwrap().clone()).unwrap();
+    assert!(written.starts_with("\x1b]52;c;") && written.ends_with('\x07'));
+    assert_eq!(h.press(ctrl('q')), Flow::Quit);
+}
+
+#[tokio::test]
+async fn tools_are_saved_to_and_loaded_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("toolscope-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mine.json");
+    let mut h = Harness::new(160, 48);
+    h.press(key(KeyCode::F(4)));
+    h.press(Message::Paste(String::new()));
+    // Replace the suggested name with ours.
+    for _ in 0.."tools.json".len() {
+        h.press(key(KeyCode::Backspace));
+    }
+    h.press(Message::Paste(path.display().to_string()));
+    h.press(key(KeyCode::Enter));
+    h.until("the file is saved", |a| {
+        a.notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("saved"))
+    })
+    .await;
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        toolscope::core::tool::ToolSet::from_json_text(&saved)
+            .unwrap()
+            .len(),
+        3
+    );
+    std::fs::write(
+        &path,
+        r#"[{"name": "lookup", "description": "Look a word up.", "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]"#,
+    )
+    .unwrap();
+    h.press(key(KeyCode::F(3)));
+    h.press(key(KeyCode::Enter));
+    h.until("the file is loaded", |a| a.tools.valid.len() == 1)
+        .await;
+    assert!(h.screen().contains("✓ 1 tool "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_main_loop_caps_frames_while_events_flood_in_and_quits() {
+    // Our own demo server, so that the test can wait for the stream's end on its statistics.
+    // Paced, so that the loop handles the events as they stream (with no pace the server is
+    // done before the client has read anything, and Ctrl+Q, handled first, would win).
+    let server = toolscope::core::demo::serve(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        DemoOptions {
+            pace: Duration::from_millis(3),
+        },
+    )
+    .await
+    .unwrap();
+    let mut stats = server.watch_stats();
+    let mut h = Harness::new(160, 48);
+    h.app.base_url = Some(server.base_url());
+    // A text answer: many events.
+    h.app.choice = toolscope::core::tool::ToolChoice::None;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send(ctrl('r')).unwrap();
+    let quit = async move {
+        stats.wait_for(|s| s.streams_finished == 1).await.unwrap();
+        tx.send(ctrl('q')).unwrap();
+        tx
+    };
+    let frames_before = h.driver.frames();
+    let started = std::time::Instant::now();
+    let (result, _tx) = tokio::time::timeout(DEADLINE, async {
+        tokio::join!(h.driver.run(&mut h.app, rx), quit)
+    })
+    .await
+    .expect("the loop quits on Ctrl+Q");
+    result.unwrap();
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let frames = h.driver.frames() - frames_before;
+    let events = h.app.run.parts.parts.len() + h.app.run.wire_events;
+    assert!(events > 20, "the loop handled the stream: {events} events");
+    eprintln!("{frames} frames for {events} events in {elapsed_ms} ms");
+    // The first frame, then at most one per 16 ms, then none after Ctrl+Q.
+    let cap = 2 + elapsed_ms / 16;
+    assert!(
+        frames <= cap,
+        "{frames} frames in {elapsed_ms} ms for {events} events (cap {cap})"
+    );
+}

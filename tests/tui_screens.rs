@@ -1,0 +1,258 @@
+//! Screen tests: the playground drawn on a `TestBackend` and compared with reviewed snapshots
+//! (`tests/snapshots/`), at 80×24 and 160×48, idle, after runs, with overlays, in compare and
+//! in error states; and each pane alone. Runs are scripted with fixed times, so no snapshot
+//! depends on a clock.
+
+mod tui_support;
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+
+use toolscope::app::{App, Focus};
+use toolscope::tui::View;
+use tui_support::*;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn both(name: &str, prepare: impl Fn(&mut App)) {
+    for (w, h) in SIZES {
+        let mut a = app(w, h);
+        prepare(&mut a);
+        assert_snapshot!(format!("{name}_{w}x{h}"), screen(&a, w, h));
+    }
+}
+
+const HERMES_OUTPUT: &str = "I will check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>\n<tool_call>{\"name\": \"search_web\" \"arguments\": {}</tool_call>";
+
+#[test]
+fn idle() {
+    both("idle", |_| {});
+}
+
+#[test]
+fn after_a_native_call() {
+    both("native_call", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+    });
+}
+
+#[test]
+fn hermes_with_spans_and_a_malformed_call() {
+    both("hermes", |a| {
+        send(a, ctrl('l'));
+        let id = send(a, ctrl('r'))[0];
+        let t = tools(a);
+        feed(a, id, protocol_run("hermes", &t, HERMES_OUTPUT, 7), 10);
+        a.focus = Focus::Raw;
+    });
+}
+
+#[test]
+fn wire_events() {
+    both("wire", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        send(a, key(KeyCode::F(2)));
+    });
+}
+
+#[test]
+fn while_streaming() {
+    both("streaming", |a| {
+        let id = send(a, ctrl('r'))[0];
+        let mut events = native_call();
+        events.truncate(6);
+        for (i, e) in events.into_iter().enumerate() {
+            toolscope::app::update(
+                a,
+                toolscope::app::Message::Run {
+                    id,
+                    at_ms: 100 + 25 * i as u64,
+                    event: e,
+                },
+            );
+        }
+    });
+}
+
+#[test]
+fn help_overlay() {
+    both("help", |a| {
+        send(a, key(KeyCode::F(1)));
+    });
+}
+
+#[test]
+fn picker_overlay() {
+    both("picker", |a| {
+        send(a, ctrl('p'));
+    });
+}
+
+#[test]
+fn compare_view() {
+    both("compare", |a| {
+        let ids = send(a, ctrl('k'));
+        assert_eq!(ids.len(), 4);
+        let call = native_call();
+        let text = text_answer("I cannot use tools now, so here is an answer in plain text.");
+        feed(a, ids[0], call.clone(), 30);
+        feed(a, ids[1], call.clone(), 25);
+        feed(a, ids[2], text, 20);
+        feed(a, ids[3], call, 35);
+    });
+}
+
+#[test]
+fn a_provider_error() {
+    both("rate_limited", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, rate_limited(), 120);
+    });
+}
+
+#[test]
+fn a_request_refused_before_sending() {
+    both("refused", |a| {
+        a.choice = toolscope::core::tool::ToolChoice::Tool("book_flight".into());
+        assert!(send(a, ctrl('r')).is_empty());
+    });
+}
+
+#[test]
+fn broken_tools_json() {
+    both("broken_tools", |a| {
+        a.focus = Focus::Tools;
+        send(a, key(KeyCode::Down));
+        send(a, key(KeyCode::Char('x')));
+    });
+}
+
+#[test]
+fn a_second_turn_with_tool_results() {
+    both("second_turn", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        send(
+            a,
+            toolscope::app::Message::Paste("{\"temp\": 21, \"sky\": \"clear\"}".into()),
+        );
+        let id = send(a, ctrl('n'))[0];
+        feed(
+            a,
+            id,
+            text_answer("It is clear and 21°C in Paris for the next three days."),
+            30,
+        );
+    });
+}
+
+#[test]
+fn part_detail_json() {
+    both("part_detail", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, key(KeyCode::Up));
+        send(a, key(KeyCode::Up));
+        send(a, key(KeyCode::Enter));
+    });
+}
+
+#[test]
+fn too_small() {
+    let a = app(40, 12);
+    assert_snapshot!("too_small_40x12", screen(&a, 40, 12));
+}
+
+#[test]
+fn escape_sequences_in_output_are_shown_not_sent() {
+    let mut a = app(80, 24);
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(
+        &mut a,
+        id,
+        text_answer("red \u{1b}[31mALERT\u{1b}[0m bell\u{7} rtl\u{202e}txt tab\tend"),
+        10,
+    );
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("␛[31mALERT␛[0m bell␇ rtl⍰txt tab"), "{s}");
+    assert!(!s.contains('\u{1b}'));
+}
+
+/// Draws one pane alone into a `width`×`height` screen.
+fn pane(
+    a: &App,
+    width: u16,
+    height: u16,
+    draw: impl Fn(&mut ratatui::Frame<'_>, ratatui::layout::Rect, &App, &View),
+) -> String {
+    let mut t = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let view = View::new();
+    t.draw(|f| {
+        let area = f.area();
+        draw(f, area, a, &view)
+    })
+    .unwrap();
+    t.backend().to_string()
+}
+
+#[test]
+fn each_pane_alone() {
+    use toolscope::tui::panes;
+    let mut a = app(160, 48);
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    assert_snapshot!("pane_tools", pane(&a, 60, 14, panes::tools::draw));
+    a.choice = toolscope::core::tool::ToolChoice::Tool("gone".into());
+    assert_snapshot!(
+        "pane_tool_choice",
+        pane(&a, 60, 6, |f, r, a, _| panes::tool_choice::draw(f, r, a))
+    );
+    a.choice = toolscope::core::tool::ToolChoice::Auto;
+    assert_snapshot!(
+        "pane_prompt",
+        pane(&a, 60, 10, |f, r, a, _| panes::prompt::draw(f, r, a))
+    );
+    assert_snapshot!(
+        "pane_raw",
+        pane(&a, 60, 8, |f, r, a, _| panes::raw::draw(f, r, a))
+    );
+    assert_snapshot!("pane_parts", pane(&a, 60, 10, panes::parts::draw));
+    assert_snapshot!(
+        "pane_status",
+        pane(&a, 120, 1, |f, r, a, _| panes::status::draw(f, r, a))
+    );
+}
+
+#[test]
+fn themes_colour_the_frames_and_the_json() {
+    use ratatui::layout::Position;
+    use toolscope::tui::theme::Themes;
+    for name in ["dark", "light", "high-contrast"] {
+        let mut a = app(160, 48);
+        a.theme = name.into();
+        a.restyle();
+        let theme = Themes::built_in().get(name).clone();
+        let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        let view = View::new();
+        t.draw(|f| toolscope::tui::draw(f, &a, &view)).unwrap();
+        let buf = t.backend().buffer();
+        // The Raw pane's top-left corner is a border of an unfocused pane.
+        let text = buf.content.iter().map(|c| c.symbol()).collect::<String>();
+        let at = |needle: &str| {
+            let i = text.find(needle).unwrap();
+            let cells = text[..i].chars().count() as u16;
+            Position::new(cells % 160, cells / 160)
+        };
+        assert_eq!(buf[at("┌ Raw")].fg, theme.ui.border, "{name}");
+        // In the Tools pane, a key and a string of the JSON in the syntax colours.
+        let key = at("\"name\"");
+        assert_eq!(buf[key].fg, theme.syntax.key, "{name}");
+        let string = at("\"get_weather\"");
+        assert_eq!(buf[string].fg, theme.syntax.string, "{name}");
+    }
+}
