@@ -99,10 +99,10 @@ fn big_run() -> RunView {
             },
             Part::ToolInputDelta {
                 id: id.clone(),
-                delta: format!("\"Paris {call}\"}}"),
+                delta: format!("\"Paris {call}\"}}").into(),
             },
             Part::ToolInputEnd { id: id.clone() },
-            Part::ToolCall(ToolCall {
+            Part::tool_call(ToolCall {
                 tool_call_id: id.clone(),
                 tool_name: "get_weather".into(),
                 input: serde_json::json!({"city": format!("Paris {call}")}),

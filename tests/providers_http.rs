@@ -51,7 +51,7 @@ fn parts(events: &[RunEvent]) -> Vec<Part> {
 
 fn last_error(events: &[RunEvent]) -> toolscope::core::part::ErrorPart {
     match parts(events).last() {
-        Some(Part::Error(e)) => e.clone(),
+        Some(Part::Error(e)) => e.as_ref().clone(),
         other => panic!("expected an error part last, got {other:?}"),
     }
 }

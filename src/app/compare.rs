@@ -117,7 +117,7 @@ mod tests {
         );
         assert_eq!(verdict(&v).text, "calling get_weather…");
         v.apply(
-            RunEvent::Part(Part::ToolCall(ToolCall {
+            RunEvent::Part(Part::tool_call(ToolCall {
                 tool_call_id: "c".into(),
                 tool_name: "get_weather".into(),
                 input: json!({"city": "Paris"}),

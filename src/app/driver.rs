@@ -272,7 +272,7 @@ impl<B: Backend> Driver<B> {
                             ErrorCategory::ProviderUnavailable,
                             format!("cannot start the demo model: {e}"),
                         );
-                        let event = RunEvent::Part(Part::Error(error.to_part()));
+                        let event = RunEvent::Part(Part::error(error.to_part()));
                         let _ = tx.send(Message::Run {
                             id,
                             at_ms: at_ms(),

@@ -57,9 +57,8 @@ impl PartList {
         let label = part.type_name();
         match &part {
             Part::ToolCall(_) => self.calls.push(index),
-            Part::TextDelta { delta, .. } | Part::Text { text: delta } => {
-                self.text_bytes += delta.len()
-            }
+            Part::TextDelta { delta, .. } => self.text_bytes += delta.len(),
+            Part::Text { text } => self.text_bytes += text.len(),
             _ => {}
         }
         let delta = match &part {
@@ -155,7 +154,7 @@ impl PartList {
     /// The finished tool calls, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.calls.iter().filter_map(|&i| match &self.parts[i] {
-            Part::ToolCall(c) => Some(c),
+            Part::ToolCall(c) => Some(c.as_ref()),
             _ => None,
         })
     }
@@ -173,8 +172,10 @@ impl PartList {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
-            if let Part::TextDelta { delta, .. } | Part::Text { text: delta } = p {
-                out.push_str(delta);
+            match p {
+                Part::TextDelta { delta, .. } => out.push_str(delta),
+                Part::Text { text } => out.push_str(text),
+                _ => {}
             }
         }
         out
@@ -290,7 +291,7 @@ mod tests {
             });
         }
         l.push(Part::ToolInputEnd { id: id("c1") });
-        l.push(Part::ToolCall(ToolCall {
+        l.push(Part::tool_call(ToolCall {
             tool_call_id: id("c1"),
             tool_name: "get_weather".into(),
             input: json!({"city": "Paris", "days": 3}),

@@ -163,7 +163,7 @@ impl RunView {
             request,
             ..RunView::idle()
         };
-        view.apply(RunEvent::Part(Part::Error(error.to_part())), 0);
+        view.apply(RunEvent::Part(Part::error(error.to_part())), 0);
         view.ended_ms = Some(0);
         view
     }
@@ -456,13 +456,13 @@ mod tests {
         let mut v = RunView::idle();
         v.state = RunState::Streaming;
         let parser = crate::core::part::ErrorPart::reason("unknown-tool", "no such tool");
-        v.apply(RunEvent::Part(Part::Error(parser)), 1);
+        v.apply(RunEvent::Part(Part::error(parser)), 1);
         assert!(v.is_running());
         let e = crate::core::error::ProviderError::new(
             crate::core::error::ErrorCategory::ProviderRateLimit,
             "slow down",
         );
-        v.apply(RunEvent::Part(Part::Error(e.to_part())), 2);
+        v.apply(RunEvent::Part(Part::error(e.to_part())), 2);
         assert_eq!(v.state.word(), "error provider_rate_limit");
     }
 

@@ -55,7 +55,7 @@ fn answer_with_call(app: &mut App, id: RunId) {
             text: "{\"city\":\"Paris\",\"days\":3}".into(),
             tool_call_id: Some("c1".into()),
         }),
-        RunEvent::Part(Part::ToolCall(weather_call("c1"))),
+        RunEvent::Part(Part::tool_call(weather_call("c1"))),
         RunEvent::Part(Part::Finish {
             finish_reason: FinishReason::ToolCalls,
             usage: None,

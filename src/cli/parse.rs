@@ -132,26 +132,40 @@ pub fn run(args: ParseArgs) -> u8 {
     };
 
     let started = Instant::now();
-    let (parts, chunks, calls) = if args.stream {
+    // Parts are kept only when they are printed; for --stats they are counted and dropped as
+    // they come, as a consumer of the stream would.
+    let keep = !args.stats;
+    let mut printed: Vec<Part> = Vec::new();
+    let (count, chunks, calls) = if args.stream {
         let mut parser = protocol.stream_parser(&tools);
-        let mut parts = Vec::new();
-        let mut chunks = 0;
+        let mut buf = Vec::with_capacity(64);
+        let (mut count, mut chunks) = (0, 0);
         for piece in bytes.chunks(chunk) {
-            parser.push(piece, &mut parts);
+            parser.push(piece, &mut buf);
+            count += buf.len();
+            if keep {
+                printed.append(&mut buf);
+            } else {
+                buf.clear();
+            }
             chunks += 1;
         }
-        parser.finish(&mut parts);
+        parser.finish(&mut buf);
         let calls = parser.call_count();
-        parts.push(finish_part(calls));
-        (parts, chunks, calls)
+        count += buf.len() + 1;
+        if keep {
+            printed.append(&mut buf);
+            printed.push(finish_part(calls));
+        }
+        (count, chunks, calls)
     } else {
         let parsed = protocol.parse_generated(&tools, &bytes);
-        let calls = parsed
-            .parts
-            .iter()
-            .filter(|p| matches!(p, Part::ToolCall(_)))
-            .count();
-        (parsed.parts, 1, calls)
+        let calls = parsed.parts.iter().filter(|p| matches!(p, Part::ToolCall(_))).count();
+        let count = parsed.parts.len();
+        if keep {
+            printed = parsed.parts;
+        }
+        (count, 1, calls)
     };
     let elapsed = started.elapsed();
 
@@ -159,13 +173,13 @@ pub fn run(args: ParseArgs) -> u8 {
         let line = json!({
             "bytes": bytes.len(),
             "chunks": chunks,
-            "parts": parts.len(),
+            "parts": count,
             "toolCalls": calls,
             "elapsedMs": (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
         });
         out.line(&line.to_string());
     } else {
-        for p in &parts {
+        for p in &printed {
             out.part(p);
         }
     }

@@ -147,13 +147,16 @@ impl Readable {
         Ok(())
     }
 
+    fn text(&mut self, out: &mut impl Write, text: &str) -> io::Result<()> {
+        write!(out, "{text}")?;
+        self.at_line_start = text.ends_with('\n');
+        Ok(())
+    }
+
     fn write(&mut self, out: &mut impl Write, part: &Part) -> io::Result<()> {
         match part {
-            Part::TextDelta { delta, .. } | Part::Text { text: delta } => {
-                write!(out, "{delta}")?;
-                self.at_line_start = delta.ends_with('\n');
-                Ok(())
-            }
+            Part::TextDelta { delta, .. } => self.text(out, delta),
+            Part::Text { text } => self.text(out, text),
             Part::ToolCall(c) => {
                 let mut line = format!("→ {} {}", c.tool_name, c.input);
                 if !c.coercions.is_empty() {

@@ -15,6 +15,10 @@ use serde_json::Value;
 /// delta of a block carries it.
 pub type PartId = Arc<str>;
 
+/// The text of a delta. Deltas are often a few bytes (one per chunk when a stream arrives a
+/// byte at a time), so short ones are kept inline, without a heap allocation.
+pub type Delta = compact_str::CompactString;
+
 /// One part of a parsed model output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -28,7 +32,7 @@ pub enum Part {
     },
     TextDelta {
         id: PartId,
-        delta: String,
+        delta: Delta,
     },
     TextEnd {
         id: PartId,
@@ -41,7 +45,7 @@ pub enum Part {
     },
     ReasoningDelta {
         id: PartId,
-        delta: String,
+        delta: Delta,
     },
     ReasoningEnd {
         id: PartId,
@@ -55,19 +59,20 @@ pub enum Part {
     /// parse to the `input` of its `tool-call`.
     ToolInputDelta {
         id: PartId,
-        delta: String,
+        delta: Delta,
     },
     ToolInputEnd {
         id: PartId,
     },
-    ToolCall(ToolCall),
+    // The large variants are boxed: the frequent deltas then stay small to move.
+    ToolCall(Box<ToolCall>),
     Finish {
         #[serde(rename = "finishReason")]
         finish_reason: FinishReason,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         usage: Option<Usage>,
     },
-    Error(ErrorPart),
+    Error(Box<ErrorPart>),
 }
 
 /// A finished tool call with its (coerced) input.
@@ -177,6 +182,16 @@ impl ErrorPart {
 }
 
 impl Part {
+    /// A `tool-call` part.
+    pub fn tool_call(call: ToolCall) -> Part {
+        Part::ToolCall(Box::new(call))
+    }
+
+    /// An `error` part.
+    pub fn error(error: ErrorPart) -> Part {
+        Part::Error(Box::new(error))
+    }
+
     /// The type name, as serialised (`text-delta`, `tool-call`, …).
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -255,7 +270,7 @@ mod tests {
                 json!({"type":"tool-input-start","id":"call-1","toolName":"get_weather"}),
             ),
             (
-                Part::ToolCall(ToolCall {
+                Part::tool_call(ToolCall {
                     tool_call_id: id.clone(),
                     tool_name: "get_weather".into(),
                     input: json!({"city":"Paris"}),
@@ -276,7 +291,7 @@ mod tests {
                 json!({"type":"finish","finishReason":"tool-calls","usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}),
             ),
             (
-                Part::Error(ErrorPart {
+                Part::error(ErrorPart {
                     category: Some("provider_rate_limit".into()),
                     message: "slow down".into(),
                     status: Some(429),
@@ -302,7 +317,7 @@ mod tests {
                 delta: "a".into(),
             },
             Part::Text { text: "b".into() },
-            Part::ToolCall(ToolCall {
+            Part::tool_call(ToolCall {
                 tool_call_id: "c".into(),
                 tool_name: "x".into(),
                 input: json!({}),

@@ -127,7 +127,7 @@ pub fn native_call() -> Vec<RunEvent> {
         }));
     }
     ev.push(RunEvent::Part(Part::ToolInputEnd { id: id.into() }));
-    ev.push(RunEvent::Part(Part::ToolCall(ToolCall {
+    ev.push(RunEvent::Part(Part::tool_call(ToolCall {
         tool_call_id: id.into(),
         tool_name: "get_weather".into(),
         input: serde_json::json!({"city": "Paris", "days": 3}),
@@ -209,7 +209,7 @@ pub fn rate_limited() -> Vec<RunEvent> {
     e.retry_after = Some(2.0);
     vec![
         raw(r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#),
-        RunEvent::Part(Part::Error(e.to_part())),
+        RunEvent::Part(Part::error(e.to_part())),
     ]
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::lexer::{Lexer, Step};
 use super::writer::{Args, ArgsWriter};
+use crate::core::part::Delta;
 use crate::core::tool::Tool;
 
 /// Feeds relaxed-JSON argument text through the lexer into the canonical writer.
@@ -57,13 +58,13 @@ impl ArgsStream {
     }
 
     /// The canonical JSON written since the last call, if any.
-    pub fn take_delta(&mut self) -> Option<String> {
+    pub fn take_delta(&mut self) -> Option<Delta> {
         self.writer.take_delta()
     }
 
     /// Ends the arguments. On success, also returns the last delta (the canonical JSON not yet
     /// taken). Empty text means `{}`.
-    pub fn finish(mut self) -> Result<(Args, Option<String>), String> {
+    pub fn finish(mut self) -> Result<(Args, Option<Delta>), String> {
         if let Some(e) = self.error {
             return Err(e);
         }

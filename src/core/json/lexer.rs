@@ -357,7 +357,7 @@ impl Lexer {
                 }
                 State::Str { quote, key } => {
                     let rest = &bytes[i..];
-                    let run = memchr::memchr2(quote, b'\\', rest).unwrap_or(rest.len());
+                    let run = find2(quote, b'\\', rest).unwrap_or(rest.len());
                     if run > 0 {
                         // Quotes and backslashes are ASCII, so the run ends on a char boundary.
                         let piece = &input[i..i + run];
@@ -737,6 +737,37 @@ pub fn number_value(token: &str) -> Option<Value> {
     match serde_json::from_str::<Number>(&canonical) {
         Ok(n) => Some(Value::Number(n)),
         Err(_) => Some(Value::String(token.to_string())),
+    }
+}
+
+/// `memchr`, with a plain loop for the short slices a byte-by-byte stream gives.
+#[inline]
+pub fn find1(a: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < 16 {
+        hay.iter().position(|&x| x == a)
+    } else {
+        memchr::memchr(a, hay)
+    }
+}
+
+/// `memchr2`, with a plain loop for the short slices a byte-by-byte stream gives (where the
+/// call costs more than the search).
+#[inline]
+pub fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < 16 {
+        hay.iter().position(|&x| x == a || x == b)
+    } else {
+        memchr::memchr2(a, b, hay)
+    }
+}
+
+/// `memchr3`, with a plain loop for short slices.
+#[inline]
+pub fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < 16 {
+        hay.iter().position(|&x| x == a || x == b || x == c)
+    } else {
+        memchr::memchr3(a, b, c, hay)
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::builder::ValueBuilder;
 use super::lexer::JsonSink;
 use crate::core::coerce::coerce_at;
-use crate::core::part::{Coercion, Violation};
+use crate::core::part::{Coercion, Delta, Violation};
 use crate::core::schema::{
     SchemaType, is_plain_string, items_schema, property_schema, resolve, schema_type,
 };
@@ -108,11 +108,11 @@ impl ArgsWriter {
     }
 
     /// The canonical JSON written since the last call, if any.
-    pub fn take_delta(&mut self) -> Option<String> {
+    pub fn take_delta(&mut self) -> Option<Delta> {
         if self.out.len() == self.taken {
             return None;
         }
-        let delta = self.out[self.taken..].to_string();
+        let delta = Delta::from(&self.out[self.taken..]);
         self.taken = self.out.len();
         Some(delta)
     }

@@ -7,7 +7,7 @@
 //! done, so the parts of one chunk come out in the order they were found.
 
 use crate::core::json::Args;
-use crate::core::part::{ErrorPart, Part, PartId, ToolCall};
+use crate::core::part::{Delta, ErrorPart, Part, PartId, ToolCall};
 use crate::core::protocol::{Span, SpanKind};
 
 #[derive(Default)]
@@ -15,8 +15,8 @@ pub struct Emitter {
     parts: Vec<Part>,
     spans: Vec<Span>,
     text_id: Option<PartId>,
-    pending_text: String,
-    pending_input: Option<(PartId, String)>,
+    pending_text: Delta,
+    pending_input: Option<(PartId, Delta)>,
     next_text: u32,
     next_call: u32,
     calls: usize,
@@ -85,7 +85,7 @@ impl Emitter {
 
     /// A piece of the call's canonical input JSON (taken as it is when it is the first of
     /// this chunk, so a one-piece delta is never copied).
-    pub fn input_delta(&mut self, id: &PartId, delta: String) {
+    pub fn input_delta(&mut self, id: &PartId, delta: Delta) {
         if delta.is_empty() {
             return;
         }
@@ -102,7 +102,7 @@ impl Emitter {
     pub fn end_call(&mut self, id: PartId, tool_name: &str, args: Args) {
         self.flush_input();
         self.parts.push(Part::ToolInputEnd { id: id.clone() });
-        self.parts.push(Part::ToolCall(ToolCall {
+        self.parts.push(Part::tool_call(ToolCall {
             tool_call_id: id,
             tool_name: tool_name.to_string(),
             input: args.input,
@@ -121,7 +121,7 @@ impl Emitter {
     pub fn error(&mut self, e: ErrorPart) {
         self.flush_text();
         self.flush_input();
-        self.parts.push(Part::Error(e));
+        self.parts.push(Part::error(e));
     }
 
     pub fn span(&mut self, start: usize, end: usize, kind: SpanKind) {
@@ -139,10 +139,16 @@ impl Emitter {
         self.calls
     }
 
-    /// Moves the parts of this chunk to `out`.
-    pub fn drain_into(&mut self, out: &mut Vec<Part>) {
+    /// Parts go straight into the caller's vector from here on (no copy at the end).
+    pub fn attach(&mut self, out: &mut Vec<Part>) {
+        std::mem::swap(&mut self.parts, out);
+    }
+
+    /// Ends the chunk: flushes the pending deltas into the caller's vector and gives it back.
+    pub fn detach(&mut self, out: &mut Vec<Part>) {
         self.flush_text();
         self.flush_input();
-        out.append(&mut self.parts);
+        std::mem::swap(&mut self.parts, out);
     }
+
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::core::json::{Args, ArgsWriter, JsonSink, ValueBuilder};
+use crate::core::part::Delta;
 use crate::core::tool::{Tool, ToolSet};
 
 /// What the envelope found, in order.
@@ -23,7 +24,7 @@ pub enum Found {
     Call {
         name: String,
         known: bool,
-        delta: Option<String>,
+        delta: Option<Delta>,
         result: Result<Args, String>,
     },
 }
@@ -97,7 +98,7 @@ impl Envelope {
     }
 
     /// The argument deltas written since the last call, for the call in progress.
-    pub fn take_delta(&mut self) -> Option<String> {
+    pub fn take_delta(&mut self) -> Option<Delta> {
         match self.current.as_mut().map(|c| &mut c.args) {
             Some(ArgsValue::Writing(w)) | Some(ArgsValue::Written(w)) => w.take_delta(),
             _ => None,

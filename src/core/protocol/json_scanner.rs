@@ -16,6 +16,7 @@
 
 use memchr::memchr;
 
+use crate::core::json::lexer::find3;
 use crate::core::json::{Lexer, Step};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::protocol::SpanKind;
@@ -327,7 +328,7 @@ impl JsonScanner {
             }
             // Jump to the next byte that can matter; the bytes skipped hold no newline.
             let first = start_byte.unwrap_or(b'\n');
-            match memchr::memchr3(first, b'`', b'\n', &bytes[j..]) {
+            match find3(first, b'`', b'\n', &bytes[j..]) {
                 Some(p) => j += p,
                 None => {
                     j = bytes.len();

@@ -278,13 +278,14 @@ impl StreamParser {
             invalid_reported,
             ..
         } = self;
+        em.attach(out);
         decoder.decode(chunk, |piece, invalid_at| {
             scanner.feed(piece, em);
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
         });
-        em.drain_into(out);
+        em.detach(out);
     }
 
     /// Parses the next chunk of text.
@@ -305,6 +306,7 @@ impl StreamParser {
             invalid_reported,
             ..
         } = self;
+        em.attach(out);
         decoder.finish(|piece, invalid_at| {
             scanner.feed(piece, em);
             if let Some(at) = invalid_at {
@@ -313,7 +315,7 @@ impl StreamParser {
         });
         scanner.finish(em);
         em.end_text();
-        em.drain_into(out);
+        em.detach(out);
     }
 
     /// The spans recognised so far, in order; byte offsets into the decoded text.

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use crate::core::json::lexer::{find1, find2};
 use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
 use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
@@ -138,7 +139,7 @@ impl MorphScanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(p) = find1(b'<', &bytes[j..]) {
             let at = j + p;
             match match_tool_open(text, at, &self.tools) {
                 ToolOpen::Open {
@@ -344,9 +345,9 @@ impl MorphScanner {
                 }
             }
             let special = if tree {
-                memchr::memchr(b'<', &bytes[j..])
+                find1(b'<', &bytes[j..])
             } else {
-                memchr::memchr2(b'<', b'&', &bytes[j..])
+                find2(b'<', b'&', &bytes[j..])
             };
             let Some(off) = special else {
                 call.raw.push_str(&text[j..]);
@@ -503,7 +504,7 @@ impl MorphScanner {
     ) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(p) = find1(b'<', &bytes[j..]) {
             let at = j + p;
             match parse_tag(text, at) {
                 Tag::Close { name, len } if name == call.name => {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use crate::core::json::lexer::find1;
 use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
 use crate::core::json::{ArgsWriter, JsonSink};
@@ -205,7 +206,7 @@ impl QwenScanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(p) = find1(b'<', &bytes[j..]) {
             let at = j + p;
             match qtag(text, at) {
                 QTag::OpenToolCall(len) => {
@@ -353,7 +354,7 @@ impl QwenScanner {
         let bytes = text.as_bytes();
         let mut j = i;
         while j < bytes.len() {
-            let Some(p) = memchr::memchr(b'<', &bytes[j..]) else {
+            let Some(p) = find1(b'<', &bytes[j..]) else {
                 f.stray.push_str(&text[j..]);
                 b.raw.push_str(&text[j..]);
                 j = bytes.len();
@@ -439,7 +440,7 @@ impl QwenScanner {
     ) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(off) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(off) = find1(b'<', &bytes[j..]) {
             let at = j + off;
             content(&mut f, &mut p, &text[j..at]);
             b.raw.push_str(&text[j..at]);

@@ -18,6 +18,16 @@ impl Utf8Decoder {
     /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
     /// invalid bytes comes with the byte offset of those bytes.
     pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
+        // The common case, inline: nothing carried over and the whole chunk valid.
+        if self.carry.is_empty() {
+            if let Ok(s) = std::str::from_utf8(chunk) {
+                self.offset += chunk.len();
+                if !s.is_empty() {
+                    f(s, None);
+                }
+                return;
+            }
+        }
         self.decode_dyn(chunk, &mut f)
     }
 

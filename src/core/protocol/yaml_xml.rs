@@ -16,6 +16,7 @@ use yaml_rust2::scanner::TScalarStyle;
 
 use super::SpanKind;
 use super::emit::Emitter;
+use crate::core::json::lexer::find1;
 use super::holdback::Holdback;
 use super::xml::{self, Tag, parse_tag};
 use crate::core::json::{ArgsWriter, JsonSink};
@@ -114,7 +115,7 @@ impl YamlScanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(p) = find1(b'<', &bytes[j..]) {
             let at = j + p;
             match match_open(text, at, &self.tools) {
                 Open::Tag { name, len } => {
@@ -165,7 +166,7 @@ impl YamlScanner {
     ) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = memchr::memchr(b'<', &bytes[j..]) {
+        while let Some(p) = find1(b'<', &bytes[j..]) {
             let at = j + p;
             match parse_tag(text, at) {
                 Tag::Close { name, len } if name == call.name => {

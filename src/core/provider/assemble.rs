@@ -173,7 +173,7 @@ impl Assembler {
         }
         self.close_reasoning(out);
         self.close_output(out);
-        part(out, Part::Error(e.to_part()));
+        part(out, Part::error(e.to_part()));
         self.done = true;
     }
 
@@ -227,7 +227,7 @@ impl Assembler {
                         id
                     }
                 };
-                part(out, Part::TextDelta { id, delta: t });
+                part(out, Part::TextDelta { id, delta: t.into() });
             }
             OutputParser::Protocol(parser) => {
                 let mut parts = Vec::new();
@@ -269,7 +269,7 @@ impl Assembler {
                 id
             }
         };
-        part(out, Part::ReasoningDelta { id, delta: t });
+        part(out, Part::ReasoningDelta { id, delta: t.into() });
     }
 
     fn close_reasoning(&mut self, out: &mut Vec<RunEvent>) {
@@ -396,7 +396,7 @@ impl Assembler {
         let (Some(name), Some(args)) = (call.name, call.args) else {
             part(
                 out,
-                Part::Error(ErrorPart {
+                Part::error(ErrorPart {
                     tool_call_id: Some(call.id),
                     message: format!(
                         "a tool call arrived without a tool name; its arguments were: {}",
@@ -427,7 +427,7 @@ impl Assembler {
                 let known = self.tools.get(&name).is_some();
                 part(
                     out,
-                    Part::ToolCall(ToolCall {
+                    Part::tool_call(ToolCall {
                         tool_call_id: call.id.clone(),
                         tool_name: name.clone(),
                         input: args.input,
@@ -438,7 +438,7 @@ impl Assembler {
                 if !known {
                     part(
                         out,
-                        Part::Error(ErrorPart {
+                        Part::error(ErrorPart {
                             tool_call_id: Some(call.id),
                             tool_name: Some(name.clone()),
                             ..ErrorPart::reason(
@@ -460,7 +460,7 @@ impl Assembler {
                 );
                 part(
                     out,
-                    Part::Error(ErrorPart {
+                    Part::error(ErrorPart {
                         tool_call_id: Some(call.id),
                         tool_name: Some(name.clone()),
                         ..ErrorPart::reason(

@@ -146,7 +146,7 @@ fn a_run_that_failed_without_a_wire_event_replays_its_failure() {
         + 1;
     live.truncate(cut);
     let timeout = ProviderError::new(ErrorCategory::ProviderUnavailable, "no bytes for 120 s");
-    live.push(RunEvent::Part(Part::Error(timeout.to_part())));
+    live.push(RunEvent::Part(Part::error(timeout.to_part())));
     let session = record(request, &live);
     assert_eq!(session.end.len(), 1);
     let replayed = Replay::new(&session, ReplayOptions::default()).run_to_end();
