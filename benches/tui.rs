@@ -87,7 +87,7 @@ fn big_run() -> RunView {
     let mut n = 0;
     let mut call = 0;
     while n < PARTS {
-        let id: std::sync::Arc<str> = format!("call_{call}").into();
+        let id: toolscope::core::part::PartId = format!("call_{call}").into();
         let parts = [
             Part::ToolInputStart {
                 id: id.clone(),

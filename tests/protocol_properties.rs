@@ -220,16 +220,16 @@ fn check_stream(parts: &[Part]) -> Result<(), String> {
                     return Err(format!("tool-input-start {id} twice"));
                 }
             }
-            Part::ToolInputDelta { id, delta } => match inputs.get_mut(id.as_ref()) {
+            Part::ToolInputDelta { id, delta } => match inputs.get_mut(id.as_str()) {
                 Some((buf, false)) => buf.push_str(delta),
                 _ => return Err(format!("tool-input-delta for {id} outside its input")),
             },
-            Part::ToolInputEnd { id } => match inputs.get_mut(id.as_ref()) {
+            Part::ToolInputEnd { id } => match inputs.get_mut(id.as_str()) {
                 Some((_, ended @ false)) => *ended = true,
                 _ => return Err(format!("tool-input-end for {id} that is not open")),
             },
             Part::ToolCall(c) => {
-                let Some((deltas, true)) = inputs.get(c.tool_call_id.as_ref()) else {
+                let Some((deltas, true)) = inputs.get(c.tool_call_id.as_str()) else {
                     return Err(format!(
                         "tool-call {} without a finished input",
                         c.tool_call_id

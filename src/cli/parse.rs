@@ -160,7 +160,11 @@ pub fn run(args: ParseArgs) -> u8 {
         (count, chunks, calls)
     } else {
         let parsed = protocol.parse_generated(&tools, &bytes);
-        let calls = parsed.parts.iter().filter(|p| matches!(p, Part::ToolCall(_))).count();
+        let calls = parsed
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::ToolCall(_)))
+            .count();
         let count = parsed.parts.len();
         if keep {
             printed = parsed.parts;

@@ -150,5 +150,4 @@ impl Emitter {
         self.flush_input();
         std::mem::swap(&mut self.parts, out);
     }
-
 }

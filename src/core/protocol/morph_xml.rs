@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
-use crate::core::json::lexer::{find1, find2};
 use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
 use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
+use crate::core::json::lexer::{find1, find2};
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::schema::{is_plain_string, property_schema};

@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::SpanKind;
 use super::emit::Emitter;
-use crate::core::json::lexer::find1;
 use super::held_args::HeldArgs;
 use super::holdback::{Holdback, Trimmed};
+use crate::core::json::lexer::find1;
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::tool::{Tool, ToolSet};

@@ -16,9 +16,9 @@ use yaml_rust2::scanner::TScalarStyle;
 
 use super::SpanKind;
 use super::emit::Emitter;
-use crate::core::json::lexer::find1;
 use super::holdback::Holdback;
 use super::xml::{self, Tag, parse_tag};
+use crate::core::json::lexer::find1;
 use crate::core::json::{ArgsWriter, JsonSink};
 use crate::core::part::ErrorPart;
 use crate::core::tool::{Tool, ToolSet};

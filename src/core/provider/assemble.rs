@@ -227,7 +227,13 @@ impl Assembler {
                         id
                     }
                 };
-                part(out, Part::TextDelta { id, delta: t.into() });
+                part(
+                    out,
+                    Part::TextDelta {
+                        id,
+                        delta: t.into(),
+                    },
+                );
             }
             OutputParser::Protocol(parser) => {
                 let mut parts = Vec::new();
@@ -269,7 +275,13 @@ impl Assembler {
                 id
             }
         };
-        part(out, Part::ReasoningDelta { id, delta: t.into() });
+        part(
+            out,
+            Part::ReasoningDelta {
+                id,
+                delta: t.into(),
+            },
+        );
     }
 
     fn close_reasoning(&mut self, out: &mut Vec<RunEvent>) {
