@@ -184,6 +184,27 @@ impl Lexer {
         )
     }
 
+    /// Inside a string value (not a key) with nothing pending: its quote. Text without that
+    /// quote and without a backslash would go to the sink whole as one string piece, leaving the
+    /// lexer where it is; [`Lexer::skip_string_piece`] accounts for such text given to the sink
+    /// directly.
+    pub fn plain_string_quote(&self) -> Option<u8> {
+        match self.state {
+            State::Str { quote, key: false }
+                if self.high_surrogate.is_none() && !self.stack.is_empty() =>
+            {
+                Some(quote)
+            }
+            _ => None,
+        }
+    }
+
+    /// `len` bytes of string content were handed to the sink directly (see
+    /// [`Lexer::plain_string_quote`]).
+    pub fn skip_string_piece(&mut self, len: usize) {
+        self.offset += len;
+    }
+
     /// How deep the lexer is (0 at top level).
     pub fn depth(&self) -> usize {
         self.stack.len()

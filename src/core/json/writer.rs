@@ -445,6 +445,13 @@ fn needs_escape(w: u64) -> bool {
 pub fn write_escaped(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
+    // One plain character (a stream arriving byte by byte).
+    if let [b] = bytes {
+        if *b >= 0x20 && *b != b'"' && *b != b'\\' && b.is_ascii() {
+            out.push(*b as char);
+            return;
+        }
+    }
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {

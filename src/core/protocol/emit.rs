@@ -16,7 +16,9 @@ pub struct Emitter {
     spans: Vec<Span>,
     text_id: Option<PartId>,
     pending_text: Delta,
-    pending_input: Option<(PartId, Delta)>,
+    /// The input delta of this chunk, and the call it belongs to.
+    pending_input: Delta,
+    input_id: Option<PartId>,
     next_text: u32,
     next_call: u32,
     calls: usize,
@@ -32,14 +34,21 @@ impl Emitter {
         if s.is_empty() {
             return;
         }
-        self.flush_input();
+        if !self.pending_input.is_empty() {
+            self.flush_input();
+        }
         if self.text_id.is_none() {
             self.next_text += 1;
             let id: PartId = format!("text-{}", self.next_text).into();
             self.text_id = Some(id.clone());
             self.parts.push(Part::TextStart { id });
         }
-        self.pending_text.push_str(s);
+        // The first piece of a chunk is taken whole (usually the only one).
+        if self.pending_text.is_empty() {
+            self.pending_text = Delta::from(s);
+        } else {
+            self.pending_text.push_str(s);
+        }
     }
 
     fn flush_text(&mut self) {
@@ -55,9 +64,12 @@ impl Emitter {
     }
 
     fn flush_input(&mut self) {
-        if let Some((id, delta)) = self.pending_input.take() {
-            if !delta.is_empty() {
-                self.parts.push(Part::ToolInputDelta { id, delta });
+        if !self.pending_input.is_empty() {
+            if let Some(id) = &self.input_id {
+                self.parts.push(Part::ToolInputDelta {
+                    id: id.clone(),
+                    delta: std::mem::take(&mut self.pending_input),
+                });
             }
         }
     }
@@ -89,12 +101,14 @@ impl Emitter {
         if delta.is_empty() {
             return;
         }
-        match &mut self.pending_input {
-            Some((pid, buf)) if pid == id => buf.push_str(&delta),
-            _ => {
-                self.flush_input();
-                self.pending_input = Some((id.clone(), delta));
-            }
+        if self.input_id.as_ref() != Some(id) {
+            self.flush_input();
+            self.input_id = Some(id.clone());
+        }
+        if self.pending_input.is_empty() {
+            self.pending_input = delta;
+        } else {
+            self.pending_input.push_str(&delta);
         }
     }
 

@@ -97,6 +97,11 @@ impl Envelope {
         std::mem::take(&mut self.found)
     }
 
+    /// Whether anything was found since the last [`Envelope::take_found`].
+    pub fn has_found(&self) -> bool {
+        !self.found.is_empty()
+    }
+
     /// The argument deltas written since the last call, for the call in progress.
     pub fn take_delta(&mut self) -> Option<Delta> {
         match self.current.as_mut().map(|c| &mut c.args) {

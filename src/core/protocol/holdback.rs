@@ -35,6 +35,16 @@ impl Holdback {
         text.len()
     }
 
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// `len` bytes were read without going through [`Holdback::join`].
+    pub fn advance(&mut self, len: usize) {
+        self.pos += len;
+    }
+
     /// The held text, at the end of the input.
     pub fn take(&mut self) -> String {
         std::mem::take(&mut self.held)

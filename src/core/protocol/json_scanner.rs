@@ -17,7 +17,7 @@
 use memchr::memchr;
 
 use crate::core::json::lexer::find3;
-use crate::core::json::{Lexer, Step};
+use crate::core::json::{JsonSink, Lexer, Step};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::protocol::SpanKind;
 use crate::core::protocol::emit::Emitter;
@@ -239,6 +239,16 @@ fn match_json_fence(text: &str, j: usize) -> Match {
     }
 }
 
+/// Appends to a call's raw markup; a byte at a time is the common case when a stream arrives
+/// byte by byte, and pushing one character avoids a copy call.
+#[inline]
+fn push_raw(raw: &mut String, s: &str) {
+    match s.as_bytes() {
+        [b] if b.is_ascii() => raw.push(*b as char),
+        _ => raw.push_str(s),
+    }
+}
+
 /// Whether only whitespace follows the last newline of `s` (`otherwise` when `s` has none).
 fn line_blank_after(s: &str, otherwise: bool) -> bool {
     match s.rfind('\n') {
@@ -279,6 +289,32 @@ impl JsonScanner {
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: what `text` would do, without the machinery (the common
+        // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
+        // byte, a backtick or a newline can change anything.
+        if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
+            let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
+            if !piece.bytes().any(|b| b == first || b == b'`' || b == b'\n') {
+                self.held.advance(piece.len());
+                em.text(piece);
+                return;
+            }
+        }
+        // Inside a string value of the call body, text without its quote or a backslash is a
+        // string piece and nothing else.
+        if let State::Body(call) = &mut self.state {
+            if let Some(quote) = call.lexer.plain_string_quote() {
+                if self.held.is_empty() && !piece.bytes().any(|b| b == quote || b == b'\\') {
+                    self.held.advance(piece.len());
+                    call.lexer.skip_string_piece(piece.len());
+                    // The envelope never refuses a string piece.
+                    let _ = call.env.string_piece(piece);
+                    push_raw(&mut call.raw, piece);
+                    Self::sync(call, em);
+                    return;
+                }
+            }
+        }
         let (text, base) = self.held.join(piece);
         let mut next = self.run(&text, base, em);
         while let Some((t, b)) = next {
@@ -400,8 +436,13 @@ impl JsonScanner {
     }
 
     /// Turns what the envelope found into parts.
-    fn sync(&mut self, call: &mut Call, em: &mut Emitter) {
-        for found in call.env.take_found() {
+    fn sync(call: &mut Call, em: &mut Emitter) {
+        let found = if call.env.has_found() {
+            call.env.take_found()
+        } else {
+            Vec::new()
+        };
+        for found in found {
             match found {
                 Found::Named { name, .. } => {
                     call.speculative = false;
@@ -462,14 +503,14 @@ impl JsonScanner {
         let rest = &text[i..];
         match call.lexer.feed(rest, &mut call.env) {
             Step::NeedMore => {
-                call.raw.push_str(rest);
-                self.sync(&mut call, em);
+                push_raw(&mut call.raw, rest);
+                Self::sync(&mut call, em);
                 self.state = State::Body(call);
                 Flow::At(text.len())
             }
             Step::Done { consumed } => {
                 call.raw.push_str(&rest[..consumed]);
-                self.sync(&mut call, em);
+                Self::sync(&mut call, em);
                 let at = i + consumed;
                 if call.speculative {
                     self.give_back(call, em);
@@ -486,7 +527,7 @@ impl JsonScanner {
             }
             Step::Error { consumed, error } => {
                 call.raw.push_str(&rest[..consumed]);
-                self.sync(&mut call, em);
+                Self::sync(&mut call, em);
                 let at = i + consumed;
                 if call.speculative {
                     self.give_back(call, em);
@@ -700,7 +741,7 @@ impl JsonScanner {
                 }
                 State::Body(mut call) => {
                     let result = call.lexer.finish(&mut call.env);
-                    self.sync(&mut call, em);
+                    Self::sync(&mut call, em);
                     match result {
                         Ok(()) if !call.speculative && call.failed.is_none() => {
                             em.span(call.start, call.start + call.raw.len(), SpanKind::ToolCall);

@@ -115,6 +115,31 @@ impl MorphScanner {
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && !piece.as_bytes().contains(&b'<')
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            return;
+        }
+        // Inside a string argument, text without markup (`<`, `&`, or CDATA's end) is content
+        // and nothing else.
+        if let State::InParam(call, p) = &mut self.state {
+            let plain = !p.in_cdata && !matches!(p.mode, ParamMode::Tree(_));
+            if plain && self.held.is_empty() && !piece.bytes().any(|b| b == b'<' || b == b'&') {
+                self.held.advance(piece.len());
+                call.raw.push_str(piece);
+                content(call, p, piece);
+                if let Some(id) = &call.id {
+                    if let Some(d) = call.writer.take_delta() {
+                        em.input_delta(id, d);
+                    }
+                }
+                return;
+            }
+        }
         let (text, base) = self.held.join(piece);
         let text = text.as_ref();
         let mut i = 0;

@@ -185,6 +185,27 @@ impl QwenScanner {
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && !piece.as_bytes().contains(&b'<')
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            return;
+        }
+        // Inside a value, text without a `<` is content and nothing else.
+        if let State::Param(b, f, p) = &mut self.state {
+            if self.held.is_empty() && !piece.as_bytes().contains(&b'<') {
+                self.held.advance(piece.len());
+                content(f, p, piece);
+                b.raw.push_str(piece);
+                if let Some(d) = f.writer.take_delta() {
+                    em.input_delta(&f.id, d);
+                }
+                return;
+            }
+        }
         let (text, base) = self.held.join(piece);
         let text = text.as_ref();
         let mut i = 0;

@@ -3,6 +3,11 @@
 //! Invalid bytes become U+FFFD (as `String::from_utf8_lossy` would do to the whole text, so the
 //! result does not depend on the chunking); the caller is told where each replacement happened.
 
+/// Every ASCII character, in order: `&ASCII[b..b + 1]` is the one-character string of byte `b`.
+const ASCII: &str = "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\t\n\u{b}\u{c}\r\u{e}\u{f}\
+    \u{10}\u{11}\u{12}\u{13}\u{14}\u{15}\u{16}\u{17}\u{18}\u{19}\u{1a}\u{1b}\u{1c}\u{1d}\u{1e}\u{1f}\
+    \u{20}!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\u{7f}";
+
 /// Decodes a stream of byte chunks into `&str` pieces that always end on character boundaries.
 #[derive(Default)]
 pub struct Utf8Decoder {
@@ -18,6 +23,16 @@ impl Utf8Decoder {
     /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
     /// invalid bytes comes with the byte offset of those bytes.
     pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
+        // One ASCII byte (a stream arriving byte by byte): a slice of a static table, with
+        // nothing to validate.
+        if let [b] = chunk {
+            if *b < 0x80 && self.carry.is_empty() {
+                let i = *b as usize;
+                self.offset += 1;
+                f(&ASCII[i..i + 1], None);
+                return;
+            }
+        }
         // The common case, inline: nothing carried over and the whole chunk valid.
         if self.carry.is_empty() {
             if let Ok(s) = std::str::from_utf8(chunk) {
@@ -125,6 +140,14 @@ mod tests {
         }
         d.finish(|s, _| out.push_str(s));
         out
+    }
+
+    #[test]
+    fn the_ascii_table_holds_every_ascii_character_in_order() {
+        assert_eq!(ASCII.len(), 128);
+        for (i, b) in ASCII.bytes().enumerate() {
+            assert_eq!(b as usize, i);
+        }
     }
 
     #[test]

@@ -101,6 +101,15 @@ impl YamlScanner {
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && !piece.as_bytes().contains(&b'<')
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            return;
+        }
         let (text, base) = self.held.join(piece);
         let text = text.as_ref();
         let mut i = 0;
