@@ -16,7 +16,7 @@
 
 use memchr::memchr;
 
-use crate::core::json::lexer::find3;
+use crate::core::json::lexer::{find2, find3};
 use crate::core::json::{JsonSink, Lexer, Step};
 use crate::core::part::{ErrorPart, PartId};
 use crate::core::protocol::SpanKind;
@@ -294,7 +294,7 @@ impl JsonScanner {
         // byte, a backtick or a newline can change anything.
         if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
             let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
-            if !piece.bytes().any(|b| b == first || b == b'`' || b == b'\n') {
+            if find3(first, b'`', b'\n', piece.as_bytes()).is_none() {
                 self.held.advance(piece.len());
                 em.text(piece);
                 return;
@@ -304,7 +304,7 @@ impl JsonScanner {
         // string piece and nothing else.
         if let State::Body(call) = &mut self.state {
             if let Some(quote) = call.lexer.plain_string_quote() {
-                if self.held.is_empty() && !piece.bytes().any(|b| b == quote || b == b'\\') {
+                if self.held.is_empty() && find2(quote, b'\\', piece.as_bytes()).is_none() {
                     self.held.advance(piece.len());
                     call.lexer.skip_string_piece(piece.len());
                     // The envelope never refuses a string piece.

@@ -118,7 +118,7 @@ impl MorphScanner {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text)
             && self.held.is_empty()
-            && !piece.as_bytes().contains(&b'<')
+            && find1(b'<', piece.as_bytes()).is_none()
         {
             self.held.advance(piece.len());
             em.text(piece);
@@ -128,7 +128,7 @@ impl MorphScanner {
         // and nothing else.
         if let State::InParam(call, p) = &mut self.state {
             let plain = !p.in_cdata && !matches!(p.mode, ParamMode::Tree(_));
-            if plain && self.held.is_empty() && !piece.bytes().any(|b| b == b'<' || b == b'&') {
+            if plain && self.held.is_empty() && find2(b'<', b'&', piece.as_bytes()).is_none() {
                 self.held.advance(piece.len());
                 call.raw.push_str(piece);
                 content(call, p, piece);

@@ -188,7 +188,7 @@ impl QwenScanner {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text)
             && self.held.is_empty()
-            && !piece.as_bytes().contains(&b'<')
+            && find1(b'<', piece.as_bytes()).is_none()
         {
             self.held.advance(piece.len());
             em.text(piece);
@@ -196,7 +196,7 @@ impl QwenScanner {
         }
         // Inside a value, text without a `<` is content and nothing else.
         if let State::Param(b, f, p) = &mut self.state {
-            if self.held.is_empty() && !piece.as_bytes().contains(&b'<') {
+            if self.held.is_empty() && find1(b'<', piece.as_bytes()).is_none() {
                 self.held.advance(piece.len());
                 content(f, p, piece);
                 b.raw.push_str(piece);

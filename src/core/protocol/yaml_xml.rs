@@ -104,7 +104,7 @@ impl YamlScanner {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text)
             && self.held.is_empty()
-            && !piece.as_bytes().contains(&b'<')
+            && find1(b'<', piece.as_bytes()).is_none()
         {
             self.held.advance(piece.len());
             em.text(piece);
