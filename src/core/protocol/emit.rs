@@ -88,6 +88,7 @@ impl Emitter {
         self.flush_input();
         self.next_call += 1;
         let id: PartId = format!("call-{}", self.next_call).into();
+        self.input_id = Some(id.clone());
         self.parts.push(Part::ToolInputStart {
             id: id.clone(),
             tool_name: tool_name.to_string(),
@@ -97,12 +98,19 @@ impl Emitter {
 
     /// A piece of the call's canonical input JSON (taken as it is when it is the first of
     /// this chunk, so a one-piece delta is never copied).
+    ///
+    /// Deltas always belong to the call begun last (scanners finish a call before they begin
+    /// the next), so the id is not compared on this hot path.
     pub fn input_delta(&mut self, id: &PartId, delta: Delta) {
         if delta.is_empty() {
             return;
         }
-        if self.input_id.as_ref() != Some(id) {
-            self.flush_input();
+        debug_assert_eq!(
+            self.input_id.as_ref(),
+            Some(id),
+            "a delta for a call not begun last"
+        );
+        if self.input_id.is_none() {
             self.input_id = Some(id.clone());
         }
         if self.pending_input.is_empty() {

@@ -437,12 +437,19 @@ impl JsonScanner {
 
     /// Turns what the envelope found into parts.
     fn sync(call: &mut Call, em: &mut Emitter) {
-        let found = if call.env.has_found() {
-            call.env.take_found()
-        } else {
-            Vec::new()
-        };
-        for found in found {
+        if call.env.has_found() {
+            Self::sync_found(call, em);
+        }
+        if let Some(id) = &call.id {
+            if let Some(d) = call.env.take_delta() {
+                em.input_delta(id, d);
+            }
+        }
+    }
+
+    /// The names and calls the envelope found.
+    fn sync_found(call: &mut Call, em: &mut Emitter) {
+        for found in call.env.take_found() {
             match found {
                 Found::Named { name, .. } => {
                     call.speculative = false;
@@ -483,11 +490,6 @@ impl JsonScanner {
                         }
                     }
                 }
-            }
-        }
-        if let Some(id) = &call.id {
-            if let Some(d) = call.env.take_delta() {
-                em.input_delta(id, d);
             }
         }
     }
