@@ -191,8 +191,22 @@ fn broken_session_files_exit_2_naming_the_file() {
         assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
         assert!(err.contains(name), "{name}: {err}");
         assert!(out.stdout.is_empty());
+        // The playground refuses it the same way, before it takes the terminal.
+        let out = bin().arg("--session").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "--session {name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+        assert!(out.stdout.is_empty(), "the terminal was not touched");
     }
     let out = replay(&temp("missing.json"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
+    let out = bin()
+        .arg("--session")
+        .arg(temp("missing.json"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
     // A save path in a folder that does not exist is refused before anything is sent.

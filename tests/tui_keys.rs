@@ -7,6 +7,7 @@ mod tui_support;
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,10 +16,11 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 
 use toolscope::app::driver::{Driver, DriverOptions, Flow};
-use toolscope::app::{App, Focus, Message, RunState};
+use toolscope::app::{App, Focus, Message, Overlay, Pace, Restore, RunState, SessionDirs};
 use toolscope::core::demo::DemoOptions;
 use toolscope::core::part::{FinishReason, Part};
 use toolscope::core::provider::Keys;
+use toolscope::core::session::{Session, journal};
 use tui_support::{app, ctrl, key};
 
 /// Everything a test drives.
@@ -46,17 +48,23 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 impl Harness {
     fn new(width: u16, height: u16) -> Harness {
+        Harness::with(app(width, height), None)
+    }
+
+    /// A harness on `app`, journaling the main run to `journal` when given.
+    fn with(app: App, journal: Option<PathBuf>) -> Harness {
         let clipboard = Arc::new(Mutex::new(Vec::new()));
         let driver = Driver::new(
-            Terminal::new(TestBackend::new(width, height)).unwrap(),
+            Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap(),
             DriverOptions {
                 keys: Keys::default(),
                 demo: DemoOptions::instant(),
                 clipboard: Box::new(Clipboard(Arc::clone(&clipboard))),
+                journal,
             },
         );
         let mut h = Harness {
-            app: app(width, height),
+            app,
             driver,
             clipboard,
         };
@@ -372,4 +380,131 @@ async fn the_main_loop_caps_frames_while_events_flood_in_and_quits() {
         frames <= cap,
         "{frames} frames in {elapsed_ms} ms for {events} events (cap {cap})"
     );
+}
+
+/// A fresh folder for one test's sessions and journal.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolscope-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn app_in(dir: &Path) -> App {
+    let mut a = app(160, 48);
+    a.sessions = SessionDirs {
+        project: None,
+        data: Some(dir.join("sessions")),
+        journal: Some(dir.join("journal-1.jsonl")),
+    };
+    a
+}
+
+#[tokio::test]
+async fn a_run_saved_with_ctrl_s_opens_with_ctrl_o_and_replays_the_same_parts() {
+    let dir = temp_dir("save-open");
+    let journal = dir.join("journal-1.jsonl");
+    let mut h = Harness::with(app_in(&dir), Some(journal.clone()));
+    h.press(ctrl('r'));
+    assert_eq!(h.driver.journal_file(), Some(journal.as_path()));
+    h.run_to_end().await;
+    let live = h.app.run.parts.parts.clone();
+    assert!(live.iter().any(|p| matches!(p, Part::ToolCall(_))));
+    assert!(journal.exists(), "the run is journaled as it streams");
+
+    h.press(ctrl('s'));
+    assert!(h.screen().contains("Save the session to"));
+    h.press(key(KeyCode::Enter));
+    h.until("the session is saved", |a| {
+        a.notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("saved the session"))
+    })
+    .await;
+    let saved: Vec<_> = std::fs::read_dir(dir.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let session = Session::load(&saved[0]).unwrap();
+    assert_eq!(session.parts, live);
+
+    // Ctrl+O lists it; Enter opens it; the replay gives the same parts.
+    h.app.pace = Pace::Instant;
+    h.press(ctrl('o'));
+    h.until(
+        "the picker is filled",
+        |a| matches!(&a.overlay, Some(Overlay::Sessions(p)) if p.entries.is_some()),
+    )
+    .await;
+    let name = saved[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(h.screen().contains(&name), "{}", h.screen());
+    h.press(key(KeyCode::Enter));
+    h.until("the session is open", |a| a.opened.is_some()).await;
+    assert!(!h.app.run.is_running());
+    assert_eq!(h.app.run.parts.parts, live);
+    assert!(h.screen().contains("replayed"), "{}", h.screen());
+
+    // A clean exit removes the journal.
+    assert_eq!(h.press(ctrl('q')), Flow::Quit);
+    assert!(!journal.exists());
+}
+
+#[tokio::test]
+async fn an_interrupted_run_is_restored_from_its_journal() {
+    let dir = temp_dir("journal");
+    let journal = dir.join("journal-1.jsonl");
+    let mut h = Harness::with(app_in(&dir), Some(journal.clone()));
+    h.press(ctrl('r'));
+    // The playground dies while the call's arguments stream in.
+    h.until("arguments are streaming", |a| {
+        a.run
+            .parts
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolInputDelta { .. }))
+    })
+    .await;
+    assert!(h.app.run.is_running());
+    let seen = h.app.run.parts.parts.clone();
+    drop(h);
+
+    let recovered = journal::recover(&journal).unwrap();
+    assert!(!recovered.ended);
+    assert_eq!(
+        recovered.session.parts, seen,
+        "nothing the screen showed is lost"
+    );
+
+    let mut a = app_in(&dir);
+    a.overlay = Some(Overlay::Restore(Box::new(Restore {
+        journal: journal.clone(),
+        session: Box::new(recovered.session),
+        ended: false,
+    })));
+    let mut h = Harness::with(a, None);
+    assert!(h.screen().contains("Restore the interrupted run?"));
+    h.press(key(KeyCode::Enter));
+    h.until("the restored run is saved", |a| {
+        a.notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("saved the session"))
+    })
+    .await;
+    assert!(!journal.exists(), "the journal goes once the run is saved");
+    let saved: Vec<_> = std::fs::read_dir(dir.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1);
+    assert!(
+        saved[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("recovered-")
+    );
+    assert_eq!(Session::load(&saved[0]).unwrap().parts, seen);
+    // The restored prefix is shown as it was; the stream it lost is marked as cut.
+    assert_eq!(&h.app.run.parts.parts[..seen.len()], &seen[..]);
 }

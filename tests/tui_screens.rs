@@ -256,3 +256,83 @@ fn themes_colour_the_frames_and_the_json() {
         assert_eq!(buf[string].fg, theme.syntax.string, "{name}");
     }
 }
+
+/// Opens a bundled session (relative paths: tests run in the package folder).
+fn open_session(a: &mut App, name: &str, pace: toolscope::app::Pace) {
+    let path = std::path::PathBuf::from("sessions").join(name);
+    let session = toolscope::core::session::Session::load(&path).unwrap();
+    a.pace = pace;
+    toolscope::app::update(
+        a,
+        toolscope::app::Message::SessionLoaded {
+            path,
+            result: Ok(Box::new(session)),
+        },
+    );
+}
+
+#[test]
+fn session_picker() {
+    both("session_picker", |a| {
+        a.sessions.project = Some("sessions".into());
+        send(a, ctrl('o'));
+        let mut entries = toolscope::app::session::list(&["sessions".into()]);
+        entries.insert(
+            2,
+            toolscope::app::SessionEntry {
+                path: "sessions/broken.json".into(),
+                summary: Err("the file is cut short (truncated JSON at line 40, column 3)".into()),
+            },
+        );
+        toolscope::app::update(a, toolscope::app::Message::SessionsListed { entries });
+        send(a, key(KeyCode::Down));
+    });
+}
+
+#[test]
+fn session_replay_paused_mid_stream() {
+    both("session_paused", |a| {
+        open_session(a, "protocol-hermes.json", toolscope::app::Pace::Speed(1.0));
+        for _ in 0..20 {
+            send(a, key(KeyCode::F(6)));
+        }
+    });
+}
+
+#[test]
+fn session_replayed_and_reparsed() {
+    both("session_reparsed", |a| {
+        open_session(a, "protocol-hermes.json", toolscope::app::Pace::Instant);
+        a.protocol = None;
+        send(a, key(KeyCode::F(8)));
+    });
+}
+
+#[test]
+fn session_resent_beside_the_recording() {
+    both("session_resend", |a| {
+        open_session(a, "mode-forced-tool.json", toolscope::app::Pace::Instant);
+        send(a, key(KeyCode::F(9)));
+    });
+}
+
+#[test]
+fn restore_offer() {
+    for (w, h) in SIZES {
+        let session = toolscope::core::session::Session::load(std::path::Path::new(
+            "sessions/protocol-qwen3-coder.json",
+        ))
+        .unwrap();
+        let setup = toolscope::app::Setup {
+            restore: Some(toolscope::app::Restore {
+                journal: "/home/me/.local/share/toolscope/journal-4242.jsonl".into(),
+                session: Box::new(session),
+                ended: false,
+            }),
+            ..Default::default()
+        };
+        let mut a = App::new(setup, toolscope::tui::theme::Themes::built_in());
+        a.size = (w, h);
+        assert_snapshot!(format!("restore_offer_{w}x{h}"), screen(&a, w, h));
+    }
+}

@@ -96,44 +96,64 @@ fn quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
-#[test]
-fn the_binary_runs_in_tmux() {
+/// Whether the test can run: false (with the reason printed) when tmux is missing outside CI.
+fn have_tmux() -> bool {
     if tmux_missing() {
         if std::env::var_os("CI").is_some() {
             panic!("tmux is required in CI: apt-get install -y tmux");
         }
         eprintln!("skipping the tmux smoke test: tmux is not installed (apt-get install -y tmux)");
+        return false;
+    }
+    true
+}
+
+impl Tmux {
+    /// A tmux server of the test's own, with a folder for toolscope's data.
+    fn new(name: &str) -> Tmux {
+        let id = format!("toolscope-{name}-{}", std::process::id());
+        let dir = std::env::temp_dir().join(&id);
+        std::fs::create_dir_all(&dir).unwrap();
+        Tmux {
+            socket: id.clone(),
+            session: id,
+            dir,
+        }
+    }
+
+    /// Starts toolscope at 160×48 in a new tmux session; the shell writes its exit status.
+    fn start(&self) {
+        // Logs, journals and user themes go to the test's own folder.
+        let script = format!(
+            "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin}; echo $? > {status}",
+            dir = quote(&self.dir),
+            bin = quote(Path::new(BIN)),
+            status = quote(&self.dir.join("exit-status")),
+        );
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            &self.session,
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+    }
+}
+
+#[test]
+fn the_binary_runs_in_tmux() {
+    if !have_tmux() {
         return;
     }
-    let id = format!("toolscope-smoke-{}", std::process::id());
-    let dir = std::env::temp_dir().join(&id);
-    std::fs::create_dir_all(&dir).unwrap();
-    let tmux = Tmux {
-        socket: id.clone(),
-        session: id,
-        dir,
-    };
-    // Logs and user themes go to a directory of the test's own.
-    let script = format!(
-        "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin}; echo $? > {status}",
-        dir = quote(&tmux.dir),
-        bin = quote(Path::new(BIN)),
-        status = quote(&tmux.dir.join("exit-status")),
-    );
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        &tmux.session,
-        "-x",
-        "160",
-        "-y",
-        "48",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    assert!(out.status.success(), "tmux new-session failed: {out:?}");
+    let tmux = Tmux::new("smoke");
+    tmux.start();
 
     tmux.wait_for(&[
         " Tools ",
@@ -152,5 +172,72 @@ fn the_binary_runs_in_tmux() {
     assert!(
         tmux.dir.join("toolscope").join("toolscope.log").exists(),
         "the log goes to the data directory"
+    );
+}
+
+/// The journals toolscope left in its data folder.
+fn journals(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("toolscope"))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("journal-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_killed_terminal_loses_nothing() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new("crash");
+    tmux.start();
+    tmux.wait_for(&[" Parts ", "demo · demo-1"]);
+    tmux.keys(&["C-r"]);
+    tmux.wait_for(&["tool-call", "● done"]);
+    let journal = journals(&tmux.dir);
+    assert_eq!(journal.len(), 1, "the run is journaled: {journal:?}");
+    // The terminal goes away (tmux hangs up on toolscope) without anything being saved.
+    let _ = tmux.cmd(&["kill-session", "-t", &tmux.session]);
+    let pid = journal[0]
+        .file_stem()
+        .and_then(|s| {
+            s.to_string_lossy()
+                .strip_prefix("journal-")?
+                .parse::<u32>()
+                .ok()
+        })
+        .expect("the journal is named after the process");
+    let start = Instant::now();
+    while Path::new("/proc").join(pid.to_string()).exists() {
+        assert!(start.elapsed() < DEADLINE, "toolscope did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(journal[0].exists(), "the journal outlives the terminal");
+
+    // The next start offers the run back; Enter restores it and saves it as a session.
+    tmux.start();
+    tmux.wait_for(&["Restore the interrupted run?", "1 tool call(s)"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for(&["saved the session", "tool-call", "replayed"]);
+    assert!(
+        !journal[0].exists(),
+        "the journal goes once the run is saved"
+    );
+    let saved: Vec<_> = std::fs::read_dir(tmux.dir.join("toolscope").join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    tmux.keys(&["C-q"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    assert!(
+        journals(&tmux.dir).is_empty(),
+        "a clean exit leaves no journal"
     );
 }

@@ -9,8 +9,30 @@ use super::parts::call_summary;
 use super::run_view::{RunState, RunView};
 
 pub struct Compare {
-    pub modes: [ToolChoice; 4],
-    pub columns: [RunView; 4],
+    /// Each column's title: its tool-choice mode, or `recorded` / `live` for a re-send.
+    pub titles: Vec<String>,
+    pub columns: Vec<RunView>,
+    /// What the columns compare.
+    pub kind: CompareKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareKind {
+    /// One request under the four tool-choice modes (Ctrl+K).
+    Modes,
+    /// An open session's recorded answer beside the same request sent again live (F9).
+    Resend,
+}
+
+impl Compare {
+    /// The four tool-choice columns.
+    pub fn modes(modes: &[ToolChoice], columns: Vec<RunView>) -> Compare {
+        Compare {
+            titles: modes.iter().map(|m| m.label()).collect(),
+            columns,
+            kind: CompareKind::Modes,
+        }
+    }
 }
 
 /// What a column's run amounted to.

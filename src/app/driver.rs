@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,9 +26,11 @@ use crate::core::demo::{DemoOptions, DemoServer};
 use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::part::Part;
 use crate::core::provider::{Keys, ProviderKind, Request, Run, RunEvent};
+use crate::core::session::Session;
+use crate::core::session::journal::Journal;
 use crate::tui::View;
 
-use super::message::Message;
+use super::message::{FilePurpose, Message};
 use super::run_view::RunId;
 use super::{App, Effect, update};
 
@@ -43,6 +45,8 @@ pub struct DriverOptions {
     pub demo: DemoOptions,
     /// Where OSC 52 clipboard sequences go (the terminal; a buffer in tests).
     pub clipboard: Box<dyn Write + Send>,
+    /// Where the main run is journaled as it streams (none: not journaled).
+    pub journal: Option<PathBuf>,
 }
 
 /// Whether the loop goes on.
@@ -82,6 +86,10 @@ pub struct Driver<B: Backend> {
     clipboard: Box<dyn Write + Send>,
     last_frame: Option<Instant>,
     frames: u64,
+    journal_path: Option<PathBuf>,
+    /// The journal of the main run, and that run's id.
+    journal: Option<(RunId, Journal)>,
+    keep_journal: bool,
 }
 
 impl<B: Backend> Driver<B> {
@@ -101,6 +109,9 @@ impl<B: Backend> Driver<B> {
             clipboard: options.clipboard,
             last_frame: None,
             frames: 0,
+            journal_path: options.journal,
+            journal: None,
+            keep_journal: false,
         }
     }
 
@@ -138,13 +149,66 @@ impl<B: Backend> Driver<B> {
         if let Message::RunEnded { id, .. } = &message {
             self.runs.remove(id);
         }
+        self.journal_event(&message);
+        if matches!(message, Message::Quit) {
+            // Stopped from outside (the terminal closed, SIGTERM): the run in progress was not
+            // the user's choice to drop, so its journal stays for the next start to offer.
+            self.keep_journal = true;
+        }
         let mut flow = Flow::Continue;
         for effect in update(app, message) {
+            if let Effect::StartRun { id, request } = &effect
+                && app.run.id == Some(*id)
+            {
+                self.start_journal(*id, request);
+            }
             if self.run_effect(effect) == Flow::Quit {
                 flow = Flow::Quit;
             }
         }
         flow
+    }
+
+    /// The journal file of the run in progress, when one is being written.
+    pub fn journal_file(&self) -> Option<&Path> {
+        self.journal.as_ref().map(|(_, j)| j.path())
+    }
+
+    /// Starts journaling the main run `id` (replacing the previous run's journal).
+    fn start_journal(&mut self, id: RunId, request: &Request) {
+        let Some(path) = &self.journal_path else {
+            return;
+        };
+        self.journal = None;
+        match Journal::create(path, request) {
+            Ok(j) => self.journal = Some((id, j)),
+            Err(e) => tracing::warn!("cannot write the journal {}: {e}", path.display()),
+        }
+    }
+
+    /// Writes an event of the journaled run before the state sees it.
+    fn journal_event(&mut self, message: &Message) {
+        let Some((jid, journal)) = &mut self.journal else {
+            return;
+        };
+        let result = match message {
+            Message::Run { id, event, .. } if id == jid => journal.append(event),
+            Message::RunEnded { id, at_ms } if id == jid => journal.end(*at_ms),
+            _ => return,
+        };
+        if let Err(e) = result {
+            tracing::warn!("journal stopped: {e}");
+            self.journal = None;
+        }
+    }
+
+    /// The user quit: the journal is not needed any more.
+    fn discard_journal(&mut self) {
+        if let Some((_, j)) = self.journal.take()
+            && let Err(e) = j.discard()
+        {
+            tracing::warn!("cannot remove the journal: {e}");
+        }
     }
 
     /// The next message from a run or a file operation (tests pump these by hand).
@@ -241,9 +305,64 @@ impl<B: Backend> Driver<B> {
                     tracing::warn!("copy failed: {e}");
                 }
             }
+            Effect::SaveSession {
+                path,
+                session,
+                then_remove,
+            } => {
+                let tx = self.engine_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    let result = session.save(&path).map_err(|e| e.problem);
+                    if result.is_ok()
+                        && let Some(old) = then_remove
+                        && let Err(e) = std::fs::remove_file(&old)
+                    {
+                        tracing::warn!("cannot remove {}: {e}", old.display());
+                    }
+                    let _ = tx.send(Message::FileSaved {
+                        purpose: FilePurpose::Session,
+                        path,
+                        result,
+                    });
+                });
+            }
+            Effect::ListSessions { dirs } => {
+                let tx = self.engine_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let entries = crate::app::session::list(&dirs);
+                    let _ = tx.send(Message::SessionsListed { entries });
+                });
+            }
+            Effect::LoadSession { path } => {
+                let tx = self.engine_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = Session::load(&path)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Message::SessionLoaded { path, result });
+                });
+            }
+            Effect::RemoveFile { path } => {
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!("cannot remove {}: {e}", path.display());
+                }
+            }
+            Effect::Wake { token, after_ms } => {
+                let tx = self.engine_tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(after_ms)).await;
+                    let _ = tx.send(Message::Wake { token });
+                });
+            }
             Effect::Quit => {
                 for (_, handle) in self.runs.drain() {
                     handle.abort();
+                }
+                if !self.keep_journal {
+                    self.discard_journal();
                 }
                 return Flow::Quit;
             }

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use crate::core::provider::Request;
+use crate::core::session::Session;
 
 use super::message::FilePurpose;
 use super::run_view::RunId;
@@ -30,6 +31,30 @@ pub enum Effect {
         purpose: FilePurpose,
         path: PathBuf,
         contents: String,
+    },
+    /// Save `session` at `path` atomically (creating the folder); then, when it was saved,
+    /// remove the file `then_remove` (a journal the session was recovered from).
+    SaveSession {
+        path: PathBuf,
+        session: Box<Session>,
+        then_remove: Option<PathBuf>,
+    },
+    /// List the session files of `dirs` (answered by `Message::SessionsListed`).
+    ListSessions {
+        dirs: Vec<PathBuf>,
+    },
+    /// Read a session file (answered by `Message::SessionLoaded`).
+    LoadSession {
+        path: PathBuf,
+    },
+    /// Remove a file that is no longer needed (a journal declined at start).
+    RemoveFile {
+        path: PathBuf,
+    },
+    /// Send `Message::Wake { token }` after `after_ms` milliseconds.
+    Wake {
+        token: u64,
+        after_ms: u64,
     },
     /// Put `text` on the clipboard of the terminal (OSC 52).
     Copy {

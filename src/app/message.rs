@@ -10,8 +10,10 @@ use std::path::PathBuf;
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::core::provider::RunEvent;
+use crate::core::session::Session;
 
 use super::run_view::RunId;
+use super::session::SessionEntry;
 
 #[derive(Clone, Debug)]
 pub enum Message {
@@ -44,7 +46,21 @@ pub enum Message {
         path: PathBuf,
         result: Result<(), String>,
     },
-    /// The process was asked to stop (SIGTERM, SIGHUP).
+    /// The session files of the picker's folders were read.
+    SessionsListed {
+        entries: Vec<SessionEntry>,
+    },
+    /// A session file was read (or why it could not be: one line naming the file).
+    SessionLoaded {
+        path: PathBuf,
+        result: Result<Box<Session>, String>,
+    },
+    /// The wake-up a playback asked for (see [`super::Effect::Wake`]).
+    Wake {
+        token: u64,
+    },
+    /// The process was asked to stop (SIGTERM, SIGHUP): it quits, keeping the journal of an
+    /// unsaved run for the next start.
     Quit,
 }
 
@@ -52,4 +68,5 @@ pub enum Message {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilePurpose {
     Tools,
+    Session,
 }

@@ -17,6 +17,8 @@ pub mod parts;
 pub mod picker;
 pub mod prompt;
 pub mod run_view;
+pub mod session;
+mod session_update;
 pub mod text_log;
 pub mod tools;
 mod update;
@@ -36,6 +38,7 @@ pub use message::{FilePurpose, Message};
 pub use picker::Picker;
 pub use prompt::Prompt;
 pub use run_view::{RawMode, RunId, RunState, RunView};
+pub use session::{Opened, Pace, Playback, SessionDirs, SessionEntry, SessionPicker};
 pub use tools::ToolsEditor;
 pub use update::update;
 
@@ -53,6 +56,20 @@ pub struct Setup {
     pub system: String,
     pub prompt: String,
     pub theme: String,
+    /// Where sessions are saved and listed, and where the journal goes.
+    pub sessions: SessionDirs,
+    /// A journal found at start, recovered, to offer restoring.
+    pub restore: Option<Restore>,
+}
+
+/// An interrupted run found at start.
+#[derive(Clone, Debug)]
+pub struct Restore {
+    /// The journal file it was read from (removed once restored and saved, or declined).
+    pub journal: PathBuf,
+    pub session: Box<crate::core::session::Session>,
+    /// Whether the run had ended before the playground stopped.
+    pub ended: bool,
 }
 
 impl Default for Setup {
@@ -69,6 +86,8 @@ impl Default for Setup {
             system: prompt::EXAMPLE_SYSTEM.to_string(),
             prompt: prompt::EXAMPLE_PROMPT.to_string(),
             theme: "dark".to_string(),
+            sessions: SessionDirs::default(),
+            restore: None,
         }
     }
 }
@@ -108,6 +127,10 @@ pub enum Overlay {
         save: bool,
         editor: Box<TextArea<'static>>,
     },
+    /// The session picker (Ctrl+O).
+    Sessions(Box<SessionPicker>),
+    /// Offers to restore a run interrupted by a crash.
+    Restore(Box<Restore>),
 }
 
 /// A one-line message in the status line (a file saved, a copy, why a key did nothing).
@@ -140,7 +163,18 @@ pub struct App {
     pub keys_set: Vec<ProviderKind>,
     /// The terminal size (columns, rows), for layout-dependent keys and mouse hits.
     pub size: (u16, u16),
+    /// Where sessions are saved and listed.
+    pub sessions: SessionDirs,
+    /// The session the playground shows, when one was opened.
+    pub opened: Option<Opened>,
+    /// The playback feeding the open session into a run view.
+    pub playback: Option<Playback>,
+    /// The pace the next playback starts at (F7 changes it).
+    pub pace: Pace,
+    /// Seconds since the Unix epoch, for naming saved files (tests fix it).
+    pub clock: fn() -> u64,
     next_run_id: RunId,
+    next_token: u64,
 }
 
 impl App {
@@ -168,8 +202,17 @@ impl App {
             theme,
             keys_set: Vec::new(),
             size: (80, 24),
+            sessions: setup.sessions,
+            opened: None,
+            playback: None,
+            pace: Pace::Speed(1.0),
+            clock: unix_seconds,
             next_run_id: 1,
+            next_token: 1,
         };
+        if let Some(r) = setup.restore {
+            app.overlay = Some(Overlay::Restore(Box::new(r)));
+        }
         app.restyle();
         app
     }
@@ -183,6 +226,13 @@ impl App {
         let id = self.next_run_id;
         self.next_run_id += 1;
         id
+    }
+
+    /// A fresh playback token.
+    pub(crate) fn next_token(&mut self) -> u64 {
+        let t = self.next_token;
+        self.next_token += 1;
+        t
     }
 
     /// Whether any run (the main one or a compare column) is streaming.
@@ -227,4 +277,11 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// The wall clock in seconds since the Unix epoch.
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }

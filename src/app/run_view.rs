@@ -9,6 +9,7 @@ use std::ops::Range;
 use crate::core::part::{FinishReason, Part, PartId, Usage};
 use crate::core::protocol::SpanKind;
 use crate::core::provider::{Request, RunEvent};
+use crate::core::session::Recorder;
 
 use super::parts::PartList;
 use super::text_log::{Scroll, TextLog};
@@ -110,6 +111,8 @@ pub struct RunView {
     pub parts_top: usize,
     /// Whether the selected part's JSON is shown.
     pub detail: bool,
+    /// The run as a session, kept as it streams (what Ctrl+S saves).
+    pub record: Option<Recorder>,
 }
 
 impl Default for RunView {
@@ -143,6 +146,7 @@ impl RunView {
             selected: None,
             parts_top: 0,
             detail: false,
+            record: None,
         }
     }
 
@@ -150,6 +154,7 @@ impl RunView {
     pub fn started(id: RunId, request: Request) -> RunView {
         RunView {
             id: Some(id),
+            record: Some(Recorder::new(request.clone())),
             request: Some(request),
             state: RunState::Streaming,
             ..RunView::idle()
@@ -170,6 +175,9 @@ impl RunView {
 
     /// Applies one event that arrived `at_ms` after the run started.
     pub fn apply(&mut self, event: RunEvent, at_ms: u64) {
+        if let Some(r) = &mut self.record {
+            r.push(&event);
+        }
         match event {
             RunEvent::Raw(raw) => {
                 if self.wire_events > 0 {

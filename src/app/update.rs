@@ -14,16 +14,18 @@ use ratatui::layout::{Position, Rect};
 use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::protocol::Protocol;
 use crate::core::provider::Request;
+use crate::core::session::Session;
 use crate::core::tool::ToolChoice;
 use crate::tui::keymap::{self, Action};
 use crate::tui::layout::{self, Screen};
 
-use super::compare::Compare;
+use super::compare::{Compare, CompareKind};
 use super::editor;
 use super::message::{FilePurpose, Message};
 use super::picker::{Picker, PickerField};
 use super::prompt::Answer;
 use super::run_view::{RawMode, RunId, RunView};
+use super::session_update as sessions;
 use super::text_log::Scroll;
 use super::{App, Effect, Focus, Notice, Overlay, choice};
 
@@ -95,11 +97,38 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
             }
             Err(e) => notice(app, format!("cannot save {}: {e}", path.display()), true),
         },
+        Message::FileLoaded {
+            purpose: FilePurpose::Session,
+            path,
+            result,
+        } => {
+            let result = result.and_then(|text| {
+                Session::from_json(&text)
+                    .map(Box::new)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            });
+            sessions::loaded(app, path, result, &mut fx);
+        }
+        Message::FileSaved {
+            purpose: FilePurpose::Session,
+            path,
+            result,
+        } => match result {
+            Ok(()) => notice(
+                app,
+                format!("saved the session to {}", path.display()),
+                false,
+            ),
+            Err(e) => notice(app, format!("cannot save {}: {e}", path.display()), true),
+        },
+        Message::SessionsListed { entries } => sessions::listed(app, entries),
+        Message::SessionLoaded { path, result } => sessions::loaded(app, path, result, &mut fx),
+        Message::Wake { token } => sessions::woken(app, token, &mut fx),
     }
     fx
 }
 
-fn notice(app: &mut App, text: impl Into<String>, error: bool) {
+pub(super) fn notice(app: &mut App, text: impl Into<String>, error: bool) {
     app.notice = Some(Notice {
         text: text.into(),
         error,
@@ -107,7 +136,7 @@ fn notice(app: &mut App, text: impl Into<String>, error: bool) {
 }
 
 /// The view showing run `id`: the main one or a compare column.
-fn view_of(app: &mut App, id: RunId) -> Option<&mut RunView> {
+pub(super) fn view_of(app: &mut App, id: RunId) -> Option<&mut RunView> {
     if app.run.id == Some(id) {
         return Some(&mut app.run);
     }
@@ -120,7 +149,7 @@ fn view_of(app: &mut App, id: RunId) -> Option<&mut RunView> {
 
 /// A run stopped streaming. The main run's answer becomes the current turn's answer, with a
 /// result field for each call.
-fn run_finished(app: &mut App, id: RunId) {
+pub(super) fn run_finished(app: &mut App, id: RunId) {
     if app.run.id != Some(id) || app.run.state != super::RunState::Done {
         return;
     }
@@ -184,6 +213,14 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
 
 fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
     match action {
+        Action::Run
+            if app
+                .compare
+                .as_ref()
+                .is_some_and(|c| c.kind == CompareKind::Resend) =>
+        {
+            sessions::resend(app, fx)
+        }
         Action::Run if app.compare.is_some() => start_compare(app, fx),
         Action::Run => start_run(app, fx),
         Action::Cancel => {
@@ -258,6 +295,13 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 editor: Box::new(e),
             });
         }
+        Action::SaveSession => sessions::ask_save(app),
+        Action::OpenSession => sessions::open_picker(app, fx),
+        Action::PlayPause => sessions::play_pause(app, fx),
+        Action::Step => sessions::step_once(app, fx),
+        Action::Speed => sessions::speed(app, fx),
+        Action::Reparse => sessions::reparse(app, fx),
+        Action::Resend => sessions::resend(app, fx),
         Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::Quit => {
             cancel_all(app, fx);
@@ -308,7 +352,7 @@ fn move_focus(app: &mut App, step: isize) {
 }
 
 /// Cancels every run that is streaming.
-fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
+pub(super) fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
     let mut cancel = |v: &mut RunView| {
         if v.is_running()
             && let Some(id) = v.id
@@ -320,6 +364,13 @@ fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
     cancel(&mut app.run);
     if let Some(c) = &mut app.compare {
         c.columns.iter_mut().for_each(cancel);
+    }
+    // A playback whose view was cancelled stops (its pending wake-up is then ignored).
+    if let Some(p) = &app.playback
+        && !p.replay.is_done()
+        && view_of(app, p.id).is_none_or(|v| !v.is_running())
+    {
+        app.playback = None;
     }
 }
 
@@ -371,8 +422,8 @@ fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
 fn start_compare(app: &mut App, fx: &mut Vec<Effect>) {
     cancel_all(app, fx);
     let modes = choice::compare_modes(&app.tools.valid);
-    let columns = modes.clone().map(|m| launch(app, m, fx));
-    app.compare = Some(Compare { modes, columns });
+    let columns = modes.iter().map(|m| launch(app, m.clone(), fx)).collect();
+    app.compare = Some(Compare::modes(&modes, columns));
 }
 
 fn raw_key(app: &mut App, key: KeyEvent) {
@@ -489,6 +540,8 @@ fn overlay_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
             },
         },
+        Overlay::Sessions(_) => sessions::picker_key(app, key, fx),
+        Overlay::Restore(_) => sessions::restore_key(app, key, fx),
         Overlay::Path {
             purpose,
             save,
@@ -501,6 +554,12 @@ fn overlay_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 app.overlay = None;
                 if path.as_os_str().is_empty() {
                     notice(app, "give a file name", true);
+                } else if purpose == FilePurpose::Session {
+                    if save {
+                        sessions::save_to(app, path, fx);
+                    } else {
+                        fx.push(Effect::LoadSession { path });
+                    }
                 } else if save {
                     fx.push(Effect::SaveFile {
                         purpose,
@@ -528,7 +587,7 @@ fn on_paste(app: &mut App, text: &str) {
             PickerField::Provider => {}
         },
         Some(Overlay::Path { editor: e, .. }) => drop(e.insert_str(text.trim())),
-        Some(Overlay::Help { .. }) => {}
+        Some(Overlay::Help { .. } | Overlay::Sessions(_) | Overlay::Restore(_)) => {}
         None => match app.focus {
             Focus::Tools if app.tools.editor.insert_str(&text) => app.tools.edited(),
             Focus::System => drop(app.prompt.system.insert_str(&text)),

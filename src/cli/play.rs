@@ -12,10 +12,11 @@ use tokio::sync::mpsc;
 
 use toolscope::app::driver::{Driver, DriverOptions};
 use toolscope::app::picker::suggested_model;
-use toolscope::app::{App, Message, Setup};
+use toolscope::app::{App, Message, Notice, Restore, SessionDirs, Setup};
 use toolscope::core::demo::DemoOptions;
 use toolscope::core::protocol::Protocol;
 use toolscope::core::provider::{Keys, ProviderKind};
+use toolscope::core::session::{Session, journal};
 use toolscope::core::tool::ToolSet;
 use toolscope::tui::terminal;
 use toolscope::tui::theme::{Theme, Themes};
@@ -44,10 +45,79 @@ pub struct PlayArgs {
     /// theme file.
     #[arg(long)]
     pub theme: Option<String>,
+    /// Open this session file: its request fills the panes and its answer replays at the
+    /// recorded pace.
+    #[arg(long)]
+    pub session: Option<PathBuf>,
 }
 
 fn dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "toolscope")
+}
+
+/// The session folders: `./sessions` when run from the project, the data directory's, and this
+/// process's journal file.
+fn session_dirs() -> SessionDirs {
+    let project = Path::new("sessions");
+    let data = dirs().map(|d| d.data_dir().to_path_buf());
+    SessionDirs {
+        project: project.is_dir().then(|| project.to_path_buf()),
+        data: data.as_ref().map(|d| d.join("sessions")),
+        journal: data.map(|d| d.join(format!("journal-{}.jsonl", std::process::id()))),
+    }
+}
+
+/// Whether process `pid` is alive (where that can be told; elsewhere a journal is taken as left
+/// behind).
+fn alive(pid: u32) -> bool {
+    cfg!(target_os = "linux") && Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// A journal left by a playground that did not exit cleanly: the newest one whose process is
+/// gone. One that cannot be read is renamed aside (kept, not offered again) and reported.
+fn find_interrupted(data_dir: &Path) -> (Option<Restore>, Option<String>) {
+    let Ok(read) = std::fs::read_dir(data_dir) else {
+        return (None, None);
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = name.strip_prefix("journal-")?.strip_suffix(".jsonl")?;
+            let pid: u32 = pid.parse().ok()?;
+            if pid == std::process::id() || alive(pid) {
+                return None;
+            }
+            Some((e.metadata().ok()?.modified().ok()?, e.path()))
+        })
+        .collect();
+    found.sort();
+    let Some((_, path)) = found.pop() else {
+        return (None, None);
+    };
+    match journal::recover(&path) {
+        Ok(r) => (
+            Some(Restore {
+                journal: path,
+                session: Box::new(r.session),
+                ended: r.ended,
+            }),
+            None,
+        ),
+        Err(e) => {
+            let aside = path.with_extension("broken");
+            let _ = std::fs::rename(&path, &aside);
+            tracing::warn!("cannot restore: {e}");
+            (
+                None,
+                Some(format!(
+                    "cannot restore the interrupted run ({}); kept as {}",
+                    e.problem,
+                    aside.display()
+                )),
+            )
+        }
+    }
 }
 
 /// The setup and themes the flags ask for, or a usage error.
@@ -110,10 +180,25 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
 
 pub fn run(args: PlayArgs) -> u8 {
     let _log = start_logging();
-    let (setup, themes) = match setup_of(&args) {
+    let (mut setup, themes) = match setup_of(&args) {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&e),
     };
+    // A session given on the command line must be readable before the terminal is taken.
+    let session = match &args.session {
+        Some(path) => match Session::load(path) {
+            Ok(s) => Some((path.clone(), Box::new(s))),
+            Err(e) => return super::fail_usage(&e.to_string()),
+        },
+        None => None,
+    };
+    setup.sessions = session_dirs();
+    let mut startup_notice = None;
+    if let Some(data) = dirs().map(|d| d.data_dir().to_path_buf()) {
+        let (restore, problem) = find_interrupted(&data);
+        setup.restore = restore;
+        startup_notice = problem;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -125,7 +210,7 @@ pub fn run(args: PlayArgs) -> u8 {
         }
     };
     tracing::info!(provider = %setup.provider, model = %setup.model, "playground started");
-    let result = runtime.block_on(play(setup, themes));
+    let result = runtime.block_on(play(setup, themes, session, startup_notice));
     terminal::restore();
     match result {
         Ok(()) => 0,
@@ -137,13 +222,28 @@ pub fn run(args: PlayArgs) -> u8 {
     }
 }
 
-async fn play(setup: Setup, themes: Themes) -> std::io::Result<()> {
+async fn play(
+    setup: Setup,
+    themes: Themes,
+    session: Option<(PathBuf, Box<Session>)>,
+    startup_notice: Option<String>,
+) -> std::io::Result<()> {
+    let journal = setup.sessions.journal.clone();
     let terminal = terminal::enter()?;
     let (tx, rx) = mpsc::unbounded_channel();
+    if let Some((path, session)) = session {
+        let _ = tx.send(Message::SessionLoaded {
+            path,
+            result: Ok(session),
+        });
+    }
     terminal::spawn_input(tx.clone());
     tokio::spawn(forward_signals(tx));
     let keys = Keys::from_env();
     let mut app = App::new(setup, themes);
+    if let Some(text) = startup_notice {
+        app.notice = Some(Notice { text, error: true });
+    }
     app.keys_set = ProviderKind::ALL
         .into_iter()
         .filter(|k| keys.has(*k))
@@ -154,6 +254,7 @@ async fn play(setup: Setup, themes: Themes) -> std::io::Result<()> {
             keys,
             demo: DemoOptions::default(),
             clipboard: Box::new(std::io::stdout()),
+            journal,
         },
     );
     driver.run(&mut app, rx).await

@@ -14,7 +14,7 @@ use super::panes::{block, muted, note};
 use super::text::fit;
 
 /// Width of the key column.
-const KEYS: usize = 27;
+const KEYS: usize = 32;
 
 /// Rows of the help's text (the most it can be scrolled).
 pub const ROWS: usize = GLOBAL.len() + PANE_KEYS.len() + 6;
@@ -68,7 +68,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, scroll: usize) {
     let theme = app.theme();
-    let r = centered(area, 84, ROWS as u16 + 2);
+    let r = centered(area, 92, ROWS as u16 + 2);
     frame.render_widget(Clear, r);
     let mut b = block("Help", true, theme).style(Style::default().bg(theme.ui.overlay_bg));
     let all = lines(app, r.width.saturating_sub(2) as usize);

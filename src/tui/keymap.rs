@@ -18,6 +18,13 @@ pub enum Action {
     ToggleWire,
     LoadTools,
     SaveTools,
+    SaveSession,
+    OpenSession,
+    PlayPause,
+    Step,
+    Speed,
+    Reparse,
+    Resend,
     Help,
     Quit,
 }
@@ -110,6 +117,48 @@ pub const GLOBAL: &[Binding] = &[
         help: "save the tools to a file",
     },
     Binding {
+        chords: &[(KeyCode::Char('s'), CTRL)],
+        keys: "Ctrl+S",
+        action: Action::SaveSession,
+        help: "save the run as a session (asks for a name)",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('o'), CTRL)],
+        keys: "Ctrl+O",
+        action: Action::OpenSession,
+        help: "open a session (sessions/ and the data folder)",
+    },
+    Binding {
+        chords: &[(KeyCode::F(5), NONE)],
+        keys: "F5",
+        action: Action::PlayPause,
+        help: "replay: pause / go on; from the start once ended",
+    },
+    Binding {
+        chords: &[(KeyCode::F(6), NONE)],
+        keys: "F6",
+        action: Action::Step,
+        help: "replay: one wire event, then pause",
+    },
+    Binding {
+        chords: &[(KeyCode::F(7), NONE)],
+        keys: "F7",
+        action: Action::Speed,
+        help: "replay speed: 1× → 2× → 4× → 10× → instant → 0.5×",
+    },
+    Binding {
+        chords: &[(KeyCode::F(8), NONE)],
+        keys: "F8",
+        action: Action::Reparse,
+        help: "what-if: re-parse with this protocol and these tools",
+    },
+    Binding {
+        chords: &[(KeyCode::F(9), NONE)],
+        keys: "F9",
+        action: Action::Resend,
+        help: "what-if: re-send live, beside the recorded answer",
+    },
+    Binding {
         chords: &[(KeyCode::F(1), NONE)],
         keys: "F1",
         action: Action::Help,
@@ -137,6 +186,7 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Parts", "↑↓ PgUp/Dn Home/End", "select a part; End follows"),
     ("Parts", "Enter", "show the selected part's JSON"),
     ("Parts", "c", "copy the part's JSON (OSC 52)"),
+    ("Sessions", "↑↓ Enter", "in the Ctrl+O picker: choose, open"),
     ("Mouse", "click, wheel", "focus a pane, scroll it"),
 ];
 

@@ -22,15 +22,16 @@ pub struct MainAreas {
     pub status: Rect,
 }
 
-/// The compare view: a header line, four columns and the status line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The compare view: a header line, a column per run (four tool choices, or recorded and live)
+/// and the status line.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompareAreas {
     pub header: Rect,
-    pub columns: [Rect; 4],
+    pub columns: Vec<Rect>,
     pub status: Rect,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Screen {
     TooSmall(Rect),
     Main(MainAreas),
@@ -42,10 +43,13 @@ pub fn screen(area: Rect, app: &App) -> Screen {
         return Screen::TooSmall(area);
     }
     let [body, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
-    if app.compare.is_some() {
+    if let Some(c) = &app.compare {
         let [header, cols] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
-        let columns = Layout::horizontal([Constraint::Ratio(1, 4); 4]).areas(cols);
+        let n = c.columns.len().max(1) as u32;
+        let columns = Layout::horizontal(vec![Constraint::Ratio(1, n); n as usize])
+            .split(cols)
+            .to_vec();
         return Screen::Compare(CompareAreas {
             header,
             columns,

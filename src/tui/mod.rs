@@ -13,6 +13,7 @@ pub mod layout;
 pub mod overlay;
 pub mod panes;
 pub mod sanitize;
+pub mod sessions;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -98,8 +99,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
             Some(Overlay::Help { scroll }) => help::draw(frame, area, app, *scroll),
             Some(Overlay::Picker(p)) => overlay::picker(frame, area, app, p),
             Some(Overlay::Path {
-                save, editor: e, ..
-            }) => overlay::path(frame, area, app, *save, e),
+                purpose,
+                save,
+                editor: e,
+            }) => overlay::path(frame, area, app, *purpose, *save, e),
+            Some(Overlay::Sessions(p)) => sessions::picker(frame, area, app, p),
+            Some(Overlay::Restore(r)) => sessions::restore(frame, area, app, r),
             None => {}
         }
     }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use ratatui_textarea::TextArea;
 
 use crate::app::picker::PickerField;
-use crate::app::{App, Picker};
+use crate::app::{App, FilePurpose, Picker};
 use crate::core::provider::ProviderKind;
 
 use super::panes::{block, muted};
@@ -106,14 +106,22 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
     );
 }
 
-pub fn path(frame: &mut Frame<'_>, area: Rect, app: &App, save: bool, editor: &TextArea<'_>) {
+pub fn path(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    purpose: FilePurpose,
+    save: bool,
+    editor: &TextArea<'_>,
+) {
     let theme = app.theme();
-    let r = centered(area, 64, 5);
+    let r = centered(area, 72, 5);
     frame.render_widget(Clear, r);
-    let title = if save {
-        "Save the tools to"
-    } else {
-        "Load the tools from"
+    let title = match (purpose, save) {
+        (FilePurpose::Tools, true) => "Save the tools to",
+        (FilePurpose::Tools, false) => "Load the tools from",
+        (FilePurpose::Session, true) => "Save the session to",
+        (FilePurpose::Session, false) => "Open the session",
     };
     let b = block(title, true, theme).style(Style::default().bg(theme.ui.overlay_bg));
     let inner = b.inner(r);

@@ -12,6 +12,7 @@ use crate::core::provider::{Decoder, RawEvent, Request, RunEvent};
 use super::{FORMAT, Session, VERSION, now_rfc3339};
 
 /// Collects a run's events; [`Recorder::finish`] makes the session.
+#[derive(Clone, Debug)]
 pub struct Recorder {
     request: Request,
     events: Vec<RawEvent>,
@@ -46,6 +47,16 @@ impl Recorder {
         &self.parts
     }
 
+    /// The request being recorded.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// How many wire events were recorded so far.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
     /// The session, ended `ended_at_ms` after the request was sent.
     pub fn finish(self, name: Option<String>, ended_at_ms: u64) -> Session {
         let end = self.closing_parts();
@@ -61,6 +72,12 @@ impl Recorder {
             end,
             parts: self.parts,
         }
+    }
+
+    /// The session so far, keeping the recorder (a run saved while it still streams is saved
+    /// up to its last event).
+    pub fn snapshot(&self, name: Option<String>, ended_at_ms: u64) -> Session {
+        self.clone().finish(name, ended_at_ms)
     }
 
     /// The parts the run ended with that re-decoding its wire events does not give: everything

@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::compare::{VerdictKind, stats, verdict};
+use crate::app::compare::{CompareKind, VerdictKind, stats, verdict};
 use crate::app::{App, RunView};
 use crate::tui::layout::{CompareAreas, column_areas};
 use crate::tui::text::fit;
@@ -29,11 +29,20 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
             _ => None,
         })
         .unwrap_or_default();
-    let header = format!(
-        " Compare · one request, four tool choices · protocol {} · “{}” · Ctrl+R again · Esc closes",
-        app.protocol_name(),
-        prompt.replace('\n', " ")
-    );
+    let header = match (compare.kind, &app.opened) {
+        (CompareKind::Resend, Some(o)) => format!(
+            " Re-send · {} · the recorded answer beside a live one · {} · {} · “{}” · Ctrl+R again · Esc closes",
+            o.title(),
+            o.session.request.provider,
+            o.session.request.model,
+            prompt.replace('\n', " ")
+        ),
+        _ => format!(
+            " Compare · one request, four tool choices · protocol {} · “{}” · Ctrl+R again · Esc closes",
+            app.protocol_name(),
+            prompt.replace('\n', " ")
+        ),
+    };
     frame.render_widget(
         Paragraph::new(Span::styled(
             fit(&header, areas.header.width as usize),
@@ -47,9 +56,9 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         .columns
         .iter()
         .zip(&compare.columns)
-        .zip(&compare.modes)
+        .zip(&compare.titles)
     {
-        let mut b = block(&mode.label(), false, theme);
+        let mut b = block(mode, false, theme);
         // A narrow column keeps its title (the mode) and drops the counts.
         if area.width >= 40 {
             b = b.title(note(parts::counts(&view.parts), muted(theme)));

@@ -82,6 +82,13 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
         RunState::Failed { .. } => theme.ui.error,
     };
     match &app.compare {
+        Some(c) if c.kind == crate::app::compare::CompareKind::Resend => {
+            let live = &c.columns[c.columns.len() - 1];
+            (
+                format!("re-send: live {}", live.state.word()),
+                colour(&live.state),
+            )
+        }
         Some(c) => {
             let running = c.columns.iter().filter(|v| v.is_running()).count();
             if running > 0 {
@@ -90,7 +97,22 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
                 ("compare: done".into(), theme.ui.success)
             }
         }
-        None => (app.run.state.word(), colour(&app.run.state)),
+        None => match &app.playback {
+            Some(p) if app.run.id == Some(p.id) => {
+                let at = format!("{}/{}", p.replay.position(), p.replay.len());
+                if p.replay.is_done() {
+                    (
+                        format!("{} · replayed", app.run.state.word()),
+                        colour(&app.run.state),
+                    )
+                } else if p.paused {
+                    (format!("paused {at}"), theme.ui.warning)
+                } else {
+                    (format!("replay {} {at}", p.pace.label()), theme.ui.accent)
+                }
+            }
+            _ => (app.run.state.word(), colour(&app.run.state)),
+        },
     }
 }
 

@@ -1,0 +1,246 @@
+//! The playground's side of sessions: where they are saved and listed, the session that is open,
+//! and the playback that feeds its recorded wire events into a run view.
+//!
+//! A playback never reads a clock. Each step of a [`Replay`] says when it happened in the live
+//! run; the playback takes the steps that are due and asks the driver to wake it (an
+//! [`super::Effect::Wake`]) when the next one is, scaled by the speed. Pausing or changing the
+//! speed bumps a token, so a wake-up asked for before is recognised as stale and ignored.
+
+use std::path::{Path, PathBuf};
+
+use crate::core::session::{Replay, Session, SessionSummary};
+
+use super::run_view::RunId;
+
+/// The folders sessions are saved to and opened from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionDirs {
+    /// `./sessions` when toolscope runs from a folder that has one (the project).
+    pub project: Option<PathBuf>,
+    /// `sessions` in the data directory.
+    pub data: Option<PathBuf>,
+    /// Where the journal of the run in progress is written (the driver writes it).
+    pub journal: Option<PathBuf>,
+}
+
+impl SessionDirs {
+    /// The folder Ctrl+S proposes: the project's `sessions/` when there is one, else the data
+    /// directory's.
+    pub fn save_dir(&self) -> PathBuf {
+        self.project
+            .clone()
+            .or_else(|| self.data.clone())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// Every folder the picker lists, without repeats.
+    pub fn all(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for d in [&self.project, &self.data].into_iter().flatten() {
+            if !out.contains(d) {
+                out.push(d.clone());
+            }
+        }
+        out
+    }
+}
+
+/// How fast a playback goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pace {
+    /// The recorded pace times this factor.
+    Speed(f64),
+    /// Everything at once.
+    Instant,
+}
+
+impl Pace {
+    /// The order F7 steps through.
+    pub const CYCLE: [Pace; 6] = [
+        Pace::Speed(1.0),
+        Pace::Speed(2.0),
+        Pace::Speed(4.0),
+        Pace::Speed(10.0),
+        Pace::Instant,
+        Pace::Speed(0.5),
+    ];
+
+    pub fn label(self) -> String {
+        match self {
+            Pace::Instant => "instant".into(),
+            Pace::Speed(s) if s.fract() == 0.0 => format!("{s:.0}×"),
+            Pace::Speed(s) => format!("{s}×"),
+        }
+    }
+
+    pub fn next(self) -> Pace {
+        let at = Pace::CYCLE.iter().position(|p| *p == self).unwrap_or(0);
+        Pace::CYCLE[(at + 1) % Pace::CYCLE.len()]
+    }
+
+    /// Real milliseconds for `recorded` milliseconds of the recording.
+    pub fn scale(self, recorded: u64) -> u64 {
+        match self {
+            Pace::Instant => 0,
+            Pace::Speed(s) => (recorded as f64 / s).round() as u64,
+        }
+    }
+}
+
+/// A session being fed into a run view.
+pub struct Playback {
+    /// The view it feeds (the main run, or the recorded column of a re-send).
+    pub id: RunId,
+    pub replay: Replay,
+    pub pace: Pace,
+    pub paused: bool,
+    /// Wake-ups carry it; a stale one is ignored.
+    pub token: u64,
+    /// The recorded time of the last step taken.
+    pub at_ms: u64,
+}
+
+/// The session the playground shows, and how its output is being read.
+pub struct Opened {
+    /// The file it came from (`None` for a recovered journal not saved yet).
+    pub path: Option<PathBuf>,
+    pub session: Box<Session>,
+    /// `as recorded`, or what a what-if changed (`re-parsed as hermes`).
+    pub reading: String,
+}
+
+impl Opened {
+    /// The name the status line and the headers use: the session's own, else the file's.
+    pub fn title(&self) -> String {
+        if let Some(n) = &self.session.name {
+            return n.clone();
+        }
+        self.path
+            .as_deref()
+            .and_then(Path::file_stem)
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "session".into())
+    }
+}
+
+/// A file the picker lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionEntry {
+    pub path: PathBuf,
+    /// What the file holds, or why it cannot be opened.
+    pub summary: Result<SessionSummary, String>,
+}
+
+/// The Ctrl+O picker.
+#[derive(Clone, Debug, Default)]
+pub struct SessionPicker {
+    /// `None` while the folders are being read.
+    pub entries: Option<Vec<SessionEntry>>,
+    pub selected: usize,
+    /// The folders listed, for the header and an empty list's message.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl SessionPicker {
+    pub fn step(&mut self, delta: isize) {
+        let n = self.entries.as_ref().map_or(0, Vec::len);
+        if n == 0 {
+            return;
+        }
+        self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+    }
+
+    pub fn chosen(&self) -> Option<&SessionEntry> {
+        self.entries.as_ref()?.get(self.selected)
+    }
+}
+
+/// Reads the session files (`*.json`) of `dirs`, each folder sorted by file name. A folder that
+/// does not exist is skipped; a file that cannot be read is listed with the reason.
+pub fn list(dirs: &[PathBuf]) -> Vec<SessionEntry> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = read
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json") && !is_hidden(p))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let summary = Session::load(&path)
+                .map(|s| s.summary())
+                .map_err(|e| e.problem);
+            out.push(SessionEntry { path, summary });
+        }
+    }
+    out
+}
+
+fn is_hidden(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// The request's messages split for the Prompt pane: the conversation before the last user
+/// message, and that message (the one a re-run sends again).
+pub fn split_messages(
+    messages: &[crate::core::provider::Message],
+) -> (Vec<crate::core::provider::Message>, String) {
+    use crate::core::provider::Message;
+    match messages.last() {
+        Some(Message::User { content }) => {
+            (messages[..messages.len() - 1].to_vec(), content.clone())
+        }
+        _ => (messages.to_vec(), String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pace_cycles_and_scales() {
+        let mut p = Pace::Speed(1.0);
+        let mut labels = Vec::new();
+        for _ in 0..6 {
+            labels.push(p.label());
+            p = p.next();
+        }
+        assert_eq!(labels, ["1×", "2×", "4×", "10×", "instant", "0.5×"]);
+        assert_eq!(p, Pace::Speed(1.0));
+        assert_eq!(Pace::Speed(2.0).scale(100), 50);
+        assert_eq!(Pace::Speed(0.5).scale(100), 200);
+        assert_eq!(Pace::Instant.scale(100), 0);
+    }
+
+    #[test]
+    fn the_project_folder_is_preferred_and_listed_once() {
+        let d = SessionDirs {
+            project: Some("sessions".into()),
+            data: Some("sessions".into()),
+            journal: None,
+        };
+        assert_eq!(d.save_dir(), PathBuf::from("sessions"));
+        assert_eq!(d.all().len(), 1);
+        assert_eq!(SessionDirs::default().save_dir(), PathBuf::from("."));
+    }
+
+    #[test]
+    fn listing_names_broken_files_and_skips_missing_folders() {
+        let dir = std::env::temp_dir().join(format!("toolscope-list-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a-empty.json"), "").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions");
+        let entries = list(&[dir.clone(), dir.join("missing"), bundled]);
+        assert_eq!(entries[0].path, dir.join("a-empty.json"));
+        assert!(entries[0].summary.as_ref().unwrap_err().contains("empty"));
+        assert!(entries.len() >= 9, "{}", entries.len());
+        assert!(entries[1..].iter().all(|e| e.summary.is_ok()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,473 @@
+//! The session half of [`super::update`]: saving (Ctrl+S), the picker (Ctrl+O), opening a
+//! session into the panes, playing it back (pause, step, speed), and the what-ifs (re-parse
+//! under the current protocol and tools, re-send beside the recorded answer).
+
+use std::path::PathBuf;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use crate::core::session::{self, ReplayOptions, Session};
+use crate::core::tool::ToolChoice;
+
+use super::compare::{Compare, CompareKind};
+use super::prompt::Prompt;
+use super::run_view::{RunId, RunView};
+use super::session::{Opened, Pace, Playback, SessionEntry, SessionPicker, split_messages};
+use super::update::{cancel_all, notice, run_finished, view_of};
+use super::{App, Effect, FilePurpose, Overlay, editor};
+
+/// Ctrl+S: asks where to save the main run, proposing a timestamped file.
+pub(super) fn ask_save(app: &mut App) {
+    if app.compare.is_some() {
+        notice(
+            app,
+            "close the side-by-side view (Esc) to save the main run",
+            true,
+        );
+        return;
+    }
+    if app.run.record.is_none() {
+        notice(
+            app,
+            "nothing to save yet: run a request (Ctrl+R) or open a session (Ctrl+O)",
+            true,
+        );
+        return;
+    }
+    let name = format!(
+        "session-{}.json",
+        session::rfc3339((app.clock)()).replace(':', "-")
+    );
+    let path = app.sessions.save_dir().join(name);
+    let mut e = editor::editor(&path.display().to_string());
+    e.move_cursor(ratatui_textarea::CursorMove::End);
+    app.overlay = Some(Overlay::Path {
+        purpose: FilePurpose::Session,
+        save: true,
+        editor: Box::new(e),
+    });
+}
+
+/// The path overlay's Enter for a session: saves the main run there.
+pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
+    let Some(record) = &app.run.record else {
+        notice(app, "nothing to save yet", true);
+        return;
+    };
+    if path.extension().is_none() {
+        path.set_extension("json");
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.starts_with("session-"));
+    let ended = app.run.ended_ms.or(app.run.last_output_ms).unwrap_or(0);
+    let mut session = record.snapshot(name, ended);
+    session.created_at = session::rfc3339((app.clock)());
+    fx.push(Effect::SaveSession {
+        path,
+        session: Box::new(session),
+        then_remove: None,
+    });
+}
+
+/// Ctrl+O: the picker, filled in when the folders have been read.
+pub(super) fn open_picker(app: &mut App, fx: &mut Vec<Effect>) {
+    let dirs = app.sessions.all();
+    fx.push(Effect::ListSessions { dirs: dirs.clone() });
+    app.overlay = Some(Overlay::Sessions(Box::new(SessionPicker {
+        entries: None,
+        selected: 0,
+        dirs,
+    })));
+}
+
+pub(super) fn listed(app: &mut App, entries: Vec<SessionEntry>) {
+    if let Some(Overlay::Sessions(p)) = &mut app.overlay {
+        p.selected = p.selected.min(entries.len().saturating_sub(1));
+        p.entries = Some(entries);
+    }
+}
+
+pub(super) fn picker_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(Overlay::Sessions(p)) = &mut app.overlay else {
+        return;
+    };
+    match key.code {
+        KeyCode::Esc => app.overlay = None,
+        KeyCode::Up => p.step(-1),
+        KeyCode::Down => p.step(1),
+        KeyCode::PageUp => p.step(-10),
+        KeyCode::PageDown => p.step(10),
+        KeyCode::Home => p.selected = 0,
+        KeyCode::End => p.step(isize::MAX / 2),
+        KeyCode::Enter => match p.chosen().cloned() {
+            None => {}
+            Some(SessionEntry {
+                path,
+                summary: Err(problem),
+            }) => {
+                app.overlay = None;
+                notice(app, format!("{}: {problem}", path.display()), true);
+            }
+            Some(SessionEntry { path, .. }) => {
+                app.overlay = None;
+                fx.push(Effect::LoadSession { path });
+            }
+        },
+        _ => {}
+    }
+}
+
+/// The restore offer's keys: Enter restores (and saves the run as a session), `d` discards,
+/// Esc decides later (the journal stays and is offered again at the next start).
+pub(super) fn restore_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(Overlay::Restore(r)) = &app.overlay else {
+        return;
+    };
+    match key.code {
+        KeyCode::Enter => {
+            let r = r.clone();
+            app.overlay = None;
+            let name = format!(
+                "recovered-{}.json",
+                session::rfc3339((app.clock)()).replace(':', "-")
+            );
+            let dir = app
+                .sessions
+                .data
+                .clone()
+                .unwrap_or_else(|| app.sessions.save_dir());
+            let path = dir.join(name);
+            fx.push(Effect::SaveSession {
+                path: path.clone(),
+                session: r.session.clone(),
+                then_remove: Some(r.journal.clone()),
+            });
+            open(app, Some(path), r.session, Pace::Instant, fx);
+        }
+        KeyCode::Char('d') | KeyCode::Delete => {
+            let path = r.journal.clone();
+            app.overlay = None;
+            fx.push(Effect::RemoveFile { path });
+            notice(app, "the interrupted run was discarded", false);
+        }
+        KeyCode::Esc => {
+            app.overlay = None;
+            notice(app, "the interrupted run is kept for the next start", false);
+        }
+        _ => {}
+    }
+}
+
+/// A session file was read: open it, or say why not (the playground keeps running).
+pub(super) fn loaded(
+    app: &mut App,
+    path: PathBuf,
+    result: Result<Box<Session>, String>,
+    fx: &mut Vec<Effect>,
+) {
+    match result {
+        Ok(s) => {
+            let pace = app.pace;
+            open(app, Some(path), s, pace, fx);
+        }
+        Err(e) => notice(app, e, true),
+    }
+}
+
+/// Shows `session` in the panes (provider, model, protocol, tool choice, tools, prompt) and
+/// plays its answer back at `pace`.
+pub(super) fn open(
+    app: &mut App,
+    path: Option<PathBuf>,
+    session: Box<Session>,
+    pace: Pace,
+    fx: &mut Vec<Effect>,
+) {
+    cancel_all(app, fx);
+    app.compare = None;
+    app.playback = None;
+    let r = &session.request;
+    app.provider = r.provider;
+    app.model = r.model.clone();
+    app.base_url = r.base_url.clone();
+    app.protocol = r.protocol.clone();
+    app.choice = r.tool_choice.clone().unwrap_or(ToolChoice::Auto);
+    let tools = serde_json::to_string_pretty(&r.tools.defs()).unwrap_or_else(|_| "[]".into());
+    app.tools.set_text(&tools);
+    app.tools.path = None;
+    let (history, last) = split_messages(&r.messages);
+    app.prompt = Prompt::new(r.system.as_deref().unwrap_or(""), &last);
+    app.prompt.history = history;
+    app.prompt.sent_user = (!last.is_empty()).then_some(last);
+    app.opened = Some(Opened {
+        path,
+        session,
+        reading: "as recorded".into(),
+    });
+    app.pace = pace;
+    let id = app.next_id();
+    let title = app.opened.as_ref().map(Opened::title).unwrap_or_default();
+    play(app, id, ReplayOptions::default(), pace, false, fx);
+    notice(
+        app,
+        format!("opened {title} · F5 pause · F6 step · F7 speed · F8 re-parse · F9 re-send"),
+        false,
+    );
+    app.restyle();
+}
+
+/// Starts playing the open session into the main view, read with `options`.
+fn play(
+    app: &mut App,
+    id: RunId,
+    options: ReplayOptions,
+    pace: Pace,
+    paused: bool,
+    fx: &mut Vec<Effect>,
+) {
+    let Some(opened) = &app.opened else {
+        return;
+    };
+    let replay = session::Replay::new(&opened.session, options);
+    let view = RunView::started(id, replay.request().clone());
+    if app
+        .compare
+        .as_ref()
+        .is_some_and(|c| c.kind == CompareKind::Resend)
+    {
+        if let Some(c) = &mut app.compare {
+            c.columns[0] = view;
+        }
+    } else {
+        app.prompt.answer = None;
+        app.run = view;
+    }
+    let token = app.next_token();
+    app.playback = Some(Playback {
+        id,
+        replay,
+        pace,
+        paused,
+        token,
+        at_ms: 0,
+    });
+    pump(app, fx);
+}
+
+/// Takes every step that is due and asks to be woken for the next one.
+pub(super) fn pump(app: &mut App, fx: &mut Vec<Effect>) {
+    loop {
+        let Some(p) = &app.playback else {
+            return;
+        };
+        if p.paused {
+            return;
+        }
+        let Some(next_at) = p.replay.next_at_ms() else {
+            return;
+        };
+        let wait = p.pace.scale(next_at.saturating_sub(p.at_ms));
+        if wait > 0 {
+            fx.push(Effect::Wake {
+                token: p.token,
+                after_ms: wait,
+            });
+            return;
+        }
+        step(app);
+    }
+}
+
+/// Takes one step of the playback into its view.
+fn step(app: &mut App) {
+    let Some(p) = &mut app.playback else {
+        return;
+    };
+    let Some(step) = p.replay.step() else {
+        return;
+    };
+    p.at_ms = p.at_ms.max(step.at_ms);
+    let (id, done) = (p.id, p.replay.is_done());
+    let Some(view) = view_of(app, id) else {
+        app.playback = None;
+        return;
+    };
+    let was_running = view.is_running();
+    for e in step.events {
+        view.apply(e, step.at_ms);
+    }
+    if done {
+        view.ended(step.at_ms);
+    }
+    if was_running && !view.is_running() {
+        run_finished(app, id);
+    }
+}
+
+pub(super) fn woken(app: &mut App, token: u64, fx: &mut Vec<Effect>) {
+    let due = app
+        .playback
+        .as_ref()
+        .is_some_and(|p| p.token == token && !p.paused);
+    if due {
+        step(app);
+        pump(app, fx);
+    }
+}
+
+fn no_session(app: &mut App) -> bool {
+    if app.opened.is_none() {
+        notice(app, "no session is open; Ctrl+O opens one", true);
+        return true;
+    }
+    false
+}
+
+/// F5: pause or go on; an ended (or cancelled) playback starts again from the beginning.
+pub(super) fn play_pause(app: &mut App, fx: &mut Vec<Effect>) {
+    if no_session(app) {
+        return;
+    }
+    let token = app.next_token();
+    match &mut app.playback {
+        Some(p) if !p.replay.is_done() => {
+            p.paused = !p.paused;
+            p.token = token;
+            let word = if p.paused { "paused" } else { "playing" };
+            notice(app, format!("replay {word}"), false);
+            pump(app, fx);
+        }
+        _ => restart(app, fx),
+    }
+}
+
+/// Plays the open session again from the start, read as it was last read.
+fn restart(app: &mut App, fx: &mut Vec<Effect>) {
+    let options = reading_options(app);
+    let id = app.next_id();
+    let pace = app.pace;
+    play(app, id, options, pace, false, fx);
+}
+
+/// What the current reading of the open session changed.
+fn reading_options(app: &App) -> ReplayOptions {
+    match &app.opened {
+        Some(o) if o.reading != "as recorded" => ReplayOptions {
+            protocol: Some(app.protocol.clone()),
+            tools: Some(app.tools.valid.clone()),
+        },
+        _ => ReplayOptions::default(),
+    }
+}
+
+/// F6: one wire event, then pause.
+pub(super) fn step_once(app: &mut App, fx: &mut Vec<Effect>) {
+    if no_session(app) {
+        return;
+    }
+    if app.playback.as_ref().is_none_or(|p| p.replay.is_done()) {
+        // Start over, paused before the first event.
+        let options = reading_options(app);
+        let id = app.next_id();
+        let pace = app.pace;
+        play(app, id, options, pace, true, fx);
+    }
+    let token = app.next_token();
+    if let Some(p) = &mut app.playback {
+        p.paused = true;
+        p.token = token;
+    }
+    step(app);
+    if let Some(p) = &app.playback {
+        let m = format!(
+            "step {}/{} · F6 next · F5 go on",
+            p.replay.position(),
+            p.replay.len()
+        );
+        notice(app, m, false);
+    }
+}
+
+/// F7: the next speed, applied at once to a playback in progress.
+pub(super) fn speed(app: &mut App, fx: &mut Vec<Effect>) {
+    app.pace = app.pace.next();
+    let token = app.next_token();
+    let pace = app.pace;
+    if let Some(p) = &mut app.playback {
+        p.pace = pace;
+        p.token = token;
+    }
+    notice(app, format!("replay speed: {}", pace.label()), false);
+    pump(app, fx);
+}
+
+/// F8: re-reads the open session under the current protocol and the Tools pane's tools.
+pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
+    if no_session(app) {
+        return;
+    }
+    if let Some(problem) = app.tools.problem() {
+        notice(app, format!("fix the tools first: {problem}"), true);
+        return;
+    }
+    cancel_all(app, fx);
+    app.compare = None;
+    let protocol = app.protocol_name().to_string();
+    if let Some(o) = &mut app.opened {
+        o.reading = format!("re-parsed as {protocol}");
+    }
+    let options = ReplayOptions {
+        protocol: Some(app.protocol.clone()),
+        tools: Some(app.tools.valid.clone()),
+    };
+    let id = app.next_id();
+    play(app, id, options, Pace::Instant, false, fx);
+    let calls = app.run.parts.tool_calls().count();
+    let recorded = app.opened.as_ref().map_or(0, |o| {
+        o.session
+            .parts
+            .iter()
+            .filter(|p| matches!(p, crate::core::part::Part::ToolCall(_)))
+            .count()
+    });
+    notice(
+        app,
+        format!(
+            "re-parsed as {protocol} with the Tools pane's tools: {calls} tool call(s), {recorded} recorded"
+        ),
+        false,
+    );
+}
+
+/// F9: the open session's request sent again, live, beside its recorded answer.
+pub(super) fn resend(app: &mut App, fx: &mut Vec<Effect>) {
+    if no_session(app) {
+        return;
+    }
+    cancel_all(app, fx);
+    let Some(opened) = &app.opened else {
+        return;
+    };
+    let request = opened.session.request.clone();
+    let recorded_id = app.next_id();
+    let live_id = app.next_id();
+    let live = match request.validate() {
+        Ok(()) => {
+            fx.push(Effect::StartRun {
+                id: live_id,
+                request: Box::new(request.clone()),
+            });
+            RunView::started(live_id, request)
+        }
+        Err(e) => RunView::refused(None, &e),
+    };
+    app.compare = Some(Compare {
+        titles: vec!["recorded".into(), "live".into()],
+        columns: vec![RunView::idle(), live],
+        kind: CompareKind::Resend,
+    });
+    let pace = app.pace;
+    play(app, recorded_id, ReplayOptions::default(), pace, false, fx);
+}
