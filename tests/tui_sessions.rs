@@ -434,3 +434,26 @@ fn the_restore_offer_restores_or_discards() {
     );
     assert!(b.overlay.is_none() && b.opened.is_none());
 }
+
+#[test]
+fn resend_goes_to_the_model_the_status_line_shows() {
+    let mut a = app(160, 48);
+    a.pace = Pace::Instant;
+    let _ = open(&mut a, "wire-openai.json");
+    let recorded = load("wire-openai.json").request;
+    a.base_url = Some("http://127.0.0.1:9/v1".into());
+    a.model = "other-model".into();
+    let fx = update(&mut a, fkey(9));
+    let Some(Effect::StartRun { request, .. }) =
+        fx.iter().find(|e| matches!(e, Effect::StartRun { .. }))
+    else {
+        panic!("a live request: {fx:?}")
+    };
+    assert_eq!(request.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+    assert_eq!(request.model, "other-model");
+    assert_eq!(
+        serde_json::to_value(&request.messages).unwrap(),
+        serde_json::to_value(&recorded.messages).unwrap()
+    );
+    assert_eq!(request.tools.len(), recorded.tools.len());
+}

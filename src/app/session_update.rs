@@ -441,7 +441,10 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     );
 }
 
-/// F9: the open session's request sent again, live, beside its recorded answer.
+/// F9: the open session's request sent again, live, beside its recorded answer. The request
+/// goes to the provider, model and base URL the status line shows (the recorded ones, unless
+/// Ctrl+P changed them: a session recorded against a server that is gone can be re-sent to
+/// another).
 pub(super) fn resend(app: &mut App, fx: &mut Vec<Effect>) {
     if no_session(app) {
         return;
@@ -450,7 +453,10 @@ pub(super) fn resend(app: &mut App, fx: &mut Vec<Effect>) {
     let Some(opened) = &app.opened else {
         return;
     };
-    let request = opened.session.request.clone();
+    let mut request = opened.session.request.clone();
+    request.provider = app.provider;
+    request.model = app.model.clone();
+    request.base_url = app.base_url.clone();
     let recorded_id = app.next_id();
     let live_id = app.next_id();
     let live = match request.validate() {
