@@ -50,9 +50,13 @@ fn deltas_add_up(parts: &[Part]) {
             Part::ToolInputStart { id, .. } => {
                 inputs.insert(id.to_string(), String::new());
             }
-            Part::ToolInputDelta { id, delta } => inputs.get_mut(id.as_str()).expect("delta after start").push_str(delta),
+            Part::ToolInputDelta { id, delta } => inputs
+                .get_mut(id.as_str())
+                .expect("delta after start")
+                .push_str(delta),
             Part::ToolCall(c) => {
-                let joined: Value = serde_json::from_str(&inputs[c.tool_call_id.as_str()]).expect("deltas parse");
+                let joined: Value =
+                    serde_json::from_str(&inputs[c.tool_call_id.as_str()]).expect("deltas parse");
                 assert_eq!(joined, c.input, "deltas add up to the input");
             }
             _ => {}

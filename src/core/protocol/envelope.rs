@@ -207,6 +207,12 @@ impl Envelope {
         }
         let key = call.key.clone().unwrap_or_default();
         if key == "name" {
+            // A streamed call cannot take back its start: a second name is not a call.
+            if call.name.is_some() {
+                return self
+                    .refuse("the tool call has two \"name\" keys")
+                    .map(|_| None);
+            }
             if kind != ValueKind::String {
                 let _ = call;
                 return self
@@ -217,8 +223,14 @@ impl Envelope {
             return Ok(Some(()));
         }
         if is_args_key(&key) {
+            if matches!(call.args, ArgsValue::Writing(_) | ArgsValue::Written(_)) {
+                // Deltas of the first arguments may be out already and cannot be taken back.
+                return self
+                    .refuse(format!("the tool call has two \"{key}\" keys"))
+                    .map(|_| None);
+            }
             if !matches!(call.args, ArgsValue::None) {
-                // A second arguments key: the later one wins, as in JSON.
+                // A second arguments key before the name: the later one wins, as in JSON.
                 call.args = ArgsValue::None;
             }
             let tool = call

@@ -534,4 +534,38 @@ mod tests {
         assert_eq!(c.calls.len(), 1);
         assert_eq!(parsed.spans.len(), 1);
     }
+
+    /// A JSON call body whose arguments already streamed cannot be renamed or given other
+    /// arguments by a later duplicate key: it is malformed (kept as text, with an error), and
+    /// every chunking says so, so deltas never belong to a call that is not the one finished.
+    #[test]
+    fn a_duplicate_name_or_arguments_key_is_malformed_on_both_paths() {
+        let t = tools();
+        for text in [
+            r#"<tool_call>{"name":"write_file","arguments":{"path":"/a"},"name":"get_location"}</tool_call>"#,
+            r#"<tool_call>{"name":"write_file","arguments":{"path":"/a"},"arguments":{"path":"/b"}}</tool_call>"#,
+        ] {
+            let p = Protocol::from_name("hermes").unwrap();
+            let whole = whole(p.stream_parser(&t), text);
+            assert!(whole.calls.is_empty(), "{text}: {whole:?}");
+            assert_eq!(whole.text, text, "nothing lost");
+            assert!(!whole.errors.is_empty());
+            let mut parser = p.stream_parser(&t);
+            let mut out = Vec::new();
+            for b in text.as_bytes() {
+                parser.push(std::slice::from_ref(b), &mut out);
+            }
+            parser.finish(&mut out);
+            assert_eq!(Collapsed::of(&out), whole, "{text}");
+            assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
+        }
+        // Before the name, a second arguments key still wins, as in JSON.
+        let p = Protocol::from_name("hermes").unwrap();
+        let c = whole(
+            p.stream_parser(&t),
+            r#"<tool_call>{"arguments":{"path":"/a"},"arguments":{"path":"/b"},"name":"write_file"}</tool_call>"#,
+        );
+        assert_eq!(c.calls.len(), 1);
+        assert_eq!(c.calls[0].1, json!({"path":"/b"}));
+    }
 }
