@@ -457,3 +457,19 @@ fn resend_goes_to_the_model_the_status_line_shows() {
     );
     assert_eq!(request.tools.len(), recorded.tools.len());
 }
+
+#[test]
+fn a_replay_started_again_reads_as_last_re_parsed() {
+    let mut a = app(160, 48);
+    a.pace = Pace::Instant;
+    let _ = open(&mut a, "protocol-hermes.json");
+    a.protocol = None;
+    update(&mut a, fkey(8));
+    assert_eq!(tool_calls(&parts(&a)), 0);
+    // The protocol changes again, but F5 replays the session as it was last re-parsed.
+    a.protocol = Some(Protocol::from_name("hermes").unwrap());
+    update(&mut a, fkey(5));
+    assert_eq!(tool_calls(&parts(&a)), 0, "still read natively");
+    update(&mut a, fkey(8));
+    assert_eq!(tool_calls(&parts(&a)), 1);
+}

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::core::session::{Replay, Session, SessionSummary};
+use crate::core::session::{Replay, ReplayOptions, Session, SessionSummary};
 
 use super::run_view::RunId;
 
@@ -107,6 +107,9 @@ pub struct Opened {
     pub session: Box<Session>,
     /// `as recorded`, or what a what-if changed (`re-parsed as hermes`).
     pub reading: String,
+    /// How it is read: as recorded, or with the protocol and tools of the last re-parse (a
+    /// replay started again reads it the same way).
+    pub options: ReplayOptions,
 }
 
 impl Opened {

@@ -14,7 +14,7 @@ use super::prompt::Prompt;
 use super::run_view::{RunId, RunView};
 use super::session::{Opened, Pace, Playback, SessionEntry, SessionPicker, split_messages};
 use super::update::{cancel_all, notice, run_finished, view_of};
-use super::{App, Effect, FilePurpose, Overlay, editor};
+use super::{App, Effect, FilePurpose, Focus, Overlay, editor};
 
 /// Ctrl+S: asks where to save the main run, proposing a timestamped file.
 pub(super) fn ask_save(app: &mut App) {
@@ -205,7 +205,11 @@ pub(super) fn open(
         path,
         session,
         reading: "as recorded".into(),
+        options: ReplayOptions::default(),
     });
+    if matches!(app.focus, Focus::Result(_)) {
+        app.focus = Focus::Composer;
+    }
     app.pace = pace;
     let id = app.next_id();
     let title = app.opened.as_ref().map(Opened::title).unwrap_or_default();
@@ -351,15 +355,12 @@ fn restart(app: &mut App, fx: &mut Vec<Effect>) {
     play(app, id, options, pace, false, fx);
 }
 
-/// What the current reading of the open session changed.
+/// How the open session is read now (as recorded, or as last re-parsed).
 fn reading_options(app: &App) -> ReplayOptions {
-    match &app.opened {
-        Some(o) if o.reading != "as recorded" => ReplayOptions {
-            protocol: Some(app.protocol.clone()),
-            tools: Some(app.tools.valid.clone()),
-        },
-        _ => ReplayOptions::default(),
-    }
+    app.opened
+        .as_ref()
+        .map(|o| o.options.clone())
+        .unwrap_or_default()
 }
 
 /// F6: one wire event, then pause.
@@ -415,13 +416,14 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     cancel_all(app, fx);
     app.compare = None;
     let protocol = app.protocol_name().to_string();
-    if let Some(o) = &mut app.opened {
-        o.reading = format!("re-parsed as {protocol}");
-    }
     let options = ReplayOptions {
         protocol: Some(app.protocol.clone()),
         tools: Some(app.tools.valid.clone()),
     };
+    if let Some(o) = &mut app.opened {
+        o.reading = format!("re-parsed as {protocol}");
+        o.options = options.clone();
+    }
     let id = app.next_id();
     play(app, id, options, Pace::Instant, false, fx);
     let calls = app.run.parts.tool_calls().count();
