@@ -8,7 +8,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::part::{FinishReason, Usage};
 use crate::core::tool::ToolChoice;
 
@@ -17,6 +16,7 @@ use super::assemble::Delta;
 use super::emulation::{Plan, Turn};
 use super::http::{ErrorBody, stream_error};
 use super::request::{ANTHROPIC_VERSION, Request};
+use super::wire::{self, invalid};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();
@@ -66,15 +66,7 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         let tools: Vec<Value> = req
             .tools
             .iter()
-            .map(|t| {
-                let mut d = Map::new();
-                d.insert("name".into(), json!(t.name()));
-                if !t.def.description.is_empty() {
-                    d.insert("description".into(), json!(t.def.description));
-                }
-                d.insert("input_schema".into(), t.schema().clone());
-                Value::Object(d)
-            })
+            .map(|t| Value::Object(wire::tool_decl(t, "input_schema")))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -87,16 +79,18 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         };
         body.insert("tool_choice".into(), wire);
     }
-    let s = &req.sampling;
-    if let Some(t) = s.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = s.top_p {
-        body.insert("top_p".into(), json!(p));
-    }
-    if !s.stop.is_empty() {
-        body.insert("stop_sequences".into(), json!(s.stop));
-    }
+    // `max_tokens` is always sent (above); Anthropic has no seed.
+    wire::sampling(
+        &req.sampling,
+        &wire::SamplingKeys {
+            temperature: "temperature",
+            top_p: "top_p",
+            seed: None,
+            max_tokens: None,
+            stop: "stop_sequences",
+        },
+        &mut body,
+    );
     if req.stream {
         body.insert("stream".into(), json!(true));
     }
@@ -123,13 +117,6 @@ fn usage(u: &Value) -> Usage {
         output_tokens: u.get("output_tokens").and_then(Value::as_u64),
         total_tokens: None,
     }
-}
-
-fn invalid(message: String) -> Delta {
-    Delta::Error(ProviderError::new(
-        ErrorCategory::ProviderInvalidResponse,
-        message,
-    ))
 }
 
 /// One content block (of a whole response, or opened by `content_block_start`).
@@ -178,12 +165,9 @@ impl Decoder {
     }
 
     pub(crate) fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
-        let v: Value = match serde_json::from_str(data) {
+        let v = match wire::parse(data, self.stream) {
             Ok(v) => v,
-            Err(e) if self.stream => {
-                return out.push(invalid(format!("a stream event is not JSON ({e}): {data}")));
-            }
-            Err(e) => return out.push(invalid(format!("the response is not JSON ({e})"))),
+            Err(e) => return out.push(e),
         };
         if v.get("type").and_then(Value::as_str) == Some("error") {
             return out.push(Delta::Error(stream_error(&ErrorBody::from_value(&v))));

@@ -9,7 +9,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::part::{FinishReason, Usage};
 use crate::core::tool::ToolChoice;
 
@@ -18,6 +17,7 @@ use super::assemble::Delta;
 use super::emulation::{Plan, Turn};
 use super::http::{ErrorBody, stream_error};
 use super::request::Request;
+use super::wire::{self, invalid};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut contents: Vec<(&str, Vec<Value>)> = Vec::new();
@@ -68,11 +68,6 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
             .tools
             .iter()
             .map(|t| {
-                let mut d = Map::new();
-                d.insert("name".into(), json!(t.name()));
-                if !t.def.description.is_empty() {
-                    d.insert("description".into(), json!(t.def.description));
-                }
                 // `parameters` takes Gemini's OpenAPI subset; a schema using more of JSON Schema
                 // goes in `parametersJsonSchema` instead of being refused.
                 let key = if fits_openapi_subset(t.schema()) {
@@ -80,8 +75,7 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
                 } else {
                     "parametersJsonSchema"
                 };
-                d.insert(key.into(), t.schema().clone());
-                Value::Object(d)
+                Value::Object(wire::tool_decl(t, key))
             })
             .collect();
         body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
@@ -99,22 +93,17 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         );
     }
     let mut config = Map::new();
-    let s = &req.sampling;
-    if let Some(m) = s.max_tokens {
-        config.insert("maxOutputTokens".into(), json!(m));
-    }
-    if let Some(t) = s.temperature {
-        config.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = s.top_p {
-        config.insert("topP".into(), json!(p));
-    }
-    if let Some(seed) = s.seed {
-        config.insert("seed".into(), json!(seed));
-    }
-    if !s.stop.is_empty() {
-        config.insert("stopSequences".into(), json!(s.stop));
-    }
+    wire::sampling(
+        &req.sampling,
+        &wire::SamplingKeys {
+            temperature: "temperature",
+            top_p: "topP",
+            seed: Some("seed"),
+            max_tokens: Some("maxOutputTokens"),
+            stop: "stopSequences",
+        },
+        &mut config,
+    );
     if let Some(rf) = &plan.response_format {
         config.insert("responseMimeType".into(), json!("application/json"));
         config.insert("responseJsonSchema".into(), rf.schema.clone());
@@ -192,13 +181,6 @@ pub(crate) fn finish_reason(s: &str) -> FinishReason {
     }
 }
 
-fn invalid(message: String) -> Delta {
-    Delta::Error(ProviderError::new(
-        ErrorCategory::ProviderInvalidResponse,
-        message,
-    ))
-}
-
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
     stream: bool,
@@ -210,12 +192,9 @@ impl Decoder {
     }
 
     pub(crate) fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
-        let v: Value = match serde_json::from_str(data) {
+        let v = match wire::parse(data, self.stream) {
             Ok(v) => v,
-            Err(e) if self.stream => {
-                return out.push(invalid(format!("a stream event is not JSON ({e}): {data}")));
-            }
-            Err(e) => return out.push(invalid(format!("the response is not JSON ({e})"))),
+            Err(e) => return out.push(e),
         };
         // `streamGenerateContent` without `alt=sse` answers one JSON array of responses.
         let items = match v {

@@ -30,6 +30,7 @@ mod ollama;
 mod openai;
 mod request;
 pub mod sse;
+mod wire;
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -16,6 +16,7 @@ use super::assemble::Delta;
 use super::emulation::{Plan, Turn};
 use super::http::{ErrorBody, stream_error};
 use super::request::Request;
+use super::wire;
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();
@@ -53,15 +54,7 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         let tools: Vec<Value> = req
             .tools
             .iter()
-            .map(|t| {
-                let mut f = Map::new();
-                f.insert("name".into(), json!(t.name()));
-                if !t.def.description.is_empty() {
-                    f.insert("description".into(), json!(t.def.description));
-                }
-                f.insert("parameters".into(), t.schema().clone());
-                json!({"type": "function", "function": f})
-            })
+            .map(|t| json!({"type": "function", "function": wire::tool_decl(t, "parameters")}))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -69,22 +62,17 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         body.insert("format".into(), rf.schema.clone());
     }
     let mut options = Map::new();
-    let s = &req.sampling;
-    if let Some(t) = s.temperature {
-        options.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = s.top_p {
-        options.insert("top_p".into(), json!(p));
-    }
-    if let Some(seed) = s.seed {
-        options.insert("seed".into(), json!(seed));
-    }
-    if let Some(m) = s.max_tokens {
-        options.insert("num_predict".into(), json!(m));
-    }
-    if !s.stop.is_empty() {
-        options.insert("stop".into(), json!(s.stop));
-    }
+    wire::sampling(
+        &req.sampling,
+        &wire::SamplingKeys {
+            temperature: "temperature",
+            top_p: "top_p",
+            seed: Some("seed"),
+            max_tokens: Some("num_predict"),
+            stop: "stop",
+        },
+        &mut options,
+    );
     if !options.is_empty() {
         body.insert("options".into(), Value::Object(options));
     }
@@ -113,9 +101,8 @@ impl Decoder {
         let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => {
-                return out.push(Delta::Error(ProviderError::new(
-                    ErrorCategory::ProviderInvalidResponse,
-                    format!("a response line is not JSON ({e}): {data}"),
+                return out.push(wire::invalid(format!(
+                    "a response line is not JSON ({e}): {data}"
                 )));
             }
         };

@@ -9,7 +9,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::core::error::{ErrorCategory, ProviderError};
 use crate::core::part::{FinishReason, Usage};
 use crate::core::tool::ToolChoice;
 
@@ -18,6 +17,7 @@ use super::assemble::Delta;
 use super::emulation::{Plan, Turn};
 use super::http::{ErrorBody, stream_error};
 use super::request::Request;
+use super::wire::{self, invalid};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();
@@ -62,15 +62,7 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
         let tools: Vec<Value> = req
             .tools
             .iter()
-            .map(|t| {
-                let mut f = Map::new();
-                f.insert("name".into(), json!(t.name()));
-                if !t.def.description.is_empty() {
-                    f.insert("description".into(), json!(t.def.description));
-                }
-                f.insert("parameters".into(), t.schema().clone());
-                json!({"type": "function", "function": f})
-            })
+            .map(|t| json!({"type": "function", "function": wire::tool_decl(t, "parameters")}))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -95,22 +87,17 @@ pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
             json!({"type": "json_schema", "json_schema": schema}),
         );
     }
-    let s = &req.sampling;
-    if let Some(t) = s.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(m) = s.max_tokens {
-        body.insert("max_tokens".into(), json!(m));
-    }
-    if let Some(p) = s.top_p {
-        body.insert("top_p".into(), json!(p));
-    }
-    if let Some(seed) = s.seed {
-        body.insert("seed".into(), json!(seed));
-    }
-    if !s.stop.is_empty() {
-        body.insert("stop".into(), json!(s.stop));
-    }
+    wire::sampling(
+        &req.sampling,
+        &wire::SamplingKeys {
+            temperature: "temperature",
+            top_p: "top_p",
+            seed: Some("seed"),
+            max_tokens: Some("max_tokens"),
+            stop: "stop",
+        },
+        &mut body,
+    );
     if req.stream {
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -188,13 +175,6 @@ fn arguments_text(v: Option<&Value>) -> String {
     }
 }
 
-fn invalid(message: String) -> Delta {
-    Delta::Error(ProviderError::new(
-        ErrorCategory::ProviderInvalidResponse,
-        message,
-    ))
-}
-
 /// Decodes the wire events of one answer.
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
@@ -226,11 +206,9 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
-        let v: Value = match serde_json::from_str(data) {
+        let v = match wire::parse(data, true) {
             Ok(v) => v,
-            Err(e) => {
-                return out.push(invalid(format!("a stream event is not JSON ({e}): {data}")));
-            }
+            Err(e) => return out.push(e),
         };
         let err = ErrorBody::from_value(&v);
         if v.get("error").is_some() && err.is_error() {
@@ -329,9 +307,9 @@ impl Decoder {
 
 /// A whole (non-streamed) response.
 fn body(data: &str, out: &mut Vec<Delta>) {
-    let v: Value = match serde_json::from_str(data) {
+    let v = match wire::parse(data, false) {
         Ok(v) => v,
-        Err(e) => return out.push(invalid(format!("the response is not JSON ({e})"))),
+        Err(e) => return out.push(e),
     };
     let err = ErrorBody::from_value(&v);
     if v.get("error").is_some_and(|e| !e.is_null()) && err.is_error() {
