@@ -217,16 +217,10 @@ impl Assembler {
         }));
         match &mut self.output {
             OutputParser::Text => {
-                let id = match &self.text_id {
-                    Some(id) => id.clone(),
-                    None => {
-                        let id: PartId = format!("text-{}", self.texts).into();
-                        self.texts += 1;
-                        self.text_id = Some(id.clone());
-                        part(out, Part::TextStart { id: id.clone() });
-                        id
-                    }
-                };
+                let (id, new) = stretch_id(&mut self.text_id, &mut self.texts, "text");
+                if new {
+                    part(out, Part::TextStart { id: id.clone() });
+                }
                 part(
                     out,
                     Part::TextDelta {
@@ -265,16 +259,10 @@ impl Assembler {
             return;
         }
         self.close_text(out);
-        let id = match &self.reasoning_id {
-            Some(id) => id.clone(),
-            None => {
-                let id: PartId = format!("reasoning-{}", self.reasonings).into();
-                self.reasonings += 1;
-                self.reasoning_id = Some(id.clone());
-                part(out, Part::ReasoningStart { id: id.clone() });
-                id
-            }
-        };
+        let (id, new) = stretch_id(&mut self.reasoning_id, &mut self.reasonings, "reasoning");
+        if new {
+            part(out, Part::ReasoningStart { id: id.clone() });
+        }
         part(
             out,
             Part::ReasoningDelta {
@@ -504,4 +492,16 @@ fn clip(s: &str) -> String {
         end -= 1;
     }
     format!("{}… ({} bytes in all)", &s[..end], s.len())
+}
+
+/// The id of the open stretch of text or reasoning, opening one (`{prefix}-{n}`) when none is
+/// open; also whether it was just opened.
+fn stretch_id(slot: &mut Option<PartId>, count: &mut usize, prefix: &str) -> (PartId, bool) {
+    if let Some(id) = slot {
+        return (id.clone(), false);
+    }
+    let id: PartId = format!("{prefix}-{count}").into();
+    *count += 1;
+    *slot = Some(id.clone());
+    (id, true)
 }
