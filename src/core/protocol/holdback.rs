@@ -40,6 +40,20 @@ impl Holdback {
         self.held.is_empty()
     }
 
+    /// The fast path of the tag scanners: a `piece` read as plain text, when nothing is held and
+    /// it has no `<` that could start a tag. Returns whether it was taken.
+    #[inline]
+    pub fn pass_plain_text(&mut self, piece: &str, em: &mut super::emit::Emitter) -> bool {
+        if !self.held.is_empty()
+            || crate::core::json::lexer::find1(b'<', piece.as_bytes()).is_some()
+        {
+            return false;
+        }
+        self.advance(piece.len());
+        em.text(piece);
+        true
+    }
+
     /// `len` bytes were read without going through [`Holdback::join`].
     pub fn advance(&mut self, len: usize) {
         self.pos += len;

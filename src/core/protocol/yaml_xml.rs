@@ -102,12 +102,7 @@ impl YamlScanner {
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && find1(b'<', piece.as_bytes()).is_none()
-        {
-            self.held.advance(piece.len());
-            em.text(piece);
+        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
         }
         let (text, base) = self.held.join(piece);
