@@ -12,7 +12,7 @@ use crate::app::picker::PickerField;
 use crate::app::{App, FilePurpose, Picker};
 use crate::core::provider::ProviderKind;
 
-use super::panes::{block, muted};
+use super::panes::{block, choice, muted};
 
 /// A `width`×`height` rectangle in the middle of `area` (smaller when `area` is).
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -59,14 +59,7 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
     };
     let mut providers = vec![label("provider", p.field == PickerField::Provider)];
     for (i, kind) in ProviderKind::ALL.iter().enumerate() {
-        let s = if i == p.provider {
-            Style::default()
-                .fg(theme.ui.selection_fg)
-                .bg(theme.ui.selection_bg)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(theme.ui.text)
-        };
+        let s = choice(theme, i == p.provider);
         let name = if i == p.provider {
             format!("‹{}›", kind.name())
         } else {

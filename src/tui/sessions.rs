@@ -9,7 +9,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use crate::app::{App, Restore, SessionPicker};
 
 use super::overlay::centered;
-use super::panes::{block, muted};
+use super::panes::{block, muted, selected};
 use super::text::fit;
 
 /// Column widths of the picker after the file name: date, provider, model, mode, protocol.
@@ -136,10 +136,7 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
             ),
         };
         if i == p.selected {
-            style = style
-                .fg(theme.ui.selection_fg)
-                .bg(theme.ui.selection_bg)
-                .add_modifier(Modifier::BOLD);
+            style = selected(theme);
         }
         let text = format!("{:<width$}", fit(&text, width));
         frame.render_widget(

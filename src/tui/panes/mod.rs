@@ -41,6 +41,23 @@ pub fn note(text: String, style: Style) -> Line<'static> {
     Line::from(Span::styled(format!(" {text} "), style)).right_aligned()
 }
 
+/// The chosen item of a list or a row of choices: selection colours, bold.
+pub fn selected(theme: &Theme) -> Style {
+    Style::default()
+        .fg(theme.ui.selection_fg)
+        .bg(theme.ui.selection_bg)
+        .add_modifier(ratatui::style::Modifier::BOLD)
+}
+
+/// An item of a list or a row of choices: the chosen one selected, the others plain text.
+pub fn choice(theme: &Theme, chosen: bool) -> Style {
+    if chosen {
+        selected(theme)
+    } else {
+        Style::default().fg(theme.ui.text)
+    }
+}
+
 /// Muted text, for hints and empty panes.
 pub fn muted(theme: &Theme) -> Style {
     Style::default().fg(theme.ui.muted)

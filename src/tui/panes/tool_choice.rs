@@ -4,7 +4,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -33,14 +33,7 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
         if i == 3 && !narrow {
             pieces.push(Span::styled("force ", muted(theme)));
         }
-        let style = if mode == app.choice {
-            Style::default()
-                .fg(theme.ui.selection_fg)
-                .bg(theme.ui.selection_bg)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(theme.ui.text)
-        };
+        let style = super::choice(theme, mode == app.choice);
         let marker = if mode == app.choice { "●" } else { "○" };
         pieces.push(Span::styled(format!("{marker} {label}"), style));
         let w: usize = pieces.iter().map(|s| s.width()).sum::<usize>();
