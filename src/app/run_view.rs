@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use crate::core::part::{FinishReason, Part, PartId, Usage};
 use crate::core::protocol::SpanKind;
-use crate::core::provider::{Request, RunEvent};
-use crate::core::session::Recorder;
+use crate::core::provider::{RawEvent, Request, RunEvent};
+use crate::core::session::{Recorder, Session};
 
 use super::parts::PartList;
 use super::text_log::{Scroll, TextLog};
@@ -111,8 +111,8 @@ pub struct RunView {
     pub parts_top: usize,
     /// Whether the selected part's JSON is shown.
     pub detail: bool,
-    /// The run as a session, kept as it streams (what Ctrl+S saves).
-    pub record: Option<Recorder>,
+    /// The wire events as they arrived (with `request` and the parts, what Ctrl+S saves).
+    pub raw_events: Vec<RawEvent>,
 }
 
 impl Default for RunView {
@@ -146,7 +146,7 @@ impl RunView {
             selected: None,
             parts_top: 0,
             detail: false,
-            record: None,
+            raw_events: Vec::new(),
         }
     }
 
@@ -154,7 +154,6 @@ impl RunView {
     pub fn started(id: RunId, request: Request) -> RunView {
         RunView {
             id: Some(id),
-            record: Some(Recorder::new(request.clone())),
             request: Some(request),
             state: RunState::Streaming,
             ..RunView::idle()
@@ -175,9 +174,6 @@ impl RunView {
 
     /// Applies one event that arrived `at_ms` after the run started.
     pub fn apply(&mut self, event: RunEvent, at_ms: u64) {
-        if let Some(r) = &mut self.record {
-            r.push(&event);
-        }
         match event {
             RunEvent::Raw(raw) => {
                 if self.wire_events > 0 {
@@ -185,6 +181,7 @@ impl RunView {
                 }
                 self.wire.push_str(&raw.data);
                 self.wire_events += 1;
+                self.raw_events.push(raw);
             }
             RunEvent::Output(out) => {
                 self.first_output_ms.get_or_insert(at_ms);
@@ -228,6 +225,16 @@ impl RunView {
                 self.parts.push(part);
             }
         }
+    }
+
+    /// The run as a session named `name` (up to its last event when it still streams); `None`
+    /// before anything was sent.
+    pub fn session(&self, name: Option<String>) -> Option<Session> {
+        let request = self.request.clone()?;
+        let ended = self.ended_ms.or(self.last_output_ms).unwrap_or(0);
+        let recorder =
+            Recorder::from_run(request, self.raw_events.clone(), self.parts.parts.clone());
+        Some(recorder.finish(name, ended))
     }
 
     /// The run's event stream ended (the channel closed).

@@ -26,7 +26,7 @@ pub(super) fn ask_save(app: &mut App) {
         );
         return;
     }
-    if app.run.record.is_none() {
+    if app.run.request.is_none() {
         notice(
             app,
             "nothing to save yet: run a request (Ctrl+R) or open a session (Ctrl+O)",
@@ -50,10 +50,6 @@ pub(super) fn ask_save(app: &mut App) {
 
 /// The path overlay's Enter for a session: saves the main run there.
 pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
-    let Some(record) = &app.run.record else {
-        notice(app, "nothing to save yet", true);
-        return;
-    };
     if path.extension().is_none() {
         path.set_extension("json");
     }
@@ -61,8 +57,10 @@ pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.starts_with("session-"));
-    let ended = app.run.ended_ms.or(app.run.last_output_ms).unwrap_or(0);
-    let mut session = record.snapshot(name, ended);
+    let Some(mut session) = app.run.session(name) else {
+        notice(app, "nothing to save yet", true);
+        return;
+    };
     session.created_at = session::rfc3339((app.clock)());
     fx.push(Effect::SaveSession {
         path,

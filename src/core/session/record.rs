@@ -12,7 +12,6 @@ use crate::core::provider::{Decoder, RawEvent, Request, RunEvent};
 use super::{FORMAT, Session, VERSION, now_rfc3339};
 
 /// Collects a run's events; [`Recorder::finish`] makes the session.
-#[derive(Clone, Debug)]
 pub struct Recorder {
     request: Request,
     events: Vec<RawEvent>,
@@ -47,14 +46,16 @@ impl Recorder {
         &self.parts
     }
 
-    /// The request being recorded.
-    pub fn request(&self) -> &Request {
-        &self.request
-    }
-
-    /// How many wire events were recorded so far.
-    pub fn event_count(&self) -> usize {
-        self.events.len()
+    /// A recorder holding a run's wire events and parts as kept elsewhere (the playground's
+    /// run view keeps both anyway; it makes the session only when one is saved).
+    pub fn from_run(request: Request, events: Vec<RawEvent>, parts: Vec<Part>) -> Self {
+        let last_at_ms = events.iter().map(|e| e.at_ms).max().unwrap_or(0);
+        Recorder {
+            request,
+            events,
+            parts,
+            last_at_ms,
+        }
     }
 
     /// The session, ended `ended_at_ms` after the request was sent.
@@ -72,12 +73,6 @@ impl Recorder {
             end,
             parts: self.parts,
         }
-    }
-
-    /// The session so far, keeping the recorder (a run saved while it still streams is saved
-    /// up to its last event).
-    pub fn snapshot(&self, name: Option<String>, ended_at_ms: u64) -> Session {
-        self.clone().finish(name, ended_at_ms)
     }
 
     /// The parts the run ended with that re-decoding its wire events does not give: everything
