@@ -86,6 +86,8 @@ pub fn scanner_config(d: &Delimiters) -> JsonScannerConfig {
         call_end: d.call_end.clone(),
         loose_json: true,
         commit_loose: false,
+        alt_start: None,
+        bare_arrays: false,
     }
 }
 

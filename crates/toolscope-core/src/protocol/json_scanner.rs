@@ -37,6 +37,12 @@ pub struct JsonScannerConfig {
     /// Loose JSON is a call as soon as it begins (the tool-choice answer), instead of only once
     /// it names a known tool.
     pub commit_loose: bool,
+    /// A second start delimiter of a tagged call, whose close is optional (xLAM's
+    /// `[TOOL_CALLS]`: the call ends where its JSON ends).
+    pub alt_start: Option<String>,
+    /// A `[` that begins a line opens a bare array of calls, read like a bare envelope (on
+    /// speculation, except at the very start of the output, where it is the format's own).
+    pub bare_arrays: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,6 +342,19 @@ fn match_json_fence(text: &str, j: usize) -> Match {
     }
 }
 
+/// A `[` at `bytes[j]` that opens an array of objects: whitespace, then `{`. `Partial` while
+/// only whitespace follows it.
+fn array_opens(bytes: &[u8], j: usize) -> Match {
+    const MAX: usize = 64;
+    let rest = &bytes[j + 1..];
+    match rest.iter().take(MAX).position(|b| !is_ws(*b)) {
+        Some(p) if rest[p] == b'{' => Match::Full(1),
+        Some(_) => Match::No,
+        None if rest.len() < MAX => Match::Partial,
+        None => Match::No,
+    }
+}
+
 /// Appends to a call's raw markup; a byte at a time is the common case when a stream arrives
 /// byte by byte, and pushing one character avoids a copy call.
 #[inline]
@@ -359,6 +378,7 @@ pub struct JsonScanner {
     tools: ToolSet,
     cfg: JsonScannerConfig,
     start: Option<Delim>,
+    alt_start: Option<Delim>,
     end: Delim,
     fence_end: Delim,
     state: State,
@@ -371,6 +391,11 @@ pub struct JsonScanner {
     /// A `{` after text on its line may open an envelope whose opening tag was left out (loose
     /// JSON with a close delimiter that is a tag: hermes).
     mid_line: bool,
+    /// Where the first byte other than whitespace was read.
+    first_content: Option<usize>,
+    /// Bytes besides the start delimiter's, a backtick and a newline that may open something
+    /// mid-line (the alternative start delimiter's first byte, the `[` of a bare array).
+    extra: Vec<u8>,
 }
 
 impl super::spec::Scanner for JsonScanner {
@@ -390,10 +415,20 @@ impl super::spec::Scanner for JsonScanner {
 impl JsonScanner {
     pub fn new(tools: ToolSet, cfg: JsonScannerConfig) -> Self {
         let end = Delim::close(&cfg.call_end);
+        let mut extra: Vec<u8> = cfg
+            .alt_start
+            .iter()
+            .filter_map(|d| d.bytes().next())
+            .collect();
+        if cfg.bare_arrays {
+            extra.push(b'[');
+        }
+        extra.dedup();
         let cfg_mid_line =
             cfg.loose_json && !cfg.commit_loose && cfg.call_start.is_some() && end.is_tag();
         JsonScanner {
             start: cfg.call_start.as_deref().map(Delim::start),
+            alt_start: cfg.alt_start.as_deref().map(Delim::start),
             end: Delim::close(&cfg.call_end),
             fence_end: Delim::close("```"),
             tools,
@@ -403,6 +438,8 @@ impl JsonScanner {
             line_blank: true,
             refeed_guard: 0,
             mid_line: cfg_mid_line,
+            first_content: None,
+            extra,
         }
     }
 
@@ -414,6 +451,7 @@ impl JsonScanner {
             let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
             if find3(first, b'`', b'\n', piece.as_bytes()).is_none()
                 && !(self.mid_line && memchr(b'{', piece.as_bytes()).is_some())
+                && self.find_extra(piece.as_bytes()).is_none()
             {
                 self.held.advance(piece.len());
                 em.text(piece);
@@ -480,11 +518,18 @@ impl JsonScanner {
                 }
                 if bytes[j] != b'\n' {
                     self.line_blank = false;
+                    self.first_content.get_or_insert(base + j);
                 }
             }
             // Jump to the next byte that can matter; the bytes skipped hold no newline.
             let first = start_byte.unwrap_or(b'\n');
-            let next = find3(first, b'`', b'\n', &bytes[j..]);
+            let mut next = find3(first, b'`', b'\n', &bytes[j..]);
+            if !self.extra.is_empty() {
+                let upto = next.unwrap_or(bytes.len() - j);
+                if let Some(p) = self.find_extra(&bytes[j..j + upto]) {
+                    next = Some(p);
+                }
+            }
             if self.mid_line {
                 let upto = next.map_or(bytes.len(), |p| j + p);
                 if let Some(q) = memchr(b'{', &bytes[j..upto]) {
@@ -550,6 +595,38 @@ impl JsonScanner {
                     }
                 }
             }
+            if let Some(d) = self.alt_start.as_ref().filter(|d| d.first_byte() == b) {
+                match d.matches(text, j) {
+                    Match::Full(len) => {
+                        em.text(&text[i..j]);
+                        self.begin(Mode::Tagged, text[j..j + len].to_string(), base + j, false);
+                        return j + len;
+                    }
+                    Match::Partial => {
+                        em.text(&text[i..j]);
+                        return self.held.hold(text, j, base);
+                    }
+                    Match::No => {}
+                }
+            }
+            if b == b'[' && self.cfg.bare_arrays {
+                match array_opens(bytes, j) {
+                    Match::Full(_) => {
+                        em.text(&text[i..j]);
+                        // At the very start of the output the array is the format's own;
+                        // elsewhere it is a call only once it names a known tool.
+                        let at_start = self.first_content.is_none_or(|f| f == base + j);
+                        let speculative = !at_start && !self.cfg.commit_loose;
+                        self.begin(Mode::Bare, String::new(), base + j, speculative);
+                        return j;
+                    }
+                    Match::Partial => {
+                        em.text(&text[i..j]);
+                        return self.held.hold(text, j, base);
+                    }
+                    Match::No => {}
+                }
+            }
             if b == b'`' && loose {
                 match match_json_fence(text, j) {
                     Match::Full(len) => {
@@ -575,7 +652,18 @@ impl JsonScanner {
         j
     }
 
+    /// The first of the extra bytes in `bytes`.
+    fn find_extra(&self, bytes: &[u8]) -> Option<usize> {
+        match self.extra.as_slice() {
+            [] => None,
+            [a] => memchr(*a, bytes),
+            [a, b] => memchr::memchr2(*a, *b, bytes),
+            more => bytes.iter().position(|c| more.contains(c)),
+        }
+    }
+
     fn begin(&mut self, mode: Mode, delimiter: String, start: usize, speculative: bool) {
+        self.first_content.get_or_insert(start);
         let body_start = delimiter.len();
         self.state = State::Body(Box::new(Call {
             start,
@@ -587,7 +675,7 @@ impl JsonScanner {
             env: Envelope::new(
                 self.tools.clone(),
                 speculative,
-                mode != Mode::Bare || !speculative,
+                mode != Mode::Bare || !speculative || self.cfg.bare_arrays,
             ),
             mode,
             speculative,

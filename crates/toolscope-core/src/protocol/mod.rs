@@ -66,6 +66,7 @@ protocols! {
     llama3_json => Llama3Json,
     harmony => Harmony,
     kimi_k2 => KimiK2,
+    xlam => Xlam,
 }
 
 /// A text protocol with its settings. Two protocols are equal when they have the same name and
@@ -382,6 +383,8 @@ pub fn answer_parser(tools: &ToolSet) -> StreamParser {
             call_end: String::new(),
             loose_json: true,
             commit_loose: true,
+            alt_start: None,
+            bare_arrays: false,
         },
     )))
 }
