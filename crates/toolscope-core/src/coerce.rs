@@ -30,7 +30,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::json::{parse_relaxed, pointer};
 use crate::part::Coercion;
-use crate::schema::{self, JsonType, resolve};
+use crate::schema::{self, JsonType, field, map_field, resolve};
 
 /// The coerced value and every change made to reach it.
 #[derive(Clone, Debug, PartialEq)]
@@ -168,11 +168,11 @@ const SHAPE_KEYWORDS: [&str; 8] = [
 const COMBINATORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 
 fn has_shape(obj: &Map<String, Value>) -> bool {
-    SHAPE_KEYWORDS.iter().any(|k| obj.contains_key(*k))
+    SHAPE_KEYWORDS.iter().any(|k| map_field(obj, k).is_some())
 }
 
 fn has_combinator(obj: &Map<String, Value>) -> bool {
-    COMBINATORS.iter().any(|k| obj.contains_key(*k))
+    COMBINATORS.iter().any(|k| map_field(obj, k).is_some())
 }
 
 /// The types one schema object accepts by its own keywords (combinators not included).
@@ -181,7 +181,7 @@ fn own_types(schema: &Value) -> Option<Types> {
     let Value::Object(obj) = schema else {
         return None;
     };
-    let mut types = match obj.get("type") {
+    let mut types = match map_field(obj, "type") {
         Some(Value::String(name)) => JsonType::from_name(name).map(Types::one),
         Some(Value::Array(names)) => {
             let mut ts = Types::empty();
@@ -196,10 +196,10 @@ fn own_types(schema: &Value) -> Option<Types> {
         _ => {
             if ["properties", "additionalProperties", "patternProperties"]
                 .iter()
-                .any(|k| obj.contains_key(*k))
+                .any(|k| map_field(obj, k).is_some())
             {
                 Some(Types::one(JsonType::Object))
-            } else if obj.contains_key("items") || obj.contains_key("prefixItems") {
+            } else if map_field(obj, "items").is_some() || map_field(obj, "prefixItems").is_some() {
                 Some(Types::one(JsonType::Array))
             } else if let Some(options) = enum_options(schema) {
                 let mut ts = Types::empty();
@@ -213,7 +213,7 @@ fn own_types(schema: &Value) -> Option<Types> {
         }
     };
     if let Some(ts) = types.as_mut() {
-        if obj.get("nullable") == Some(&Value::Bool(true)) {
+        if map_field(obj, "nullable") == Some(&Value::Bool(true)) {
             ts.push(JsonType::Null);
         }
     }
@@ -222,7 +222,7 @@ fn own_types(schema: &Value) -> Option<Types> {
 
 /// The values an `enum` (or a `const`) allows.
 fn enum_options(schema: &Value) -> Option<&[Value]> {
-    match (schema.get("enum"), schema.get("const")) {
+    match (field(schema, "enum"), field(schema, "const")) {
         (Some(Value::Array(options)), _) => Some(options),
         (_, Some(c)) => Some(std::slice::from_ref(c)),
         _ => None,
@@ -347,7 +347,7 @@ impl<'s> Cx<'s, '_> {
         if has_shape(obj) {
             plan.members.push(s);
         }
-        if let Some(Value::Array(all)) = obj.get("allOf") {
+        if let Some(Value::Array(all)) = map_field(obj, "allOf") {
             for m in all {
                 self.collect(v, m, plan, depth + 1, may_wrap);
             }
@@ -774,7 +774,7 @@ fn types_of(schema: &Value, root: &Value, stack: &mut Vec<*const Value>) -> Opti
     };
     stack.push(s);
     let mut types = if has_shape(obj) { own_types(s) } else { None };
-    if let Some(Value::Array(all)) = obj.get("allOf") {
+    if let Some(Value::Array(all)) = map_field(obj, "allOf") {
         for m in all {
             types = intersect(types, types_of(m, root, stack));
         }
@@ -802,7 +802,7 @@ fn types_of(schema: &Value, root: &Value, stack: &mut Vec<*const Value>) -> Opti
 fn branch_score(v: &Value, branch: &Value) -> (u8, usize) {
     match v {
         Value::Object(map) => {
-            let Some(Value::Object(props)) = branch.get("properties") else {
+            let Some(Value::Object(props)) = field(branch, "properties") else {
                 return (1, 0);
             };
             let mut agrees = true;
@@ -840,19 +840,19 @@ fn item_schema<'s>(
 ) -> Option<&'s Value> {
     let s = resolve(array_schema, root);
     let object = |v: Option<&'s Value>| v.filter(|v| v.is_object());
-    if let Some(Value::Array(prefix)) = s.get("prefixItems") {
+    if let Some(Value::Array(prefix)) = field(s, "prefixItems") {
         return if prefix.len() == len {
             prefix.get(i)
         } else {
-            object(s.get("items"))
+            object(field(s, "items"))
         };
     }
-    match s.get("items") {
+    match field(s, "items") {
         Some(Value::Array(tuple)) => {
             if tuple.len() == len {
                 tuple.get(i)
             } else {
-                object(s.get("additionalItems"))
+                object(field(s, "additionalItems"))
             }
         }
         items => object(items),

@@ -10,11 +10,32 @@ use serde_json::Value;
 /// How many `$ref` hops are followed before giving up (guards against cycles).
 const MAX_REF_HOPS: usize = 32;
 
+/// The entry `key` of a schema object. Schema objects are small: up to eight keys, a scan
+/// compares a few short strings, which costs much less than hashing the key (these lookups run
+/// for every value of every call).
+#[inline]
+pub(crate) fn field<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
+    match schema {
+        Value::Object(o) => map_field(o, key),
+        _ => None,
+    }
+}
+
+/// [`field`] on the object itself.
+#[inline]
+pub(crate) fn map_field<'a>(o: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if o.len() <= 8 {
+        o.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        o.get(key)
+    }
+}
+
 /// Follows local `$ref`s (`#`, `#/$defs/X`, `#/definitions/X`, any JSON pointer into `root`).
 /// A ref that cannot be followed leaves the schema as it is.
 pub fn resolve<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
     for _ in 0..MAX_REF_HOPS {
-        let Some(Value::String(r)) = schema.get("$ref") else {
+        let Some(Value::String(r)) = field(schema, "$ref") else {
             return schema;
         };
         let Some(pointer) = r.strip_prefix('#') else {
@@ -148,11 +169,11 @@ pub fn schema_type(schema: &Value, root: &Value) -> SchemaType {
     };
     if ["anyOf", "oneOf", "allOf"]
         .iter()
-        .any(|k| obj.contains_key(*k))
+        .any(|k| map_field(obj, k).is_some())
     {
         return SchemaType::Mixed;
     }
-    match obj.get("type") {
+    match map_field(obj, "type") {
         Some(Value::String(t)) => return type_from_name(t).unwrap_or(SchemaType::Any),
         Some(Value::Array(ts)) => {
             let ts: Vec<SchemaType> = ts
@@ -167,23 +188,23 @@ pub fn schema_type(schema: &Value, root: &Value) -> SchemaType {
         }
         _ => {}
     }
-    if obj.contains_key("properties")
-        || obj.contains_key("additionalProperties")
-        || obj.contains_key("patternProperties")
+    if map_field(obj, "properties").is_some()
+        || map_field(obj, "additionalProperties").is_some()
+        || map_field(obj, "patternProperties").is_some()
     {
         return SchemaType::Object;
     }
-    if obj.contains_key("items") || obj.contains_key("prefixItems") {
+    if map_field(obj, "items").is_some() || map_field(obj, "prefixItems").is_some() {
         return SchemaType::Array;
     }
-    if let Some(Value::Array(values)) = obj.get("enum") {
+    if let Some(Value::Array(values)) = map_field(obj, "enum") {
         return if !values.is_empty() && values.iter().all(Value::is_string) {
             SchemaType::String
         } else {
             SchemaType::Mixed
         };
     }
-    if obj.contains_key("const") {
+    if map_field(obj, "const").is_some() {
         return SchemaType::Mixed;
     }
     SchemaType::Any
@@ -195,9 +216,9 @@ pub fn schema_type(schema: &Value, root: &Value) -> SchemaType {
 pub fn is_plain_string(schema: &Value, root: &Value) -> bool {
     let resolved = resolve(schema, root);
     schema_type(resolved, root) == SchemaType::String
-        && resolved.get("enum").is_none()
-        && resolved.get("const").is_none()
-        && resolved.get("nullable") != Some(&Value::Bool(true))
+        && field(resolved, "enum").is_none()
+        && field(resolved, "const").is_none()
+        && field(resolved, "nullable") != Some(&Value::Bool(true))
 }
 
 /// The schema of property `key` of an object schema: `properties[key]`, else the first matching
@@ -209,17 +230,17 @@ pub fn property_schema<'a>(
     root: &'a Value,
 ) -> Option<&'a Value> {
     let object_schema = resolve(object_schema, root);
-    if let Some(s) = object_schema.get("properties").and_then(|p| p.get(key)) {
+    if let Some(s) = field(object_schema, "properties").and_then(|p| field(p, key)) {
         return Some(s);
     }
-    if let Some(Value::Object(patterns)) = object_schema.get("patternProperties") {
+    if let Some(Value::Object(patterns)) = field(object_schema, "patternProperties") {
         for (pattern, s) in patterns {
             if simple_pattern_matches(pattern, key) {
                 return Some(s);
             }
         }
     }
-    match object_schema.get("additionalProperties") {
+    match field(object_schema, "additionalProperties") {
         Some(s @ Value::Object(_)) => Some(s),
         _ => None,
     }
@@ -229,10 +250,10 @@ pub fn property_schema<'a>(
 /// without `prefixItems`. `None` when there is no item schema or the array is a tuple.
 pub fn items_schema<'a>(array_schema: &'a Value, root: &'a Value) -> Option<&'a Value> {
     let array_schema = resolve(array_schema, root);
-    if array_schema.get("prefixItems").is_some() {
+    if field(array_schema, "prefixItems").is_some() {
         return None;
     }
-    match array_schema.get("items") {
+    match field(array_schema, "items") {
         Some(s @ Value::Object(_)) => Some(s),
         _ => None,
     }

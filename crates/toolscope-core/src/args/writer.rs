@@ -246,6 +246,15 @@ impl ArgsWriter {
     }
 }
 
+/// `schema` shared: the root's own `Arc` when it is the root (the arguments object of every call,
+/// which would otherwise be copied once per call), else a copy.
+fn shared(schema: &Value, root: Option<Arc<Value>>) -> Arc<Value> {
+    match root {
+        Some(r) if std::ptr::eq(Arc::as_ptr(&r), schema) => r,
+        _ => Arc::new(schema.clone()),
+    }
+}
+
 fn kind_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -272,10 +281,13 @@ impl JsonSink for ArgsWriter {
                 (schema_type(items, root) == SchemaType::Object).then(|| items.clone())
             }
             _ if self.verbatim() => Some(Arc::new(Value::Null)),
-            _ => self.with_position_schema(|s, root| {
-                s.filter(|s| schema_type(s, root) == SchemaType::Object)
-                    .map(|s| Arc::new(resolve(s, root).clone()))
-            }),
+            _ => {
+                let root_arc = self.root.clone();
+                self.with_position_schema(|s, root| {
+                    s.filter(|s| schema_type(s, root) == SchemaType::Object)
+                        .map(|s| shared(resolve(s, root), root_arc))
+                })
+            }
         };
         match stream {
             Some(schema) => {

@@ -654,8 +654,8 @@ impl Lexer {
             return Err(e);
         }
         if key {
-            let k = String::from_utf8_lossy(&self.buf).into_owned();
-            sink.key(&k)?;
+            // Borrowed when the bytes are UTF-8 (always, but for a cut sequence): no copy.
+            sink.key(&String::from_utf8_lossy(&self.buf))?;
             self.state = State::Between(Between::Colon);
         } else {
             sink.end_string()?;

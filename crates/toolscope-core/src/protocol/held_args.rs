@@ -109,8 +109,9 @@ pub fn declares(tool: Option<&Tool>, name: &str) -> bool {
     };
     let root = crate::schema::resolve(t.schema(), t.schema());
     property_schema(root, name, root).is_some()
-        || root.get("properties").is_none()
-        || root.get("additionalProperties") == Some(&serde_json::Value::Bool(true))
+        || crate::schema::field(root, "properties").is_none()
+        || crate::schema::field(root, "additionalProperties")
+            == Some(&serde_json::Value::Bool(true))
 }
 
 /// The argument a call's whole body goes to when the body is plain text instead of argument
@@ -119,7 +120,7 @@ pub fn declares(tool: Option<&Tool>, name: &str) -> bool {
 pub fn body_argument(tool: &Tool) -> Option<String> {
     let root = tool.schema();
     let schema = crate::schema::resolve(root, root);
-    let props = schema.get("properties")?.as_object()?;
+    let props = crate::schema::field(schema, "properties")?.as_object()?;
     let is_string = |name: &str| {
         props
             .get(name)
