@@ -143,7 +143,14 @@ fn indentation(line: &[u8]) -> usize {
 
 /// Whether a line ending in `tail` opens a block scalar: `key: |`, `- >-`, `key: |2+`.
 fn opens_block(tail: &[u8]) -> bool {
-    let Some(p) = tail.iter().rposition(|b| matches!(b, b'|' | b'>')) else {
+    // The indicator is among the last three bytes (at most two follow it): a long line is not
+    // searched from its end to its start.
+    let from = tail.len().saturating_sub(3);
+    let Some(p) = tail[from..]
+        .iter()
+        .rposition(|b| matches!(b, b'|' | b'>'))
+        .map(|p| from + p)
+    else {
         return false;
     };
     let indicators = &tail[p + 1..];
