@@ -10,6 +10,7 @@
 //! of recorded sessions.
 
 pub mod choice;
+pub mod code_editor;
 pub mod compare;
 pub mod confirm;
 pub mod detail;
