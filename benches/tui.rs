@@ -244,10 +244,7 @@ fn keystroke(c: &mut Criterion) {
         let row = lines / 2;
         app.tools
             .editor
-            .move_cursor(ratatui_textarea::CursorMove::Jump(row as u16, 0));
-        app.tools
-            .editor
-            .move_cursor(ratatui_textarea::CursorMove::End);
+            .set_cursor(toolscope::app::code_editor::Pos::new(row, usize::MAX));
         let view = View::new();
         let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
         terminal
