@@ -106,7 +106,7 @@ fn draw_text(buf: &mut Buffer, inner: Rect, app: &App, view: &View) {
         return;
     }
     let (top, left) = editor.viewport(height, width);
-    let classes = view.tools_classes(app.tools.revision, lines, top..top + height);
+    let classes = view.tools_classes(editor, top..top + height);
     let numbers = Style::default().fg(theme.ui.muted);
     let selected = Style::default()
         .fg(theme.ui.selection_fg)
