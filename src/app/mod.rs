@@ -10,6 +10,7 @@
 //! of recorded sessions.
 
 pub mod choice;
+pub mod code_editor;
 pub mod compare;
 pub mod confirm;
 pub mod detail;
@@ -313,11 +314,6 @@ impl App {
     pub fn restyle(&mut self) {
         let theme = self.themes.get(&self.theme).clone();
         let focus = self.focus;
-        editor::style(&mut self.tools.editor, &theme, focus == Focus::Tools);
-        // Line numbers, so that "line 12 column 5" in a JSON error is easy to find.
-        self.tools
-            .editor
-            .set_line_number_style(ratatui::style::Style::default().fg(theme.ui.muted));
         editor::style(&mut self.prompt.system, &theme, focus == Focus::System);
         editor::style(&mut self.prompt.composer, &theme, focus == Focus::Composer);
         for (i, r) in self.prompt.results.iter_mut().enumerate() {

@@ -11,11 +11,9 @@
 
 use std::path::PathBuf;
 
-use ratatui_textarea::TextArea;
-
 use toolscope_core::tool::{ToolSet, ToolsError};
 
-use super::editor;
+use super::code_editor::CodeEditor;
 
 /// The tools the playground opens with.
 pub const EXAMPLE_TOOLS: &str = include_str!("../../examples/tools.json");
@@ -24,7 +22,7 @@ pub const EXAMPLE_TOOLS: &str = include_str!("../../examples/tools.json");
 pub const CHECK_PAUSE_MS: u64 = 150;
 
 pub struct ToolsEditor {
-    pub editor: TextArea<'static>,
+    pub editor: CodeEditor,
     /// Bumped on every change of the text (the highlighting cache is keyed by it).
     pub revision: u64,
     /// The check of the text at revision [`ToolsEditor::checked`].
@@ -35,14 +33,15 @@ pub struct ToolsEditor {
     pub valid: ToolSet,
     /// The file the tools were loaded from or saved to last.
     pub path: Option<PathBuf>,
-    /// The revision the file (or the start) holds: the tools are edited when it differs.
+    /// The editor's state of the text the file (or the start) holds: the tools are edited when
+    /// the text is in another state (undoing back to it is not an edit).
     pub saved: u64,
 }
 
 impl ToolsEditor {
     pub fn new(text: &str, path: Option<PathBuf>) -> Self {
         let mut t = ToolsEditor {
-            editor: editor::editor(text.trim_end_matches('\n')),
+            editor: CodeEditor::new(text.trim_end_matches('\n')),
             revision: 0,
             check: Ok(ToolSet::empty()),
             checked: 0,
@@ -55,12 +54,12 @@ impl ToolsEditor {
     }
 
     pub fn text(&self) -> String {
-        editor::text_of(&self.editor)
+        self.editor.text()
     }
 
     /// Replaces the text (a file was loaded), checked at once.
     pub fn set_text(&mut self, text: &str) {
-        self.editor = editor::editor(text.trim_end_matches('\n'));
+        self.editor.set_text(text.trim_end_matches('\n'));
         self.edited();
         self.check_now();
     }
@@ -85,12 +84,12 @@ impl ToolsEditor {
 
     /// Whether the text differs from the file it came from (or the tools it started with).
     pub fn is_edited(&self) -> bool {
-        self.revision != self.saved
+        self.editor.state() != self.saved
     }
 
     /// The text now matches its file.
     pub fn mark_saved(&mut self) {
-        self.saved = self.revision;
+        self.saved = self.editor.state();
     }
 
     fn recheck(&mut self) {
@@ -140,6 +139,14 @@ mod tests {
         assert!(t.problem().is_none());
         t.editor
             .input(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        t.edited();
+        assert!(t.is_edited());
+        t.editor
+            .input(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL));
+        t.edited();
+        assert!(!t.is_edited(), "undone back to the text it started with");
+        t.editor
+            .input(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::CONTROL));
         t.edited();
         assert!(
             t.pending() && t.problem().is_none(),

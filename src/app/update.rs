@@ -251,11 +251,7 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     }
     match app.focus {
         Focus::Tools => {
-            let changed = match editor::undo_redo(&mut app.tools.editor, &key) {
-                Some(changed) => changed,
-                None => app.tools.editor.input(key),
-            };
-            if changed {
+            if app.tools.editor.input(key) {
                 tools_edited(app, fx);
             }
         }
@@ -840,7 +836,7 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
                 let height = layout::parts_height(app);
                 app.run.select_by(delta, height);
             } else if m.tools.contains(at) {
-                app.tools.editor.scroll((delta as i16, 0));
+                app.tools.editor.scroll(delta);
             } else if m.prompt.contains(at) {
                 let i = layout::inner(m.prompt);
                 let areas = layout::prompt_areas(i, app);

@@ -249,14 +249,29 @@ impl Incremental {
             first.get_or_insert(lines.len());
         }
         if let Some(k) = first {
-            let cp = k / CHECKPOINT;
-            self.checkpoints.truncate(cp + 1);
-            self.classes
-                .truncate((cp * CHECKPOINT).min(self.classes.len()));
-            // Without the checkpoint of that block, start again at the last one kept.
-            let kept = self.checkpoints.len().saturating_sub(1) * CHECKPOINT;
-            self.classes.truncate(kept.min(self.classes.len()));
+            self.forget_classes_from(k);
         }
+    }
+
+    /// Forgets lines `first..` of the text, told by whoever changed it that the lines before
+    /// are as they were (cheaper than [`Incremental::sync`], which compares every line).
+    pub fn invalidate_from(&mut self, first: usize) {
+        self.hashes.truncate(first);
+        self.forget_classes_from(first);
+    }
+
+    /// Drops the classes of line `k` on (back to its checkpoint).
+    fn forget_classes_from(&mut self, k: usize) {
+        if k >= self.classes.len() && k / CHECKPOINT + 1 >= self.checkpoints.len() {
+            return;
+        }
+        let cp = k / CHECKPOINT;
+        self.checkpoints.truncate(cp + 1);
+        self.classes
+            .truncate((cp * CHECKPOINT).min(self.classes.len()));
+        // Without the checkpoint of that block, start again at the last one kept.
+        let kept = self.checkpoints.len().saturating_sub(1) * CHECKPOINT;
+        self.classes.truncate(kept.min(self.classes.len()));
     }
 
     /// The classes of `lines[range]`, classifying the lines not known yet up to its end.
@@ -327,6 +342,17 @@ mod tests {
         let full = json_lines(lines.iter().map(String::as_str));
         assert_eq!(inc.classes(&lines, 40..102), full[40..102].to_vec());
         lines.truncate(60);
+        inc.sync(&lines);
+        let full = json_lines(lines.iter().map(String::as_str));
+        assert_eq!(inc.classes(&lines, 0..60), full);
+        // Told where the text changed, it agrees as well.
+        lines[20] = "  \"open".into();
+        lines.insert(21, "\", 1]".into());
+        inc.invalidate_from(20);
+        let full = json_lines(lines.iter().map(String::as_str));
+        assert_eq!(inc.classes(&lines, 15..61), full[15..61].to_vec());
+        lines.remove(0);
+        inc.invalidate_from(0);
         inc.sync(&lines);
         let full = json_lines(lines.iter().map(String::as_str));
         assert_eq!(inc.classes(&lines, 0..60), full);

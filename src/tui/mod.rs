@@ -23,6 +23,7 @@ use std::cell::RefCell;
 use ratatui::Frame;
 use ratatui::style::Style;
 
+use crate::app::code_editor::CodeEditor;
 use crate::app::{App, Overlay};
 
 use crate::app::layout::{self, Screen};
@@ -32,8 +33,8 @@ use highlight::{ClassedLine, Incremental};
 /// highlighted again and an edited one only from its change on. It never changes what is drawn.
 #[derive(Default)]
 pub struct View {
-    /// The Tools text's classes, and the revision of the text they follow.
-    tools: RefCell<(Option<u64>, Incremental)>,
+    /// The Tools text's classes, and the editor and the count of its changes they follow.
+    tools: RefCell<(Option<(u64, u64)>, Incremental)>,
     /// The lines of the text of the detail or request window and their classes, for the text
     /// they were made from (its length and hash).
     window: RefCell<Option<WindowText>>,
@@ -48,19 +49,26 @@ impl View {
         View::default()
     }
 
-    /// The classes of lines `range` of the Tools text at `revision`.
+    /// The classes of lines `range` of the Tools text. After an edit only the lines from the
+    /// first changed one are classified again (the editor tells which; when it cannot, every
+    /// line is compared with what the cache saw).
     pub fn tools_classes(
         &self,
-        revision: u64,
-        lines: &[String],
+        editor: &CodeEditor,
         range: std::ops::Range<usize>,
     ) -> Vec<ClassedLine> {
         let mut cache = self.tools.borrow_mut();
         let (seen, inc) = &mut *cache;
-        if *seen != Some(revision) {
-            inc.sync(lines);
-            *seen = Some(revision);
+        let lines = editor.lines();
+        let first = match *seen {
+            Some((id, changes)) if id == editor.id() => editor.first_change_since(changes),
+            _ => None,
+        };
+        match first {
+            Some(row) => inc.invalidate_from(row),
+            None => inc.sync(lines),
         }
+        *seen = Some((editor.id(), editor.changes()));
         inc.classes(lines, range)
     }
 

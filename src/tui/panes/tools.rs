@@ -2,16 +2,19 @@
 //! typing pauses (the verdict sits on the border: the tool count and the first warning, or what
 //! is wrong and where).
 //!
-//! The text area draws the text, cursor and selection; the JSON colours are then laid over the
-//! cells it drew, from the cached classes of the text, for the visible rows only, and a `›`
-//! marks a row whose line goes on past the right edge (`‹` one scrolled past the left).
+//! Only the rows in view are drawn, each in one pass: the line number (in a gutter that does
+//! not scroll, so that "line 12 column 5" of an error is easy to find), then the characters in
+//! the colours of their JSON classes (cached, see [`View`]), the selection and the cursor over
+//! them. A `›` marks a row whose line goes on past the right edge, a `‹` one scrolled past the
+//! left.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
+use crate::app::code_editor::{Pos, char_cells};
 use crate::app::{App, Focus};
 use crate::tui::View;
 use crate::tui::highlight::class_at;
@@ -75,75 +78,231 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     }
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    frame.render_widget(&tools.editor, inner);
-    colour_json(frame, inner, app, view);
+    draw_text(frame.buffer_mut(), inner, app, view);
 }
 
-/// The cells `line` takes (a tab to the next stop).
-fn line_width(line: &str, tab: usize) -> usize {
-    let mut col = 0;
-    for c in line.chars() {
-        col += if c == '\t' {
-            tab - col % tab
-        } else {
-            c.width().unwrap_or(0)
-        };
+/// The digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Sets the cell at `x`, `y` of `buf` (if it is there) to `symbol` in `style` (laid over the
+/// cell's own).
+fn put(buf: &mut Buffer, x: u16, y: u16, symbol: &str, style: Style) {
+    if let Some(cell) = buf.cell_mut((x, y)) {
+        cell.set_symbol(symbol).set_style(style);
     }
-    col
 }
 
-/// Lays the JSON colours over the text the text area drew.
-fn colour_json(frame: &mut Frame<'_>, inner: Rect, app: &App, view: &View) {
+/// Draws the rows of the text in view, with their line numbers, colours, selection and cursor.
+fn draw_text(buf: &mut Buffer, inner: Rect, app: &App, view: &View) {
     let theme = app.theme();
     let editor = &app.tools.editor;
     let lines = editor.lines();
-    // Read after drawing: the text area moves its viewport to the cursor while it draws.
-    let (top_row, top_col) = editor.scroll_offset();
-    let top = top_row as usize;
-    let classes = view.tools_classes(app.tools.revision, lines, top..top + inner.height as usize);
-    let gutter = editor.line_number_width() as usize;
-    let tab = editor.tab_length().max(1) as usize;
+    let gutter = digits(lines.len()) + 2;
+    let width = (inner.width as usize).saturating_sub(gutter);
+    let height = inner.height as usize;
+    if height == 0 || inner.width == 0 {
+        return;
+    }
+    let (top, left) = editor.viewport(height, width);
+    let classes = view.tools_classes(editor, top..top + height);
+    let numbers = Style::default().fg(theme.ui.muted);
+    let selected = Style::default()
+        .fg(theme.ui.selection_fg)
+        .bg(theme.ui.selection_bg);
     let marker = Style::default().fg(theme.ui.warning);
-    let buf = frame.buffer_mut();
-    for y in 0..inner.height {
-        let row = top + y as usize;
-        let (Some(line), Some(line_classes)) = (lines.get(row), classes.get(y as usize)) else {
-            break;
-        };
-        let mut col = gutter;
+    let cursor = (app.focus == Focus::Tools).then(|| editor.cursor());
+    let selection = editor.selection();
+    let in_selection = |p: Pos| selection.is_some_and(|(a, b)| a <= p && p < b);
+    let text_x = inner.x + gutter.min(inner.width as usize) as u16;
+    for (y, (line, line_classes)) in lines[top.min(lines.len())..]
+        .iter()
+        .zip(&classes)
+        .enumerate()
+    {
+        let row = top + y;
+        let y = inner.y + y as u16;
+        let number = format!(" {:>w$} ", row + 1, w = gutter - 2);
+        buf.set_stringn(inner.x, y, &number, inner.width as usize, numbers);
+        if width == 0 {
+            continue;
+        }
+        // Cell columns of the line, `left..left + width` of them shown.
+        let right = left + width;
+        let mut col = 0;
+        let mut last_drawn: Option<u16> = None;
+        let mut goes_on = false;
         for (i, c) in line.char_indices() {
-            let w = if c == '\t' {
-                tab - (col - gutter) % tab
-            } else {
-                c.width().unwrap_or(0)
-            };
-            if col - gutter >= top_col as usize && w > 0 {
-                let x = col - top_col as usize;
-                if x >= inner.width as usize {
-                    break;
-                }
-                let colour = class_at(line_classes, i).colour(theme);
-                if let Some(cell) = buf.cell_mut((inner.x + x as u16, inner.y + y)) {
-                    cell.set_fg(colour);
-                }
-            }
+            let w = char_cells(c, col);
+            let start = col;
             col += w;
+            if col <= left && w > 0 {
+                continue;
+            }
+            if start >= right || (col > right && w > 0) {
+                goes_on = true;
+                break;
+            }
+            let p = Pos::new(row, i);
+            let mut style = if in_selection(p) {
+                selected
+            } else {
+                Style::default().fg(class_at(line_classes, i).colour(theme))
+            };
+            if cursor == Some(p) {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            if w == 0 {
+                // A combining mark joins the character drawn before it; a control character
+                // is not drawn (but the cursor on it is).
+                if c.is_control() && cursor == Some(p) && start >= left {
+                    put(buf, text_x + (start - left) as u16, y, " ", style);
+                }
+                if let Some(x) = last_drawn.filter(|_| !c.is_control())
+                    && let Some(cell) = buf.cell_mut((x, y))
+                {
+                    let joined = format!("{}{c}", cell.symbol());
+                    cell.set_symbol(&joined);
+                }
+                continue;
+            }
+            let x = text_x + (start.max(left) - left) as u16;
+            if c == '\t' || start < left {
+                // A tab, or a character cut by the left edge: blank cells.
+                for k in 0..(col - start.max(left)) as u16 {
+                    put(buf, x + k, y, " ", style);
+                }
+                last_drawn = None;
+            } else {
+                put(buf, x, y, c.encode_utf8(&mut [0; 4]), style);
+                for k in 1..w as u16 {
+                    if let Some(cell) = buf.cell_mut((x + k, y)) {
+                        cell.reset();
+                    }
+                }
+                last_drawn = Some(x);
+            }
+        }
+        // The cursor after the last character, and a selected line break.
+        if !goes_on && col >= left && col < right {
+            let end = Pos::new(row, line.len());
+            let x = text_x + (col - left) as u16;
+            if cursor == Some(end) {
+                let style = if in_selection(end) {
+                    selected
+                } else {
+                    Style::default()
+                };
+                put(buf, x, y, " ", style.add_modifier(Modifier::REVERSED));
+            } else if in_selection(end) {
+                put(buf, x, y, " ", selected);
+            }
         }
         // A line cut at an edge says so.
-        let room = (inner.width as usize).saturating_sub(gutter);
-        if room > 1 && inner.width > 0 {
-            let shown_to = top_col as usize + room;
-            if line_width(line, tab) > shown_to
-                && let Some(cell) = buf.cell_mut((inner.x + inner.width - 1, inner.y + y))
-            {
-                cell.set_symbol("›").set_style(marker);
+        if width > 1 {
+            if goes_on {
+                put(buf, inner.x + inner.width - 1, y, "›", marker);
             }
-            if top_col > 0
-                && !line.is_empty()
-                && let Some(cell) = buf.cell_mut((inner.x + gutter as u16, inner.y + y))
-            {
-                cell.set_symbol("‹").set_style(marker);
+            if left > 0 && !line.is_empty() {
+                put(buf, text_x, y, "‹", marker);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::theme::Themes;
+    use crate::app::{Message, Setup, update};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn app(tools: &str) -> App {
+        let setup = Setup {
+            tools: tools.to_string(),
+            ..Setup::default()
+        };
+        let mut a = App::new(setup, Themes::built_in());
+        a.focus = Focus::Tools;
+        a
+    }
+
+    fn press(a: &mut App, code: KeyCode, m: KeyModifiers) {
+        update(a, Message::Key(KeyEvent::new(code, m)));
+    }
+
+    /// The pane drawn at `w`×`h`: its rows, and the buffer.
+    fn drawn(a: &App, view: &View, w: u16, h: u16) -> (Vec<String>, Buffer) {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| {
+            let area = f.area();
+            draw(f, area, a, view)
+        })
+        .unwrap();
+        let buf = t.backend().buffer().clone();
+        let rows = (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect();
+        (rows, buf)
+    }
+
+    #[test]
+    fn numbers_stay_while_a_long_line_scrolls_and_the_cursor_shows() {
+        let long = format!("[\"{}\"]", "abcdefghij".repeat(5));
+        let mut a = app(&format!("{long}\n\n[\"日本\"]"));
+        let view = View::new();
+        let (rows, _) = drawn(&a, &view, 30, 5);
+        assert_eq!(rows[1], "┃ 1 [\"abcdefghijabcdefghijab›┃", "{rows:#?}");
+        assert_eq!(rows[2], "┃ 2                          ┃");
+        // A wide character's second cell is left blank here.
+        assert_eq!(rows[3], "┃ 3 [\"日 本 \"]                 ┃");
+        press(&mut a, KeyCode::End, KeyModifiers::NONE);
+        let (rows, buf) = drawn(&a, &view, 30, 5);
+        // Scrolled: the line numbers stay, a line that starts further left is marked, the
+        // cursor is after the end of the line, with one cell to spare.
+        assert_eq!(rows[1], "┃ 1 ‹abcdefghijabcdefghij\"]  ┃", "{rows:#?}");
+        assert_eq!(rows[3], "┃ 3 ‹                        ┃", "{rows:#?}");
+        assert!(buf[(27, 1)].modifier.contains(Modifier::REVERSED));
+        assert!(!buf[(26, 1)].modifier.contains(Modifier::REVERSED));
+        // Back at the start; a selection in the theme's selection colours, the cursor after it.
+        press(&mut a, KeyCode::Home, KeyModifiers::NONE);
+        press(&mut a, KeyCode::Down, KeyModifiers::NONE);
+        press(&mut a, KeyCode::Down, KeyModifiers::NONE);
+        press(&mut a, KeyCode::Right, KeyModifiers::SHIFT);
+        let (rows, buf) = drawn(&a, &view, 30, 5);
+        assert_eq!(rows[1], "┃ 1 [\"abcdefghijabcdefghijab›┃", "{rows:#?}");
+        let theme = a.theme();
+        assert_eq!(buf[(4, 3)].bg, theme.ui.selection_bg, "the [ is selected");
+        assert_eq!(buf[(4, 3)].fg, theme.ui.selection_fg);
+        assert_ne!(buf[(5, 3)].bg, theme.ui.selection_bg);
+        assert!(buf[(5, 3)].modifier.contains(Modifier::REVERSED));
+        assert_eq!(buf[(6, 3)].symbol(), "日");
+        assert_eq!(buf[(8, 3)].symbol(), "本");
+        // Typing replaces the selection.
+        press(&mut a, KeyCode::Char('{'), KeyModifiers::NONE);
+        assert_eq!(a.tools.text(), format!("{long}\n\n{{\"日本\"]"));
+        let (rows, _) = drawn(&a, &view, 30, 5);
+        assert_eq!(rows[3], "┃ 3 {\"日 本 \"]                 ┃", "{rows:#?}");
+    }
+
+    #[test]
+    fn the_colours_follow_an_edit_and_its_undo() {
+        let mut a = app("{\"a\": 1,\n \"b\": 2}");
+        let view = View::new();
+        let theme = a.theme().clone();
+        let (_, buf) = drawn(&a, &view, 30, 5);
+        assert_eq!(buf[(6, 2)].fg, theme.syntax.key, "\"b\" is a key");
+        // An open string swallows what follows; undone, the key is a key again.
+        press(&mut a, KeyCode::Char('"'), KeyModifiers::NONE);
+        let (_, buf) = drawn(&a, &view, 30, 5);
+        assert_eq!(buf[(6, 2)].fg, theme.syntax.string);
+        assert!(a.tools.is_edited());
+        press(&mut a, KeyCode::Char('z'), KeyModifiers::CONTROL);
+        let (_, buf) = drawn(&a, &view, 30, 5);
+        assert_eq!(buf[(6, 2)].fg, theme.syntax.key);
+        assert!(!a.tools.is_edited(), "back to the text it started with");
     }
 }
