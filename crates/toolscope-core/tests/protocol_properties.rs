@@ -405,10 +405,15 @@ proptest! {
             if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {
                 let opened_by_template =
                     block.start == 0 && protocol.is_some_and(|p| p.reasoning_open());
-                if !opened_by_template && body.starts_with(open) {
+                // A marker inside markup that failed as a call was the call's text, and stays
+                // (as reasoning, with the rest of that markup).
+                if !opened_by_template
+                    && body.starts_with(open)
+                    && !in_span(SpanKind::Malformed, block.start)
+                {
                     body.drain(..open.len());
                 }
-                if body.ends_with(close) {
+                if body.ends_with(close) && !in_span(SpanKind::Malformed, block.end - close.len()) {
                     body.truncate(body.len() - close.len());
                 }
             }
