@@ -3,7 +3,7 @@
 //! to run.
 //!
 //! Nothing here draws or does IO, and nothing here imports the `tui` layer (the test in
-//! `wall.rs` reads these files to hold that): the terminal depends on the state, never the
+//! `tests/app_wall.rs` reads these files to hold that): the terminal depends on the state, never the
 //! other way. The driver forwards terminal input and run events as messages through one queue,
 //! runs the effects, and draws the state when it changed. Because time only enters through
 //! messages, the same `update` serves live runs, tests with fixed times, and (later) the replay
@@ -39,8 +39,6 @@ pub mod theme;
 pub mod tools;
 mod update;
 pub mod url;
-#[cfg(test)]
-mod wall;
 
 use std::path::PathBuf;
 
