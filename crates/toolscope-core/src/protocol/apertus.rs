@@ -103,14 +103,6 @@ impl ProtocolSpec for Apertus {
         json!({"tool": name, "output": result}).to_string()
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     fn read_result(&self, _: &Protocol, text: &str) -> String {
         match serde_json::from_str::<Value>(text.trim()) {
             Ok(Value::Object(o)) => match o.get("output") {

@@ -86,14 +86,6 @@ impl ProtocolSpec for Functools {
         format!("{RESULT_BEGIN}{result}{RESULT_END}")
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     fn read_result(&self, _: &Protocol, text: &str) -> String {
         prompt::between(text, RESULT_BEGIN, RESULT_END)
     }

@@ -77,14 +77,6 @@ impl ProtocolSpec for Granite {
         format!("{RESULT_BEGIN}{result}{END_OF_TEXT}")
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     fn read_result(&self, _: &Protocol, text: &str) -> String {
         prompt::between(text, RESULT_BEGIN, END_OF_TEXT)
     }
