@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use super::spec::{ProtocolSpec, Reasoning, Scanner};
 use super::{Protocol, prompt};
-use crate::tool::{ToolDef, ToolSet};
+use crate::tool::ToolSet;
 
 /// `llama3-json`.
 pub(crate) struct Llama3Json;
@@ -57,40 +57,12 @@ impl ProtocolSpec for Llama3Json {
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let mut s = String::from(INSTRUCTIONS);
-        for t in tools.iter() {
-            let f = serde_json::json!({"type": "function", "function": {
-                "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
-            }});
-            s.push_str(&serde_json::to_string_pretty(&f).unwrap_or_else(|_| f.to_string()));
-            s.push_str("\n\n");
-        }
-        s
+        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let at = system.find(INSTRUCTIONS)? + INSTRUCTIONS.len();
-        let mut defs = Vec::new();
-        for v in serde_json::Deserializer::from_str(&system[at..]).into_iter::<Value>() {
-            let Ok(v) = v else { break };
-            let f = v.get("function").unwrap_or(&v);
-            defs.push(ToolDef {
-                name: f.get("name")?.as_str()?.to_string(),
-                description: f
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                parameters: f
-                    .get("parameters")
-                    .cloned()
-                    .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-            });
-        }
-        Some((
-            Protocol::from_name(self.name()).ok()?,
-            ToolSet::new(defs).ok()?,
-        ))
+        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
     }
 
     fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {

@@ -299,6 +299,45 @@ pub(crate) fn first_argument(input: &Value) -> (String, String) {
         .unwrap_or_else(|| ("input".to_string(), "x".to_string()))
 }
 
+/// The tools as indented JSON objects, a blank line after each (Llama 3 and xLAM templates):
+/// OpenAI-style function objects when `wrapped`, else plain `{"name", "description",
+/// "parameters"}` objects.
+pub fn pretty_tools(tools: &ToolSet, wrapped: bool) -> String {
+    let mut s = String::new();
+    for t in tools.iter() {
+        let mut f = json!({"name": t.def.name, "description": t.def.description, "parameters": t.def.parameters});
+        if wrapped {
+            f = json!({"type": "function", "function": f});
+        }
+        s.push_str(&serde_json::to_string_pretty(&f).unwrap_or_else(|_| f.to_string()));
+        s.push_str("\n\n");
+    }
+    s
+}
+
+/// Reads back the tools [`pretty_tools`] wrote after `instructions` in `system` (either form).
+pub fn read_pretty_tools(system: &str, instructions: &str) -> Option<ToolSet> {
+    let at = system.find(instructions)? + instructions.len();
+    let mut defs = Vec::new();
+    for v in serde_json::Deserializer::from_str(&system[at..]).into_iter::<Value>() {
+        let Ok(v) = v else { break };
+        let f = v.get("function").unwrap_or(&v);
+        defs.push(ToolDef {
+            name: f.get("name")?.as_str()?.to_string(),
+            description: f
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            parameters: f
+                .get("parameters")
+                .cloned()
+                .unwrap_or_else(|| json!({"type": "object"})),
+        });
+    }
+    ToolSet::new(defs).ok()
+}
+
 /// Calls as one JSON array of envelopes, `[{"name": "f", "arguments": {…}}, …]`, with the keys
 /// the family uses (`tool_name`/`parameters` in Command R, …). Arguments that are not an object
 /// are written as `{}`.
