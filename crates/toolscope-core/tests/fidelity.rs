@@ -482,6 +482,40 @@ fn xml_close_tags_with_whitespace_and_wrong_close_tags() {
     );
     let text = "<get_weather>\ncity: [Oslo\n</think>\n</get_weather>";
     expect("yaml-xml", text, &[], text, &["malformed-tool-call"]);
+    // morph-xml: a wrong close tag right after an argument closes the call and is consumed;
+    // a stray repeat of an argument's close tag is consumed too.
+    expect(
+        "morph-xml",
+        "<get_weather><city>Oslo</city></think> after",
+        &[("get_weather", json!({"city":"Oslo"}))],
+        " after",
+        &[],
+    );
+    expect(
+        "morph-xml",
+        "<get_weather><city>Oslo</city>\n</think>\nafter",
+        &[("get_weather", json!({"city":"Oslo"}))],
+        "\nafter",
+        &[],
+    );
+    expect(
+        "morph-xml",
+        "<get_weather><city>Oslo</city></city><days>2</days></get_weather> after",
+        &[("get_weather", json!({"city":"Oslo","days":2}))],
+        " after",
+        &[],
+    );
+    // Inside a value whose own open tag came first, the close tag is the value's.
+    expect(
+        "morph-xml",
+        "<write_file><content><b><content>x</content></b></content></write_file>",
+        &[(
+            "write_file",
+            json!({"content":"<b><content>x</content></b>"}),
+        )],
+        "",
+        &[],
+    );
     // A function without its <tool_call>, and the stray </tool_call> after it.
     expect(
         "qwen3-coder",
@@ -651,6 +685,30 @@ fn attributes_holding_gt_and_numeric_child_tags() {
     expect(
         "morph-xml",
         "<get_weather><city note=\"a > b\">Paris</city></get_weather>",
+        &[("get_weather", json!({"city":"Paris"}))],
+        "",
+        &[],
+    );
+    // Attributes on a tool's open tag, or on qwen3-coder's function and parameter tags, are
+    // read past (they are not arguments in these formats), `>` inside their quotes included.
+    expect(
+        "yaml-xml",
+        "<get_weather note=\"a > b\">\ncity: Paris\n</get_weather>",
+        &[("get_weather", json!({"city":"Paris"}))],
+        "",
+        &[],
+    );
+    expect(
+        "qwen3-coder",
+        "<tool_call>\n<function=get_weather note='x>y'>\n<parameter=city note=\"a > b\">\nParis\n</parameter>\n</function>\n</tool_call>",
+        &[("get_weather", json!({"city":"Paris"}))],
+        "",
+        &[],
+    );
+    // A quoted name, and a name written with a space in it, still name the parameter.
+    expect(
+        "qwen3-coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=\"city\">\nParis\n</parameter>\n</function>\n</tool_call>",
         &[("get_weather", json!({"city":"Paris"}))],
         "",
         &[],

@@ -379,6 +379,19 @@ impl MorphScanner {
                     self.close_call(call, base + k + len, em);
                     return k + len;
                 }
+                // After arguments: an argument's close tag again is a stray repeat, consumed;
+                // any other close tag is the call's, written wrong (`</think>`), and closes it.
+                Tag::Close { name, len } if started => {
+                    call.raw.push_str(&text[k..k + len]);
+                    if held_args::declares(Some(&call.tool), name) {
+                        call.trailing.clear();
+                        call.last_param_end = base + k + len;
+                        self.state = State::Between(call);
+                    } else {
+                        self.close_call(call, base + k + len, em);
+                    }
+                    return k + len;
+                }
                 Tag::Open {
                     name,
                     self_closing,
@@ -505,8 +518,11 @@ impl MorphScanner {
                     Decision::Text
                 }
             }
-            Tag::Close { name, .. } if name == call.name => Decision::Closes,
-            Tag::Close { .. } | Tag::CData(_) | Tag::Comment(_) => Decision::Text,
+            // Any close tag: the call's, a repeat of an argument's, or a wrong one (`</think>`)
+            // that the model closed the call with. (A value that held this close tag and then
+            // another would be markup that closes what it never opened.)
+            Tag::Close { .. } => Decision::Closes,
+            Tag::CData(_) | Tag::Comment(_) => Decision::Text,
             Tag::Text => Decision::Closes,
         }
     }

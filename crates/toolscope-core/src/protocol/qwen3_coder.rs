@@ -153,7 +153,8 @@ fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
 }
 
 /// `lit` then a name up to `>` (or `/>`): `Some(Some((name, len, self_closing)))`; the name is
-/// empty when there is none.
+/// empty when there is none. The name may be quoted; attributes after it (`<parameter=city
+/// note="a > b">`) are read past, a `>` inside their quotes included.
 fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
     let lit = lit.as_bytes();
@@ -165,24 +166,45 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)
         return Some(None);
     }
     let body = &rest[lit.len()..];
-    match body
-        .iter()
-        .take(MAX_NAME)
-        .position(|&b| b == b'>' || b == b'<' || b == b'\n')
-    {
-        Some(p) if body[p] == b'>' => {
-            let raw = &text[j + lit.len()..j + lit.len() + p];
-            let (raw, self_closing) = match raw.strip_suffix('/') {
-                Some(r) => (r, true),
-                None => (raw, false),
-            };
-            let name = raw.trim().trim_matches(['"', '\'']).to_string();
-            Some(Some((name, lit.len() + p + 1, self_closing)))
+    // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
+    let mut quote: Option<u8> = None;
+    let mut end = None;
+    for (p, &b) in body.iter().enumerate().take(MAX_NAME) {
+        let before = if p == 0 { b'=' } else { body[p - 1] };
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') if before == b'=' || is_ws(before) => quote = Some(b),
+            (None, b'>') => {
+                end = Some(p);
+                break;
+            }
+            (None, b'<' | b'\n') => return None,
+            (None, _) => {}
         }
-        Some(_) => None,
-        None if body.len() < MAX_NAME => Some(None),
-        None => None,
     }
+    let Some(p) = end else {
+        return (body.len() < MAX_NAME).then_some(None);
+    };
+    let raw = &text[j + lit.len()..j + lit.len() + p];
+    let (raw, self_closing) = match raw.strip_suffix('/') {
+        Some(r) => (r, true),
+        None => (raw, false),
+    };
+    let raw = raw.trim();
+    let name = match raw.as_bytes().first() {
+        Some(&q @ (b'"' | b'\'')) => match raw[1..].find(q as char) {
+            Some(e) => &raw[1..1 + e],
+            None => raw.trim_matches(['"', '\'']),
+        },
+        _ => match raw.find(|c: char| c.is_ascii_whitespace()) {
+            // A first word followed by attributes names the parameter; words without any `=`
+            // are one name with spaces in it.
+            Some(w) if raw[w..].contains('=') => &raw[..w],
+            _ => raw,
+        },
+    };
+    Some(Some((name.to_string(), lit.len() + p + 1, self_closing)))
 }
 
 fn qtag(text: &str, j: usize, tools: &ToolSet) -> QTag {

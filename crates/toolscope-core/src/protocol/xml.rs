@@ -426,6 +426,50 @@ pub fn fragment_value(s: &str) -> serde_json::Value {
     stack.pop().map_or(serde_json::Value::Null, value_of)
 }
 
+/// The names of the attributes in `attrs` (what an open tag holds after its name): `a="x > y"
+/// b='z' c=w d` gives `a`, `b`, `c`, `d`.
+pub fn attribute_names(attrs: &str) -> Vec<&str> {
+    let b = attrs.as_bytes();
+    let mut names = Vec::new();
+    let mut k = 0;
+    while k < b.len() {
+        if !is_name_byte(b[k]) {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < b.len() && is_name_byte(b[k]) {
+            k += 1;
+        }
+        names.push(&attrs[start..k]);
+        while k < b.len() && is_ws(b[k]) {
+            k += 1;
+        }
+        if b.get(k) != Some(&b'=') {
+            continue;
+        }
+        k += 1;
+        while k < b.len() && is_ws(b[k]) {
+            k += 1;
+        }
+        match b.get(k) {
+            Some(&q @ (b'"' | b'\'')) => {
+                k += 1;
+                while k < b.len() && b[k] != q {
+                    k += 1;
+                }
+                k += 1;
+            }
+            _ => {
+                while k < b.len() && !is_ws(b[k]) {
+                    k += 1;
+                }
+            }
+        }
+    }
+    names
+}
+
 /// Whether the incomplete tag at `text[j]` (a `<` near the end of the text) may still become the
 /// open tag of one of the tools: its name so far is a prefix of a tool's name, or is a tool's
 /// name followed by the start of its attributes.
@@ -455,6 +499,16 @@ pub fn format_result(name: &str, result: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attribute_names_skip_quoted_values() {
+        assert_eq!(
+            attribute_names(" a=\"x > y=z\" b='q' c=w d "),
+            ["a", "b", "c", "d"]
+        );
+        assert_eq!(attribute_names(""), Vec::<&str>::new());
+        assert_eq!(attribute_names(" city = \"Paris\""), ["city"]);
+    }
 
     #[test]
     fn tags() {

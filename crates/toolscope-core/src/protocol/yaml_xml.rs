@@ -6,7 +6,9 @@
 //! coercion against the schema (so `city: 007` stays `"007"` for a string and `days: 3` becomes
 //! `3` for an integer), which is what YAML's own typing cannot know. The Gemma-style form with
 //! the mapping inside the open tag itself (`<get_weather\ncity: Paris\n/>`) is read too; a body
-//! that is not a mapping is a malformed call, kept as text.
+//! that is not a mapping is a malformed call, kept as text. Attributes on the open tag are read
+//! past, a `>` in their quoted values included; they are not arguments in this format, so an
+//! attribute named like an argument keeps the tag as text with an error part.
 
 use std::sync::Arc;
 
@@ -192,7 +194,8 @@ enum Open {
     },
     Partial,
     /// A known tool's tag that is no call: a close tag with none open, an open tag with
-    /// attributes (which are not arguments in this format).
+    /// attributes named like arguments or a self-closing one with attributes (attributes are not
+    /// arguments in this format).
     Stray {
         len: usize,
         what: &'static str,
@@ -214,7 +217,14 @@ fn match_open(text: &str, j: usize, tools: &ToolSet) -> Open {
                     len,
                     body: attrs.to_string(),
                 }
-            } else if !self_closing && attrs.trim().is_empty() {
+            } else if !self_closing
+                && !xml::attribute_names(attrs)
+                    .iter()
+                    .any(|a| held_args::declares(tools.get(name), a))
+            {
+                // Attributes are no arguments in this format: read past (a quoted `>` in them
+                // included), the body holds the arguments. One named like an argument is an
+                // argument written in a way this format does not read: reported below.
                 Open::Tag {
                     name: name.to_string(),
                     len,
