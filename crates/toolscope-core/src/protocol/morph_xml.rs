@@ -5,9 +5,11 @@
 //! (HTML and a stray `<` inside are kept, entities decoded, CDATA unwrapped), byte-exact but for
 //! the one newline after the open tag and the one before the close tag, and streams out as it
 //! arrives; any other argument is read as an XML fragment and coerced whole. An argument's close
-//! tag followed by markup that is neither an argument of the tool, the call's close nor another
-//! call is part of the value (a value that holds its own close tag); only that undecided tail is held
-//! back. A repeated element is an array when the schema allows one (or gives no schema) and a
+//! tag followed by an open tag that is neither an argument of the tool nor another call, or by
+//! CDATA or a comment, is part of the value (a value that holds its own close tag); only that
+//! undecided tail is held back. After the arguments, a repeat of an argument's close tag is
+//! consumed and any other close tag (`</think>`) is the call's, written wrong: it closes the call.
+//! A repeated element is an array when the schema allows one (or gives no schema) and a
 //! malformed call otherwise. Arguments that may still repeat are held to the end of the call, and
 //! everything after them with them, so the deltas stay a prefix of the final input. A call whose
 //! close tag never comes ends after its last argument.
