@@ -151,6 +151,68 @@ mod tests {
         assert_eq!(whole.0.input["days"], json!(4));
     }
 
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "[a-z\"\\\n\u{1}ü😀 ]{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("city".to_string()),
+                            Just("days".to_string()),
+                            Just("tags".to_string()),
+                            Just("when".to_string()),
+                            "[a-z]{1,3}",
+                        ],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The finished input (built alongside the canonical text, not parsed from it) is the
+        /// value of the text the deltas add up to, under a schema and without one, however the
+        /// arguments are cut.
+        #[test]
+        fn the_input_is_the_value_of_the_deltas(
+            fields in proptest::collection::vec(("city|days|tags|when|[a-z]{1,3}", any_json()), 0..5),
+            cuts in proptest::collection::vec(0usize..200, 0..6),
+            with_schema: bool,
+        ) {
+            let set = tools();
+            let obj = Value::Object(fields.into_iter().collect());
+            let text = serde_json::to_string_pretty(&obj).unwrap();
+            let mut at: Vec<usize> = cuts.into_iter().map(|c| c % (text.len() + 1)).collect();
+            at.push(0);
+            at.push(text.len());
+            at.sort_unstable();
+            at.retain(|&c| text.is_char_boundary(c));
+            at.dedup();
+            let pieces: Vec<&str> = at.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+            let tool = if with_schema { set.get("get_weather") } else { None };
+            let (args, deltas) = run(tool, &pieces).unwrap();
+            let parsed: Value = serde_json::from_str(&deltas).unwrap();
+            proptest::prop_assert_eq!(&args.input, &parsed);
+            if !with_schema {
+                proptest::prop_assert_eq!(&args.input, &obj);
+            }
+        }
+    }
+
     #[test]
     fn empty_text_is_an_empty_object_and_bad_text_is_an_error() {
         let (args, delta) = run(None, &["", "  "]).unwrap();

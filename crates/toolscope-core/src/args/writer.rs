@@ -62,11 +62,18 @@ pub struct ArgsWriter {
     root: Option<Arc<Value>>,
     /// The canonical JSON written so far (always valid UTF-8: only whole strings go in).
     out: String,
+    /// The value `out` is the JSON of, built alongside it (so finishing does not parse `out`
+    /// again): streamed containers and strings as they arrive, held values once coerced.
+    mirror: ValueBuilder,
     taken: usize,
     frames: Vec<Frame>,
     path: Vec<Seg>,
     hold: Option<Hold>,
     string_open: bool,
+    /// Where the open streamed string's characters start in `out`, and whether any of them
+    /// were escaped there (escaping lengthens the text).
+    string_from: usize,
+    string_escaped: bool,
     coercions: Vec<Coercion>,
     done: bool,
 }
@@ -79,12 +86,15 @@ impl ArgsWriter {
         ArgsWriter {
             tool,
             root,
-            out: String::new(),
+            out: String::with_capacity(64),
+            mirror: ValueBuilder::new(),
             taken: 0,
             frames: Vec::new(),
             path: Vec::new(),
             hold: None,
             string_open: false,
+            string_from: 0,
+            string_escaped: false,
             coercions: Vec::new(),
             done: false,
         }
@@ -130,8 +140,10 @@ impl ArgsWriter {
         if !self.done {
             return Err("the arguments are incomplete".into());
         }
-        let input: Value = serde_json::from_str(&self.out)
-            .map_err(|e| format!("the arguments cannot be represented: {e}"))?;
+        let mut mirror = self.mirror;
+        let input = mirror
+            .take()
+            .ok_or_else(|| "the arguments are incomplete".to_string())?;
         if !input.is_object() {
             return Err(format!(
                 "the arguments must be a JSON object, not {}",
@@ -212,6 +224,7 @@ impl ArgsWriter {
         self.hold = None;
         if self.verbatim() {
             write_value(&mut self.out, &value);
+            self.mirror.value(value);
             self.value_end();
             return;
         }
@@ -223,6 +236,7 @@ impl ArgsWriter {
         self.coercions.append(&mut records);
         // Serialising a Value into memory cannot fail.
         write_value(&mut self.out, &value);
+        self.mirror.value(value);
         self.value_end();
     }
 
@@ -292,6 +306,7 @@ impl JsonSink for ArgsWriter {
         match stream {
             Some(schema) => {
                 self.out.push('{');
+                let _ = self.mirror.begin_object();
                 self.frames.push(Frame::Object {
                     schema: (!self.verbatim()).then_some(schema),
                     first: true,
@@ -314,6 +329,7 @@ impl JsonSink for ArgsWriter {
         }
         self.frames.pop();
         self.out.push('}');
+        let _ = self.mirror.end_object();
         self.value_end();
         Ok(())
     }
@@ -335,6 +351,7 @@ impl JsonSink for ArgsWriter {
         match stream {
             Some(items) => {
                 self.out.push('[');
+                let _ = self.mirror.begin_array();
                 self.frames.push(Frame::Array {
                     items,
                     first: true,
@@ -358,6 +375,7 @@ impl JsonSink for ArgsWriter {
         }
         self.frames.pop();
         self.out.push(']');
+        let _ = self.mirror.end_array();
         self.value_end();
         Ok(())
     }
@@ -373,6 +391,7 @@ impl JsonSink for ArgsWriter {
             *first = false;
             write_json_string(&mut self.out, key);
             self.out.push(':');
+            let _ = self.mirror.key(key);
             self.path.push(Seg::Key(key.to_string()));
         }
         Ok(())
@@ -388,6 +407,8 @@ impl JsonSink for ArgsWriter {
         {
             self.out.push('"');
             self.string_open = true;
+            self.string_from = self.out.len();
+            self.string_escaped = false;
             Ok(())
         } else {
             self.start_hold().begin_string()
@@ -396,7 +417,9 @@ impl JsonSink for ArgsWriter {
 
     fn string_piece(&mut self, piece: &str) -> Result<(), String> {
         if self.string_open {
+            let before = self.out.len();
             write_escaped(&mut self.out, piece);
+            self.string_escaped |= self.out.len() - before != piece.len();
             Ok(())
         } else if let Some(h) = self.hold.as_mut() {
             h.builder.string_piece(piece)
@@ -408,7 +431,18 @@ impl JsonSink for ArgsWriter {
     fn end_string(&mut self) -> Result<(), String> {
         if self.string_open {
             self.string_open = false;
+            // The string's value, in one allocation: its written characters, unescaped if any
+            // were escaped.
             self.out.push('"');
+            let written = &self.out[self.string_from..self.out.len() - 1];
+            let value = if self.string_escaped {
+                // A JSON string this writer wrote parses.
+                serde_json::from_str(&self.out[self.string_from - 1..])
+                    .unwrap_or_else(|_| Value::String(written.to_string()))
+            } else {
+                Value::String(written.to_string())
+            };
+            self.mirror.value(value);
             self.value_end();
             Ok(())
         } else {

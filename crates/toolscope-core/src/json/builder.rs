@@ -36,6 +36,11 @@ impl ValueBuilder {
         self.done.is_some()
     }
 
+    /// A whole value, where the next value goes.
+    pub(crate) fn value(&mut self, v: Value) {
+        self.insert(v);
+    }
+
     fn insert(&mut self, v: Value) {
         match self.stack.last_mut() {
             Some(Frame {
