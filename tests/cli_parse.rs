@@ -382,3 +382,49 @@ fn every_protocol_has_an_example_output_that_parses() {
         }
     }
 }
+
+/// `--protocol auto` reads every example output as the protocol it is written in, says so once
+/// on stderr, and prints exactly what the named protocol prints: whole, and streamed live from
+/// stdin.
+#[test]
+fn auto_reads_every_example_output_as_its_protocol() {
+    let listed = bin().arg("protocols").output().unwrap();
+    let names: Vec<String> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split('\t').next().map(str::to_string))
+        .collect();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/outputs");
+    let tools = tools_file();
+    let tools = tools.to_str().unwrap();
+    for name in names {
+        let text = std::fs::read(dir.join(format!("{name}.txt"))).unwrap();
+        for stream in [false, true] {
+            let mut named = vec!["--protocol", &name, "--tools", tools, "-"];
+            let mut auto = vec!["--protocol", "auto", "--tools", tools, "-"];
+            if stream {
+                named.push("--stream");
+                auto.push("--stream");
+            }
+            let want = parse(&named, &text);
+            let got = parse(&auto, &text);
+            assert_eq!(got.status.code(), Some(0), "{name}: {got:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&got.stdout),
+                String::from_utf8_lossy(&want.stdout),
+                "{name}, stream {stream}"
+            );
+            let err = String::from_utf8_lossy(&got.stderr);
+            assert_eq!(
+                err.matches("--protocol auto: read as ").count(),
+                1,
+                "{name}: {err}"
+            );
+            assert!(err.contains(&format!("read as {name} (")), "{name}: {err}");
+        }
+    }
+    // Named options that need a named protocol are refused with auto.
+    let out = parse(&["--protocol", "auto", "--call-start", "<x>", "-"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("need a named protocol"));
+}

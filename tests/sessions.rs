@@ -110,6 +110,29 @@ fn replay_re_parses_under_another_protocol() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// `replay --protocol auto` reads every bundled protocol session as the protocol it was recorded
+/// with, says so once on stderr, and replays exactly what naming that protocol replays.
+#[test]
+fn replay_auto_picks_the_recorded_protocol() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(root().join("sessions")).unwrap() {
+        let file = entry.unwrap().path();
+        let stem = file.file_stem().unwrap().to_string_lossy().to_string();
+        let Some(name) = stem.strip_prefix("protocol-") else {
+            continue;
+        };
+        let name = name.strip_suffix("-forced").unwrap_or(name);
+        let auto = replay(&file, &["--instant", "--jsonl", "--protocol", "auto"]);
+        assert_eq!(auto.status.code(), Some(0), "{stem}: {auto:?}");
+        let err = String::from_utf8_lossy(&auto.stderr);
+        assert!(err.contains(&format!("read as {name} (")), "{stem}: {err}");
+        let named = replay(&file, &["--instant", "--jsonl", "--protocol", name]);
+        assert_eq!(stdout(&auto), stdout(&named), "{stem}");
+        seen += 1;
+    }
+    assert!(seen >= 17, "{seen} protocol sessions");
+}
+
 #[test]
 fn every_bundled_session_replays_to_its_recorded_parts() {
     let mut names = Vec::new();

@@ -24,6 +24,32 @@ pub fn provider_parser() -> impl TypedValueParser<Value = ProviderKind> {
 }
 
 /// The `--protocol` value parser: every protocol of the registry, by name or alias.
+/// `--protocol` where `auto` is also accepted: the protocol is then chosen from the output.
+#[derive(Clone, Debug)]
+pub enum ProtocolChoice {
+    Auto,
+    Named(Protocol),
+}
+
+/// The value parser of a `--protocol` that takes `auto` too.
+pub fn protocol_choice_parser() -> impl TypedValueParser<Value = ProtocolChoice> {
+    let mut names = vec!["auto"];
+    names.extend(Protocol::cli_names());
+    PossibleValuesParser::new(names).try_map(|name: String| match name.as_str() {
+        "auto" => Ok(ProtocolChoice::Auto),
+        _ => Protocol::from_name(&name).map(ProtocolChoice::Named),
+    })
+}
+
+/// The one line that says which protocol `--protocol auto` chose, and why (stderr).
+pub fn report_detected(d: &toolscope_core::protocol::Detected) {
+    eprintln!(
+        "toolscope: --protocol auto: read as {} ({})",
+        d.protocol.name(),
+        d.reason
+    );
+}
+
 pub fn protocol_parser() -> impl TypedValueParser<Value = Protocol> {
     PossibleValuesParser::new(Protocol::cli_names())
         .try_map(|name: String| Protocol::from_name(&name))

@@ -11,13 +11,15 @@ use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::protocol::Protocol;
 use toolscope_core::tool::ToolSet;
 
-use super::{Output, fail_usage};
+use super::{Output, ProtocolChoice, fail_usage, report_detected};
+use toolscope_core::protocol::AutoParser;
 
 #[derive(Args, Debug)]
 pub struct ParseArgs {
-    /// The text protocol.
-    #[arg(long, value_parser = super::protocol_parser())]
-    pub protocol: Protocol,
+    /// The text protocol, or `auto`: chosen from the first call or reasoning marker in the
+    /// output (the choice and its reason go to stderr).
+    #[arg(long, value_parser = super::protocol_choice_parser())]
+    pub protocol: ProtocolChoice,
     /// The tools file (a JSON array of {name, description, parameters}).
     #[arg(long)]
     pub tools: Option<PathBuf>,
@@ -46,8 +48,15 @@ pub struct ParseArgs {
     pub file: Option<PathBuf>,
 }
 
-fn protocol(args: &ParseArgs) -> Result<Protocol, String> {
-    let mut p = args.reasoning.apply(args.protocol.clone());
+/// The protocol given, with its settings; `None` for `auto`.
+fn protocol(args: &ParseArgs) -> Result<Option<Protocol>, String> {
+    let ProtocolChoice::Named(named) = &args.protocol else {
+        if args.call_start.is_some() || args.call_end.is_some() {
+            return Err("--call-start and --call-end need a named protocol, not auto".into());
+        }
+        return Ok(None);
+    };
+    let mut p = args.reasoning.apply(named.clone());
     if args.call_start.is_some() || args.call_end.is_some() {
         let Some(mut d) = p.delimiters() else {
             return Err(format!(
@@ -63,7 +72,7 @@ fn protocol(args: &ParseArgs) -> Result<Protocol, String> {
         }
         p = p.with_delimiters(d)?;
     }
-    Ok(p)
+    Ok(Some(p))
 }
 
 /// The input source: a file or stdin.
@@ -101,6 +110,9 @@ pub fn run(args: ParseArgs) -> u8 {
 
     // Live streaming: parse each read as it arrives.
     if args.stream && args.chunk_size.is_none() && !args.stats {
+        let Some(protocol) = protocol else {
+            return parse_live_auto(&args, &tools, &mut input, &name, out);
+        };
         let mut parser = protocol.stream_parser(&tools);
         let mut parts = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
@@ -130,6 +142,14 @@ pub fn run(args: ParseArgs) -> u8 {
     if let Err(e) = input.read_to_end(&mut bytes) {
         return fail_usage(&format!("{name}: {e}"));
     }
+    let protocol = match protocol {
+        Some(p) => p,
+        None => {
+            let d = Protocol::detect(&tools, &bytes);
+            report_detected(&d);
+            args.reasoning.apply(d.protocol)
+        }
+    };
     let chunk = if args.stream {
         args.chunk_size.map_or(bytes.len(), |c| c as usize).max(1)
     } else {
@@ -192,6 +212,43 @@ pub fn run(args: ParseArgs) -> u8 {
             out.part(p);
         }
     }
+    out.close()
+}
+
+/// `parse --stream --protocol auto` on a live input: the output is held until a marker names
+/// the protocol, then parsed from its first byte as that protocol, and live from there on.
+fn parse_live_auto(
+    args: &ParseArgs,
+    tools: &ToolSet,
+    input: &mut Box<dyn Read>,
+    name: &str,
+    mut out: Output,
+) -> u8 {
+    let mut parser = AutoParser::new(tools, args.reasoning.setting());
+    let mut parts = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return fail_usage(&format!("{name}: {e}")),
+        };
+        if let Some(d) = parser.push(&buf[..n], &mut parts) {
+            report_detected(&d);
+        }
+        for p in parts.drain(..) {
+            out.part(&p);
+        }
+        out.flush();
+    }
+    if let Some(d) = parser.finish(&mut parts) {
+        report_detected(&d);
+    }
+    for p in parts.drain(..) {
+        out.part(&p);
+    }
+    out.part(&finish_part(parser.call_count()));
     out.close()
 }
 

@@ -29,8 +29,8 @@ pub struct ReplayArgs {
     /// Play everything at once.
     #[arg(long)]
     pub instant: bool,
-    /// Re-read the output under this protocol (`toolscope protocols` lists them), or `native`
-    /// for no protocol.
+    /// Re-read the output under this protocol (`toolscope protocols` lists them), `native` for
+    /// no protocol, or `auto`: the protocol the output's first call or reasoning marker names.
     #[arg(long, value_name = "NAME")]
     pub protocol: Option<String>,
     /// Re-coerce and re-validate the calls against these tools.
@@ -60,6 +60,13 @@ pub fn run(args: ReplayArgs) -> u8 {
     let mut protocol = match args.protocol.as_deref() {
         None => None,
         Some("native") => Some(None),
+        Some("auto") => {
+            let tools = session.request.tools.clone();
+            let text = Replay::output_text(&session);
+            let d = Protocol::detect(&tools, text.as_bytes());
+            super::report_detected(&d);
+            Some(Some(d.protocol))
+        }
         Some(name) => match Protocol::from_name(name) {
             Ok(p) => Some(Some(p)),
             Err(e) => return fail_usage(&format!("replay: {e}")),

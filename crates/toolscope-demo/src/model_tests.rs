@@ -528,6 +528,51 @@ fn emulated_calls_are_written_in_the_prompt_protocol() {
     }
 }
 
+/// `--protocol auto` picks every registered protocol from what the demo model writes in it,
+/// whole and as the demo streams it.
+#[test]
+fn auto_picks_every_protocol_from_its_demo_output() {
+    for protocol in Protocol::all() {
+        let r = reply(&emulated_body(
+            &protocol,
+            "What's the weather in Paris and Tokyo?",
+        ));
+        let text = r.content().unwrap_or_default();
+        let whole = Protocol::detect(&weather_set(), text.as_bytes());
+        assert_eq!(
+            whole.protocol.name(),
+            protocol.name(),
+            "{}: {} ({text})",
+            protocol.name(),
+            whole.reason
+        );
+        let mut auto = toolscope_core::protocol::AutoParser::new(&weather_set(), None);
+        let mut parts = Vec::new();
+        let mut chosen = Vec::new();
+        for piece in &r.pieces {
+            if let crate::reply::Piece::Text(t) = piece {
+                chosen.extend(auto.push(t.as_bytes(), &mut parts));
+            }
+        }
+        chosen.extend(auto.finish(&mut parts));
+        assert_eq!(
+            chosen.len(),
+            1,
+            "{}: the choice is made once",
+            protocol.name()
+        );
+        assert_eq!(chosen[0].protocol.name(), protocol.name());
+        // Parsed exactly as that protocol parses it.
+        let direct = protocol.parse_generated(&weather_set(), text.as_bytes());
+        assert_eq!(
+            toolscope_core::part::Collapsed::of(&parts),
+            toolscope_core::part::Collapsed::of(&direct.parts),
+            "{}",
+            protocol.name()
+        );
+    }
+}
+
 #[test]
 fn emulated_malformed_calls_are_reported_by_the_parsers() {
     for protocol in Protocol::all() {

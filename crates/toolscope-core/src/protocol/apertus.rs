@@ -60,6 +60,10 @@ impl ProtocolSpec for Apertus {
         "Apertus 8B, 70B"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CALL_BEGIN.into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning {
             markers: Some((INNER_BEGIN, INNER_END)),

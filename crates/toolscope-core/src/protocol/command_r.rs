@@ -70,6 +70,10 @@ impl ProtocolSpec for CommandR {
         "Command R7B, Command A"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![ACTION_BEGIN.into(), "<|START_RESPONSE|>".into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning {
             markers: Some((THINKING_BEGIN, THINKING_END)),

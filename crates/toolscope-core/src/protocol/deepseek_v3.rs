@@ -100,6 +100,13 @@ impl ProtocolSpec for DeepseekV3 {
         "DeepSeek R1, V3"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![
+            format!("{CALLS_BEGIN} {CALL_BEGIN}{FUNCTION}{SEP}"),
+            format!("{CALL_BEGIN}{FUNCTION}{SEP}"),
+        ]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

@@ -65,6 +65,10 @@ impl ProtocolSpec for DeepseekV31 {
         "DeepSeek V3.1"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CALLS_BEGIN.into(), CALL_BEGIN.into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

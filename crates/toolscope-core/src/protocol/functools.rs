@@ -46,6 +46,10 @@ impl ProtocolSpec for Functools {
         "Phi-4-mini, FireFunction v2"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![format!("{MARKER} [")]
+    }
+
     /// Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK

@@ -32,6 +32,10 @@ impl ProtocolSpec for Gemma {
         "prompted Gemma 2/3"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec!["```tool_call".into()]
+    }
+
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         prompt::framed(p, tools, prompt_section)
     }

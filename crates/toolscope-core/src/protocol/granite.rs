@@ -43,6 +43,10 @@ impl ProtocolSpec for Granite {
         "Granite 3.0–3.3"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![TOOL_CALL.into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

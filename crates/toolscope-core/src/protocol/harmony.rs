@@ -84,6 +84,10 @@ impl ProtocolSpec for Harmony {
         "gpt-oss"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CHANNEL.into(), format!("{START}assistant")]
+    }
+
     /// Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
     fn reasoning(&self) -> Reasoning {
         Reasoning {

@@ -48,6 +48,15 @@ impl ProtocolSpec for Llama3Json {
         "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
     }
 
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        let mut m = vec![PYTHON_TAG.to_string()];
+        for t in tools.iter() {
+            m.push(format!("{{ \"name\" : \"{}\" , \"parameters\"", t.name()));
+            m.push(format!("{{ \"type\" : \"function\" , \"name\" : \"{}\"", t.name()));
+        }
+        m
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning {
             markers: None,

@@ -67,6 +67,10 @@ impl ProtocolSpec for Mistral {
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec!["[TOOL_CALLS]".into(), "[TOOL_CALLS] [".into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning {
             markers: Some(("[THINK]", "[/THINK]")),

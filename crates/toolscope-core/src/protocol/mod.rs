@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::part::{ErrorPart, Part};
 use crate::tool::ToolSet;
 
+mod detect;
 mod emit;
 mod envelope;
 mod framed;
@@ -38,6 +39,7 @@ use reasoning::ReasoningSplitter;
 use spec::{ProtocolSpec, Scanner};
 use utf8::Utf8Decoder;
 
+pub use detect::{Detected, Detector};
 pub use spec::{Delimiters, Reasoning};
 
 /// The registry: one line per protocol, `module => type`, in the order pickers list them. The
@@ -227,6 +229,12 @@ impl Protocol {
     /// protocol and which tools (used by a simulated model, which only sees the wire request).
     pub fn detect_from_prompt(system: &str) -> Option<(Protocol, ToolSet)> {
         REGISTRY.iter().find_map(|s| s.read_prompt(system))
+    }
+
+    /// `--protocol auto` on a whole output: the protocol its first marker identifies, and why
+    /// (see [`Detector`] for the rules).
+    pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
+        detect::detect(tools, text)
     }
 
     /// A stream parser for this protocol and these tools.
@@ -503,6 +511,77 @@ impl StreamParser {
             parts: generate_parts(stream),
             spans: self.em.spans().to_vec(),
         }
+    }
+}
+
+/// A stream parser for `--protocol auto`: holds the output back until a marker identifies the
+/// protocol (or the output ends), then parses all of it, from the first byte, exactly as that
+/// protocol's [`StreamParser`] does.
+pub struct AutoParser {
+    tools: ToolSet,
+    reasoning_open: Option<bool>,
+    detector: Detector,
+    held: Vec<u8>,
+    parser: Option<(Detected, StreamParser)>,
+}
+
+impl AutoParser {
+    /// `reasoning_open` overrides the chosen family's default (`None`: its default).
+    pub fn new(tools: &ToolSet, reasoning_open: Option<bool>) -> Self {
+        AutoParser {
+            tools: tools.clone(),
+            reasoning_open,
+            detector: Detector::new(tools),
+            held: Vec::new(),
+            parser: None,
+        }
+    }
+
+    /// Parses the next chunk. Gives the choice on the push that makes it (once).
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Part>) -> Option<Detected> {
+        if let Some((_, parser)) = &mut self.parser {
+            parser.push(chunk, out);
+            return None;
+        }
+        self.held.extend_from_slice(chunk);
+        let detected = self.detector.push(chunk).cloned()?;
+        Some(self.start(detected, out))
+    }
+
+    /// Ends the output. Gives the choice if it is made only now.
+    pub fn finish(&mut self, out: &mut Vec<Part>) -> Option<Detected> {
+        let made_now = match self.parser {
+            Some(_) => None,
+            None => {
+                let detected = self.detector.finish();
+                Some(self.start(detected, out))
+            }
+        };
+        if let Some((_, parser)) = &mut self.parser {
+            parser.finish(out);
+        }
+        made_now
+    }
+
+    /// The choice, once made.
+    pub fn detected(&self) -> Option<&Detected> {
+        self.parser.as_ref().map(|(d, _)| d)
+    }
+
+    /// How many tool calls were completed so far.
+    pub fn call_count(&self) -> usize {
+        self.parser.as_ref().map_or(0, |(_, p)| p.call_count())
+    }
+
+    fn start(&mut self, detected: Detected, out: &mut Vec<Part>) -> Detected {
+        let protocol = match self.reasoning_open {
+            Some(open) => detected.protocol.clone().with_reasoning_open(Some(open)),
+            None => detected.protocol.clone(),
+        };
+        let mut parser = protocol.stream_parser(&self.tools);
+        parser.push(&std::mem::take(&mut self.held), out);
+        self.parser = Some((detected.clone(), parser));
+        detected
     }
 }
 

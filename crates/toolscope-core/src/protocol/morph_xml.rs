@@ -49,6 +49,13 @@ impl ProtocolSpec for MorphXml {
         "any model, prompted"
     }
 
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        tools
+            .iter()
+            .flat_map(|t| [format!("<{}> <", t.name()), format!("<{}/>", t.name())])
+            .collect()
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

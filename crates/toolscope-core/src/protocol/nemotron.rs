@@ -46,6 +46,10 @@ impl ProtocolSpec for Nemotron {
         "Nemotron Nano v2 (9B, 12B)"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CALL_BEGIN.into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

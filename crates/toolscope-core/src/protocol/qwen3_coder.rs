@@ -48,6 +48,10 @@ impl ProtocolSpec for Qwen3Coder {
         "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec!["<tool_call> <function=".into(), "<function=".into()]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

@@ -91,6 +91,13 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// The model families that write this format, for help texts and the picker.
     fn families(&self) -> &'static str;
 
+    /// The call markers that identify this format at the start of a call, for `--protocol
+    /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
+    /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
+    /// Markup named after the tools is built from `tools`. Reasoning markers need not be listed:
+    /// they come from [`ProtocolSpec::reasoning`].
+    fn markers(&self, tools: &ToolSet) -> Vec<String>;
+
     /// How the family marks reasoning.
     fn reasoning(&self) -> Reasoning {
         Reasoning::NONE

@@ -40,6 +40,15 @@ impl ProtocolSpec for Xlam {
         "Salesforce xLAM, xLAM-2"
     }
 
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![
+            "[ { \"name\"".into(),
+            "```json [ {".into(),
+            "[TOOL_CALLS] [".into(),
+            "<tool_call> [".into(),
+        ]
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

@@ -40,6 +40,10 @@ impl ProtocolSpec for YamlXml {
         "any model, prompted"
     }
 
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        tools.iter().map(|t| format!("<{}>\n", t.name())).collect()
+    }
+
     fn reasoning(&self) -> Reasoning {
         Reasoning::THINK
     }

@@ -78,6 +78,22 @@ impl Replay {
         }
     }
 
+    /// The model's output text as the wire carried it (read with no protocol): what a text
+    /// protocol parses, and what `--protocol auto` looks at.
+    pub fn output_text(session: &Session) -> String {
+        let options = ReplayOptions {
+            protocol: Some(None),
+            tools: None,
+        };
+        let mut text = String::new();
+        for event in Replay::new(session, options).run_to_end() {
+            if let RunEvent::Part(crate::part::Part::TextDelta { delta, .. }) = event {
+                text.push_str(&delta);
+            }
+        }
+        text
+    }
+
     /// The request as this replay reads it (with any changed protocol or tools).
     pub fn request(&self) -> &Request {
         &self.request

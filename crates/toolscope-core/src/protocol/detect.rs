@@ -1,0 +1,385 @@
+//! `--protocol auto`: which protocol an output is written in, from the first marker it shows.
+//!
+//! Every protocol of the registry declares its call markers ([`ProtocolSpec::markers`], some of
+//! them built from the tools' names) and, through its reasoning markers, what its reasoning looks
+//! like. The detector reads the output from the start and stops at the first marker of any
+//! protocol:
+//!
+//! - A call marker decides. Where several markers match at the same place the longest wins, so a
+//!   marker that spells out what follows (`<tool_call>` then `<function=` for qwen3-coder, then
+//!   `{` for hermes) tells formats that share a start apart. A marker several protocols declare
+//!   goes to the first of them in registry order, and the reason says so.
+//! - A reasoning marker that one protocol uses decides too (`[THINK]`, `<|START_THINKING|>`).
+//!   One that several use (`<think>`) only narrows the choice to them: the next call marker
+//!   decides among them (or, if it belongs to none of them, on its own).
+//! - Without any call marker, the output is read with the first protocol the reasoning markers
+//!   left, or with the first of the registry when there was no marker at all (the output is then
+//!   plain text in every protocol).
+//!
+//! In a pattern, a space stands for any run of whitespace, none included (`<tool_call> {`).
+//! Detection looks at each byte a bounded number of times: it is linear in the output.
+
+use super::{Protocol, REGISTRY};
+use crate::tool::ToolSet;
+
+/// The protocol detection chose, and why, in words for a status line.
+#[derive(Clone, Debug)]
+pub struct Detected {
+    /// The protocol, with its default settings.
+    pub protocol: Protocol,
+    /// Which marker chose it, where, and how a tie was broken.
+    pub reason: String,
+}
+
+struct Entry {
+    /// The pattern's literal pieces; whitespace may separate them.
+    pieces: Vec<Vec<u8>>,
+    /// The protocols that declare it, as registry indices in registry order.
+    owners: Vec<usize>,
+    reasoning: bool,
+}
+
+enum Match {
+    Full(usize),
+    Partial,
+    No,
+}
+
+/// The most whitespace a pattern's space stands for.
+const MAX_GAP: usize = 64;
+
+/// Reads an output, whole or as it arrives, until it knows the protocol.
+pub struct Detector {
+    entries: Vec<Entry>,
+    first: [bool; 256],
+    buf: Vec<u8>,
+    /// Where the next marker may start.
+    from: usize,
+    /// The protocols a shared reasoning marker left, and that marker.
+    narrowed: Option<(Vec<usize>, String)>,
+    decided: Option<Detected>,
+}
+
+impl Detector {
+    /// A detector for outputs that call these tools (markup named after the tools, as in
+    /// morph-xml, can only be recognised for them).
+    pub fn new(tools: &ToolSet) -> Self {
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut add = |pattern: &str, owner: usize, reasoning: bool| {
+            let pieces: Vec<Vec<u8>> = pattern
+                .split(' ')
+                .filter(|p| !p.is_empty())
+                .map(|p| p.as_bytes().to_vec())
+                .collect();
+            if pieces.is_empty() {
+                return;
+            }
+            match entries
+                .iter_mut()
+                .find(|e| e.pieces == pieces && e.reasoning == reasoning)
+            {
+                Some(e) if !e.owners.contains(&owner) => e.owners.push(owner),
+                Some(_) => {}
+                None => entries.push(Entry {
+                    pieces,
+                    owners: vec![owner],
+                    reasoning,
+                }),
+            }
+        };
+        for (i, spec) in REGISTRY.iter().enumerate() {
+            for m in spec.markers(tools) {
+                add(&m, i, false);
+            }
+            if let Some((open, close)) = spec.reasoning().markers {
+                add(open, i, true);
+                add(close, i, true);
+            }
+        }
+        let mut first = [false; 256];
+        for e in &entries {
+            first[e.pieces[0][0] as usize] = true;
+        }
+        Detector {
+            entries,
+            first,
+            buf: Vec::new(),
+            from: 0,
+            narrowed: None,
+            decided: None,
+        }
+    }
+
+    /// Reads the next bytes; the choice, once there is one (and every time after).
+    pub fn push(&mut self, bytes: &[u8]) -> Option<&Detected> {
+        if self.decided.is_none() {
+            self.buf.extend_from_slice(bytes);
+            self.scan(false);
+        }
+        self.decided.as_ref()
+    }
+
+    /// The output is over: the choice, made now if no marker made it before.
+    pub fn finish(&mut self) -> Detected {
+        if self.decided.is_none() {
+            self.scan(true);
+        }
+        if let Some(d) = &self.decided {
+            return d.clone();
+        }
+        let (index, reason) = match &self.narrowed {
+            Some((owners, marker)) => (
+                owners[0],
+                format!(
+                    "no call marker; the reasoning marker {} is used by {}: read as the first of them",
+                    shown(marker),
+                    names(owners)
+                ),
+            ),
+            None => (
+                0,
+                "no call or reasoning marker of any protocol: the output is plain text, read as the first protocol".to_string(),
+            ),
+        };
+        let d = Detected {
+            protocol: Protocol::of(REGISTRY[index]),
+            reason,
+        };
+        self.decided = Some(d.clone());
+        d
+    }
+
+    fn scan(&mut self, at_end: bool) {
+        while self.from < self.buf.len() && self.decided.is_none() {
+            let p = self.from;
+            if !self.first[self.buf[p] as usize] {
+                self.from += 1;
+                continue;
+            }
+            let mut best: Option<(usize, usize)> = None;
+            let mut partial = false;
+            for (idx, e) in self.entries.iter().enumerate() {
+                match match_at(&self.buf, p, &e.pieces, at_end) {
+                    Match::Full(len) if best.is_none_or(|(l, _)| len > l) => {
+                        best = Some((len, idx));
+                    }
+                    Match::Partial => partial = true,
+                    _ => {}
+                }
+            }
+            if partial {
+                // A marker (maybe a longer one) may still start here.
+                return;
+            }
+            let Some((len, idx)) = best else {
+                self.from += 1;
+                continue;
+            };
+            self.from = p + len;
+            let marker = String::from_utf8_lossy(&self.buf[p..p + len]).into_owned();
+            self.found(idx, p, marker);
+        }
+    }
+
+    fn found(&mut self, idx: usize, at: usize, marker: String) {
+        let e = &self.entries[idx];
+        let within: Vec<usize> = match &self.narrowed {
+            Some((left, _)) => e
+                .owners
+                .iter()
+                .copied()
+                .filter(|o| left.contains(o))
+                .collect(),
+            None => e.owners.clone(),
+        };
+        if e.reasoning {
+            match within.len() {
+                0 => {}
+                1 => {
+                    self.decide(
+                        within[0],
+                        format!("the reasoning marker {} at byte {at}", shown(&marker)),
+                    );
+                }
+                _ => self.narrowed = Some((within, marker)),
+            }
+            return;
+        }
+        let owners = if within.is_empty() {
+            e.owners.clone()
+        } else {
+            within
+        };
+        let reason = if owners.len() == 1 {
+            format!("the call marker {} at byte {at}", shown(&marker))
+        } else {
+            format!(
+                "the call marker {} at byte {at}, which {} all read: the first of them",
+                shown(&marker),
+                names(&owners)
+            )
+        };
+        self.decide(owners[0], reason);
+    }
+
+    fn decide(&mut self, index: usize, reason: String) {
+        self.decided = Some(Detected {
+            protocol: Protocol::of(REGISTRY[index]),
+            reason,
+        });
+    }
+}
+
+/// The choice for a whole output.
+pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
+    let mut d = Detector::new(tools);
+    d.push(text);
+    d.finish()
+}
+
+fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
+    let mut k = pos;
+    let short = if at_end { Match::No } else { Match::Partial };
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            let gap = k;
+            while k < buf.len() && buf[k].is_ascii_whitespace() {
+                k += 1;
+                if k - gap > MAX_GAP {
+                    return Match::No;
+                }
+            }
+        }
+        let n = piece.len().min(buf.len() - k);
+        if buf[k..k + n] != piece[..n] {
+            return Match::No;
+        }
+        if n < piece.len() {
+            return short;
+        }
+        k += n;
+    }
+    Match::Full(k - pos)
+}
+
+fn shown(marker: &str) -> String {
+    format!("{marker:?}")
+}
+
+fn names(owners: &[usize]) -> String {
+    owners
+        .iter()
+        .map(|&o| REGISTRY[o].name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::ToolDef;
+
+    fn tools() -> ToolSet {
+        ToolSet::new(vec![ToolDef::new(
+            "get_weather",
+            "",
+            json!({"type":"object","properties":{"city":{"type":"string"}}}),
+        )])
+        .unwrap()
+    }
+
+    fn pick(text: &str) -> String {
+        detect(&tools(), text.as_bytes())
+            .protocol
+            .name()
+            .to_string()
+    }
+
+    #[test]
+    fn every_protocol_declares_call_markers() {
+        for spec in REGISTRY {
+            assert!(!spec.markers(&tools()).is_empty(), "{}", spec.name());
+        }
+    }
+
+    #[test]
+    fn what_follows_a_shared_start_tells_formats_apart() {
+        assert_eq!(
+            pick("Sure.\n<tool_call>\n{\"name\": \"get_weather\"}"),
+            "hermes"
+        );
+        assert_eq!(
+            pick("<tool_call>\n<function=get_weather>\n<parameter=city>\nP\n</parameter>"),
+            "qwen3-coder"
+        );
+        assert_eq!(
+            pick("<get_weather>\n<city>Paris</city>\n</get_weather>"),
+            "morph-xml"
+        );
+        assert_eq!(
+            pick("<get_weather>\ncity: Paris\n</get_weather>"),
+            "yaml-xml"
+        );
+        assert_eq!(
+            pick("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather"),
+            "deepseek-v3"
+        );
+        assert_eq!(
+            pick("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}"),
+            "deepseek-v3.1"
+        );
+    }
+
+    #[test]
+    fn a_shared_reasoning_marker_narrows_and_a_call_marker_decides() {
+        assert_eq!(pick("<think>hm</think><TOOLCALL>[]"), "nemotron");
+        assert_eq!(
+            pick("<think>hm</think>[TOOL_CALLS]get_weather[ARGS]{}"),
+            "mistral"
+        );
+        let d = detect(&tools(), b"<think>only thinking</think> and text");
+        assert_eq!(d.protocol.name(), "hermes");
+        assert!(d.reason.contains("used by hermes"), "{}", d.reason);
+        assert_eq!(pick("[THINK]x[/THINK]done"), "mistral");
+        let d = detect(&tools(), b"plain words, no markup");
+        assert!(d.reason.contains("plain text"), "{}", d.reason);
+    }
+
+    #[test]
+    fn a_marker_several_protocols_declare_goes_to_the_first_and_says_so() {
+        let d = detect(&tools(), b"[TOOL_CALLS][{\"name\": \"get_weather\"}]");
+        assert_eq!(d.protocol.name(), "mistral");
+        assert!(d.reason.contains("mistral, xlam"), "{}", d.reason);
+    }
+
+    #[test]
+    fn streamed_in_any_pieces_the_choice_is_the_same() {
+        let texts = [
+            "Let me see.\n<tool_call>\n<function=get_weather>\n",
+            "<think>a</think>\n<get_weather>\n<city>P</city></get_weather>",
+            "x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}",
+        ];
+        for text in texts {
+            let whole = pick(text);
+            for cut in 0..=text.len() {
+                let mut d = Detector::new(&tools());
+                d.push(&text.as_bytes()[..cut]);
+                d.push(&text.as_bytes()[cut..]);
+                assert_eq!(d.finish().protocol.name(), whole, "{text:?} cut at {cut}");
+            }
+            let mut d = Detector::new(&tools());
+            let mut early = None;
+            for b in text.as_bytes() {
+                if let Some(x) = d.push(std::slice::from_ref(b)) {
+                    early.get_or_insert(x.protocol.name());
+                }
+            }
+            assert_eq!(d.finish().protocol.name(), whole, "{text:?} byte by byte");
+            if let Some(e) = early {
+                assert_eq!(e, whole, "{text:?}: decided early");
+            }
+        }
+    }
+}
