@@ -141,8 +141,7 @@ async fn a_tool_result_continues_the_conversation() {
 #[tokio::test]
 async fn a_text_protocol_run_highlights_the_call_span() {
     let mut h = Harness::new(160, 48);
-    h.press(ctrl('l'));
-    assert_eq!(h.app.protocol_name(), "hermes");
+    h.pick_protocol("hermes");
     h.press(ctrl('r'));
     h.run_to_end().await;
     assert!(h.has_tool_call());

@@ -42,7 +42,7 @@ fn after_a_native_call() {
 #[test]
 fn hermes_with_spans_and_a_malformed_call() {
     both("hermes", |a| {
-        send(a, ctrl('l'));
+        pick_protocol(a, "hermes");
         let id = send(a, ctrl('r'))[0];
         let t = tools(a);
         feed(a, id, protocol_run("hermes", &t, HERMES_OUTPUT, 7), 10);
@@ -90,6 +90,44 @@ fn picker_overlay() {
     both("picker", |a| {
         send(a, ctrl('p'));
     });
+}
+
+#[test]
+fn protocol_picker_overlay() {
+    both("protocol_picker", |a| {
+        send(a, ctrl('l'));
+    });
+    both("protocol_picker_filtered", |a| {
+        send(a, ctrl('l'));
+        for c in "deep".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+        send(a, key(KeyCode::Down));
+    });
+}
+
+/// Ctrl+L, typing and Enter choose the protocol; the status line shows it; Esc leaves it as it
+/// was.
+#[test]
+fn the_protocol_picker_chooses_and_the_status_line_shows_it() {
+    let mut a = app(160, 48);
+    send(&mut a, ctrl('l'));
+    for c in "qwen".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    send(&mut a, key(KeyCode::Enter));
+    assert!(a.overlay.is_none());
+    assert_eq!(a.protocol_name(), "qwen3-coder");
+    assert!(screen(&a, 160, 48).contains("qwen3-coder"));
+    send(&mut a, ctrl('l'));
+    send(&mut a, key(KeyCode::Char('x')));
+    send(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_none());
+    assert_eq!(a.protocol_name(), "qwen3-coder");
+    send(&mut a, ctrl('l'));
+    send(&mut a, key(KeyCode::Home));
+    send(&mut a, key(KeyCode::Enter));
+    assert_eq!(a.protocol_name(), "native");
 }
 
 #[test]
@@ -349,7 +387,7 @@ fn request_view() {
 #[test]
 fn request_view_of_an_emulated_request_not_sent_yet() {
     both("request_view_emulated", |a| {
-        send(a, ctrl('l'));
+        pick_protocol(a, "hermes");
         send(a, ctrl('t'));
         send(a, ctrl('e'));
         // Down to the rendered prompt and the response format.

@@ -143,8 +143,7 @@ async fn d03_a_follow_up_is_never_wiped_and_the_old_question_is_not_edited() {
 #[tokio::test]
 async fn d04_emulated_required_fills_the_arguments() {
     let mut h = Harness::new(160, 48);
-    h.press(ctrl('l'));
-    assert_eq!(h.app.protocol_name(), "hermes");
+    h.pick_protocol("hermes");
     h.press(ctrl('t'));
     assert_eq!(h.app.choice, ToolChoice::Required);
     write_message(&mut h, "What's the weather in Lisbon for 2 days?");
@@ -659,7 +658,7 @@ async fn ctrl_e_shows_the_exact_request_never_the_key_and_copies_curl() {
     // A live emulated run on the demo model: the rendered protocol prompt and response format.
     h.app.provider = toolscope_demo::provider();
     h.app.model = "demo-1".into();
-    h.press(ctrl('l'));
+    h.pick_protocol("hermes");
     h.press(ctrl('t'));
     run(&mut h).await;
     h.press(ctrl('e'));

@@ -12,7 +12,7 @@ pub enum Action {
     FocusNext,
     FocusPrev,
     CycleToolChoice,
-    CycleProtocol,
+    PickProtocol,
     Picker,
     Request,
     Compare,
@@ -81,8 +81,8 @@ pub const GLOBAL: &[Binding] = &[
     Binding {
         chords: &[(KeyCode::Char('l'), CTRL)],
         keys: "Ctrl+L",
-        action: Action::CycleProtocol,
-        help: "next protocol: native, then each protocol in turn",
+        action: Action::PickProtocol,
+        help: "choose the protocol: native, or a text protocol (type to filter)",
     },
     Binding {
         chords: &[(KeyCode::Char('p'), CTRL)],

@@ -26,6 +26,7 @@ mod overlays;
 pub mod parts;
 pub mod picker;
 pub mod prompt;
+pub mod protocol_picker;
 pub mod providers;
 pub mod remember;
 pub mod request_view;
@@ -156,6 +157,8 @@ pub enum Overlay {
         scroll: usize,
     },
     Picker(Box<Picker>),
+    /// The protocol picker (Ctrl+L).
+    Protocols(Box<protocol_picker::ProtocolPicker>),
     /// Asks for a file path.
     Path {
         purpose: FilePurpose,

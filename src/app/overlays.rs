@@ -15,6 +15,7 @@ use super::layout;
 use super::message::FilePurpose;
 use super::notice::notice;
 use super::picker::{ModelList, Picker, PickerField};
+use super::protocol_picker::PickerOutcome;
 use super::runs::{self, quit, remember, start_run};
 use super::session_update as sessions;
 use super::text_log::Scroll;
@@ -46,6 +47,23 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             _ => {}
         },
         Overlay::Picker(_) => picker_key(app, key, fx),
+        Overlay::Protocols(p) => match p.key(key) {
+            PickerOutcome::Open => {}
+            PickerOutcome::Closed => app.overlay = None,
+            PickerOutcome::Chosen(chosen) => {
+                app.overlay = None;
+                // The same protocol again keeps its settings (reasoning, delimiters).
+                if chosen.as_ref().map(|p| p.name()) != app.protocol.as_ref().map(|p| p.name()) {
+                    app.protocol = chosen;
+                }
+                let name = app.protocol_name();
+                notice(
+                    app,
+                    format!("protocol: {name} (applies to the next run)"),
+                    false,
+                );
+            }
+        },
         Overlay::Sessions(_) => sessions::picker_key(app, key, fx),
         Overlay::Restore(_) => sessions::restore_key(app, key, fx),
         Overlay::Path {

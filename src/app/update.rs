@@ -10,7 +10,6 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use toolscope_core::protocol::Protocol;
 use toolscope_core::session::Session;
 
 use super::compare::CompareKind;
@@ -308,23 +307,9 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::FocusNext => move_focus(app, 1),
         Action::FocusPrev => move_focus(app, -1),
         Action::CycleToolChoice => set_choice(app, 1),
-        Action::CycleProtocol => {
-            // native → every protocol of the registry, in order → native.
-            let all = Protocol::all();
-            let at = app
-                .protocol
-                .as_ref()
-                .and_then(|p| all.iter().position(|q| q.name() == p.name()));
-            app.protocol = match at {
-                None => all.first().cloned(),
-                Some(i) => all.get(i + 1).cloned(),
-            };
-            let name = app.protocol_name();
-            notice(
-                app,
-                format!("protocol: {name} (applies to the next run)"),
-                false,
-            );
+        Action::PickProtocol => {
+            let picker = super::protocol_picker::ProtocolPicker::new(app.protocol.as_ref());
+            app.overlay = Some(Overlay::Protocols(Box::new(picker)));
         }
         Action::Picker => open_picker(app, fx),
         Action::Request => overlays::open_request(app, None),
@@ -768,6 +753,11 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
         }
         Some(Overlay::Path { editor: e, .. }) => {
             e.insert_str(text.trim());
+            return;
+        }
+        Some(Overlay::Protocols(p)) => {
+            p.filter.push_str(text.trim());
+            p.selected = 0;
             return;
         }
         Some(Overlay::Edit { editor: e, .. }) => {

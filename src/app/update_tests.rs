@@ -107,16 +107,26 @@ fn ctrl_t_and_ctrl_l_change_the_next_run() {
     update(&mut app, ctrl('t'));
     update(&mut app, ctrl('t'));
     assert_eq!(app.choice, ToolChoice::Tool("get_weather".into()));
+    // Ctrl+L opens the picker; a typed filter and Enter choose.
     update(&mut app, ctrl('l'));
+    assert!(matches!(
+        app.overlay,
+        Some(super::super::Overlay::Protocols(_))
+    ));
+    for c in "herm".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    update(&mut app, key(KeyCode::Enter));
+    assert!(app.overlay.is_none());
     assert_eq!(app.protocol_name(), "hermes");
     let fx = update(&mut app, ctrl('r'));
     let (_, r) = &started(&fx)[0];
     assert_eq!(r.tool_choice, Some(ToolChoice::Tool("get_weather".into())));
     assert_eq!(r.protocol.as_ref().map(|p| p.name()), Some("hermes"));
-    // Every other registered protocol in turn, then native again.
-    for _ in 0..toolscope_core::protocol::Protocol::all().len() {
-        update(&mut app, ctrl('l'));
-    }
+    // Native is the first entry.
+    update(&mut app, ctrl('l'));
+    update(&mut app, key(KeyCode::Home));
+    update(&mut app, key(KeyCode::Enter));
     assert_eq!(app.protocol_name(), "native");
 }
 

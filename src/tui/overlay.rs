@@ -12,6 +12,7 @@ use ratatui_textarea::TextArea;
 use toolscope_core::provider::ReasoningEffort;
 
 use crate::app::picker::{ModelList, PickerField};
+use crate::app::protocol_picker::ProtocolPicker;
 use crate::app::text_log::wrap;
 use crate::app::{App, Confirm, FilePurpose, Picker};
 
@@ -308,6 +309,61 @@ pub fn path(
                 height: 1,
                 ..inner
             },
+        );
+    }
+}
+
+/// The protocol picker (Ctrl+L): the filter as typed, then the entries it leaves, scrolled so the
+/// selected one shows.
+pub fn protocols(frame: &mut Frame<'_>, area: Rect, app: &App, p: &ProtocolPicker) {
+    let theme = app.theme();
+    let entries = p.entries();
+    let r = centered(area, 84, entries.len().max(1) as u16 + 4);
+    frame.render_widget(Clear, r);
+    let b = block("Protocol", true, theme)
+        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg))
+        .title_bottom(Line::from(Span::styled(
+            " type to filter · ↑/↓ choose · Enter use · Esc close ",
+            muted(theme),
+        )));
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    if inner.height < 2 {
+        return;
+    }
+    let width = inner.width as usize;
+    let line = |i: u16| Rect {
+        y: inner.y + i,
+        height: 1,
+        ..inner
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("filter ", muted(theme)),
+            Span::styled(format!("{}▏", p.filter), Style::default().fg(theme.ui.text)),
+            Span::styled(format!("  current: {}", app.protocol_name()), muted(theme)),
+        ])),
+        line(0),
+    );
+    let rows = (inner.height - 1) as usize;
+    if entries.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                fit("no protocol matches the filter", width),
+                muted(theme),
+            )),
+            line(1),
+        );
+        return;
+    }
+    let first = p.selected.saturating_sub(rows.saturating_sub(1));
+    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(6) + 2;
+    for (i, e) in entries.iter().enumerate().skip(first).take(rows) {
+        let text = fit(&format!("{:<name_width$}{}", e.name, e.families), width);
+        let style = choice(theme, i == p.selected);
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!("{text:<width$}"), style)),
+            line((i - first + 1) as u16),
         );
     }
 }

@@ -77,6 +77,14 @@ impl Harness {
     }
 
     /// Types `text` key by key.
+    /// Ctrl+L, the name typed as a filter, Enter.
+    pub fn pick_protocol(&mut self, name: &str) {
+        self.press(super::ctrl('l'));
+        self.type_text(name);
+        self.press(super::key(ratatui::crossterm::event::KeyCode::Enter));
+        assert_eq!(self.app.protocol_name(), name);
+    }
+
     pub fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             self.press(super::key(ratatui::crossterm::event::KeyCode::Char(c)));

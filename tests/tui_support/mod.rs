@@ -221,3 +221,13 @@ pub fn rate_limited() -> Vec<RunEvent> {
 pub fn tools(app: &App) -> ToolSet {
     app.tools.valid.clone()
 }
+
+/// Ctrl+L, the protocol's name typed as a filter, Enter: the protocol picker's way to a protocol.
+pub fn pick_protocol(app: &mut App, name: &str) {
+    send(app, ctrl('l'));
+    for c in name.chars() {
+        send(app, key(KeyCode::Char(c)));
+    }
+    send(app, key(KeyCode::Enter));
+    assert_eq!(app.protocol_name(), name);
+}
