@@ -69,6 +69,7 @@ protocols! {
     harmony => Harmony,
     kimi_k2 => KimiK2,
     xlam => Xlam,
+    seed_oss => SeedOss,
 }
 
 /// A text protocol with its settings. Two protocols are equal when they have the same name and

@@ -69,7 +69,7 @@ impl ProtocolSpec for Qwen3Coder {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(QwenScanner::new(tools.clone()))
+        Box::new(QwenScanner::new(tools.clone(), "tool_call", true))
     }
 
     /// A function without a name.
@@ -211,7 +211,26 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)
     Some(Some((name.to_string(), lit.len() + p + 1, self_closing)))
 }
 
-fn qtag(text: &str, j: usize, tools: &ToolSet) -> QTag {
+/// The block tag's literals: `<tool_call` and `</tool_call` (or another family's, such as
+/// Seed-OSS's `<seed:tool_call>`).
+struct Wrapper {
+    open: Vec<u8>,
+    close: Vec<u8>,
+    /// `<tool_call>`, for messages.
+    shown: String,
+}
+
+impl Wrapper {
+    fn new(tag: &str) -> Self {
+        Wrapper {
+            open: format!("<{tag}").into_bytes(),
+            close: format!("</{tag}").into_bytes(),
+            shown: format!("<{tag}>"),
+        }
+    }
+}
+
+fn qtag(text: &str, j: usize, tools: &ToolSet, wrapper: &Wrapper) -> QTag {
     let rest = &text.as_bytes()[j..];
     if rest.get(1) == Some(&b'!') || rest.len() == 1 {
         let lit = b"<![CDATA[";
@@ -230,10 +249,10 @@ fn qtag(text: &str, j: usize, tools: &ToolSet) -> QTag {
     if let Some(r) = closing(rest, b"</function") {
         return r.map_or(QTag::Incomplete, QTag::CloseFunction);
     }
-    if let Some(r) = closing(rest, b"</tool_call") {
+    if let Some(r) = closing(rest, &wrapper.close) {
         return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
     }
-    if let Some(r) = closing(rest, b"<tool_call") {
+    if let Some(r) = closing(rest, &wrapper.open) {
         return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
     }
     if let Some(r) = named(text, j, "<function=") {
@@ -330,6 +349,8 @@ struct Param {
     name: String,
     mode: Mode,
     sep: Separated,
+    /// The format defines no separating newlines: every byte of the value is content.
+    verbatim: bool,
     nest: Vec<Nest>,
     in_cdata: bool,
 }
@@ -395,6 +416,10 @@ enum State {
 
 pub struct QwenScanner {
     tools: ToolSet,
+    wrapper: Wrapper,
+    /// Whether one newline after `<parameter=KEY>` and one before `</parameter>` separate the
+    /// value from its tags (qwen3-coder) or are content (a family that writes none).
+    separators: bool,
     state: State,
     held: Holdback,
     /// The input has ended: what was held for lookahead is decided without it.
@@ -416,9 +441,13 @@ impl super::spec::Scanner for QwenScanner {
 }
 
 impl QwenScanner {
-    pub fn new(tools: ToolSet) -> Self {
+    /// A scanner of `<function=…>` calls in blocks tagged `wrapper` (`tool_call`), whose values
+    /// are set off by newlines (`separators`) or not.
+    pub fn new(tools: ToolSet, wrapper: &str, separators: bool) -> Self {
         QwenScanner {
             tools,
+            wrapper: Wrapper::new(wrapper),
+            separators,
             state: State::Text,
             held: Holdback::default(),
             at_end: false,
@@ -464,7 +493,7 @@ impl QwenScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag(text, j, &self.tools)
+        qtag(text, j, &self.tools, &self.wrapper)
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -613,7 +642,10 @@ impl QwenScanner {
         if b.functions == 0 {
             em.error(ErrorPart::reason(
                 "malformed-tool-call",
-                "a <tool_call> block that does not start with <function=…> is kept as text",
+                format!(
+                    "a {} block that does not start with <function=…> is kept as text",
+                    self.wrapper.shown
+                ),
             ));
             em.text(&b.raw);
             b.raw.clear();
@@ -662,7 +694,7 @@ impl QwenScanner {
             // `<tool_call></tool_call>`: nothing was called; the markup stays, reported.
             em.error(ErrorPart::reason(
                 "malformed-tool-call",
-                "an empty <tool_call> block is kept as text",
+                format!("an empty {} block is kept as text", self.wrapper.shown),
             ));
             b.keep_as_text(end, em);
         } else {
@@ -795,6 +827,7 @@ impl QwenScanner {
             name,
             mode,
             sep: Separated::default(),
+            verbatim: !self.separators,
             nest: Vec::new(),
             in_cdata: false,
         })
@@ -1111,7 +1144,7 @@ impl QwenScanner {
                 if b.functions == 0 {
                     em.error(ErrorPart::reason(
                         "unfinished-tool-call",
-                        "the output ended inside a <tool_call> block",
+                        format!("the output ended inside a {} block", self.wrapper.shown),
                     ));
                     b.keep_as_text(end, em);
                 } else {
@@ -1167,13 +1200,23 @@ fn stray_markup(em: &mut Emitter, tag: &str, start: usize, what: &str) {
 
 /// Value text, without the separating newlines.
 fn content(f: &mut Func, p: &mut Param, s: &str) {
-    let Param { sep, mode, .. } = p;
-    sep.push(s, |piece| match mode {
+    let Param {
+        sep,
+        mode,
+        verbatim,
+        ..
+    } = p;
+    let out = |piece: &str| match mode {
         Mode::Stream => {
             let _ = f.writer.string_piece(piece);
         }
         Mode::Collect(buf) => buf.push_str(piece),
-    });
+    };
+    if *verbatim {
+        sep.push_verbatim(s, out);
+    } else {
+        sep.push(s, out);
+    }
 }
 
 fn end_param(f: &mut Func, mut p: Param) {
