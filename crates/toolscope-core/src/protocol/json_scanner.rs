@@ -14,9 +14,7 @@
 //! inside the body (a value that held `</tool_call>` and then broke), whose remainder is then
 //! read again; a byte is read again at most once, so the cost stays linear.
 
-use memchr::memchr;
-
-use crate::json::lexer::{find2, find3};
+use crate::json::lexer::{find1, find2, find3};
 use crate::json::{JsonSink, Lexer, Step};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::SpanKind;
@@ -272,7 +270,7 @@ impl Delim {
         let bytes = text.as_bytes();
         let first = self.first_byte();
         let mut j = from;
-        while let Some(p) = memchr(first, &bytes[j.min(bytes.len())..]) {
+        while let Some(p) = find1(first, &bytes[j.min(bytes.len())..]) {
             let at = j + p;
             if let Match::Full(len) = self.matches(text, at) {
                 return Some((at, len));
@@ -443,6 +441,7 @@ impl JsonScanner {
         }
     }
 
+    #[inline]
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: what `text` would do, without the machinery (the common
         // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
@@ -450,7 +449,7 @@ impl JsonScanner {
         if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
             let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
             if find3(first, b'`', b'\n', piece.as_bytes()).is_none()
-                && !(self.mid_line && memchr(b'{', piece.as_bytes()).is_some())
+                && !(self.mid_line && find1(b'{', piece.as_bytes()).is_some())
                 && self.find_extra(piece.as_bytes()).is_none()
             {
                 self.held.advance(piece.len());
@@ -473,6 +472,12 @@ impl JsonScanner {
                 }
             }
         }
+        self.feed_marked(piece, em);
+    }
+
+    /// A piece that may hold markup, or arrives while something is held.
+    #[inline(never)]
+    fn feed_marked(&mut self, piece: &str, em: &mut Emitter) {
         let (text, base) = self.held.join(piece);
         let mut next = self.run(&text, base, em);
         while let Some((t, b)) = next {
@@ -532,7 +537,7 @@ impl JsonScanner {
             }
             if self.mid_line {
                 let upto = next.map_or(bytes.len(), |p| j + p);
-                if let Some(q) = memchr(b'{', &bytes[j..upto]) {
+                if let Some(q) = find1(b'{', &bytes[j..upto]) {
                     // After text on the line: an envelope whose `<tool_call>` was left out,
                     // read on speculation until its close tag shows (or does not).
                     let at = j + q;
@@ -653,11 +658,12 @@ impl JsonScanner {
     }
 
     /// The first of the extra bytes in `bytes`.
+    #[inline(always)]
     fn find_extra(&self, bytes: &[u8]) -> Option<usize> {
         match self.extra.as_slice() {
             [] => None,
-            [a] => memchr(*a, bytes),
-            [a, b] => memchr::memchr2(*a, *b, bytes),
+            [a] => find1(*a, bytes),
+            [a, b] => find2(*a, *b, bytes),
             more => bytes.iter().position(|c| more.contains(c)),
         }
     }

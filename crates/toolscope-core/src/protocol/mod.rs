@@ -438,15 +438,23 @@ impl StreamParser {
             ..
         } = self;
         em.attach(out);
-        decoder.decode(chunk, |piece, invalid_at| {
-            match reasoning {
+        match decoder.whole(chunk) {
+            // The common case inline: a whole valid chunk (one byte, often).
+            Some(piece) if !piece.is_empty() => match reasoning {
                 Some(r) => r.feed(piece, scanner.as_mut(), em),
                 None => scanner.feed(piece, em),
-            }
-            if let Some(at) = invalid_at {
-                report_invalid(invalid_reported, at, em);
-            }
-        });
+            },
+            Some(_) => {}
+            None => decoder.decode(chunk, |piece, invalid_at| {
+                match reasoning {
+                    Some(r) => r.feed(piece, scanner.as_mut(), em),
+                    None => scanner.feed(piece, em),
+                }
+                if let Some(at) = invalid_at {
+                    report_invalid(invalid_reported, at, em);
+                }
+            }),
+        }
         em.detach(out);
     }
 

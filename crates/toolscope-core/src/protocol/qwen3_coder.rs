@@ -243,17 +243,41 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, wrapper: &Wrapper) -> QTag {
             };
         }
     }
-    if let Some(r) = closing(rest, b"</parameter") {
-        return r.map_or(QTag::Incomplete, QTag::CloseParameter);
+    // Only the tags whose name can begin with the byte after `<` (or `</` and whitespace) are
+    // tried: a stream arriving byte by byte asks again at every byte of a tag. (`None`: the
+    // text ends before that byte, and every tag is still possible.)
+    let closing_tag = rest.get(1) == Some(&b'/');
+    let lead = if closing_tag {
+        rest[2..].iter().find(|b| !is_ws(**b)).copied()
+    } else {
+        rest.get(1).copied()
+    };
+    let may = |lit: &[u8]| {
+        let word = if closing_tag { &lit[2..] } else { &lit[1..] };
+        lit.starts_with(b"</") == closing_tag && lead.is_none_or(|b| word.first() == Some(&b))
+    };
+    if may(b"</parameter") {
+        if let Some(r) = closing(rest, b"</parameter") {
+            return r.map_or(QTag::Incomplete, QTag::CloseParameter);
+        }
     }
-    if let Some(r) = closing(rest, b"</function") {
-        return r.map_or(QTag::Incomplete, QTag::CloseFunction);
+    if may(b"</function") {
+        if let Some(r) = closing(rest, b"</function") {
+            return r.map_or(QTag::Incomplete, QTag::CloseFunction);
+        }
     }
-    if let Some(r) = closing(rest, &wrapper.close) {
-        return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
+    if may(&wrapper.close) {
+        if let Some(r) = closing(rest, &wrapper.close) {
+            return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
+        }
     }
-    if let Some(r) = closing(rest, &wrapper.open) {
-        return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
+    if may(&wrapper.open) {
+        if let Some(r) = closing(rest, &wrapper.open) {
+            return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
+        }
+    }
+    if closing_tag || !may(b"<f") && !may(b"<p") {
+        return QTag::None;
     }
     if let Some(r) = named(text, j, "<function=") {
         return r.map_or(QTag::Incomplete, |(name, len, self_closing)| {

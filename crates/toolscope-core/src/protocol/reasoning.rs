@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use super::SpanKind;
 use super::emit::Emitter;
 use super::spec::Scanner;
+use crate::json::lexer::find1;
 
 pub(crate) struct ReasoningSplitter {
     open: &'static str,
@@ -85,7 +86,31 @@ impl ReasoningSplitter {
         em.text_span(self.block_start, end, SpanKind::Reasoning);
     }
 
+    #[inline(always)]
     pub(crate) fn feed(&mut self, piece: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
+        // The common case, without the machinery of `feed_marked` (a stream arriving a few
+        // bytes at a time): nothing held, and no byte of the piece can begin the marker looked
+        // for.
+        if self.held.is_empty() {
+            let marker = if self.inside { self.close } else { self.open };
+            if find1(marker.as_bytes()[0], piece.as_bytes()).is_none() {
+                self.pos += piece.len();
+                if self.inside && !self.calls_inside {
+                    em.reasoning(piece);
+                    self.skip(piece.len(), em);
+                } else if !piece.is_empty() {
+                    self.fed += piece.len();
+                    scanner.feed(piece, em);
+                }
+                return;
+            }
+        }
+        self.feed_marked(piece, scanner, em);
+    }
+
+    /// A piece that may hold or begin a marker.
+    #[inline(never)]
+    fn feed_marked(&mut self, piece: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
         let base = self.pos - self.held.len();
         self.pos += piece.len();
         let text: Cow<'_, str> = if self.held.is_empty() {
@@ -95,14 +120,21 @@ impl ReasoningSplitter {
             t.push_str(piece);
             Cow::Owned(t)
         };
+        // Where the text that may begin a marker starts: it is held for the next piece.
+        let mut hold_from = text.len();
         let mut i = 0;
         while i < text.len() {
             let marker = if self.inside { self.close } else { self.open };
             let rest = &text[i..];
             // Most pieces hold no byte that could begin the marker: skip the substring search
             // (whose set-up costs more than a one-byte piece) and the hold-back check.
-            let may_hold = memchr::memchr(marker.as_bytes()[0], rest.as_bytes()).is_some();
-            let found = if may_hold { rest.find(marker) } else { None };
+            let may_hold = find1(marker.as_bytes()[0], rest.as_bytes()).is_some();
+            // (Too short to hold the marker: the substring search's set-up is skipped too.)
+            let found = if may_hold && rest.len() >= marker.len() {
+                rest.find(marker)
+            } else {
+                None
+            };
             match found {
                 Some(k) => {
                     let before = &rest[..k];
@@ -148,10 +180,19 @@ impl ReasoningSplitter {
                     } else {
                         self.give_scanner(now, scanner, em);
                     }
-                    self.held.push_str(&rest[rest.len() - keep..]);
+                    hold_from = text.len() - keep;
                     break;
                 }
             }
+        }
+        match text {
+            // The joined text's buffer becomes the held text's again (no allocation per held
+            // byte when a stream arrives a byte at a time).
+            Cow::Owned(mut t) => {
+                t.drain(..hold_from);
+                self.held = t;
+            }
+            Cow::Borrowed(t) => self.held.push_str(&t[hold_from..]),
         }
     }
 

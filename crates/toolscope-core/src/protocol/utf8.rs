@@ -20,6 +20,25 @@ impl Utf8Decoder {
         Self::default()
     }
 
+    /// The common case, for the caller to take inline: nothing carried over and the whole
+    /// chunk valid (one ASCII byte, a stream arriving byte by byte, comes from a static table
+    /// with nothing to validate). `None`: use [`Utf8Decoder::decode`], which reads it.
+    #[inline(always)]
+    pub fn whole<'a>(&mut self, chunk: &'a [u8]) -> Option<&'a str> {
+        if !self.carry.is_empty() {
+            return None;
+        }
+        let s = match chunk {
+            [b] if *b < 0x80 => {
+                let i = *b as usize;
+                &ASCII[i..i + 1]
+            }
+            _ => std::str::from_utf8(chunk).ok()?,
+        };
+        self.offset += chunk.len();
+        Some(s)
+    }
+
     /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
     /// invalid bytes comes with the byte offset of those bytes.
     pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {

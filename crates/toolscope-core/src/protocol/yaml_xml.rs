@@ -106,7 +106,7 @@ impl Lines {
     /// Reads what was added to `body` since the last call.
     fn update(&mut self, body: &str) {
         let bytes = body.as_bytes();
-        while let Some(p) = memchr::memchr(b'\n', &bytes[self.scanned..]) {
+        while let Some(p) = crate::json::lexer::find1(b'\n', &bytes[self.scanned..]) {
             let nl = self.scanned + p;
             self.end_line(&bytes[self.line_start..nl]);
             self.line_start = nl + 1;
