@@ -31,6 +31,16 @@ fn lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The protocols `toolscope protocols` lists, by name.
+fn protocol_names() -> Vec<String> {
+    let listed = bin().arg("protocols").output().unwrap();
+    String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split('\t').next().map(str::to_string))
+        .collect()
+}
+
 fn parse(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = bin()
         .arg("parse")
@@ -342,12 +352,7 @@ fn protocols_lists_the_registry() {
 /// error, on both paths.
 #[test]
 fn every_protocol_has_an_example_output_that_parses() {
-    let listed = bin().arg("protocols").output().unwrap();
-    let names: Vec<String> = String::from_utf8(listed.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split('\t').next().map(str::to_string))
-        .collect();
+    let names = protocol_names();
     assert!(names.len() >= 5, "{names:?}");
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/outputs");
     let tools = tools_file();
@@ -388,12 +393,7 @@ fn every_protocol_has_an_example_output_that_parses() {
 /// stdin.
 #[test]
 fn auto_reads_every_example_output_as_its_protocol() {
-    let listed = bin().arg("protocols").output().unwrap();
-    let names: Vec<String> = String::from_utf8(listed.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split('\t').next().map(str::to_string))
-        .collect();
+    let names = protocol_names();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/outputs");
     let tools = tools_file();
     let tools = tools.to_str().unwrap();

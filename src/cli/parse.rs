@@ -12,7 +12,7 @@ use toolscope_core::protocol::Protocol;
 use toolscope_core::tool::ToolSet;
 
 use super::{Output, ProtocolChoice, fail_usage, report_detected};
-use toolscope_core::protocol::AutoParser;
+use toolscope_core::protocol::{AutoParser, StreamParser};
 
 #[derive(Args, Debug)]
 pub struct ParseArgs {
@@ -110,32 +110,11 @@ pub fn run(args: ParseArgs) -> u8 {
 
     // Live streaming: parse each read as it arrives.
     if args.stream && args.chunk_size.is_none() && !args.stats {
-        let Some(protocol) = protocol else {
-            return parse_live_auto(&args, &tools, &mut input, &name, out);
+        let parser = match protocol {
+            Some(p) => Live::Named(Box::new(p.stream_parser(&tools))),
+            None => Live::Auto(Box::new(AutoParser::new(&tools, args.reasoning.setting()))),
         };
-        let mut parser = protocol.stream_parser(&tools);
-        let mut parts = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return fail_usage(&format!("{name}: {e}")),
-            };
-            parser.push(&buf[..n], &mut parts);
-            for p in parts.drain(..) {
-                out.part(&p);
-            }
-            out.flush();
-        }
-        parser.finish(&mut parts);
-        let calls = parser.call_count();
-        for p in parts.drain(..) {
-            out.part(&p);
-        }
-        out.part(&finish_part(calls));
-        return out.close();
+        return parse_live(parser, &mut input, &name, out);
     }
 
     let mut bytes = Vec::new();
@@ -215,16 +194,43 @@ pub fn run(args: ParseArgs) -> u8 {
     out.close()
 }
 
-/// `parse --stream --protocol auto` on a live input: the output is held until a marker names
-/// the protocol, then parsed from its first byte as that protocol, and live from there on.
-fn parse_live_auto(
-    args: &ParseArgs,
-    tools: &ToolSet,
-    input: &mut Box<dyn Read>,
-    name: &str,
-    mut out: Output,
-) -> u8 {
-    let mut parser = AutoParser::new(tools, args.reasoning.setting());
+/// The parser of a live stream: a named protocol's, or `auto`'s, which holds the output until a
+/// marker names the protocol and then parses it from its first byte as that protocol.
+enum Live {
+    Named(Box<StreamParser>),
+    Auto(Box<AutoParser>),
+}
+
+impl Live {
+    fn push(&mut self, chunk: &[u8], parts: &mut Vec<Part>) {
+        match self {
+            Live::Named(p) => p.push(chunk, parts),
+            Live::Auto(p) => {
+                if let Some(d) = p.push(chunk, parts) {
+                    report_detected(&d);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, parts: &mut Vec<Part>) -> usize {
+        match self {
+            Live::Named(p) => {
+                p.finish(parts);
+                p.call_count()
+            }
+            Live::Auto(p) => {
+                if let Some(d) = p.finish(parts) {
+                    report_detected(&d);
+                }
+                p.call_count()
+            }
+        }
+    }
+}
+
+/// `parse --stream` without `--chunk-size`: each read is parsed as it arrives.
+fn parse_live(mut parser: Live, input: &mut Box<dyn Read>, name: &str, mut out: Output) -> u8 {
     let mut parts = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -234,21 +240,17 @@ fn parse_live_auto(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return fail_usage(&format!("{name}: {e}")),
         };
-        if let Some(d) = parser.push(&buf[..n], &mut parts) {
-            report_detected(&d);
-        }
+        parser.push(&buf[..n], &mut parts);
         for p in parts.drain(..) {
             out.part(&p);
         }
         out.flush();
     }
-    if let Some(d) = parser.finish(&mut parts) {
-        report_detected(&d);
-    }
+    let calls = parser.finish(&mut parts);
     for p in parts.drain(..) {
         out.part(&p);
     }
-    out.part(&finish_part(parser.call_count()));
+    out.part(&finish_part(calls));
     out.close()
 }
 

@@ -31,6 +31,19 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
+/// A list window over the panes at `r`: cleared, framed with `title` and the keys `hint` at the
+/// bottom. Gives the area inside the frame.
+pub fn window(frame: &mut Frame<'_>, app: &App, r: Rect, title: &str, hint: &str) -> Rect {
+    let theme = app.theme();
+    frame.render_widget(Clear, r);
+    let b = block(title, true, theme)
+        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg))
+        .title_bottom(Line::from(Span::styled(hint.to_string(), muted(theme))));
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    inner
+}
+
 const LABEL: u16 = 16;
 
 /// Rows of listed models the picker shows at most.
@@ -318,16 +331,13 @@ pub fn path(
 pub fn protocols(frame: &mut Frame<'_>, area: Rect, app: &App, p: &ProtocolPicker) {
     let theme = app.theme();
     let entries = p.entries();
-    let r = centered(area, 84, entries.len().max(1) as u16 + 4);
-    frame.render_widget(Clear, r);
-    let b = block("Protocol", true, theme)
-        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg))
-        .title_bottom(Line::from(Span::styled(
-            " type to filter · ↑/↓ choose · Enter use · Esc close ",
-            muted(theme),
-        )));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
+    let inner = window(
+        frame,
+        app,
+        centered(area, 84, entries.len().max(1) as u16 + 4),
+        "Protocol",
+        " type to filter · ↑/↓ choose · Enter use · Esc close ",
+    );
     if inner.height < 2 {
         return;
     }

@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::app::{App, Restore, SessionPicker};
 
-use super::overlay::centered;
+use super::overlay::{centered, window};
 use super::panes::{block, muted, selected};
 use super::text::fit;
 
@@ -41,16 +41,13 @@ fn row_text(cells: [&str; 6], widths: [usize; 6]) -> String {
 pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     let theme = app.theme();
     let rows = p.entries.as_ref().map_or(1, |e| e.len().max(1)) as u16;
-    let r = centered(area, 112, rows + 5);
-    frame.render_widget(Clear, r);
-    let b = block("Open a session", true, theme)
-        .style(Style::default().bg(theme.ui.overlay_bg))
-        .title_bottom(Line::from(Span::styled(
-            " ↑/↓ choose · Enter open · Esc close ",
-            muted(theme),
-        )));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
+    let inner = window(
+        frame,
+        app,
+        centered(area, 112, rows + 5),
+        "Open a session",
+        " ↑/↓ choose · Enter open · Esc close ",
+    );
     if inner.height < 3 {
         return;
     }

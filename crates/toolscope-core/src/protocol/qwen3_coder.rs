@@ -1282,17 +1282,23 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
 
 /// A past call as qwen3-coder markup.
 pub fn format_call(name: &str, input: &Value) -> String {
-    let mut s = format!("<tool_call>\n<function={name}>\n");
+    format_function_call("tool_call", name, input, "\n")
+}
+
+/// A call as `<function=…>` markup in a `block` element, each value between `pad`s (a newline
+/// for qwen3-coder, nothing for a family that writes none).
+pub fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -> String {
+    let mut s = format!("<{block}>\n<function={name}>\n");
     if let Value::Object(args) = input {
         for (k, v) in args {
             let text = match v {
                 Value::String(t) => t.clone(),
                 other => other.to_string(),
             };
-            s.push_str(&format!("<parameter={k}>\n{text}\n</parameter>\n"));
+            s.push_str(&format!("<parameter={k}>{pad}{text}{pad}</parameter>\n"));
         }
     }
-    s.push_str("</function>\n</tool_call>");
+    s.push_str(&format!("</function>\n</{block}>"));
     s
 }
 

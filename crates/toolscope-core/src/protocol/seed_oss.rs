@@ -20,7 +20,7 @@
 
 use serde_json::Value;
 
-use super::qwen3_coder::QwenScanner;
+use super::qwen3_coder::{self, QwenScanner};
 use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
 use super::{Protocol, prompt};
 use crate::tool::ToolSet;
@@ -104,18 +104,7 @@ impl ProtocolSpec for SeedOss {
 
 /// A call as the family writes it: each value right after its parameter tag.
 fn format_call(name: &str, input: &Value) -> String {
-    let mut s = format!("<{BLOCK}>\n<function={name}>\n");
-    if let Value::Object(args) = input {
-        for (k, v) in args {
-            let text = match v {
-                Value::String(t) => t.clone(),
-                other => other.to_string(),
-            };
-            s.push_str(&format!("<parameter={k}>{text}</parameter>\n"));
-        }
-    }
-    s.push_str(&format!("</function>\n</{BLOCK}>"));
-    s
+    qwen3_coder::format_function_call(BLOCK, name, input, "")
 }
 
 #[cfg(test)]
