@@ -276,19 +276,8 @@ fn names(owners: &[usize]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::tool::ToolDef;
-
-    fn tools() -> ToolSet {
-        ToolSet::new(vec![ToolDef::new(
-            "get_weather",
-            "",
-            json!({"type":"object","properties":{"city":{"type":"string"}}}),
-        )])
-        .unwrap()
-    }
+    use crate::protocol::tests_support::tools;
 
     fn pick(text: &str) -> String {
         detect(&tools(), text.as_bytes())

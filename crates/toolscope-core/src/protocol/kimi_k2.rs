@@ -24,10 +24,10 @@
 
 use serde_json::{Value, json};
 
-use super::Protocol;
+use super::{Protocol, prompt};
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use crate::tool::{ToolDef, ToolSet};
+use crate::tool::ToolSet;
 
 /// `kimi-k2`.
 pub(crate) struct KimiK2;
@@ -141,21 +141,7 @@ impl ProtocolSpec for KimiK2 {
             .ok()?;
         let defs = list
             .iter()
-            .map(|entry| {
-                let f = entry.get("function")?;
-                Some(ToolDef {
-                    name: f.get("name")?.as_str()?.to_string(),
-                    description: f
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    parameters: f
-                        .get("parameters")
-                        .cloned()
-                        .unwrap_or(json!({"type": "object"})),
-                })
-            })
+            .map(prompt::tool_def)
             .collect::<Option<Vec<_>>>()?;
         Some((
             Protocol::from_name(self.name()).ok()?,

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
 use super::{Protocol, prompt};
-use crate::tool::{ToolDef, ToolSet};
+use crate::tool::ToolSet;
 
 /// `mistral`.
 pub(crate) struct Mistral;
@@ -101,25 +101,8 @@ impl ProtocolSpec for Mistral {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let start = system.find(TOOLS_BEGIN)? + TOOLS_BEGIN.len();
-        let end = start + system[start..].find(TOOLS_END)?;
-        let list: Vec<Value> = serde_json::from_str(&system[start..end]).ok()?;
-        let defs = list
-            .iter()
-            .map(|entry| {
-                let f = entry.get("function")?;
-                Some(ToolDef {
-                    name: f.get("name")?.as_str()?.to_string(),
-                    description: f
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    parameters: f.get("parameters").cloned().unwrap_or(json!({"type": "object"})),
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some((Protocol::from_name(self.name()).ok()?, ToolSet::new(defs).ok()?))
+        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -440,16 +440,10 @@ impl StreamParser {
         em.attach(out);
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
-            Some(piece) if !piece.is_empty() => match reasoning {
-                Some(r) => r.feed(piece, scanner.as_mut(), em),
-                None => scanner.feed(piece, em),
-            },
+            Some(piece) if !piece.is_empty() => feed_piece(reasoning, scanner.as_mut(), em, piece),
             Some(_) => {}
             None => decoder.decode(chunk, |piece, invalid_at| {
-                match reasoning {
-                    Some(r) => r.feed(piece, scanner.as_mut(), em),
-                    None => scanner.feed(piece, em),
-                }
+                feed_piece(reasoning, scanner.as_mut(), em, piece);
                 if let Some(at) = invalid_at {
                     report_invalid(invalid_reported, at, em);
                 }
@@ -479,10 +473,7 @@ impl StreamParser {
         } = self;
         em.attach(out);
         decoder.finish(|piece, invalid_at| {
-            match reasoning {
-                Some(r) => r.feed(piece, scanner.as_mut(), em),
-                None => scanner.feed(piece, em),
-            }
+            feed_piece(reasoning, scanner.as_mut(), em, piece);
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
@@ -591,6 +582,20 @@ impl AutoParser {
         parser.push(&std::mem::take(&mut self.held), out);
         self.parser = Some((detected.clone(), parser));
         detected
+    }
+}
+
+/// A decoded piece to the reasoning splitter, or straight to the scanner.
+#[inline(always)]
+fn feed_piece(
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match reasoning {
+        Some(r) => r.feed(piece, scanner, em),
+        None => scanner.feed(piece, em),
     }
 }
 

@@ -243,18 +243,36 @@ pub fn example_args(schema: &Value, root: &Value, depth: usize) -> Value {
 /// (`{"type": "function", "function": {…}}`) when `wrapped`, else plain
 /// `{"name", "description", "parameters"}` objects.
 pub fn json_tools(tools: &ToolSet, wrapped: bool) -> String {
-    let list: Vec<Value> = tools
-        .iter()
-        .map(|t| {
-            let f = json!({"name": t.def.name, "description": t.def.description, "parameters": t.def.parameters});
-            if wrapped {
-                json!({"type": "function", "function": f})
-            } else {
-                f
-            }
-        })
-        .collect();
+    let list: Vec<Value> = tools.iter().map(|t| tool_entry(&t.def, wrapped)).collect();
     Value::Array(list).to_string()
+}
+
+/// One tool as a template lists it: an OpenAI-style function object when `wrapped`, else a plain
+/// `{"name", "description", "parameters"}` object.
+fn tool_entry(def: &ToolDef, wrapped: bool) -> Value {
+    let f = json!({"name": def.name, "description": def.description, "parameters": def.parameters});
+    if wrapped {
+        json!({"type": "function", "function": f})
+    } else {
+        f
+    }
+}
+
+/// Reads back a tool entry of either form of [`tool_entry`]; `None` without a name.
+pub fn tool_def(entry: &Value) -> Option<ToolDef> {
+    let f = entry.get("function").unwrap_or(entry);
+    Some(ToolDef {
+        name: f.get("name")?.as_str()?.to_string(),
+        description: f
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        parameters: f
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"})),
+    })
 }
 
 /// Reads back a JSON array of tools (either form of [`json_tools`]) written between `begin`
@@ -263,24 +281,7 @@ pub fn read_json_tools(system: &str, begin: &str, end: &str) -> Option<ToolSet> 
     let start = system.find(begin)? + begin.len();
     let stop = start + system[start..].find(end)?;
     let list: Vec<Value> = serde_json::from_str(system[start..stop].trim()).ok()?;
-    let defs = list
-        .iter()
-        .map(|entry| {
-            let f = entry.get("function").unwrap_or(entry);
-            Some(ToolDef {
-                name: f.get("name")?.as_str()?.to_string(),
-                description: f
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                parameters: f
-                    .get("parameters")
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
+    let defs = list.iter().map(tool_def).collect::<Option<Vec<_>>>()?;
     ToolSet::new(defs).ok()
 }
 
@@ -305,10 +306,7 @@ pub(crate) fn first_argument(input: &Value) -> (String, String) {
 pub fn pretty_tools(tools: &ToolSet, wrapped: bool) -> String {
     let mut s = String::new();
     for t in tools.iter() {
-        let mut f = json!({"name": t.def.name, "description": t.def.description, "parameters": t.def.parameters});
-        if wrapped {
-            f = json!({"type": "function", "function": f});
-        }
+        let f = tool_entry(&t.def, wrapped);
         s.push_str(&serde_json::to_string_pretty(&f).unwrap_or_else(|_| f.to_string()));
         s.push_str("\n\n");
     }
@@ -321,19 +319,7 @@ pub fn read_pretty_tools(system: &str, instructions: &str) -> Option<ToolSet> {
     let mut defs = Vec::new();
     for v in serde_json::Deserializer::from_str(&system[at..]).into_iter::<Value>() {
         let Ok(v) = v else { break };
-        let f = v.get("function").unwrap_or(&v);
-        defs.push(ToolDef {
-            name: f.get("name")?.as_str()?.to_string(),
-            description: f
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            parameters: f
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object"})),
-        });
+        defs.push(tool_def(&v)?);
     }
     ToolSet::new(defs).ok()
 }

@@ -66,6 +66,18 @@ impl ReasoningSplitter {
         }
     }
 
+    /// Text that holds no marker: reasoning, or the scanner's (which may read reasoning that
+    /// holds calls).
+    #[inline(always)]
+    fn pass(&mut self, text: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
+        if self.inside && !self.calls_inside {
+            em.reasoning(text);
+            self.skip(text.len(), em);
+        } else {
+            self.give_scanner(text, scanner, em);
+        }
+    }
+
     /// Text the scanner does not see: reasoning, or a marker.
     fn skip(&mut self, len: usize, em: &mut Emitter) {
         em.skip(self.fed, len);
@@ -95,6 +107,8 @@ impl ReasoningSplitter {
             let marker = if self.inside { self.close } else { self.open };
             if find1(marker.as_bytes()[0], piece.as_bytes()).is_none() {
                 self.pos += piece.len();
+                // What `pass` does, spelled out: through `pass` this path costs about 1% more
+                // instructions at 1-byte chunks (cachegrind).
                 if self.inside && !self.calls_inside {
                     em.reasoning(piece);
                     self.skip(piece.len(), em);
@@ -173,13 +187,7 @@ impl ReasoningSplitter {
                     } else {
                         0
                     };
-                    let now = &rest[..rest.len() - keep];
-                    if self.inside && !self.calls_inside {
-                        em.reasoning(now);
-                        self.skip(now.len(), em);
-                    } else {
-                        self.give_scanner(now, scanner, em);
-                    }
+                    self.pass(&rest[..rest.len() - keep], scanner, em);
                     hold_from = text.len() - keep;
                     break;
                 }
