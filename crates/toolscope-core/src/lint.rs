@@ -113,6 +113,9 @@ pub(crate) struct AnswerFacts<'a> {
     /// The names of the calls the client is to answer, in order (provider-executed ones left
     /// out).
     pub calls: &'a [String],
+    /// How many of those calls were read from the answer text (protocol detection on a native
+    /// request): the wire's finish reason cannot know of them.
+    pub text_calls: usize,
     pub has_usage: bool,
 }
 
@@ -121,11 +124,14 @@ impl AnswerRules {
     pub(crate) fn check(&self, facts: &AnswerFacts<'_>) -> Vec<Warning> {
         let mut out = Vec::new();
         let n = facts.calls.len();
+        let wire_calls = n.saturating_sub(facts.text_calls);
         if self.finish_names_calls {
             match facts.wire_finish {
-                Some(FinishReason::Stop) if n > 0 => out.push(Warning::new(
+                Some(FinishReason::Stop) if wire_calls > 0 => out.push(Warning::new(
                     FINISH_MISMATCH,
-                    format!("the finish reason is `stop`, but the answer made {n} tool call(s)"),
+                    format!(
+                        "the finish reason is `stop`, but the answer made {wire_calls} tool call(s)"
+                    ),
                 )),
                 Some(FinishReason::ToolCalls) if n == 0 => out.push(Warning::new(
                     FINISH_MISMATCH,
@@ -197,6 +203,7 @@ mod tests {
         let facts = |calls, finish| AnswerFacts {
             wire_finish: Some(finish),
             calls,
+            text_calls: 0,
             has_usage: true,
         };
         let native = AnswerRules {
@@ -212,6 +219,14 @@ mod tests {
             [FINISH_MISMATCH]
         );
         assert!(codes(&native, &facts(&two, FinishReason::ToolCalls)).is_empty());
+        // Calls read from the text of a native answer are unknown to the wire's finish reason;
+        // one the wire itself carried still counts.
+        let from_text = |text_calls| AnswerFacts {
+            text_calls,
+            ..facts(&two, FinishReason::Stop)
+        };
+        assert!(codes(&native, &from_text(2)).is_empty());
+        assert_eq!(codes(&native, &from_text(1)), [FINISH_MISMATCH]);
         let forced = AnswerRules {
             tool_choice: Some(ToolChoice::Tool("get_time".into())),
             single_call: true,

@@ -531,6 +531,9 @@ pub struct AutoParser {
     detector: Detector,
     held: Vec<u8>,
     parser: Option<(Detected, StreamParser)>,
+    /// The writer of parts written beside the parser before the choice (a wire's native
+    /// reasoning); the chosen parser takes it over, so that ids come from one count.
+    writer: crate::part::PartWriter,
 }
 
 impl AutoParser {
@@ -542,6 +545,7 @@ impl AutoParser {
             detector: Detector::new(tools),
             held: Vec::new(),
             parser: None,
+            writer: crate::part::PartWriter::new(),
         }
     }
 
@@ -581,12 +585,36 @@ impl AutoParser {
         self.parser.as_ref().map_or(0, |(_, p)| p.call_count())
     }
 
+    /// The spans recognised so far (none before the choice); byte offsets into the output.
+    pub fn spans(&self) -> &[Span] {
+        self.parser.as_ref().map_or(&[], |(_, p)| p.spans())
+    }
+
+    /// The output's reasoning arrived apart from it (a wire's own reasoning field): unless the
+    /// caller set it, the text is then read as starting outside reasoning, whatever the chosen
+    /// family's default. Takes effect only before the choice.
+    pub fn reasoning_given_apart(&mut self) {
+        if self.parser.is_none() && self.reasoning_open.is_none() {
+            self.reasoning_open = Some(false);
+        }
+    }
+
+    /// The writer of this output's parts, shared with a caller that writes into the same answer
+    /// (the chosen parser's, once there is one). Only between pushes.
+    pub(crate) fn writer(&mut self) -> &mut crate::part::PartWriter {
+        match &mut self.parser {
+            Some((_, parser)) => parser.writer(),
+            None => &mut self.writer,
+        }
+    }
+
     fn start(&mut self, detected: Detected, out: &mut Vec<Part>) -> Detected {
         let protocol = match self.reasoning_open {
             Some(open) => detected.protocol.clone().with_reasoning_open(Some(open)),
             None => detected.protocol.clone(),
         };
         let mut parser = protocol.stream_parser(&self.tools);
+        *parser.writer() = std::mem::take(&mut self.writer);
         parser.push(&std::mem::take(&mut self.held), out);
         self.parser = Some((detected.clone(), parser));
         detected

@@ -17,7 +17,7 @@ use crate::lint::{self, AnswerFacts, AnswerRules};
 use crate::part::{
     ErrorPart, FinishReason, Part, PartId, PartWriter, Source, ToolCall, ToolResult, Usage, Warning,
 };
-use crate::protocol::StreamParser;
+use crate::protocol::{AutoParser, Detected, StreamParser};
 use crate::tool::ToolSet;
 
 use super::{OutputText, RunEvent};
@@ -93,6 +93,9 @@ pub(crate) enum OutputParser {
     /// Emulated mode: a protocol's stream parser finds the calls in the text (for `required` /
     /// `tool X`, the parser of the one `{name, arguments}` JSON answer).
     Protocol(Box<StreamParser>),
+    /// Native mode read with protocol detection: the text is held until a marker names the
+    /// protocol, then read by that protocol's parser from its first byte.
+    Auto(Box<AutoParser>),
 }
 
 struct OpenCall {
@@ -117,6 +120,16 @@ struct CutCall {
     problem: String,
 }
 
+/// The event that reports the choice of a detecting parser, on the push that made it.
+fn detected_event(detected: Option<Detected>, out: &mut Vec<RunEvent>) {
+    if let Some(d) = detected {
+        out.push(RunEvent::Detected {
+            protocol: d.protocol.name().to_string(),
+            reason: d.reason,
+        });
+    }
+}
+
 /// Turns deltas into run events. One per answer.
 pub(crate) struct Assembler {
     tools: ToolSet,
@@ -132,6 +145,10 @@ pub(crate) struct Assembler {
     client_calls_seen: usize,
     /// The names of the client's finished calls, for the answer rules of the lint.
     client_calls: Vec<String>,
+    /// How many of them were read from the text of a native answer (protocol detection).
+    text_calls: usize,
+    /// Whether any answer text arrived (detection reports a choice only for some text).
+    had_text: bool,
     /// Provider-executed calls, for naming and pairing their results.
     provider_calls: Vec<(PartId, String)>,
     cut_calls: Vec<CutCall>,
@@ -154,6 +171,8 @@ impl Assembler {
             calls_seen: 0,
             client_calls_seen: 0,
             client_calls: Vec::new(),
+            text_calls: 0,
+            had_text: false,
             provider_calls: Vec::new(),
             cut_calls: Vec::new(),
             refusal: String::new(),
@@ -169,6 +188,7 @@ impl Assembler {
     fn writer(&mut self) -> &mut PartWriter {
         match &mut self.output {
             OutputParser::Protocol(parser) => parser.writer(),
+            OutputParser::Auto(parser) => parser.writer(),
             OutputParser::Text => &mut self.writer,
         }
     }
@@ -193,6 +213,14 @@ impl Assembler {
             Delta::Refusal(_) | Delta::Usage(_) | Delta::Warning(_) | Delta::Source(_)
         ) {
             self.flush_refusal(out);
+        }
+        if let (
+            Delta::Reasoning(_) | Delta::ReasoningEnd(_) | Delta::RedactedReasoning(_),
+            OutputParser::Auto(parser),
+        ) = (&delta, &mut self.output)
+        {
+            // The wire keeps reasoning apart: the text does not start inside it.
+            parser.reasoning_given_apart();
         }
         match delta {
             Delta::Text(t) => self.text(t, out),
@@ -311,6 +339,7 @@ impl Assembler {
         let findings = self.rules.check(&AnswerFacts {
             wire_finish: self.finish,
             calls: &self.client_calls,
+            text_calls: self.text_calls,
             has_usage: usage.is_some(),
         });
         for w in findings {
@@ -339,6 +368,7 @@ impl Assembler {
         if t.is_empty() {
             return;
         }
+        self.had_text = true;
         // Opening the text block closes open reasoning (the writer keeps blocks apart); in
         // emulated mode the text may itself be reasoning, which the parser decides.
         out.push(RunEvent::Output(OutputText {
@@ -352,6 +382,12 @@ impl Assembler {
                 parser.push_str(&t, &mut parts);
                 self.forward(parts, out);
             }
+            OutputParser::Auto(parser) => {
+                let mut parts = Vec::new();
+                let detected = parser.push(t.as_bytes(), &mut parts);
+                detected_event(detected, out);
+                self.forward(parts, out);
+            }
         }
     }
 
@@ -362,16 +398,21 @@ impl Assembler {
                 self.calls_seen += 1;
                 self.client_calls_seen += 1;
                 self.client_calls.push(c.tool_name.clone());
+                if matches!(self.output, OutputParser::Auto(_)) {
+                    self.text_calls += 1;
+                }
             }
             part(out, p);
         }
-        if let OutputParser::Protocol(parser) = &self.output {
-            let spans = parser.spans();
-            for s in spans.iter().skip(self.spans) {
-                out.push(RunEvent::Span(*s));
-            }
-            self.spans = spans.len();
+        let spans = match &self.output {
+            OutputParser::Protocol(parser) => parser.spans(),
+            OutputParser::Auto(parser) => parser.spans(),
+            OutputParser::Text => return,
+        };
+        for s in spans.iter().skip(self.spans) {
+            out.push(RunEvent::Span(*s));
         }
+        self.spans = spans.len();
     }
 
     fn reasoning(&mut self, t: String, out: &mut Vec<RunEvent>) {
@@ -389,9 +430,15 @@ impl Assembler {
         match &mut self.output {
             OutputParser::Text => return,
             OutputParser::Protocol(parser) => parser.finish(&mut parts),
+            OutputParser::Auto(parser) => {
+                let detected = parser.finish(&mut parts);
+                // An answer without text (only native calls) had nothing to read.
+                detected_event(detected.filter(|_| self.had_text), out);
+            }
         }
-        self.output = OutputParser::Text;
+        // The last spans go out before the parser does.
         self.forward(parts, out);
+        self.output = OutputParser::Text;
     }
 
     fn tool_start(

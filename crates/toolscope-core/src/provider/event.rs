@@ -21,6 +21,14 @@ pub enum RunEvent {
     Span(Span),
     /// A part the event produced, in the part vocabulary.
     Part(Part),
+    /// A native request read with protocol detection (`--protocol auto`): the protocol the
+    /// answer text is read with, and why. Once per answer, when the choice is made.
+    Detected {
+        /// The protocol's name.
+        protocol: String,
+        /// Which marker chose it, where, and how a tie was broken.
+        reason: String,
+    },
 }
 
 /// A wire event: an SSE `data` payload, an NDJSON line, or a whole non-streamed body (also the

@@ -7,12 +7,14 @@
 //! emulated by asking for one JSON object `{name, arguments}`, constrained by a JSON-schema
 //! response format where the provider has one (not Anthropic, which is only told so in the
 //! prompt). Ollama's native `/api/chat` has no tool choice, so its `required` and `tool X` are
-//! emulated the same way even without a protocol. The [`Plan`] is shared by the request builder
+//! emulated the same way even without a protocol. A native request may read its answer text
+//! with protocol detection (`detect_protocol`): the server's own template taught the tools, and
+//! the calls it did not parse are found in the text. The [`Plan`] is shared by the request builder
 //! and the decoder so that they cannot disagree.
 
 use crate::emulate::{ResponseFormat, response_format};
 use crate::part::ToolCall;
-use crate::protocol::{Protocol, answer_parser};
+use crate::protocol::{AutoParser, Protocol, answer_parser};
 use crate::tool::{Tool, ToolChoice, ToolSet};
 
 use super::assemble::OutputParser;
@@ -25,6 +27,8 @@ pub(crate) enum Output {
     Text,
     Protocol(Protocol),
     JsonAnswer,
+    /// Native text read with protocol detection.
+    Auto,
 }
 
 /// The request as the wire will carry it.
@@ -86,6 +90,9 @@ impl Plan {
                 }
             }
         }
+        if req.protocol.is_none() && req.detect_protocol && plan.output == Output::Text {
+            plan.output = Output::Auto;
+        }
         if plan.output == Output::JsonAnswer
             && let Some(choice) = &req.tool_choice
         {
@@ -119,6 +126,7 @@ impl Plan {
             Output::Text => OutputParser::Text,
             Output::Protocol(p) => OutputParser::Protocol(Box::new(p.stream_parser(tools))),
             Output::JsonAnswer => OutputParser::Protocol(Box::new(answer_parser(tools))),
+            Output::Auto => OutputParser::Auto(Box::new(AutoParser::new(tools, None))),
         }
     }
 }

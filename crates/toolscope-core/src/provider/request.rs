@@ -342,6 +342,11 @@ pub struct Request {
     /// reads the calls out of the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<Protocol>,
+    /// Without a protocol: the request is native, and the answer text is read with protocol
+    /// detection (`--protocol auto`), for models whose server sends their tool-call markup as
+    /// text. Reported by a [`RunEvent::Detected`](super::RunEvent::Detected).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detect_protocol: bool,
     /// Sampling options.
     #[serde(default)]
     pub sampling: Sampling,
@@ -370,6 +375,7 @@ impl Request {
             tools: ToolSet::empty(),
             tool_choice: None,
             protocol: None,
+            detect_protocol: false,
             sampling: Sampling {
                 max_tokens: provider.default_max_tokens(),
                 ..Sampling::default()

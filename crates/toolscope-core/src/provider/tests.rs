@@ -716,6 +716,177 @@ fn emulated_reasoning_is_one_block_across_wire_events() {
     assert_eq!(c.calls.len(), 1);
 }
 
+/// An OpenAI-compatible SSE stream of `content` pieces of `size` bytes, after optional native
+/// reasoning, ending with `stop`.
+fn content_stream(reasoning: Option<&str>, answer: &str, size: usize) -> String {
+    let mut wire = String::new();
+    if let Some(r) = reasoning {
+        wire.push_str(&format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":{"reasoning_content":r}}]})
+        ));
+    }
+    let mut rest = answer;
+    while !rest.is_empty() {
+        let mut n = size.min(rest.len());
+        while !rest.is_char_boundary(n) {
+            n += 1;
+        }
+        wire.push_str(&format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":{"content":&rest[..n]}}]})
+        ));
+        rest = &rest[n..];
+    }
+    wire.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    wire
+}
+
+fn detected(events: &[RunEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Detected { protocol, reason } => Some((protocol.clone(), reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A native request read with detection: the tools go natively (the server's template teaches
+/// them), and markup the server left in the text is read by the protocol its markers name.
+#[test]
+fn detected_output_is_read_by_the_protocol_its_markers_name() {
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.detect_protocol = true;
+    r.stream = true;
+    let b = body(&r);
+    assert!(b.get("tools").is_some(), "{b}");
+    assert_eq!(b["tool_choice"], json!("auto"));
+    let system = b["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(!system.contains("<tool_call>"), "no protocol prompt: {b}");
+
+    let answer = "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nLima\n</parameter>\n</function>\n</tool_call>";
+    for size in [1, 5, 64] {
+        let events = decode(&r, content_stream(None, answer, size).as_bytes(), 13);
+        let d = detected(&events);
+        assert_eq!(d.len(), 1, "{size}: {d:?}");
+        assert_eq!(d[0].0, "qwen3-coder");
+        assert!(d[0].1.contains("<function="), "{}", d[0].1);
+        let spans: Vec<&Span> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Span(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        // The markup, from its first byte to the last, is the call's.
+        assert_eq!(spans.first().map(|s| s.start), answer.find("<tool_call>"));
+        assert_eq!(spans.last().map(|s| s.end), Some(answer.len()));
+        assert!(
+            spans
+                .iter()
+                .all(|s| s.kind == crate::protocol::SpanKind::ToolCall)
+        );
+        let p = parts(&events);
+        let c = Collapsed::of(&p);
+        assert_eq!(c.text, "Checking.\n");
+        assert_eq!(
+            c.calls,
+            vec![("get_weather".into(), json!({"city":"Lima"}))]
+        );
+        assert_eq!(finish_of(&p).0, FinishReason::ToolCalls);
+    }
+}
+
+/// Text with no marker is text (the choice is made at the end, and says there was no marker);
+/// `detect_protocol` beside a protocol changes nothing.
+#[test]
+fn detection_without_markers_reads_text_and_a_protocol_wins_over_it() {
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.detect_protocol = true;
+    r.stream = true;
+    let events = decode(
+        &r,
+        content_stream(None, "Sunny, 21 degrees.", 4).as_bytes(),
+        9,
+    );
+    let d = detected(&events);
+    assert_eq!(d.len(), 1);
+    assert!(d[0].1.contains("no call or reasoning marker"), "{}", d[0].1);
+    let p = parts(&events);
+    assert_eq!(Collapsed::of(&p).text, "Sunny, 21 degrees.");
+    assert_eq!(finish_of(&p).0, FinishReason::Stop);
+
+    r.protocol = Some(Protocol::from_name("hermes").unwrap());
+    let events = decode(&r, content_stream(None, "Sunny.", 4).as_bytes(), 9);
+    assert!(detected(&events).is_empty());
+    assert!(body(&r).get("tools").is_none());
+}
+
+/// Reasoning the wire keeps apart (a server's reasoning parser) means the text does not start
+/// inside reasoning, even for a family whose template opens it (minimax-m2); the native
+/// reasoning and the parsed parts share one count of ids.
+#[test]
+fn detection_after_native_reasoning_reads_the_text_outside_reasoning() {
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.detect_protocol = true;
+    r.stream = true;
+    let answer = "Let me check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Lima</parameter>\n</invoke>\n</minimax:tool_call>";
+    let events = decode(
+        &r,
+        content_stream(Some("The user wants Lima."), answer, 3).as_bytes(),
+        11,
+    );
+    assert_eq!(detected(&events)[0].0, "minimax-m2");
+    let p = parts(&events);
+    let starts: Vec<&str> = p
+        .iter()
+        .filter_map(|p| match p {
+            Part::ReasoningStart { id, .. } | Part::TextStart { id } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, ["reasoning-1", "text-1"]);
+    let c = Collapsed::of(&p);
+    assert_eq!(c.reasoning, "The user wants Lima.");
+    assert_eq!(c.text, "Let me check.\n");
+    assert_eq!(
+        c.calls,
+        vec![("get_weather".into(), json!({"city":"Lima"}))]
+    );
+
+    // Without native reasoning the family's default stands: minimax-m2 starts inside it.
+    let events = decode(
+        &r,
+        content_stream(None, &format!("Hm.</think>{answer}"), 3).as_bytes(),
+        11,
+    );
+    let c = Collapsed::of(&parts(&events));
+    assert_eq!(c.reasoning, "Hm.");
+    assert_eq!(c.calls.len(), 1);
+}
+
+/// A call still open when the output ends is recovered at the end, and its span reaches the Raw
+/// pane like any other.
+#[test]
+fn a_call_recovered_at_the_end_keeps_its_span() {
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.protocol = Some(Protocol::from_name("hermes").unwrap());
+    r.stream = true;
+    let answer = "Sure.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}";
+    let events = decode(&r, content_stream(None, answer, 4).as_bytes(), 9);
+    assert_eq!(Collapsed::of(&parts(&events)).calls.len(), 1);
+    let spans: Vec<&Span> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Span(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spans.len(), 1, "{events:?}");
+    assert_eq!(spans[0].start, 5);
+}
+
 #[test]
 fn emulated_forced_answer_becomes_a_tool_call() {
     for provider in [ProviderKind::ANTHROPIC, ProviderKind::OLLAMA] {

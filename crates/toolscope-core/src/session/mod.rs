@@ -18,7 +18,8 @@
 //!   "createdAt": "2026-11-21T04:30:00Z",  // UTC
 //!   "toolscope": "0.1.0",                 // the version that wrote it
 //!   "request": { … },                     // provider, model, baseUrl, system, messages, tools,
-//!                                         // toolChoice, protocol, sampling, stream, timeouts
+//!                                         // toolChoice, protocol (or detectProtocol: true
+//!                                         // for auto), sampling, stream, timeouts
 //!   "events": [ {"atMs": 12, "data": "…"}, … ],   // raw wire events; a failed response's body
 //!                                         // also has "status" and "retryAfter"
 //!   "endedAtMs": 812,
@@ -135,7 +136,11 @@ impl Session {
             provider: r.provider.name().to_string(),
             model: r.model.clone(),
             tool_choice: r.tool_choice.as_ref().map(|c| c.label()),
-            protocol: r.protocol.as_ref().map(|p| p.name().to_string()),
+            protocol: match &r.protocol {
+                Some(p) => Some(p.name().to_string()),
+                None if r.detect_protocol => Some("auto".to_string()),
+                None => None,
+            },
             events: self.events.len(),
         }
     }
@@ -280,7 +285,8 @@ pub struct SessionSummary {
     pub model: String,
     /// The tool choice's label (`auto`, `tool:NAME`, …); absent when the request left it out.
     pub tool_choice: Option<String>,
-    /// The protocol's name in emulated mode; absent for native tool calling.
+    /// The protocol's name in emulated mode, `auto` for native tool calling read with protocol
+    /// detection; absent for native tool calling.
     pub protocol: Option<String>,
     /// How many raw wire events were recorded.
     pub events: usize,

@@ -38,7 +38,8 @@ impl Recorder {
                 self.events.push(raw.clone());
             }
             RunEvent::Part(p) => self.parts.push(p.clone()),
-            RunEvent::Output(_) | RunEvent::Span(_) => {}
+            // Derived from the wire events again on replay.
+            RunEvent::Output(_) | RunEvent::Span(_) | RunEvent::Detected { .. } => {}
         }
     }
 

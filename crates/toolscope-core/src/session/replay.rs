@@ -16,6 +16,9 @@ use super::Session;
 pub struct ReplayOptions {
     /// Re-parse the output under this protocol (`Some(None)`: as native output, no protocol).
     pub protocol: Option<Option<Protocol>>,
+    /// With `protocol: Some(None)`: read the native output's text with protocol detection
+    /// (`--protocol auto`). Ignored when `protocol` is `None` (the recorded reading stands).
+    pub detect_protocol: bool,
     /// Re-coerce and re-validate against these tools.
     pub tools: Option<ToolSet>,
 }
@@ -53,6 +56,7 @@ impl Replay {
         let mut request = session.request.clone();
         let changed = options.protocol.is_some() || options.tools.is_some();
         if let Some(p) = options.protocol {
+            request.detect_protocol = p.is_none() && options.detect_protocol;
             request.protocol = p;
         }
         if let Some(t) = options.tools {
@@ -83,6 +87,7 @@ impl Replay {
     pub fn output_text(session: &Session) -> String {
         let options = ReplayOptions {
             protocol: Some(None),
+            detect_protocol: false,
             tools: None,
         };
         let mut text = String::new();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::{ErrorCategory, ProviderError};
-use crate::part::Part;
+use crate::part::{FinishReason, Part};
 use crate::protocol::Protocol;
 use crate::provider::{Decoder, RunEvent, WireFramer};
 
@@ -153,10 +153,8 @@ fn a_run_that_failed_without_a_wire_event_replays_its_failure() {
     assert_eq!(parts(&replayed), session.parts);
 }
 
-#[test]
-fn replay_re_reads_under_another_protocol() {
-    // A hermes answer from a model that was asked natively: native, it is text; under hermes,
-    // a call.
+/// A hermes answer from a model that was asked natively, recorded: native, it is text.
+fn native_hermes_session() -> Session {
     let request: Request = serde_json::from_value(serde_json::json!({
         "provider": "openai", "model": "m", "stream": true,
         "messages": [{"role": "user", "content": "weather?"}],
@@ -188,9 +186,17 @@ fn replay_re_reads_under_another_protocol() {
     live.extend(decoder.finish());
     let session = record(request, &live);
     assert!(!session.parts.iter().any(|p| matches!(p, Part::ToolCall(_))));
+    session
+}
+
+#[test]
+fn replay_re_reads_under_another_protocol() {
+    // Under hermes, the text is a call.
+    let session = native_hermes_session();
 
     let options = ReplayOptions {
         protocol: Some(Protocol::from_name("hermes").ok()),
+        detect_protocol: false,
         tools: None,
     };
     let reparsed = parts(&Replay::new(&session, options).run_to_end());
@@ -202,6 +208,81 @@ fn replay_re_reads_under_another_protocol() {
         call.map(|c| c.input.clone()),
         Some(serde_json::json!({"city": "Oslo"}))
     );
+}
+
+#[test]
+fn replay_reads_native_text_with_protocol_detection() {
+    // Read natively with detection, the text is a hermes call, and the choice is reported once
+    // (before the call, on the event that made it).
+    let session = native_hermes_session();
+    let options = ReplayOptions {
+        protocol: Some(None),
+        detect_protocol: true,
+        tools: None,
+    };
+    let mut replay = Replay::new(&session, options);
+    assert!(replay.request().detect_protocol);
+    let events = replay.run_to_end();
+    let detected: Vec<(usize, &str)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            RunEvent::Detected { protocol, .. } => Some((i, protocol.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(detected.len(), 1, "{events:?}");
+    assert_eq!(detected[0].1, "hermes");
+    let call_at = events
+        .iter()
+        .position(|e| matches!(e, RunEvent::Part(Part::ToolCall(_))))
+        .expect("a call");
+    assert!(detected[0].0 < call_at);
+    let call = match &events[call_at] {
+        RunEvent::Part(Part::ToolCall(c)) => c,
+        _ => unreachable!(),
+    };
+    assert_eq!(call.input, serde_json::json!({"city": "Oslo"}));
+    // The call's markup is a span of the output, as in emulated mode.
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Span(_))));
+    // The finish reason says the answer asks for a tool.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RunEvent::Part(Part::Finish {
+            finish_reason: FinishReason::ToolCalls,
+            ..
+        })
+    )));
+
+    // Saved with detection, the session says so and reads the same way again.
+    let mut request = session.request.clone();
+    request.detect_protocol = true;
+    let text = serde_json::to_string(&request).unwrap();
+    assert!(text.contains("\"detectProtocol\":true"), "{text}");
+    let back: Request = serde_json::from_str(&text).unwrap();
+    assert!(back.detect_protocol);
+    let mut again = session.clone();
+    again.request = back;
+    assert_eq!(again.summary().protocol.as_deref(), Some("auto"));
+    let replayed = Replay::new(&again, ReplayOptions::default()).run_to_end();
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, RunEvent::Part(Part::ToolCall(_))))
+    );
+    // Re-read natively without detection, it is text again.
+    let native = ReplayOptions {
+        protocol: Some(None),
+        detect_protocol: false,
+        tools: None,
+    };
+    let plain = Replay::new(&again, native).run_to_end();
+    assert!(
+        !plain
+            .iter()
+            .any(|e| matches!(e, RunEvent::Part(Part::ToolCall(_))))
+    );
+    assert!(!plain.iter().any(|e| matches!(e, RunEvent::Detected { .. })));
 }
 
 #[test]
@@ -225,6 +306,7 @@ fn replay_re_coerces_with_other_tools() {
             &session,
             ReplayOptions {
                 protocol: None,
+                detect_protocol: false,
                 tools: Some(tools),
             },
         )
