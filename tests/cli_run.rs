@@ -233,6 +233,84 @@ async fn failures_exit_1_after_an_error_part_with_its_category() {
     assert!(quiet.recorded().is_empty());
 }
 
+/// `--protocol auto`: the tools go natively, the markup a server left in the text is read by
+/// the protocol its markers name, and stderr says which, once.
+#[tokio::test]
+async fn auto_reads_markup_left_in_a_native_answer_and_says_which_protocol() {
+    let answer = "Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>";
+    let mut events: Vec<Value> = answer
+        .as_bytes()
+        .chunks(6)
+        .map(|c| {
+            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
+        })
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
+    events.push(json!("[DONE]"));
+    let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
+    let dir = tempdir("auto");
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]"#,
+    )
+    .unwrap();
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--tools",
+            tools.to_str().unwrap(),
+            "--protocol",
+            "auto",
+            "weather?",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("--protocol auto: read as glm-4.7 (").count(),
+        1,
+        "{stderr}"
+    );
+    let p = lines(&out);
+    assert!(
+        p.iter()
+            .any(|v| v["type"] == "tool-call" && v["input"] == json!({"city":"Oslo"})),
+        "{p:?}"
+    );
+    assert_eq!(p.last().unwrap()["finishReason"], "tool-calls");
+    assert!(!p.iter().any(|v| v["code"] == "finish-mismatch"), "{p:?}");
+    let body = server.recorded()[0].json();
+    assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+    // Beside auto, --reasoning-open is a usage error.
+    let bad = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--protocol",
+            "auto",
+            "--reasoning-open",
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("need a named protocol"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[tokio::test]
 async fn bad_usage_exits_2_with_one_line() {
     let dir = tempdir("bad");

@@ -23,8 +23,8 @@ pub fn provider_parser() -> impl TypedValueParser<Value = ProviderKind> {
     PossibleValuesParser::new(names).try_map(|name: String| providers::parse(&name))
 }
 
-/// The `--protocol` value parser: every protocol of the registry, by name or alias.
-/// `--protocol` where `auto` is also accepted: the protocol is then chosen from the output.
+/// `--protocol`: a protocol of the registry by name or alias, or `auto`: the protocol is then
+/// chosen from the output.
 #[derive(Clone, Debug)]
 pub enum ProtocolChoice {
     Auto,
@@ -41,18 +41,17 @@ pub fn protocol_choice_parser() -> impl TypedValueParser<Value = ProtocolChoice>
     })
 }
 
+/// Why `--reasoning-open` is refused beside `--protocol auto` on a live request.
+pub const AUTO_REASONING: &str = "--reasoning-open and --no-reasoning-open need a named protocol: with --protocol auto, the detected family's default applies (and text after a server's own reasoning field is read as outside reasoning)";
+
 /// The one line that says which protocol `--protocol auto` chose, and why (stderr).
 pub fn report_detected(d: &toolscope_core::protocol::Detected) {
-    eprintln!(
-        "toolscope: --protocol auto: read as {} ({})",
-        d.protocol.name(),
-        d.reason
-    );
+    report_detection(d.protocol.name(), &d.reason);
 }
 
-pub fn protocol_parser() -> impl TypedValueParser<Value = Protocol> {
-    PossibleValuesParser::new(Protocol::cli_names())
-        .try_map(|name: String| Protocol::from_name(&name))
+/// [`report_detected`] from a run's [`RunEvent::Detected`](toolscope_core::provider::RunEvent).
+pub fn report_detection(protocol: &str, reason: &str) {
+    eprintln!("toolscope: --protocol auto: read as {protocol} ({reason})");
 }
 
 /// `--reasoning-open` / `--no-reasoning-open`: whether the output is read as starting inside

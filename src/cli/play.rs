@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use tokio::sync::mpsc;
 
+use super::ProtocolChoice;
 use toolscope::app::picker::suggested_model;
 use toolscope::app::providers;
 use toolscope::app::theme::{Theme, Themes};
 use toolscope::app::{App, Message, Notice, Remembered, Restore, SessionDirs, Setup, StateFiles};
 use toolscope::tui::driver::{Driver, DriverOptions};
 use toolscope::tui::terminal;
-use toolscope_core::protocol::Protocol;
 use toolscope_core::provider::{Keys, ProviderKind};
 use toolscope_core::session::{Session, journal};
 use toolscope_core::tool::ToolSet;
@@ -34,8 +34,10 @@ pub struct PlayArgs {
     #[arg(long)]
     pub base_url: Option<String>,
     /// Emulate tool calling with a text protocol.
-    #[arg(long, value_parser = super::protocol_parser())]
-    pub protocol: Option<Protocol>,
+    /// `auto`: native tool calling, and calls the server left in the answer text read by the
+    /// protocol their markers name.
+    #[arg(long, value_parser = super::protocol_choice_parser())]
+    pub protocol: Option<ProtocolChoice>,
     #[command(flatten)]
     pub reasoning: super::ReasoningArgs,
     /// The tools file (a JSON array of {name, description, parameters}); the example tools
@@ -169,7 +171,20 @@ fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
     if args.base_url.is_some() {
         setup.base_url = args.base_url.clone();
     }
-    setup.protocol = args.protocol.clone().map(|p| args.reasoning.apply(p));
+    match &args.protocol {
+        Some(ProtocolChoice::Named(p)) => {
+            setup.protocol = Some(args.reasoning.apply(p.clone()));
+            setup.detect_protocol = false;
+        }
+        Some(ProtocolChoice::Auto) => {
+            if args.reasoning.setting().is_some() {
+                return Err(super::AUTO_REASONING.into());
+            }
+            setup.protocol = None;
+            setup.detect_protocol = true;
+        }
+        None => {}
+    }
     if let Some(path) = &args.tools {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;

@@ -96,7 +96,12 @@ pub fn run(args: ReplayArgs) -> u8 {
     } else {
         Some(args.speed.unwrap_or(1.0))
     };
-    let mut replay = Replay::new(&session, ReplayOptions { protocol, tools });
+    let options = ReplayOptions {
+        protocol,
+        detect_protocol: false,
+        tools,
+    };
+    let mut replay = Replay::new(&session, options);
     if !args.jsonl {
         let s = session.summary();
         eprintln!(
@@ -105,11 +110,11 @@ pub fn run(args: ReplayArgs) -> u8 {
             s.provider,
             s.model,
             s.tool_choice.as_deref().unwrap_or("absent"),
-            replay
-                .request()
-                .protocol
-                .as_ref()
-                .map_or("native", |p| p.name()),
+            match &replay.request().protocol {
+                Some(p) => p.name(),
+                None if replay.request().detect_protocol => "auto",
+                None => "native",
+            },
             s.events,
             session.ended_at_ms as f64 / 1000.0,
         );
@@ -130,6 +135,10 @@ pub fn run(args: ReplayArgs) -> u8 {
         }
         let Some(step) = replay.step() else { break };
         for event in &step.events {
+            if let RunEvent::Detected { protocol, reason } = event {
+                // A session recorded with detection reads its text the same way again.
+                super::report_detection(protocol, reason);
+            }
             let RunEvent::Part(part) = event else {
                 continue;
             };

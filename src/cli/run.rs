@@ -11,8 +11,8 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::json;
 
+use super::ProtocolChoice;
 use toolscope_core::part::Part;
-use toolscope_core::protocol::Protocol;
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::Recorder;
 use toolscope_core::tool::ToolChoice;
@@ -35,8 +35,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = ToolChoice::parse)]
     pub tool_choice: Option<ToolChoice>,
     /// Emulate tool calling with a text protocol.
-    #[arg(long, value_parser = super::protocol_parser())]
-    pub protocol: Option<Protocol>,
+    /// `auto`: native tool calling, and calls the server left in the answer text read by the
+    /// protocol their markers name.
+    #[arg(long, value_parser = super::protocol_choice_parser())]
+    pub protocol: Option<ProtocolChoice>,
     #[command(flatten)]
     pub reasoning: super::ReasoningArgs,
     /// The system prompt.
@@ -90,7 +92,16 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
         r.tools = super::load_tools(path)?;
     }
     r.tool_choice = args.tool_choice.clone();
-    r.protocol = args.protocol.clone().map(|p| args.reasoning.apply(p));
+    match &args.protocol {
+        Some(ProtocolChoice::Named(p)) => r.protocol = Some(args.reasoning.apply(p.clone())),
+        Some(ProtocolChoice::Auto) => {
+            if args.reasoning.setting().is_some() {
+                return Err(super::AUTO_REASONING.into());
+            }
+            r.detect_protocol = true;
+        }
+        None => {}
+    }
     r.stream = !args.no_stream;
     if let Some(m) = args.max_tokens {
         r.sampling.max_tokens = Some(m);
@@ -168,6 +179,10 @@ async fn print_run(
         }
         let line = match &event {
             RunEvent::Raw(r) if raw => json!({"type": "raw", "data": r.data}).to_string(),
+            RunEvent::Detected { protocol, reason } => {
+                super::report_detection(protocol, reason);
+                continue;
+            }
             RunEvent::Part(p) => {
                 failed = matches!(p, Part::Error(e) if e.category.is_some());
                 p.to_json_line()
