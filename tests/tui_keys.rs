@@ -157,6 +157,48 @@ async fn a_text_protocol_run_highlights_the_call_span() {
 }
 
 #[tokio::test]
+async fn auto_on_the_demo_model_sends_natively_and_reports_how_the_text_was_read() {
+    let mut h = Harness::new(160, 48);
+    h.pick_protocol("auto");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    let request = h.app.run.request.clone().unwrap();
+    assert!(request.detect_protocol && request.protocol.is_none());
+    // The demo model answers a native request with a native call; its text held no markup.
+    let call = h.app.run.parts.tool_calls().next().expect("a tool call");
+    assert_eq!(call.tool_name, "get_weather");
+    assert_eq!(h.app.run.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(h.app.run.warnings, 0);
+    // An answer without text had nothing for detection to read: no choice is reported.
+    assert_eq!(h.app.run.detected, None);
+    assert!(h.screen().contains("│ auto │"), "{}", h.screen());
+    // Ctrl+L shows auto as the current choice.
+    h.press(ctrl('l'));
+    assert!(h.screen().contains("current: auto"), "{}", h.screen());
+
+    // Tool choice none: the demo answers in text, which has no marker of any protocol.
+    let mut h = Harness::new(160, 48);
+    h.pick_protocol("auto");
+    h.press(ctrl('t'));
+    h.press(ctrl('t'));
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert!(!h.has_tool_call());
+    assert!(!h.app.run.parts.text().is_empty());
+    let d = h.app.run.detected.clone().expect("the choice is reported");
+    assert!(
+        d.reason.contains("no call or reasoning marker"),
+        "{}",
+        d.reason
+    );
+    let screen = h.screen();
+    assert!(
+        screen.contains(&format!("auto → {}", d.protocol)),
+        "{screen}"
+    );
+}
+
+#[tokio::test]
 async fn compare_runs_four_tool_choices_side_by_side() {
     let mut h = Harness::new(160, 48);
     h.press(ctrl('k'));

@@ -50,6 +50,63 @@ fn hermes_with_spans_and_a_malformed_call() {
     });
 }
 
+/// Auto: the request goes natively, and the markup the server left in the answer text is read
+/// by the protocol its markers name; the status line shows which, the notice says why.
+#[test]
+fn auto_reads_the_markup_a_server_left_in_the_text() {
+    const ANSWER: &str = "<think>Paris, three days.</think>\nI will check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+    both("auto_detected", |a| {
+        pick_protocol(a, "auto");
+        let fx = toolscope::app::update(a, ctrl('r'));
+        let Some(toolscope::app::Effect::StartRun { id, request }) = fx
+            .into_iter()
+            .find(|e| matches!(e, toolscope::app::Effect::StartRun { .. }))
+        else {
+            panic!("Ctrl+R starts a run");
+        };
+        assert!(request.detect_protocol && request.protocol.is_none());
+        assert!(!request.tools.is_empty());
+        let mut sse = String::new();
+        for piece in ANSWER.as_bytes().chunks(9) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            let chunk = serde_json::json!({"choices":[{"index":0,"delta":{"content":piece}}]});
+            sse.push_str(&format!("data: {chunk}\n\n"));
+        }
+        sse.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":412,\"completion_tokens\":48}}\n\ndata: [DONE]\n\n");
+        let mut framer = toolscope_core::provider::WireFramer::new(&request);
+        let mut decoder = toolscope_core::provider::Decoder::new(&request);
+        let mut events = Vec::new();
+        for data in framer
+            .push(sse.as_bytes())
+            .into_iter()
+            .chain(framer.finish())
+        {
+            events.extend(decoder.push(&data));
+        }
+        events.extend(decoder.finish());
+        feed(a, id, events, 10);
+        let d = a.run.detected.clone().expect("a choice");
+        assert_eq!(d.protocol, "qwen3-coder");
+        assert_eq!(a.protocol_shown(), "auto → qwen3-coder");
+        let notice = a
+            .notice
+            .as_ref()
+            .map(|n| n.text.clone())
+            .unwrap_or_default();
+        assert!(
+            notice.starts_with("auto: read as qwen3-coder ("),
+            "{notice}"
+        );
+        let call = a.run.parts.tool_calls().next().cloned().expect("a call");
+        assert_eq!(call.input, serde_json::json!({"city": "Paris", "days": 3}));
+        assert_eq!(
+            a.run.warnings, 0,
+            "no finish mismatch for calls read from text"
+        );
+        a.focus = Focus::Raw;
+    });
+}
+
 #[test]
 fn wire_events() {
     both("wire", |a| {

@@ -18,7 +18,7 @@ use toolscope::app::{
     update,
 };
 use toolscope_core::part::Part;
-use toolscope_core::protocol::Protocol;
+use toolscope_core::protocol::{Protocol, generate_parts};
 use toolscope_core::session::Session;
 use tui_support::{app, ctrl, key, screen};
 
@@ -89,7 +89,12 @@ fn every_bundled_session_replays_in_the_playground_as_recorded() {
         let fx = open(&mut a, &name);
         drive(&mut a, fx);
         let session = load(&name);
-        assert_eq!(parts(&a), session.parts, "{name}");
+        // The same parts; the text held until the choice arrives in fewer, larger deltas.
+        assert_eq!(
+            generate_parts(parts(&a)),
+            generate_parts(session.parts.clone()),
+            "{name}"
+        );
         assert!(!a.run.is_running(), "{name}");
         // The panes show the recorded request.
         assert_eq!(a.model, session.request.model, "{name}");
@@ -472,4 +477,59 @@ fn a_replay_started_again_reads_as_last_re_parsed() {
     assert_eq!(tool_calls(&parts(&a)), 0, "still read natively");
     update(&mut a, fkey(8));
     assert_eq!(tool_calls(&parts(&a)), 1);
+}
+
+/// Ctrl+L → auto, then F8: every bundled protocol session re-read natively with detection finds
+/// the protocol it was recorded under and the same parts; the notice and the status line say
+/// which protocol read the text.
+#[test]
+fn reparse_with_auto_reads_each_protocol_session_as_its_protocol() {
+    let mut names: Vec<String> = std::fs::read_dir(bundled(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("protocol-") && !n.contains("forced"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 25, "{names:?}");
+    for name in names {
+        let session = load(&name);
+        let recorded = session.request.protocol.clone().unwrap();
+        let mut a = app(160, 48);
+        a.pace = Pace::Instant;
+        let _ = open(&mut a, &name);
+        update(&mut a, ctrl('l'));
+        for c in "auto".chars() {
+            update(&mut a, key(KeyCode::Char(c)));
+        }
+        update(&mut a, key(KeyCode::Enter));
+        assert_eq!(a.protocol_name(), "auto", "{name}");
+        update(&mut a, fkey(8));
+        let detected = a.run.detected.clone().unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            detected.protocol,
+            recorded.name(),
+            "{name}: {}",
+            detected.reason
+        );
+        // The same parts; the text held until the choice arrives in fewer, larger deltas.
+        assert_eq!(
+            generate_parts(parts(&a)),
+            generate_parts(session.parts.clone()),
+            "{name}"
+        );
+        let notice = a
+            .notice
+            .as_ref()
+            .map(|n| n.text.clone())
+            .unwrap_or_default();
+        assert!(
+            notice.contains(&format!("re-parsed as auto (read as {}", recorded.name())),
+            "{name}: {notice}"
+        );
+        let s = screen(&a, 160, 48);
+        assert!(
+            s.contains(&format!("auto → {}", recorded.name())),
+            "{name}: {s}"
+        );
+    }
 }

@@ -82,7 +82,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::Char('l'), CTRL)],
         keys: "Ctrl+L",
         action: Action::PickProtocol,
-        help: "choose the protocol: native, or a text protocol (type to filter)",
+        help: "the protocol: native, auto or a text protocol (type to filter)",
     },
     Binding {
         chords: &[(KeyCode::Char('p'), CTRL)],

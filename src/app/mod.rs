@@ -61,7 +61,7 @@ pub use picker::Picker;
 pub use prompt::Prompt;
 pub use remember::{Remembered, StateFiles};
 pub use request_view::RequestView;
-pub use run_view::{RawMode, RunId, RunState, RunView};
+pub use run_view::{Detection, RawMode, RunId, RunState, RunView};
 pub use search::Search;
 pub use session::{Opened, Pace, Playback, SessionDirs, SessionEntry, SessionPicker};
 pub use tools::ToolsEditor;
@@ -74,6 +74,8 @@ pub struct Setup {
     pub model: String,
     pub base_url: Option<String>,
     pub protocol: Option<Protocol>,
+    /// Without a protocol: read the native answer's text with protocol detection (`auto`).
+    pub detect_protocol: bool,
     pub tool_choice: ToolChoice,
     /// The tools JSON text, and the file it came from.
     pub tools: String,
@@ -109,6 +111,7 @@ impl Default for Setup {
             model: toolscope_demo::DEFAULT_MODEL.to_string(),
             base_url: None,
             protocol: None,
+            detect_protocol: false,
             tool_choice: ToolChoice::Auto,
             tools: tools::EXAMPLE_TOOLS.to_string(),
             tools_path: None,
@@ -188,6 +191,9 @@ pub struct App {
     pub base_url: Option<String>,
     /// `None`: native tool calling.
     pub protocol: Option<Protocol>,
+    /// Native tool calling whose answer text is read with protocol detection (the picker's
+    /// `auto`); only without a protocol.
+    pub detect_protocol: bool,
     pub choice: ToolChoice,
     pub sampling: Sampling,
     pub tools: ToolsEditor,
@@ -243,6 +249,7 @@ impl App {
             provider: setup.provider,
             model: setup.model,
             base_url: setup.base_url,
+            detect_protocol: setup.detect_protocol && setup.protocol.is_none(),
             protocol: setup.protocol,
             choice: setup.tool_choice,
             sampling: setup.sampling,
@@ -306,9 +313,27 @@ impl App {
                 .is_some_and(|c| c.columns.iter().any(|v| v.is_running()))
     }
 
-    /// The protocol's name, or `native`.
+    /// The protocol's name, `auto` (native, text read with detection), or `native`.
     pub fn protocol_name(&self) -> &'static str {
-        self.protocol.as_ref().map_or("native", |p| p.name())
+        match &self.protocol {
+            Some(p) => p.name(),
+            None if self.detect_protocol => "auto",
+            None => "native",
+        }
+    }
+
+    /// The protocol as the status line shows it: with `auto`, the protocol the shown run's
+    /// text was read with once detection chose it (`auto → hermes`).
+    pub fn protocol_shown(&self) -> String {
+        let detected = self
+            .run
+            .detected
+            .as_ref()
+            .filter(|_| self.protocol.is_none() && self.detect_protocol);
+        match detected {
+            Some(d) => format!("auto → {}", d.protocol),
+            None => self.protocol_name().to_string(),
+        }
     }
 
     /// Applies the theme and the focus to every text area (they keep their own styles).

@@ -50,12 +50,13 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         Overlay::Protocols(p) => match p.key(key) {
             PickerOutcome::Open => {}
             PickerOutcome::Closed => app.overlay = None,
-            PickerOutcome::Chosen(chosen) => {
+            PickerOutcome::Chosen { protocol, detect } => {
                 app.overlay = None;
                 // The same protocol again keeps its settings (reasoning, delimiters).
-                if chosen.as_ref().map(|p| p.name()) != app.protocol.as_ref().map(|p| p.name()) {
-                    app.protocol = chosen;
+                if protocol.as_ref().map(|p| p.name()) != app.protocol.as_ref().map(|p| p.name()) {
+                    app.protocol = protocol;
                 }
+                app.detect_protocol = app.protocol.is_none() && detect;
                 let name = app.protocol_name();
                 notice(
                     app,

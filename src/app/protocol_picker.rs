@@ -1,5 +1,6 @@
-//! The protocol picker (Ctrl+L): "native" first, then every protocol of the registry with the
-//! model families it serves, filtered as you type (by name, alias or family), Enter to choose.
+//! The protocol picker (Ctrl+L): "native" first, then "auto" (native, with the answer text read
+//! by the protocol its markers name), then every protocol of the registry with the model
+//! families it serves, filtered as you type (by name, alias or family), Enter to choose.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -12,12 +13,17 @@ pub struct ProtocolEntry {
     pub name: &'static str,
     /// The model families (for native: what it means).
     pub families: &'static str,
-    /// `None`: native (the provider's own tool calling).
+    /// `None`: native (the provider's own tool calling), or auto.
     pub protocol: Option<Protocol>,
+    /// Auto: native, with the answer text read with protocol detection.
+    pub detect: bool,
 }
 
 /// What native means, on its line.
 pub const NATIVE: &str = "the provider's own tool calling (no text protocol)";
+
+/// What auto means, on its line.
+pub const AUTO: &str = "native; calls in the text read by the detected protocol";
 
 #[derive(Clone, Debug, Default)]
 pub struct ProtocolPicker {
@@ -31,15 +37,22 @@ pub struct ProtocolPicker {
 pub enum PickerOutcome {
     Open,
     Closed,
-    Chosen(Option<Protocol>),
+    /// `protocol: None` is native; with `detect`, auto.
+    Chosen {
+        protocol: Option<Protocol>,
+        detect: bool,
+    },
 }
 
 impl ProtocolPicker {
-    /// The picker with `current` selected.
-    pub fn new(current: Option<&Protocol>) -> Self {
+    /// The picker with the entry named `current` selected (`native`, `auto` or a protocol).
+    pub fn new(current: &str) -> Self {
         let mut p = ProtocolPicker::default();
-        let name = current.map_or("native", |c| c.name());
-        p.selected = p.entries().iter().position(|e| e.name == name).unwrap_or(0);
+        p.selected = p
+            .entries()
+            .iter()
+            .position(|e| e.name == current)
+            .unwrap_or(0);
         p
     }
 
@@ -61,12 +74,21 @@ impl ProtocolPicker {
             name: "native",
             families: NATIVE,
             protocol: None,
+            detect: false,
         };
-        std::iter::once(native)
+        let auto = ProtocolEntry {
+            name: "auto",
+            families: AUTO,
+            protocol: None,
+            detect: true,
+        };
+        [native, auto]
+            .into_iter()
             .chain(Protocol::all().into_iter().map(|p| ProtocolEntry {
                 name: p.name(),
                 families: p.families(),
                 protocol: Some(p),
+                detect: false,
             }))
             .filter(|e| {
                 filter.is_empty()
@@ -88,7 +110,10 @@ impl ProtocolPicker {
             KeyCode::Esc => return PickerOutcome::Closed,
             KeyCode::Enter => {
                 return match self.entries().into_iter().nth(self.selected) {
-                    Some(e) => PickerOutcome::Chosen(e.protocol),
+                    Some(e) => PickerOutcome::Chosen {
+                        protocol: e.protocol,
+                        detect: e.detect,
+                    },
                     None => PickerOutcome::Open,
                 };
             }
@@ -129,36 +154,56 @@ mod tests {
     }
 
     #[test]
-    fn native_first_then_every_protocol_of_the_registry() {
-        let p = ProtocolPicker::new(None);
-        let mut want = vec!["native"];
+    fn native_and_auto_first_then_every_protocol_of_the_registry() {
+        let p = ProtocolPicker::new("native");
+        let mut want = vec!["native", "auto"];
         want.extend(Protocol::names());
         assert_eq!(names(&p), want);
         assert_eq!(p.selected, 0);
-        let kimi = Protocol::from_name("kimi-k2").unwrap();
-        let p = ProtocolPicker::new(Some(&kimi));
+        let p = ProtocolPicker::new("kimi-k2");
         assert_eq!(names(&p)[p.selected], "kimi-k2");
+        let mut p = ProtocolPicker::new("auto");
+        assert_eq!(p.selected, 1);
+        assert!(matches!(
+            press(&mut p, KeyCode::Enter),
+            PickerOutcome::Chosen {
+                protocol: None,
+                detect: true
+            }
+        ));
+        // Typed, by its name or by what it does.
+        for filter in ["auto", "detect"] {
+            let mut p = ProtocolPicker::new("native");
+            for c in filter.chars() {
+                press(&mut p, KeyCode::Char(c));
+            }
+            assert_eq!(names(&p).first(), Some(&"auto"), "{filter}");
+        }
     }
 
     #[test]
     fn typing_filters_by_name_family_or_alias_and_enter_chooses() {
-        let mut p = ProtocolPicker::new(None);
+        let mut p = ProtocolPicker::new("native");
         for c in "deepseek".chars() {
             press(&mut p, KeyCode::Char(c));
         }
         assert_eq!(names(&p), ["deepseek-v3", "deepseek-v3.1", "deepseek-dsml"]);
         press(&mut p, KeyCode::Down);
-        let PickerOutcome::Chosen(Some(chosen)) = press(&mut p, KeyCode::Enter) else {
+        let PickerOutcome::Chosen {
+            protocol: Some(chosen),
+            detect: false,
+        } = press(&mut p, KeyCode::Enter)
+        else {
             panic!("Enter chooses");
         };
         assert_eq!(chosen.name(), "deepseek-v3.1");
         // By family, case-insensitively, and by alias.
-        let mut p = ProtocolPicker::new(None);
+        let mut p = ProtocolPicker::new("native");
         for c in "QWEN".chars() {
             press(&mut p, KeyCode::Char(c));
         }
         assert_eq!(names(&p), ["qwen3-coder", "hermes"], "name matches first");
-        let mut p = ProtocolPicker::new(None);
+        let mut p = ProtocolPicker::new("native");
         for c in "gpt-oss".chars() {
             press(&mut p, KeyCode::Char(c));
         }
@@ -167,7 +212,7 @@ mod tests {
         for _ in 0..7 {
             press(&mut p, KeyCode::Backspace);
         }
-        assert_eq!(names(&p).len(), Protocol::names().len() + 1);
+        assert_eq!(names(&p).len(), Protocol::names().len() + 2);
         for c in "zzz".chars() {
             press(&mut p, KeyCode::Char(c));
         }
@@ -175,11 +220,14 @@ mod tests {
         assert!(matches!(press(&mut p, KeyCode::Enter), PickerOutcome::Open));
         assert!(matches!(press(&mut p, KeyCode::Esc), PickerOutcome::Closed));
         // Native is chosen like any other.
-        let mut p = ProtocolPicker::new(Some(&Protocol::from_name("hermes").unwrap()));
+        let mut p = ProtocolPicker::new("hermes");
         press(&mut p, KeyCode::Home);
         assert!(matches!(
             press(&mut p, KeyCode::Enter),
-            PickerOutcome::Chosen(None)
+            PickerOutcome::Chosen {
+                protocol: None,
+                detect: false
+            }
         ));
     }
 }

@@ -90,6 +90,13 @@ impl RequestView {
             ));
             lines.extend(p.system_prompt(&request.tools).lines().map(str::to_string));
         }
+        if request.protocol.is_none() && request.detect_protocol {
+            lines.push(String::new());
+            lines.push(
+                "── protocol auto: the tools go natively; calls the server leaves in the answer text are read by the protocol their markers name ──"
+                    .to_string(),
+            );
+        }
         if emulated
             && let Some(choice) = &request.tool_choice
             && request.provider.capabilities().response_format
@@ -220,5 +227,19 @@ mod tests {
             "{text}"
         );
         assert_eq!(v.json.len(), 2);
+    }
+
+    #[test]
+    fn an_auto_request_is_native_and_says_how_its_text_is_read() {
+        let mut r = request(ProviderKind::OPENAI);
+        r.detect_protocol = true;
+        let v = RequestView::new("sent".into(), &r, "http://localhost:8000/v1");
+        let text = v.text.as_str();
+        assert!(text.contains("\"tools\": ["), "{text}");
+        assert!(
+            text.contains("── protocol auto: the tools go natively"),
+            "{text}"
+        );
+        assert!(!text.contains("── the tool prompt"), "{text}");
     }
 }

@@ -142,6 +142,15 @@ pub struct RunView {
     pub parts_top: usize,
     /// The wire events as they arrived (with `request` and the parts, what Ctrl+S saves).
     pub raw_events: Vec<RawEvent>,
+    /// With protocol detection: the protocol the answer text is read with, once chosen.
+    pub detected: Option<Detection>,
+}
+
+/// Which protocol detection chose for a run's text, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Detection {
+    pub protocol: String,
+    pub reason: String,
 }
 
 impl Default for RunView {
@@ -177,6 +186,7 @@ impl RunView {
             selected: None,
             parts_top: 0,
             raw_events: Vec::new(),
+            detected: None,
         }
     }
 
@@ -209,9 +219,13 @@ impl RunView {
     }
 
     /// Whether the run is in native mode (reasoning and call arguments come apart from the
-    /// answer text, and the Raw pane labels them).
+    /// answer text, and the Raw pane labels them). A native run read with protocol detection
+    /// is native until the choice: after it, reasoning comes out of the answer text, which the
+    /// Raw pane already shows (a wire's own reasoning comes first, before the text).
     fn native(&self) -> bool {
-        self.request.as_ref().is_some_and(|r| r.protocol.is_none())
+        self.request
+            .as_ref()
+            .is_some_and(|r| r.protocol.is_none() && self.detected.is_none())
     }
 
     /// Applies one event that arrived `at_ms` after the run started.
@@ -244,6 +258,9 @@ impl RunView {
                 };
                 let range = self.answer_to_output(span.start)..self.answer_to_output(span.end);
                 self.insert_highlight(Highlight { range, kind });
+            }
+            RunEvent::Detected { protocol, reason } => {
+                self.detected = Some(Detection { protocol, reason });
             }
             RunEvent::Part(part) => {
                 match &part {
@@ -695,6 +712,39 @@ mod tests {
                 HighlightKind::Label,
                 HighlightKind::NativeArgs
             ]
+        );
+    }
+
+    /// With protocol detection, the wire's own reasoning (before the choice) is labelled as in
+    /// native mode; reasoning read out of the text after the choice is already in the text.
+    #[test]
+    fn with_detection_only_the_wires_own_reasoning_is_added_to_the_raw_text() {
+        let mut request = Request::new(toolscope_core::provider::ProviderKind::OPENAI, "m");
+        request.detect_protocol = true;
+        let mut v = RunView::started(1, request);
+        let reasoning = |id: &str, delta: &str| {
+            RunEvent::Part(Part::ReasoningDelta {
+                id: id.into(),
+                delta: delta.into(),
+            })
+        };
+        v.apply(reasoning("r1", "Native."), 1);
+        v.apply(out("<think>Hm.</think>Hi", None), 2);
+        v.apply(
+            RunEvent::Detected {
+                protocol: "hermes".into(),
+                reason: "the reasoning marker".into(),
+            },
+            2,
+        );
+        v.apply(reasoning("r1", "Hm."), 2);
+        assert_eq!(
+            v.output.as_str(),
+            "▸ reasoning\nNative.\n▸ text\n<think>Hm.</think>Hi"
+        );
+        assert_eq!(
+            v.detected.as_ref().map(|d| d.protocol.as_str()),
+            Some("hermes")
         );
     }
 

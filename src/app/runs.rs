@@ -28,6 +28,18 @@ pub(super) fn view_of(app: &mut App, id: RunId) -> Option<&mut RunView> {
         .find(|v| v.id == Some(id))
 }
 
+/// The main run's text is read with protocol detection and the choice was just made: the
+/// notice says which protocol and why (the status line keeps the protocol).
+pub(super) fn detected_notice(app: &mut App, id: RunId) {
+    if app.run.id != Some(id) {
+        return;
+    }
+    if let Some(d) = &app.run.detected {
+        let text = format!("auto: read as {} ({})", d.protocol, d.reason);
+        super::notice::notice(app, text, false);
+    }
+}
+
 /// A run stopped streaming. The main run's answer joins the conversation at once, with a
 /// result field for each call; the focus goes to the first result field, or to the (empty)
 /// message field, when it was in the Prompt pane.
@@ -115,6 +127,7 @@ pub(super) fn request_for(
     r.tools = tools;
     r.tool_choice = Some(choice);
     r.protocol = app.protocol.clone();
+    r.detect_protocol = app.protocol.is_none() && app.detect_protocol;
     let s = &app.sampling;
     r.sampling.temperature = s.temperature;
     r.sampling.max_tokens = s.max_tokens.or(r.sampling.max_tokens);

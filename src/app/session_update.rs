@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
+use toolscope_core::provider::RunEvent;
 use toolscope_core::session::{self, ReplayOptions, Session};
 use toolscope_core::tool::ToolChoice;
 
@@ -17,7 +18,7 @@ use super::confirm::{Confirm, Pending};
 use super::notice::notice;
 use super::prompt::Prompt;
 use super::run_view::{RunId, RunView};
-use super::runs::{cancel_all, run_finished, view_of};
+use super::runs::{cancel_all, detected_notice, run_finished, view_of};
 use super::session::{Opened, Pace, Playback, SessionEntry, SessionPicker};
 use super::{App, Effect, FilePurpose, Focus, Overlay, editor};
 
@@ -232,6 +233,7 @@ pub(super) fn open(
     app.model = r.model.clone();
     app.base_url = r.base_url.clone();
     app.protocol = r.protocol.clone();
+    app.detect_protocol = r.protocol.is_none() && r.detect_protocol;
     app.choice = r.tool_choice.clone().unwrap_or(ToolChoice::Auto);
     let tools = serde_json::to_string_pretty(&r.tools.defs()).unwrap_or_else(|_| "[]".into());
     app.tools.set_text(&tools);
@@ -339,13 +341,19 @@ fn step(app: &mut App) {
         return;
     };
     let was_running = view.is_running();
+    let mut detection = false;
     for e in step.events {
+        detection |= matches!(e, RunEvent::Detected { .. });
         view.apply(e, step.at_ms);
     }
     if done {
         view.ended(step.at_ms);
     }
-    if was_running && !view.is_running() {
+    let finished = was_running && !view.is_running();
+    if detection {
+        detected_notice(app, id);
+    }
+    if finished {
         run_finished(app, id);
     }
 }
@@ -458,6 +466,7 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     let protocol = app.protocol_name().to_string();
     let options = ReplayOptions {
         protocol: Some(app.protocol.clone()),
+        detect_protocol: app.detect_protocol,
         tools: Some(app.tools.valid.clone()),
     };
     if let Some(o) = &mut app.opened {
@@ -467,6 +476,13 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     let id = app.next_id();
     play(app, id, options, Pace::Instant, false, fx);
     let calls = app.run.parts.tool_calls().count();
+    // With detection, which protocol read the text (the status line shows it too).
+    let protocol = match &app.run.detected {
+        Some(d) if app.protocol.is_none() && app.detect_protocol => {
+            format!("auto (read as {}: {})", d.protocol, d.reason)
+        }
+        _ => protocol,
+    };
     let recorded = app.opened.as_ref().map_or(0, |o| {
         o.session
             .parts

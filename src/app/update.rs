@@ -10,6 +10,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
+use toolscope_core::provider::RunEvent;
 use toolscope_core::session::Session;
 
 use super::compare::CompareKind;
@@ -22,7 +23,9 @@ use super::notice::notice;
 use super::overlays;
 use super::picker::{ModelList, Picker};
 use super::run_view::{RawMode, RunView};
-use super::runs::{cancel_all, quit, run_finished, start_compare, start_run, view_of};
+use super::runs::{
+    cancel_all, detected_notice, quit, run_finished, start_compare, start_run, view_of,
+};
 use super::search::{self, Search, SearchPane};
 use super::session_update as sessions;
 use super::text_log::Scroll;
@@ -56,8 +59,13 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
                 let was_running = view.is_running();
                 // Events still queued when a run was cancelled are dropped.
                 if was_running {
+                    let detection = matches!(event, RunEvent::Detected { .. });
                     view.apply(event, at_ms);
-                    if !view.is_running() {
+                    let finished = !view.is_running();
+                    if detection {
+                        detected_notice(app, id);
+                    }
+                    if finished {
                         run_finished(app, id);
                     }
                 }
@@ -308,7 +316,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::FocusPrev => move_focus(app, -1),
         Action::CycleToolChoice => set_choice(app, 1),
         Action::PickProtocol => {
-            let picker = super::protocol_picker::ProtocolPicker::new(app.protocol.as_ref());
+            let picker = super::protocol_picker::ProtocolPicker::new(app.protocol_name());
             app.overlay = Some(Overlay::Protocols(Box::new(picker)));
         }
         Action::Picker => open_picker(app, fx),

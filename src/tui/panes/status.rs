@@ -25,7 +25,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let mut left = vec![
         Span::styled(format!(" {} · {}", app.provider, app.model), strong),
         sep.clone(),
-        Span::styled(app.protocol_name(), base),
+        Span::styled(app.protocol_shown(), base),
         sep.clone(),
         Span::styled(app.choice.label(), base),
         sep.clone(),
