@@ -88,11 +88,7 @@ fn auto_reads_the_markup_a_server_left_in_the_text() {
         let d = a.run.detected.clone().expect("a choice");
         assert_eq!(d.protocol, "qwen3-coder");
         assert_eq!(a.protocol_shown(), "auto → qwen3-coder");
-        let notice = a
-            .notice
-            .as_ref()
-            .map(|n| n.text.clone())
-            .unwrap_or_default();
+        let notice = notice_text(a);
         assert!(
             notice.starts_with("auto: read as qwen3-coder ("),
             "{notice}"

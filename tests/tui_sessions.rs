@@ -20,7 +20,7 @@ use toolscope::app::{
 use toolscope_core::part::Part;
 use toolscope_core::protocol::{Protocol, generate_parts};
 use toolscope_core::session::Session;
-use tui_support::{app, ctrl, key, screen};
+use tui_support::{app, ctrl, key, notice_text, screen};
 
 fn bundled(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -517,11 +517,7 @@ fn reparse_with_auto_reads_each_protocol_session_as_its_protocol() {
             generate_parts(session.parts.clone()),
             "{name}"
         );
-        let notice = a
-            .notice
-            .as_ref()
-            .map(|n| n.text.clone())
-            .unwrap_or_default();
+        let notice = notice_text(&a);
         assert!(
             notice.contains(&format!("re-parsed as auto (read as {}", recorded.name())),
             "{name}: {notice}"

@@ -217,6 +217,14 @@ pub fn rate_limited() -> Vec<RunEvent> {
     ]
 }
 
+/// The status line's notice, or nothing.
+pub fn notice_text(app: &App) -> String {
+    app.notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
 /// The example tools.
 pub fn tools(app: &App) -> ToolSet {
     app.tools.valid.clone()

@@ -408,6 +408,16 @@ fn decode(r: &Request, bytes: &[u8], size: usize) -> Vec<RunEvent> {
     out
 }
 
+fn spans_of(events: &[RunEvent]) -> Vec<&Span> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Span(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
 fn parts(events: &[RunEvent]) -> Vec<Part> {
     events.iter().filter_map(|e| e.as_part().cloned()).collect()
 }
@@ -660,13 +670,7 @@ fn emulated_output_is_parsed_by_the_protocol() {
         })
         .collect();
     assert_eq!(output, answer);
-    let spans: Vec<&Span> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Span(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+    let spans = spans_of(&events);
     assert_eq!(spans.len(), 1);
     assert_eq!(&answer[spans[0].start..spans[0].end], &answer[12..]);
     let p = parts(&events);
@@ -772,13 +776,7 @@ fn detected_output_is_read_by_the_protocol_its_markers_name() {
         assert_eq!(d.len(), 1, "{size}: {d:?}");
         assert_eq!(d[0].0, "qwen3-coder");
         assert!(d[0].1.contains("<function="), "{}", d[0].1);
-        let spans: Vec<&Span> = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Span(s) => Some(s),
-                _ => None,
-            })
-            .collect();
+        let spans = spans_of(&events);
         // The markup, from its first byte to the last, is the call's.
         assert_eq!(spans.first().map(|s| s.start), answer.find("<tool_call>"));
         assert_eq!(spans.last().map(|s| s.end), Some(answer.len()));
@@ -876,13 +874,7 @@ fn a_call_recovered_at_the_end_keeps_its_span() {
     let answer = "Sure.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}";
     let events = decode(&r, content_stream(None, answer, 4).as_bytes(), 9);
     assert_eq!(Collapsed::of(&parts(&events)).calls.len(), 1);
-    let spans: Vec<&Span> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Span(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+    let spans = spans_of(&events);
     assert_eq!(spans.len(), 1, "{events:?}");
     assert_eq!(spans[0].start, 5);
 }
