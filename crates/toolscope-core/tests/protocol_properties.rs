@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolscope_core::part::{Collapsed, Part};
-use toolscope_core::protocol::{Protocol, StreamParser, answer_parser};
+use toolscope_core::protocol::{AutoParser, Protocol, StreamParser, answer_parser};
 use toolscope_core::tool::{ToolDef, ToolSet};
 
 fn tools() -> ToolSet {
@@ -445,6 +445,42 @@ proptest! {
             let parts = run(name, &bytes, &sizes);
             prop_assert!(check_stream(&parts).is_ok());
             prop_assert_eq!(Collapsed::of(&parts), Collapsed::of(&whole));
+        }
+    }
+
+    /// `--protocol auto`: at any chunking the same protocol is chosen, and the parts are exactly
+    /// that protocol's (the held text is parsed from its first byte), well formed.
+    #[test]
+    fn auto_chooses_the_same_at_any_chunking_and_parses_as_the_choice((name, text, sizes) in arb_case()) {
+        let auto = |how: &[usize]| {
+            let mut p = AutoParser::new(&tools(), None);
+            let mut out = Vec::new();
+            let mut chosen = Vec::new();
+            let mut rest = text.as_bytes();
+            let mut k = 0;
+            while !rest.is_empty() {
+                let n = how[k % how.len()].clamp(1, rest.len());
+                chosen.extend(p.push(&rest[..n], &mut out));
+                rest = &rest[n..];
+                k += 1;
+            }
+            chosen.extend(p.finish(&mut out));
+            (chosen, out)
+        };
+        let (chosen, whole) = auto(&[usize::MAX]);
+        prop_assert_eq!(chosen.len(), 1, "{}: the choice is made once", name);
+        let protocol = chosen[0].protocol.clone();
+        let mut direct = protocol.stream_parser(&tools());
+        let mut want = Vec::new();
+        direct.push(text.as_bytes(), &mut want);
+        direct.finish(&mut want);
+        prop_assert_eq!(&whole, &want);
+        for how in [vec![1], sizes] {
+            let (again, parts) = auto(&how);
+            prop_assert_eq!(again.len(), 1);
+            prop_assert_eq!(again[0].protocol.name(), protocol.name(), "chunks {:?}", how);
+            prop_assert!(check_stream(&parts).is_ok());
+            prop_assert_eq!(Collapsed::of(&parts), Collapsed::of(&whole), "chunks {:?}", how);
         }
     }
 }
