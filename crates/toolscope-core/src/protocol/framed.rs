@@ -195,6 +195,22 @@ impl FramedScanner {
         self
     }
 
+    /// In text, holding nothing back: a caller that gives some of the text to another scanner
+    /// may do so here.
+    pub(crate) fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    /// The offset of the next byte this scanner reads.
+    pub(crate) fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    /// `len` bytes went to another scanner (only while [`FramedScanner::idle`]).
+    pub(crate) fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
+
     /// Whether `text` has a byte that may begin a marker opening something.
     fn may_open(&self, text: &str) -> bool {
         let bytes = text.as_bytes();

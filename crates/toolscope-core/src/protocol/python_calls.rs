@@ -1195,6 +1195,22 @@ impl PyCallsScanner {
         }
     }
 
+    /// In text, holding nothing back: a caller that gives some of the text to another scanner
+    /// may do so here.
+    pub(crate) fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    /// The offset of the next byte this scanner reads.
+    pub(crate) fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    /// `len` bytes went to another scanner (only while [`PyCallsScanner::idle`]).
+    pub(crate) fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
+
     /// Whether `piece` has a byte that may open a list or a wrap.
     fn may_open(&self, piece: &str) -> bool {
         let b = piece.as_bytes();
