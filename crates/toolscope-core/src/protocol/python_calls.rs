@@ -153,6 +153,9 @@ enum Vs {
         raw: bool,
     },
     Str(Box<Str>),
+    /// A string closed: whitespace, then another string literal goes on with it (Python joins
+    /// adjacent literals, `"a" "b"`), anything else ends it.
+    StrGap,
     Num(String),
     Word(String),
     /// A value inside a container is complete.
@@ -282,16 +285,35 @@ impl ValueReader {
         }
     }
 
+    /// A string literal closed; the value goes on if another literal follows (never complete
+    /// here: `Ok(false)`).
     fn end_string(&mut self, w: &mut ArgsWriter) -> Result<bool, String> {
         if let Vs::Str(st) = &mut self.st {
             if st.high.take().is_some() {
                 self.piece(w, "\u{fffd}")?;
             }
         }
+        self.st = Vs::StrGap;
+        Ok(false)
+    }
+
+    /// After a string literal, `c` at `i`: whitespace waits, a quote opens the next literal of
+    /// the same value, anything else ends the value (and is read again after it).
+    fn gap(&mut self, c: u8, i: usize, w: &mut ArgsWriter) -> Result<(usize, bool), String> {
+        if is_ws(c) {
+            return Ok((i + 1, false));
+        }
+        if matches!(c, b'\'' | b'"') {
+            self.st = Vs::Quote1 {
+                quote: c,
+                raw: false,
+            };
+            return Ok((i + 1, false));
+        }
         if self.key.is_none() {
             w.end_string()?;
         }
-        self.done(w)
+        self.done(w).map(|d| (i, d))
     }
 
     /// Reads from `s[i..]`: `Ok((j, true))` when the value completed at `j` (the byte there is
@@ -325,6 +347,7 @@ impl ValueReader {
                     }
                 }
                 Vs::Str(_) => self.string(s, i, w).map_err(|e| (i, e)),
+                Vs::StrGap => self.gap(c, i, w).map_err(|e| (i, e)),
                 Vs::Num(tok) => {
                     let j = run_end(s, i, |ch| {
                         ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'

@@ -239,6 +239,10 @@ mod tests {
                 "<|python_end|> </tool_call> ] ) ,",
             ),
             ("'line\\\ncontinued'", "linecontinued"),
+            // Adjacent literals are one string, as in Python.
+            ("'ab' \"cd\"", "abcd"),
+            ("'a'\n    'b' '''c\nd'''  ''", "abc\nd"),
+            ("'a' ''", "a"),
         ];
         for (literal, want) in cases {
             let text = format!("[write_file(path='/a', content={literal})]");
@@ -250,6 +254,25 @@ mod tests {
             );
             assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
         }
+    }
+
+    #[test]
+    fn adjacent_literals_join_in_lists_dicts_and_keys() {
+        let text = "[write_file(path='/a' '/b', content={'k' 'ey': ['x' 'y', 'z'], 'n': 1})]";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                // `content` is a string in the schema: the dict arrives as its JSON text.
+                json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // A literal followed by anything else than a literal ends there.
+        let c = every_split(&p(), "[write_file(path='/a' 3)]");
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
     }
 
     #[test]
