@@ -115,6 +115,8 @@ pub mod emulate;
 pub mod error;
 pub mod json;
 pub mod lint;
+#[cfg(feature = "http")]
+pub mod mcp;
 pub mod part;
 pub mod protocol;
 pub mod provider;
