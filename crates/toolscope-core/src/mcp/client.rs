@@ -1,6 +1,6 @@
 //! One connection to one MCP server, through the official Rust SDK (`rmcp`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
@@ -64,7 +64,9 @@ impl McpClient {
         let (tx, rx) = watch::channel(0u64);
         let handler = Handler { list_changed: tx };
         let fallback = spec.fallback_name();
-        let label = Arc::new(Mutex::new(fallback.clone()));
+        // The stderr task learns the server's name once `initialize` told it.
+        let (name_tx, name_rx) = tokio::sync::oneshot::channel::<String>();
+        let mut named = Some(name_rx);
         let connecting = async {
             match spec {
                 McpServerSpec::Stdio { argv, command } => {
@@ -77,14 +79,9 @@ impl McpClient {
                             McpError::Connect(format!("cannot start \"{command}\": {e}"))
                         })?;
                     if let Some(err) = err {
-                        let label = label.clone();
-                        tokio::spawn(async move {
-                            let mut lines = BufReader::new(err).lines();
-                            while let Ok(Some(line)) = lines.next_line().await {
-                                let name = label.lock().map(|l| l.clone()).unwrap_or_default();
-                                stderr(&name, &line);
-                            }
-                        });
+                        let named = named.take();
+                        let fallback = fallback.clone();
+                        tokio::spawn(forward_stderr(err, named, fallback, stderr));
                     }
                     handler.serve(transport).await.map_err(|e| {
                         McpError::Connect(format!("\"{command}\" did not initialize: {e}"))
@@ -135,9 +132,7 @@ impl McpClient {
             })
             .filter(|n| !n.trim().is_empty())
             .unwrap_or(fallback);
-        if let Ok(mut l) = label.lock() {
-            *l = name.clone();
-        }
+        let _ = name_tx.send(name.clone());
         Ok(McpClient {
             name,
             spec: spec.clone(),
@@ -260,6 +255,44 @@ impl McpClient {
             )),
             other => McpError::Call(format!("{}: {what} failed: {}", self.name, redact(other))),
         }
+    }
+}
+
+/// Hands a stdio server's stderr to `sink` line by line, under the server's name: lines that
+/// come before `initialize` named it wait for the name (or for the fallback, when the
+/// connection failed) and are never lost.
+async fn forward_stderr(
+    err: tokio::process::ChildStderr,
+    named: Option<tokio::sync::oneshot::Receiver<String>>,
+    fallback: String,
+    sink: StderrSink,
+) {
+    let mut lines = BufReader::new(err).lines();
+    let mut early = Vec::new();
+    let name = match named {
+        None => fallback,
+        Some(mut named) => loop {
+            tokio::select! {
+                n = &mut named => break n.unwrap_or(fallback),
+                l = lines.next_line() => match l {
+                    Ok(Some(l)) => early.push(l),
+                    // The server closed its stderr: wait for the name, then pass on what came.
+                    _ => {
+                        let name = named.await.unwrap_or(fallback);
+                        for l in early {
+                            sink(&name, &l);
+                        }
+                        return;
+                    }
+                },
+            }
+        },
+    };
+    for l in early {
+        sink(&name, &l);
+    }
+    while let Ok(Some(line)) = lines.next_line().await {
+        sink(&name, &line);
     }
 }
 
