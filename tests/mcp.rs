@@ -628,3 +628,78 @@ async fn a_clash_with_the_users_tools_is_renamed_and_a_call_to_a_user_tool_stops
     assert_eq!(of_type(&parts, "tool-call")[0]["toolName"], "get_weather");
     assert!(of_type(&parts, "tool-result").is_empty());
 }
+
+// ---- a server written with the official Python SDK ----
+
+/// Whether `python3` can import the `mcp` package; the reason when it cannot.
+fn python_has_mcp() -> Result<(), String> {
+    match std::process::Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .unwrap_or("import failed")
+            .to_string()),
+        Err(e) => Err(format!("python3: {e}")),
+    }
+}
+
+/// Needs `python3` with `mcp` installed (`.ci/run` installs it). Without it the test says why
+/// and passes, unless `CI` is set, where it fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_written_with_the_python_sdk_lists_calls_and_fails_clearly() {
+    if let Err(why) = python_has_mcp() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 with the mcp package is needed in CI: {why}"
+        );
+        eprintln!(
+            "skipped: python3 with the mcp package is missing ({why}); `python3 -m pip install mcp`"
+        );
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_python_server.py");
+    let spec = McpServerSpec::stdio(&format!("python3 '{script}'")).unwrap();
+    let (sink, mut stderr) = stderr_channel();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&spec, sink))
+        .await
+        .expect("the Python server initializes in time")
+        .expect("the Python server initializes");
+    assert_eq!(client.name(), "python-notes");
+    wait_line(&mut stderr, "python-notes: serving on stdio").await;
+
+    let tools = client.list_tools().await.unwrap();
+    let mut listed = names(&tools);
+    listed.sort();
+    assert_eq!(listed, ["add", "fail", "shout"]);
+    let add = tools.iter().find(|t| t["name"] == "add").unwrap();
+    assert_eq!(add["inputSchema"]["properties"]["a"]["type"], "integer");
+    // Its tools read as the core's tool definitions.
+    let catalog =
+        toolscope_core::mcp::Catalog::build(&Default::default(), &[("python-notes".into(), tools)])
+            .unwrap();
+    assert_eq!(catalog.route("shout").unwrap().server_name, "python-notes");
+
+    let sum = call(&client, "add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(!sum.part.is_error, "{sum:?}");
+    assert!(sum.text.contains("42"), "{}", sum.text);
+    let loud = call(&client, "shout", json!({"text": "hello"}))
+        .await
+        .unwrap();
+    assert!(loud.text.contains("HELLO"), "{}", loud.text);
+    let failed = call(&client, "fail", json!({"reason": "because"}))
+        .await
+        .unwrap();
+    assert!(failed.part.is_error, "{failed:?}");
+    assert!(
+        failed.text.contains("failed on purpose: because"),
+        "{}",
+        failed.text
+    );
+    client.close().await;
+}
