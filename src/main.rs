@@ -1,5 +1,5 @@
 //! The `toolscope` command: with no subcommand it opens the playground TUI; `parse`, `run`,
-//! `replay`, `lint`, `protocols` and `serve-demo` are headless and print parts (findings,
+//! `replay`, `lint`, `protocols`, `serve-demo` and `serve-mcp-demo` are headless and print parts (findings,
 //! protocols) as JSONL.
 //!
 //! Exit status: 0 on success, 1 when a provider or stream failed (after an `error` part) or the
@@ -41,6 +41,8 @@ enum Command {
     Protocols(cli::protocols::ProtocolsArgs),
     /// Serve the built-in demo model as an OpenAI-compatible endpoint on 127.0.0.1.
     ServeDemo(cli::serve_demo::ServeDemoArgs),
+    /// Serve the demo tools as an MCP server on stdin and stdout (for --mcp).
+    ServeMcpDemo(cli::serve_mcp_demo::ServeMcpDemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => cli::parse::run(args),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
+        Some(Command::ServeMcpDemo(args)) => cli::serve_mcp_demo::run(args),
         Some(Command::Replay(args)) => cli::replay::run(args),
         Some(Command::Lint(args)) => cli::lint::run(args),
         Some(Command::Protocols(args)) => cli::protocols::run(args),

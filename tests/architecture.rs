@@ -231,7 +231,7 @@ fn the_core_depends_on_no_terminal_cli_or_server_crate() {
         assert!(!deps.contains_key(banned), "the core depends on {banned}");
     }
     // The HTTP client and its runtime only with the `http` feature, which is the default.
-    for optional in ["reqwest", "tokio", "futures"] {
+    for optional in ["reqwest", "tokio", "futures", "rmcp", "tokio-util"] {
         let dep = &deps[optional];
         assert_eq!(dep.get("optional").and_then(|v| v.as_bool()), Some(true));
     }

@@ -15,6 +15,7 @@ pub mod protocols;
 pub mod replay;
 pub mod run;
 pub mod serve_demo;
+pub mod serve_mcp_demo;
 
 /// The `--provider` value parser: the names of the application's provider table, listed in
 /// `--help` and in the error for a wrong one.

@@ -3,19 +3,33 @@
 //! Keys come from the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`) and
 //! are never printed: the provider layer redacts them from every event before it gets here.
 //! `--raw` prints each wire event as `{"type":"raw","data":…}` before the parts it produced.
+//!
+//! `--mcp CMD` and `--mcp-url URL[=TOKEN_ENV]` add the tools of MCP servers to the request (a
+//! name two places share is offered as `SERVER__NAME`, said on stderr). With `--execute` the
+//! model's calls to them are run on their servers: each result is printed as a `tool-result`
+//! part, the answer and the results join the conversation, and the next turn is sent, until
+//! the model answers without calls (exit 0), the provider or an MCP server fails (an `error`
+//! part, `tool_execution_failed` for MCP; exit 1), the model calls a tool no server serves
+//! (said on stderr; exit 0), or `--max-steps` turns were run with results still unanswered (a
+//! `warning` part with code `max-steps`; exit 0).
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use clap::Args;
 use serde_json::json;
 
 use super::ProtocolChoice;
-use toolscope_core::part::Part;
+use toolscope_core::mcp::{CancellationToken, Catalog, McpClient, McpError, McpServerSpec};
+use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::Recorder;
 use toolscope_core::tool::ToolChoice;
+use toolscope_core::tool::ToolSet;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -65,8 +79,59 @@ pub struct RunArgs {
     /// Seconds to wait for the next bytes of the answer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
     pub idle_timeout: f64,
+    /// Take tools from an MCP server run as a child process (stdio): the command and its
+    /// arguments, split like a shell would (quotes, backslashes) but not run through one.
+    /// Repeatable.
+    #[arg(long = "mcp", value_name = "CMD")]
+    pub mcp: Vec<String>,
+    /// Take tools from an MCP server over streamable HTTP. `URL=TOKEN_ENV` sends the value of
+    /// the environment variable TOKEN_ENV (capitals, digits, _) as a bearer token; the token
+    /// itself is never printed or saved. Repeatable.
+    #[arg(long = "mcp-url", value_name = "URL[=TOKEN_ENV]")]
+    pub mcp_url: Vec<String>,
+    /// Run the model's calls to MCP tools on their servers, print each result as a
+    /// tool-result part and send the results back, turn after turn, until a text answer.
+    #[arg(long)]
+    pub execute: bool,
+    /// With --execute: the most model turns to run.
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "execute",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps: u32,
+    /// Seconds one MCP tool call may take before it is cancelled.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
+    pub mcp_timeout: f64,
     /// The prompt.
     pub prompt: String,
+}
+
+/// The MCP side of a run: which servers, and what to do with calls to their tools.
+struct McpPlan {
+    servers: Vec<McpServerSpec>,
+    execute: bool,
+    max_steps: u32,
+    timeout: Duration,
+}
+
+fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
+    let mut servers = Vec::new();
+    for cmd in &args.mcp {
+        servers.push(McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?);
+    }
+    for url in &args.mcp_url {
+        servers.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
+    }
+    if args.execute && servers.is_empty() {
+        return Err("--execute needs an MCP server (--mcp or --mcp-url) to run the calls".into());
+    }
+    if args.execute && args.save.is_some() {
+        return Err("--save records one turn; it cannot be used with --execute yet".into());
+    }
+    Ok(McpPlan {
+        servers,
+        execute: args.execute,
+        max_steps: args.max_steps,
+        timeout: Duration::from_secs_f64(args.mcp_timeout),
+    })
 }
 
 fn positive_secs(s: &str) -> Result<f64, String> {
@@ -117,6 +182,10 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return super::fail_usage(&format!("run: {e}")),
     };
+    let plan = match mcp_plan(&args) {
+        Ok(p) => p,
+        Err(e) => return super::fail_usage(&format!("run: {e}")),
+    };
     if let Some(path) = &args.save {
         if let Err(e) = super::check_writable(path) {
             return super::fail_usage(&e);
@@ -134,8 +203,13 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let recorder = args.save.as_ref().map(|_| Recorder::new(request.clone()));
     let started = Instant::now();
-    let (code, recorder) =
-        runtime.block_on(print_run(request, Keys::from_env(), args.raw, recorder));
+    let (code, recorder) = runtime.block_on(run_with_mcp(
+        request,
+        Keys::from_env(),
+        args.raw,
+        recorder,
+        plan,
+    ));
     if let (Some(path), Some(recorder)) = (&args.save, recorder) {
         let session = recorder.finish(None, started.elapsed().as_millis() as u64);
         if let Err(e) = session.save(path) {
@@ -145,11 +219,21 @@ pub fn run(args: RunArgs) -> u8 {
     code
 }
 
-async fn print_run(
+/// What one model turn gave.
+struct Turn {
+    parts: Vec<Part>,
+    failed: bool,
+    /// Stdout was closed: nothing more is to be printed.
+    closed: bool,
+}
+
+/// Connects the MCP servers, adds their tools, runs the turns and closes the servers.
+async fn run_with_mcp(
     request: Request,
     keys: Keys,
     raw: bool,
     mut recorder: Option<Recorder>,
+    plan: McpPlan,
 ) -> (u8, Option<Recorder>) {
     // The demo model is served for the length of this run (`_demo` keeps it up); with a base
     // URL the run talks to a demo server already running (`toolscope serve-demo`).
@@ -165,14 +249,207 @@ async fn print_run(
             return (1, recorder);
         }
     };
-    let mut run = Run::start(request, keys);
+    if plan.servers.is_empty() {
+        let turn = print_turn(&request, &keys, raw, &mut recorder).await;
+        return (u8::from(turn.failed), recorder);
+    }
+    let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
+        Ok(m) => m,
+        Err(e) => {
+            println!("{}", Part::error(e.to_part(None, None)).to_json_line());
+            return (1, recorder);
+        }
+    };
+    request.tools = mcp.catalog.tools().clone();
+    let code = run_turns(&mut request, &keys, raw, &mut recorder, &plan, &mut mcp).await;
+    mcp.close().await;
+    (code, recorder)
+}
+
+/// The connected servers and the tools offered.
+struct Mcp {
+    clients: Vec<McpClient>,
+    /// Each server's list-changed counter, as last listed.
+    seen: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The `--tools` file's tools, which every refresh of the catalog starts from.
+    user: ToolSet,
+    catalog: Catalog,
+}
+
+impl Mcp {
+    async fn connect(specs: &[McpServerSpec], user: &ToolSet) -> Result<Self, McpError> {
+        let mut clients = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let sink: toolscope_core::mcp::StderrSink =
+                Arc::new(|server: &str, line: &str| eprintln!("[{server}] {line}"));
+            clients.push(McpClient::connect(spec, sink).await?);
+        }
+        let mut mcp = Mcp {
+            seen: clients.iter().map(McpClient::list_changed).collect(),
+            clients,
+            user: user.clone(),
+            catalog: Catalog::default(),
+        };
+        mcp.list().await?;
+        Ok(mcp)
+    }
+
+    /// Lists every server's tools and builds the catalog; renames and definition warnings are
+    /// said on stderr.
+    async fn list(&mut self) -> Result<(), McpError> {
+        let mut listed = Vec::with_capacity(self.clients.len());
+        for (c, seen) in self.clients.iter().zip(&mut self.seen) {
+            // Notifications up to now are answered by this listing.
+            seen.mark_unchanged();
+            listed.push((c.name().to_string(), c.list_tools().await?));
+        }
+        self.catalog = Catalog::build(&self.user, &listed)?;
+        for w in self.catalog.warnings() {
+            eprintln!("toolscope: warning: {w}");
+        }
+        for r in self.catalog.renames() {
+            eprintln!("toolscope: warning: {r}");
+        }
+        Ok(())
+    }
+
+    /// Whether a server said its tools changed since they were last listed.
+    fn changed(&self) -> bool {
+        self.seen.iter().any(|s| s.has_changed().unwrap_or(false))
+    }
+
+    async fn close(self) {
+        for c in self.clients {
+            c.close().await;
+        }
+    }
+}
+
+/// The loop of `--execute`, or the one turn without it. Returns the exit status.
+async fn run_turns(
+    request: &mut Request,
+    keys: &Keys,
+    raw: bool,
+    recorder: &mut Option<Recorder>,
+    plan: &McpPlan,
+    mcp: &mut Mcp,
+) -> u8 {
+    let never = CancellationToken::new();
+    let mut step = 0;
+    loop {
+        step += 1;
+        if mcp.changed() {
+            eprintln!("toolscope: an MCP server's tools changed; listing them again");
+            if let Err(e) = mcp.list().await {
+                println!("{}", Part::error(e.to_part(None, None)).to_json_line());
+                return 1;
+            }
+            request.tools = mcp.catalog.tools().clone();
+        }
+        let turn = print_turn(request, keys, raw, recorder).await;
+        if turn.closed {
+            return 0;
+        }
+        if turn.failed {
+            return 1;
+        }
+        if !plan.execute {
+            return 0;
+        }
+        let Some(answer) = Message::answer(&turn.parts) else {
+            return 0;
+        };
+        let calls = match &answer {
+            Message::Assistant { tool_calls, .. } => tool_calls.clone(),
+            _ => Vec::new(),
+        };
+        if calls.is_empty() {
+            return 0;
+        }
+        let unserved: Vec<&str> = calls
+            .iter()
+            .filter(|c| mcp.catalog.route(&c.tool_name).is_none())
+            .map(|c| c.tool_name.as_str())
+            .collect();
+        if !unserved.is_empty() {
+            eprintln!(
+                "toolscope run: the model called {}, which no MCP server serves; the loop stops here with the calls unanswered",
+                unserved.join(", ")
+            );
+            return 0;
+        }
+        request.messages.push(answer);
+        for call in &calls {
+            let Some(route) = mcp.catalog.route(&call.tool_name) else {
+                continue;
+            };
+            let client = &mcp.clients[route.server];
+            let done = client
+                .call_tool(
+                    &call.tool_call_id,
+                    &call.tool_name,
+                    &route.original,
+                    &call.input,
+                    plan.timeout,
+                    &never,
+                )
+                .await;
+            match done {
+                Ok(outcome) => {
+                    println!(
+                        "{}",
+                        Part::ToolResult(Box::new(outcome.part)).to_json_line()
+                    );
+                    request.messages.push(Message::tool_result(
+                        call.tool_call_id.as_str(),
+                        outcome.text,
+                    ));
+                }
+                Err(e) => {
+                    let part = e.to_part(Some(&call.tool_call_id), Some(&call.tool_name));
+                    println!("{}", Part::error(part).to_json_line());
+                    return 1;
+                }
+            }
+        }
+        if step >= plan.max_steps {
+            let message = format!(
+                "stopped after {step} model turn{} (--max-steps {}): the tool results above were not sent to the model",
+                if step == 1 { "" } else { "s" },
+                plan.max_steps
+            );
+            eprintln!("toolscope run: {message}");
+            println!(
+                "{}",
+                Part::warning(Warning::new("max-steps", message)).to_json_line()
+            );
+            return 0;
+        }
+    }
+}
+
+/// Sends `request` and prints its events as they come; returns the parts.
+async fn print_turn(
+    request: &Request,
+    keys: &Keys,
+    raw: bool,
+    recorder: &mut Option<Recorder>,
+) -> Turn {
+    let mut run = Run::start(request.clone(), keys.clone());
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let mut failed = false;
+    let mut turn = Turn {
+        parts: Vec::new(),
+        failed: false,
+        closed: false,
+    };
     let mut printing = true;
     while let Some(event) = run.next().await {
         if let Some(r) = recorder.as_mut() {
             r.push(&event);
+        }
+        if let RunEvent::Part(p) = &event {
+            turn.parts.push(p.clone());
         }
         if !printing {
             continue;
@@ -184,7 +461,7 @@ async fn print_run(
                 continue;
             }
             RunEvent::Part(p) => {
-                failed = matches!(p, Part::Error(e) if e.category.is_some());
+                turn.failed = matches!(p, Part::Error(e) if e.category.is_some());
                 p.to_json_line()
             }
             _ => continue,
@@ -193,10 +470,12 @@ async fn print_run(
         // which cancels the request, unless the run is being saved.
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
             if recorder.is_none() {
-                return (0, None);
+                turn.failed = false;
+                turn.closed = true;
+                return turn;
             }
             printing = false;
         }
     }
-    (u8::from(failed), recorder)
+    turn
 }

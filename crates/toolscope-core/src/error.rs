@@ -30,11 +30,15 @@ pub enum ErrorCategory {
     /// An answer under a JSON-schema response format that does not match the schema. Part of the
     /// spec's vocabulary; the provider adapters do not raise it themselves.
     StructuredOutputInvalid,
+    /// A tool call toolscope executed on an MCP server failed: the server could not be started
+    /// or reached, failed the request, exited mid-call, timed out or was cancelled. (A tool that
+    /// ran and reported an error is a `tool-result` with `isError`, not this.)
+    ToolExecutionFailed,
 }
 
 impl ErrorCategory {
     /// Every category.
-    pub const ALL: [ErrorCategory; 9] = [
+    pub const ALL: [ErrorCategory; 10] = [
         ErrorCategory::ProviderUnavailable,
         ErrorCategory::ProviderModelNotLoaded,
         ErrorCategory::ProviderRateLimit,
@@ -44,6 +48,7 @@ impl ErrorCategory {
         ErrorCategory::ProviderInvalidRequest,
         ErrorCategory::ProviderUnsupportedContentBlock,
         ErrorCategory::StructuredOutputInvalid,
+        ErrorCategory::ToolExecutionFailed,
     ];
 
     /// The name, as in the spec (`provider_rate_limit`).
@@ -58,6 +63,7 @@ impl ErrorCategory {
             ErrorCategory::ProviderInvalidRequest => "provider_invalid_request",
             ErrorCategory::ProviderUnsupportedContentBlock => "provider_unsupported_content_block",
             ErrorCategory::StructuredOutputInvalid => "structured_output_invalid",
+            ErrorCategory::ToolExecutionFailed => "tool_execution_failed",
         }
     }
 
@@ -125,6 +131,10 @@ mod tests {
             assert_eq!(ErrorCategory::parse(c.as_str()), Some(c));
         }
         assert_eq!(ErrorCategory::parse("nope"), None);
+        assert_eq!(
+            ErrorCategory::parse("tool_execution_failed"),
+            Some(ErrorCategory::ToolExecutionFailed)
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! ([`protocol::Protocol`]) reads a model's output text into parts, whole or chunk by chunk, and
 //! any chunking (down to single bytes, inside UTF-8 sequences) yields the same calls and text. A
 //! *provider* request ([`provider::Request`]) is mapped to its wire, and what comes back is cut
-//! into wire events and decoded into the same parts, live or from a recorded session.
+//! into wire events and decoded into the same parts, live or from a recorded session. With the
+//! default `http` feature, the `mcp` module takes tools from Model Context Protocol servers and
+//! runs their calls there.
 //!
 //! # Example: a streaming parse
 //!
@@ -115,6 +117,8 @@ pub mod emulate;
 pub mod error;
 pub mod json;
 pub mod lint;
+#[cfg(feature = "http")]
+pub mod mcp;
 pub mod part;
 pub mod protocol;
 pub mod provider;

@@ -22,6 +22,7 @@ pub mod choose;
 pub mod emulated;
 pub mod fill;
 mod local;
+pub mod mcp;
 pub mod model;
 pub mod prompt;
 pub mod prose;

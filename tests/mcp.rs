@@ -1,0 +1,705 @@
+//! MCP end to end: the core's client against `toolscope serve-mcp-demo` run as a child process
+//! (listing, pagination, list-changed, execution, a tool error, a server that exits mid-call, a
+//! hung call that is cancelled or times out), against the same tools served in-process over
+//! streamable HTTP (with a bearer token from a variable), and `toolscope run --execute`'s loop
+//! on the demo model. Every wait has a generous deadline; nothing sleeps.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec, StderrSink};
+use toolscope_demo::mcp::{DemoMcp, DemoMcpOptions};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
+/// Long enough for a loaded machine; reached only when something hangs.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn demo_spec(flags: &str) -> McpServerSpec {
+    McpServerSpec::stdio(&format!("'{BIN}' serve-mcp-demo {flags}")).unwrap()
+}
+
+/// A sink that forwards the server's stderr lines to a channel.
+fn stderr_channel() -> (StderrSink, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sink: StderrSink = Arc::new(move |_server: &str, line: &str| {
+        let _ = tx.send(line.to_string());
+    });
+    (sink, rx)
+}
+
+async fn connect(flags: &str) -> (McpClient, mpsc::UnboundedReceiver<String>) {
+    let (sink, rx) = stderr_channel();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&demo_spec(flags), sink))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    (client, rx)
+}
+
+/// Waits for a stderr line containing `needle`.
+async fn wait_line(rx: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match rx.recv().await {
+                Some(l) if l.contains(needle) => return l,
+                Some(_) => {}
+                None => panic!("stderr closed before \"{needle}\""),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no stderr line with \"{needle}\""))
+}
+
+fn names(tools: &[Value]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn call(
+    client: &McpClient,
+    name: &str,
+    args: Value,
+) -> Result<toolscope_core::mcp::CallOutcome, McpError> {
+    client
+        .call_tool(
+            "call_1",
+            name,
+            name,
+            &args,
+            DEADLINE,
+            &CancellationToken::new(),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_server_lists_the_example_tools_and_says_where_it_writes() {
+    let (client, mut stderr) = connect("").await;
+    assert_eq!(client.name(), "toolscope-demo");
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(names(&tools), ["get_weather", "search_web", "write_file"]);
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["city"]));
+    // The server's stderr reaches the sink, line by line.
+    let line = wait_line(&mut stderr, "write_file writes under").await;
+    assert!(line.contains("toolscope-mcp-demo-"), "{line}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_follows_the_pages_to_the_end() {
+    let (paged, _e1) = connect("--test-tools --page-size 2").await;
+    let (whole, _e2) = connect("--test-tools").await;
+    let a = paged.list_tools().await.unwrap();
+    let b = whole.list_tools().await.unwrap();
+    assert_eq!(a.len(), 6, "{:?}", names(&a));
+    assert_eq!(a, b);
+    paged.close().await;
+    whole.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_changed_notification_is_surfaced_and_the_new_list_has_the_tool() {
+    let (client, _stderr) = connect("--test-tools").await;
+    let before = client.list_tools().await.unwrap();
+    assert!(!names(&before).contains(&"late_tool".to_string()));
+    let mut changed = client.list_changed();
+    changed.mark_unchanged();
+    let added = call(&client, "add_tool", json!({})).await.unwrap();
+    assert!(!added.part.is_error);
+    tokio::time::timeout(DEADLINE, changed.changed())
+        .await
+        .expect("a list_changed notification in time")
+        .unwrap();
+    let after = client.list_tools().await.unwrap();
+    assert!(
+        names(&after).contains(&"late_tool".to_string()),
+        "{:?}",
+        names(&after)
+    );
+    let echoed = call(&client, "late_tool", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echoed.text, "hi");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_runs_with_a_deterministic_result_and_a_bad_input_is_a_tool_error() {
+    let (client, _stderr) = connect("").await;
+    let a = call(&client, "get_weather", json!({"city": "Tokyo", "days": 3}))
+        .await
+        .unwrap();
+    let b = call(&client, "get_weather", json!({"city": "Tokyo", "days": 3}))
+        .await
+        .unwrap();
+    assert_eq!(a, b);
+    assert!(!a.part.is_error);
+    assert_eq!(a.part.tool_call_id, "call_1");
+    assert_eq!(a.part.output["city"], "Tokyo");
+    assert_eq!(a.part.output["forecast"].as_array().unwrap().len(), 3);
+    let back: Value = serde_json::from_str(&a.text).unwrap();
+    assert_eq!(
+        back, a.part.output,
+        "the model reads the same result as JSON text"
+    );
+
+    let bad = call(&client, "get_weather", json!({"city": "Atlantis"}))
+        .await
+        .unwrap();
+    assert!(bad.part.is_error);
+    assert!(
+        bad.text.starts_with("error: unknown city \"Atlantis\""),
+        "{}",
+        bad.text
+    );
+
+    // A tool the server does not have is a failed request, not a result.
+    let missing = call(&client, "nope", json!({})).await.unwrap_err();
+    assert!(matches!(missing, McpError::Call(_)), "{missing:?}");
+    assert!(missing.to_string().contains("nope"), "{missing}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_mid_call_fails_the_call_and_the_next_one() {
+    let (client, _stderr) = connect("--test-tools").await;
+    let e = tokio::time::timeout(DEADLINE, call(&client, "exit_now", json!({})))
+        .await
+        .expect("the call ends when the server exits")
+        .unwrap_err();
+    assert!(matches!(e, McpError::Closed(_)), "{e:?}");
+    assert!(e.to_string().contains("closed the connection"), "{e}");
+    let part = e.to_part(Some("call_1"), Some("exit_now"));
+    assert_eq!(
+        serde_json::to_value(&part).unwrap()["category"],
+        "tool_execution_failed"
+    );
+    let again = tokio::time::timeout(
+        DEADLINE,
+        call(&client, "get_weather", json!({"city": "Paris"})),
+    )
+    .await
+    .expect("no hang after the server is gone")
+    .unwrap_err();
+    assert!(matches!(again, McpError::Closed(_)), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_call_ends_when_cancelled_and_the_server_hears_of_it() {
+    let (client, mut stderr) = connect("--test-tools").await;
+    let client = Arc::new(client);
+    let cancel = CancellationToken::new();
+    let running = {
+        let (client, cancel) = (client.clone(), cancel.clone());
+        tokio::spawn(async move {
+            client
+                .call_tool("call_h", "hang", "hang", &json!({}), DEADLINE * 10, &cancel)
+                .await
+        })
+    };
+    // Cancel once the server is inside the call.
+    wait_line(&mut stderr, "hang: waiting to be cancelled").await;
+    cancel.cancel();
+    let e = tokio::time::timeout(DEADLINE, running)
+        .await
+        .expect("the cancelled call ends at once")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, McpError::Cancelled(_)), "{e:?}");
+    assert!(e.to_string().contains("cancelled"), "{e}");
+    // notifications/cancelled reached the server, which stopped the call.
+    wait_line(&mut stderr, "hang: cancelled").await;
+    // The connection is still usable.
+    let ok = call(
+        &client,
+        "search_web",
+        json!({"query": "rust mcp", "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ok.part.output["results"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_call_times_out() {
+    let (client, mut stderr) = connect("--test-tools").await;
+    let e = client
+        .call_tool(
+            "call_t",
+            "hang",
+            "hang",
+            &json!({}),
+            Duration::from_millis(300),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("took longer than"), "{e}");
+    wait_line(&mut stderr, "hang: cancelled").await;
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_cannot_start_is_a_clear_error() {
+    let (sink, _rx) = stderr_channel();
+    let spec = McpServerSpec::stdio("/nonexistent/toolscope-mcp-server --flag").unwrap();
+    let e = McpClient::connect(&spec, sink).await.unwrap_err();
+    assert!(matches!(e, McpError::Connect(_)), "{e:?}");
+    assert!(
+        e.to_string().contains("/nonexistent/toolscope-mcp-server"),
+        "{e}"
+    );
+}
+
+// ---- streamable HTTP, in process ----
+
+/// The demo tools over streamable HTTP on 127.0.0.1; records each request's Authorization
+/// header.
+struct HttpServer {
+    url: String,
+    seen_auth: Arc<Mutex<HashSet<String>>>,
+    stop: CancellationToken,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn http_server() -> HttpServer {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let folder = std::env::temp_dir().join(format!("toolscope-mcp-http-{}", std::process::id()));
+    let stop = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default();
+    config.cancellation_token = stop.child_token();
+    let service = Arc::new(StreamableHttpService::new(
+        move || {
+            Ok(DemoMcp::new(
+                DemoMcpOptions {
+                    page_size: Some(1),
+                    test_tools: false,
+                },
+                folder.clone(),
+            ))
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen_auth = Arc::new(Mutex::new(HashSet::new()));
+    let seen = seen_auth.clone();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        loop {
+            let stream = tokio::select! {
+                s = listener.accept() => match s { Ok((s, _)) => s, Err(_) => return },
+                _ = stopped.cancelled() => return,
+            };
+            let (service, seen) = (service.clone(), seen.clone());
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (service, seen) = (service.clone(), seen.clone());
+                        async move {
+                            if let Some(v) = req.headers().get("authorization") {
+                                seen.lock()
+                                    .unwrap()
+                                    .insert(v.to_str().unwrap_or("").to_string());
+                            }
+                            Ok::<_, Infallible>(service.handle(req).await)
+                        }
+                    },
+                );
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, handler)
+                    .await;
+            });
+        }
+    });
+    HttpServer {
+        url,
+        seen_auth,
+        stop,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_client_lists_across_pages_and_calls() {
+    let server = http_server().await;
+    let (sink, _rx) = stderr_channel();
+    let spec = McpServerSpec::http(&server.url).unwrap();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&spec, sink))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(client.name(), "toolscope-demo");
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(names(&tools), ["get_weather", "search_web", "write_file"]);
+    let r = call(&client, "search_web", json!({"query": "mcp over http"}))
+        .await
+        .unwrap();
+    assert_eq!(r.part.output["results"].as_array().unwrap().len(), 3);
+    assert!(
+        server.seen_auth.lock().unwrap().is_empty(),
+        "no token asked for, none sent"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unset_token_variable_is_an_error_not_a_connection_without_it() {
+    let server = http_server().await;
+    let (sink, _rx) = stderr_channel();
+    let spec =
+        McpServerSpec::http(&format!("{}=TOOLSCOPE_TEST_SURELY_UNSET_TOKEN", server.url)).unwrap();
+    let e = McpClient::connect(&spec, sink).await.unwrap_err();
+    assert!(
+        e.to_string().contains("$TOOLSCOPE_TEST_SURELY_UNSET_TOKEN"),
+        "{e}"
+    );
+    assert!(server.seen_auth.lock().unwrap().is_empty());
+}
+
+// ---- `toolscope run --execute` ----
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn parts(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+}
+
+async fn toolscope(args: &[&str], env: &[(&str, &str)]) -> Ran {
+    let mut c = tokio::process::Command::new(BIN);
+    c.args(args).kill_on_drop(true);
+    for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+        c.env_remove(k);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = tokio::time::timeout(DEADLINE * 2, c.output())
+        .await
+        .expect("toolscope run ends")
+        .expect("toolscope runs");
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn of_type<'a>(parts: &'a [Value], t: &str) -> Vec<&'a Value> {
+    parts.iter().filter(|p| p["type"] == t).collect()
+}
+
+fn text_of(parts: &[Value]) -> String {
+    of_type(parts, "text-delta")
+        .iter()
+        .map(|p| p["delta"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_on_the_demo_model_ends_in_a_text_answer() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "--execute",
+            "What's the weather in Paris?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    let parts = ran.parts();
+    let calls = of_type(&parts, "tool-call");
+    let results = of_type(&parts, "tool-result");
+    assert_eq!(calls.len(), 1, "{}", ran.stdout);
+    assert_eq!(results.len(), 1);
+    assert_eq!(calls[0]["toolName"], "get_weather");
+    assert_eq!(results[0]["toolCallId"], calls[0]["toolCallId"]);
+    assert_eq!(results[0]["output"]["city"], "Paris");
+    // The result comes between the two turns, and the second turn answers in text from it.
+    let at = |p: &Value| parts.iter().position(|q| q == p).unwrap();
+    let finishes = of_type(&parts, "finish");
+    assert_eq!(finishes.len(), 2);
+    assert!(at(finishes[0]) < at(results[0]) && at(results[0]) < at(finishes[1]));
+    assert_eq!(finishes[1]["finishReason"], "stop");
+    let temperature = results[0]["output"]["temperature"].to_string();
+    let answer = text_of(&parts);
+    assert!(
+        answer.contains("Paris") && answer.contains(&temperature),
+        "{answer}"
+    );
+    // The server's stderr is passed on, under its name.
+    assert!(
+        ran.stderr
+            .contains("[toolscope-demo] write_file writes under"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_step_limit_stops_the_loop_with_a_warning() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "--execute",
+            "--max-steps",
+            "1",
+            "What's the weather in Paris?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    let parts = ran.parts();
+    assert_eq!(of_type(&parts, "finish").len(), 1, "one model turn only");
+    assert_eq!(of_type(&parts, "tool-result").len(), 1);
+    let last = parts.last().unwrap();
+    assert_eq!(last["type"], "warning");
+    assert_eq!(last["code"], "max-steps");
+    assert!(ran.stderr.contains("--max-steps 1"), "{}", ran.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_execute_the_calls_are_only_printed() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "What's the weather in Paris?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let parts = ran.parts();
+    assert_eq!(
+        of_type(&parts, "tool-call").len(),
+        1,
+        "the MCP tools were offered"
+    );
+    assert!(of_type(&parts, "tool-result").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_failure_in_the_loop_is_an_error_part_and_exit_1() {
+    let mcp = format!("'{BIN}' serve-mcp-demo --test-tools");
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "--execute",
+            "--tool-choice",
+            "tool:exit_now",
+            "exit now",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
+    let parts = ran.parts();
+    let last = parts.last().unwrap();
+    assert_eq!(last["type"], "error", "{}", ran.stdout);
+    assert_eq!(last["category"], "tool_execution_failed");
+    assert_eq!(last["toolName"], "exit_now");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_mcp_flags_are_usage_errors() {
+    for (flags, needle) in [
+        (vec!["--mcp", "'unclosed"], "unclosed single quote"),
+        (vec!["--mcp-url", "localhost:1/mcp"], "not an http"),
+        (vec!["--execute"], "--execute needs an MCP server"),
+    ] {
+        let mut args = vec!["run", "--provider", "demo"];
+        args.extend(flags);
+        args.push("hi");
+        let ran = toolscope(&args, &[]).await;
+        assert_eq!(ran.code, 2, "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains(needle), "{args:?}: {}", ran.stderr);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_over_http_sends_the_token_from_its_variable_and_never_shows_it() {
+    const TOKEN: &str = "mcp-TOP-SECRET-token-24680";
+    let server = http_server().await;
+    let url = format!("{}=TOOLSCOPE_TEST_MCP_TOKEN", server.url);
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp-url",
+            &url,
+            "--execute",
+            "Search the web for rust mcp",
+        ],
+        &[("TOOLSCOPE_TEST_MCP_TOKEN", TOKEN)],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    let parts = ran.parts();
+    let results = of_type(&parts, "tool-result");
+    assert_eq!(results.len(), 1, "{}", ran.stdout);
+    assert_eq!(results[0]["toolName"], "search_web");
+    assert_eq!(
+        *server.seen_auth.lock().unwrap(),
+        HashSet::from([format!("Bearer {TOKEN}")]),
+        "every request carried the token"
+    );
+    assert!(!ran.stdout.contains(TOKEN) && !ran.stderr.contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clash_with_the_users_tools_is_renamed_and_a_call_to_a_user_tool_stops_the_loop() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let tools = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tools.json");
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--tools",
+            tools,
+            "--mcp",
+            &mcp,
+            "--execute",
+            "--tool-choice",
+            "tool:get_weather",
+            "What's the weather in Paris?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("\"get_weather\" of server \"toolscope-demo\" is offered as \"toolscope-demo__get_weather\""),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains("which no MCP server serves"),
+        "{}",
+        ran.stderr
+    );
+    let parts = ran.parts();
+    assert_eq!(of_type(&parts, "tool-call")[0]["toolName"], "get_weather");
+    assert!(of_type(&parts, "tool-result").is_empty());
+}
+
+// ---- a server written with the official Python SDK ----
+
+/// Whether `python3` can import the `mcp` package; the reason when it cannot.
+fn python_has_mcp() -> Result<(), String> {
+    match std::process::Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .unwrap_or("import failed")
+            .to_string()),
+        Err(e) => Err(format!("python3: {e}")),
+    }
+}
+
+/// Needs `python3` with `mcp` installed (`.ci/run` installs it). Without it the test says why
+/// and passes, unless `CI` is set, where it fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_written_with_the_python_sdk_lists_calls_and_fails_clearly() {
+    if let Err(why) = python_has_mcp() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 with the mcp package is needed in CI: {why}"
+        );
+        eprintln!(
+            "skipped: python3 with the mcp package is missing ({why}); `python3 -m pip install mcp`"
+        );
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_python_server.py");
+    let spec = McpServerSpec::stdio(&format!("python3 '{script}'")).unwrap();
+    let (sink, mut stderr) = stderr_channel();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&spec, sink))
+        .await
+        .expect("the Python server initializes in time")
+        .expect("the Python server initializes");
+    assert_eq!(client.name(), "python-notes");
+    wait_line(&mut stderr, "python-notes: serving on stdio").await;
+
+    let tools = client.list_tools().await.unwrap();
+    let mut listed = names(&tools);
+    listed.sort();
+    assert_eq!(listed, ["add", "fail", "shout"]);
+    let add = tools.iter().find(|t| t["name"] == "add").unwrap();
+    assert_eq!(add["inputSchema"]["properties"]["a"]["type"], "integer");
+    // Its tools read as the core's tool definitions.
+    let catalog =
+        toolscope_core::mcp::Catalog::build(&Default::default(), &[("python-notes".into(), tools)])
+            .unwrap();
+    assert_eq!(catalog.route("shout").unwrap().server_name, "python-notes");
+
+    let sum = call(&client, "add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(!sum.part.is_error, "{sum:?}");
+    assert!(sum.text.contains("42"), "{}", sum.text);
+    let loud = call(&client, "shout", json!({"text": "hello"}))
+        .await
+        .unwrap();
+    assert!(loud.text.contains("HELLO"), "{}", loud.text);
+    let failed = call(&client, "fail", json!({"reason": "because"}))
+        .await
+        .unwrap();
+    assert!(failed.part.is_error, "{failed:?}");
+    assert!(
+        failed.text.contains("failed on purpose: because"),
+        "{}",
+        failed.text
+    );
+    client.close().await;
+}
