@@ -710,8 +710,8 @@ impl QwenScanner {
                 return;
             }
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -723,6 +723,7 @@ impl QwenScanner {
                 State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
             };
         }
+        self.held.recycle(joined);
         if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state {
             if let Some(d) = f.writer.take_delta() {
                 em.input_delta(&f.id, d);
