@@ -184,20 +184,24 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize,
     }
     let body = &rest[lit.len()..];
     // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
-    let mut quote: Option<u8> = None;
+    // (Within the first MAX_NAME bytes: a quote not closed there leaves the tag undecided.)
+    let window = &body[..body.len().min(MAX_NAME)];
     let mut end = None;
-    for (p, &b) in body.iter().enumerate().take(MAX_NAME) {
-        let before = if p == 0 { b'=' } else { body[p - 1] };
-        match (quote, b) {
-            (Some(q), _) if b == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'"' | b'\'') if before == b'=' || is_ws(before) => quote = Some(b),
-            (None, b'>') => {
+    let mut p = 0;
+    while let Some(&b) = window.get(p) {
+        match b {
+            b'>' => {
                 end = Some(p);
                 break;
             }
-            (None, b'<' | b'\n') => return None,
-            (None, _) => {}
+            b'<' | b'\n' => return None,
+            b'"' | b'\'' if p == 0 || window[p - 1] == b'=' || is_ws(window[p - 1]) => {
+                match window[p + 1..].iter().position(|&c| c == b) {
+                    Some(e) => p += e + 2,
+                    None => break,
+                }
+            }
+            _ => p += 1,
         }
     }
     let Some(p) = end else {
@@ -210,14 +214,14 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize,
     };
     let raw = raw.trim();
     let name = match raw.as_bytes().first() {
-        Some(&q @ (b'"' | b'\'')) => match raw[1..].find(q as char) {
+        Some(&q @ (b'"' | b'\'')) => match raw.as_bytes()[1..].iter().position(|&c| c == q) {
             Some(e) => &raw[1..1 + e],
             None => raw.trim_matches(['"', '\'']),
         },
-        _ => match raw.find(|c: char| c.is_ascii_whitespace()) {
+        _ => match raw.bytes().position(is_ws) {
             // A first word followed by attributes names the parameter; words without any `=`
             // are one name with spaces in it.
-            Some(w) if raw[w..].contains('=') => &raw[..w],
+            Some(w) if raw.as_bytes()[w..].contains(&b'=') => &raw[..w],
             _ => raw,
         },
     };
@@ -578,13 +582,16 @@ struct Block {
 }
 
 impl Block {
-    fn new(start: usize, wrapped: bool, raw: &str) -> Self {
+    /// A block whose markup so far is `raw`, kept in `buf` (the buffer of an earlier block).
+    fn new(start: usize, wrapped: bool, raw: &str, mut buf: String) -> Self {
+        buf.clear();
+        buf.push_str(raw);
         Block {
             start,
             wrapped,
             functions: 0,
             calls: 0,
-            raw: raw.to_string(),
+            raw: buf,
             covered: start,
         }
     }
@@ -715,6 +722,8 @@ pub struct QwenScanner {
     spare: Option<Box<Func>>,
     /// The box of the parameter that ended last.
     spare_param: Option<Box<Param>>,
+    /// The markup buffer of the block that ended last.
+    spare_raw: String,
 }
 
 impl super::spec::Scanner for QwenScanner {
@@ -763,6 +772,7 @@ impl QwenScanner {
             at_end: false,
             spare: None,
             spare_param: None,
+            spare_raw: String::new(),
         }
     }
 
@@ -817,7 +827,9 @@ impl QwenScanner {
             match self.qtag(text, at) {
                 QTag::OpenToolCall(len) => {
                     em.text(&text[i..at]);
-                    self.state = State::Wrapper(Block::new(base + at, true, &text[at..at + len]));
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, true, &text[at..at + len], buf);
+                    self.state = State::Wrapper(block);
                     return at + len;
                 }
                 QTag::OpenFunction {
@@ -826,7 +838,8 @@ impl QwenScanner {
                     self_closing,
                 } => {
                     em.text(&text[i..at]);
-                    let block = Block::new(base + at, false, &text[at..at + len]);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, false, &text[at..at + len], buf);
                     self.open_function(block, &text[name], self_closing, base + at + len, em);
                     return at + len;
                 }
@@ -1032,6 +1045,12 @@ impl QwenScanner {
         } else {
             b.cover(end, em);
         }
+        self.retire(b);
+    }
+
+    /// A block is over: its markup's buffer is kept for the next (a call allocates none).
+    fn retire(&mut self, b: Block) {
+        self.spare_raw = b.raw;
     }
 
     /// After a function written without `<tool_call>`: whitespace, then a stray `</tool_call>`
@@ -1065,12 +1084,14 @@ impl QwenScanner {
                     b.raw.push_str(&ws);
                     b.raw.push_str(&text[j..j + len]);
                     b.cover(base + j + len, em);
+                    self.retire(b);
                     return j + len;
                 }
                 _ => {}
             }
         }
         em.text(&ws);
+        self.retire(b);
         j
     }
 
@@ -1483,6 +1504,7 @@ impl QwenScanner {
         }
         self.spare = Some(f);
         if close_block {
+            self.retire(b);
             return;
         }
         self.state = if b.wrapped {
