@@ -90,10 +90,12 @@ struct Block {
 }
 
 impl Block {
-    fn new(start: usize, in_section: bool) -> Self {
+    /// A block starting at `start`, its markup kept in `buf` (the buffer of an earlier block).
+    fn new(start: usize, in_section: bool, mut buf: String) -> Self {
+        buf.clear();
         Block {
             start,
-            raw: String::new(),
+            raw: buf,
             in_section,
             calls: 0,
             good: 0,
@@ -168,6 +170,8 @@ pub(crate) struct FramedScanner {
     bare_start: bool,
     /// Something other than whitespace was read.
     text_seen: bool,
+    /// The markup buffer of the block that ended last.
+    spare_raw: String,
 }
 
 impl FramedScanner {
@@ -185,6 +189,7 @@ impl FramedScanner {
             openers,
             bare_start: false,
             text_seen: false,
+            spare_raw: String::new(),
         }
     }
 
@@ -240,7 +245,10 @@ impl FramedScanner {
             self.text_seen = true;
             if self.bare_start && bytes[k] == b'{' {
                 em.text(&text[i..k]);
-                self.state = State::Header(Block::new(base + k, false), String::new());
+                self.state = State::Header(
+                    Block::new(base + k, false, std::mem::take(&mut self.spare_raw)),
+                    String::new(),
+                );
                 return k;
             }
         }
@@ -254,7 +262,7 @@ impl FramedScanner {
             if let Some((begin, _)) = self.syntax.section {
                 if rest.starts_with(begin) {
                     em.text(&text[i..j]);
-                    let mut b = Block::new(base + j, true);
+                    let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
                     b.raw.push_str(begin);
                     self.state = State::Section(b);
                     return j + begin.len();
@@ -263,7 +271,7 @@ impl FramedScanner {
             let call = self.syntax.call_begin;
             if rest.starts_with(call) {
                 em.text(&text[i..j]);
-                let mut b = Block::new(base + j, false);
+                let mut b = Block::new(base + j, false, std::mem::take(&mut self.spare_raw));
                 b.raw.push_str(call);
                 self.state = State::Header(b, String::new());
                 return j + call.len();
@@ -354,6 +362,8 @@ impl FramedScanner {
             return;
         }
         em.span(b.start, b.end(), SpanKind::ToolCall);
+        // The block's buffer is kept for the next one (a call allocates none for its markup).
+        self.spare_raw = b.raw;
     }
 
     /// The header of a call, up to where its arguments begin.
@@ -639,6 +649,7 @@ impl FramedScanner {
                 self.state = State::Section(b);
             } else {
                 em.span(b.start, b.end(), SpanKind::ToolCall);
+                self.spare_raw = b.raw;
             }
         }
     }
@@ -772,8 +783,8 @@ impl FramedScanner {
             em.text(piece);
             return;
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -785,6 +796,7 @@ impl FramedScanner {
                 State::Skip(b, why) => self.skip(b, why, text, i, base, em),
             };
         }
+        self.held.recycle(joined);
     }
 
     pub(crate) fn finish(&mut self, em: &mut Emitter) {

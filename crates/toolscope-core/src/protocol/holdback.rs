@@ -11,6 +11,9 @@ pub struct Holdback {
     pos: usize,
     held: String,
     held_start: usize,
+    /// The buffer of the text last joined, kept for the next hold (see [`Holdback::recycle`]):
+    /// a stream arriving a byte at a time inside a tag then allocates nothing per byte.
+    spare: String,
 }
 
 impl Holdback {
@@ -21,9 +24,18 @@ impl Holdback {
         if self.held.is_empty() {
             (Cow::Borrowed(piece), start)
         } else {
-            let mut joined = std::mem::take(&mut self.held);
+            let spare = std::mem::take(&mut self.spare);
+            let mut joined = std::mem::replace(&mut self.held, spare);
             joined.push_str(piece);
             (Cow::Owned(joined), self.held_start)
+        }
+    }
+
+    /// The text [`Holdback::join`] gave, once scanned: its buffer is kept for the next hold.
+    pub fn recycle(&mut self, text: Cow<'_, str>) {
+        if let Cow::Owned(mut t) = text {
+            t.clear();
+            self.spare = t;
         }
     }
 

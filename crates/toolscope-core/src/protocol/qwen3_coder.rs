@@ -19,6 +19,7 @@
 //! markup that is not a call stays as text with an error part, and text inside a function that
 //! is not a parameter is reported.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -95,8 +96,9 @@ enum QTag {
     None,
     OpenToolCall(usize),
     CloseToolCall(usize),
+    /// (Names are where they are in the text scanned, not copied out of it.)
     OpenFunction {
-        name: String,
+        name: Range<usize>,
         len: usize,
         self_closing: bool,
     },
@@ -104,7 +106,7 @@ enum QTag {
     BadFunction(usize),
     CloseFunction(usize),
     OpenParameter {
-        name: String,
+        name: Range<usize>,
         len: usize,
         /// The value is JSON, not text (DSML's `string="false"`).
         json: bool,
@@ -165,10 +167,16 @@ fn after_literal(rest: &[u8], lit: &[u8]) -> Option<bool> {
     (rest[..n] == lit[..n]).then_some(n == lit.len())
 }
 
+/// Where `sub`, a slice of `text`, is in it.
+fn range_in(text: &str, sub: &str) -> Range<usize> {
+    let start = sub.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + sub.len()
+}
+
 /// `lit` then a name up to `>` (or `/>`): `Some(Some((name, len, self_closing)))`; the name is
 /// empty when there is none. The name may be quoted; attributes after it (`<parameter=city
 /// note="a > b">`) are read past, a `>` inside their quotes included.
-fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)>> {
+fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
     let lit = lit.as_bytes();
     if !after_literal(rest, lit)? {
@@ -176,20 +184,24 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)
     }
     let body = &rest[lit.len()..];
     // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
-    let mut quote: Option<u8> = None;
+    // (Within the first MAX_NAME bytes: a quote not closed there leaves the tag undecided.)
+    let window = &body[..body.len().min(MAX_NAME)];
     let mut end = None;
-    for (p, &b) in body.iter().enumerate().take(MAX_NAME) {
-        let before = if p == 0 { b'=' } else { body[p - 1] };
-        match (quote, b) {
-            (Some(q), _) if b == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'"' | b'\'') if before == b'=' || is_ws(before) => quote = Some(b),
-            (None, b'>') => {
+    let mut p = 0;
+    while let Some(&b) = window.get(p) {
+        match b {
+            b'>' => {
                 end = Some(p);
                 break;
             }
-            (None, b'<' | b'\n') => return None,
-            (None, _) => {}
+            b'<' | b'\n' => return None,
+            b'"' | b'\'' if p == 0 || window[p - 1] == b'=' || is_ws(window[p - 1]) => {
+                match window[p + 1..].iter().position(|&c| c == b) {
+                    Some(e) => p += e + 2,
+                    None => break,
+                }
+            }
+            _ => p += 1,
         }
     }
     let Some(p) = end else {
@@ -202,18 +214,22 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(String, usize, bool)
     };
     let raw = raw.trim();
     let name = match raw.as_bytes().first() {
-        Some(&q @ (b'"' | b'\'')) => match raw[1..].find(q as char) {
+        Some(&q @ (b'"' | b'\'')) => match raw.as_bytes()[1..].iter().position(|&c| c == q) {
             Some(e) => &raw[1..1 + e],
             None => raw.trim_matches(['"', '\'']),
         },
-        _ => match raw.find(|c: char| c.is_ascii_whitespace()) {
+        _ => match raw.bytes().position(is_ws) {
             // A first word followed by attributes names the parameter; words without any `=`
             // are one name with spaces in it.
-            Some(w) if raw[w..].contains('=') => &raw[..w],
+            Some(w) if raw.as_bytes()[w..].contains(&b'=') => &raw[..w],
             _ => raw,
         },
     };
-    Some(Some((name.to_string(), lit.len() + p + 1, self_closing)))
+    Some(Some((
+        range_in(text, name),
+        lit.len() + p + 1,
+        self_closing,
+    )))
 }
 
 /// How one family of function-markup formats writes its tags. qwen3-coder's is [`QWEN`]; other
@@ -312,7 +328,7 @@ impl Dialect {
 
 /// The literal then a name as text, up to a newline or `<` (or the end of the output, `at_end`):
 /// `Some(Some((name, len)))`, where `len` does not count the byte that ended the name.
-fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(String, usize)>> {
+fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
     let lit = lit.as_bytes();
     if !after_literal(rest, lit)? {
@@ -325,12 +341,12 @@ fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(String,
         .position(|b| matches!(b, b'\n' | b'<'));
     let p = match end {
         Some(p) => p,
-        None if body.len() >= MAX_NAME => return Some(Some((String::new(), lit.len()))),
+        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit.len()))),
         None if at_end => body.len(),
         None => return Some(None),
     };
     let name = text[j + lit.len()..j + lit.len() + p].trim();
-    Some(Some((name.to_string(), lit.len() + p)))
+    Some(Some((range_in(text, name), lit.len() + p)))
 }
 
 /// A key element then the value's open tag: `<arg_key>NAME</arg_key>` `<arg_value>`.
@@ -340,7 +356,7 @@ fn keyed(
     key: &str,
     key_close: &str,
     value: &str,
-) -> Option<Option<(String, usize)>> {
+) -> Option<Option<(Range<usize>, usize)>> {
     let bytes = text.as_bytes();
     let open = match closing(&bytes[j..], key.as_bytes())? {
         Some(len) => j + len,
@@ -356,7 +372,7 @@ fn keyed(
     if bytes[open + p] != b'<' {
         return None;
     }
-    let name = text[open..open + p].trim().to_string();
+    let name = range_in(text, text[open..open + p].trim());
     let mut k = open + p;
     k += match closing(&bytes[k..], key_close.as_bytes())? {
         Some(len) => len,
@@ -381,11 +397,19 @@ fn keyed(
 
 /// Whether a parameter's open tag sets `attr` to `false` (`string="false"`, quoted or not).
 fn attr_false(tag: &str, attr: &str) -> bool {
+    let (bytes, lit) = (tag.as_bytes(), attr.as_bytes());
+    let Some(&lead) = lit.first() else {
+        return false;
+    };
     let mut from = 0;
-    while let Some(p) = tag[from..].find(attr) {
+    while let Some(p) = find1(lead, &bytes[from..]) {
         let at = from + p;
-        from = at + attr.len();
-        let before_ok = at > 0 && is_ws(tag.as_bytes()[at - 1]);
+        if !bytes[at..].starts_with(lit) {
+            from = at + 1;
+            continue;
+        }
+        from = at + lit.len();
+        let before_ok = at > 0 && is_ws(bytes[at - 1]);
         let rest = tag[from..].trim_start();
         if let (true, Some(v)) = (before_ok, rest.strip_prefix('=')) {
             let v = v.trim_start().trim_start_matches(['"', '\'']);
@@ -397,7 +421,46 @@ fn attr_false(tag: &str, attr: &str) -> bool {
     false
 }
 
-fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, at_end: bool) -> QTag {
+/// How many bytes the words of a dialect's open tags (after `<`) share at their start, and the
+/// words of its close tags (after `</`): only the byte after those tells the tags apart (DSML's
+/// tags all begin `｜DSML｜`).
+#[derive(Clone, Copy)]
+struct Shared {
+    open: usize,
+    close: usize,
+}
+
+impl Shared {
+    fn of(d: &Dialect) -> Self {
+        fn common<'a>(words: impl Iterator<Item = &'a [u8]>) -> usize {
+            let mut words = words;
+            let Some(first) = words.next() else {
+                return 0;
+            };
+            words.fold(first.len(), |n, w| {
+                n.min(first.iter().zip(w).take_while(|(a, b)| a == b).count())
+            })
+        }
+        let open = d
+            .blocks
+            .iter()
+            .map(|b| b.open)
+            .chain([d.function.lit(), d.parameter.lit()])
+            .map(|lit| &lit.as_bytes()[1..]);
+        let close = d
+            .blocks
+            .iter()
+            .map(|b| b.close)
+            .chain([d.function_close, d.parameter_close])
+            .map(|lit| &lit.as_bytes()[2..]);
+        Shared {
+            open: common(open),
+            close: common(close),
+        }
+    }
+}
+
+fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_end: bool) -> QTag {
     let rest = &text.as_bytes()[j..];
     if rest.get(1) == Some(&b'!') || rest.len() == 1 {
         let lit = b"<![CDATA[";
@@ -410,19 +473,25 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, at_end: bool) -> QTa
             };
         }
     }
-    // Only the tags whose name can begin with the byte after `<` (or `</` and whitespace) are
-    // tried: a stream arriving byte by byte asks again at every byte of a tag. (`None`: the
-    // text ends before that byte, and every tag is still possible.)
+    // Only the tags whose word has the text's byte where the dialect's words begin to differ
+    // are tried: a stream arriving byte by byte asks again at every byte of a tag. (`None`: the
+    // text ends before that byte, and every tag is still possible; a word that ends before it
+    // is always tried.)
     let closing_tag = rest.get(1) == Some(&b'/');
-    let lead = if closing_tag {
-        rest[2..].iter().find(|b| !is_ws(**b)).copied()
+    let (word_at, shared) = if closing_tag {
+        let ws = rest[2..].iter().take_while(|b| is_ws(**b)).count();
+        (2 + ws, shared.close)
     } else {
-        rest.get(1).copied()
+        (1, shared.open)
     };
+    let lead = rest.get(word_at + shared).copied();
     let may = |lit: &str| {
         let lit = lit.as_bytes();
         let word = if closing_tag { &lit[2..] } else { &lit[1..] };
-        lit.starts_with(b"</") == closing_tag && lead.is_none_or(|b| word.first() == Some(&b))
+        lit.starts_with(b"</") == closing_tag
+            && word
+                .get(shared)
+                .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
     if may(d.parameter_close) {
         if let Some(r) = closing(rest, d.parameter_close.as_bytes()) {
@@ -461,7 +530,7 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, at_end: bool) -> QTa
         };
         if let Some(r) = opened {
             return r.map_or(QTag::Incomplete, |(name, len, self_closing)| {
-                if names::is_function_name(&name, tools) {
+                if names::is_function_name(&text[name.clone()], tools) {
                     QTag::OpenFunction {
                         name,
                         len,
@@ -513,13 +582,16 @@ struct Block {
 }
 
 impl Block {
-    fn new(start: usize, wrapped: bool, raw: &str) -> Self {
+    /// A block whose markup so far is `raw`, kept in `buf` (the buffer of an earlier block).
+    fn new(start: usize, wrapped: bool, raw: &str, mut buf: String) -> Self {
+        buf.clear();
+        buf.push_str(raw);
         Block {
             start,
             wrapped,
             functions: 0,
             calls: 0,
-            raw: raw.to_string(),
+            raw: buf,
             covered: start,
         }
     }
@@ -630,8 +702,9 @@ enum State {
     Wrapper(Block),
     /// A `<tool_call>` block that is not qwen markup, kept as text to its close.
     Skip(Block),
-    Function(Block, Func),
-    Param(Block, Func, Param),
+    // The function is boxed: the state moves at every piece, and a function is most of it.
+    Function(Block, Box<Func>),
+    Param(Block, Box<Func>, Box<Param>),
     /// A function written without `<tool_call>` ended; a stray `</tool_call>` may follow (held
     /// whitespace in the string).
     AfterBare(Block, String),
@@ -640,10 +713,17 @@ enum State {
 pub struct QwenScanner {
     tools: ToolSet,
     dialect: &'static Dialect,
+    shared: Shared,
     state: State,
     held: Holdback,
     /// The input has ended: what was held for lookahead is decided without it.
     at_end: bool,
+    /// The box of the function that ended last, for the next one.
+    spare: Option<Box<Func>>,
+    /// The box of the parameter that ended last.
+    spare_param: Option<Box<Param>>,
+    /// The markup buffer of the block that ended last.
+    spare_raw: String,
 }
 
 impl super::spec::Scanner for QwenScanner {
@@ -668,7 +748,7 @@ impl super::spec::Scanner for QwenScanner {
         }
         let start = self.held.held_start();
         let hold = self.held.take();
-        match qtag(&hold, 0, &self.tools, self.dialect, true) {
+        match qtag(&hold, 0, &self.tools, self.dialect, self.shared, true) {
             QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
                 em,
                 &hold,
@@ -686,9 +766,13 @@ impl QwenScanner {
         QwenScanner {
             tools,
             dialect,
+            shared: Shared::of(dialect),
             state: State::Text,
             held: Holdback::default(),
             at_end: false,
+            spare: None,
+            spare_param: None,
+            spare_raw: String::new(),
         }
     }
 
@@ -710,8 +794,8 @@ impl QwenScanner {
                 return;
             }
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
         let mut i = 0;
         while i < text.len() {
             i = match std::mem::replace(&mut self.state, State::Text) {
@@ -723,6 +807,7 @@ impl QwenScanner {
                 State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
             };
         }
+        self.held.recycle(joined);
         if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state {
             if let Some(d) = f.writer.take_delta() {
                 em.input_delta(&f.id, d);
@@ -731,7 +816,7 @@ impl QwenScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag(text, j, &self.tools, self.dialect, self.at_end)
+        qtag(text, j, &self.tools, self.dialect, self.shared, self.at_end)
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -742,7 +827,9 @@ impl QwenScanner {
             match self.qtag(text, at) {
                 QTag::OpenToolCall(len) => {
                     em.text(&text[i..at]);
-                    self.state = State::Wrapper(Block::new(base + at, true, &text[at..at + len]));
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, true, &text[at..at + len], buf);
+                    self.state = State::Wrapper(block);
                     return at + len;
                 }
                 QTag::OpenFunction {
@@ -751,8 +838,9 @@ impl QwenScanner {
                     self_closing,
                 } => {
                     em.text(&text[i..at]);
-                    let block = Block::new(base + at, false, &text[at..at + len]);
-                    self.open_function(block, name, self_closing, base + at + len, em);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, false, &text[at..at + len], buf);
+                    self.open_function(block, &text[name], self_closing, base + at + len, em);
                     return at + len;
                 }
                 QTag::Incomplete => {
@@ -792,24 +880,39 @@ impl QwenScanner {
     fn open_function(
         &mut self,
         mut block: Block,
-        name: String,
+        name: &str,
         self_closing: bool,
         end: usize,
         em: &mut Emitter,
     ) {
-        let tool = self.tools.get_arc(&name).cloned();
+        let tool = self.tools.get_arc(name).cloned();
         let mut writer = ArgsWriter::new(tool.clone());
         let _ = writer.begin_object();
-        let id = em.begin_call(&name);
+        let id = em.begin_call(name);
         block.functions += 1;
-        let f = Func {
-            name,
-            tool,
-            id,
-            writer,
-            args: HeldArgs::default(),
-            stray: String::new(),
-            failed: None,
+        // The box of the last function and its strings, when there is one: a call allocates
+        // none of them anew.
+        let f = match self.spare.take() {
+            Some(mut f) => {
+                f.name.clear();
+                f.name.push_str(name);
+                f.tool = tool;
+                f.id = id;
+                f.writer = writer;
+                f.args = HeldArgs::default();
+                f.stray.clear();
+                f.failed = None;
+                f
+            }
+            None => Box::new(Func {
+                name: name.to_string(),
+                tool,
+                id,
+                writer,
+                args: HeldArgs::default(),
+                stray: String::new(),
+                failed: None,
+            }),
         };
         if self_closing {
             self.end_function(block, f, end, false, em);
@@ -854,7 +957,7 @@ impl QwenScanner {
                     self_closing,
                 } => {
                     b.raw.push_str(&text[j..j + len]);
-                    self.open_function(b, name, self_closing, base + j + len, em);
+                    self.open_function(b, &text[name], self_closing, base + j + len, em);
                     return j + len;
                 }
                 _ if b.functions > 0 => {
@@ -942,6 +1045,12 @@ impl QwenScanner {
         } else {
             b.cover(end, em);
         }
+        self.retire(b);
+    }
+
+    /// A block is over: its markup's buffer is kept for the next (a call allocates none).
+    fn retire(&mut self, b: Block) {
+        self.spare_raw = b.raw;
     }
 
     /// After a function written without `<tool_call>`: whitespace, then a stray `</tool_call>`
@@ -975,12 +1084,14 @@ impl QwenScanner {
                     b.raw.push_str(&ws);
                     b.raw.push_str(&text[j..j + len]);
                     b.cover(base + j + len, em);
+                    self.retire(b);
                     return j + len;
                 }
                 _ => {}
             }
         }
         em.text(&ws);
+        self.retire(b);
         j
     }
 
@@ -988,7 +1099,7 @@ impl QwenScanner {
     fn function(
         &mut self,
         mut b: Block,
-        mut f: Func,
+        mut f: Box<Func>,
         text: &str,
         i: usize,
         base: usize,
@@ -1013,7 +1124,7 @@ impl QwenScanner {
                 }
                 QTag::OpenParameter { name, len, json } => {
                     b.raw.push_str(&text[at..at + len]);
-                    match self.start_param(&mut f, name, json) {
+                    match self.start_param(&mut f, &text[name], json) {
                         Ok(p) => self.state = State::Param(b, f, p),
                         Err(why) => {
                             f.failed = Some(why);
@@ -1056,23 +1167,47 @@ impl QwenScanner {
         j
     }
 
-    fn start_param(&self, f: &mut Func, name: String, json: bool) -> Result<Param, String> {
-        f.args.open(f.tool.as_deref(), &name, "parameter")?;
-        let mode = if !json && f.args.streams(f.tool.as_deref(), &name) {
-            let _ = f.writer.key(&name);
+    fn start_param(&mut self, f: &mut Func, name: &str, json: bool) -> Result<Box<Param>, String> {
+        f.args.open(f.tool.as_deref(), name, "parameter")?;
+        let stream = !json && f.args.streams(f.tool.as_deref(), name);
+        if stream {
+            let _ = f.writer.key(name);
             let _ = f.writer.begin_string();
-            Mode::Stream
-        } else {
-            Mode::Collect(String::new())
-        };
-        Ok(Param {
-            name,
-            mode,
-            sep: Separated::default(),
-            verbatim: !self.dialect.separators,
-            json,
-            nest: Vec::new(),
-            in_cdata: false,
+        }
+        let verbatim = !self.dialect.separators;
+        // The box of the last parameter and its buffers, when there is one.
+        Ok(match self.spare_param.take() {
+            Some(mut p) => {
+                p.name.clear();
+                p.name.push_str(name);
+                p.mode = match std::mem::replace(&mut p.mode, Mode::Stream) {
+                    _ if stream => Mode::Stream,
+                    Mode::Collect(mut buf) => {
+                        buf.clear();
+                        Mode::Collect(buf)
+                    }
+                    Mode::Stream => Mode::Collect(String::new()),
+                };
+                p.sep = Separated::default();
+                p.verbatim = verbatim;
+                p.json = json;
+                p.nest.clear();
+                p.in_cdata = false;
+                p
+            }
+            None => Box::new(Param {
+                name: name.to_string(),
+                mode: if stream {
+                    Mode::Stream
+                } else {
+                    Mode::Collect(String::new())
+                },
+                sep: Separated::default(),
+                verbatim,
+                json,
+                nest: Vec::new(),
+                in_cdata: false,
+            }),
         })
     }
 
@@ -1114,7 +1249,9 @@ impl QwenScanner {
             // A close tag cut off by the end of the output is the close the model meant.
             (_, QTag::Incomplete) if self.at_end => Decision::Closes,
             (_, QTag::Incomplete) => Decision::Undecided,
-            (Closer::Parameter, QTag::OpenParameter { name, .. }) if Self::opens(f, &name) => {
+            (Closer::Parameter, QTag::OpenParameter { name, .. })
+                if Self::opens(f, &text[name.clone()]) =>
+            {
                 Decision::Closes
             }
             (Closer::Parameter, QTag::CloseFunction(_) | QTag::CloseToolCall(_)) => {
@@ -1131,8 +1268,8 @@ impl QwenScanner {
     fn param(
         &mut self,
         mut b: Block,
-        mut f: Func,
-        mut p: Param,
+        mut f: Box<Func>,
+        mut p: Box<Param>,
         text: &str,
         i: usize,
         base: usize,
@@ -1210,8 +1347,8 @@ impl QwenScanner {
                 }
                 QTag::OpenParameter { name, len, .. } => {
                     // A `</parameter>` forgotten: a parameter that can begin here ends this one.
-                    if p.nest.is_empty() && Self::opens(&f, &name) {
-                        end_param(&mut f, p);
+                    if p.nest.is_empty() && Self::opens(&f, &text[name]) {
+                        self.end_param(&mut f, p);
                         self.state = State::Function(b, f);
                         return at;
                     }
@@ -1247,13 +1384,13 @@ impl QwenScanner {
                 Decision::Text => j = markup(len, &mut f, &mut p, &mut b),
                 Decision::Closes if closer == Closer::Parameter => {
                     b.raw.push_str(&text[at..at + len]);
-                    end_param(&mut f, p);
+                    self.end_param(&mut f, p);
                     self.state = State::Function(b, f);
                     return at + len;
                 }
                 Decision::Closes => {
                     // The value ends here; the function state reads the close tag itself.
-                    end_param(&mut f, p);
+                    self.end_param(&mut f, p);
                     self.state = State::Function(b, f);
                     return at;
                 }
@@ -1265,10 +1402,16 @@ impl QwenScanner {
         text.len()
     }
 
+    /// A parameter's value ends; its box is kept for the next.
+    fn end_param(&mut self, f: &mut Func, mut p: Box<Param>) {
+        end_param(f, &mut p);
+        self.spare_param = Some(p);
+    }
+
     fn end_function(
         &mut self,
         b: Block,
-        mut f: Func,
+        mut f: Box<Func>,
         end: usize,
         close_block: bool,
         em: &mut Emitter,
@@ -1359,7 +1502,9 @@ impl QwenScanner {
                 b.keep_as_text(end, em);
             }
         }
+        self.spare = Some(f);
         if close_block {
+            self.retire(b);
             return;
         }
         self.state = if b.wrapped {
@@ -1465,15 +1610,15 @@ fn content(f: &mut Func, p: &mut Param, s: &str) {
     }
 }
 
-fn end_param(f: &mut Func, mut p: Param) {
-    let Param { sep, mode, .. } = &mut p;
+fn end_param(f: &mut Func, p: &mut Param) {
+    let Param { sep, mode, .. } = p;
     sep.close(|piece| match mode {
         Mode::Stream => {
             let _ = f.writer.string_piece(piece);
         }
         Mode::Collect(buf) => buf.push_str(piece),
     });
-    match p.mode {
+    match std::mem::replace(&mut p.mode, Mode::Stream) {
         Mode::Stream => {
             let _ = f.writer.end_string();
         }

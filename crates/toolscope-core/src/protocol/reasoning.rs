@@ -32,6 +32,22 @@ pub(crate) struct ReasoningSplitter {
     block_start: usize,
 }
 
+/// Where `needle` first occurs in `hay` at or after `from`, where its first byte is: markers are
+/// short and pieces small, so candidates found by their first byte are compared in place (a
+/// substring searcher's set-up costs more than the search).
+fn find_from(hay: &[u8], needle: &[u8], mut from: usize) -> Option<usize> {
+    let (&lead, _) = needle.split_first()?;
+    loop {
+        if hay.len() - from < needle.len() {
+            return None;
+        }
+        if hay[from..].starts_with(needle) {
+            return Some(from);
+        }
+        from += 1 + find1(lead, &hay[from + 1..])?;
+    }
+}
+
 impl ReasoningSplitter {
     pub(crate) fn new(
         open: &'static str,
@@ -142,13 +158,9 @@ impl ReasoningSplitter {
             let rest = &text[i..];
             // Most pieces hold no byte that could begin the marker: skip the substring search
             // (whose set-up costs more than a one-byte piece) and the hold-back check.
-            let may_hold = find1(marker.as_bytes()[0], rest.as_bytes()).is_some();
-            // (Too short to hold the marker: the substring search's set-up is skipped too.)
-            let found = if may_hold && rest.len() >= marker.len() {
-                rest.find(marker)
-            } else {
-                None
-            };
+            let first = find1(marker.as_bytes()[0], rest.as_bytes());
+            let may_hold = first.is_some();
+            let found = first.and_then(|p| find_from(rest.as_bytes(), marker.as_bytes(), p));
             match found {
                 Some(k) => {
                     let before = &rest[..k];
