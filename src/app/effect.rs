@@ -6,9 +6,11 @@
 
 use std::path::PathBuf;
 
+use toolscope_core::mcp::McpServerSpec;
 use toolscope_core::provider::{ProviderKind, Request};
 use toolscope_core::session::Session;
 
+use super::mcp::{CallId, ServerId};
 use super::message::{FilePurpose, Message};
 use super::remember::{Remembered, StateFiles};
 use super::run_view::RunId;
@@ -75,6 +77,30 @@ pub enum Effect {
     ListModels {
         provider: ProviderKind,
         base_url: Option<String>,
+    },
+    /// Connect to MCP server `server` and list its tools (answered by `Message::McpListed`,
+    /// again each time the server says its tools changed, and once more with an error if it
+    /// dies); its stderr comes as `Message::McpStderr`.
+    McpConnect {
+        server: ServerId,
+        spec: McpServerSpec,
+    },
+    /// Close the connection to server `server` (a stdio server is stopped).
+    McpDisconnect {
+        server: ServerId,
+    },
+    /// Call the tool `name` (its name on the server) with `arguments` (answered by
+    /// `Message::McpCalled`); cancelled after `timeout_ms`.
+    McpCall {
+        call: CallId,
+        server: ServerId,
+        name: String,
+        arguments: serde_json::Value,
+        timeout_ms: u64,
+    },
+    /// Cancel call `call` (the server is told).
+    McpCancel {
+        call: CallId,
     },
     /// Write the remembered state to its files.
     Remember {

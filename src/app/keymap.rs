@@ -16,6 +16,10 @@ pub enum Action {
     Picker,
     Request,
     Compare,
+    Execute,
+    ExecuteOne,
+    Loop,
+    AddServer,
     NewConversation,
     ToggleWire,
     LoadTools,
@@ -45,6 +49,7 @@ pub struct Binding {
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+const ALT: KeyModifiers = KeyModifiers::ALT;
 
 /// Keys that work wherever the focus is (not inside an overlay, which has its own keys).
 pub const GLOBAL: &[Binding] = &[
@@ -113,6 +118,30 @@ pub const GLOBAL: &[Binding] = &[
         keys: "Ctrl+K",
         action: Action::Compare,
         help: "compare auto, required, none, a forced tool, each judged",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('g'), CTRL)],
+        keys: "Ctrl+G",
+        action: Action::Execute,
+        help: "MCP: execute the answer's calls on their servers, then send the results",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('g'), ALT)],
+        keys: "Alt+G",
+        action: Action::ExecuteOne,
+        help: "MCP: execute the call of the focused result field only; nothing is sent",
+    },
+    Binding {
+        chords: &[(KeyCode::F(12), NONE)],
+        keys: "F12",
+        action: Action::Loop,
+        help: "MCP loop: execute, send, repeat until a text answer (Esc stops; --max-steps)",
+    },
+    Binding {
+        chords: &[(KeyCode::F(11), NONE)],
+        keys: "F11",
+        action: Action::AddServer,
+        help: "add an MCP server: a command, or URL[=TOKEN_ENV] (a in the MCP list too)",
     },
     Binding {
         chords: &[(KeyCode::Char('n'), CTRL)],
@@ -191,6 +220,11 @@ pub const GLOBAL: &[Binding] = &[
 /// Keys of one pane, for the help overlay.
 pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Tools", "type", "edit the JSON; checked when typing pauses"),
+    (
+        "MCP list",
+        "↑↓ Enter a d r v",
+        "copy a tool into the JSON; add, remove, reconnect a server; view",
+    ),
     (
         "Editors",
         "Ctrl+Z / Ctrl+Y",

@@ -82,8 +82,8 @@ pub fn screen(area: Rect, app: &App) -> Screen {
 /// fails, and the rows of modes; at most four.
 fn choice_rows(app: &App, width: u16) -> u16 {
     let width = width.max(1) as usize;
-    let check = choice::problem(&app.choice, &app.tools.valid).is_some() as usize;
-    let rows = choice::rows(&app.tools.valid, width).len();
+    let check = choice::problem(&app.choice, app.offered()).is_some() as usize;
+    let rows = choice::rows(app.offered(), width).len();
     ((check + rows) as u16).clamp(1, 4)
 }
 

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 
+use toolscope_core::mcp::{McpError, McpServerSpec};
 use toolscope_core::provider::{ProviderKind, RunEvent};
 use toolscope_core::session::Session;
 
+use super::mcp::{CallId, ServerId};
 use super::run_view::RunId;
 use super::session::SessionEntry;
 
@@ -73,6 +75,28 @@ pub enum Message {
         provider: ProviderKind,
         base_url: Option<String>,
         result: Result<Vec<String>, String>,
+    },
+    /// Add an MCP server (from `--mcp` or `--mcp-url` at start).
+    McpAdd {
+        spec: McpServerSpec,
+    },
+    /// MCP server `server` listed its tools as `(its name, tools/list entries)`, or failed to
+    /// start, to list, or died (why, one line).
+    McpListed {
+        server: ServerId,
+        result: Result<(String, Vec<serde_json::Value>), String>,
+    },
+    /// A line MCP server `server` wrote on stderr.
+    McpStderr {
+        server: ServerId,
+        line: String,
+    },
+    /// MCP call `call` ended `elapsed_ms` after it was sent: the server's `CallToolResult` as
+    /// JSON, or what went wrong.
+    McpCalled {
+        call: CallId,
+        elapsed_ms: u64,
+        result: Result<serde_json::Value, McpError>,
     },
     /// The built-in demo model started, listening at `base_url`.
     DemoStarted {

@@ -20,6 +20,8 @@ pub mod glyph;
 pub mod help;
 pub mod keymap;
 pub mod layout;
+pub mod mcp;
+mod mcp_update;
 pub mod message;
 mod notice;
 mod overlays;
@@ -89,6 +91,10 @@ pub struct Setup {
     pub sessions: SessionDirs,
     /// Where the remembered settings and the last tools and prompt are written (none: nowhere).
     pub state: StateFiles,
+    /// The most model turns the automatic MCP loop sends (`--max-steps`).
+    pub max_steps: usize,
+    /// How long one MCP tool call may take (`--mcp-timeout`), in milliseconds.
+    pub mcp_timeout_ms: u64,
     /// A journal found at start, recovered, to offer restoring.
     pub restore: Option<Restore>,
 }
@@ -121,6 +127,8 @@ impl Default for Setup {
             sampling: Sampling::default(),
             sessions: SessionDirs::default(),
             state: StateFiles::default(),
+            max_steps: mcp::DEFAULT_MAX_STEPS,
+            mcp_timeout_ms: mcp::DEFAULT_CALL_TIMEOUT_MS,
             restore: None,
         }
     }
@@ -130,6 +138,8 @@ impl Default for Setup {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
     Tools,
+    /// The MCP servers and their tools, under the JSON in the Tools pane.
+    Mcp,
     ToolChoice,
     /// The system prompt, in the Prompt pane.
     System,
@@ -178,6 +188,8 @@ pub enum Overlay {
     Detail(Box<Detail>),
     /// The exact request (Ctrl+E).
     Request(Box<RequestView>),
+    /// Asks for an MCP server to add: a command line, or `URL[=TOKEN_ENV]`.
+    AddServer(Box<TextArea<'static>>),
     /// Edits message `index` of the conversation.
     Edit {
         index: usize,
@@ -197,6 +209,10 @@ pub struct App {
     pub choice: ToolChoice,
     pub sampling: Sampling,
     pub tools: ToolsEditor,
+    /// The MCP servers, their tools, and the calls executed on them.
+    pub mcp: mcp::McpState,
+    /// The MCP steps since the main run's conversation began a loop (for saving it).
+    pub trail: Vec<mcp::TrailStep>,
     pub prompt: Prompt,
     /// The run the Raw and Parts panes show.
     pub run: RunView,
@@ -254,6 +270,8 @@ impl App {
             choice: setup.tool_choice,
             sampling: setup.sampling,
             tools: ToolsEditor::new(&setup.tools, setup.tools_path),
+            mcp: mcp::McpState::new(setup.max_steps, setup.mcp_timeout_ms),
+            trail: Vec::new(),
             prompt: Prompt::new(&setup.system, &setup.prompt),
             run: RunView::idle(),
             compare: None,
@@ -282,8 +300,22 @@ impl App {
         if let Some(r) = setup.restore {
             app.overlay = Some(Overlay::Restore(Box::new(r)));
         }
+        app.sync_offered();
         app.restyle();
         app
+    }
+
+    /// Every tool a request offers now: the Tools pane's that passed their check, and each
+    /// ready MCP server's (renamed where names clash).
+    pub fn offered(&self) -> &toolscope_core::tool::ToolSet {
+        self.mcp.offered()
+    }
+
+    /// Brings the offered tools up to date with the Tools pane and the servers.
+    pub(crate) fn sync_offered(&mut self) {
+        if let Some(problem) = self.mcp.sync(&self.tools.valid, self.tools.valid_rev) {
+            notice::notice(self, format!("MCP: {problem}"), true);
+        }
     }
 
     pub fn theme(&self) -> &Theme {
@@ -349,6 +381,7 @@ impl App {
             Some(Overlay::Edit { editor: e, .. }) => editor::style(e, &theme, true),
             Some(Overlay::Picker(p)) => p.restyle(&theme),
             Some(Overlay::Path { editor: e, .. }) => editor::style(e, &theme, true),
+            Some(Overlay::AddServer(e)) => editor::style(e, &theme, true),
             _ => {}
         }
     }

@@ -85,6 +85,30 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
             }
         },
+        Overlay::AddServer(e) => match key.code {
+            KeyCode::Esc => app.overlay = None,
+            KeyCode::Enter => {
+                let line = editor::text_of(e);
+                if super::mcp_update::add_typed(app, &line, fx) {
+                    app.overlay = None;
+                    app.focus = super::Focus::Mcp;
+                    app.mcp.selected = app.mcp.rows().len().saturating_sub(1);
+                    // The new server's row.
+                    if let Some(last) = app.mcp.servers.len().checked_sub(1) {
+                        let rows = app.mcp.rows();
+                        app.mcp.selected = rows
+                            .iter()
+                            .position(|r| *r == super::mcp::Row::Server(last))
+                            .unwrap_or(0);
+                    }
+                }
+            }
+            _ => {
+                if editor::undo_redo(e, &key).is_none() {
+                    e.input(key);
+                }
+            }
+        },
         Overlay::Confirm(c) => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                 let action = c.action.clone();

@@ -144,6 +144,8 @@ pub struct RunView {
     pub raw_events: Vec<RawEvent>,
     /// With protocol detection: the protocol the answer text is read with, once chosen.
     pub detected: Option<Detection>,
+    /// Where the results of executed MCP calls begin among the parts, once there are some.
+    pub results_from: Option<usize>,
 }
 
 /// Which protocol detection chose for a run's text, and why.
@@ -187,6 +189,7 @@ impl RunView {
             parts_top: 0,
             raw_events: Vec::new(),
             detected: None,
+            results_from: None,
         }
     }
 
@@ -311,9 +314,21 @@ impl RunView {
     pub fn session(&self, name: Option<String>) -> Option<Session> {
         let request = self.request.clone()?;
         let ended = self.ended_ms.or(self.last_output_ms).unwrap_or(0);
-        let recorder =
-            Recorder::from_run(request, self.raw_events.clone(), self.parts.parts.clone());
+        // Results of executed MCP calls are the loop's, not the run's.
+        let own = self.results_from.unwrap_or(self.parts.parts.len());
+        let recorder = Recorder::from_run(
+            request,
+            self.raw_events.clone(),
+            self.parts.parts[..own].to_vec(),
+        );
         Some(recorder.finish(name, ended))
+    }
+
+    /// The result of an MCP call executed for this answer (a `tool-result` part, or the
+    /// `error` of a call that failed): shown after the run's own parts, not part of the run.
+    pub fn push_result(&mut self, part: Part) {
+        self.results_from.get_or_insert(self.parts.parts.len());
+        self.parts.push(part);
     }
 
     /// The run's event stream ended (the channel closed).

@@ -47,6 +47,8 @@ pub(super) fn run_finished(app: &mut App, id: RunId) {
     if app.run.id != Some(id) || app.run.state != RunState::Done {
         return;
     }
+    // A replayed answer is in its session file already; a live one is not saved yet.
+    let replayed = app.playback.as_ref().is_some_and(|p| p.id == id);
     let Some(sent) = app.run.request.as_ref().map(|r| r.messages.clone()) else {
         return;
     };
@@ -66,8 +68,6 @@ pub(super) fn run_finished(app: &mut App, id: RunId) {
     let joined = app
         .prompt
         .answered(&sent, app.run.parts.text(), calls, reasoning);
-    // A replayed answer is in its session file already; a live one is not saved yet.
-    let replayed = app.playback.as_ref().is_some_and(|p| p.id == id);
     if !replayed {
         app.unsaved_turns = true;
     }
@@ -119,7 +119,10 @@ pub(super) fn request_for(
     messages: Vec<Message>,
 ) -> Result<Request, String> {
     app.tools.check_now();
-    let tools = app.tools.for_sending()?;
+    app.tools.for_sending()?;
+    // The Tools pane's tools and every ready MCP server's.
+    app.sync_offered();
+    let tools = app.offered().clone();
     let mut r = Request::new(app.provider, app.model.clone());
     r.base_url = app.base_url.clone();
     r.system = app.prompt.system_text();
@@ -192,6 +195,11 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
             notice(app, m, true);
         }
         _ => {
+            // A turn that sends the results of executed MCP calls goes on the loop; any other
+            // starts anew.
+            if !matches!(app.trail.last(), Some(super::mcp::TrailStep::Call(_))) || out.again {
+                app.trail.clear();
+            }
             app.prompt.commit(&out);
             app.unsaved_turns = true;
             if out.again {
@@ -217,7 +225,8 @@ pub(super) fn start_compare(app: &mut App, fx: &mut Vec<Effect>) {
             return;
         }
     };
-    let modes = choice::compare_modes(&app.tools.valid);
+    app.sync_offered();
+    let modes = choice::compare_modes(app.offered());
     let columns = modes
         .iter()
         .map(|m| {

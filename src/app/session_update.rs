@@ -467,7 +467,7 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     let options = ReplayOptions {
         protocol: Some(app.protocol.clone()),
         detect_protocol: app.detect_protocol,
-        tools: Some(app.tools.valid.clone()),
+        tools: Some(app.offered().clone()),
     };
     if let Some(o) = &mut app.opened {
         o.reading = format!("re-parsed as {protocol}");

@@ -31,6 +31,8 @@ pub struct ToolsEditor {
     pub checked: u64,
     /// The last tools that passed the check.
     pub valid: ToolSet,
+    /// Bumped each time `valid` is set again.
+    pub valid_rev: u64,
     /// The file the tools were loaded from or saved to last.
     pub path: Option<PathBuf>,
     /// The editor's state of the text the file (or the start) holds: the tools are edited when
@@ -46,6 +48,7 @@ impl ToolsEditor {
             check: Ok(ToolSet::empty()),
             checked: 0,
             valid: ToolSet::empty(),
+            valid_rev: 0,
             path,
             saved: 0,
         };
@@ -68,6 +71,15 @@ impl ToolsEditor {
     pub fn edited(&mut self) -> u64 {
         self.revision += 1;
         self.revision
+    }
+
+    /// Call after the text changed: the effect that checks it when typing has paused.
+    pub fn edited_later(&mut self) -> super::Effect {
+        let revision = self.edited();
+        super::Effect::Later {
+            after_ms: CHECK_PAUSE_MS,
+            message: Box::new(super::Message::CheckTools { revision }),
+        }
     }
 
     /// Whether the text changed since it was last checked.
@@ -103,6 +115,7 @@ impl ToolsEditor {
         };
         if let Ok(tools) = &self.check {
             self.valid = tools.clone();
+            self.valid_rev += 1;
         }
     }
 

@@ -29,8 +29,7 @@ use super::runs::{
 use super::search::{self, Search, SearchPane};
 use super::session_update as sessions;
 use super::text_log::Scroll;
-use super::tools::CHECK_PAUSE_MS;
-use super::{App, Effect, Focus, Overlay, choice, editor};
+use super::{App, Effect, Focus, Overlay, choice, editor, mcp_update};
 
 /// Rows a wheel notch scrolls.
 const WHEEL_ROWS: isize = 3;
@@ -67,6 +66,7 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
                     }
                     if finished {
                         run_finished(app, id);
+                        mcp_update::answer_in(app, id, &mut fx);
                     }
                 }
             }
@@ -77,6 +77,7 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
                 view.ended(at_ms);
                 if was_running {
                     run_finished(app, id);
+                    mcp_update::answer_in(app, id, &mut fx);
                 }
             }
         }
@@ -207,7 +208,17 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
             }
         }
         Message::DemoStarted { base_url } => app.demo_url = Some(base_url),
+        Message::McpAdd { spec } => mcp_update::add_server(app, spec, &mut fx),
+        Message::McpListed { server, result } => mcp_update::listed(app, server, result, &mut fx),
+        Message::McpStderr { server, line } => app.mcp.stderr_line(server, line),
+        Message::McpCalled {
+            call,
+            elapsed_ms,
+            result,
+        } => mcp_update::called(app, call, elapsed_ms, result, &mut fx),
     }
+    // The tools a request offers follow the Tools pane's check and the servers.
+    app.sync_offered();
     fx
 }
 
@@ -217,6 +228,7 @@ fn fix_focus(app: &mut App) {
     match app.focus {
         Focus::Result(i) if i >= app.prompt.results.len() => app.focus = Focus::Composer,
         Focus::Transcript if app.prompt.history.is_empty() => app.focus = Focus::Composer,
+        Focus::Mcp if app.mcp.servers.is_empty() => app.focus = Focus::Tools,
         _ => {}
     }
     let n = app.prompt.history.len();
@@ -225,11 +237,7 @@ fn fix_focus(app: &mut App) {
 
 /// The Tools text changed: the check waits for typing to pause.
 fn tools_edited(app: &mut App, fx: &mut Vec<Effect>) {
-    let revision = app.tools.edited();
-    fx.push(Effect::Later {
-        after_ms: CHECK_PAUSE_MS,
-        message: Box::new(Message::CheckTools { revision }),
-    });
+    fx.push(app.tools.edited_later());
 }
 
 fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
@@ -280,6 +288,7 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         Focus::Transcript => transcript_key(app, key, fx),
+        Focus::Mcp => mcp_update::list_key(app, key.code, fx),
         Focus::ToolChoice => match key.code {
             KeyCode::Left | KeyCode::Up => set_choice(app, -1),
             KeyCode::Right | KeyCode::Down => set_choice(app, 1),
@@ -301,11 +310,18 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
             sessions::resend(app, fx)
         }
         Action::Run if app.compare.is_some() => start_compare(app, fx),
-        Action::Run => start_run(app, fx),
+        Action::Run => {
+            // The user sends: an automatic loop gives way.
+            app.mcp.auto = None;
+            start_run(app, fx)
+        }
         Action::Cancel => {
+            let mcp = mcp_update::cancel(app, fx);
             if app.is_running() {
                 cancel_all(app, fx);
                 notice(app, "cancelled", false);
+            } else if mcp {
+                notice(app, "cancelled: the MCP calls and the loop stop", false);
             } else if app.compare.is_some() {
                 app.compare = None;
             } else if app.search.is_some() {
@@ -322,6 +338,10 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Picker => open_picker(app, fx),
         Action::Request => overlays::open_request(app, None),
         Action::Compare => start_compare(app, fx),
+        Action::Execute => mcp_update::execute_all(app, fx),
+        Action::ExecuteOne => mcp_update::execute_focused(app, fx),
+        Action::Loop => mcp_update::start_loop(app, fx),
+        Action::AddServer => mcp_update::open_add_server(app),
         Action::NewConversation => {
             if app.unsaved_turns && app.prompt.has_conversation() {
                 let n = app.prompt.history.len();
@@ -450,7 +470,8 @@ fn toggle_wire(app: &mut App) {
 }
 
 fn set_choice(app: &mut App, step: isize) {
-    app.choice = choice::step(&app.choice, &app.tools.valid, step);
+    app.sync_offered();
+    app.choice = choice::step(&app.choice, app.offered(), step);
     let label = app.choice.label();
     notice(
         app,
@@ -461,7 +482,11 @@ fn set_choice(app: &mut App, step: isize) {
 
 /// The focus order of Tab: the panes, with the Prompt pane's fields in between.
 fn focus_order(app: &App) -> Vec<Focus> {
-    let mut order = vec![Focus::Tools, Focus::ToolChoice, Focus::System];
+    let mut order = vec![Focus::Tools];
+    if !app.mcp.servers.is_empty() {
+        order.push(Focus::Mcp);
+    }
+    order.extend([Focus::ToolChoice, Focus::System]);
     if !app.prompt.history.is_empty() {
         order.push(Focus::Transcript);
     }
@@ -760,6 +785,10 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
             return;
         }
         Some(Overlay::Path { editor: e, .. }) => {
+            e.insert_str(text.trim());
+            return;
+        }
+        Some(Overlay::AddServer(e)) => {
             e.insert_str(text.trim());
             return;
         }

@@ -17,6 +17,7 @@ use toolscope::app::theme::{Theme, Themes};
 use toolscope::app::{App, Message, Notice, Remembered, Restore, SessionDirs, Setup, StateFiles};
 use toolscope::tui::driver::{Driver, DriverOptions};
 use toolscope::tui::terminal;
+use toolscope_core::mcp::McpServerSpec;
 use toolscope_core::provider::{Keys, ProviderKind};
 use toolscope_core::session::{Session, journal};
 use toolscope_core::tool::ToolSet;
@@ -52,6 +53,34 @@ pub struct PlayArgs {
     /// recorded pace.
     #[arg(long)]
     pub session: Option<PathBuf>,
+    /// Take tools from an MCP server run as a child process (stdio): the command and its
+    /// arguments, split like a shell would but not run through one; `toolscope` as the program
+    /// is this toolscope. Repeatable; F12 adds more at run time.
+    #[arg(long = "mcp", value_name = "CMD")]
+    pub mcp: Vec<String>,
+    /// Take tools from an MCP server over streamable HTTP; `URL=TOKEN_ENV` sends the value of
+    /// that variable as a bearer token (never shown or saved). Repeatable.
+    #[arg(long = "mcp-url", value_name = "URL[=TOKEN_ENV]")]
+    pub mcp_url: Vec<String>,
+    /// The most model turns the MCP loop (Ctrl+G) sends.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps: u32,
+    /// Seconds one MCP tool call may take before it is cancelled.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = super::run::positive_secs)]
+    pub mcp_timeout: f64,
+}
+
+/// The MCP servers of `--mcp` and `--mcp-url`, in that order.
+fn mcp_servers(args: &PlayArgs) -> Result<Vec<McpServerSpec>, String> {
+    let mut out = Vec::new();
+    for cmd in &args.mcp {
+        out.push(McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?);
+    }
+    for url in &args.mcp_url {
+        out.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
+    }
+    Ok(out)
 }
 
 fn dirs() -> Option<directories::ProjectDirs> {
@@ -156,6 +185,8 @@ fn remembered(files: &StateFiles) -> (Remembered, Vec<String>) {
 fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
     let mut setup = Setup {
         state: state_files(),
+        max_steps: args.max_steps as usize,
+        mcp_timeout_ms: (args.mcp_timeout * 1000.0).round() as u64,
         ..Setup::default()
     };
     let (state, problems) = remembered(&setup.state);
@@ -254,6 +285,17 @@ pub fn run(args: PlayArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&e),
     };
+    let servers = match mcp_servers(&args) {
+        Ok(s) => s,
+        Err(e) => return super::fail_usage(&e),
+    };
+    // The servers bring the tools: the example tools would only clash with theirs.
+    if !servers.is_empty()
+        && args.tools.is_none()
+        && setup.tools == toolscope::app::tools::EXAMPLE_TOOLS
+    {
+        setup.tools = "[]".to_string();
+    }
     // A session given on the command line must be readable before the terminal is taken.
     let session = match &args.session {
         Some(path) => match Session::load(path) {
@@ -282,7 +324,7 @@ pub fn run(args: PlayArgs) -> u8 {
         }
     };
     tracing::info!(provider = %setup.provider, model = %setup.model, "playground started");
-    let result = runtime.block_on(play(setup, themes, session, startup_notice));
+    let result = runtime.block_on(play(setup, themes, session, servers, startup_notice));
     terminal::restore();
     match result {
         Ok(()) => 0,
@@ -298,6 +340,7 @@ async fn play(
     setup: Setup,
     themes: Themes,
     session: Option<(PathBuf, Box<Session>)>,
+    servers: Vec<McpServerSpec>,
     startup_notice: Option<String>,
 ) -> std::io::Result<()> {
     let journal = setup.sessions.journal.clone();
@@ -308,6 +351,9 @@ async fn play(
             path,
             result: Ok(session),
         });
+    }
+    for spec in servers {
+        let _ = tx.send(Message::McpAdd { spec });
     }
     terminal::spawn_input(tx.clone());
     tokio::spawn(forward_signals(tx));

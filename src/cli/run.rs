@@ -134,7 +134,7 @@ fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
     })
 }
 
-fn positive_secs(s: &str) -> Result<f64, String> {
+pub(super) fn positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
         _ => Err(format!("\"{s}\" is not a positive number of seconds")),

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -26,12 +26,14 @@ use tokio::sync::{OnceCell, mpsc};
 use tokio::task::AbortHandle;
 
 use toolscope_core::error::{ErrorCategory, ProviderError};
+use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec, StderrSink};
 use toolscope_core::part::Part;
 use toolscope_core::provider::{Keys, Request, Run, RunEvent};
 use toolscope_core::session::Session;
 use toolscope_core::session::journal::Journal;
 use toolscope_demo::{DemoOptions, DemoServer};
 
+use crate::app::mcp::{CallId, ServerId};
 use crate::app::{App, Effect, FilePurpose, Message, Remembered, RunId, StateFiles, update};
 
 use super::View;
@@ -92,7 +94,24 @@ pub struct Driver<B: Backend> {
     /// The journal of the main run, and that run's id.
     journal: Option<(RunId, Journal)>,
     keep_journal: bool,
+    mcp: McpHost,
 }
+
+/// The MCP servers the playground is connected to, and the calls in flight on them.
+#[derive(Default)]
+struct McpHost {
+    /// Each connected server (shared with the task that watches it).
+    clients: Arc<Mutex<HashMap<ServerId, Arc<McpClient>>>>,
+    /// The task that connects to a server, lists its tools again when they change, and says
+    /// when it died.
+    watchers: HashMap<ServerId, AbortHandle>,
+    /// What cancels each call in flight.
+    calls: Arc<Mutex<HashMap<CallId, CancellationToken>>>,
+}
+
+/// How often a server's watcher checks that the connection is still there (the SDK has no
+/// signal for a stdio server that exited).
+const MCP_ALIVE_CHECK: Duration = Duration::from_millis(500);
 
 impl<B: Backend> Driver<B> {
     pub fn new(terminal: Terminal<B>, options: DriverOptions) -> Self {
@@ -114,6 +133,7 @@ impl<B: Backend> Driver<B> {
             journal_path: options.journal,
             journal: None,
             keep_journal: false,
+            mcp: McpHost::default(),
         }
     }
 
@@ -406,12 +426,36 @@ impl<B: Backend> Driver<B> {
                     });
                 });
             }
+            Effect::McpConnect { server, spec } => self.mcp_connect(server, spec),
+            Effect::McpDisconnect { server } => {
+                if let Some(w) = self.mcp.watchers.remove(&server) {
+                    w.abort();
+                }
+                // Dropping the last handle closes the connection (a stdio server is stopped).
+                lock(&self.mcp.clients).remove(&server);
+            }
+            Effect::McpCall {
+                call,
+                server,
+                name,
+                arguments,
+                timeout_ms,
+            } => self.mcp_call(call, server, name, arguments, timeout_ms),
+            Effect::McpCancel { call } => {
+                if let Some(token) = lock(&self.mcp.calls).remove(&call) {
+                    token.cancel();
+                }
+            }
             // Two small files, written at once: a quit that follows must not outrun them.
             Effect::Remember { files, state } => remember(&files, &state),
             Effect::Quit => {
                 for (_, handle) in self.runs.drain() {
                     handle.abort();
                 }
+                for (_, w) in self.mcp.watchers.drain() {
+                    w.abort();
+                }
+                lock(&self.mcp.clients).clear();
                 if !self.keep_journal {
                     self.discard_journal();
                 }
@@ -419,6 +463,118 @@ impl<B: Backend> Driver<B> {
             }
         }
         Flow::Continue
+    }
+
+    /// Connects to an MCP server and lists its tools; then lists them again each time the
+    /// server says they changed, and reports the server dead when its connection goes.
+    fn mcp_connect(&mut self, server: ServerId, spec: McpServerSpec) {
+        let tx = self.engine_tx.clone();
+        let clients = Arc::clone(&self.mcp.clients);
+        let exe = std::env::current_exe().ok();
+        let spec = crate::app::mcp::this_toolscope(spec, exe.as_deref());
+        let task = tokio::spawn(async move {
+            let sink: StderrSink = {
+                let tx = tx.clone();
+                Arc::new(move |name: &str, line: &str| {
+                    tracing::info!(server = name, "{line}");
+                    let _ = tx.send(Message::McpStderr {
+                        server,
+                        line: line.to_string(),
+                    });
+                })
+            };
+            let client = match McpClient::connect(&spec, sink).await {
+                Ok(c) => Arc::new(c),
+                Err(e) => {
+                    tracing::warn!("MCP server {spec}: {e}");
+                    let _ = tx.send(Message::McpListed {
+                        server,
+                        result: Err(e.to_string()),
+                    });
+                    return;
+                }
+            };
+            tracing::info!(server = client.name(), "MCP server connected: {spec}");
+            lock(&clients).insert(server, Arc::clone(&client));
+            let mut changed = client.list_changed();
+            loop {
+                changed.mark_unchanged();
+                let result = client
+                    .list_tools()
+                    .await
+                    .map(|tools| (client.name().to_string(), tools))
+                    .map_err(|e| e.to_string());
+                let failed = result.is_err();
+                if tx.send(Message::McpListed { server, result }).is_err() || failed {
+                    break;
+                }
+                // Until the tools change or the connection goes.
+                let gone = loop {
+                    tokio::select! {
+                        r = changed.changed() => break r.is_err(),
+                        _ = tokio::time::sleep(MCP_ALIVE_CHECK) => {
+                            if client.is_closed() {
+                                break true;
+                            }
+                        }
+                    }
+                };
+                if gone {
+                    let _ = tx.send(Message::McpListed {
+                        server,
+                        result: Err(format!(
+                            "{}: the server closed the connection (it exited?)",
+                            client.name()
+                        )),
+                    });
+                    break;
+                }
+            }
+            lock(&clients).remove(&server);
+        });
+        if let Some(old) = self.mcp.watchers.insert(server, task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    /// Runs one `tools/call`; the result (or the failure) comes back as `McpCalled`.
+    fn mcp_call(
+        &mut self,
+        call: CallId,
+        server: ServerId,
+        name: String,
+        arguments: serde_json::Value,
+        timeout_ms: u64,
+    ) {
+        let tx = self.engine_tx.clone();
+        let client = lock(&self.mcp.clients).get(&server).cloned();
+        let token = CancellationToken::new();
+        lock(&self.mcp.calls).insert(call, token.clone());
+        let calls = Arc::clone(&self.mcp.calls);
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let result = match client {
+                Some(c) => {
+                    c.call_tool_json(
+                        &name,
+                        &name,
+                        &arguments,
+                        Duration::from_millis(timeout_ms),
+                        &token,
+                    )
+                    .await
+                }
+                None => Err(McpError::Closed(format!(
+                    "tools/call {name}: the server is not connected"
+                ))),
+            };
+            lock(&calls).remove(&call);
+            let _ = tx.send(Message::McpCalled {
+                call,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                result,
+            });
+        });
     }
 
     fn start_run(&mut self, id: RunId, mut request: Request) {
@@ -475,6 +631,11 @@ impl<B: Backend> Driver<B> {
         });
         self.runs.insert(id, task.abort_handle());
     }
+}
+
+/// The lock of a map shared with the MCP tasks (a task that panicked left it usable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The OSC 52 sequence that puts `text` on the terminal's clipboard.

@@ -120,6 +120,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
                 save,
                 editor: e,
             }) => overlay::path(frame, area, app, *purpose, *save, e),
+            Some(Overlay::AddServer(e)) => overlay::add_server(frame, area, app, e),
             Some(Overlay::Sessions(p)) => sessions::picker(frame, area, app, p),
             Some(Overlay::Restore(r)) => sessions::restore(frame, area, app, r),
             Some(Overlay::Confirm(c)) => overlay::confirm(frame, area, app, c),

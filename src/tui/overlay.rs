@@ -326,6 +326,34 @@ pub fn path(
     }
 }
 
+/// Asks for an MCP server to add (F11, or `a` in the MCP list).
+pub fn add_server(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &TextArea<'_>) {
+    let theme = app.theme();
+    let r = centered(area, 76, 6);
+    frame.render_widget(Clear, r);
+    let b = block("Add an MCP server", true, theme)
+        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    frame.render_widget(editor, Rect { height: 1, ..inner });
+    let hints = [
+        "a command (stdio), or URL[=TOKEN_ENV] (streamable HTTP)",
+        "Enter connects · Esc cancels",
+    ];
+    for (k, h) in hints.iter().enumerate() {
+        if inner.height as usize >= 3 + k {
+            frame.render_widget(
+                Paragraph::new(Span::styled(*h, muted(theme))),
+                Rect {
+                    y: inner.y + 2 + k as u16,
+                    height: 1,
+                    ..inner
+                },
+            );
+        }
+    }
+}
+
 /// The protocol picker (Ctrl+L): the filter as typed, then the entries it leaves, scrolled so the
 /// selected one shows.
 pub fn protocols(frame: &mut Frame<'_>, area: Rect, app: &App, p: &ProtocolPicker) {

@@ -35,6 +35,25 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         format!("● {state}"),
         base.fg(state_colour).add_modifier(Modifier::BOLD),
     ));
+    if let Some(a) = app.mcp.auto {
+        // The automatic MCP loop: which model turn of how many at most.
+        left.push(sep.clone());
+        left.push(Span::styled(
+            format!("⟳ loop {}/{}", a.step.max(1), a.max),
+            base.fg(theme.ui.accent).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if let Some(e) = app.mcp.execution.as_ref().filter(|_| app.mcp.executing()) {
+        let left_calls = e.calls.iter().filter(|c| !c.done).count();
+        left.push(sep.clone());
+        left.push(Span::styled(
+            format!(
+                "⚙ executing {left_calls} call{}",
+                if left_calls == 1 { "" } else { "s" }
+            ),
+            base.fg(theme.ui.accent),
+        ));
+    }
     if app.compare.is_none() && app.run.warnings > 0 {
         // The stream broke a rule of its wire or of the request: the Parts pane says which.
         left.push(sep.clone());

@@ -22,13 +22,13 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     // The pre-send check comes first: when it fails, it is what matters (a forced tool that is
     // no longer among the tools is not among the modes either; the check names it).
     let mut out: Vec<Line<'static>> = Vec::new();
-    if let Some(problem) = choice::problem(&app.choice, &app.tools.valid) {
+    if let Some(problem) = choice::problem(&app.choice, app.offered()) {
         out.push(Line::from(Span::styled(
             fit(&format!("✗ {problem}"), width),
             Style::default().fg(theme.ui.error),
         )));
     }
-    for row in choice::rows(&app.tools.valid, width) {
+    for row in choice::rows(app.offered(), width) {
         let mut spans: Vec<Span<'static>> = Vec::new();
         for shown in row {
             if !spans.is_empty() {

@@ -25,7 +25,8 @@ use super::{block, muted, note};
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     let theme = app.theme();
     let tools = &app.tools;
-    let mut b = block("Tools", app.focus == Focus::Tools, theme);
+    let focused = matches!(app.focus, Focus::Tools | Focus::Mcp);
+    let mut b = block("Tools", focused, theme);
     let width = area.width.saturating_sub(4) as usize;
     let pending = tools.pending();
     match &tools.check {
@@ -39,10 +40,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
         Ok(set) => {
             let n = set.len();
             let s = if n == 1 { "" } else { "s" };
-            b = b.title(note(
-                format!("✓ {n} tool{s}"),
-                Style::default().fg(theme.ui.success),
-            ));
+            // The servers' tools, offered beside these.
+            let from_mcp = app.offered().len().saturating_sub(n);
+            let count = if from_mcp > 0 {
+                format!("✓ {n} tool{s} + {from_mcp} from MCP")
+            } else {
+                format!("✓ {n} tool{s}")
+            };
+            b = b.title(note(count, Style::default().fg(theme.ui.success)));
             // What the tools file had to have read differently (a Python type name, a schema of
             // no draft): how many warnings, and the first (cut to the room there is).
             if let Some(first) = set.warnings().first() {
@@ -78,7 +83,130 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     }
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    draw_text(frame.buffer_mut(), inner, app, view);
+    if app.mcp.servers.is_empty() {
+        draw_text(frame.buffer_mut(), inner, app, view);
+        return;
+    }
+    // The MCP servers and their tools below the JSON: up to half the pane.
+    let rows = app.mcp.rows().len() as u16;
+    let list_h = (rows + 1).min(inner.height / 2).max(2.min(inner.height));
+    let text = Rect {
+        height: inner.height - list_h,
+        ..inner
+    };
+    let list = Rect {
+        y: inner.y + text.height,
+        height: list_h,
+        ..inner
+    };
+    draw_text(frame.buffer_mut(), text, app, view);
+    draw_mcp(frame.buffer_mut(), list, app);
+}
+
+/// The MCP list: a rule naming the keys, then each server (how it is reached, its state) and
+/// its tools (under the name the model sees them by, when it differs), read-only.
+fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
+    use crate::app::mcp::{Row, ServerState};
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let theme = app.theme();
+    let width = area.width as usize;
+    let focused = app.focus == Focus::Mcp;
+    let n = app.mcp.servers.len();
+    let head = format!(
+        "── MCP · {n} server{} · {}",
+        if n == 1 { "" } else { "s" },
+        if focused {
+            "Enter copy a tool · a add · d remove · r reconnect · v view "
+        } else {
+            "Tab here · F11 add "
+        }
+    );
+    let rule = format!(
+        "{head}{}",
+        "─".repeat(width.saturating_sub(head.chars().count()))
+    );
+    buf.set_stringn(area.x, area.y, fit(&rule, width), width, muted(theme));
+    let height = area.height as usize - 1;
+    if height == 0 {
+        return;
+    }
+    let rows = app.mcp.rows();
+    let top = app.mcp.selected.saturating_sub(height.saturating_sub(1));
+    for (k, row) in rows.iter().enumerate().skip(top).take(height) {
+        let y = area.y + 1 + (k - top) as u16;
+        let chosen = focused && k == app.mcp.selected;
+        let (text, style) = match row {
+            Row::Server(i) => {
+                let s = &app.mcp.servers[*i];
+                match &s.state {
+                    ServerState::Connecting => (
+                        format!("◌ {} · {} · connecting…", s.name, s.spec),
+                        muted(theme),
+                    ),
+                    ServerState::Ready => (
+                        format!(
+                            "● {} · {} · {} tool{}",
+                            s.name,
+                            s.spec,
+                            s.tools.len(),
+                            if s.tools.len() == 1 { "" } else { "s" }
+                        ),
+                        Style::default().fg(theme.ui.success),
+                    ),
+                    ServerState::Failed(why) => (
+                        format!("✗ {} · failed: {why}", s.name),
+                        Style::default().fg(theme.ui.error),
+                    ),
+                }
+            }
+            Row::Tool {
+                server,
+                tool,
+                exposed,
+            } => {
+                let entry = &app.mcp.servers[*server].tools[*tool];
+                let name = entry
+                    .get("name")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("?");
+                let desc = entry
+                    .get("description")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                let shown = match exposed {
+                    Some(e) if e != name => format!("  {e} (\"{name}\" on the server)"),
+                    _ => format!("  {name}"),
+                };
+                let text = if desc.is_empty() {
+                    shown
+                } else {
+                    format!("{shown} — {}", desc.lines().next().unwrap_or(""))
+                };
+                let style = if exposed.is_some() {
+                    Style::default().fg(theme.ui.text)
+                } else {
+                    muted(theme)
+                };
+                (text, style)
+            }
+        };
+        let style = if chosen {
+            super::selected(theme)
+        } else {
+            style
+        };
+        let line = fit(&text, width);
+        let pad = width.saturating_sub(line.chars().count());
+        buf.set_stringn(
+            area.x,
+            y,
+            format!("{line}{}", " ".repeat(pad)),
+            width,
+            style,
+        );
+    }
 }
 
 /// The digits of `n`.

@@ -198,6 +198,22 @@ impl McpClient {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<CallOutcome, McpError> {
+        let json = self
+            .call_tool_json(exposed_name, name, arguments, timeout, cancel)
+            .await?;
+        Ok(outcome(tool_call_id, exposed_name, &json))
+    }
+
+    /// [`McpClient::call_tool`], giving the server's `CallToolResult` as JSON, exactly as it
+    /// came (for recording it; [`outcome`] makes the part and the text from it).
+    pub async fn call_tool_json(
+        &self,
+        exposed_name: &str,
+        name: &str,
+        arguments: &Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, McpError> {
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = match arguments {
             Value::Object(o) => Some(o.clone()),
@@ -229,10 +245,15 @@ impl McpClient {
                 )));
             }
         };
-        let json = serde_json::to_value(&result).map_err(|e| {
+        serde_json::to_value(&result).map_err(|e| {
             McpError::Protocol(format!("{}: the result does not serialise: {e}", self.name))
-        })?;
-        Ok(outcome(tool_call_id, exposed_name, &json))
+        })
+    }
+
+    /// Whether the connection is gone: a stdio server exited, or the session ended. The SDK
+    /// gives no signal for it, so a watcher asks now and then.
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.is_transport_closed()
     }
 
     /// Closes the connection and waits for the session to end (a stdio server is stopped).

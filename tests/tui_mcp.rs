@@ -1,0 +1,373 @@
+//! The playground with MCP servers: the whole app (state machine, driver, drawing) on a
+//! `TestBackend`, the demo model over loopback HTTP, and `toolscope serve-mcp-demo` run as a real
+//! child process. Keys go in as messages; the tests wait for the engine's events (never for a
+//! fixed time).
+
+mod tui_support;
+
+use ratatui::crossterm::event::KeyCode;
+
+use toolscope::app::mcp::ServerState;
+use toolscope::app::theme::Themes;
+use toolscope::app::{App, Focus, Message, Overlay, RunState, Setup};
+use toolscope_core::error::ErrorCategory;
+use toolscope_core::mcp::McpServerSpec;
+use toolscope_core::part::Part;
+use toolscope_core::provider::Message as Turn;
+use toolscope_core::tool::ToolChoice;
+use tui_support::harness::Harness;
+use tui_support::{ctrl, key};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
+
+fn demo_server(flags: &str) -> McpServerSpec {
+    McpServerSpec::stdio(&format!("'{BIN}' serve-mcp-demo {flags}")).unwrap()
+}
+
+/// The playground with no tools of its own, at most `max_steps` loop turns, and the demo MCP
+/// server (with `flags`) connected and listed.
+async fn harness(flags: &str, max_steps: usize) -> Harness {
+    let setup = Setup {
+        tools: "[]".into(),
+        max_steps,
+        ..Setup::default()
+    };
+    let mut app = App::new(setup, Themes::built_in());
+    app.size = (160, 48);
+    let mut h = Harness::with(app, None);
+    h.press(Message::McpAdd {
+        spec: demo_server(flags),
+    });
+    h.until("the server lists its tools", |a| {
+        a.mcp.servers[0].state != ServerState::Connecting
+    })
+    .await;
+    assert_eq!(h.app.mcp.servers[0].state, ServerState::Ready);
+    h
+}
+
+/// Ctrl+N, saying yes when it asks.
+fn new_conversation(h: &mut Harness) {
+    h.press(ctrl('n'));
+    if matches!(h.app.overlay, Some(Overlay::Confirm(_))) {
+        h.press(key(KeyCode::Char('y')));
+    }
+    // The message being written stays through Ctrl+N: start it empty.
+    h.app.prompt.composer = toolscope::app::editor::prose("");
+    h.app.focus = Focus::Composer;
+}
+
+/// The Tools text checked now (as when typing pauses), the offered tools following it.
+fn check_tools(h: &mut Harness) {
+    let revision = h.app.tools.revision;
+    h.press(Message::CheckTools { revision });
+}
+
+async fn settle(h: &mut Harness) {
+    h.until("the runs and calls end", |a| {
+        !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+}
+
+fn tool_results(app: &App) -> Vec<&toolscope_core::part::ToolResult> {
+    app.run
+        .parts
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r.as_ref()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_servers_tools_show_marked_and_the_loop_runs_to_a_text_answer() {
+    let mut h = harness("", 8).await;
+    let names: Vec<&str> = h.app.offered().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["get_weather", "search_web", "write_file"]);
+    let screen = h.screen();
+    assert!(
+        screen.contains("● toolscope-demo"),
+        "the server is shown with its state:\n{screen}"
+    );
+    assert!(screen.contains("get_weather — "), "{screen}");
+    assert!(screen.contains("✓ 0 tools + 3 from MCP"), "{screen}");
+
+    h.press(key(KeyCode::F(12)));
+    assert!(h.app.mcp.auto.is_some(), "the loop runs");
+    assert!(h.screen().contains("⟳ loop 1/8"), "{}", h.screen());
+    h.until("the loop ends", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    let history = &h.app.prompt.history;
+    assert_eq!(history.len(), 4, "{history:#?}");
+    let Turn::Assistant { tool_calls, .. } = &history[1] else {
+        panic!("{history:#?}")
+    };
+    assert_eq!(tool_calls[0].tool_name, "get_weather");
+    let Turn::Tool { content, .. } = &history[2] else {
+        panic!("{history:#?}")
+    };
+    assert!(content.contains("\"city\":\"Paris\""), "{content}");
+    assert!(
+        matches!(&history[3], Turn::Assistant { content: Some(t), tool_calls, .. } if !t.is_empty() && tool_calls.is_empty())
+    );
+    assert_eq!(h.app.run.state, RunState::Done);
+    let notice = h.app.last_notice.clone().unwrap().text;
+    assert_eq!(notice, "the loop ended with a text answer after 2 steps");
+    // The loop is kept for saving: turn, call, turn.
+    assert_eq!(h.app.trail.len(), 2, "{:#?}", h.app.trail.len());
+}
+
+#[tokio::test]
+async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
+    let mut h = harness("", 8).await;
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert_eq!(h.app.prompt.pending.len(), 1);
+    let runs_before = h.app.run.id;
+    // Alt+G executes the call of the focused result field only and sends nothing.
+    assert_eq!(
+        h.app.focus,
+        Focus::Result(0),
+        "the answer's call waits there"
+    );
+    h.press(Message::Key(ratatui::crossterm::event::KeyEvent::new(
+        KeyCode::Char('g'),
+        ratatui::crossterm::event::KeyModifiers::ALT,
+    )));
+    assert!(h.app.mcp.executing());
+    assert!(h.screen().contains("⚙ executing 1 call"), "{}", h.screen());
+    settle(&mut h).await;
+    assert_eq!(h.app.run.id, runs_before, "nothing was sent");
+    let results = tool_results(&h.app);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].tool_name, "get_weather");
+    assert!(!results[0].is_error);
+    assert_eq!(results[0].output["city"], "Paris");
+    let field = h.app.prompt.results[0].lines().join("\n");
+    assert!(field.contains("\"city\":\"Paris\""), "{field}");
+    assert!(
+        h.screen().contains("tool-result"),
+        "the Parts pane shows the result:\n{}",
+        h.screen()
+    );
+    // The saved run is the model's alone: the result is the loop's.
+    let session = h.app.run.session(None).unwrap();
+    assert!(
+        !session
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolResult(_)))
+    );
+    // A typed (here: filled) result is never executed over.
+    h.press(ctrl('g'));
+    assert!(!h.app.mcp.executing());
+    assert!(
+        h.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("typed already")
+    );
+    // Ctrl+R sends it.
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    assert_eq!(h.app.prompt.history.len(), 4);
+    assert!(h.app.prompt.pending.is_empty());
+
+    // Ctrl+G executes all, then sends.
+    new_conversation(&mut h);
+    h.type_text("What's the weather in Lyon?");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    h.press(ctrl('g'));
+    h.until("the next turn ends", |a| {
+        !a.mcp.executing() && !a.is_running() && a.prompt.pending.is_empty()
+    })
+    .await;
+    let n = h.app.prompt.history.len();
+    assert!(
+        matches!(&h.app.prompt.history[n - 2], Turn::Tool { content, .. } if content.contains("Lyon")),
+        "{:#?}",
+        h.app.prompt.history
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survived() {
+    let mut h = harness("--test-tools", 8).await;
+    // isError: a result the model reads, marked.
+    h.app.choice = ToolChoice::Tool("get_weather".into());
+    new_conversation(&mut h);
+    h.type_text("weather in Atlantis");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    let call = h.app.prompt.pending[0].clone();
+    assert_eq!(call.input["city"], "Atlantis", "{call:?}");
+    h.press(ctrl('g'));
+    h.until("the call ends and the next turn", |a| {
+        !a.mcp.executing() && !a.is_running() && a.prompt.history.len() >= 4
+    })
+    .await;
+    let Turn::Tool { content, .. } = &h.app.prompt.history[2] else {
+        panic!("{:#?}", h.app.prompt.history)
+    };
+    assert!(content.starts_with("error: "), "{content}");
+
+    // The server exits in the middle of a call: an error part with its category, the server
+    // marked failed with the reason, its tools no longer offered, nothing sent.
+    h.app.choice = ToolChoice::Tool("exit_now".into());
+    new_conversation(&mut h);
+    h.type_text("exit");
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    let run = h.app.run.id;
+    h.press(ctrl('g'));
+    settle(&mut h).await;
+    assert_eq!(h.app.run.id, run, "nothing was sent after the failure");
+    let error = h
+        .app
+        .run
+        .parts
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            Part::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .expect("an error part");
+    assert_eq!(error.category, Some(ErrorCategory::ToolExecutionFailed));
+    assert_eq!(error.tool_name.as_deref(), Some("exit_now"));
+    h.until("the server is marked failed", |a| {
+        matches!(a.mcp.servers[0].state, ServerState::Failed(_))
+    })
+    .await;
+    assert!(h.app.offered().is_empty());
+    assert!(
+        h.screen().contains("✗ toolscope-demo · failed"),
+        "{}",
+        h.screen()
+    );
+    // The playground goes on: the result field still takes a typed result.
+    assert_eq!(h.app.prompt.pending.len(), 1);
+    h.app.choice = ToolChoice::Auto;
+    h.app.focus = Focus::Result(0);
+    h.type_text("gone");
+    h.press(ctrl('r'));
+    assert!(h.app.run.is_running(), "{:?}", h.app.run.state);
+    h.run_to_end().await;
+    assert_eq!(h.app.run.state, RunState::Done);
+}
+
+#[tokio::test]
+async fn esc_cancels_a_hung_call_and_the_loop() {
+    let mut h = harness("--test-tools", 8).await;
+    h.app.choice = ToolChoice::Tool("hang".into());
+    h.press(key(KeyCode::F(12)));
+    h.until("the call hangs", |a| a.mcp.executing()).await;
+    assert!(h.app.mcp.auto.is_some());
+    h.press(key(KeyCode::Esc));
+    assert!(!h.app.mcp.executing());
+    assert!(h.app.mcp.auto.is_none());
+    assert_eq!(
+        h.app.notice.as_ref().unwrap().text,
+        "cancelled: the MCP calls and the loop stop"
+    );
+    // The call's cancelled answer comes back and is ignored; the field waits for a result.
+    let before = h.app.run.parts.parts.len();
+    let answer = tokio::time::timeout(tui_support::harness::DEADLINE, async {
+        loop {
+            let m = h.driver.next_engine_message().await.unwrap();
+            let called = matches!(m, Message::McpCalled { .. });
+            h.driver.handle(&mut h.app, m);
+            if called {
+                break;
+            }
+        }
+    });
+    answer.await.expect("the cancelled call answers");
+    assert_eq!(h.app.run.parts.parts.len(), before);
+    assert_eq!(h.app.prompt.pending.len(), 1);
+    assert!(h.app.prompt.results[0].lines().join("").is_empty());
+}
+
+#[tokio::test]
+async fn the_loop_stops_at_its_step_limit_with_the_results_filled_in_not_sent() {
+    let mut h = harness("", 1).await;
+    h.press(key(KeyCode::F(12)));
+    h.until("the loop stops", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    assert_eq!(h.app.prompt.history.len(), 2, "one turn only");
+    assert_eq!(tool_results(&h.app).len(), 1, "the call was executed");
+    assert!(!h.app.prompt.results[0].lines().join("").is_empty());
+    let notice = h.app.last_notice.clone().unwrap().text;
+    assert!(
+        notice.starts_with("the loop stopped at its limit of 1 step"),
+        "{notice}"
+    );
+}
+
+#[tokio::test]
+async fn servers_are_added_and_removed_at_run_time_and_a_tool_is_copied_into_the_json() {
+    let mut h = harness("--test-tools", 8).await;
+    // Copy get_weather into the editable tools: Tab into the MCP list, the tool's row, Enter.
+    h.app.focus = Focus::Tools;
+    h.press(key(KeyCode::Tab));
+    assert_eq!(h.app.focus, Focus::Mcp);
+    h.press(key(KeyCode::Down));
+    h.press(key(KeyCode::Enter));
+    check_tools(&mut h);
+    assert_eq!(h.app.tools.valid.len(), 1);
+    assert_eq!(
+        h.app.tools.valid.iter().next().unwrap().name(),
+        "get_weather"
+    );
+    // The user's copy keeps its name; the server's is offered under another.
+    assert!(h.app.offered().get("toolscope-demo__get_weather").is_some());
+    assert!(h.app.mcp.route("get_weather").is_none());
+    // Undo takes the copy back.
+    h.app.focus = Focus::Tools;
+    h.press(ctrl('z'));
+    check_tools(&mut h);
+    assert_eq!(h.app.tools.valid.len(), 0);
+
+    // A server that cannot start is shown with its error; the app goes on.
+    h.press(key(KeyCode::F(11)));
+    assert!(matches!(h.app.overlay, Some(Overlay::AddServer(_))));
+    h.type_text("/nonexistent/mcp-server --flag");
+    h.press(key(KeyCode::Enter));
+    assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.focus, Focus::Mcp);
+    h.until("the second server fails", |a| {
+        matches!(a.mcp.servers[1].state, ServerState::Failed(_))
+    })
+    .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("✗ mcp-server · failed: cannot start"),
+        "{screen}"
+    );
+    // Removed with d.
+    assert_eq!(h.app.mcp.selected_server().unwrap().name, "mcp-server");
+    h.press(key(KeyCode::Char('d')));
+    assert_eq!(h.app.mcp.servers.len(), 1);
+
+    // A tool-list change is followed: add_tool makes the server list late_tool.
+    let before = h.app.offered().len();
+    h.app.choice = ToolChoice::Tool("add_tool".into());
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    h.press(ctrl('g'));
+    h.until("the new tool is listed", |a| {
+        a.offered().get("late_tool").is_some()
+    })
+    .await;
+    assert_eq!(h.app.offered().len(), before + 1);
+}
