@@ -588,3 +588,44 @@ fn tools_warnings_are_on_the_tools_pane_title() {
         }
     }
 }
+
+/// MCP servers in the Tools pane: one ready (a tool offered under another name, because the
+/// Tools JSON has one of its name), one that failed with its reason; the MCP list focused.
+#[test]
+fn mcp_servers_in_the_tools_pane() {
+    use toolscope::app::Message;
+    use toolscope::app::mcp::ServerId;
+    use toolscope_core::mcp::McpServerSpec;
+    both("mcp_servers", |a| {
+        let mut add = |a: &mut App, spec: &str| -> ServerId {
+            let spec = McpServerSpec::stdio(spec).unwrap();
+            send(a, Message::McpAdd { spec });
+            a.mcp.servers.last().unwrap().id
+        };
+        let ready = add(a, "toolscope serve-mcp-demo");
+        let tool = |name: &str, d: &str| serde_json::json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
+        send(
+            a,
+            Message::McpListed {
+                server: ready,
+                result: Ok((
+                    "toolscope-demo".into(),
+                    vec![
+                        tool("get_weather", "Get the weather for a city."),
+                        tool("lookup", "Look a word up."),
+                    ],
+                )),
+            },
+        );
+        let failed = add(a, "/opt/missing-server --port 1");
+        send(
+            a,
+            Message::McpListed {
+                server: failed,
+                result: Err("cannot start \"/opt/missing-server --port 1\": No such file or directory (os error 2)".into()),
+            },
+        );
+        a.focus = Focus::Mcp;
+        a.mcp.selected = 1;
+    });
+}

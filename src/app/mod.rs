@@ -308,7 +308,11 @@ impl App {
     /// Every tool a request offers now: the Tools pane's that passed their check, and each
     /// ready MCP server's (renamed where names clash).
     pub fn offered(&self) -> &toolscope_core::tool::ToolSet {
-        self.mcp.offered()
+        if self.mcp.servers.is_empty() {
+            &self.tools.valid
+        } else {
+            self.mcp.offered()
+        }
     }
 
     /// Brings the offered tools up to date with the Tools pane and the servers.

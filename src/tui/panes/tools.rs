@@ -41,7 +41,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
             let n = set.len();
             let s = if n == 1 { "" } else { "s" };
             // The servers' tools, offered beside these.
-            let from_mcp = app.offered().len().saturating_sub(n);
+            let from_mcp = if app.mcp.servers.is_empty() {
+                0
+            } else {
+                app.mcp.catalog.routes().count()
+            };
             let count = if from_mcp > 0 {
                 format!("✓ {n} tool{s} + {from_mcp} from MCP")
             } else {
