@@ -137,9 +137,14 @@ impl Tmux {
 
     /// Starts toolscope at 160×48 in a new tmux session; the shell writes its exit status.
     fn start(&self) {
+        self.start_with("");
+    }
+
+    /// Starts toolscope with `args` (shell words, quoted by the caller).
+    fn start_with(&self, args: &str) {
         // Logs, journals and user themes go to the test's own folder.
         let script = format!(
-            "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin}; echo $? > {status}",
+            "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin} {args}; echo $? > {status}",
             dir = quote(&self.dir),
             bin = quote(Path::new(BIN)),
             status = quote(&self.dir.join("exit-status")),
@@ -190,6 +195,30 @@ fn the_binary_runs_in_tmux() {
         tmux.dir.join("toolscope").join("toolscope.log").exists(),
         "the log goes to the data directory"
     );
+}
+
+/// One whole MCP loop in the real binary: `toolscope serve-mcp-demo` started by the playground
+/// (`toolscope` as the command is this binary), its tools listed in the Tools pane, F12 runs
+/// the loop on the demo model to a text answer with the tool's result in the conversation.
+#[test]
+fn an_mcp_loop_runs_in_tmux() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new("mcp");
+    tmux.start_with("--mcp 'toolscope serve-mcp-demo' --max-steps 4");
+    tmux.wait_for(&[
+        "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
+        "✓ 0 tools + 3 from MCP",
+    ]);
+    tmux.keys(&["F12"]);
+    let screen = tmux.wait_for(&["the loop ended with a text answer after 2 steps"]);
+    assert!(screen.contains("tool    get_weather ⇐"), "{screen}");
+    assert!(screen.contains("\"city\":\"Paris\""), "{screen}");
+    tmux.keys(&["C-q"]);
+    tmux.wait_for(&["Quit with unsaved work?"]);
+    tmux.keys(&["y"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
 }
 
 /// The journals toolscope left in its data folder.
