@@ -408,6 +408,18 @@ impl super::spec::Scanner for JsonScanner {
     fn in_call(&self) -> bool {
         !matches!(self.state, State::Text)
     }
+
+    /// A reasoning marker follows: text held because it may begin a delimiter (a fence's
+    /// backticks, part of `<tool_call>`) is cut off there, and is the text it is. Without this
+    /// a fence before a reasoning block would join a `{` after it into one call across it.
+    fn cut(&mut self, em: &mut Emitter) {
+        if !matches!(self.state, State::Text) || self.held.is_empty() {
+            return;
+        }
+        let hold = self.held.take();
+        self.line_blank = line_blank_after(&hold, self.line_blank);
+        em.text(&hold);
+    }
 }
 
 impl JsonScanner {

@@ -355,6 +355,22 @@ mod tests {
         );
     }
 
+    /// Text held because it may begin a delimiter is cut off by a reasoning block: backticks
+    /// before `<think>` and a `{` after `</think>` are not one fenced call across it (a property
+    /// test found the span of that failed call covering the reasoning).
+    #[test]
+    fn a_fence_before_reasoning_does_not_join_what_comes_after_it() {
+        let text = "```<think>maybe</think>\n{\"name\": \"write_file\",";
+        let (c, spans) = parse(&hermes(), text);
+        assert_eq!(c.reasoning, "maybe");
+        let think_end = text.find("</think>").unwrap() + "</think>".len();
+        assert_eq!(spans[0], (3, think_end, SpanKind::Reasoning));
+        // The unfinished call after it is reported from its own `{`, the backticks are text.
+        let brace = text.find('{').unwrap();
+        assert_eq!(spans[1], (brace, text.len(), SpanKind::Malformed));
+        assert!(c.text.starts_with("```"), "{:?}", c.text);
+    }
+
     #[test]
     fn generate_keeps_reasoning_apart_and_in_order() {
         let parsed =
