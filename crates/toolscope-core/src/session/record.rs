@@ -90,7 +90,7 @@ impl TurnBuf {
 
 /// What follows the first turn, as recorded so far.
 enum Later {
-    Turn(u64, TurnBuf),
+    Turn(u64, Box<TurnBuf>),
     Step(Step),
 }
 
@@ -161,13 +161,14 @@ impl Recorder {
     /// A `tools/call` ran (its times on the session's clock: milliseconds since the first
     /// request).
     pub fn tool_call(&mut self, call: RecordedCall) {
-        self.later.push(Later::Step(Step::ToolCall(call)));
+        self.later.push(Later::Step(Step::ToolCall(Box::new(call))));
     }
 
     /// A further model turn: `request` was sent `at_ms` after the first request. The events
     /// pushed from now on are this turn's, with their offsets from this request.
     pub fn next_turn(&mut self, request: Request, at_ms: u64) {
-        self.later.push(Later::Turn(at_ms, TurnBuf::new(request)));
+        self.later
+            .push(Later::Turn(at_ms, Box::new(TurnBuf::new(request))));
     }
 
     /// The loop stopped by itself `at_ms` after the first request, printing `parts` (the
@@ -204,15 +205,15 @@ impl Recorder {
                 Later::Step(s) => s,
                 Later::Turn(at_ms, t) => {
                     let (request, events, ended_at_ms, end, parts) =
-                        t.close((Some(i) == last_turn).then_some(ended_at_ms));
-                    Step::Turn(RecordedTurn {
+                        (*t).close((Some(i) == last_turn).then_some(ended_at_ms));
+                    Step::Turn(Box::new(RecordedTurn {
                         at_ms,
                         request,
                         events,
                         ended_at_ms,
                         end,
                         parts,
-                    })
+                    }))
                 }
             })
             .collect();

@@ -204,7 +204,7 @@ pub enum Segment {
     /// `tool_execution_failed`).
     Call {
         /// The call as recorded, with its times.
-        call: RecordedCall,
+        call: Box<RecordedCall>,
         /// The parts printed at `call.ended_at_ms`.
         parts: Vec<Part>,
     },

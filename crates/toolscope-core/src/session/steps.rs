@@ -121,9 +121,9 @@ pub struct McpToolRecord {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Step {
     /// A `tools/call` sent to an MCP server, and what came back.
-    ToolCall(RecordedCall),
+    ToolCall(Box<RecordedCall>),
     /// A further model turn, sent with the results so far.
-    Turn(RecordedTurn),
+    Turn(Box<RecordedTurn>),
     /// The loop stopped by itself and printed why (the `max-steps` warning, a failure to list a
     /// server's tools again).
     Stop(LoopStop),

@@ -666,7 +666,7 @@ fn a_recorder_given_kept_data_makes_the_same_session_as_one_fed_event_by_event()
     let Some(Step::ToolCall(call)) = session.steps.first() else {
         panic!("a call")
     };
-    r.tool_call(call.clone());
+    r.tool_call((**call).clone());
     r.next_turn(turns[1].1.request.clone(), turns[1].0);
     r.extend(turns[1].1.events.clone(), turns[1].1.parts.clone());
     assert_eq!(r.parts(), &turns[1].1.parts[..]);
