@@ -24,10 +24,10 @@
 //!   "toolscope": "0.1.0",                 // the version that wrote it
 //!   "mcp": {                              // optional (version 2): the MCP servers used
 //!     "servers": [
-//!       {"name": "toolscope-demo", "command": "toolscope serve-mcp-demo"},
+//!       {"name": "weather", "command": "weather-mcp --stdio"},
 //!       {"name": "notes", "url": "http://127.0.0.1:8000/mcp", "tokenEnv": "NOTES_TOKEN"}
 //!     ],                                  // never a token: only its variable's name
-//!     "tools": [ {"server": "toolscope-demo", "name": "get_weather",
+//!     "tools": [ {"server": "weather", "name": "get_weather",
 //!                 "offeredAs": "get_weather"}, … ]   // which server served each offered tool
 //!   },
 //!   "request": { … },                     // provider, model, baseUrl, system, messages, tools,
@@ -40,7 +40,7 @@
 //!                                         // (a refused connection, a timeout); usually absent
 //!   "parts": [ … ],                       // every part, as the live run produced them
 //!   "steps": [                            // optional (version 2): the loop after the first turn
-//!     {"type": "toolCall", "atMs": 815, "endedAtMs": 821, "server": "toolscope-demo",
+//!     {"type": "toolCall", "atMs": 815, "endedAtMs": 821, "server": "weather",
 //!      "name": "get_weather",             // the tool's name on its server
 //!      "toolName": "get_weather",         // the name the model called
 //!      "toolCallId": "call_0", "arguments": {"city": "Paris"},

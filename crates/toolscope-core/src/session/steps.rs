@@ -51,7 +51,7 @@ pub struct McpServerRecord {
     /// The server's name (its `serverInfo.name`, else the program's name or the URL's host);
     /// the `server` of the calls it ran.
     pub name: String,
-    /// For a stdio server: the command as typed (`toolscope serve-mcp-demo`).
+    /// For a stdio server: the command as typed (`weather-mcp --stdio`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// For a streamable-HTTP server: its endpoint.

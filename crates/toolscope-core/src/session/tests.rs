@@ -442,14 +442,11 @@ fn weather_result() -> Value {
     })
 }
 
-fn demo_mcp() -> McpRecord {
+fn weather_mcp() -> McpRecord {
     McpRecord {
-        servers: vec![McpServerRecord::stdio(
-            "toolscope-demo",
-            "toolscope serve-mcp-demo",
-        )],
+        servers: vec![McpServerRecord::stdio("weather", "weather-mcp --stdio")],
         tools: vec![McpToolRecord {
-            server: "toolscope-demo".into(),
+            server: "weather".into(),
             name: "get_weather".into(),
             offered_as: "get_weather".into(),
         }],
@@ -475,7 +472,7 @@ fn recorded_loop(outcome: RecordedOutcome) -> (Session, Vec<Part>) {
     let recorded = RecordedCall {
         at_ms: 125,
         ended_at_ms: 140,
-        server: "toolscope-demo".into(),
+        server: "weather".into(),
         name: "get_weather".into(),
         tool_name: call.tool_name.clone(),
         tool_call_id: call.tool_call_id.to_string(),
@@ -486,7 +483,7 @@ fn recorded_loop(outcome: RecordedOutcome) -> (Session, Vec<Part>) {
     printed.extend(recorded.parts());
     let failed = matches!(recorded.outcome, RecordedOutcome::Error(_));
     r.tool_call(recorded);
-    r.mcp(demo_mcp());
+    r.mcp(weather_mcp());
     if !failed {
         let mut second = request.clone();
         second.tool_choice = None;
@@ -528,10 +525,7 @@ fn a_loop_is_saved_as_version_2_and_replays_every_step_at_its_time() {
     assert_eq!(kinds, ["toolCall", "turn"]);
     assert_eq!(json["steps"][0]["result"], weather_result());
     assert_eq!(json["steps"][0]["toolName"], "get_weather");
-    assert_eq!(
-        json["mcp"]["servers"][0]["command"],
-        "toolscope serve-mcp-demo"
-    );
+    assert_eq!(json["mcp"]["servers"][0]["command"], "weather-mcp --stdio");
     assert_eq!(json["mcp"]["tools"][0]["offeredAs"], "get_weather");
 
     let loaded = Session::load(&path).unwrap();
@@ -593,7 +587,7 @@ fn a_loop_is_saved_as_version_2_and_replays_every_step_at_its_time() {
 
 #[test]
 fn a_failed_call_replays_as_the_error_part_the_loop_printed() {
-    let message = "toolscope-demo: tools/call exit_now failed: the server closed the connection";
+    let message = "weather: tools/call exit_now failed: the server closed the connection";
     let (session, printed) = recorded_loop(RecordedOutcome::Error(message.into()));
     let replayed = loop_parts(&session, ReplayOptions::default());
     assert_eq!(replayed, printed);
@@ -670,9 +664,9 @@ fn a_recorder_given_kept_data_makes_the_same_session_as_one_fed_event_by_event()
     r.next_turn(turns[1].1.request.clone(), turns[1].0);
     r.extend(turns[1].1.events.clone(), turns[1].1.parts.clone());
     assert_eq!(r.parts(), &turns[1].1.parts[..]);
-    r.mcp(demo_mcp());
+    r.mcp(weather_mcp());
     // Recording the same servers again adds nothing.
-    r.mcp(demo_mcp());
+    r.mcp(weather_mcp());
     let mut rebuilt = r.finish(Some("loop".into()), 60);
     rebuilt.created_at = session.created_at.clone();
     assert_eq!(same(&rebuilt), same(&session));
@@ -753,7 +747,7 @@ fn a_version_1_file_reads_and_a_plain_session_is_still_written_as_version_1() {
     let mut bumped = session.clone();
     bumped.version = VERSION;
     assert_eq!(serde_json::to_value(&bumped).unwrap()["version"], 1);
-    bumped.mcp = Some(demo_mcp());
+    bumped.mcp = Some(weather_mcp());
     assert_eq!(serde_json::to_value(&bumped).unwrap()["version"], 2);
 }
 
