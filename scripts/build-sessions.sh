@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the bundled sessions in sessions/ by recording toolscope itself: `toolscope run
-# --save` against the demo model (OpenAI wire, every tool-choice mode and text protocol, and its
-# failure demos) and against loopback servers that answer with Anthropic, Gemini and Ollama
+# --save` against the demo model (OpenAI wire, every tool-choice mode and text protocol, a tool
+# loop on the demo MCP server, and its failure demos) and against loopback servers that answer with Anthropic, Gemini and Ollama
 # shaped streams (scripts/mock_provider.py, replaying tests/data transcripts at a steady pace), and
 # the OpenAI Responses wire the same way.
 #
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-ts=target/release/toolscope
+ts=${CARGO_TARGET_DIR:-target}/release/toolscope
 out=sessions
 tools=examples/tools.json
 only=("$@")
@@ -45,6 +45,14 @@ for p in $("$ts" protocols | cut -f1); do
   record "protocol-$p" --provider demo --tools "$tools" --protocol "$p" "What's the weather in Lisbon for 2 days?"
 done
 record protocol-hermes-forced --provider demo --tools "$tools" --protocol hermes --tool-choice required "Search the web for Rust 2024 edition changes"
+
+# An MCP tool loop: the demo model calls a tool of the demo MCP server, the call runs there, and
+# the next turn answers from its result. The server is found on the PATH, so the session records
+# it as a user types it.
+if wanted mcp-loop; then
+  (PATH="$(cd "$(dirname "$ts")" && pwd):$PATH"
+   record mcp-loop --provider demo --mcp 'toolscope serve-mcp-demo' --execute "What's the weather in Paris?")
+fi
 
 # Failures.
 record failure-malformed-call --provider demo --tools "$tools" --protocol hermes "#malformed What's the weather in Oslo?"

@@ -2,7 +2,8 @@
 //! (listing, pagination, list-changed, execution, a tool error, a server that exits mid-call, a
 //! hung call that is cancelled or times out), against the same tools served in-process over
 //! streamable HTTP (with a bearer token from a variable), and `toolscope run --execute`'s loop
-//! on the demo model. Every wait has a generous deadline; nothing sleeps.
+//! on the demo model, saved as a session and replayed (never running a tool again). Every wait
+//! has a generous deadline; nothing sleeps.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -627,6 +628,244 @@ async fn a_clash_with_the_users_tools_is_renamed_and_a_call_to_a_user_tool_stops
     let parts = ran.parts();
     assert_eq!(of_type(&parts, "tool-call")[0]["toolName"], "get_weather");
     assert!(of_type(&parts, "tool-result").is_empty());
+}
+
+// ---- saving a loop, and replaying it ----
+
+/// A file in a folder of this test run.
+fn temp_file(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("toolscope-mcp-sessions-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+async fn replay_of(file: &std::path::Path, extra: &[&str]) -> Ran {
+    let mut args = vec!["replay", file.to_str().unwrap()];
+    args.extend(extra);
+    toolscope(&args, &[]).await
+}
+
+fn steps_of(file: &std::path::Path) -> Vec<String> {
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    saved["steps"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .map(|s| s["type"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_loop_replays_to_the_lines_the_live_loop_printed() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let file = temp_file("loop.json");
+    let live = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "--execute",
+            "--save",
+            file.to_str().unwrap(),
+            "What's the weather in Paris?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
+    assert_eq!(of_type(&live.parts(), "tool-result").len(), 1);
+    let replayed = replay_of(&file, &["--instant", "--jsonl"]).await;
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert_eq!(replayed.stdout, live.stdout);
+    // At a pace, the same lines.
+    let paced = replay_of(&file, &["--speed", "50", "--jsonl"]).await;
+    assert_eq!(paced.stdout, live.stdout);
+
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["version"], 2);
+    assert_eq!(saved["mcp"]["servers"][0]["name"], "toolscope-demo");
+    assert_eq!(saved["mcp"]["servers"][0]["command"], mcp.as_str());
+    assert!(saved["mcp"]["tools"].as_array().unwrap().contains(
+        &json!({"server": "toolscope-demo", "name": "get_weather", "offeredAs": "get_weather"})
+    ));
+    assert_eq!(steps_of(&file), ["toolCall", "turn"]);
+    let call = &saved["steps"][0];
+    assert_eq!(call["arguments"]["city"], "Paris");
+    assert_eq!(call["result"]["structuredContent"]["city"], "Paris");
+    assert!(call["atMs"].as_u64().unwrap() <= call["endedAtMs"].as_u64().unwrap());
+    // The first turn offered the servers' tools, and the second sends the result back.
+    assert_eq!(saved["request"]["tools"].as_array().unwrap().len(), 3);
+    let messages = saved["steps"][1]["request"]["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["role"], "tool");
+    assert!(saved["steps"][1]["atMs"].as_u64() >= call["endedAtMs"].as_u64());
+    // The demo model's loopback URL is not kept.
+    assert!(saved["request"].get("baseUrl").is_none());
+    assert!(saved["steps"][1]["request"].get("baseUrl").is_none());
+
+    // Read, the loop is in order: the call, its result, the second turn.
+    let readable = replay_of(&file, &["--instant"]).await;
+    let text = &readable.stdout;
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in {text}"))
+    };
+    assert!(at("→ get_weather") < at("⇒ tools/call get_weather on toolscope-demo"));
+    assert!(at("⇐ get_weather") < at("── turn 2 ──"));
+    assert!(at("── turn 2 ──") < at("■ finish: stop"));
+    assert!(
+        readable.stderr.contains("2 model turns, 1 tool call,"),
+        "{}",
+        readable.stderr
+    );
+    let lint = toolscope(&["lint", file.to_str().unwrap()], &[]).await;
+    assert_eq!(lint.code, 0, "{}", lint.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_cut_by_the_step_limit_or_a_server_failure_replays_the_same_way() {
+    let demo = format!("'{BIN}' serve-mcp-demo");
+    let test_tools = format!("'{BIN}' serve-mcp-demo --test-tools");
+    let limited = temp_file("limited.json");
+    let failed = temp_file("failed.json");
+    let runs: [(&std::path::Path, Vec<&str>, i32, &[&str]); 2] = [
+        (
+            &limited,
+            vec![
+                "--mcp",
+                &demo,
+                "--max-steps",
+                "1",
+                "What's the weather in Paris?",
+            ],
+            0,
+            &["toolCall", "stop"],
+        ),
+        (
+            &failed,
+            vec![
+                "--mcp",
+                &test_tools,
+                "--tool-choice",
+                "tool:exit_now",
+                "exit now",
+            ],
+            1,
+            &["toolCall"],
+        ),
+    ];
+    for (file, flags, code, steps) in runs {
+        let mut args = vec![
+            "run",
+            "--provider",
+            "demo",
+            "--execute",
+            "--save",
+            file.to_str().unwrap(),
+        ];
+        args.extend(flags);
+        let live = toolscope(&args, &[]).await;
+        assert_eq!(live.code, code, "{}\n{}", live.stdout, live.stderr);
+        assert_eq!(steps_of(file), steps, "{}", file.display());
+        let replayed = replay_of(file, &["--instant", "--jsonl"]).await;
+        assert_eq!(replayed.code, code, "{}", replayed.stderr);
+        assert_eq!(replayed.stdout, live.stdout, "{}", file.display());
+    }
+    let last = |file: &std::path::Path| {
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        saved["steps"].as_array().unwrap().last().unwrap().clone()
+    };
+    assert_eq!(last(&limited)["parts"][0]["code"], "max-steps");
+    let failure = last(&failed);
+    assert!(failure.get("result").is_none());
+    assert!(
+        failure["error"]
+            .as_str()
+            .unwrap()
+            .contains("closed the connection"),
+        "{failure}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_loop_over_http_names_the_token_variable_and_never_holds_the_token() {
+    const TOKEN: &str = "mcp-SAVED-secret-token-13579";
+    let server = http_server().await;
+    let url = format!("{}=TOOLSCOPE_TEST_MCP_TOKEN", server.url);
+    let file = temp_file("http-loop.json");
+    let live = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp-url",
+            &url,
+            "--execute",
+            "--save",
+            file.to_str().unwrap(),
+            "Search the web for rust mcp",
+        ],
+        &[("TOOLSCOPE_TEST_MCP_TOKEN", TOKEN)],
+    )
+    .await;
+    assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains(TOKEN), "the token reached the session file");
+    assert!(!text.contains("Bearer"), "{text}");
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        saved["mcp"]["servers"][0],
+        json!({"name": "toolscope-demo", "url": server.url, "tokenEnv": "TOOLSCOPE_TEST_MCP_TOKEN"})
+    );
+    assert_eq!(steps_of(&file), ["toolCall", "turn"]);
+    // Replayed with the server gone and the variable unset.
+    drop(server);
+    let replayed = replay_of(&file, &["--instant", "--jsonl"]).await;
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert_eq!(replayed.stdout, live.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_replays_when_its_server_cannot_be_started() {
+    let mcp = format!("'{BIN}' serve-mcp-demo");
+    let file = temp_file("moved-server.json");
+    let live = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            &mcp,
+            "--execute",
+            "--save",
+            file.to_str().unwrap(),
+            "What's the weather in Tokyo?",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
+    // The recorded server is one that does not exist anywhere.
+    let mut saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    saved["mcp"]["servers"][0]["command"] = json!("/nonexistent/toolscope-mcp-server --flag");
+    std::fs::write(&file, serde_json::to_string_pretty(&saved).unwrap()).unwrap();
+    let replayed = replay_of(&file, &["--instant", "--jsonl"]).await;
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert_eq!(replayed.stdout, live.stdout);
+    assert!(
+        !replayed.stderr.contains("nonexistent"),
+        "{}",
+        replayed.stderr
+    );
+    // Re-read under a protocol, every turn is read again and the recorded result still shows.
+    let reread = replay_of(&file, &["--instant", "--jsonl", "--protocol", "hermes"]).await;
+    assert_eq!(reread.code, 0, "{}", reread.stderr);
+    let parts = reread.parts();
+    assert_eq!(of_type(&parts, "tool-result").len(), 1);
+    assert_eq!(of_type(&parts, "finish").len(), 2);
 }
 
 // ---- a server written with the official Python SDK ----

@@ -1,6 +1,7 @@
 //! Sessions end to end through the binary: `run --save` then `replay` gives the live parts; replay
 //! at a speed and re-parsed under another protocol; every bundled session replays to its recorded
-//! parts; broken files get exit 2 and one line naming the file; no key reaches a saved file.
+//! parts (the MCP loop's every turn and tool call too); broken files get exit 2 and one line
+//! naming the file; no key reaches a saved file.
 
 #[path = "../crates/toolscope-core/tests/support/mod.rs"]
 mod support;
@@ -11,7 +12,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 use toolscope_core::part::Part;
-use toolscope_core::session::{Replay, ReplayOptions, Session};
+use toolscope_core::session::{LoopReplay, Replay, ReplayOptions, Session, Step};
 
 const KEY: &str = "sk-session-TOP-SECRET-123456789";
 
@@ -147,6 +148,7 @@ fn every_bundled_session_replays_to_its_recorded_parts() {
     let mut seen_modes = Vec::new();
     let mut seen_protocols = Vec::new();
     let mut seen_providers = Vec::new();
+    let mut loops = 0;
     for path in &names {
         let session = Session::load(path).unwrap_or_else(|e| panic!("{e}"));
         let parts: Vec<Part> = Replay::new(&session, ReplayOptions::default())
@@ -155,6 +157,24 @@ fn every_bundled_session_replays_to_its_recorded_parts() {
             .filter_map(|e| e.as_part().cloned())
             .collect();
         assert_eq!(parts, session.parts, "{}", path.display());
+        // The whole session, loop included: every turn and every recorded call's result.
+        let all: Vec<Part> = LoopReplay::new(&session, ReplayOptions::default())
+            .run_to_end()
+            .into_iter()
+            .filter_map(|e| e.as_part().cloned())
+            .collect();
+        assert_eq!(all, session.all_parts(), "{}", path.display());
+        for (_, turn) in session.turn_sessions().iter().skip(1) {
+            let parts: Vec<Part> = Replay::new(turn, ReplayOptions::default())
+                .run_to_end()
+                .into_iter()
+                .filter_map(|e| e.as_part().cloned())
+                .collect();
+            assert_eq!(parts, turn.parts, "{}: a later turn", path.display());
+        }
+        if session.is_loop() {
+            loops += 1;
+        }
         let s = session.summary();
         seen_modes.extend(s.tool_choice);
         seen_protocols.extend(s.protocol);
@@ -192,10 +212,54 @@ fn every_bundled_session_replays_to_its_recorded_parts() {
     assert_eq!(tail("failure-malformed-call.json"), ["malformed-tool-call"]);
     assert_eq!(tail("failure-cut-stream.json"), ["provider_unavailable"]);
     assert_eq!(tail("failure-rate-limit.json"), ["provider_rate_limit"]);
+    // An MCP loop: the demo model calls a demo MCP tool, reads its result and answers.
+    assert_eq!(loops, 1);
+    let mcp = Session::load(&root().join("sessions/mcp-loop.json")).unwrap();
+    let servers = &mcp.mcp.as_ref().unwrap().servers;
+    assert_eq!(
+        servers[0].command.as_deref(),
+        Some("toolscope serve-mcp-demo")
+    );
+    let kinds: Vec<&str> = mcp
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::ToolCall(_) => "toolCall",
+            Step::Turn(_) => "turn",
+            Step::Stop(_) => "stop",
+        })
+        .collect();
+    assert_eq!(kinds, ["toolCall", "turn"]);
+    let s = mcp.summary();
+    assert_eq!((s.turns, s.tool_calls), (2, 1));
 }
 
-/// The bundled sessions show tool calling working: every call in them is valid against its
-/// tool's schema, except in the failure demos, which are there to show a failure.
+/// The bundled loop replays through the binary with the call's result between the turns.
+#[test]
+fn the_bundled_mcp_loop_replays_with_its_tool_result() {
+    let file = root().join("sessions/mcp-loop.json");
+    let out = replay(&file, &["--instant", "--jsonl"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |t: &str| lines.iter().position(|l| l["type"] == t).unwrap();
+    let finishes: Vec<usize> = (0..lines.len())
+        .filter(|i| lines[*i]["type"] == "finish")
+        .collect();
+    assert_eq!(finishes.len(), 2);
+    assert!(at("tool-call") < finishes[0]);
+    assert!(finishes[0] < at("tool-result") && at("tool-result") < finishes[1]);
+    assert_eq!(lines[at("tool-result")]["output"]["city"], "Paris");
+    let session = Session::load(&file).unwrap();
+    let printed: Vec<String> = session.all_parts().iter().map(Part::to_json_line).collect();
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), printed);
+}
+
+/// The bundled sessions show tool calling working: every call in them (in every turn of a loop)
+/// is valid against its tool's schema, except in the failure demos, which are there to show a
+/// failure.
 #[test]
 fn bundled_sessions_hold_only_valid_calls_outside_the_failure_demos() {
     let mut checked = 0;
@@ -206,7 +270,7 @@ fn bundled_sessions_hold_only_valid_calls_outside_the_failure_demos() {
             continue;
         }
         let session = Session::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        for part in &session.parts {
+        for part in &session.all_parts() {
             if let Part::ToolCall(call) = part {
                 checked += 1;
                 assert!(

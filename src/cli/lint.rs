@@ -1,7 +1,8 @@
 //! `toolscope lint FILE…`: the stream lint of saved sessions. Each session's wire events are
 //! replayed through the decoder of its request, and every finding is printed as one JSON line
-//! (`{"type":"finding","file","event","code","message",…}`), then one summary line
-//! (`{"type":"summary","files","findings","clean"}`). Exit status 1 when anything was found, 2
+//! (`{"type":"finding","file","event","code","message",…}`; in a session with an MCP loop, every
+//! model turn is linted and each finding also has `"turn"`, 0 for the first), then one summary
+//! line (`{"type":"summary","files","findings","clean"}`). Exit status 1 when anything was found, 2
 //! when a file is not a readable session (named on stderr; the other files are still linted).
 
 use std::path::PathBuf;
@@ -41,6 +42,9 @@ pub fn run(args: LintArgs) -> u8 {
                 "file": file.display().to_string(),
                 "event": f.event,
             });
+            if session.is_loop() {
+                line["turn"] = json!(f.turn);
+            }
             // The warning's own fields (code, message, toolCallId, toolName) follow.
             if let (Value::Object(line), Ok(Value::Object(w))) =
                 (&mut line, serde_json::to_value(&f.warning))

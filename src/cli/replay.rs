@@ -6,6 +6,12 @@
 //! rendition: the reasoning set apart between `thinking «` and `»`, the answer text as it
 //! arrives, each tool call (and a server tool's result) on a line of its own, refusals, sources,
 //! lint warnings, errors and the finish reason.
+//!
+//! A session that recorded an MCP tool loop is played whole: each model turn through its own
+//! decoder (re-read under `--protocol`/`--tools` like the first), and between them the recorded
+//! result of each tool call (or its failure), at the time it came back, and the loop's
+//! `max-steps` warning when it stopped there. No tool is run and no server is started: the
+//! results are the recorded ones.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -15,7 +21,7 @@ use clap::Args;
 use toolscope_core::part::Part;
 use toolscope_core::protocol::Protocol;
 use toolscope_core::provider::RunEvent;
-use toolscope_core::session::{Replay, ReplayOptions, Session};
+use toolscope_core::session::{LoopReplay, Replay, ReplayOptions, Segment, Session};
 
 use super::fail_usage;
 
@@ -62,7 +68,13 @@ pub fn run(args: ReplayArgs) -> u8 {
         Some("native") => Some(None),
         Some("auto") => {
             let tools = session.request.tools.clone();
-            let text = Replay::output_text(&session);
+            // Every turn's output, so that a loop whose first turn has no marker is read by
+            // the protocol a later one names.
+            let text: String = session
+                .turn_sessions()
+                .iter()
+                .map(|(_, turn)| Replay::output_text(turn))
+                .collect();
             let d = Protocol::detect(&tools, text.as_bytes());
             super::report_detected(&d);
             Some(Some(d.protocol))
@@ -101,28 +113,41 @@ pub fn run(args: ReplayArgs) -> u8 {
         detect_protocol: false,
         tools,
     };
-    let mut replay = Replay::new(&session, options);
+    let mut replay = LoopReplay::new(&session, options);
     if !args.jsonl {
         let s = session.summary();
+        // The first turn's request as this replay reads it (with a changed protocol).
+        let request = replay.turn().map_or(&session.request, Replay::request);
+        let turns = if session.is_loop() {
+            format!(
+                ", {} model turns, {} tool call{}",
+                s.turns,
+                s.tool_calls,
+                if s.tool_calls == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "# {}: {} / {}, tool choice {}, protocol {}, {} wire events, {:.1} s",
+            "# {}: {} / {}, tool choice {}, protocol {}{turns}, {} wire events, {:.1} s",
             args.file.display(),
             s.provider,
             s.model,
             s.tool_choice.as_deref().unwrap_or("absent"),
-            match &replay.request().protocol {
+            match &request.protocol {
                 Some(p) => p.name(),
-                None if replay.request().detect_protocol => "auto",
+                None if request.detect_protocol => "auto",
                 None => "native",
             },
             s.events,
-            session.ended_at_ms as f64 / 1000.0,
+            session.duration_ms() as f64 / 1000.0,
         );
     }
 
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut view = Readable::default();
+    let mut shown_segment = 0;
     let started = Instant::now();
     let mut failed = false;
     while let Some(at_ms) = replay.next_at_ms() {
@@ -134,6 +159,29 @@ pub fn run(args: ReplayArgs) -> u8 {
             }
         }
         let Some(step) = replay.step() else { break };
+        if !args.jsonl && step.segment != shown_segment {
+            shown_segment = step.segment;
+            let turn = replay.segments()[..=step.segment]
+                .iter()
+                .filter(|s| matches!(s, Segment::Turn { .. }))
+                .count();
+            let written = match &replay.segments()[step.segment] {
+                Segment::Turn { .. } if step.segment > 0 => {
+                    view.line(&mut out, &format!("── turn {turn} ──"))
+                }
+                Segment::Call { call, .. } => {
+                    let mut line = format!("⇒ tools/call {} on {}", call.tool_name, call.server);
+                    if call.name != call.tool_name {
+                        line.push_str(&format!(" (there: {})", call.name));
+                    }
+                    view.line(&mut out, &line)
+                }
+                _ => Ok(()),
+            };
+            if written.is_err() {
+                return 0;
+            }
+        }
         for event in &step.events {
             if let RunEvent::Detected { protocol, reason } = event {
                 // A session recorded with detection reads its text the same way again.

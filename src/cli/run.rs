@@ -12,6 +12,12 @@
 //! part, `tool_execution_failed` for MCP; exit 1), the model calls a tool no server serves
 //! (said on stderr; exit 0), or `--max-steps` turns were run with results still unanswered (a
 //! `warning` part with code `max-steps`; exit 0).
+//!
+//! `--save FILE` records the run as a session; with `--execute`, the whole loop: the servers
+//! (commands and URLs, never a token), which served each tool, every turn's request and wire
+//! events, every `tools/call` with its arguments and result, all on one clock that starts with
+//! the first request, and the parts the loop printed itself (the `max-steps` warning). The
+//! demo model's loopback URL is not saved.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -27,7 +33,7 @@ use super::ProtocolChoice;
 use toolscope_core::mcp::{CancellationToken, Catalog, McpClient, McpError, McpServerSpec};
 use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
-use toolscope_core::session::Recorder;
+use toolscope_core::session::{McpRecord, RecordedCall, RecordedOutcome, Recorder, Session};
 use toolscope_core::tool::ToolChoice;
 use toolscope_core::tool::ToolSet;
 
@@ -123,9 +129,6 @@ fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
     if args.execute && servers.is_empty() {
         return Err("--execute needs an MCP server (--mcp or --mcp-url) to run the calls".into());
     }
-    if args.execute && args.save.is_some() {
-        return Err("--save records one turn; it cannot be used with --execute yet".into());
-    }
     Ok(McpPlan {
         servers,
         execute: args.execute,
@@ -201,22 +204,96 @@ pub fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
-    let recorder = args.save.as_ref().map(|_| Recorder::new(request.clone()));
-    let started = Instant::now();
-    let (code, recorder) = runtime.block_on(run_with_mcp(
+    let tape = args.save.as_ref().map(|_| Tape::new(request.clone()));
+    let (code, tape) = runtime.block_on(run_with_mcp(
         request,
         Keys::from_env(),
         args.raw,
-        recorder,
+        tape,
         plan,
     ));
-    if let (Some(path), Some(recorder)) = (&args.save, recorder) {
-        let session = recorder.finish(None, started.elapsed().as_millis() as u64);
-        if let Err(e) = session.save(path) {
+    if let (Some(path), Some(tape)) = (&args.save, tape) {
+        if let Err(e) = tape.finish().save(path) {
             return super::fail_usage(&e.to_string());
         }
     }
     code
+}
+
+/// The session being recorded (`--save`), on one clock: the first request's sending.
+struct Tape {
+    /// The request as given (before the demo model's loopback URL was set): what a failure
+    /// before the first turn is recorded under, and whose base URL every turn is saved with.
+    given: Request,
+    recorder: Option<Recorder>,
+    /// When the first turn's request was sent.
+    started: Option<Instant>,
+    /// The MCP servers and their tools, given to the recorder at the end.
+    mcp: Option<McpRecord>,
+}
+
+impl Tape {
+    fn new(given: Request) -> Self {
+        Tape {
+            given,
+            recorder: None,
+            started: None,
+            mcp: None,
+        }
+    }
+
+    fn recorder(&mut self) -> &mut Recorder {
+        self.recorder
+            .get_or_insert_with(|| Recorder::new(self.given.clone()))
+    }
+
+    /// Milliseconds since the first request (0 before it).
+    fn now_ms(&self) -> u64 {
+        self.started.map_or(0, |s| s.elapsed().as_millis() as u64)
+    }
+
+    /// A turn of `request` is being sent now.
+    fn begin_turn(&mut self, request: &Request) {
+        let mut request = request.clone();
+        request.base_url = self.given.base_url.clone();
+        let at_ms = self.now_ms();
+        match (&mut self.recorder, self.started) {
+            (Some(r), Some(_)) => r.next_turn(request, at_ms),
+            _ => {
+                self.recorder = Some(Recorder::new(request));
+                self.started = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Parts the loop printed by itself: before any turn, as the run's own ending; after, as
+    /// the loop's stop.
+    fn stop(&mut self, parts: Vec<Part>) {
+        if self.started.is_none() {
+            for p in parts {
+                self.recorder().push(&RunEvent::Part(p));
+            }
+        } else {
+            let at_ms = self.now_ms();
+            self.recorder().stop(at_ms, parts);
+        }
+    }
+
+    /// The servers and the tools they serve, as listed now.
+    fn mcp(&mut self, record: McpRecord) {
+        match &mut self.mcp {
+            Some(m) => m.merge(record),
+            None => self.mcp = Some(record),
+        }
+    }
+
+    fn finish(self) -> Session {
+        let mut recorder = self.recorder.unwrap_or_else(|| Recorder::new(self.given));
+        if let Some(m) = self.mcp {
+            recorder.mcp(m);
+        }
+        recorder.finish(None, 0)
+    }
 }
 
 /// What one model turn gave.
@@ -232,9 +309,9 @@ async fn run_with_mcp(
     request: Request,
     keys: Keys,
     raw: bool,
-    mut recorder: Option<Recorder>,
+    mut tape: Option<Tape>,
     plan: McpPlan,
-) -> (u8, Option<Recorder>) {
+) -> (u8, Option<Tape>) {
     // The demo model is served for the length of this run (`_demo` keeps it up); with a base
     // URL the run talks to a demo server already running (`toolscope serve-demo`).
     let mut request = request;
@@ -242,28 +319,32 @@ async fn run_with_mcp(
         Ok(server) => server,
         Err(e) => {
             let part = Part::error(e.to_part());
-            if let Some(r) = recorder.as_mut() {
-                r.push(&RunEvent::Part(part.clone()));
+            if let Some(t) = tape.as_mut() {
+                t.stop(vec![part.clone()]);
             }
             println!("{}", part.to_json_line());
-            return (1, recorder);
+            return (1, tape);
         }
     };
     if plan.servers.is_empty() {
-        let turn = print_turn(&request, &keys, raw, &mut recorder).await;
-        return (u8::from(turn.failed), recorder);
+        let turn = print_turn(&request, &keys, raw, &mut tape).await;
+        return (u8::from(turn.failed), tape);
     }
     let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
         Ok(m) => m,
         Err(e) => {
-            println!("{}", Part::error(e.to_part(None, None)).to_json_line());
-            return (1, recorder);
+            let part = Part::error(e.to_part(None, None));
+            if let Some(t) = tape.as_mut() {
+                t.stop(vec![part.clone()]);
+            }
+            println!("{}", part.to_json_line());
+            return (1, tape);
         }
     };
     request.tools = mcp.catalog.tools().clone();
-    let code = run_turns(&mut request, &keys, raw, &mut recorder, &plan, &mut mcp).await;
+    let code = run_turns(&mut request, &keys, raw, &mut tape, &plan, &mut mcp).await;
     mcp.close().await;
-    (code, recorder)
+    (code, tape)
 }
 
 /// The connected servers and the tools offered.
@@ -313,6 +394,18 @@ impl Mcp {
         Ok(())
     }
 
+    /// The servers and the tools they serve, as a session records them.
+    fn record(&self) -> McpRecord {
+        McpRecord {
+            servers: self
+                .clients
+                .iter()
+                .map(|c| c.spec().record(c.name()))
+                .collect(),
+            tools: self.catalog.tool_records(),
+        }
+    }
+
     /// Whether a server said its tools changed since they were last listed.
     fn changed(&self) -> bool {
         self.seen.iter().any(|s| s.has_changed().unwrap_or(false))
@@ -330,23 +423,33 @@ async fn run_turns(
     request: &mut Request,
     keys: &Keys,
     raw: bool,
-    recorder: &mut Option<Recorder>,
+    tape: &mut Option<Tape>,
     plan: &McpPlan,
     mcp: &mut Mcp,
 ) -> u8 {
     let never = CancellationToken::new();
     let mut step = 0;
+    if let Some(t) = tape.as_mut() {
+        t.mcp(mcp.record());
+    }
     loop {
         step += 1;
         if mcp.changed() {
             eprintln!("toolscope: an MCP server's tools changed; listing them again");
             if let Err(e) = mcp.list().await {
-                println!("{}", Part::error(e.to_part(None, None)).to_json_line());
+                let part = Part::error(e.to_part(None, None));
+                if let Some(t) = tape.as_mut() {
+                    t.stop(vec![part.clone()]);
+                }
+                println!("{}", part.to_json_line());
                 return 1;
             }
             request.tools = mcp.catalog.tools().clone();
+            if let Some(t) = tape.as_mut() {
+                t.mcp(mcp.record());
+            }
         }
-        let turn = print_turn(request, keys, raw, recorder).await;
+        let turn = print_turn(request, keys, raw, tape).await;
         if turn.closed {
             return 0;
         }
@@ -384,6 +487,7 @@ async fn run_turns(
                 continue;
             };
             let client = &mcp.clients[route.server];
+            let sent_at = tape.as_ref().map_or(0, Tape::now_ms);
             let done = client
                 .call_tool(
                     &call.tool_call_id,
@@ -394,6 +498,22 @@ async fn run_turns(
                     &never,
                 )
                 .await;
+            if let Some(t) = tape.as_mut() {
+                let ended_at_ms = t.now_ms();
+                t.recorder().tool_call(RecordedCall {
+                    at_ms: sent_at,
+                    ended_at_ms,
+                    server: route.server_name.clone(),
+                    name: route.original.clone(),
+                    tool_name: call.tool_name.clone(),
+                    tool_call_id: call.tool_call_id.to_string(),
+                    arguments: call.input.clone(),
+                    outcome: match &done {
+                        Ok(o) => RecordedOutcome::Result(o.result.clone()),
+                        Err(e) => RecordedOutcome::Error(e.to_string()),
+                    },
+                });
+            }
             match done {
                 Ok(outcome) => {
                     println!(
@@ -419,22 +539,33 @@ async fn run_turns(
                 plan.max_steps
             );
             eprintln!("toolscope run: {message}");
-            println!(
-                "{}",
-                Part::warning(Warning::new("max-steps", message)).to_json_line()
-            );
+            let part = Part::warning(Warning::new("max-steps", message));
+            if let Some(t) = tape.as_mut() {
+                t.stop(vec![part.clone()]);
+            }
+            println!("{}", part.to_json_line());
             return 0;
         }
     }
 }
 
-/// Sends `request` and prints its events as they come; returns the parts.
-async fn print_turn(
-    request: &Request,
-    keys: &Keys,
-    raw: bool,
-    recorder: &mut Option<Recorder>,
-) -> Turn {
+/// Sends `request` and prints its events as they come; returns the parts. A recorded turn is
+/// timed from its sending.
+async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
+    if let Some(t) = tape.as_mut() {
+        t.begin_turn(request);
+    }
+    let sent = Instant::now();
+    let turn = print_events(request, keys, raw, tape).await;
+    if let Some(t) = tape.as_mut() {
+        t.recorder().end_turn(sent.elapsed().as_millis() as u64);
+    }
+    turn
+}
+
+/// Runs `request`, printing its parts (and with `--raw` its wire events) and recording every
+/// event.
+async fn print_events(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
     let mut run = Run::start(request.clone(), keys.clone());
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -445,8 +576,8 @@ async fn print_turn(
     };
     let mut printing = true;
     while let Some(event) = run.next().await {
-        if let Some(r) = recorder.as_mut() {
-            r.push(&event);
+        if let Some(t) = tape.as_mut() {
+            t.recorder().push(&event);
         }
         if let RunEvent::Part(p) = &event {
             turn.parts.push(p.clone());
@@ -469,7 +600,7 @@ async fn print_turn(
         // Flush per line: the output is a live stream. A closed stdout (`| head`) ends the run,
         // which cancels the request, unless the run is being saved.
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-            if recorder.is_none() {
+            if tape.is_none() {
                 turn.failed = false;
                 turn.closed = true;
                 return turn;

@@ -119,6 +119,7 @@ pub mod json;
 pub mod lint;
 #[cfg(feature = "http")]
 pub mod mcp;
+pub mod mcp_result;
 pub mod part;
 pub mod protocol;
 pub mod provider;

@@ -167,6 +167,22 @@ impl Catalog {
         self.routes.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// Each MCP tool offered, in the order of [`Catalog::tools`], as a session records it: its
+    /// server, its name there and the name the model sees.
+    pub fn tool_records(&self) -> Vec<crate::session::McpToolRecord> {
+        self.tools
+            .iter()
+            .filter_map(|t| {
+                let route = self.routes.get(t.name())?;
+                Some(crate::session::McpToolRecord {
+                    server: route.server_name.clone(),
+                    name: route.original.clone(),
+                    offered_as: t.name().to_string(),
+                })
+            })
+            .collect()
+    }
+
     /// The MCP tools offered under another name than their server's.
     pub fn renames(&self) -> &[Rename] {
         &self.renames

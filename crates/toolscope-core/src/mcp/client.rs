@@ -13,8 +13,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::result::{CallOutcome, outcome};
 use super::{McpError, McpServerSpec};
+use crate::mcp_result::{CallOutcome, outcome};
 
 /// Where a stdio server's stderr goes, one line at a time: `(server name, line)`. The CLI
 /// prints it on stderr after the name; the playground writes it to its log.

@@ -10,25 +10,25 @@
 //!   unusable names renamed (`SERVER__NAME`) and reported, each MCP tool routed back to its
 //!   server under its own name.
 //! - [`outcome`]: a `CallToolResult` as a `tool-result` part and as the text of the tool message
-//!   the model reads.
+//!   the model reads (from [`crate::mcp_result`], which needs no feature: sessions replay
+//!   recorded results through it).
 //!
 //! A failure here (the server cannot start, fails a request, exits mid-call, times out) is an
 //! [`McpError`]; as a part it is an `error` with category
 //! [`ErrorCategory::ToolExecutionFailed`].
 //!
 //! [`ToolSet`]: crate::tool::ToolSet
+//! [`ErrorCategory::ToolExecutionFailed`]: crate::error::ErrorCategory::ToolExecutionFailed
 
 mod catalog;
 mod client;
-mod result;
 mod spec;
 
-use crate::error::ErrorCategory;
 use crate::part::ErrorPart;
 
+pub use crate::mcp_result::{CallOutcome, outcome};
 pub use catalog::{Catalog, MAX_TOOL_NAME, McpRoute, Rename};
 pub use client::{CONNECT_TIMEOUT, McpClient, StderrSink};
-pub use result::{CallOutcome, outcome};
 pub use spec::{McpServerSpec, split_command};
 /// The token that cancels a running [`McpClient::call_tool`].
 pub use tokio_util::sync::CancellationToken;
@@ -59,12 +59,6 @@ pub enum McpError {
 impl McpError {
     /// As an `error` part: category `tool_execution_failed`, naming the call when there is one.
     pub fn to_part(&self, tool_call_id: Option<&str>, tool_name: Option<&str>) -> ErrorPart {
-        ErrorPart {
-            category: Some(ErrorCategory::ToolExecutionFailed),
-            message: self.to_string(),
-            tool_call_id: tool_call_id.map(Into::into),
-            tool_name: tool_name.map(str::to_string),
-            ..ErrorPart::default()
-        }
+        crate::mcp_result::failure(&self.to_string(), tool_call_id, tool_name)
     }
 }

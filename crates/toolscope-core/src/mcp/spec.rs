@@ -68,6 +68,19 @@ impl McpServerSpec {
         })
     }
 
+    /// The server as a session records it, under the name it told (`name`): the command or the
+    /// URL and the token's variable, never the token.
+    pub fn record(&self, name: &str) -> crate::session::McpServerRecord {
+        match self {
+            McpServerSpec::Stdio { command, .. } => {
+                crate::session::McpServerRecord::stdio(name, command)
+            }
+            McpServerSpec::Http { url, token_env } => {
+                crate::session::McpServerRecord::http(name, url, token_env.as_deref())
+            }
+        }
+    }
+
     /// A name for the server before it tells its own: the program's file name, or the URL's host.
     pub fn fallback_name(&self) -> String {
         match self {

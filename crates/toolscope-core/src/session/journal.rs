@@ -6,6 +6,9 @@
 //! when the run ends. [`recover`] turns a journal back into a session, ignoring a last line cut
 //! short by the crash. The application removes the journal when it exits cleanly; one found at
 //! start means the previous run was interrupted.
+//!
+//! A journal holds one model turn: an MCP tool loop is not journalled past its first turn (its
+//! tool calls and later turns are in the session only once it is saved).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};

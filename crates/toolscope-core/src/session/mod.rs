@@ -1,4 +1,4 @@
-//! Sessions: one run kept as a file, to be opened, replayed, re-parsed and re-sent later.
+//! Sessions: a run kept as a file, to be opened, replayed, re-parsed and re-sent later.
 //!
 //! A session holds the request (never a key), every raw wire event with its time offset from the
 //! request, and the parts the run produced. Replay feeds the recorded wire events through the
@@ -8,15 +8,28 @@
 //! ones) and says clearly when a file is newer than this toolscope. Files are written
 //! atomically: to a temporary file in the same folder, then renamed over the target.
 //!
-//! The format (version 1), one JSON object:
+//! A session may also hold an MCP tool loop (`toolscope run --mcp … --execute`): the servers
+//! used, and after the first model turn every `tools/call` with its result as received and every
+//! further turn, each with its time ([`Step`]). Replay shows the loop exactly as it ran
+//! ([`Session::segments`], [`LoopReplay`]) and never runs a tool or needs a server.
+//!
+//! The format, one JSON object:
 //!
 //! ```text
 //! {
 //!   "format": "toolscope-session",
-//!   "version": 1,
+//!   "version": 1,                         // 2 when "mcp" or "steps" is present
 //!   "name": "weather in Paris",          // optional
 //!   "createdAt": "2026-11-21T04:30:00Z",  // UTC
 //!   "toolscope": "0.1.0",                 // the version that wrote it
+//!   "mcp": {                              // optional (version 2): the MCP servers used
+//!     "servers": [
+//!       {"name": "weather", "command": "weather-mcp --stdio"},
+//!       {"name": "notes", "url": "http://127.0.0.1:8000/mcp", "tokenEnv": "NOTES_TOKEN"}
+//!     ],                                  // never a token: only its variable's name
+//!     "tools": [ {"server": "weather", "name": "get_weather",
+//!                 "offeredAs": "get_weather"}, … ]   // which server served each offered tool
+//!   },
 //!   "request": { … },                     // provider, model, baseUrl, system, messages, tools,
 //!                                         // toolChoice, protocol (or detectProtocol: true
 //!                                         // for auto), sampling, stream, timeouts
@@ -25,13 +38,37 @@
 //!   "endedAtMs": 812,
 //!   "end": [ … ],                         // parts that ended the run without a wire event
 //!                                         // (a refused connection, a timeout); usually absent
-//!   "parts": [ … ]                        // every part, as the live run produced them
+//!   "parts": [ … ],                       // every part, as the live run produced them
+//!   "steps": [                            // optional (version 2): the loop after the first turn
+//!     {"type": "toolCall", "atMs": 815, "endedAtMs": 821, "server": "weather",
+//!      "name": "get_weather",             // the tool's name on its server
+//!      "toolName": "get_weather",         // the name the model called
+//!      "toolCallId": "call_0", "arguments": {"city": "Paris"},
+//!      "result": {"content": [ … ], "structuredContent": { … }}},  // the CallToolResult as
+//!                                         // received; or "error": "…" when the call failed
+//!     {"type": "turn", "atMs": 822, "request": { … }, "events": [ … ], "endedAtMs": 640,
+//!      "end": [ … ], "parts": [ … ]},     // a further model turn
+//!     {"type": "stop", "atMs": 1500, "parts": [ … ]}   // the loop stopped by itself (the
+//!                                         // max-steps warning)
+//!   ]
 //! }
 //! ```
+//!
+//! The top-level `request`, `events`, `endedAtMs`, `end` and `parts` are always the first model
+//! turn, so [`Replay`] of a loop session replays that turn. Times: a step's `atMs` (and a call's
+//! `endedAtMs`) count from the first request; a turn's `events` and `endedAtMs` count from that
+//! turn's own request, as a run gives them, so each turn replays through the same machinery as a
+//! one-turn session ([`Session::turn_sessions`]).
+//!
+//! Versions: 1 is the one-turn session; 2 adds `mcp` and `steps`. A file is written as version 1
+//! whenever it holds neither (so a plain session stays readable by a toolscope that knows only
+//! version 1) and as version 2 otherwise, so that such a toolscope refuses a loop as too new
+//! rather than dropping the loop without a word. Both are read.
 
 pub mod journal;
 mod record;
 mod replay;
+mod steps;
 
 use std::fs;
 use std::io::Write;
@@ -45,21 +82,29 @@ use crate::part::{Part, Warning};
 use crate::provider::{Decoder, RawEvent, Request, RunEvent};
 
 pub use record::Recorder;
-pub use replay::{Replay, ReplayOptions, ReplayStep};
+pub use replay::{LoopReplay, LoopStep, Replay, ReplayOptions, ReplayStep, Segment};
+pub use steps::{
+    LoopStop, McpRecord, McpServerRecord, McpToolRecord, RecordedCall, RecordedOutcome,
+    RecordedTurn, Step,
+};
 
 /// The value of the `format` field.
 pub const FORMAT: &str = "toolscope-session";
-/// The newest format version this toolscope reads and the one it writes.
-pub const VERSION: u32 = 1;
+/// The newest format version this toolscope reads, and the one it writes for a session with an
+/// MCP loop (a one-turn session is written as version 1; see the module documentation).
+pub const VERSION: u32 = 2;
 
-/// One recorded run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// One recorded run, or a recorded MCP tool loop.
+///
+/// Serialised, its `version` is always the one its content needs
+/// ([`Session::format_version`]), whatever the field says.
+#[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     /// Always [`FORMAT`]; tells a session apart from any other JSON file.
     pub format: String,
-    /// The format version the file was written in; [`VERSION`] once loaded (older ones are
-    /// upgraded).
+    /// The format version: once loaded or recorded, the one its content needs
+    /// ([`Session::format_version`]; older files are upgraded).
     pub version: u32,
     /// A name a person gave the session; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +113,11 @@ pub struct Session {
     pub created_at: String,
     /// The version of toolscope that wrote the file.
     pub toolscope: String,
-    /// What was sent, without any key.
+    /// The MCP servers the tools came from, and which served each tool; absent when no MCP
+    /// server was used.
+    #[serde(default)]
+    pub mcp: Option<McpRecord>,
+    /// What was sent, without any key (for a loop, the first turn's request).
     pub request: Request,
     /// Every raw wire event, in arrival order, each with its offset from the request; replay feeds
     /// these to the decoder again.
@@ -80,9 +129,57 @@ pub struct Session {
     /// timeout); empty in most sessions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub end: Vec<Part>,
-    /// Every part, in the order the live run produced them.
+    /// Every part, in the order the live run produced them (for a loop, the first turn's).
     #[serde(default)]
     pub parts: Vec<Part>,
+    /// The MCP loop after the first model turn, in order; empty for a one-turn session.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+impl Serialize for Session {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Out<'a> {
+            format: &'a str,
+            version: u32,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            name: Option<&'a str>,
+            created_at: &'a str,
+            toolscope: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            mcp: Option<&'a McpRecord>,
+            request: &'a Request,
+            events: &'a [RawEvent],
+            ended_at_ms: u64,
+            #[serde(skip_serializing_if = "none")]
+            end: &'a [Part],
+            parts: &'a [Part],
+            #[serde(skip_serializing_if = "none")]
+            steps: &'a [Step],
+        }
+        Out {
+            format: &self.format,
+            version: self.format_version(),
+            name: self.name.as_deref(),
+            created_at: &self.created_at,
+            toolscope: &self.toolscope,
+            mcp: self.mcp.as_ref(),
+            request: &self.request,
+            events: &self.events,
+            ended_at_ms: self.ended_at_ms,
+            end: &self.end,
+            parts: &self.parts,
+            steps: &self.steps,
+        }
+        .serialize(s)
+    }
+}
+
+/// Whether a borrowed list is empty (for `skip_serializing_if`).
+fn none<T>(list: &&[T]) -> bool {
+    list.is_empty()
 }
 
 /// Why a session file cannot be used; displays as one line naming the file.
@@ -99,7 +196,10 @@ pub struct SessionError {
 /// revealed it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
-    /// The index of the wire event in the session's `events`; the closing step (after the last
+    /// The model turn it is in: 0 for the first (the only one of a one-turn session), then each
+    /// turn of the loop in order.
+    pub turn: usize,
+    /// The index of the wire event in that turn's `events`; the closing step (after the last
     /// event, where the answer's own checks run) has index `events.len()`.
     pub event: usize,
     /// What was found.
@@ -107,29 +207,38 @@ pub struct Finding {
 }
 
 impl Session {
-    /// The stream lint of this session: its wire events replayed through the decoder of its
-    /// request, every warning collected with the event behind it. A live run and a replay give
-    /// the same warnings as parts; this is the offline form (`toolscope lint`).
+    /// The stream lint of this session: each model turn's wire events replayed through the
+    /// decoder of its request, every warning collected with the turn and the event behind it. A
+    /// live run and a replay give the same warnings as parts; this is the offline form
+    /// (`toolscope lint`).
     pub fn lint(&self) -> Vec<Finding> {
-        let mut decoder = Decoder::new(&self.request);
         let mut out = Vec::new();
-        let mut collect = |event: usize, events: Vec<RunEvent>| {
-            for e in events {
-                if let RunEvent::Part(Part::Warning(w)) = e {
-                    out.push(Finding { event, warning: *w });
+        for (turn, (_, session)) in self.turn_sessions().iter().enumerate() {
+            let mut decoder = Decoder::new(&session.request);
+            let mut collect = |event: usize, events: Vec<RunEvent>| {
+                for e in events {
+                    if let RunEvent::Part(Part::Warning(w)) = e {
+                        out.push(Finding {
+                            turn,
+                            event,
+                            warning: *w,
+                        });
+                    }
                 }
+            };
+            for (i, raw) in session.events.iter().enumerate() {
+                collect(i, decoder.push_raw(raw));
             }
-        };
-        for (i, raw) in self.events.iter().enumerate() {
-            collect(i, decoder.push_raw(raw));
+            collect(session.events.len(), decoder.finish());
         }
-        collect(self.events.len(), decoder.finish());
         out
     }
 
-    /// The provider, model, tool choice and protocol, as a picker shows them.
+    /// The provider, model, tool choice and protocol (of the first turn), as a picker shows
+    /// them, and how much the session holds.
     pub fn summary(&self) -> SessionSummary {
         let r = &self.request;
+        let turns = self.turn_sessions();
         SessionSummary {
             name: self.name.clone(),
             created_at: self.created_at.clone(),
@@ -141,8 +250,107 @@ impl Session {
                 None if r.detect_protocol => Some("auto".to_string()),
                 None => None,
             },
-            events: self.events.len(),
+            events: turns.iter().map(|(_, s)| s.events.len()).sum(),
+            turns: turns.len(),
+            tool_calls: self
+                .steps
+                .iter()
+                .filter(|s| matches!(s, Step::ToolCall(_)))
+                .count(),
         }
+    }
+
+    /// The format version this session's content needs: 2 with an MCP record or loop steps, 1
+    /// otherwise. It is the version written.
+    pub fn format_version(&self) -> u32 {
+        if self.mcp.is_some() || !self.steps.is_empty() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the session holds more than its first model turn (an MCP loop's steps).
+    pub fn is_loop(&self) -> bool {
+        !self.steps.is_empty()
+    }
+
+    /// Every model turn as a one-turn session of its own, with the time its request was sent
+    /// (milliseconds since the first request): this session's first turn at 0, then each turn
+    /// of the loop. Each replays with [`Replay::new`], under the same [`ReplayOptions`].
+    pub fn turn_sessions(&self) -> Vec<(u64, Session)> {
+        let mut turns = vec![(0, self.first_turn())];
+        for step in &self.steps {
+            if let Step::Turn(t) = step {
+                turns.push((t.at_ms, self.turn_session(t)));
+            }
+        }
+        turns
+    }
+
+    /// This session without its MCP record and loop: the first model turn alone.
+    pub fn first_turn(&self) -> Session {
+        Session {
+            format: self.format.clone(),
+            version: 1,
+            name: self.name.clone(),
+            created_at: self.created_at.clone(),
+            toolscope: self.toolscope.clone(),
+            mcp: None,
+            request: self.request.clone(),
+            events: self.events.clone(),
+            ended_at_ms: self.ended_at_ms,
+            end: self.end.clone(),
+            parts: self.parts.clone(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// A later turn of this session's loop as a one-turn session.
+    pub fn turn_session(&self, turn: &RecordedTurn) -> Session {
+        Session {
+            format: self.format.clone(),
+            version: 1,
+            name: self.name.clone(),
+            created_at: self.created_at.clone(),
+            toolscope: self.toolscope.clone(),
+            mcp: None,
+            request: turn.request.clone(),
+            events: turn.events.clone(),
+            ended_at_ms: turn.ended_at_ms,
+            end: turn.end.clone(),
+            parts: turn.parts.clone(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// Every part the session's run printed, in order: each turn's, each call's `tool-result`
+    /// (or `error`), and the loop's stop. For a one-turn session, its `parts`.
+    pub fn all_parts(&self) -> Vec<Part> {
+        let mut all = self.parts.clone();
+        for step in &self.steps {
+            match step {
+                Step::ToolCall(c) => all.extend(c.parts()),
+                Step::Turn(t) => all.extend(t.parts.iter().cloned()),
+                Step::Stop(s) => all.extend(s.parts.iter().cloned()),
+            }
+        }
+        all
+    }
+
+    /// How long the whole session ran, in milliseconds since the first request: the end of its
+    /// last turn, call or stop.
+    pub fn duration_ms(&self) -> u64 {
+        let mut end = self.ended_at_ms;
+        for step in &self.steps {
+            let at = match step {
+                Step::ToolCall(c) => c.ended_at_ms.max(c.at_ms),
+                Step::Turn(t) => t.at_ms + t.ended_at_ms,
+                Step::Stop(s) => s.at_ms,
+            };
+            end = end.max(at);
+        }
+        end
     }
 
     /// Reads a session from its JSON text, upgrading an older version.
@@ -201,12 +409,16 @@ impl Session {
                 "the session was written by a newer toolscope (format version {version}; this toolscope reads versions up to {VERSION}): update toolscope to open it"
             ));
         }
-        if version == VERSION as u64 {
-            return serde_json::from_str(text).map_err(|e| format!("not a valid session: {e}"));
+        if version == 0 {
+            return Err("format version 0 does not exist".into());
         }
-        let value: Value = serde_json::from_str(text).map_err(json_error)?;
-        let value = upgrade(value, version as u32)?;
-        serde_json::from_value(value).map_err(|e| format!("not a valid session: {e}"))
+        let mut session = match serde_json::from_str::<Session>(text) {
+            Ok(s) => s,
+            Err(e) => return Err(invalid(text, e)),
+        };
+        upgrade(&mut session, version as u32)?;
+        session.version = session.format_version();
+        Ok(session)
     }
 
     /// Reads a session file; every problem is one line naming the file.
@@ -263,17 +475,46 @@ impl Session {
     }
 }
 
-/// Older versions are upgraded here one step at a time (there is only version 1 so far).
-fn upgrade(value: Value, version: u32) -> Result<Value, String> {
+/// Older versions are upgraded here, one step at a time. Version 2 only added fields (`mcp`,
+/// `steps`) that a version 1 file leaves out, so a version 1 file reads as it is.
+fn upgrade(_session: &mut Session, version: u32) -> Result<(), String> {
     match version {
-        VERSION => Ok(value),
-        0 => Err("format version 0 does not exist".into()),
+        1 | VERSION => Ok(()),
         v => Err(format!("format version {v} cannot be upgraded")),
     }
 }
 
+/// Why a session's JSON does not read as a session, naming the part that is wrong where it can:
+/// the MCP record, or the loop step (counted from 1) that is malformed.
+fn invalid(text: &str, e: serde_json::Error) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return format!("not a valid session: {e}");
+    };
+    if let Some(mcp) = value.get("mcp").filter(|m| !m.is_null()) {
+        if let Err(e) = McpRecord::deserialize(mcp) {
+            return format!("not a valid session: its \"mcp\" record: {e}");
+        }
+    }
+    match value.get("steps") {
+        Some(Value::Array(steps)) => {
+            for (i, step) in steps.iter().enumerate() {
+                if let Err(e) = Step::deserialize(step) {
+                    let kind = step.get("type").and_then(Value::as_str).unwrap_or("?");
+                    return format!(
+                        "not a valid session: step {} of the loop (type \"{kind}\"): {e}",
+                        i + 1
+                    );
+                }
+            }
+        }
+        Some(Value::Null) | None => {}
+        Some(_) => return "not a valid session: \"steps\" is not a list".into(),
+    }
+    format!("not a valid session: {e}")
+}
+
 /// What a session picker lists.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionSummary {
     /// The session's name, if it has one.
     pub name: Option<String>,
@@ -288,8 +529,12 @@ pub struct SessionSummary {
     /// The protocol's name in emulated mode, `auto` for native tool calling read with protocol
     /// detection; absent for native tool calling.
     pub protocol: Option<String>,
-    /// How many raw wire events were recorded.
+    /// How many raw wire events were recorded, in every turn.
     pub events: usize,
+    /// How many model turns: 1, or more for an MCP loop.
+    pub turns: usize,
+    /// How many `tools/call`s the loop ran.
+    pub tool_calls: usize,
 }
 
 /// The current time as RFC 3339 UTC (`2026-11-21T04:30:00Z`).

@@ -4,12 +4,20 @@
 //! the live run; the last step closes the answer. Pacing (recorded pace, faster, instant, step
 //! by step, paused) is the caller's: a step only says when it happened. A replay may change the
 //! protocol or the tools, which re-reads the same output under another parser or schema.
+//!
+//! [`Replay`] plays one model turn (of a loop session, the first). A loop is played by
+//! [`LoopReplay`], or piece by piece from [`Session::segments`]: each turn through its own
+//! [`Replay`] (so [`ReplayOptions`] apply to every turn), each recorded tool call as the parts
+//! the live loop printed for it. The recorded calls are shown as they ran, even where a
+//! re-reading makes other calls; no tool is ever run again and no server is needed.
 
+use crate::part::Part;
 use crate::protocol::Protocol;
 use crate::provider::{Decoder, RawEvent, Request, RunEvent};
 use crate::tool::ToolSet;
 
 use super::Session;
+use super::steps::{RecordedCall, Step};
 
 /// What to read differently from the recording.
 #[derive(Clone, Debug, Default)]
@@ -168,6 +176,205 @@ impl Replay {
             at_ms: self.ended_at_ms,
             events,
         })
+    }
+
+    /// Every remaining event at once (an instant replay).
+    pub fn run_to_end(&mut self) -> Vec<RunEvent> {
+        let mut all = Vec::new();
+        while let Some(step) = self.step() {
+            all.extend(step.events);
+        }
+        all
+    }
+}
+
+/// One piece of a session, in the order it happened.
+#[derive(Clone, Debug)]
+pub enum Segment {
+    /// A model turn, as a one-turn session (replay it with [`Replay::new`]), its request sent
+    /// `at_ms` after the session's first request.
+    Turn {
+        /// When the turn's request was sent, in milliseconds since the first request.
+        at_ms: u64,
+        /// The turn alone: its request, wire events, closing parts and parts.
+        session: Box<Session>,
+    },
+    /// A recorded `tools/call` and what the live loop printed for it when it ended
+    /// ([`RecordedCall::parts`]: a `tool-result`, or an `error` with category
+    /// `tool_execution_failed`).
+    Call {
+        /// The call as recorded, with its times.
+        call: Box<RecordedCall>,
+        /// The parts printed at `call.ended_at_ms`.
+        parts: Vec<Part>,
+    },
+    /// The loop stopped by itself and printed `parts` at `at_ms` (the `max-steps` warning).
+    Stop {
+        /// When, in milliseconds since the first request.
+        at_ms: u64,
+        /// What it printed.
+        parts: Vec<Part>,
+    },
+}
+
+impl Segment {
+    /// When the segment began, in milliseconds since the session's first request.
+    pub fn at_ms(&self) -> u64 {
+        match self {
+            Segment::Turn { at_ms, .. } | Segment::Stop { at_ms, .. } => *at_ms,
+            Segment::Call { call, .. } => call.at_ms,
+        }
+    }
+}
+
+impl Session {
+    /// The session in the order it ran: its first model turn, then each tool call, further turn
+    /// and stop of its loop. A one-turn session is one [`Segment::Turn`].
+    pub fn segments(&self) -> Vec<Segment> {
+        let mut out = vec![Segment::Turn {
+            at_ms: 0,
+            session: Box::new(self.first_turn()),
+        }];
+        for step in &self.steps {
+            out.push(match step {
+                Step::Turn(t) => Segment::Turn {
+                    at_ms: t.at_ms,
+                    session: Box::new(self.turn_session(t)),
+                },
+                Step::ToolCall(c) => Segment::Call {
+                    parts: c.parts(),
+                    call: c.clone(),
+                },
+                Step::Stop(s) => Segment::Stop {
+                    at_ms: s.at_ms,
+                    parts: s.parts.clone(),
+                },
+            });
+        }
+        out
+    }
+}
+
+/// One step of a [`LoopReplay`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopStep {
+    /// When this happened live, in milliseconds since the session's first request.
+    pub at_ms: u64,
+    /// The index of the segment it belongs to in [`LoopReplay::segments`] (0: the first turn).
+    pub segment: usize,
+    /// For a turn: the raw event (absent for the turn's closing step) and what it produced;
+    /// for a tool call or the loop's stop: the parts it printed.
+    pub events: Vec<RunEvent>,
+}
+
+/// A whole session being replayed, MCP loop included: each turn's wire events through a fresh
+/// decoder of that turn's request (read as the options say), each recorded tool call's parts
+/// at the time its result came. A one-turn session replays exactly as [`Replay`] plays it.
+pub struct LoopReplay {
+    segments: Vec<Segment>,
+    options: ReplayOptions,
+    /// The segment the next step comes from.
+    index: usize,
+    /// The replay of that segment when it is a turn.
+    turn: Option<Replay>,
+}
+
+impl LoopReplay {
+    /// A replay of `session` from its first wire event, every turn read as `options` says.
+    pub fn new(session: &Session, options: ReplayOptions) -> Self {
+        let mut r = LoopReplay {
+            segments: session.segments(),
+            options,
+            index: 0,
+            turn: None,
+        };
+        r.enter(0);
+        r
+    }
+
+    fn enter(&mut self, index: usize) {
+        self.index = index;
+        self.turn = match self.segments.get(index) {
+            Some(Segment::Turn { session, .. }) => Some(Replay::new(session, self.options.clone())),
+            _ => None,
+        };
+    }
+
+    /// The session's pieces, in order.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// The index of the segment the next step comes from; `segments().len()` once done.
+    pub fn segment(&self) -> usize {
+        self.index
+    }
+
+    /// The replay of the turn being played, when the next step comes from a turn (its
+    /// [`Replay::request`] is that turn's request as it is read).
+    pub fn turn(&self) -> Option<&Replay> {
+        self.turn.as_ref()
+    }
+
+    /// Whether every step was taken.
+    pub fn is_done(&self) -> bool {
+        self.index >= self.segments.len()
+    }
+
+    /// When the next step happened live (milliseconds since the first request), if there is
+    /// one.
+    pub fn next_at_ms(&self) -> Option<u64> {
+        match self.segments.get(self.index)? {
+            Segment::Turn { at_ms, .. } => {
+                let inner = self.turn.as_ref().and_then(Replay::next_at_ms).unwrap_or(0);
+                Some(at_ms + inner)
+            }
+            Segment::Call { call, .. } => Some(call.ended_at_ms.max(call.at_ms)),
+            Segment::Stop { at_ms, .. } => Some(*at_ms),
+        }
+    }
+
+    /// Takes the next step.
+    pub fn step(&mut self) -> Option<LoopStep> {
+        let segment = self.index;
+        let step = match self.segments.get(segment)? {
+            Segment::Turn { at_ms, .. } => {
+                let at = *at_ms;
+                let inner = self.turn.as_mut().and_then(Replay::step);
+                let done = self.turn.as_ref().is_none_or(Replay::is_done);
+                if done {
+                    self.enter(segment + 1);
+                }
+                match inner {
+                    Some(s) => LoopStep {
+                        at_ms: at + s.at_ms,
+                        segment,
+                        events: s.events,
+                    },
+                    // Cannot happen (a turn always has its closing step); go on with the next.
+                    None => return self.step(),
+                }
+            }
+            Segment::Call { call, parts } => {
+                let s = LoopStep {
+                    at_ms: call.ended_at_ms.max(call.at_ms),
+                    segment,
+                    events: parts.iter().cloned().map(RunEvent::Part).collect(),
+                };
+                self.enter(segment + 1);
+                s
+            }
+            Segment::Stop { at_ms, parts } => {
+                let s = LoopStep {
+                    at_ms: *at_ms,
+                    segment,
+                    events: parts.iter().cloned().map(RunEvent::Part).collect(),
+                };
+                self.enter(segment + 1);
+                s
+            }
+        };
+        Some(step)
     }
 
     /// Every remaining event at once (an instant replay).

@@ -405,3 +405,415 @@ fn timestamps_are_rfc3339_utc() {
     assert!(timestamped_name().starts_with("session-20"));
     assert!(!timestamped_name().contains(':'));
 }
+
+// ---- MCP loops ----
+
+/// A turn answered with `texts` streamed as OpenAI chunks, `gap` ms apart: the request and the
+/// events a run would give.
+fn text_turn(request: &Request, texts: &[&str], gap: u64) -> Vec<RunEvent> {
+    let chunk = |content: &str| {
+        serde_json::json!({"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":content},"finish_reason":null}]}).to_string()
+    };
+    let stop = serde_json::json!({"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string();
+    let mut wire: Vec<String> = texts.iter().map(|t| chunk(t)).collect();
+    wire.push(stop);
+    wire.push("[DONE]".into());
+    let mut decoder = Decoder::new(request);
+    let mut live = Vec::new();
+    for (i, data) in wire.into_iter().enumerate() {
+        let raw = RawEvent {
+            at_ms: gap * (i as u64 + 1),
+            data,
+            status: None,
+            retry_after: None,
+        };
+        live.push(RunEvent::Raw(raw.clone()));
+        live.extend(decoder.push_raw(&raw));
+    }
+    live.extend(decoder.finish());
+    live
+}
+
+fn weather_result() -> Value {
+    serde_json::json!({
+        "content": [{"type": "text", "text": "{\"city\":\"Paris\",\"temperature\":18}"}],
+        "structuredContent": {"city": "Paris", "temperature": 18},
+        "isError": false
+    })
+}
+
+fn weather_mcp() -> McpRecord {
+    McpRecord {
+        servers: vec![McpServerRecord::stdio("weather", "weather-mcp --stdio")],
+        tools: vec![McpToolRecord {
+            server: "weather".into(),
+            name: "get_weather".into(),
+            offered_as: "get_weather".into(),
+        }],
+    }
+}
+
+/// A loop as the command line records it: a forced call, its result, a text answer. Returns the
+/// session and every part the live loop printed, in order.
+fn recorded_loop(outcome: RecordedOutcome) -> (Session, Vec<Part>) {
+    let (request, first) = live_events("openai/forced-tool-call");
+    let call = parts(&first)
+        .into_iter()
+        .find_map(|p| match p {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .unwrap();
+    let mut r = Recorder::new(request.clone());
+    for e in &first {
+        r.push(e);
+    }
+    r.end_turn(120);
+    let recorded = RecordedCall {
+        at_ms: 125,
+        ended_at_ms: 140,
+        server: "weather".into(),
+        name: "get_weather".into(),
+        tool_name: call.tool_name.clone(),
+        tool_call_id: call.tool_call_id.to_string(),
+        arguments: call.input.clone(),
+        outcome,
+    };
+    let mut printed = parts(&first);
+    printed.extend(recorded.parts());
+    let failed = matches!(recorded.outcome, RecordedOutcome::Error(_));
+    r.tool_call(recorded);
+    r.mcp(weather_mcp());
+    if !failed {
+        let mut second = request.clone();
+        second.tool_choice = None;
+        second.messages.push(crate::provider::Message::tool_result(
+            call.tool_call_id.as_str(),
+            "18 degrees",
+        ));
+        r.next_turn(second.clone(), 150);
+        let live = text_turn(&second, &["It is ", "18 °C in Paris."], 5);
+        for e in &live {
+            r.push(e);
+        }
+        printed.extend(parts(&live));
+    }
+    (r.finish(Some("loop".into()), 60), printed)
+}
+
+fn loop_parts(session: &Session, options: ReplayOptions) -> Vec<Part> {
+    parts(&LoopReplay::new(session, options).run_to_end())
+}
+
+#[test]
+fn a_loop_is_saved_as_version_2_and_replays_every_step_at_its_time() {
+    let (session, printed) = recorded_loop(RecordedOutcome::Result(weather_result()));
+    assert_eq!(session.version, 2);
+    assert_eq!(session.format_version(), 2);
+    assert!(session.is_loop());
+    let path = temp_dir().join("loop.json");
+    session.save(&path).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"version\": 2"), "{text}");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    let kinds: Vec<&str> = json["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["toolCall", "turn"]);
+    assert_eq!(json["steps"][0]["result"], weather_result());
+    assert_eq!(json["steps"][0]["toolName"], "get_weather");
+    assert_eq!(json["mcp"]["servers"][0]["command"], "weather-mcp --stdio");
+    assert_eq!(json["mcp"]["tools"][0]["offeredAs"], "get_weather");
+
+    let loaded = Session::load(&path).unwrap();
+    assert_eq!(same(&loaded), same(&session));
+    assert_eq!(loaded.all_parts(), printed);
+    // The whole loop replays to what the live loop printed, never running anything.
+    assert_eq!(loop_parts(&loaded, ReplayOptions::default()), printed);
+    // The one-turn replay is the first turn.
+    let first = parts(&Replay::new(&loaded, ReplayOptions::default()).run_to_end());
+    assert_eq!(first, loaded.parts);
+
+    // Times: the first turn on its own clock, the result when the call ended, the second turn
+    // from its request on.
+    let mut replay = LoopReplay::new(&loaded, ReplayOptions::default());
+    assert_eq!(replay.segments().len(), 3);
+    let mut steps = Vec::new();
+    while let Some(at) = replay.next_at_ms() {
+        let step = replay.step().unwrap();
+        assert_eq!(step.at_ms, at);
+        steps.push(step);
+    }
+    assert!(replay.is_done());
+    assert!(steps.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+    let result = steps.iter().find(|s| s.segment == 1).unwrap();
+    assert_eq!(result.at_ms, 140);
+    assert!(matches!(
+        &result.events[..],
+        [RunEvent::Part(Part::ToolResult(r))] if r.output["temperature"] == 18
+    ));
+    let second: Vec<&LoopStep> = steps.iter().filter(|s| s.segment == 2).collect();
+    assert_eq!(second[0].at_ms, 155);
+    assert!(second.iter().all(|s| s.at_ms >= 150));
+    // The last turn ends when finish said.
+    assert_eq!(second.last().unwrap().at_ms, 150 + 60);
+    assert_eq!(loaded.duration_ms(), 210);
+
+    let s = loaded.summary();
+    assert_eq!((s.turns, s.tool_calls), (2, 1));
+    assert_eq!(
+        s.events,
+        loaded.events.len()
+            + loaded
+                .turn_sessions()
+                .iter()
+                .skip(1)
+                .map(|(_, t)| t.events.len())
+                .sum::<usize>()
+    );
+    // Every turn is linted: the first answers a forced tool with `stop`, the second reports no
+    // usage.
+    let findings: Vec<(usize, String)> = loaded
+        .lint()
+        .into_iter()
+        .map(|f| (f.turn, f.warning.code.to_string()))
+        .collect();
+    let want = [(0, "finish-mismatch"), (1, "usage-missing")].map(|(t, c)| (t, c.to_string()));
+    assert_eq!(findings, want);
+}
+
+#[test]
+fn a_failed_call_replays_as_the_error_part_the_loop_printed() {
+    let message = "weather: tools/call exit_now failed: the server closed the connection";
+    let (session, printed) = recorded_loop(RecordedOutcome::Error(message.into()));
+    let replayed = loop_parts(&session, ReplayOptions::default());
+    assert_eq!(replayed, printed);
+    let Some(Part::Error(e)) = replayed.last() else {
+        panic!("{replayed:?}")
+    };
+    assert_eq!(e.category, Some(ErrorCategory::ToolExecutionFailed));
+    #[cfg(feature = "http")]
+    {
+        let Some(Step::ToolCall(call)) = session.steps.first() else {
+            panic!("a call")
+        };
+        let live = crate::mcp::McpError::Closed(message.into())
+            .to_part(Some(&call.tool_call_id), Some(&call.tool_name));
+        assert_eq!(**e, live);
+    }
+    let back = Session::from_json(&serde_json::to_string(&session).unwrap()).unwrap();
+    assert_eq!(loop_parts(&back, ReplayOptions::default()), printed);
+}
+
+#[test]
+fn replay_options_apply_to_every_turn() {
+    // Two turns that wrote hermes markup natively: read as hermes, both are calls.
+    let hermes = native_hermes_session();
+    let mut r = Recorder::new(hermes.request.clone());
+    r.extend(hermes.events.clone(), hermes.parts.clone());
+    r.tool_call(RecordedCall {
+        at_ms: 10,
+        ended_at_ms: 12,
+        server: "s".into(),
+        name: "get_weather".into(),
+        tool_name: "get_weather".into(),
+        tool_call_id: "call_1".into(),
+        arguments: serde_json::json!({"city": "Oslo"}),
+        outcome: RecordedOutcome::Result(
+            serde_json::json!({"content": [{"type": "text", "text": "cold"}]}),
+        ),
+    });
+    r.next_turn(hermes.request.clone(), 20);
+    r.extend(hermes.events.clone(), hermes.parts.clone());
+    let session = r.finish(None, 3);
+    let calls = |p: &[Part]| p.iter().filter(|p| matches!(p, Part::ToolCall(_))).count();
+    assert_eq!(calls(&loop_parts(&session, ReplayOptions::default())), 0);
+    let as_hermes = ReplayOptions {
+        protocol: Some(Protocol::from_name("hermes").ok()),
+        detect_protocol: false,
+        tools: None,
+    };
+    let reread = loop_parts(&session, as_hermes);
+    assert_eq!(calls(&reread), 2, "{reread:?}");
+    // The recorded result is shown as it was.
+    assert!(reread.iter().any(
+        |p| matches!(p, Part::ToolResult(r) if r.output == "cold" && r.tool_call_id == "call_1")
+    ));
+    // Without an MCP record, a loop is still version 2.
+    assert!(session.mcp.is_none());
+    assert_eq!(session.format_version(), 2);
+}
+
+#[test]
+fn a_recorder_given_kept_data_makes_the_same_session_as_one_fed_event_by_event() {
+    let (session, _) = recorded_loop(RecordedOutcome::Result(weather_result()));
+    let turns = session.turn_sessions();
+    let mut r = Recorder::from_run(
+        turns[0].1.request.clone(),
+        turns[0].1.events.clone(),
+        turns[0].1.parts.clone(),
+    );
+    r.end_turn(turns[0].1.ended_at_ms);
+    let Some(Step::ToolCall(call)) = session.steps.first() else {
+        panic!("a call")
+    };
+    r.tool_call((**call).clone());
+    r.next_turn(turns[1].1.request.clone(), turns[1].0);
+    r.extend(turns[1].1.events.clone(), turns[1].1.parts.clone());
+    assert_eq!(r.parts(), &turns[1].1.parts[..]);
+    r.mcp(weather_mcp());
+    // Recording the same servers again adds nothing.
+    r.mcp(weather_mcp());
+    let mut rebuilt = r.finish(Some("loop".into()), 60);
+    rebuilt.created_at = session.created_at.clone();
+    assert_eq!(same(&rebuilt), same(&session));
+}
+
+#[test]
+fn a_stop_step_replays_its_parts_last() {
+    let (request, first) = live_events("openai/forced-tool-call");
+    let mut r = Recorder::new(request);
+    for e in &first {
+        r.push(e);
+    }
+    let warning = Part::warning(crate::part::Warning::new("max-steps", "stopped after 1"));
+    r.stop(300, vec![warning.clone()]);
+    let session = r.finish(None, 100);
+    assert_eq!(session.version, 2);
+    let back = Session::from_json(&serde_json::to_string_pretty(&session).unwrap()).unwrap();
+    let replayed = loop_parts(&back, ReplayOptions::default());
+    assert_eq!(replayed.last(), Some(&warning));
+    assert_eq!(replayed, back.all_parts());
+    assert_eq!(back.duration_ms(), 300);
+}
+
+/// A session file as the first toolscope wrote them (format version 1), written out here.
+const VERSION_1: &str = r#"{
+  "format": "toolscope-session",
+  "version": 1,
+  "name": "hello",
+  "createdAt": "2026-11-21T04:30:00Z",
+  "toolscope": "0.1.0",
+  "request": {
+    "provider": "openai",
+    "model": "m",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": true
+  },
+  "events": [
+    {"atMs": 5, "data": "{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}"},
+    {"atMs": 9, "data": "{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"},
+    {"atMs": 10, "data": "[DONE]"}
+  ],
+  "endedAtMs": 12,
+  "parts": [
+    {"type": "text-start", "id": "text-1"},
+    {"type": "text-delta", "id": "text-1", "delta": "Hello"},
+    {"type": "text-end", "id": "text-1"},
+    {"type": "warning", "code": "usage-missing", "message": "the answer ended without reporting its token usage"},
+    {"type": "finish", "finishReason": "stop"}
+  ]
+}"#;
+
+#[test]
+fn a_version_1_file_reads_and_a_plain_session_is_still_written_as_version_1() {
+    let session = Session::from_json(VERSION_1).unwrap();
+    assert_eq!(session.version, 1);
+    assert!(!session.is_loop() && session.mcp.is_none());
+    assert_eq!(session.segments().len(), 1);
+    let replayed = parts(&Replay::new(&session, ReplayOptions::default()).run_to_end());
+    assert_eq!(replayed, session.parts, "{replayed:?}");
+    assert_eq!(
+        loop_parts(&session, ReplayOptions::default()),
+        session.parts
+    );
+    let s = session.summary();
+    assert_eq!((s.turns, s.tool_calls, s.events), (1, 0, 3));
+    // Written again, it is version 1 with no new field, which the first toolscope reads.
+    let written: Value = serde_json::to_value(&session).unwrap();
+    assert_eq!(written["version"], 1);
+    assert!(written.get("mcp").is_none() && written.get("steps").is_none());
+    let mut original: Value = serde_json::from_str(VERSION_1).unwrap();
+    let mut written = written;
+    // The request is written with its defaults filled in; everything else as it was.
+    let request = written.as_object_mut().unwrap().remove("request").unwrap();
+    original.as_object_mut().unwrap().remove("request");
+    assert_eq!(written, original);
+    assert_eq!(request["model"], "m");
+    // Even when the in-memory version says otherwise, what is written follows the content.
+    let mut bumped = session.clone();
+    bumped.version = VERSION;
+    assert_eq!(serde_json::to_value(&bumped).unwrap()["version"], 1);
+    bumped.mcp = Some(weather_mcp());
+    assert_eq!(serde_json::to_value(&bumped).unwrap()["version"], 2);
+}
+
+#[test]
+fn a_newer_version_is_refused_and_malformed_steps_are_named() {
+    let (session, _) = recorded_loop(RecordedOutcome::Result(weather_result()));
+    let good: Value = serde_json::to_value(&session).unwrap();
+    let dir = temp_dir();
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        serde_json::to_vec_pretty(&v).unwrap()
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "v3.json",
+            with(&|v| v["version"] = 3.into()),
+            "newer toolscope (format version 3; this toolscope reads versions up to 2)",
+        ),
+        (
+            "v0.json",
+            with(&|v| v["version"] = 0.into()),
+            "version 0 does not exist",
+        ),
+        (
+            "unknown-step.json",
+            with(&|v| v["steps"][1]["type"] = "dance".into()),
+            "step 2 of the loop (type \"dance\")",
+        ),
+        (
+            "no-id.json",
+            with(&|v| {
+                v["steps"][0].as_object_mut().unwrap().remove("toolCallId");
+            }),
+            "step 1 of the loop (type \"toolCall\"): missing field `toolCallId`",
+        ),
+        (
+            "both.json",
+            with(&|v| v["steps"][0]["error"] = "boom".into()),
+            "both a \"result\" and an \"error\"",
+        ),
+        (
+            "bad-turn.json",
+            with(&|v| v["steps"][1]["request"] = 3.into()),
+            "step 2 of the loop (type \"turn\")",
+        ),
+        (
+            "steps-object.json",
+            with(&|v| v["steps"] = serde_json::json!({"a": 1})),
+            "\"steps\" is not a list",
+        ),
+        (
+            "bad-mcp.json",
+            with(&|v| v["mcp"]["servers"] = "toolscope".into()),
+            "its \"mcp\" record",
+        ),
+    ];
+    for (name, bytes, want) in cases {
+        let path = dir.join(name);
+        fs::write(&path, &bytes).unwrap();
+        let err = Session::load(&path).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&path.display().to_string()),
+            "{name}: {err}"
+        );
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(!err.contains('\n'), "{name}: {err}");
+    }
+}

@@ -1,9 +1,14 @@
 //! An MCP `CallToolResult` as toolscope shows it (a `tool-result` part) and as the model reads it
-//! (the text of a tool message).
+//! (the text of a tool message), and a failed call as an `error` part.
+//!
+//! Pure functions over JSON, with no feature: the MCP client (`mcp`, behind the `http` feature)
+//! maps each live result through them, and a session replays its recorded results through the
+//! same ones, so a replay shows exactly what the live loop showed. `mcp` re-exports them.
 
 use serde_json::Value;
 
-use crate::part::{PartId, ToolResult};
+use crate::error::ErrorCategory;
+use crate::part::{ErrorPart, PartId, ToolResult};
 
 /// The outcome of one executed call.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +19,9 @@ pub struct CallOutcome {
     /// What the model is sent back in the tool message: the content's text (other blocks
     /// described in brackets), `error: …` first when the tool reported a failure.
     pub text: String,
+    /// The `CallToolResult` as received, as JSON: what a session records, and reads back into
+    /// the same part and text with [`outcome`].
+    pub result: Value,
 }
 
 /// Maps a `CallToolResult` (as JSON: `{content, structuredContent?, isError?}`) for the call
@@ -59,6 +67,20 @@ pub fn outcome(tool_call_id: &str, tool_name: &str, result: &Value) -> CallOutco
             provider_executed: false,
         },
         text,
+        result: result.clone(),
+    }
+}
+
+/// A call that failed on the MCP side (the server could not be reached, failed the request,
+/// closed, timed out; not a result with `isError`) as an `error` part: category
+/// `tool_execution_failed`, naming the call when there is one.
+pub fn failure(message: &str, tool_call_id: Option<&str>, tool_name: Option<&str>) -> ErrorPart {
+    ErrorPart {
+        category: Some(ErrorCategory::ToolExecutionFailed),
+        message: message.to_string(),
+        tool_call_id: tool_call_id.map(Into::into),
+        tool_name: tool_name.map(str::to_string),
+        ..ErrorPart::default()
     }
 }
 
