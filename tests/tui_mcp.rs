@@ -371,3 +371,127 @@ async fn servers_are_added_and_removed_at_run_time_and_a_tool_is_copied_into_the
     .await;
     assert_eq!(h.app.offered().len(), before + 1);
 }
+
+/// A loop run in the playground is saved whole (Ctrl+S) and replays whole in a playground with
+/// no MCP server at all: each call's recorded result, each turn, nothing executed.
+#[tokio::test]
+async fn a_loop_is_saved_whole_and_replays_without_its_server() {
+    let mut h = harness("", 8).await;
+    h.press(key(KeyCode::F(12)));
+    h.until("the loop ends", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    let live_answer = h.app.run.parts.text();
+    let dir = std::env::temp_dir().join(format!("toolscope-mcp-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("loop.json");
+    h.press(ctrl('s'));
+    let Some(Overlay::Path { editor, .. }) = &mut h.app.overlay else {
+        panic!("Ctrl+S asks where")
+    };
+    **editor = toolscope::app::editor::editor(&path.display().to_string());
+    h.press(key(KeyCode::Enter));
+    h.until("the session is saved", |_| path.exists()).await;
+    let saved = toolscope_core::session::Session::load(&path).unwrap();
+    assert!(saved.is_loop());
+    assert_eq!(saved.format_version(), 2);
+    let kinds: Vec<&str> = saved
+        .steps
+        .iter()
+        .map(|s| match s {
+            toolscope_core::session::Step::ToolCall(_) => "call",
+            toolscope_core::session::Step::Turn(_) => "turn",
+            toolscope_core::session::Step::Stop(_) => "stop",
+        })
+        .collect();
+    assert_eq!(kinds, ["call", "turn"]);
+    let mcp = saved.mcp.as_ref().expect("the servers are recorded");
+    assert_eq!(mcp.servers[0].name, "toolscope-demo");
+    assert!(
+        mcp.servers[0]
+            .command
+            .as_deref()
+            .unwrap()
+            .ends_with("serve-mcp-demo ")
+    );
+    assert_eq!(mcp.tools.len(), 3);
+    // The saved run parts are the model's; the call's result is in its step.
+    assert!(!saved.parts.iter().any(|p| matches!(p, Part::ToolResult(_))));
+
+    // A playground without servers replays it whole, instantly.
+    let mut app = App::new(Setup::default(), Themes::built_in());
+    app.size = (160, 48);
+    app.pace = toolscope::app::Pace::Instant;
+    let mut r = Harness::with(app, None);
+    r.press(Message::SessionLoaded {
+        path: path.clone(),
+        result: Ok(Box::new(saved)),
+    });
+    assert!(r.app.mcp.servers.is_empty());
+    assert!(
+        r.app.playback.as_ref().is_some_and(|p| p.is_done()),
+        "an instant replay plays every turn"
+    );
+    assert_eq!(r.app.run.parts.text(), live_answer);
+    assert_eq!(r.app.prompt.history.len(), 4, "{:#?}", r.app.prompt.history);
+    let Turn::Tool { content, .. } = &r.app.prompt.history[2] else {
+        panic!("{:#?}", r.app.prompt.history)
+    };
+    assert!(content.contains("\"city\":\"Paris\""), "{content}");
+    let p = r.app.playback.as_ref().unwrap();
+    assert_eq!((p.turn, p.turns), (2, 2));
+    assert!(r.screen().contains("done · replayed"), "{}", r.screen());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The bundled MCP loop steps through with F6: the first turn's call, its recorded result in
+/// the Parts pane and the result field, then the second turn in a view of its own.
+#[tokio::test]
+async fn the_bundled_loop_steps_turn_by_turn() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/mcp-loop.json");
+    let session = toolscope_core::session::Session::load(&path).unwrap();
+    assert!(session.is_loop());
+    let mut app = App::new(Setup::default(), Themes::built_in());
+    app.size = (160, 48);
+    let mut h = Harness::with(app, None);
+    h.press(Message::SessionLoaded {
+        path,
+        result: Ok(Box::new(session)),
+    });
+    // Paused before the first event, then one step at a time.
+    h.press(key(KeyCode::F(5)));
+    let mut saw_result_in_turn_1 = false;
+    let mut saw_turn_2 = false;
+    for _ in 0..2000 {
+        if h.app.playback.as_ref().is_none_or(|p| p.is_done()) {
+            break;
+        }
+        h.press(key(KeyCode::F(6)));
+        let p = h.app.playback.as_ref().unwrap();
+        if p.turn == 1 && !tool_results(&h.app).is_empty() {
+            saw_result_in_turn_1 = true;
+            let field = h.app.prompt.results[0].lines().join("\n");
+            assert!(
+                field.contains("Paris"),
+                "the result field is filled: {field}"
+            );
+        }
+        if p.turn == 2 {
+            saw_turn_2 = true;
+            assert!(
+                h.app
+                    .notice
+                    .as_ref()
+                    .unwrap()
+                    .text
+                    .starts_with("step turn 2/2 · "),
+                "{:?}",
+                h.app.notice
+            );
+        }
+    }
+    assert!(saw_result_in_turn_1 && saw_turn_2);
+    assert_eq!(h.app.prompt.history.len(), 4);
+    assert!(h.app.prompt.pending.is_empty(), "the loop ended in text");
+}

@@ -231,6 +231,19 @@ impl Prompt {
         true
     }
 
+    /// Puts `text` in the result field of the pending call `tool_call_id` (a result recorded
+    /// in a session, played back); nothing when no call of that id waits.
+    pub fn fill_result(&mut self, tool_call_id: &str, text: &str) {
+        if let Some(i) = self
+            .pending
+            .iter()
+            .position(|c| c.tool_call_id.as_str() == tool_call_id)
+            && let Some(r) = self.results.get_mut(i)
+        {
+            *r = editor::prose(text);
+        }
+    }
+
     /// Replaces the conversation (a session was opened): no call waits for a result.
     pub fn set_history(&mut self, messages: Vec<Message>) {
         self.history = messages;

@@ -104,7 +104,7 @@ pub(super) fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
     }
     // A playback whose view was cancelled stops (its pending wake-up is then ignored).
     if let Some(p) = &app.playback
-        && !p.replay.is_done()
+        && !p.is_done()
         && view_of(app, p.id).is_none_or(|v| !v.is_running())
     {
         app.playback = None;

@@ -8,7 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use toolscope_core::session::{Replay, ReplayOptions, Session, SessionSummary};
+use std::collections::VecDeque;
+
+use toolscope_core::session::{Replay, ReplayOptions, Segment, Session, SessionSummary};
 
 use super::run_view::RunId;
 
@@ -89,15 +91,56 @@ impl Pace {
 
 /// A session being fed into a run view.
 pub struct Playback {
-    /// The view it feeds (the main run, or the recorded column of a re-send).
+    /// The view it feeds (the main run, or the recorded column of a re-send); each turn of an
+    /// MCP loop gets a view of its own.
     pub id: RunId,
+    /// The turn being played.
     pub replay: Replay,
     pub pace: Pace,
     pub paused: bool,
     /// Wake-ups carry it; a stale one is ignored.
     pub token: u64,
-    /// The recorded time of the last step taken.
+    /// The recorded time of the last step taken, since the session's first request.
     pub at_ms: u64,
+    /// When the turn being played was sent, since the session's first request.
+    pub turn_at_ms: u64,
+    /// What follows the turn in an MCP loop: tool calls (their recorded results), further
+    /// turns, the loop's stop. Empty for a one-turn session.
+    pub later: VecDeque<Segment>,
+    /// The turn being played (from 1) and how many the session has.
+    pub turn: usize,
+    pub turns: usize,
+    /// How every turn is read.
+    pub options: ReplayOptions,
+}
+
+impl Playback {
+    /// Whether every step of every turn was taken.
+    pub fn is_done(&self) -> bool {
+        self.replay.is_done() && self.later.is_empty()
+    }
+
+    /// When the next step happened live, since the session's first request.
+    pub fn next_at_ms(&self) -> Option<u64> {
+        if let Some(at) = self.replay.next_at_ms() {
+            return Some(self.turn_at_ms + at);
+        }
+        match self.later.front()? {
+            Segment::Call { call, .. } => Some(call.ended_at_ms.max(call.at_ms)),
+            Segment::Turn { at_ms, .. } | Segment::Stop { at_ms, .. } => Some(*at_ms),
+        }
+    }
+
+    /// Where the playback is, as the status line shows it: `3/12`, with the turn in a loop
+    /// (`turn 2/2 · 3/12`).
+    pub fn position(&self) -> String {
+        let at = format!("{}/{}", self.replay.position(), self.replay.len());
+        if self.turns > 1 {
+            format!("turn {}/{} · {at}", self.turn, self.turns)
+        } else {
+            at
+        }
+    }
 }
 
 /// The session the playground shows, and how its output is being read.

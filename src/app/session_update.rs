@@ -63,7 +63,7 @@ pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.starts_with("session-"));
-    let Some(mut session) = app.run.session(name) else {
+    let Some(mut session) = session_of(app, name) else {
         notice(app, "nothing to save yet", true);
         return;
     };
@@ -76,6 +76,115 @@ pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
     };
     app.pending_save = Some(Box::new(save.clone()));
     fx.push(save);
+}
+
+/// The main run as a session; after an MCP loop, the whole loop: its first turn, each call
+/// with its result as the server sent it, each further turn, on one clock (the time the model
+/// and the servers took; pauses between keys are not counted), and the servers used.
+fn session_of(app: &App, name: Option<String>) -> Option<Session> {
+    use super::mcp::TrailStep;
+    use toolscope_core::session::{RecordedCall, RecordedOutcome, Recorder};
+
+    let current = app.run.session(None)?;
+    let mut turns: Vec<&Session> = Vec::new();
+    let mut recorder: Option<Recorder> = None;
+    let mut clock = 0;
+    let mut servers: Vec<toolscope_core::session::McpServerRecord> = Vec::new();
+    let add_turn = |recorder: &mut Option<Recorder>, s: &Session, clock: &mut u64| {
+        match recorder {
+            None => {
+                *recorder = Some(Recorder::from_run(
+                    s.request.clone(),
+                    s.events.clone(),
+                    s.parts.clone(),
+                ))
+            }
+            Some(r) => {
+                r.next_turn(s.request.clone(), *clock);
+                r.extend(s.events.clone(), s.parts.clone());
+            }
+        }
+        if let Some(r) = recorder {
+            r.end_turn(s.ended_at_ms);
+        }
+        *clock += s.ended_at_ms;
+    };
+    let in_trail = app
+        .trail
+        .iter()
+        .any(|s| matches!(s, TrailStep::Turn { run, .. } if Some(*run) == app.run.id));
+    for step in &app.trail {
+        match step {
+            TrailStep::Turn { session, .. } => {
+                turns.push(session);
+                add_turn(&mut recorder, session, &mut clock);
+            }
+            TrailStep::Call(c) => {
+                let Some(r) = recorder.as_mut() else { continue };
+                r.tool_call(RecordedCall {
+                    at_ms: clock,
+                    ended_at_ms: clock + c.elapsed_ms,
+                    server: c.server.clone(),
+                    name: c.name.clone(),
+                    tool_name: c.tool_name.clone(),
+                    tool_call_id: c.tool_call_id.clone(),
+                    arguments: c.arguments.clone(),
+                    outcome: match &c.result {
+                        Ok(v) => RecordedOutcome::Result(v.clone()),
+                        Err(e) => RecordedOutcome::Error(e.clone()),
+                    },
+                });
+                clock += c.elapsed_ms;
+                let record = c.spec.record(&c.server);
+                if !servers.contains(&record) {
+                    servers.push(record);
+                }
+            }
+        }
+    }
+    if recorder.is_none() {
+        // No loop: the run alone (with the servers its tools came from, when there are some).
+        let mut s = current;
+        s.name = name;
+        if let Some(m) = mcp_record(app, servers) {
+            s.mcp = Some(m);
+        }
+        return Some(s);
+    }
+    if !in_trail {
+        add_turn(&mut recorder, &current, &mut clock);
+    }
+    let mut r = recorder?;
+    if let Some(m) = mcp_record(app, servers) {
+        r.mcp(m);
+    }
+    let last = if in_trail {
+        turns.last().map_or(0, |s| s.ended_at_ms)
+    } else {
+        current.ended_at_ms
+    };
+    Some(r.finish(name, last))
+}
+
+/// The MCP servers used (`used`, from the calls, and every server added now) and which offered
+/// tool each serves; `None` without any.
+fn mcp_record(
+    app: &App,
+    mut used: Vec<toolscope_core::session::McpServerRecord>,
+) -> Option<toolscope_core::session::McpRecord> {
+    for s in &app.mcp.servers {
+        let record = s.spec.record(&s.name);
+        if !used.contains(&record) {
+            used.push(record);
+        }
+    }
+    if used.is_empty() {
+        return None;
+    }
+    Some(toolscope_core::session::McpRecord {
+        servers: used,
+        tools: app.mcp.catalog.tool_records(),
+    })
 }
 
 /// What opening a session would replace, when the user made something there: the edited tools,
@@ -228,6 +337,9 @@ pub(super) fn open(
     cancel_all(app, fx);
     app.compare = None;
     app.playback = None;
+    // The loop of the live conversation, if one ran, is not this session's.
+    app.trail.clear();
+    app.mcp.auto = None;
     let r = &session.request;
     app.provider = r.provider;
     app.model = r.model.clone();
@@ -275,13 +387,24 @@ fn play(
     let Some(opened) = &app.opened else {
         return;
     };
-    let replay = session::Replay::new(&opened.session, options);
+    let replay = session::Replay::new(&opened.session, options.clone());
     let view = RunView::started(id, replay.request().clone());
-    if app
+    let resend = app
         .compare
         .as_ref()
-        .is_some_and(|c| c.kind == CompareKind::Resend)
-    {
+        .is_some_and(|c| c.kind == CompareKind::Resend);
+    // An MCP loop plays on after its first turn (in the main view; a re-send compares the first
+    // turn only).
+    let later: std::collections::VecDeque<_> = if resend {
+        Default::default()
+    } else {
+        opened.session.segments().into_iter().skip(1).collect()
+    };
+    let turns = 1 + later
+        .iter()
+        .filter(|s| matches!(s, session::Segment::Turn { .. }))
+        .count();
+    if resend {
         if let Some(c) = &mut app.compare {
             c.columns[0] = view;
         }
@@ -298,6 +421,11 @@ fn play(
         paused,
         token,
         at_ms: 0,
+        turn_at_ms: 0,
+        later,
+        turn: 1,
+        turns,
+        options,
     });
     pump(app, fx);
 }
@@ -311,7 +439,7 @@ pub(super) fn pump(app: &mut App, fx: &mut Vec<Effect>) {
         if p.paused {
             return;
         }
-        let Some(next_at) = p.replay.next_at_ms() else {
+        let Some(next_at) = p.next_at_ms() else {
             return;
         };
         let wait = p.pace.scale(next_at.saturating_sub(p.at_ms));
@@ -326,15 +454,20 @@ pub(super) fn pump(app: &mut App, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Takes one step of the playback into its view.
+/// Takes one step of the playback into its view: a wire event of the turn being played, or,
+/// once it is over, the next piece of an MCP loop.
 fn step(app: &mut App) {
     let Some(p) = &mut app.playback else {
         return;
     };
+    if p.replay.is_done() {
+        loop_step(app);
+        return;
+    }
     let Some(step) = p.replay.step() else {
         return;
     };
-    p.at_ms = p.at_ms.max(step.at_ms);
+    p.at_ms = p.at_ms.max(p.turn_at_ms + step.at_ms);
     let (id, done) = (p.id, p.replay.is_done());
     let Some(view) = view_of(app, id) else {
         app.playback = None;
@@ -355,6 +488,56 @@ fn step(app: &mut App) {
     }
     if finished {
         run_finished(app, id);
+    }
+}
+
+/// The next piece of a recorded MCP loop: a tool call's result joins the view of the answer
+/// that made the call (and fills its result field, as the live loop did), a further turn starts
+/// a view of its own with the conversation it sent, the loop's stop shows its warning. Nothing
+/// is executed.
+fn loop_step(app: &mut App) {
+    let Some(p) = &mut app.playback else {
+        return;
+    };
+    let Some(segment) = p.later.pop_front() else {
+        return;
+    };
+    match segment {
+        session::Segment::Call { call, parts } => {
+            p.at_ms = p.at_ms.max(call.ended_at_ms.max(call.at_ms));
+            let id = p.id;
+            if let Some(view) = view_of(app, id) {
+                for part in parts {
+                    view.push_result(part);
+                }
+            }
+            if let Some(out) = call.result() {
+                app.prompt.fill_result(&call.tool_call_id, &out.text);
+            }
+        }
+        session::Segment::Stop { at_ms, parts } => {
+            p.at_ms = p.at_ms.max(at_ms);
+            let id = p.id;
+            if let Some(view) = view_of(app, id) {
+                for part in parts {
+                    view.push_result(part);
+                }
+            }
+        }
+        session::Segment::Turn { at_ms, session } => {
+            let replay = session::Replay::new(&session, p.options.clone());
+            p.at_ms = p.at_ms.max(at_ms);
+            p.turn_at_ms = at_ms;
+            p.turn += 1;
+            let request = replay.request().clone();
+            p.replay = replay;
+            let id = app.next_id();
+            if let Some(p) = &mut app.playback {
+                p.id = id;
+            }
+            app.prompt.set_history(request.messages.clone());
+            app.run = RunView::started(id, request);
+        }
     }
 }
 
@@ -384,7 +567,7 @@ pub(super) fn play_pause(app: &mut App, fx: &mut Vec<Effect>) {
     }
     let token = app.next_token();
     match &mut app.playback {
-        Some(p) if !p.replay.is_done() => {
+        Some(p) if !p.is_done() => {
             p.paused = !p.paused;
             p.token = token;
             let word = if p.paused { "paused" } else { "playing" };
@@ -416,7 +599,7 @@ pub(super) fn step_once(app: &mut App, fx: &mut Vec<Effect>) {
     if no_session(app) {
         return;
     }
-    if app.playback.as_ref().is_none_or(|p| p.replay.is_done()) {
+    if app.playback.as_ref().is_none_or(|p| p.is_done()) {
         // Start over, paused before the first event.
         let options = reading_options(app);
         let id = app.next_id();
@@ -430,11 +613,7 @@ pub(super) fn step_once(app: &mut App, fx: &mut Vec<Effect>) {
     }
     step(app);
     if let Some(p) = &app.playback {
-        let m = format!(
-            "step {}/{} · F6 next · F5 go on",
-            p.replay.position(),
-            p.replay.len()
-        );
+        let m = format!("step {} · F6 next · F5 go on", p.position());
         notice(app, m, false);
     }
 }

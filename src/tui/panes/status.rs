@@ -148,8 +148,8 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
         }
         None => match &app.playback {
             Some(p) if app.run.id == Some(p.id) => {
-                let at = format!("{}/{}", p.replay.position(), p.replay.len());
-                if p.replay.is_done() {
+                let at = p.position();
+                if p.is_done() {
                     (
                         format!("{} · replayed", app.run.state.word()),
                         colour(&app.run.state),
