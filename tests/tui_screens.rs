@@ -597,7 +597,7 @@ fn mcp_servers_in_the_tools_pane() {
     use toolscope::app::mcp::ServerId;
     use toolscope_core::mcp::McpServerSpec;
     both("mcp_servers", |a| {
-        let mut add = |a: &mut App, spec: &str| -> ServerId {
+        let add = |a: &mut App, spec: &str| -> ServerId {
             let spec = McpServerSpec::stdio(spec).unwrap();
             send(a, Message::McpAdd { spec });
             a.mcp.servers.last().unwrap().id
