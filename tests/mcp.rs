@@ -421,6 +421,32 @@ fn text_of(parts: &[Value]) -> String {
         .collect()
 }
 
+/// `toolscope` as the server's program is this toolscope, with no toolscope on the `PATH`
+/// (the README's command works from a checkout, through `cargo run`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toolscope_as_the_command_is_this_binary() {
+    let ran = toolscope(
+        &[
+            "run",
+            "--provider",
+            "demo",
+            "--mcp",
+            "toolscope serve-mcp-demo",
+            "--execute",
+            "What's the weather in Paris?",
+        ],
+        &[("PATH", "/nonexistent")],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    assert_eq!(
+        of_type(&ran.parts(), "tool-result").len(),
+        1,
+        "{}",
+        ran.stdout
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_on_the_demo_model_ends_in_a_text_answer() {
     let mcp = format!("'{BIN}' serve-mcp-demo");

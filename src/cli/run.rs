@@ -86,8 +86,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
     pub idle_timeout: f64,
     /// Take tools from an MCP server run as a child process (stdio): the command and its
-    /// arguments, split like a shell would (quotes, backslashes) but not run through one.
-    /// Repeatable.
+    /// arguments, split like a shell would (quotes, backslashes) but not run through one;
+    /// `toolscope` as the program is this toolscope. Repeatable.
     #[arg(long = "mcp", value_name = "CMD")]
     pub mcp: Vec<String>,
     /// Take tools from an MCP server over streamable HTTP. `URL=TOKEN_ENV` sends the value of
@@ -121,7 +121,10 @@ struct McpPlan {
 fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
     let mut servers = Vec::new();
     for cmd in &args.mcp {
-        servers.push(McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?);
+        let spec = McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?;
+        // `toolscope` as the program is this toolscope, on the PATH or not.
+        let exe = std::env::current_exe().ok();
+        servers.push(toolscope::app::mcp::this_toolscope(spec, exe.as_deref()));
     }
     for url in &args.mcp_url {
         servers.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
