@@ -56,7 +56,6 @@ pub(super) fn listed(
     app: &mut App,
     server: ServerId,
     result: Result<(String, Vec<Value>), String>,
-    fx: &mut Vec<Effect>,
 ) {
     if app.mcp.server(server).is_none() {
         // Removed meanwhile.
@@ -93,9 +92,8 @@ pub(super) fn listed(
                 .unwrap_or_default();
             app.mcp.failed(server, why.clone());
             app.sync_offered();
-            notice(app, format!("MCP server {name} failed: {why}"), true);
             // Calls in flight on it end with their own error message from the driver.
-            let _ = fx;
+            notice(app, format!("MCP server {name} failed: {why}"), true);
         }
     }
 }

@@ -81,6 +81,9 @@ pub struct Setup {
     pub tool_choice: ToolChoice,
     /// The tools JSON text, and the file it came from.
     pub tools: String,
+    /// What to remember as the last tools while the pane is not edited, when `tools` is not
+    /// the user's (the empty list an MCP start puts there instead of the example tools).
+    pub tools_to_remember: Option<String>,
     pub tools_path: Option<PathBuf>,
     pub system: String,
     pub prompt: String,
@@ -120,6 +123,7 @@ impl Default for Setup {
             detect_protocol: false,
             tool_choice: ToolChoice::Auto,
             tools: tools::EXAMPLE_TOOLS.to_string(),
+            tools_to_remember: None,
             tools_path: None,
             system: prompt::EXAMPLE_SYSTEM.to_string(),
             prompt: prompt::EXAMPLE_PROMPT.to_string(),
@@ -211,6 +215,9 @@ pub struct App {
     pub tools: ToolsEditor,
     /// The MCP servers, their tools, and the calls executed on them.
     pub mcp: mcp::McpState,
+    /// What to remember as the last tools while the Tools pane is not edited (see
+    /// [`Setup::tools_to_remember`]).
+    pub tools_to_remember: Option<String>,
     /// The MCP steps since the main run's conversation began a loop (for saving it).
     pub trail: Vec<mcp::TrailStep>,
     pub prompt: Prompt,
@@ -272,6 +279,7 @@ impl App {
             tools: ToolsEditor::new(&setup.tools, setup.tools_path),
             mcp: mcp::McpState::new(setup.max_steps, setup.mcp_timeout_ms),
             trail: Vec::new(),
+            tools_to_remember: setup.tools_to_remember,
             prompt: Prompt::new(&setup.system, &setup.prompt),
             run: RunView::idle(),
             compare: None,

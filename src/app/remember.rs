@@ -69,7 +69,10 @@ impl Remembered {
                 sampling: app.sampling.clone(),
             },
             last: with_work.then(|| LastWork {
-                tools: app.tools.text(),
+                tools: match &app.tools_to_remember {
+                    Some(t) if !app.tools.is_edited() => t.clone(),
+                    _ => app.tools.text(),
+                },
                 tools_path: app.tools.path.clone(),
                 system: editor::text_of(&app.prompt.system),
                 message: editor::text_of(&app.prompt.composer),
@@ -145,6 +148,22 @@ impl Remembered {
 mod tests {
     use super::*;
     use crate::app::theme::Themes;
+
+    /// The empty tools an MCP start shows are not the user's: the tools they replaced are
+    /// remembered, until the user edits the pane.
+    #[test]
+    fn tools_put_there_for_mcp_servers_are_not_remembered_unless_edited() {
+        let setup = Setup {
+            tools: "[]".into(),
+            tools_to_remember: Some(crate::app::tools::EXAMPLE_TOOLS.into()),
+            ..Setup::default()
+        };
+        let mut app = App::new(setup, Themes::built_in());
+        let last = |app: &App| Remembered::of(app, true).last.unwrap().tools;
+        assert_eq!(last(&app), crate::app::tools::EXAMPLE_TOOLS);
+        app.tools.editor.insert_str(" ");
+        assert_eq!(last(&app), " []");
+    }
 
     #[test]
     fn the_state_round_trips_and_holds_no_key() {

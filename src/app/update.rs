@@ -209,7 +209,7 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
         }
         Message::DemoStarted { base_url } => app.demo_url = Some(base_url),
         Message::McpAdd { spec } => mcp_update::add_server(app, spec, &mut fx),
-        Message::McpListed { server, result } => mcp_update::listed(app, server, result, &mut fx),
+        Message::McpListed { server, result } => mcp_update::listed(app, server, result),
         Message::McpStderr { server, line } => app.mcp.stderr_line(server, line),
         Message::McpCalled {
             call,

@@ -294,7 +294,7 @@ pub fn run(args: PlayArgs) -> u8 {
         && args.tools.is_none()
         && setup.tools == toolscope::app::tools::EXAMPLE_TOOLS
     {
-        setup.tools = "[]".to_string();
+        setup.tools_to_remember = Some(std::mem::replace(&mut setup.tools, "[]".to_string()));
     }
     // A session given on the command line must be readable before the terminal is taken.
     let session = match &args.session {
