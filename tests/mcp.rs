@@ -5,15 +5,16 @@
 //! on the demo model, saved as a session and replayed (never running a tool again). Every wait
 //! has a generous deadline; nothing sleeps.
 
+mod mcp_support;
+
 use std::collections::HashSet;
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_support::http_server;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec, StderrSink};
-use toolscope_demo::mcp::{DemoMcp, DemoMcpOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
 /// Long enough for a loaded machine; reached only when something hangs.
@@ -260,81 +261,6 @@ async fn a_command_that_cannot_start_is_a_clear_error() {
 }
 
 // ---- streamable HTTP, in process ----
-
-/// The demo tools over streamable HTTP on 127.0.0.1; records each request's Authorization
-/// header.
-struct HttpServer {
-    url: String,
-    seen_auth: Arc<Mutex<HashSet<String>>>,
-    stop: CancellationToken,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn http_server() -> HttpServer {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-
-    let folder = std::env::temp_dir().join(format!("toolscope-mcp-http-{}", std::process::id()));
-    let stop = CancellationToken::new();
-    let mut config = StreamableHttpServerConfig::default();
-    config.cancellation_token = stop.child_token();
-    let service = Arc::new(StreamableHttpService::new(
-        move || {
-            Ok(DemoMcp::new(
-                DemoMcpOptions {
-                    page_size: Some(1),
-                    test_tools: false,
-                },
-                folder.clone(),
-            ))
-        },
-        Arc::new(LocalSessionManager::default()),
-        config,
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let seen_auth = Arc::new(Mutex::new(HashSet::new()));
-    let seen = seen_auth.clone();
-    let stopped = stop.clone();
-    tokio::spawn(async move {
-        loop {
-            let stream = tokio::select! {
-                s = listener.accept() => match s { Ok((s, _)) => s, Err(_) => return },
-                _ = stopped.cancelled() => return,
-            };
-            let (service, seen) = (service.clone(), seen.clone());
-            tokio::spawn(async move {
-                let handler = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let (service, seen) = (service.clone(), seen.clone());
-                        async move {
-                            if let Some(v) = req.headers().get("authorization") {
-                                seen.lock()
-                                    .unwrap()
-                                    .insert(v.to_str().unwrap_or("").to_string());
-                            }
-                            Ok::<_, Infallible>(service.handle(req).await)
-                        }
-                    },
-                );
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, handler)
-                    .await;
-            });
-        }
-    });
-    HttpServer {
-        url,
-        seen_auth,
-        stop,
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_http_client_lists_across_pages_and_calls() {

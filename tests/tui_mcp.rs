@@ -3,6 +3,7 @@
 //! child process. Keys go in as messages; the tests wait for the engine's events (never for a
 //! fixed time).
 
+mod mcp_support;
 mod tui_support;
 
 use ratatui::crossterm::event::KeyCode;
@@ -494,4 +495,43 @@ async fn the_bundled_loop_steps_turn_by_turn() {
     assert!(saw_result_in_turn_1 && saw_turn_2);
     assert_eq!(h.app.prompt.history.len(), 4);
     assert!(h.app.prompt.pending.is_empty(), "the loop ended in text");
+}
+
+/// A streamable-HTTP server added at run time (F11, its URL typed): its tools are listed and a
+/// call runs there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_added_at_run_time_serves_the_loop() {
+    let server = mcp_support::http_server().await;
+    let setup = Setup {
+        tools: "[]".into(),
+        ..Setup::default()
+    };
+    let mut app = App::new(setup, Themes::built_in());
+    app.size = (160, 48);
+    let mut h = Harness::with(app, None);
+    h.press(key(KeyCode::F(11)));
+    h.type_text(&server.url);
+    h.press(key(KeyCode::Enter));
+    h.until("the HTTP server lists its tools", |a| {
+        a.mcp.servers[0].state != ServerState::Connecting
+    })
+    .await;
+    assert_eq!(h.app.mcp.servers[0].state, ServerState::Ready);
+    assert_eq!(h.app.offered().len(), 3, "every page of tools/list");
+    assert!(
+        h.screen()
+            .contains(&format!("● toolscope-demo · {} · 3 tools", server.url)),
+        "{}",
+        h.screen()
+    );
+    h.press(key(KeyCode::F(12)));
+    h.until("the loop ends", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    assert_eq!(h.app.prompt.history.len(), 4, "{:#?}", h.app.prompt.history);
+    assert!(
+        server.seen_auth.lock().unwrap().is_empty(),
+        "no token asked for, none sent"
+    );
 }
