@@ -181,10 +181,15 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     assert_eq!(h.app.prompt.history.len(), 4);
     assert!(h.app.prompt.pending.is_empty());
 
+    // The loop so far is kept for saving: the first turn and its call (the second turn is
+    // the run shown).
+    assert_eq!(h.app.trail.len(), 2);
+
     // Ctrl+G executes all, then sends.
     new_conversation(&mut h);
     h.type_text("What's the weather in Lyon?");
     h.press(ctrl('r'));
+    assert!(h.app.trail.is_empty(), "a new conversation is not the old loop");
     h.run_to_end().await;
     h.press(ctrl('g'));
     h.until("the next turn ends", |a| {

@@ -197,7 +197,13 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
         _ => {
             // A turn that sends the results of executed MCP calls goes on the loop; any other
             // starts anew.
-            if !matches!(app.trail.last(), Some(super::mcp::TrailStep::Call(_))) || out.again {
+            let continues = match app.trail.last() {
+                Some(super::mcp::TrailStep::Call(c)) => !out.again && out.messages.iter().any(|m| {
+                    matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == c.tool_call_id)
+                }),
+                _ => false,
+            };
+            if !continues {
                 app.trail.clear();
             }
             app.prompt.commit(&out);
