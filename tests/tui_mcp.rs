@@ -189,7 +189,10 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     new_conversation(&mut h);
     h.type_text("What's the weather in Lyon?");
     h.press(ctrl('r'));
-    assert!(h.app.trail.is_empty(), "a new conversation is not the old loop");
+    assert!(
+        h.app.trail.is_empty(),
+        "a new conversation is not the old loop"
+    );
     h.run_to_end().await;
     h.press(ctrl('g'));
     h.until("the next turn ends", |a| {

@@ -354,7 +354,9 @@ fn build(user: &ToolSet, servers: &[Server]) -> Result<(Catalog, Vec<ServerId>),
 /// build. The command as typed stays for messages and sessions.
 pub fn this_toolscope(spec: McpServerSpec, exe: Option<&std::path::Path>) -> McpServerSpec {
     match (spec, exe) {
-        (McpServerSpec::Stdio { command, mut argv }, Some(exe)) if argv[0] == "toolscope" => {
+        (McpServerSpec::Stdio { command, mut argv }, Some(exe))
+            if argv.first().is_some_and(|p| p == "toolscope") =>
+        {
             argv[0] = exe.to_string_lossy().into_owned();
             McpServerSpec::Stdio { command, argv }
         }
@@ -487,6 +489,27 @@ mod tests {
         m.sync(&user, 1);
         assert_eq!(m.route("lookup").unwrap().0, b);
         assert_eq!(m.selected, 1, "the selection stays on a row that exists");
+    }
+
+    #[test]
+    fn toolscope_as_the_program_is_this_binary_and_nothing_else_changes() {
+        let exe = std::path::Path::new("/opt/bin/toolscope-dev");
+        let spec = McpServerSpec::stdio("toolscope serve-mcp-demo --flag").unwrap();
+        let McpServerSpec::Stdio { command, argv } = this_toolscope(spec, Some(exe)) else {
+            panic!()
+        };
+        assert_eq!(
+            command, "toolscope serve-mcp-demo --flag",
+            "shown and saved as typed"
+        );
+        assert_eq!(argv, ["/opt/bin/toolscope-dev", "serve-mcp-demo", "--flag"]);
+        let other = McpServerSpec::stdio("/usr/bin/toolscope x").unwrap();
+        assert_eq!(this_toolscope(other.clone(), Some(exe)), other);
+        let empty = McpServerSpec::Stdio {
+            command: String::new(),
+            argv: Vec::new(),
+        };
+        assert_eq!(this_toolscope(empty.clone(), Some(exe)), empty);
     }
 
     #[test]
