@@ -4,9 +4,9 @@
 //!
 //! Nothing runs a tool unless the user asked: Ctrl+G executes the calls of the last answer and
 //! sends the results, Alt+G only the call whose result field has the focus, F12 starts a loop
-//! that executes and sends until the model answers in text, something fails, Esc, or the step limit. A call to a
-//! tool no server serves keeps its result field for the user to type into. A result the user
-//! typed is never replaced.
+//! that executes and sends until the model answers in text, something fails, Esc, or the step
+//! limit. A call to a tool no server serves keeps its result field for the user to type into. A
+//! result the user typed is never replaced.
 
 use serde_json::Value;
 
