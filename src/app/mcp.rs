@@ -7,7 +7,7 @@
 //! Which tools are offered is recomputed when the user's tools pass a new check or a server's
 //! listing changes ([`McpState::sync`]), never while drawing.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -46,6 +46,9 @@ pub struct Server {
     pub state: ServerState,
     /// Its `tools/list` entries (`{name, description, inputSchema}`), as last listed.
     pub tools: Vec<Value>,
+    /// The name each of `tools` is offered under (`None`: not offered, the server not ready),
+    /// as of the last [`McpState::sync`].
+    pub offered_as: Vec<Option<String>>,
     /// The last lines it wrote on stderr (a stdio server), oldest first.
     pub stderr: VecDeque<String>,
 }
@@ -96,25 +99,13 @@ pub enum TrailStep {
         run: super::RunId,
         session: Box<toolscope_core::session::Session>,
     },
-    /// A `tools/call` and what came back.
-    Call(Box<TrailCall>),
-}
-
-/// One executed call, as recorded.
-#[derive(Clone, Debug)]
-pub struct TrailCall {
-    /// The server's name and how it was reached (its command or URL; never a token).
-    pub server: String,
-    pub spec: McpServerSpec,
-    /// The name on the server, and the name the model called.
-    pub name: String,
-    pub tool_name: String,
-    pub tool_call_id: String,
-    pub arguments: Value,
-    /// How long the call took.
-    pub elapsed_ms: u64,
-    /// The `CallToolResult` as the server sent it, or why the call failed.
-    pub result: Result<Value, String>,
+    /// A `tools/call` and what came back, as a session records it, but timed from the call's
+    /// own start (`at_ms` 0, `ended_at_ms` its duration) until the loop is saved on one clock;
+    /// and the server that ran it.
+    Call {
+        call: Box<toolscope_core::session::RecordedCall>,
+        server: toolscope_core::session::McpServerRecord,
+    },
 }
 
 /// The automatic loop (F12): answer → execute → send, up to `max` model turns.
@@ -184,6 +175,7 @@ impl McpState {
             spec,
             state: ServerState::Connecting,
             tools: Vec::new(),
+            offered_as: Vec::new(),
             stderr: VecDeque::new(),
         });
         self.changed();
@@ -255,7 +247,7 @@ impl McpState {
             return None;
         }
         self.built_for = Some(key);
-        match build(user, &self.servers) {
+        let problem = match build(user, &self.servers) {
             Ok((catalog, ids)) => {
                 self.catalog = catalog;
                 self.catalog_ids = ids;
@@ -267,7 +259,25 @@ impl McpState {
                 self.catalog_ids = Vec::new();
                 Some(e)
             }
+        };
+        // The name each server's tool is offered under, for the list (drawn every frame).
+        let mut offered: HashMap<(ServerId, &str), &str> = HashMap::new();
+        for (exposed, r) in self.catalog.routes() {
+            if let Some(id) = self.catalog_ids.get(r.server) {
+                offered.insert((*id, r.original.as_str()), exposed);
+            }
         }
+        for s in &mut self.servers {
+            s.offered_as = s
+                .tools
+                .iter()
+                .map(|t| {
+                    let name = t.get("name").and_then(Value::as_str)?;
+                    offered.get(&(s.id, name)).map(|e| e.to_string())
+                })
+                .collect();
+        }
+        problem
     }
 
     /// The tools a request offers now.
@@ -282,30 +292,16 @@ impl McpState {
         Some((*self.catalog_ids.get(r.server)?, r))
     }
 
-    /// The name a server's tool is offered under, if it is.
-    pub fn exposed_name(&self, server: ServerId, original: &str) -> Option<String> {
-        self.catalog
-            .routes()
-            .find(|(_, r)| {
-                self.catalog_ids.get(r.server) == Some(&server) && r.original == original
-            })
-            .map(|(n, _)| n.to_string())
-    }
-
     /// The rows of the MCP list: each server, then its tools.
     pub fn rows(&self) -> Vec<Row> {
         let mut out = Vec::new();
         for (i, s) in self.servers.iter().enumerate() {
             out.push(Row::Server(i));
-            for (t, entry) in s.tools.iter().enumerate() {
-                let exposed = (s.state == ServerState::Ready)
-                    .then(|| entry.get("name").and_then(Value::as_str))
-                    .flatten()
-                    .and_then(|n| self.exposed_name(s.id, n));
+            for t in 0..s.tools.len() {
                 out.push(Row::Tool {
                     server: i,
                     tool: t,
-                    exposed,
+                    exposed: s.offered_as.get(t).cloned().flatten(),
                 });
             }
         }

@@ -12,8 +12,9 @@ use serde_json::Value;
 
 use toolscope_core::mcp::{McpError, McpServerSpec, outcome};
 use toolscope_core::part::Part;
+use toolscope_core::session::{RecordedCall, RecordedOutcome};
 
-use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailCall, TrailStep};
+use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailStep};
 use super::notice::notice;
 use super::runs::start_run;
 use super::{App, Effect, Focus, Overlay, editor};
@@ -91,8 +92,8 @@ pub(super) fn listed(
                 .map(|s| s.name.clone())
                 .unwrap_or_default();
             app.mcp.failed(server, why.clone());
-            app.sync_offered();
-            // Calls in flight on it end with their own error message from the driver.
+            // Its tools leave the offered ones at the end of `update`; calls in flight on it
+            // end with their own error from the driver.
             notice(app, format!("MCP server {name} failed: {why}"), true);
         }
     }
@@ -168,7 +169,6 @@ fn remove_selected(app: &mut App, fx: &mut Vec<Effect>) {
         return;
     }
     app.mcp.remove(id);
-    app.sync_offered();
     fx.push(Effect::McpDisconnect { server: id });
     notice(
         app,
@@ -400,7 +400,6 @@ pub(super) fn called(
             }
             if matches!(e, McpError::Closed(_)) {
                 app.mcp.failed(running.server, e.to_string());
-                app.sync_offered();
             }
         }
     }
@@ -558,20 +557,27 @@ fn record_call(
             session: Box::new(session),
         });
     }
-    let (server, spec) = match app.mcp.server(running.server) {
-        Some(s) => (s.name.clone(), s.spec.clone()),
-        None => return,
+    let Some(s) = app.mcp.server(running.server) else {
+        return;
     };
-    app.trail.push(TrailStep::Call(Box::new(TrailCall {
-        server,
-        spec,
+    let server = s.spec.record(&s.name);
+    let call = RecordedCall {
+        at_ms: 0,
+        ended_at_ms: elapsed_ms,
+        server: s.name.clone(),
         name: running.original.clone(),
         tool_name: running.tool_name.clone(),
         tool_call_id: running.tool_call_id.clone(),
         arguments: running.arguments.clone(),
-        elapsed_ms,
-        result: result.clone().map_err(|e| e.to_string()),
-    })));
+        outcome: match result {
+            Ok(v) => RecordedOutcome::Result(v.clone()),
+            Err(e) => RecordedOutcome::Error(e.to_string()),
+        },
+    };
+    app.trail.push(TrailStep::Call {
+        call: Box::new(call),
+        server,
+    });
 }
 
 /// F11, or `a` in the MCP list: asks for a server to add.

@@ -198,8 +198,8 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
             // A turn that sends the results of executed MCP calls goes on the loop; any other
             // starts anew.
             let continues = match app.trail.last() {
-                Some(super::mcp::TrailStep::Call(c)) => !out.again && out.messages.iter().any(|m| {
-                    matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == c.tool_call_id)
+                Some(super::mcp::TrailStep::Call { call, .. }) => !out.again && out.messages.iter().any(|m| {
+                    matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == call.tool_call_id)
                 }),
                 _ => false,
             };

@@ -83,106 +83,73 @@ pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
 /// and the servers took; pauses between keys are not counted), and the servers used.
 fn session_of(app: &App, name: Option<String>) -> Option<Session> {
     use super::mcp::TrailStep;
-    use toolscope_core::session::{RecordedCall, RecordedOutcome, Recorder};
+    use toolscope_core::session::Recorder;
 
     let current = app.run.session(None)?;
-    let mut turns: Vec<&Session> = Vec::new();
-    let mut recorder: Option<Recorder> = None;
-    let mut clock = 0;
-    let mut servers: Vec<toolscope_core::session::McpServerRecord> = Vec::new();
-    let add_turn = |recorder: &mut Option<Recorder>, s: &Session, clock: &mut u64| {
-        match recorder {
-            None => {
-                *recorder = Some(Recorder::from_run(
-                    s.request.clone(),
-                    s.events.clone(),
-                    s.parts.clone(),
-                ))
-            }
-            Some(r) => {
-                r.next_turn(s.request.clone(), *clock);
-                r.extend(s.events.clone(), s.parts.clone());
-            }
-        }
-        if let Some(r) = recorder {
-            r.end_turn(s.ended_at_ms);
-        }
-        *clock += s.ended_at_ms;
-    };
-    let in_trail = app
-        .trail
-        .iter()
-        .any(|s| matches!(s, TrailStep::Turn { run, .. } if Some(*run) == app.run.id));
-    for step in &app.trail {
-        match step {
-            TrailStep::Turn { session, .. } => {
-                turns.push(session);
-                add_turn(&mut recorder, session, &mut clock);
-            }
-            TrailStep::Call(c) => {
-                let Some(r) = recorder.as_mut() else { continue };
-                r.tool_call(RecordedCall {
-                    at_ms: clock,
-                    ended_at_ms: clock + c.elapsed_ms,
-                    server: c.server.clone(),
-                    name: c.name.clone(),
-                    tool_name: c.tool_name.clone(),
-                    tool_call_id: c.tool_call_id.clone(),
-                    arguments: c.arguments.clone(),
-                    outcome: match &c.result {
-                        Ok(v) => RecordedOutcome::Result(v.clone()),
-                        Err(e) => RecordedOutcome::Error(e.clone()),
-                    },
-                });
-                clock += c.elapsed_ms;
-                let record = c.spec.record(&c.server);
-                if !servers.contains(&record) {
-                    servers.push(record);
-                }
-            }
-        }
-    }
-    if recorder.is_none() {
-        // No loop: the run alone (with the servers its tools came from, when there are some).
+    let Some(TrailStep::Turn { session: first, .. }) = app.trail.first() else {
+        // No loop: the run alone, with the servers its tools came from.
         let mut s = current;
         s.name = name;
-        if let Some(m) = mcp_record(app, servers) {
-            s.mcp = Some(m);
-        }
+        s.mcp = mcp_record(app);
         return Some(s);
+    };
+    let mut r = Recorder::from_run(
+        first.request.clone(),
+        first.events.clone(),
+        first.parts.clone(),
+    );
+    r.end_turn(first.ended_at_ms);
+    let mut clock = first.ended_at_ms;
+    let mut last_end = first.ended_at_ms;
+    let mut turn = |r: &mut Recorder, s: &Session, clock: &mut u64| {
+        r.next_turn(s.request.clone(), *clock);
+        r.extend(s.events.clone(), s.parts.clone());
+        r.end_turn(s.ended_at_ms);
+        *clock += s.ended_at_ms;
+        last_end = s.ended_at_ms;
+    };
+    let mut current_in_trail = false;
+    for step in &app.trail[1..] {
+        match step {
+            TrailStep::Turn { run, session } => {
+                current_in_trail |= Some(*run) == app.run.id;
+                turn(&mut r, session, &mut clock);
+            }
+            TrailStep::Call { call, server } => {
+                // Kept timed from its own start: placed on the loop's clock now.
+                let mut call = (**call).clone();
+                let took = call.ended_at_ms;
+                call.at_ms = clock;
+                call.ended_at_ms = clock + took;
+                clock += took;
+                r.tool_call(call);
+                r.mcp(toolscope_core::session::McpRecord {
+                    servers: vec![server.clone()],
+                    tools: Vec::new(),
+                });
+            }
+        }
     }
-    if !in_trail {
-        add_turn(&mut recorder, &current, &mut clock);
+    let first_is_current =
+        matches!(app.trail.first(), Some(TrailStep::Turn { run, .. }) if Some(*run) == app.run.id);
+    if !current_in_trail && !first_is_current {
+        turn(&mut r, &current, &mut clock);
     }
-    let mut r = recorder?;
-    if let Some(m) = mcp_record(app, servers) {
+    if let Some(m) = mcp_record(app) {
         r.mcp(m);
     }
-    let last = if in_trail {
-        turns.last().map_or(0, |s| s.ended_at_ms)
-    } else {
-        current.ended_at_ms
-    };
-    Some(r.finish(name, last))
+    Some(r.finish(name, last_end))
 }
 
-/// The MCP servers used (`used`, from the calls, and every server added now) and which offered
-/// tool each serves; `None` without any.
-fn mcp_record(
-    app: &App,
-    mut used: Vec<toolscope_core::session::McpServerRecord>,
-) -> Option<toolscope_core::session::McpRecord> {
-    for s in &app.mcp.servers {
-        let record = s.spec.record(&s.name);
-        if !used.contains(&record) {
-            used.push(record);
-        }
-    }
-    if used.is_empty() {
-        return None;
-    }
-    Some(toolscope_core::session::McpRecord {
-        servers: used,
+/// The MCP servers added now and which offered tool each serves; `None` without any.
+fn mcp_record(app: &App) -> Option<toolscope_core::session::McpRecord> {
+    (!app.mcp.servers.is_empty()).then(|| toolscope_core::session::McpRecord {
+        servers: app
+            .mcp
+            .servers
+            .iter()
+            .map(|s| s.spec.record(&s.name))
+            .collect(),
         tools: app.mcp.catalog.tool_records(),
     })
 }

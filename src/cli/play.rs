@@ -55,14 +55,14 @@ pub struct PlayArgs {
     pub session: Option<PathBuf>,
     /// Take tools from an MCP server run as a child process (stdio): the command and its
     /// arguments, split like a shell would but not run through one; `toolscope` as the program
-    /// is this toolscope. Repeatable; F12 adds more at run time.
+    /// is this toolscope. Repeatable; F11 adds more at run time.
     #[arg(long = "mcp", value_name = "CMD")]
     pub mcp: Vec<String>,
     /// Take tools from an MCP server over streamable HTTP; `URL=TOKEN_ENV` sends the value of
     /// that variable as a bearer token (never shown or saved). Repeatable.
     #[arg(long = "mcp-url", value_name = "URL[=TOKEN_ENV]")]
     pub mcp_url: Vec<String>,
-    /// The most model turns the MCP loop (Ctrl+G) sends.
+    /// The most model turns the MCP loop (F12) sends.
     #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: u32,
