@@ -473,11 +473,7 @@ fn loop_step(app: &mut App) {
         session::Segment::Call { call, parts } => {
             p.at_ms = p.at_ms.max(call.ended_at_ms.max(call.at_ms));
             let id = p.id;
-            if let Some(view) = view_of(app, id) {
-                for part in parts {
-                    view.push_result(part);
-                }
-            }
+            push_results(app, id, parts);
             if let Some(out) = call.result() {
                 app.prompt.fill_result(&call.tool_call_id, &out.text);
             }
@@ -485,11 +481,7 @@ fn loop_step(app: &mut App) {
         session::Segment::Stop { at_ms, parts } => {
             p.at_ms = p.at_ms.max(at_ms);
             let id = p.id;
-            if let Some(view) = view_of(app, id) {
-                for part in parts {
-                    view.push_result(part);
-                }
-            }
+            push_results(app, id, parts);
         }
         session::Segment::Turn { at_ms, session } => {
             let replay = session::Replay::new(&session, p.options.clone());
@@ -504,6 +496,16 @@ fn loop_step(app: &mut App) {
             }
             app.prompt.set_history(request.messages.clone());
             app.run = RunView::started(id, request);
+        }
+    }
+}
+
+/// Parts the loop printed between turns (a call's result, the stop's warning), shown after
+/// the answer's own parts in view `id`.
+fn push_results(app: &mut App, id: RunId, parts: Vec<toolscope_core::part::Part>) {
+    if let Some(view) = view_of(app, id) {
+        for part in parts {
+            view.push_result(part);
         }
     }
 }

@@ -87,6 +87,26 @@ impl ReasoningArgs {
     }
 }
 
+/// The MCP servers of `--mcp` (stdio commands; `toolscope` as the program is this binary, on
+/// the PATH or not) and `--mcp-url` (`URL[=TOKEN_ENV]`), in that order, or a usage error
+/// naming the flag.
+pub fn mcp_servers(
+    commands: &[String],
+    urls: &[String],
+) -> Result<Vec<toolscope_core::mcp::McpServerSpec>, String> {
+    use toolscope_core::mcp::McpServerSpec;
+    let exe = std::env::current_exe().ok();
+    let mut out = Vec::new();
+    for cmd in commands {
+        let spec = McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?;
+        out.push(toolscope::app::mcp::this_toolscope(spec, exe.as_deref()));
+    }
+    for url in urls {
+        out.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
+    }
+    Ok(out)
+}
+
 /// Whether a file can be written at `path` (its folder exists and is a folder); the error is one
 /// line naming the file.
 pub fn check_writable(path: &std::path::Path) -> Result<(), String> {

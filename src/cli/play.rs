@@ -71,18 +71,6 @@ pub struct PlayArgs {
     pub mcp_timeout: f64,
 }
 
-/// The MCP servers of `--mcp` and `--mcp-url`, in that order.
-fn mcp_servers(args: &PlayArgs) -> Result<Vec<McpServerSpec>, String> {
-    let mut out = Vec::new();
-    for cmd in &args.mcp {
-        out.push(McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?);
-    }
-    for url in &args.mcp_url {
-        out.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
-    }
-    Ok(out)
-}
-
 fn dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "toolscope")
 }
@@ -285,7 +273,7 @@ pub fn run(args: PlayArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&e),
     };
-    let servers = match mcp_servers(&args) {
+    let servers = match super::mcp_servers(&args.mcp, &args.mcp_url) {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&e),
     };

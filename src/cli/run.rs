@@ -119,16 +119,7 @@ struct McpPlan {
 }
 
 fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
-    let mut servers = Vec::new();
-    for cmd in &args.mcp {
-        let spec = McpServerSpec::stdio(cmd).map_err(|e| format!("--mcp: {e}"))?;
-        // `toolscope` as the program is this toolscope, on the PATH or not.
-        let exe = std::env::current_exe().ok();
-        servers.push(toolscope::app::mcp::this_toolscope(spec, exe.as_deref()));
-    }
-    for url in &args.mcp_url {
-        servers.push(McpServerSpec::http(url).map_err(|e| format!("--mcp-url: {e}"))?);
-    }
+    let servers = super::mcp_servers(&args.mcp, &args.mcp_url)?;
     if args.execute && servers.is_empty() {
         return Err("--execute needs an MCP server (--mcp or --mcp-url) to run the calls".into());
     }
