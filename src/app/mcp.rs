@@ -247,6 +247,13 @@ impl McpState {
             return None;
         }
         self.built_for = Some(key);
+        if self.servers.is_empty() {
+            // Nothing to merge: the offered tools are the user's (see `App::offered`), and
+            // building a catalog would only check them all a second time.
+            self.catalog = Catalog::default();
+            self.catalog_ids.clear();
+            return None;
+        }
         let problem = match build(user, &self.servers) {
             Ok((catalog, ids)) => {
                 self.catalog = catalog;
@@ -280,7 +287,8 @@ impl McpState {
         problem
     }
 
-    /// The tools a request offers now.
+    /// The tools a request offers now, once a server is added (without servers the offered
+    /// tools are the user's own: `App::offered`).
     pub fn offered(&self) -> &ToolSet {
         self.catalog.tools()
     }

@@ -290,24 +290,35 @@ impl Session {
 
     /// This session without its MCP record and loop: the first model turn alone.
     pub fn first_turn(&self) -> Session {
-        Session {
-            format: self.format.clone(),
-            version: 1,
-            name: self.name.clone(),
-            created_at: self.created_at.clone(),
-            toolscope: self.toolscope.clone(),
-            mcp: None,
-            request: self.request.clone(),
-            events: self.events.clone(),
-            ended_at_ms: self.ended_at_ms,
-            end: self.end.clone(),
-            parts: self.parts.clone(),
-            steps: Vec::new(),
-        }
+        self.one_turn(
+            &self.request,
+            &self.events,
+            self.ended_at_ms,
+            &self.end,
+            &self.parts,
+        )
     }
 
     /// A later turn of this session's loop as a one-turn session.
     pub fn turn_session(&self, turn: &RecordedTurn) -> Session {
+        self.one_turn(
+            &turn.request,
+            &turn.events,
+            turn.ended_at_ms,
+            &turn.end,
+            &turn.parts,
+        )
+    }
+
+    /// A one-turn session of this session's header and the given turn.
+    fn one_turn(
+        &self,
+        request: &Request,
+        events: &[RawEvent],
+        ended_at_ms: u64,
+        end: &[Part],
+        parts: &[Part],
+    ) -> Session {
         Session {
             format: self.format.clone(),
             version: 1,
@@ -315,11 +326,11 @@ impl Session {
             created_at: self.created_at.clone(),
             toolscope: self.toolscope.clone(),
             mcp: None,
-            request: turn.request.clone(),
-            events: turn.events.clone(),
-            ended_at_ms: turn.ended_at_ms,
-            end: turn.end.clone(),
-            parts: turn.parts.clone(),
+            request: request.clone(),
+            events: events.to_vec(),
+            ended_at_ms,
+            end: end.to_vec(),
+            parts: parts.to_vec(),
             steps: Vec::new(),
         }
     }
