@@ -171,6 +171,41 @@ impl PartList {
     }
 
     /// The answer text (the text deltas, joined).
+    /// The end of [`PartList::text`]: its last `max_bytes` bytes or a little more (cut at a
+    /// character boundary), and whether anything before them was left out. Its cost follows the
+    /// tail, not the whole text, so a streaming answer can be shown every frame.
+    pub fn text_tail(&self, max_bytes: usize) -> (String, bool) {
+        let mut pieces: Vec<&str> = Vec::new();
+        let mut len = 0;
+        let mut cut = false;
+        for p in self.parts.iter().rev() {
+            let t = match p {
+                Part::TextDelta { delta, .. } => delta.as_str(),
+                Part::Text { text } => text.as_str(),
+                _ => continue,
+            };
+            if t.is_empty() {
+                continue;
+            }
+            if len >= max_bytes {
+                cut = true;
+                break;
+            }
+            len += t.len();
+            pieces.push(t);
+        }
+        let mut out: String = pieces.into_iter().rev().collect();
+        if out.len() > max_bytes {
+            let mut from = out.len() - max_bytes;
+            while !out.is_char_boundary(from) {
+                from += 1;
+            }
+            out.drain(..from);
+            cut = true;
+        }
+        (out, cut)
+    }
+
     pub fn text(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
@@ -299,6 +334,27 @@ fn marks(part: &Part) -> Marks {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_tail_of_the_text_is_its_end_and_says_when_it_is_cut() {
+        let mut list = PartList::default();
+        for piece in ["Héllo", "", " wörld", ", and more"] {
+            list.push(Part::TextDelta {
+                id: "t".into(),
+                delta: piece.into(),
+            });
+        }
+        let whole = list.text();
+        assert_eq!(list.text_tail(1000), (whole.clone(), false));
+        for max in 0..whole.len() {
+            let (tail, cut) = list.text_tail(max);
+            assert!(whole.ends_with(&tail), "{max}: {tail:?}");
+            assert!(cut, "{max}");
+            assert!(tail.len() <= max + 3, "{max}: {tail:?}");
+        }
+        assert_eq!(list.text_tail(whole.len()), (whole, false));
+    }
+
     use super::*;
     use serde_json::json;
     use toolscope_core::part::{Coercion, FinishReason};

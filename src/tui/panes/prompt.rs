@@ -201,10 +201,15 @@ fn transcript(frame: &mut Frame<'_>, area: Rect, app: &App) {
     if main_turn {
         match &app.run.state {
             RunState::Streaming => {
-                let so_far = app.run.parts.text();
+                // Only the end of the answer can show: no more than the field holds (the whole
+                // text of a long answer, wrapped every frame, cost a frame as much as the run).
+                let room = field_w * area.height as usize * 4;
+                let (so_far, cut) = app.run.parts.text_tail(room);
                 let calls = app.run.parts.call_count();
                 let mut shown = if so_far.trim().is_empty() {
                     "streaming…".to_string()
+                } else if cut {
+                    format!("…{so_far}…")
                 } else {
                     format!("{so_far}…")
                 };
