@@ -45,11 +45,28 @@ pub struct Emitter {
     /// Bytes of the text the scanner was not fed: `(scanner offset, bytes skipped there and
     /// before)`, in order.
     skipped: Vec<(usize, usize)>,
+    /// The output was cut off (a token limit, a broken stream): at the end, a call whose close
+    /// was not read is unfinished, never recovered.
+    cut: bool,
 }
 
 impl Emitter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
+    ///
+    /// [`StreamParser::finish_cut`]: super::StreamParser::finish_cut
+    pub fn set_output_cut(&mut self) {
+        self.cut = true;
+    }
+
+    /// Whether the output was cut off: scanners then recover no call whose close (its close
+    /// marker, or for a call whose body is one JSON value, the end of that value) was not
+    /// read, and report it as unfinished instead.
+    pub fn output_cut(&self) -> bool {
+        self.cut
     }
 
     /// Plain text: into the open text block (opened if needed), or into the reasoning block when

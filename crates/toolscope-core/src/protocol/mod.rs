@@ -465,12 +465,30 @@ impl StreamParser {
         self.push(chunk.as_bytes(), out)
     }
 
-    /// Ends the stream: closes open text, recovers or reports an unfinished call.
+    /// Ends the stream: closes open text, recovers or reports an unfinished call. The output
+    /// ended as the model meant it to (a stop): a call missing only its close marker at the end
+    /// is recovered, as the formats' tolerances say.
     pub fn finish(&mut self, out: &mut Vec<Part>) {
+        self.finish_as(false, out)
+    }
+
+    /// Ends a stream that was cut off (the token limit, a content filter, a broken stream): a
+    /// call is finished only when its close marker arrived, or, in a format whose call body is
+    /// one JSON value, when that value closed. Any other call still open is reported as an
+    /// `unfinished-tool-call` error with its markup kept as text, never recovered, so that a
+    /// call with arguments cut short is never taken for a complete one.
+    pub fn finish_cut(&mut self, out: &mut Vec<Part>) {
+        self.finish_as(true, out)
+    }
+
+    fn finish_as(&mut self, cut: bool, out: &mut Vec<Part>) {
         if self.finished {
             return;
         }
         self.finished = true;
+        if cut {
+            self.em.set_output_cut();
+        }
         let StreamParser {
             decoder,
             scanner,
@@ -562,6 +580,15 @@ impl AutoParser {
 
     /// Ends the output. Gives the choice if it is made only now.
     pub fn finish(&mut self, out: &mut Vec<Part>) -> Option<Detected> {
+        self.finish_as(false, out)
+    }
+
+    /// Ends an output that was cut off (see [`StreamParser::finish_cut`]).
+    pub fn finish_cut(&mut self, out: &mut Vec<Part>) -> Option<Detected> {
+        self.finish_as(true, out)
+    }
+
+    fn finish_as(&mut self, cut: bool, out: &mut Vec<Part>) -> Option<Detected> {
         let made_now = match self.parser {
             Some(_) => None,
             None => {
@@ -570,7 +597,7 @@ impl AutoParser {
             }
         };
         if let Some((_, parser)) = &mut self.parser {
-            parser.finish(out);
+            parser.finish_as(cut, out);
         }
         made_now
     }

@@ -1005,6 +1005,15 @@ impl MorphScanner {
                 let end = call.start + call.raw.len();
                 self.malformed(call, end, "unfinished-tool-call", em);
             }
+            State::Between(mut call) if em.output_cut() => {
+                // Cut off before the close tag: more arguments may have followed. (The
+                // whitespace after the last argument is in the markup already.)
+                call.trailing.clear();
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                call.failed = Some("the output was cut off before the close tag".into());
+                self.malformed(call, end, "unfinished-tool-call", em);
+            }
             State::Between(mut call) => {
                 let end = call.last_param_end;
                 let mut trailing = std::mem::take(&mut call.trailing);

@@ -1555,7 +1555,35 @@ impl QwenScanner {
                 f.stray.push_str(&hold);
                 b.raw.push_str(&hold);
                 let end = b.start + b.raw.len();
-                self.end_function(b, f, end, true, em);
+                let opener = self.dialect.parameter.lit();
+                let why = if em.output_cut() {
+                    // Cut off before its close: what it would have held is not known.
+                    Some("the output was cut off before")
+                } else if ends_inside_tag(&f.stray, opener) {
+                    // `<param` at the very end: a parameter was beginning, not a value.
+                    Some("the output ended inside a tag, before")
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => {
+                        em.abort_call(&f.id);
+                        em.error(ErrorPart {
+                            tool_call_id: Some(f.id.clone()),
+                            tool_name: Some(f.name.clone()),
+                            ..ErrorPart::reason(
+                                "unfinished-tool-call",
+                                format!(
+                                    "{why} {} was closed",
+                                    self.dialect.function_tag(&f.name)
+                                ),
+                            )
+                        });
+                        b.keep_as_text(end, em);
+                        self.spare = Some(f);
+                    }
+                    None => self.end_function(b, f, end, true, em),
+                }
             }
             State::Param(mut b, f, _) => {
                 b.raw.push_str(&hold);
@@ -1576,6 +1604,16 @@ impl QwenScanner {
             }
         }
     }
+}
+
+/// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
+/// it: `<`, `<param`, `<parameter=ci`, with no `>` yet.
+fn ends_inside_tag(text: &str, opener: &str) -> bool {
+    let text = text.trim_end();
+    text.rfind('<').is_some_and(|i| {
+        let tail = &text[i..];
+        !tail.contains('>') && (opener.starts_with(tail) || tail.starts_with(opener))
+    })
 }
 
 /// Qwen markup where it means nothing (a close tag outside a call, a function whose name is not

@@ -429,7 +429,14 @@ impl YamlScanner {
     /// The body is complete (or the output ended, `unclosed`): a call if it is a mapping.
     fn complete(&mut self, call: &Call, end: usize, unclosed: bool, em: &mut Emitter) {
         let mut body_arg = None;
-        let parsed = if call.body.trim().is_empty() {
+        let parsed = if unclosed && em.output_cut() {
+            // Cut off before its close tag: the last value may be cut short, or more may have
+            // followed.
+            Err("the output was cut off before the close tag".to_string())
+        } else if let Some(key) = unclosed.then(|| dangling_key(&call.body)).flatten() {
+            // `city:` at the very end: its value never came (YAML would read a null).
+            Err(format!("the output ended after \"{key}:\", before its value"))
+        } else if call.body.trim().is_empty() {
             if unclosed {
                 Err("the output ended inside the tool call".to_string())
             } else {
@@ -512,6 +519,13 @@ impl YamlScanner {
             }
         }
     }
+}
+
+/// The key of a last line `key:` with nothing after it (the output ended before its value).
+fn dangling_key(body: &str) -> Option<&str> {
+    let last = body.trim_end_matches([' ', '\t']).rsplit('\n').next()?;
+    let key = last.strip_suffix(':')?.trim();
+    (!key.is_empty() && !key.starts_with(['-', '#']) && !key.contains([' ', ':'])).then_some(key)
 }
 
 /// Parses a YAML document that must be a mapping. Plain scalars stay strings (typed later by

@@ -307,8 +307,8 @@ impl Assembler {
         }
         self.flush_refusal(out);
         // The output parser ends first: its blocks (and reasoning written through its writer)
-        // close with it, in order.
-        self.close_output(out);
+        // close with it, in order. The answer broke off: what it left open is unfinished.
+        self.close_output(true, out);
         self.close_reasoning(out);
         self.report_cut_calls(out);
         part(out, Part::error(e.to_part()));
@@ -317,7 +317,11 @@ impl Assembler {
 
     fn end(&mut self, out: &mut Vec<RunEvent>) {
         self.flush_refusal(out);
-        self.close_output(out);
+        let cut = matches!(
+            self.finish,
+            Some(FinishReason::Length | FinishReason::ContentFilter)
+        );
+        self.close_output(cut, out);
         self.close_reasoning(out);
         self.close_all_calls(out);
         self.report_cut_calls(out);
@@ -424,14 +428,21 @@ impl Assembler {
     }
 
     /// Closes the text and ends the output parser (emulated output is complete only now).
-    fn close_output(&mut self, out: &mut Vec<RunEvent>) {
+    /// `cut`: the output did not end as the model meant it to (the token limit, a content
+    /// filter, a broken stream), so a call it left open is unfinished, never recovered.
+    fn close_output(&mut self, cut: bool, out: &mut Vec<RunEvent>) {
         self.writer.close_text(out);
         let mut parts = Vec::new();
         match &mut self.output {
             OutputParser::Text => return,
+            OutputParser::Protocol(parser) if cut => parser.finish_cut(&mut parts),
             OutputParser::Protocol(parser) => parser.finish(&mut parts),
             OutputParser::Auto(parser) => {
-                let detected = parser.finish(&mut parts);
+                let detected = if cut {
+                    parser.finish_cut(&mut parts)
+                } else {
+                    parser.finish(&mut parts)
+                };
                 // An answer without text (only native calls) had nothing to read.
                 detected_event(detected.filter(|_| self.had_text), out);
             }

@@ -879,6 +879,65 @@ fn a_call_recovered_at_the_end_keeps_its_span() {
     assert_eq!(spans[0].start, 5);
 }
 
+/// An emulated answer the token limit cut inside a call (`finish_reason: length`): the call is
+/// unfinished, never a finished call with what the cut left (`city: "<param"`, or `Paris` with
+/// the rest of the arguments missing), and the same answer ending with `stop` recovers what
+/// its tolerances allow.
+#[test]
+fn a_call_the_token_limit_cut_is_unfinished_not_finished() {
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.stream = true;
+    let cases = [
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<param",
+        ),
+        ("qwen3-coder", "<tool_call>\n<function=get_weather>\n<param"),
+        (
+            "glm-4.7",
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_ke",
+        ),
+        (
+            "minimax-m2",
+            "</think>\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n",
+        ),
+        (
+            "deepseek-dsml",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜param",
+        ),
+        ("morph-xml", "<get_weather>\n<city>Paris</city>\n"),
+        ("yaml-xml", "<get_weather>\ncity: Paris\ndays: 3"),
+    ];
+    for (protocol, answer) in cases {
+        r.protocol = Some(Protocol::from_name(protocol).unwrap());
+        let wire = content_stream(None, answer, 7).replace("\"stop\"", "\"length\"");
+        let got = parts(&decode(&r, wire.as_bytes(), 5));
+        let c = Collapsed::of(&got);
+        assert!(
+            c.calls.is_empty(),
+            "{protocol}: {answer:?} gave {:?}",
+            c.calls
+        );
+        assert!(
+            got.iter().any(|p| matches!(p, Part::Error(e)
+                if e.reason.as_deref() == Some("unfinished-tool-call"))),
+            "{protocol}: no unfinished-tool-call in {got:?}"
+        );
+        assert_eq!(finish_of(&got).0, FinishReason::Length, "{protocol}");
+        // Nothing lost: the markup is the answer's text.
+        assert!(
+            c.text.contains(answer.trim_start_matches("</think>\n")),
+            "{protocol}: {:?}",
+            c.text
+        );
+    }
+    // A missing close at a natural end is forgiven, as before.
+    r.protocol = Some(Protocol::from_name("morph-xml").unwrap());
+    let wire = content_stream(None, "<get_weather>\n<city>Paris</city>\n", 7);
+    let c = Collapsed::of(&parts(&decode(&r, wire.as_bytes(), 5)));
+    assert_eq!(c.calls.len(), 1);
+}
+
 #[test]
 fn emulated_forced_answer_becomes_a_tool_call() {
     for provider in [ProviderKind::ANTHROPIC, ProviderKind::OLLAMA] {
