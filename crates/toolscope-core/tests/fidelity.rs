@@ -216,12 +216,23 @@ fn yaml_block_values_keep_indentation_and_newlines() {
 
 #[test]
 fn qwen_close_tags_inside_values_are_decided_by_what_follows() {
-    // A Python file whose string holds the format's own tags (`name` is no parameter).
-    let py = "s = \"</parameter>\n<parameter=name>\"\nprint(s)";
+    // A Python file whose string holds the format's close tag, followed by something that is
+    // no parameter: value text.
+    let py = "s = \"</parameter>\"\nprint(s)\n</parameter>\n# end";
     expect(
         "qwen3-coder",
         &qwen_call("write_file", &[("path", "/t.py"), ("content", py)]),
         &[("write_file", json!({"path":"/t.py","content":py}))],
+        "",
+        &[],
+    );
+    // A well-formed `</parameter>` then a well-formed parameter ends the value, whatever the
+    // parameter's name: one the schema does not list is an argument of its own (the format
+    // cannot hold this pair inside a value).
+    expect(
+        "qwen3-coder",
+        "<tool_call>\n<function=write_file>\n<parameter=content>\ns = 1\n</parameter>\n<parameter=name>\nx\n</parameter>\n</function>\n</tool_call>",
+        &[("write_file", json!({"content":"s = 1","name":"x"}))],
         "",
         &[],
     );
@@ -252,17 +263,10 @@ fn qwen_close_tags_inside_values_are_decided_by_what_follows() {
         "",
         &[],
     );
-    // A parameter that is set already cannot follow: the close tag before it is text.
-    expect(
-        "qwen3-coder",
-        "<tool_call><function=write_file><parameter=path>/a</parameter><parameter=content>x</parameter><parameter=path>y</parameter></function></tool_call>",
-        &[(
-            "write_file",
-            json!({"path":"/a","content":"x</parameter><parameter=path>y"}),
-        )],
-        "",
-        &[],
-    );
+    // A parameter that is set already follows: it is a parameter all the same, given twice,
+    // and the call is reported as malformed (its markup kept as text), never read silently.
+    let twice = "<tool_call><function=write_file><parameter=path>/a</parameter><parameter=content>x</parameter><parameter=path>y</parameter></function></tool_call>";
+    expect("qwen3-coder", twice, &[], twice, &["malformed-tool-call"]);
     // A forgotten </parameter> before a parameter that can follow still ends the value.
     expect(
         "qwen3-coder",

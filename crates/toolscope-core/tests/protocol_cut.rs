@@ -127,7 +127,7 @@ fn an_output_that_ends_early_gives_no_value_it_did_not_hold() {
         for input in candidates() {
             let text = protocol.format_call("get_weather", &input);
             for (cut, _) in text.char_indices().skip(1) {
-                let parsed = protocol.parse_generated(&tools, text[..cut].as_bytes());
+                let parsed = protocol.parse_generated(&tools, &text.as_bytes()[..cut]);
                 for call in calls(&parsed.parts) {
                     if !within(&call, &input) {
                         failures.push(format!(

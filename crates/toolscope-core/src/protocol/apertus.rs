@@ -60,6 +60,10 @@ impl ProtocolSpec for Apertus {
         "Apertus 8B, 70B"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|assistant_end|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CALL_BEGIN.into()]
     }
@@ -119,7 +123,7 @@ impl ProtocolSpec for Apertus {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -70,6 +70,10 @@ impl ProtocolSpec for CommandR {
         "Command R7B, Command A"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|END_OF_TURN_TOKEN|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![ACTION_BEGIN.into(), "<|START_RESPONSE|>".into()]
     }
@@ -142,7 +146,7 @@ impl ProtocolSpec for CommandR {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -72,6 +72,10 @@ impl ProtocolSpec for DeepseekDsml {
         "DeepSeek V3.2, V4"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<｜end▁of▁sentence｜>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![
             format!("<{P}function_calls>"),

@@ -100,6 +100,10 @@ impl ProtocolSpec for DeepseekV3 {
         "DeepSeek R1, V3"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<｜end▁of▁sentence｜>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![
             format!("{CALLS_BEGIN} {CALL_BEGIN}{FUNCTION}{SEP}"),

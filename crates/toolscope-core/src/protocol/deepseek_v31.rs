@@ -65,6 +65,10 @@ impl ProtocolSpec for DeepseekV31 {
         "DeepSeek V3.1"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<｜end▁of▁sentence｜>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CALLS_BEGIN.into(), CALL_BEGIN.into()]
     }

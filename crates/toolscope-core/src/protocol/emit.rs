@@ -45,6 +45,9 @@ pub struct Emitter {
     /// Bytes of the text the scanner was not fed: `(scanner offset, bytes skipped there and
     /// before)`, in order.
     skipped: Vec<(usize, usize)>,
+    /// Bytes taken out of the text as end tokens, before anything read it: `(offset in the
+    /// text after them, bytes taken out there and before)`, in order.
+    removed: Vec<(usize, usize)>,
     /// The output was cut off (a token limit, a broken stream): at the end, a call whose close
     /// was not read is unfinished, never recovered.
     cut: bool,
@@ -263,26 +266,25 @@ impl Emitter {
 
     /// `len` bytes of the text were not fed to the scanner, before its byte `at`.
     pub fn skip(&mut self, at: usize, len: usize) {
-        if len == 0 {
-            return;
-        }
-        let total = self.skipped.last().map_or(0, |(_, t)| *t) + len;
-        match self.skipped.last_mut() {
-            Some(last) if last.0 == at => last.1 = total,
-            _ => self.skipped.push((at, total)),
-        }
+        record(&mut self.skipped, at, len);
     }
 
     /// The offset in the whole text of the scanner's byte `at`: after the bytes skipped before
     /// it (and at it, for the start of a span; not for its end).
     fn text_offset(&self, at: usize, start: bool) -> usize {
-        if self.skipped.is_empty() {
-            return at;
-        }
-        let n = self
-            .skipped
-            .partition_point(|(p, _)| if start { *p <= at } else { *p < at });
-        at + n.checked_sub(1).map_or(0, |i| self.skipped[i].1)
+        self.whole_offset(shift(&self.skipped, at, start), start)
+    }
+
+    /// The offset in the whole text of byte `at` of the text after the end tokens were taken
+    /// out.
+    fn whole_offset(&self, at: usize, start: bool) -> usize {
+        shift(&self.removed, at, start)
+    }
+
+    /// `len` bytes (an end token) were taken out of the text before its byte `at`: nothing
+    /// after the end-token filter sees them.
+    pub fn remove(&mut self, at: usize, len: usize) {
+        record(&mut self.removed, at, len);
     }
 
     /// A span in the scanner's coordinates.
@@ -294,11 +296,21 @@ impl Emitter {
         }
     }
 
-    /// A span in the coordinates of the whole text (reasoning, found before the scanner).
+    /// A span in the coordinates of the text the reasoning splitter reads (reasoning, found
+    /// before the scanner).
     pub fn text_span(&mut self, start: usize, end: usize, kind: SpanKind) {
         if end > start {
+            let start = self.whole_offset(start, true);
+            let end = self.whole_offset(end, false);
             self.spans.push(Span { start, end, kind });
         }
+    }
+
+    /// A span in the coordinates of the whole text, found before anything else reads it (an
+    /// end token); kept in order among the spans the others report later.
+    pub fn text_span_whole(&mut self, start: usize, end: usize, kind: SpanKind) {
+        let at = self.spans.partition_point(|s| s.start <= start);
+        self.spans.insert(at, Span { start, end, kind });
     }
 
     pub fn spans(&self) -> &[Span] {
@@ -321,6 +333,29 @@ impl Emitter {
         self.flush_input();
         std::mem::swap(&mut self.parts, out);
     }
+}
+
+/// Records `len` bytes left out before byte `at` in a list of `(offset, bytes left out there and
+/// before)`.
+fn record(list: &mut Vec<(usize, usize)>, at: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let total = list.last().map_or(0, |(_, t)| *t) + len;
+    match list.last_mut() {
+        Some(last) if last.0 == at => last.1 = total,
+        _ => list.push((at, total)),
+    }
+}
+
+/// Byte `at` of the shorter text as an offset in the longer one: after the bytes left out
+/// before it (and at it, for the start of a span; not for its end).
+fn shift(list: &[(usize, usize)], at: usize, start: bool) -> usize {
+    if list.is_empty() {
+        return at;
+    }
+    let n = list.partition_point(|(p, _)| if start { *p <= at } else { *p < at });
+    at + n.checked_sub(1).map_or(0, |i| list[i].1)
 }
 
 #[cfg(test)]

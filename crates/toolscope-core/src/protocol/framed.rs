@@ -157,6 +157,86 @@ enum State {
     After(Block, Box<Open>, After),
     /// A broken call, skipped up to its close: why.
     Skip(Block, String),
+    /// JSON at the start of a line that may be a call whose marker was stripped.
+    Bare(Box<Bare>),
+}
+
+/// JSON at the start of a line that may be a call whose marker a server stripped: held until
+/// it closes and the output ends after it (a call), or anything else shows it was text.
+struct Bare {
+    start: usize,
+    raw: String,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// What must come next for this to stay a candidate: a `{` after an array's `[`, a key's
+    /// quote after an object's `{`.
+    expect: Option<u8>,
+    closed: bool,
+}
+
+impl Bare {
+    fn new(start: usize) -> Self {
+        Bare {
+            start,
+            raw: String::new(),
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            expect: None,
+            closed: false,
+        }
+    }
+
+    /// Reads `text`; gives the offset where the candidate failed (what follows is text), or
+    /// `None` when all of it was taken.
+    fn read(&mut self, text: &str) -> Option<usize> {
+        for (k, &b) in text.as_bytes().iter().enumerate() {
+            if self.closed {
+                if is_ws(b) {
+                    continue;
+                }
+                self.raw.push_str(&text[..k]);
+                return Some(k);
+            }
+            if let Some(want) = self.expect {
+                if is_ws(b) {
+                    continue;
+                }
+                let ok = b == want || (want == b'"' && b == b'\'');
+                if !ok {
+                    self.raw.push_str(&text[..k]);
+                    return Some(k);
+                }
+                self.expect = (want == b'{').then_some(b'"');
+            }
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.depth == 0 {
+                        self.expect = Some(if b == b'[' { b'{' } else { b'"' });
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+        self.raw.push_str(text);
+        None
+    }
 }
 
 pub(crate) struct FramedScanner {
@@ -168,6 +248,14 @@ pub(crate) struct FramedScanner {
     openers: Vec<u8>,
     /// A call may open without its marker at the very start of the output (Llama's bare JSON).
     bare_start: bool,
+    /// The call marker is a special token that a server may have stripped
+    /// (`skip_special_tokens`): a JSON call envelope naming an offered tool, alone at the start
+    /// of a line and at the end of the output, is read as a call, and reported.
+    stripped: bool,
+    /// The bytes a call's JSON may begin with when its marker was stripped.
+    bare_openers: Vec<u8>,
+    /// The text read so far ends at the start of a line (after spaces or tabs).
+    line_start: bool,
     /// Something other than whitespace was read.
     text_seen: bool,
     /// The markup buffer of the block that ended last.
@@ -188,6 +276,9 @@ impl FramedScanner {
             held: Holdback::default(),
             openers,
             bare_start: false,
+            stripped: false,
+            bare_openers: Vec::new(),
+            line_start: true,
             text_seen: false,
             spare_raw: String::new(),
         }
@@ -198,6 +289,38 @@ impl FramedScanner {
     pub(crate) fn bare_first_call(mut self) -> Self {
         self.bare_start = true;
         self
+    }
+
+    /// Also reads calls whose marker a server stripped as a special token: a JSON envelope (an
+    /// object, or an array where the format's calls are one) that names an offered tool, alone
+    /// on its lines at the end of the output. What only looks like one stays text, silently;
+    /// it is held back from the start of its line until it can be told.
+    pub(crate) fn stripped_opener(mut self) -> Self {
+        self.stripped = true;
+        self.bare_openers = self.bare_bytes();
+        for b in self.bare_bytes() {
+            if !self.openers.contains(&b) {
+                self.openers.push(b);
+            }
+        }
+        self
+    }
+
+    /// The bytes a call's JSON may begin with when its marker is missing.
+    fn bare_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for b in self.syntax.args_begin {
+            match b {
+                ArgsBegin::Object if (self.syntax.header)("").is_some() => out.push(b'{'),
+                ArgsBegin::Array | ArgsBegin::KeyedArray => out.push(b'['),
+                _ => {}
+            }
+        }
+        if self.bare_start {
+            out.push(b'{');
+        }
+        out.dedup();
+        out
     }
 
     /// In text, holding nothing back: a caller that gives some of the text to another scanner
@@ -284,6 +407,14 @@ impl FramedScanner {
             {
                 em.text(&text[i..j]);
                 return self.held.hold(text, j, base);
+            }
+            if self.stripped
+                && self.bare_openers.contains(&bytes[j])
+                && self.at_line_start(&text[..j])
+            {
+                em.text(&text[i..j]);
+                self.state = State::Bare(Box::new(Bare::new(base + j)));
+                return j;
             }
             j += 1;
         }
@@ -781,6 +912,9 @@ impl FramedScanner {
         {
             self.held.advance(piece.len());
             em.text(piece);
+            if self.stripped {
+                self.note_line_start(piece);
+            }
             return;
         }
         let (joined, base) = self.held.join(piece);
@@ -794,9 +928,70 @@ impl FramedScanner {
                 State::Body(b, open) => self.body(b, open, text, i, em),
                 State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
                 State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+                State::Bare(bare) => self.bare(bare, text, i, em),
             };
         }
+        self.note_line_start(text);
         self.held.recycle(joined);
+    }
+
+    /// Whether `before` (the text read before a byte) leaves that byte at the start of a line.
+    fn at_line_start(&self, before: &str) -> bool {
+        match before.trim_end_matches([' ', '\t']).as_bytes().last() {
+            Some(b) => *b == b'\n',
+            None => self.line_start,
+        }
+    }
+
+    fn note_line_start(&mut self, text: &str) {
+        self.line_start = self.at_line_start(text);
+    }
+
+    /// A candidate for a call whose marker was stripped.
+    fn bare(&mut self, mut bare: Box<Bare>, text: &str, i: usize, em: &mut Emitter) -> usize {
+        match bare.read(&text[i..]) {
+            None => {
+                self.state = State::Bare(bare);
+                text.len()
+            }
+            Some(k) => {
+                // Not a call: text, and what follows is read as usual.
+                em.text(&bare.raw);
+                i + k
+            }
+        }
+    }
+
+    /// At the end of the output, a candidate that closed (only whitespace after it) and names
+    /// an offered tool is read as the call whose marker was stripped, and reported.
+    fn finish_bare(&mut self, bare: Bare, held: &str, em: &mut Emitter) {
+        let Bare {
+            start,
+            mut raw,
+            closed,
+            ..
+        } = bare;
+        raw.push_str(held);
+        if !closed || !names_offered_tool(raw.trim_end(), &self.tools) {
+            em.text(&raw);
+            return;
+        }
+        self.held.rewind(start);
+        let buf = std::mem::take(&mut self.spare_raw);
+        self.state = State::Header(Block::new(start, false, buf), String::new());
+        let calls = em.call_count();
+        self.feed(&raw, em);
+        self.finish(em);
+        if em.call_count() > calls {
+            em.error(ErrorPart::reason(
+                "missing-call-opener",
+                format!(
+                    "read as a call although its opening marker {} is missing (a server that \
+                     skips special tokens strips it)",
+                    self.syntax.call_begin
+                ),
+            ));
+        }
     }
 
     pub(crate) fn finish(&mut self, em: &mut Emitter) {
@@ -865,6 +1060,10 @@ impl FramedScanner {
                 b.raw.push_str(&held);
                 self.malformed(b, None, "malformed-tool-call", &why, em);
             }
+            State::Bare(bare) => {
+                self.finish_bare(*bare, &held, em);
+                return;
+            }
         }
         // A section still open after a recovered call ends here.
         if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
@@ -884,13 +1083,39 @@ impl Scanner for FramedScanner {
     }
 
     fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text)
+        !matches!(self.state, State::Text | State::Bare(_))
     }
 
     fn cut(&mut self, em: &mut Emitter) {
+        if let State::Bare(bare) = std::mem::replace(&mut self.state, State::Text) {
+            // A reasoning marker follows: the candidate is not alone at the end; text.
+            em.text(&bare.raw);
+        }
         if matches!(self.state, State::Text) {
             em.text(&self.held.take());
         }
+    }
+}
+
+/// Whether `json` is a call envelope (or an array of them) that names an offered tool: by its
+/// `name` (or `tool_name`), or as the only key of an object (`{"get_weather": {…}}`).
+fn names_offered_tool(json: &str, tools: &ToolSet) -> bool {
+    fn names(v: &serde_json::Value, tools: &ToolSet) -> bool {
+        let Some(obj) = v.as_object() else {
+            return false;
+        };
+        let named = ["name", "tool_name"]
+            .iter()
+            .filter_map(|k| obj.get(*k).and_then(|n| n.as_str()))
+            .any(|n| tools.get(n).is_some());
+        named || (obj.len() == 1 && obj.keys().all(|k| tools.get(k).is_some()))
+    }
+    match crate::json::parse_relaxed(json) {
+        Ok(serde_json::Value::Array(items)) => {
+            !items.is_empty() && items.iter().all(|v| names(v, tools))
+        }
+        Ok(v) => names(&v, tools),
+        Err(_) => false,
     }
 }
 

@@ -46,6 +46,10 @@ impl ProtocolSpec for Functools {
         "Phi-4-mini, FireFunction v2"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|end|>", "<|endoftext|>", "<|eot_id|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![format!("{MARKER} [")]
     }

@@ -32,6 +32,10 @@ impl ProtocolSpec for Gemma {
         "prompted Gemma 2/3"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<end_of_turn>", "<eos>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec!["```tool_call".into()]
     }

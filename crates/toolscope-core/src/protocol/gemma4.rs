@@ -90,6 +90,10 @@ impl ProtocolSpec for Gemma4 {
         "Gemma 4"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<turn|>", "<|tool_response>", "<eos>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![OPEN.into()]
     }

@@ -122,6 +122,10 @@ impl ProtocolSpec for Glm45 {
         "GLM 4.5, 4.6"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|user|>", "<|observation|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         tools
             .iter()

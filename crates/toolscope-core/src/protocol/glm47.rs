@@ -31,6 +31,10 @@ impl ProtocolSpec for Glm47 {
         "GLM 4.7, GLM 5"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|user|>", "<|observation|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         tools
             .iter()

@@ -43,6 +43,10 @@ impl ProtocolSpec for Granite {
         "Granite 3.0–3.3"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|end_of_text|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![TOOL_CALL.into()]
     }
@@ -86,7 +90,7 @@ impl ProtocolSpec for Granite {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -86,6 +86,15 @@ impl ProtocolSpec for Harmony {
         "gpt-oss"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[END, RETURN, CALL]
+    }
+
+    /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
+    fn reads_end_tokens(&self) -> bool {
+        true
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CHANNEL.into(), format!("{START}assistant")]
     }

@@ -38,6 +38,10 @@ impl ProtocolSpec for Hermes {
         "Hermes 2/3/4, Qwen 2.5/3, Granite 4"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec!["<tool_call> {".into(), "<tool_call> [".into()]
     }

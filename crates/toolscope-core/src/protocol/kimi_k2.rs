@@ -97,6 +97,10 @@ impl ProtocolSpec for KimiK2 {
         "Kimi K2, K2 Thinking"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![SECTION_BEGIN.into(), CALL_BEGIN.into()]
     }

@@ -268,6 +268,10 @@ impl ProtocolSpec for Lfm2 {
         "Liquid LFM2, LFM2.5"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CALL_START.to_string()]
     }

@@ -48,6 +48,10 @@ impl ProtocolSpec for Llama3Json {
         "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|eot|>", "<|eom|>"]
+    }
+
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let mut m = vec![PYTHON_TAG.to_string()];
         for t in tools.iter() {
@@ -109,7 +113,11 @@ impl ProtocolSpec for Llama3Json {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).bare_first_call())
+        Box::new(
+            FramedScanner::new(&SYNTAX, tools.clone())
+                .bare_first_call()
+                .stripped_opener(),
+        )
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

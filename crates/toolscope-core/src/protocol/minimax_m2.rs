@@ -60,6 +60,10 @@ impl ProtocolSpec for MinimaxM2 {
         "MiniMax M2, M2.1, M2.5"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["[e~["]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![format!("<{BLOCK}> <invoke name="), "<invoke name=".into()]
     }

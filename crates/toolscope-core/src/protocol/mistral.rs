@@ -67,6 +67,10 @@ impl ProtocolSpec for Mistral {
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["</s>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec!["[TOOL_CALLS]".into(), "[TOOL_CALLS] [".into()]
     }
@@ -145,7 +149,7 @@ impl ProtocolSpec for Mistral {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
     }
 
     /// Arguments with a key and no value.

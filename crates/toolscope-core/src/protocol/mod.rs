@@ -21,6 +21,7 @@ use crate::tool::ToolSet;
 
 mod detect;
 mod emit;
+mod end_tokens;
 mod envelope;
 mod framed;
 mod held_args;
@@ -35,6 +36,7 @@ mod utf8;
 mod xml;
 
 use emit::Emitter;
+use end_tokens::EndTokens;
 use json_scanner::{JsonScanner, JsonScannerConfig};
 use reasoning::ReasoningSplitter;
 use spec::{ProtocolSpec, Scanner};
@@ -256,7 +258,17 @@ impl Protocol {
             splitter.begin(&mut parser.em);
             parser.reasoning = Some(splitter);
         }
+        if !self.spec.reads_end_tokens() {
+            parser.end_tokens = EndTokens::new(self.spec.end_tokens());
+        }
         parser
+    }
+
+    /// The family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`): format,
+    /// not text. The parser takes them out of the text; they stay in the raw output, spanned as
+    /// markup.
+    pub fn end_tokens(&self) -> &'static [&'static str] {
+        self.spec.end_tokens()
     }
 
     /// Parses a whole text (bytes; invalid UTF-8 is replaced and reported). Runs the stream
@@ -415,6 +427,8 @@ pub struct StreamParser {
     scanner: Box<dyn Scanner>,
     /// Splits reasoning off before the scanner, for a protocol with reasoning markers.
     reasoning: Option<ReasoningSplitter>,
+    /// Takes the family's end tokens out first, for a protocol that declares them.
+    end_tokens: Option<EndTokens>,
     em: Emitter,
     invalid_reported: bool,
     finished: bool,
@@ -426,6 +440,7 @@ impl StreamParser {
             decoder: Utf8Decoder::new(),
             scanner,
             reasoning: None,
+            end_tokens: None,
             em: Emitter::new(),
             invalid_reported: false,
             finished: false,
@@ -441,6 +456,7 @@ impl StreamParser {
             decoder,
             scanner,
             reasoning,
+            end_tokens,
             em,
             invalid_reported,
             ..
@@ -448,10 +464,12 @@ impl StreamParser {
         em.attach(out);
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
-            Some(piece) if !piece.is_empty() => feed_piece(reasoning, scanner.as_mut(), em, piece),
+            Some(piece) if !piece.is_empty() => {
+                feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece)
+            }
             Some(_) => {}
             None => decoder.decode(chunk, |piece, invalid_at| {
-                feed_piece(reasoning, scanner.as_mut(), em, piece);
+                feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece);
                 if let Some(at) = invalid_at {
                     report_invalid(invalid_reported, at, em);
                 }
@@ -493,17 +511,23 @@ impl StreamParser {
             decoder,
             scanner,
             reasoning,
+            end_tokens,
             em,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         decoder.finish(|piece, invalid_at| {
-            feed_piece(reasoning, scanner.as_mut(), em, piece);
+            feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece);
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
         });
+        if let Some(f) = end_tokens {
+            f.finish(em, |piece, em| {
+                feed_piece(reasoning, scanner.as_mut(), em, piece)
+            });
+        }
         match reasoning {
             Some(r) => r.finish(scanner.as_mut(), em),
             None => scanner.finish(em),
@@ -645,6 +669,21 @@ impl AutoParser {
         parser.push(&std::mem::take(&mut self.held), out);
         self.parser = Some((detected.clone(), parser));
         detected
+    }
+}
+
+/// A decoded piece through the end-token filter, when the protocol has one.
+#[inline(always)]
+fn feed_text(
+    end_tokens: &mut Option<EndTokens>,
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match end_tokens {
+        Some(f) => f.feed(piece, em, |p, em| feed_piece(reasoning, scanner, em, p)),
+        None => feed_piece(reasoning, scanner, em, piece),
     }
 }
 

@@ -49,6 +49,11 @@ impl ProtocolSpec for MorphXml {
         "any model, prompted"
     }
 
+    /// Prompted for any model: the end tokens of the common chat templates.
+    fn end_tokens(&self) -> &'static [&'static str] {
+        super::spec::COMMON_END_TOKENS
+    }
+
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         tools
             .iter()

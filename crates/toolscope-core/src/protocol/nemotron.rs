@@ -90,7 +90,7 @@ impl ProtocolSpec for Nemotron {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -49,6 +49,10 @@ impl ProtocolSpec for Pythonic {
         "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|eot|>", "<|eom|>", "<|im_end|>", "<|endoftext|>"]
+    }
+
     /// `<|python_start|>`, and a list that opens with a call of one of the tools.
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let mut m = vec![PYTHON_START.to_string()];

@@ -49,6 +49,10 @@ impl ProtocolSpec for Qwen3Coder {
         "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec!["<tool_call> <function=".into(), "<function=".into()]
     }
@@ -1218,11 +1222,11 @@ impl QwenScanner {
     }
 
     /// Decides whether a close tag inside a value (ending at `k`) ends the value, from what
-    /// follows it after whitespace: `</parameter>` does when a parameter of this function that
-    /// can still be set opens next, or the function or the block closes; `</function>` (its
+    /// follows it after whitespace: `</parameter>` does when a parameter opens next (whatever
+    /// its name), or the function or the block closes; `</function>` (its
     /// `</parameter>` forgotten) when the block closes or another call begins; `</tool_call>`
     /// only at the end of the output. Anything else makes it value text.
-    fn decide(&self, f: &Func, closer: Closer, text: &str, k: usize) -> Decision {
+    fn decide(&self, closer: Closer, text: &str, k: usize) -> Decision {
         let bytes = text.as_bytes();
         let mut m = k;
         while m < bytes.len() && is_ws(bytes[m]) {
@@ -1249,11 +1253,9 @@ impl QwenScanner {
             // A close tag cut off by the end of the output is the close the model meant.
             (_, QTag::Incomplete) if self.at_end => Decision::Closes,
             (_, QTag::Incomplete) => Decision::Undecided,
-            (Closer::Parameter, QTag::OpenParameter { name, .. })
-                if Self::opens(f, &text[name.clone()]) =>
-            {
-                Decision::Closes
-            }
+            // Whatever the name: a parameter the schema does not list is still a parameter
+            // (a misspelt or undeclared one), kept and left to validation.
+            (Closer::Parameter, QTag::OpenParameter { .. }) => Decision::Closes,
             (Closer::Parameter, QTag::CloseFunction(_) | QTag::CloseToolCall(_)) => {
                 Decision::Closes
             }
@@ -1376,7 +1378,7 @@ impl QwenScanner {
                 j = markup(1, &mut f, &mut p, &mut b);
                 continue;
             };
-            match self.decide(&f, closer, text, at + len) {
+            match self.decide(closer, text, at + len) {
                 Decision::Undecided => {
                     self.state = State::Param(b, f, p);
                     return self.held.hold(text, at, base);

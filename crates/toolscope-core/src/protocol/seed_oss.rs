@@ -43,6 +43,10 @@ impl ProtocolSpec for SeedOss {
         "ByteDance Seed-OSS 36B"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<seed:eos>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![format!("<{BLOCK}> <function=")]
     }

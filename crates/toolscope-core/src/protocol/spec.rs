@@ -44,6 +44,17 @@ impl Reasoning {
     };
 }
 
+/// The end-of-turn tokens of the common chat templates (ChatML, Llama 3, Gemma, DeepSeek), for
+/// a protocol prompted into any model.
+pub(crate) const COMMON_END_TOKENS: &[&str] = &[
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end_of_text|>",
+    "<end_of_turn>",
+    "<｜end▁of▁sentence｜>",
+];
+
 /// The call and result delimiters of a protocol whose delimiters can be changed (`hermes`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Delimiters {
@@ -101,6 +112,19 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// How the family marks reasoning.
     fn reasoning(&self) -> Reasoning {
         Reasoning::NONE
+    }
+
+    /// The family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`) as its
+    /// models write them at the end of an answer: format, not text. The parser takes them out
+    /// of the text before anything reads it (the raw output keeps them, spanned as markup).
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The scanner reads the end tokens itself (they end harmony's messages): they are not
+    /// taken out before it.
+    fn reads_end_tokens(&self) -> bool {
+        false
     }
 
     /// The default delimiters, for a protocol whose delimiters can be changed.

@@ -40,6 +40,10 @@ impl ProtocolSpec for Xlam {
         "Salesforce xLAM, xLAM-2"
     }
 
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![
             "[ { \"name\"".into(),

@@ -1,0 +1,286 @@
+//! Three misreadings, each checked for every protocol of the registry whose format has the
+//! construct (the tests name the protocols they covered).
+
+use serde_json::{Value, json};
+use toolscope_core::part::{Collapsed, Part};
+use toolscope_core::protocol::Protocol;
+use toolscope_core::tool::{ToolDef, ToolSet};
+
+fn tools() -> ToolSet {
+    ToolSet::new(vec![
+        ToolDef::new(
+            "get_weather",
+            "Weather for a city",
+            json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}),
+        ),
+        ToolDef::new(
+            "closed",
+            "A tool whose schema forbids other arguments",
+            json!({"type":"object","properties":{"x":{"type":"string"}},"additionalProperties":false}),
+        ),
+    ])
+    .unwrap()
+}
+
+/// A parameter the schema does not list ends the parameter before it like any other: its value
+/// is kept (validation reports it where the schema forbids it), and the value before it does
+/// not swallow it.
+#[test]
+fn a_parameter_the_schema_does_not_list_is_its_own_argument() {
+    let tools = tools();
+    let mut failures = Vec::new();
+    let cases = [
+        ("get_weather", json!({"city": "Paris", "note": "hello"})),
+        ("get_weather", json!({"note": "hello", "city": "Paris"})),
+        (
+            "get_weather",
+            json!({"city": "Paris", "note": "two\nlines", "days": 3}),
+        ),
+        ("closed", json!({"x": "1", "z": "hello"})),
+    ];
+    let mut covered = Vec::new();
+    for protocol in Protocol::all() {
+        let protocol = protocol.with_reasoning_open(Some(false));
+        // Where an argument's element is named after the argument (`<note>hello</note>`), an
+        // element the schema does not list cannot be told from markup in the value before it
+        // (HTML, say): those formats keep their lookahead, and are not covered here.
+        if protocol
+            .format_call("get_weather", &cases[0].1)
+            .contains("<note>")
+        {
+            eprintln!(
+                "{}: arguments are elements named after them; not covered",
+                protocol.name()
+            );
+            continue;
+        }
+        covered.push(protocol.name());
+        for (name, input) in &cases {
+            let text = protocol.format_call(name, input);
+            let parsed = protocol.parse_generated(&tools, text.as_bytes());
+            let c = Collapsed::of(&parsed.parts);
+            let got: Vec<&Value> = c.calls.iter().map(|(_, v)| v).collect();
+            if got != vec![input] {
+                failures.push(format!("{}: {text:?} gave {got:?}", protocol.name()));
+                continue;
+            }
+            let invalid = parsed.parts.iter().any(|p| {
+                matches!(p, Part::ToolCall(call) if call.invalid.iter().any(|v| v.message.contains('z') || v.path.contains('z')))
+            });
+            if *name == "closed" && !invalid {
+                failures.push(format!(
+                    "{}: the undeclared z of a closed schema is not reported: {:?}",
+                    protocol.name(),
+                    parsed.parts
+                ));
+            }
+        }
+    }
+    eprintln!("covered: {}", covered.join(", "));
+    for markup in [
+        "qwen3-coder",
+        "minimax-m2",
+        "glm-4.5",
+        "glm-4.7",
+        "deepseek-dsml",
+        "seed-oss",
+    ] {
+        assert!(covered.contains(&markup), "{markup} is not covered");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Parses `text` whole and at 1-byte chunks; both must agree.
+fn parse_both(
+    protocol: &Protocol,
+    tools: &ToolSet,
+    text: &str,
+) -> (Collapsed, Vec<toolscope_core::protocol::Span>) {
+    let parsed = protocol.parse_generated(tools, text.as_bytes());
+    let whole = Collapsed::of(&parsed.parts);
+    let mut parser = protocol.stream_parser(tools);
+    let mut parts = Vec::new();
+    for b in text.as_bytes() {
+        parser.push(std::slice::from_ref(b), &mut parts);
+    }
+    parser.finish(&mut parts);
+    assert_eq!(
+        Collapsed::of(&parts),
+        whole,
+        "{}: 1-byte chunks of {text:?}",
+        protocol.name()
+    );
+    assert_eq!(
+        parser.spans(),
+        parsed.spans.as_slice(),
+        "{}: spans of {text:?}",
+        protocol.name()
+    );
+    (whole, parsed.spans)
+}
+
+/// A family's end-of-turn tokens are format: taken out of the answer's text and reasoning, kept
+/// in the raw output under a span.
+#[test]
+fn end_tokens_are_not_answer_text() {
+    let tools = tools();
+    let mut failures = Vec::new();
+    let mut covered = Vec::new();
+    let input = json!({"city": "Paris"});
+    for protocol in Protocol::all() {
+        let protocol = protocol.with_reasoning_open(Some(false));
+        if protocol.end_tokens().is_empty() {
+            eprintln!("{}: declares no end tokens", protocol.name());
+            continue;
+        }
+        covered.push(protocol.name());
+        let call = protocol.format_call("get_weather", &input);
+        for token in protocol.end_tokens() {
+            for (text, calls) in [
+                (format!("Sure, it is sunny.{token}"), 0),
+                (format!("{call}{token}"), 1),
+                (format!("Let me check.\n{call}\n{token}\n"), 1),
+                (format!("Done.{token}{token}"), 0),
+            ] {
+                let (got, spans) = parse_both(&protocol, &tools, &text);
+                let leaked = got.text.contains(token) || got.reasoning.contains(token);
+                if leaked || got.calls.len() != calls {
+                    failures.push(format!(
+                        "{}: {text:?} gave text {:?}, reasoning {:?}, calls {:?}",
+                        protocol.name(),
+                        got.text,
+                        got.reasoning,
+                        got.calls
+                    ));
+                }
+                // Nothing lost: every token's bytes are under a span.
+                for (at, _) in text.match_indices(token) {
+                    let end = at + token.len();
+                    if !spans.iter().any(|s| s.start <= at && end <= s.end) {
+                        failures.push(format!(
+                            "{}: {token} at {at} of {text:?} is under no span: {spans:?}",
+                            protocol.name()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("covered: {}", covered.join(", "));
+    assert!(
+        covered.len() >= 20,
+        "only {} protocols declare end tokens",
+        covered.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Takes out what servers that decode with `skip_special_tokens` strip: special tokens of the
+/// shapes the families use (`<|…|>`, `<｜…｜>`, `[TOOL_CALLS]`, `<TOOLCALL>`).
+fn strip_special(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    'outer: while !rest.is_empty() {
+        for (open, close) in [
+            ("<|", "|>"),
+            ("<｜", "｜>"),
+            ("</TOOLCALL", ">"),
+            ("<TOOLCALL", ">"),
+        ] {
+            if let Some(after) = rest.strip_prefix(open) {
+                if let Some(end) = after.find(close) {
+                    if !after[..end].contains(['<', '{', '"', '\n']) {
+                        rest = &after[end + close.len()..];
+                        continue 'outer;
+                    }
+                }
+            }
+        }
+        if let Some(after) = rest.strip_prefix('[') {
+            if let Some(end) = after.find(']') {
+                let inner = &after[..end];
+                if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                    rest = &after[end + 1..];
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// A call whose opening special token the server stripped: where what is left is a JSON call
+/// envelope naming an offered tool (alone, or at the end after text), it is read as a call with
+/// an error part saying the opener was missing; what only looks like one stays text.
+#[test]
+fn a_call_whose_opener_was_stripped_is_read_and_reported() {
+    let tools = tools();
+    let mut failures = Vec::new();
+    let mut covered = Vec::new();
+    let input = json!({"city": "Paris"});
+    for protocol in Protocol::all() {
+        let protocol = protocol.with_reasoning_open(Some(false));
+        let mut call = protocol.format_call("get_weather", &input);
+        if protocol.name() == "mistral" {
+            // Its older form, an array of envelopes, is the one whose rest is unambiguous.
+            call = format!("[TOOL_CALLS] [{{\"name\": \"get_weather\", \"arguments\": {input}}}]");
+        }
+        let stripped = strip_special(&call);
+        let json_left = stripped != call
+            && serde_json::from_str::<Value>(stripped.trim())
+                .is_ok_and(|v| v.is_object() || v.is_array());
+        if !json_left {
+            continue;
+        }
+        // Formats whose calls are bare JSON anyway read it without a missing opener.
+        let plain = protocol.parse_generated(&tools, call.as_bytes());
+        covered.push(protocol.name());
+        // A format whose model writes the JSON bare at the start (Llama's JSON calls) reads it
+        // there as its own form: only what follows text is a stripped opener.
+        let alone = protocol.parse_generated(&tools, stripped.as_bytes());
+        let native_at_start = Collapsed::of(&alone.parts).errors.is_empty()
+            && !Collapsed::of(&alone.parts).calls.is_empty();
+        let mut texts = vec![format!("Let me check.\n{}\n", stripped.trim())];
+        if !native_at_start {
+            texts.push(stripped.clone());
+            texts.push(format!(" {stripped}"));
+        }
+        for text in texts {
+            let (got, _) = parse_both(&protocol, &tools, &text);
+            if got.calls != Collapsed::of(&plain.parts).calls
+                || !got.errors.iter().any(|e| e == "missing-call-opener")
+            {
+                failures.push(format!("{}: {text:?} gave {got:?}", protocol.name()));
+            }
+        }
+        // What only looks like one stays text, silently.
+        let lead = if native_at_start { "Text.\n" } else { "" };
+        for text in [
+            format!("{lead}[1, 2]"),
+            format!("{lead}{{\"a\": 1}}"),
+            format!("{lead}{}", stripped.replace("get_weather", "not_a_tool")),
+            format!("{lead}{}\nand then more text", stripped.trim()),
+            format!("Inline {} here", stripped.trim()),
+        ] {
+            let (got, _) = parse_both(&protocol, &tools, &text);
+            if !got.calls.is_empty() || !got.errors.is_empty() || got.text != text {
+                failures.push(format!("{}: {text:?} gave {got:?}", protocol.name()));
+            }
+        }
+    }
+    eprintln!("covered: {}", covered.join(", "));
+    for p in [
+        "mistral",
+        "llama3-json",
+        "granite",
+        "command-r",
+        "apertus",
+        "nemotron",
+    ] {
+        assert!(covered.contains(&p), "{p} is not covered ({covered:?})");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
