@@ -512,3 +512,52 @@ async fn emulated_required_on_the_demo_model_sends_a_valid_call() {
         assert!(calls[0].get("invalid").is_none(), "{choice}: {calls:?}");
     }
 }
+
+/// A call the token limit cut (`finish_reason: length` inside a parameter) is unfinished: with
+/// `--execute`, nothing reaches the MCP server and no second turn is sent.
+#[tokio::test]
+async fn a_call_cut_by_the_token_limit_is_never_executed() {
+    let answer =
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<param";
+    let mut events: Vec<Value> = answer
+        .as_bytes()
+        .chunks(5)
+        .map(|c| {
+            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
+        })
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}));
+    events.push(json!("[DONE]"));
+    let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--protocol",
+            "qwen3-coder",
+            "--mcp",
+            "toolscope serve-mcp-demo",
+            "--execute",
+            "weather in Paris?",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let p = lines(&out);
+    assert!(!p.is_empty(), "{stderr}");
+    assert!(!p.iter().any(|v| v["type"] == "tool-call"), "{p:?}");
+    assert!(!p.iter().any(|v| v["type"] == "tool-result"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|v| v["type"] == "error" && v["reason"] == "unfinished-tool-call"),
+        "{p:?}"
+    );
+    assert!(!stderr.contains("tools/call"), "{stderr}");
+    assert_eq!(server.recorded().len(), 1, "a second turn was sent");
+}

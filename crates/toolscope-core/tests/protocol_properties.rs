@@ -409,7 +409,11 @@ proptest! {
         for block in blocks {
             let mut body: String = text[block.start..block.end]
                 .char_indices()
-                .filter(|(i, _)| !in_span(SpanKind::ToolCall, block.start + i))
+                // Calls, and format tokens (a family's end tokens), are not reasoning.
+                .filter(|(i, _)| {
+                    !in_span(SpanKind::ToolCall, block.start + i)
+                        && !in_span(SpanKind::Markup, block.start + i)
+                })
                 .map(|(_, c)| c)
                 .collect();
             if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {

@@ -43,6 +43,8 @@ use crate::tool::{ToolDef, ToolSet};
 /// `harmony`.
 pub(crate) struct Harmony;
 
+/// The channels of the format: reasoning, calls and preambles, the answer.
+const CHANNELS: &[&str] = &["analysis", "commentary", "final"];
 const START: &str = "<|start|>";
 const CHANNEL: &str = "<|channel|>";
 const MESSAGE: &str = "<|message|>";
@@ -662,6 +664,28 @@ impl HarmonyScanner {
                     call: None,
                 };
             }
+            None if info
+                .channel
+                .as_deref()
+                .is_some_and(|c| !CHANNELS.contains(&c)) =>
+            {
+                // No channel harmony knows (a stray `<|channel|>`, a channel of another
+                // format): the header is not taken for markup, and nothing in it is lost.
+                let channel: String = info.channel.unwrap_or_default().chars().take(80).collect();
+                em.error(ErrorPart::reason(
+                    "unknown-channel",
+                    format!(
+                        "a message header names the channel \"{channel}\", which is none of {}: \
+                         kept as text",
+                        CHANNELS.join(", ")
+                    ),
+                ));
+                em.text(&raw);
+                self.state = State::Content {
+                    kind: Kind::Text,
+                    start: start + raw.len(),
+                };
+            }
             None => {
                 let end = start + raw.len();
                 em.span(start, end, SpanKind::Markup);
@@ -1180,6 +1204,35 @@ mod tests {
         let result = p().format_result("get_weather", "18 degrees");
         let c = every_split(&p(), &result);
         assert_eq!((c.text.as_str(), c.calls.len()), ("18 degrees", 0));
+    }
+
+    /// Nothing is lost: a stray `<|channel|>` header, or one naming a channel harmony does not
+    /// know, stays text (reported), and so does what follows it.
+    #[test]
+    fn a_header_of_no_known_channel_is_kept_as_text() {
+        let p = p();
+        for text in [
+            "Hello <|channel|>SECRETWORDS<|message|>tail",
+            "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
+        ] {
+            let parsed = p.parse_generated(&ToolSet::default(), text.as_bytes());
+            let c = crate::part::Collapsed::of(&parsed.parts);
+            for word in ["SECRETWORDS", "tail", "weird", "unknown channel text"] {
+                if text.contains(word) {
+                    assert!(c.text.contains(word), "{word} lost from {text:?}: {c:?}");
+                }
+            }
+            assert_eq!(c.errors, ["unknown-channel"], "{text:?}");
+        }
+        // The known channels are still read as before.
+        let c = crate::part::Collapsed::of(
+            &p.parse_generated(
+                &ToolSet::default(),
+                b"<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
+            )
+            .parts,
+        );
+        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("think", "ok"));
     }
 
     #[test]
