@@ -140,15 +140,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, standard_cases};
+    use crate::protocol::tests_support::every_split;
 
     fn p() -> Protocol {
         Protocol::from_name("apertus").unwrap()
-    }
-
-    #[test]
-    fn the_standard_cases() {
-        standard_cases(&p());
     }
 
     #[test]

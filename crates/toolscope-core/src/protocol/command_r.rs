@@ -166,15 +166,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, standard_cases};
+    use crate::protocol::tests_support::every_split;
 
     fn p() -> Protocol {
         Protocol::from_name("command-r").unwrap()
-    }
-
-    #[test]
-    fn the_standard_cases() {
-        standard_cases(&p());
     }
 
     #[test]

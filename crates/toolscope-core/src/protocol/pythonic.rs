@@ -50,7 +50,15 @@ impl ProtocolSpec for Pythonic {
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|eot|>", "<|eom|>", "<|im_end|>", "<|endoftext|>"]
+        &[
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|end_of_text|>",
+            "<|eot|>",
+            "<|eom|>",
+            "<|im_end|>",
+            "<|endoftext|>",
+        ]
     }
 
     /// `<|python_start|>`, and a list that opens with a call of one of the tools.
@@ -111,15 +119,10 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, standard_cases, tools};
+    use crate::protocol::tests_support::{every_split, tools};
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()
-    }
-
-    #[test]
-    fn the_standard_cases() {
-        standard_cases(&p());
     }
 
     #[test]

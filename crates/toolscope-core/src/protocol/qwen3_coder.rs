@@ -1575,10 +1575,7 @@ impl QwenScanner {
                             tool_name: Some(f.name.clone()),
                             ..ErrorPart::reason(
                                 "unfinished-tool-call",
-                                format!(
-                                    "{why} {} was closed",
-                                    self.dialect.function_tag(&f.name)
-                                ),
+                                format!("{why} {} was closed", self.dialect.function_tag(&f.name)),
                             )
                         });
                         b.keep_as_text(end, em);

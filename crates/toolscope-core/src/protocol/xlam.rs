@@ -113,7 +113,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, standard_cases};
+    use crate::protocol::tests_support::every_split;
 
     fn p() -> Protocol {
         Protocol::from_name("xlam").unwrap()
@@ -127,11 +127,6 @@ mod tests {
     }
 
     const ARRAY: &str = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-
-    #[test]
-    fn the_standard_cases() {
-        standard_cases(&p());
-    }
 
     #[test]
     fn the_four_wrappings_read_the_same() {

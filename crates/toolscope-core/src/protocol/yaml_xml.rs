@@ -440,7 +440,9 @@ impl YamlScanner {
             Err("the output was cut off before the close tag".to_string())
         } else if let Some(key) = unclosed.then(|| dangling_key(&call.body)).flatten() {
             // `city:` at the very end: its value never came (YAML would read a null).
-            Err(format!("the output ended after \"{key}:\", before its value"))
+            Err(format!(
+                "the output ended after \"{key}:\", before its value"
+            ))
         } else if call.body.trim().is_empty() {
             if unclosed {
                 Err("the output ended inside the tool call".to_string())
