@@ -1,9 +1,9 @@
 //! The interface every protocol implements, and the settings a protocol value carries.
 //!
 //! A protocol is one file holding one type that implements [`ProtocolSpec`], its `mod` line and
-//! one line in the registry (`REGISTRY` in `mod.rs`). Everything that lists protocols (the command line's
-//! value parser and help, the playground's protocol picker, `--protocol auto`'s markers, the
-//! property and linear-cost tests, the fuzz target, the benchmarks, a simulated model, the
+//! one line in the registry (`REGISTRY` in `mod.rs`). Everything that lists protocols (the
+//! command line's value parser and help, the playground's protocol picker, `--protocol auto`'s
+//! markers, the property and linear-cost tests, the fuzz target, the benchmarks, a simulated model, the
 //! session builder) iterates the registry through [`Protocol::all`](super::Protocol::all), so a
 //! new protocol is covered by all of them at once.
 
