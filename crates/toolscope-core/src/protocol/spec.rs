@@ -3,9 +3,9 @@
 //! A protocol is one file holding one type that implements [`ProtocolSpec`], its `mod` line and
 //! one line in the registry (`REGISTRY` in `mod.rs`). Everything that lists protocols (the
 //! command line's value parser and help, the playground's protocol picker, `--protocol auto`'s
-//! markers, the property and linear-cost tests, the fuzz target, the benchmarks, a simulated model, the
-//! session builder) iterates the registry through [`Protocol::all`](super::Protocol::all), so a
-//! new protocol is covered by all of them at once.
+//! markers, the property and linear-cost tests, the fuzz target, the benchmarks, a simulated
+//! model, the session builder) iterates the registry through
+//! [`Protocol::all`](super::Protocol::all), so a new protocol is covered by all of them at once.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
