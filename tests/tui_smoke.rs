@@ -459,3 +459,26 @@ fn every_ending_signal_restores_the_terminal() {
         }
     }
 }
+
+/// Issue 25, point 8: flags are for one run. A hand-edited settings file (comments, a key this
+/// toolscope does not know) is left byte for byte as it was by a playground started with
+/// `--theme`, `--model` and `--base-url` and quit without changing a setting.
+#[test]
+fn flags_never_reach_the_settings_file() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new("flags");
+    let home = tmux.dir.join("toolscope");
+    std::fs::create_dir_all(&home).unwrap();
+    let hand_edited = "# chosen by hand\ntheme = \"high-contrast\" # easier on the eyes\nprovider = \"demo\"\nmodel = \"demo-1\"\nnot_yet_known = true\n\n[sampling]\ntemperature = 0.25\n";
+    std::fs::write(home.join("settings.toml"), hand_edited).unwrap();
+    tmux.start_with("--theme light --model flag-model --base-url http://127.0.0.1:9/v1");
+    tmux.wait_for(&["demo · flag-model"]);
+    tmux.keys(&["C-q"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    assert_eq!(
+        std::fs::read_to_string(home.join("settings.toml")).unwrap(),
+        hand_edited
+    );
+}
