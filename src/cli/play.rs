@@ -156,18 +156,26 @@ fn state_files() -> StateFiles {
 
 /// The remembered state, and what was wrong with its files (they are then ignored).
 fn remembered(files: &StateFiles) -> (Remembered, Vec<String>) {
-    let read = |p: &Option<PathBuf>| {
-        p.as_ref().and_then(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|t| (p.display().to_string(), t))
-        })
+    let mut unread = Vec::new();
+    let mut read = |p: &Option<PathBuf>| {
+        let p = p.as_ref()?;
+        match std::fs::read_to_string(p) {
+            Ok(t) => Some((p.display().to_string(), t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            // Unreadable (no permission, not UTF-8): said, not taken as missing.
+            Err(e) => {
+                unread.push(format!("{}: {e} (the file is ignored)", p.display()));
+                None
+            }
+        }
     };
     let (settings, last) = (read(&files.settings), read(&files.last));
-    Remembered::parse(
+    let (state, mut problems) = Remembered::parse(
         settings.as_ref().map(|(n, t)| (n.as_str(), t.as_str())),
         last.as_ref().map(|(n, t)| (n.as_str(), t.as_str())),
-    )
+    );
+    problems.extend(unread);
+    (state, problems)
 }
 
 /// The setup and themes the remembered state and the flags ask for (the flags win), or a
