@@ -447,7 +447,9 @@ impl Session {
         Session::from_json(&text).map_err(err)
     }
 
-    /// Writes the session atomically: a temporary file beside `path`, then a rename.
+    /// Writes the session atomically: a temporary file beside `path` (`.NAME.PID.tmp`), then a
+    /// rename. Temporary files that killed saves left in the folder are removed first (see
+    /// [`clean_leftovers`]).
     pub fn save(&self, path: &Path) -> Result<(), SessionError> {
         let err = |problem: String| SessionError {
             path: path.to_path_buf(),
@@ -462,6 +464,7 @@ impl Session {
         let file_name = path
             .file_name()
             .ok_or_else(|| err("not a file name".into()))?;
+        clean_leftovers(&dir);
         let tmp = dir.join(format!(
             ".{}.{}.tmp",
             file_name.to_string_lossy(),
@@ -484,6 +487,59 @@ impl Session {
             err(e.to_string())
         })
     }
+}
+
+/// How old a temporary file of a save must be to be taken as left behind whoever wrote it (a
+/// process id can be reused, and not every platform tells whether one is alive).
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// Removes from `dir` the temporary files of saves that were killed before their rename: only
+/// names of [`Session::save`]'s own pattern (`.NAME.PID.tmp`), and only when process PID is
+/// gone (where that can be told: Linux) or the file is older than a day. A file of a process
+/// still running is a save in progress (perhaps this process's, on another thread) and stays.
+/// Best effort: what cannot be read or removed is left.
+pub fn clean_leftovers(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(leftover_pid) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > LEFTOVER_AGE);
+        let gone = pid != std::process::id() && process_gone(pid);
+        if old || gone {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id in a name of the temporary-file pattern `.NAME.PID.tmp`.
+fn leftover_pid(name: &str) -> Option<u32> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (stem, pid) = inner.rsplit_once('.')?;
+    if stem.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether process `pid` is known to be gone (only where the platform tells: Linux's `/proc`).
+fn process_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux")
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// Older versions are upgraded here, one step at a time. Version 2 only added fields (`mcp`,
