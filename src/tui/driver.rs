@@ -338,6 +338,7 @@ impl<B: Backend> Driver<B> {
                 session,
                 then_remove,
                 overwrite,
+                create_folder,
             } => {
                 let tx = self.engine_tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -345,7 +346,14 @@ impl<B: Backend> Driver<B> {
                         let _ = tx.send(Message::WouldOverwrite { path });
                         return;
                     }
-                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                        && !dir.is_dir()
+                    {
+                        if !create_folder {
+                            let _ = tx.send(Message::NoFolder { path });
+                            return;
+                        }
+                        // A failure here is the save's own error, said below.
                         let _ = std::fs::create_dir_all(dir);
                     }
                     let result = session.save(&path).map_err(|e| e.problem);
