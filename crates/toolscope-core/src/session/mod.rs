@@ -389,7 +389,12 @@ impl Session {
         #[derive(Deserialize)]
         struct Header {
             format: Option<Value>,
+            /// Present (null included) or missing.
+            #[serde(default, deserialize_with = "present")]
             version: Option<Value>,
+        }
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+            Value::deserialize(d).map(Some)
         }
         if !text.trim_start().starts_with('{') {
             // Not an object: say whether it is JSON at all.
@@ -411,9 +416,12 @@ impl Session {
             Some(None) => return Err("not a toolscope session (\"format\" is not a string)".into()),
             None => return Err("not a toolscope session (no \"format\" field)".into()),
         }
-        let version = match header.version.as_ref().and_then(Value::as_u64) {
-            Some(v) => v,
-            None => return Err("the session has no format version".into()),
+        let version = match header.version.as_ref() {
+            Some(v) => match v.as_u64() {
+                Some(n) => n,
+                None => return Err(bad_version(v)),
+            },
+            None => return Err("the session has no format version (no \"version\" field)".into()),
         };
         if version > VERSION as u64 {
             return Err(format!(
@@ -540,6 +548,24 @@ fn process_gone(pid: u32) -> bool {
     cfg!(target_os = "linux")
         && Path::new("/proc/self").exists()
         && !Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// What is wrong with a `version` field that is not a whole number.
+fn bad_version(v: &Value) -> String {
+    let expected = format!("expected a number (a format version from 1 to {VERSION})");
+    match v {
+        Value::String(s) => {
+            let shown: String = s.chars().take(20).collect();
+            format!("\"version\" is a string ({shown:?}), {expected}")
+        }
+        Value::Number(n) => format!(
+            "\"version\" is {n}, expected a whole number (a format version from 1 to {VERSION})"
+        ),
+        Value::Null => format!("\"version\" is null, {expected}"),
+        Value::Bool(b) => format!("\"version\" is {b}, {expected}"),
+        Value::Array(_) => format!("\"version\" is a list, {expected}"),
+        Value::Object(_) => format!("\"version\" is an object, {expected}"),
+    }
 }
 
 /// Older versions are upgraded here, one step at a time. Version 2 only added fields (`mcp`,

@@ -861,3 +861,49 @@ fn a_save_cleans_up_temporary_files_that_killed_saves_left() {
     assert!(dir.join("new.json").exists());
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Issue 25, point 9: a version that is there but not a usable number says what it is and
+/// what was expected, instead of "no format version".
+#[test]
+fn a_version_of_the_wrong_kind_says_what_is_wrong() {
+    let (session, _) = recorded_loop(RecordedOutcome::Result(weather_result()));
+    let good: Value = serde_json::to_value(&session).unwrap();
+    for (version, says) in [
+        (
+            serde_json::json!("1"),
+            "\"version\" is a string (\"1\"), expected a number",
+        ),
+        (
+            serde_json::json!(1.5),
+            "\"version\" is 1.5, expected a whole number",
+        ),
+        (
+            serde_json::json!(-2),
+            "\"version\" is -2, expected a whole number",
+        ),
+        (
+            serde_json::json!(null),
+            "\"version\" is null, expected a number",
+        ),
+        (
+            serde_json::json!([1]),
+            "\"version\" is a list, expected a number",
+        ),
+        (
+            serde_json::json!(true),
+            "\"version\" is true, expected a number",
+        ),
+    ] {
+        let mut v = good.clone();
+        v["version"] = version.clone();
+        let e = Session::from_json(&v.to_string()).unwrap_err();
+        assert!(e.contains(says), "{version}: {e}");
+    }
+    let mut v = good.clone();
+    v.as_object_mut().unwrap().remove("version");
+    let e = Session::from_json(&v.to_string()).unwrap_err();
+    assert_eq!(
+        e,
+        "the session has no format version (no \"version\" field)"
+    );
+}
