@@ -87,7 +87,9 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
             result,
         } => match result {
             Ok(text) => {
-                app.tools.set_text(&text);
+                // A byte order mark is no part of the JSON (nor of what the pane shows).
+                app.tools
+                    .set_text(text.strip_prefix('\u{FEFF}').unwrap_or(&text));
                 app.tools.path = Some(path.clone());
                 app.tools.mark_saved();
                 let what = match app.tools.problem() {

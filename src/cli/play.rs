@@ -217,6 +217,7 @@ fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
     if let Some(path) = &args.tools {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text).to_string();
         ToolSet::from_json_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         setup.tools = text;
         setup.tools_path = Some(path.clone());
