@@ -728,11 +728,28 @@ fn back_up(path: &Path) -> bool {
 }
 
 /// Writes next to `path`, then renames over it: a crash never leaves half a file.
+/// The temporary file is named as a session's is (after this process), so that one a killed
+/// save left is cleaned up by the next save to that folder.
 fn save_atomically(path: &Path, contents: &str) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path)
+    use toolscope_core::session::{clean_leftovers, temp_name};
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    clean_leftovers(dir);
+    let tmp = dir.join(temp_name(&name.to_string_lossy()));
+    let write = || -> io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]

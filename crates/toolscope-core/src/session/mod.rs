@@ -455,8 +455,8 @@ impl Session {
         Session::from_json(&text).map_err(err)
     }
 
-    /// Writes the session atomically: a temporary file beside `path` (`.NAME.PID.tmp`), then a
-    /// rename. Temporary files that killed saves left in the folder are removed first (see
+    /// Writes the session atomically: a temporary file beside `path`
+    /// (`.NAME.toolscope-PID.tmp`), then a rename. Temporary files that killed saves left in the folder are removed first (see
     /// [`clean_leftovers`]).
     pub fn save(&self, path: &Path) -> Result<(), SessionError> {
         let err = |problem: String| SessionError {
@@ -473,11 +473,7 @@ impl Session {
             .file_name()
             .ok_or_else(|| err("not a file name".into()))?;
         clean_leftovers(&dir);
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            file_name.to_string_lossy(),
-            std::process::id()
-        ));
+        let tmp = dir.join(temp_name(&file_name.to_string_lossy()));
         let write = || -> std::io::Result<()> {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(&json)?;
@@ -501,8 +497,14 @@ impl Session {
 /// process id can be reused, and not every platform tells whether one is alive).
 const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
 
+/// The temporary file an atomic save of `file_name` writes first, named after this process:
+/// `.NAME.toolscope-PID.tmp` (hidden, and unlike any other program's).
+pub fn temp_name(file_name: &str) -> String {
+    format!(".{file_name}.toolscope-{}.tmp", std::process::id())
+}
+
 /// Removes from `dir` the temporary files of saves that were killed before their rename: only
-/// names of [`Session::save`]'s own pattern (`.NAME.PID.tmp`), and only when process PID is
+/// names of [`temp_name`]'s pattern, and only when process PID is
 /// gone (where that can be told: Linux) or the file is older than a day. A file of a process
 /// still running is a save in progress (perhaps this process's, on another thread) and stays.
 /// Best effort: what cannot be read or removed is left.
@@ -533,10 +535,10 @@ pub fn clean_leftovers(dir: &Path) {
     }
 }
 
-/// The process id in a name of the temporary-file pattern `.NAME.PID.tmp`.
+/// The process id in a name of the temporary-file pattern `.NAME.toolscope-PID.tmp`.
 fn leftover_pid(name: &str) -> Option<u32> {
     let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (stem, pid) = inner.rsplit_once('.')?;
+    let (stem, pid) = inner.rsplit_once(".toolscope-")?;
     if stem.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

@@ -826,13 +826,14 @@ fn a_save_cleans_up_temporary_files_that_killed_saves_left() {
     let dir = temp_dir().join("leftovers");
     fs::create_dir_all(&dir).unwrap();
     // Pids above the kernel's largest (4194304) never run.
-    let dead = dir.join(".old.json.4999999.tmp");
-    let live = dir.join(".busy.json.1.tmp");
-    let stale = dir.join(".stale.json.1.tmp");
+    let dead = dir.join(".old.json.toolscope-4999999.tmp");
+    let live = dir.join(".busy.json.toolscope-1.tmp");
+    let stale = dir.join(".stale.json.toolscope-1.tmp");
     let others = [
-        dir.join(".odd.json.notapid.tmp"),
-        dir.join("notes.4999999.tmp"),
-        dir.join(".keep.json.4999999.txt"),
+        dir.join(".odd.json.toolscope-notapid.tmp"),
+        dir.join(".another-program.json.4999999.tmp"),
+        dir.join("notes.toolscope-4999999.tmp"),
+        dir.join(".keep.json.toolscope-4999999.txt"),
     ];
     for f in [&dead, &live, &stale].into_iter().chain(&others) {
         fs::write(f, "half a session").unwrap();
