@@ -243,7 +243,7 @@ pub fn run(args: RunArgs) -> u8 {
         Ended::Done(code) => code,
         Ended::Signal(signal) => {
             let message = format!(
-                "the run was stopped by {}: the answer so far is above",
+                "the run was stopped by {} before it ended",
                 signal_name(signal)
             );
             stopped(&mut tape, ErrorCategory::Cancelled, message);
@@ -251,7 +251,7 @@ pub fn run(args: RunArgs) -> u8 {
         }
         Ended::Deadline => {
             let message = format!(
-                "the run did not end within its --deadline of {} s: the answer so far is above",
+                "the run did not end within its --deadline of {} s and was stopped there",
                 deadline.unwrap_or_default()
             );
             stopped(&mut tape, ErrorCategory::ProviderUnavailable, message);
