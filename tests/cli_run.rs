@@ -533,6 +533,18 @@ fn interrupted(args: &[String], signal: &str) -> (Option<i32>, Vec<Value>, Strin
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start toolscope");
+    // A toolscope that hung (or ignored the signal) would hang the test: after a deadline it is
+    // killed (and the status then says so).
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let pid = child.id().to_string();
+    let watchdog = std::thread::spawn(move || {
+        // Only on the deadline: a test that failed first drops `done`, with the child unreaped.
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            watch.recv_timeout(std::time::Duration::from_secs(60))
+        {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        }
+    });
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     while !first.contains("\"text-delta\"") {
@@ -554,6 +566,8 @@ fn interrupted(args: &[String], signal: &str) -> (Option<i32>, Vec<Value>, Strin
         .read_to_string(&mut stderr)
         .unwrap();
     let status = child.wait().unwrap();
+    let _ = done.send(());
+    watchdog.join().unwrap();
     let lines = format!("{first}{rest}")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
