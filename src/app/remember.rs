@@ -43,9 +43,6 @@ pub struct Settings {
     pub sampling: Sampling,
 }
 
-/// The top-level keys of the settings file.
-const SETTINGS_KEYS: [&str; 5] = ["theme", "provider", "model", "base_url", "sampling"];
-
 impl Settings {
     /// The settings `app` has now.
     pub fn of(app: &App) -> Settings {
@@ -152,18 +149,33 @@ fn apply(doc: &mut toml_edit::DocumentMut, (path, value): &Change) {
     }
 }
 
-/// Why a settings text cannot be read, if it cannot; the keys toolscope does not know.
+/// Why a settings text cannot be read, if it cannot; the keys toolscope does not know (as
+/// `sampling.NAME` inside the sampling table).
 fn read_settings(text: &str) -> Result<(Settings, Vec<String>), String> {
     let settings = toml::from_str::<Settings>(text).map_err(|e| e.message().to_string())?;
-    let unknown = toml::from_str::<toml::Table>(text)
-        .map(|t| {
-            t.keys()
-                .filter(|k| !SETTINGS_KEYS.contains(&k.as_str()))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut unknown = Vec::new();
+    if let Ok(file) = toml::from_str::<toml::Table>(text) {
+        unknown_keys("", &file, &settings.table(), &mut unknown);
+    }
     Ok((settings, unknown))
+}
+
+/// The keys of `file` that reading it as settings did not use: those not in `read` (the
+/// settings read, written back), except an empty list (which is written as nothing).
+fn unknown_keys(prefix: &str, file: &toml::Table, read: &toml::Table, out: &mut Vec<String>) {
+    for (key, value) in file {
+        match (value, read.get(key)) {
+            (toml::Value::Table(f), Some(toml::Value::Table(r))) => {
+                unknown_keys(&format!("{prefix}{key}."), f, r, out)
+            }
+            (toml::Value::Table(f), None) if prefix.is_empty() && key == "sampling" => {
+                unknown_keys("sampling.", f, &toml::Table::new(), out)
+            }
+            (toml::Value::Array(a), None) if a.is_empty() => {}
+            (_, None) => out.push(format!("{prefix}{key}")),
+            _ => {}
+        }
+    }
 }
 
 /// The last tools and prompt.
@@ -364,14 +376,17 @@ mod tests {
     }
 
     /// A file as a user keeps it: comments, a key of a newer toolscope, their own order.
-    const HAND_EDITED: &str = "# my settings\nmodel = \"demo-1\" # the one I use\ntheme = \"dark\"\nfuture_key = 7\n\n[sampling]\n# cooler\ntemperature = 0.3\n";
+    const HAND_EDITED: &str = "# my settings\nmodel = \"demo-1\" # the one I use\ntheme = \"dark\"\nfuture_key = 7\n\n[sampling]\n# cooler\ntemperature = 0.3\ntemprature = 0.1\nstop = []\n";
 
     /// An app started as the command line would start it: the file read, then flags laid over.
     fn started_with_flags() -> App {
         let (state, problems) = Remembered::parse(Some(("settings.toml", HAND_EDITED)), None);
         assert_eq!(
             problems,
-            ["settings.toml: unknown key \"future_key\" ignored (kept in the file)"]
+            [
+                "settings.toml: unknown key \"future_key\" ignored (kept in the file)",
+                "settings.toml: unknown key \"sampling.temprature\" ignored (kept in the file)"
+            ]
         );
         let mut setup = Setup::default();
         state.apply(&mut setup, &crate::app::providers::all());
@@ -399,7 +414,7 @@ mod tests {
         };
         assert_eq!(
             text,
-            "# my settings\nmodel = \"demo-1\" # the one I use\ntheme = \"high-contrast\"\nfuture_key = 7\n\n[sampling]\n# cooler\ntemperature = 0.3\nmaxTokens = 99\n"
+            "# my settings\nmodel = \"demo-1\" # the one I use\ntheme = \"high-contrast\"\nfuture_key = 7\n\n[sampling]\n# cooler\ntemperature = 0.3\ntemprature = 0.1\nstop = []\nmaxTokens = 99\n"
         );
         // With no file yet, the changes alone make it.
         let SettingsWrite::Edit(fresh) = r.settings_write(None) else {
