@@ -4,7 +4,8 @@
 //!
 //! Exit status: 0 on success, 1 when a provider or stream failed (after an `error` part) or the
 //! lint found something, 2 for bad usage or a bad input file (one line on stderr naming the file
-//! and the problem).
+//! and the problem), and 128 + the signal's number when a signal ended the playground or a run
+//! (130 SIGINT, 131 SIGQUIT, 143 SIGTERM, 129 SIGHUP).
 
 mod cli;
 

@@ -428,3 +428,51 @@ fn auto_reads_every_example_output_as_its_protocol() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("need a named protocol"));
 }
+
+/// Issue 25, point 9: `parse --stream` prints the parts as they come instead of keeping them
+/// all. At 1-byte chunks nearly every byte is a part: 3 MB of input kept as parts peaked above
+/// 150 MB; printed as they come, the input itself is most of what is held. Measured with GNU
+/// time (`/usr/bin/time -f %M`, the peak resident set in KB); skipped where it is missing.
+#[test]
+fn a_stream_of_tiny_chunks_is_printed_as_it_is_parsed() {
+    let time = std::path::Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("skipping: /usr/bin/time (GNU time) is not installed");
+        return;
+    }
+    let line = "Words before a call. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>\n";
+    let input = line.repeat(3 * 1024 * 1024 / line.len());
+    let path = temp("tiny-chunks.txt", input.as_bytes());
+    let out = Command::new(time)
+        .args(["-f", "peak-kb=%M"])
+        .arg(env!("CARGO_BIN_EXE_toolscope"))
+        .args([
+            "parse",
+            "--protocol",
+            "hermes",
+            "--stream",
+            "--chunk-size",
+            "1",
+        ])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let parts = lines(&out);
+    assert_eq!(parts.last().unwrap()["type"], "finish");
+    let calls = parts.iter().filter(|p| p["type"] == "tool-call").count();
+    assert_eq!(calls, input.len() / line.len());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let peak_kb: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kb="))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {stderr}"));
+    assert!(
+        peak_kb < 100 * 1024,
+        "parse --stream held {} MB for 3 MB of input",
+        peak_kb / 1024
+    );
+}

@@ -513,6 +513,231 @@ async fn emulated_required_on_the_demo_model_sends_a_valid_call() {
     }
 }
 
+/// A stream that sends the start of an answer and then hangs (until the client goes).
+fn hanging_reply() -> Reply {
+    Reply::sse_data(
+        &[json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Partial answer"}}]})],
+        End::Hang,
+    )
+}
+
+/// Starts `toolscope` with `args`, waits (reading its stdout) until it printed its first
+/// `text-delta` part, sends it `signal` with `kill`, and returns its exit status, every stdout
+/// line and its stderr.
+fn interrupted(args: &[String], signal: &str) -> (Option<i32>, Vec<Value>, String) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscope"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start toolscope");
+    // A toolscope that hung (or ignored the signal) would hang the test: after a deadline it is
+    // killed (and the status then says so).
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let pid = child.id().to_string();
+    let watchdog = std::thread::spawn(move || {
+        // Only on the deadline: a test that failed first drops `done`, with the child unreaped.
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            watch.recv_timeout(std::time::Duration::from_secs(60))
+        {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        }
+    });
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    while !first.contains("\"text-delta\"") {
+        let n = out.read_line(&mut first).unwrap();
+        assert!(n > 0, "toolscope ended before a text-delta: {first}");
+    }
+    let kill = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let _ = done.send(());
+    watchdog.join().unwrap();
+    let lines = format!("{first}{rest}")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (status.code(), lines, stderr)
+}
+
+/// Issue 25, point 5: Ctrl+C, SIGTERM or SIGHUP in the middle of `run` ends stdout with an
+/// `error` part of category `cancelled`, saves what was received with `--save`, and exits
+/// 128 + the signal.
+#[tokio::test]
+async fn an_interrupted_run_says_so_and_saves_what_it_received() {
+    let server = MockServer::start(vec![]).await;
+    let dir = tempdir("interrupt");
+    for (signal, status, save) in [
+        ("INT", 130, true),
+        ("TERM", 143, true),
+        ("HUP", 129, true),
+        ("INT", 130, false),
+    ] {
+        server.push(hanging_reply());
+        let file = dir.join(format!("{signal}-{save}.json"));
+        let mut a = args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+        ]);
+        if save {
+            a.extend(args(&["--save", file.to_str().unwrap()]));
+        }
+        a.push("hi".into());
+        let (code, lines, stderr) = tokio::task::spawn_blocking(move || interrupted(&a, signal))
+            .await
+            .unwrap();
+        assert_eq!(code, Some(status), "SIG{signal}: {stderr}");
+        assert_eq!(lines[1]["delta"], "Partial answer", "{lines:?}");
+        let last = lines.last().unwrap();
+        assert_eq!(last["type"], "error", "SIG{signal}: {lines:?}");
+        assert_eq!(last["category"], "cancelled", "SIG{signal}: {lines:?}");
+        assert!(
+            last["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("SIG{signal}")),
+            "{last}"
+        );
+        if save {
+            let session = toolscope_core::session::Session::load(&file)
+                .unwrap_or_else(|e| panic!("SIG{signal}: {e}"));
+            let answer = toolscope_core::part::Collapsed::of(&session.parts);
+            assert_eq!(answer.text, "Partial answer", "SIG{signal}");
+            assert!(!session.events.is_empty(), "the wire events are kept");
+            assert!(
+                matches!(session.parts.last(), Some(toolscope_core::part::Part::Error(e))
+                    if e.category == Some(toolscope_core::error::ErrorCategory::Cancelled)),
+                "{:?}",
+                session.parts
+            );
+        } else {
+            assert!(!file.exists());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 25, point 5, in an `--execute` loop: a signal during the second turn keeps the first
+/// turn, the tool call and the second turn's start in the saved session.
+#[tokio::test]
+async fn an_interrupted_loop_saves_every_step_so_far() {
+    let call = Reply::sse_data(
+        &[
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+            json!("[DONE]"),
+        ],
+        End::Clean,
+    );
+    let server = MockServer::start(vec![call, hanging_reply()]).await;
+    let dir = tempdir("interrupt-loop");
+    let file = dir.join("loop.json");
+    let mcp = format!("'{}' serve-mcp-demo", env!("CARGO_BIN_EXE_toolscope"));
+    let a = args(&[
+        "run",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &server.url(),
+        "--mcp",
+        &mcp,
+        "--execute",
+        "--save",
+        file.to_str().unwrap(),
+        "weather in Oslo?",
+    ]);
+    let (code, lines, stderr) = tokio::task::spawn_blocking(move || interrupted(&a, "TERM"))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(
+        lines.iter().any(|l| l["type"] == "tool-result"),
+        "{lines:?}"
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(last["category"], "cancelled", "{lines:?}");
+    let session = toolscope_core::session::Session::load(&file).unwrap();
+    let s = session.summary();
+    assert_eq!((s.turns, s.tool_calls), (2, 1));
+    let parts = session.all_parts();
+    assert!(
+        parts.iter().any(|p| matches!(p, toolscope_core::part::Part::TextDelta { delta, .. } if delta == "Partial answer")),
+        "{parts:?}"
+    );
+    assert!(
+        matches!(parts.last(), Some(toolscope_core::part::Part::Error(e))
+        if e.category == Some(toolscope_core::error::ErrorCategory::Cancelled))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 25, point 9: `--deadline` ends a run that takes too long with an error part naming the
+/// deadline, keeps what was received, and exits 1.
+#[tokio::test]
+async fn a_run_past_its_deadline_stops_and_keeps_what_came() {
+    let server = MockServer::start(vec![hanging_reply()]).await;
+    let dir = tempdir("deadline");
+    let file = dir.join("late.json");
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--deadline",
+            "0.5",
+            "--save",
+            file.to_str().unwrap(),
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines = lines(&out);
+    assert_eq!(lines[1]["delta"], "Partial answer", "{lines:?}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["category"], "provider_unavailable", "{lines:?}");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains("--deadline of 0.5 s"),
+        "{last}"
+    );
+    let session = toolscope_core::session::Session::load(&file).unwrap();
+    assert_eq!(
+        toolscope_core::part::Collapsed::of(&session.parts).text,
+        "Partial answer"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A call the token limit cut (`finish_reason: length` inside a parameter) is unfinished: with
 /// `--execute`, nothing reaches the MCP server and no second turn is sent.
 #[tokio::test]

@@ -458,3 +458,46 @@ async fn an_interrupted_run_is_restored_from_its_journal() {
     // The restored prefix is shown as it was; the stream it lost is marked as cut.
     assert_eq!(&h.app.run.parts.parts[..seen.len()], &seen[..]);
 }
+
+/// Issue 25, point 9: a session saved to a folder that does not exist (a mistyped path) is not
+/// saved into a new folder without asking; `y` creates the folder and saves, `n` leaves the
+/// disk as it was.
+#[tokio::test]
+async fn the_save_dialog_asks_before_it_creates_a_folder() {
+    let base = std::env::temp_dir().join(format!("toolscope-mkdir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let mut h = Harness::new(160, 48);
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    for (answer, created) in [('n', false), ('y', true)] {
+        let typo = base.join("sesions").join("deep").join("mine.json");
+        h.press(ctrl('s'));
+        let Some(Overlay::Path { editor, .. }) = &mut h.app.overlay else {
+            panic!("the save dialog")
+        };
+        **editor = toolscope::app::editor::editor(&typo.display().to_string());
+        h.press(key(KeyCode::Enter));
+        h.until("the dialog asks", |a| {
+            matches!(a.overlay, Some(Overlay::Confirm(_)))
+        })
+        .await;
+        assert!(h.screen().contains("does not exist"), "{}", h.screen());
+        assert!(
+            !base.join("sesions").exists(),
+            "nothing is made before the answer"
+        );
+        h.press(key(KeyCode::Char(answer)));
+        if created {
+            h.until("the session is saved", |a| {
+                a.notice
+                    .as_ref()
+                    .is_some_and(|n| n.text.starts_with("saved the session"))
+            })
+            .await;
+        }
+        assert!(h.app.overlay.is_none());
+        assert_eq!(typo.exists(), created, "after {answer}");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

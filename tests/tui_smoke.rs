@@ -379,3 +379,106 @@ fn remembered_state_is_restored_at_start() {
     assert!(last.contains("A remembered question"), "{last}");
     assert!(last.contains("get_weather"), "the example tools: {last}");
 }
+
+impl Tmux {
+    /// Starts toolscope so that its pid can be read (`pid` in the test folder), and, once it
+    /// exited, the terminal's line settings are written (`stty`) and the pane stays open to be
+    /// asked about its modes.
+    fn start_to_signal(&self) {
+        let inner = format!(
+            "echo $$ > {pid}; exec {bin}",
+            pid = quote(&self.dir.join("pid")),
+            bin = quote(Path::new(BIN)),
+        );
+        let script = format!(
+            "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} sh -c {inner}; echo $? > {status}.part; stty -a > {stty}; mv {status}.part {status}; exec sleep 600",
+            dir = quote(&self.dir),
+            inner = quote(Path::new(&inner)),
+            status = quote(&self.dir.join("exit-status")),
+            stty = quote(&self.dir.join("stty")),
+        );
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            &self.session,
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+    }
+
+    /// The pane's modes, as tmux keeps them: alternate screen, cursor shown, mouse reporting
+    /// (tmux 3.3 does not say whether bracketed paste is on).
+    fn modes(&self) -> String {
+        let out = self.cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.session,
+            "alt=#{alternate_on} cursor=#{cursor_flag} mouse=#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}#{mouse_sgr_flag}",
+        ]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+/// Every signal that ends the playground gives the terminal back (raw mode off, the main screen,
+/// the cursor shown, no mouse or paste reporting) and exits with 128 + the signal's number.
+#[test]
+fn every_ending_signal_restores_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    for (signal, status) in [
+        ("INT", "130"),
+        ("QUIT", "131"),
+        ("TERM", "143"),
+        ("HUP", "129"),
+    ] {
+        let tmux = Tmux::new(&format!("sig{signal}"));
+        tmux.start_to_signal();
+        tmux.wait_for(&[" Parts ", "demo · demo-1"]);
+        assert!(tmux.modes().starts_with("alt=1"), "{}", tmux.modes());
+        let pid = std::fs::read_to_string(tmux.dir.join("pid")).unwrap();
+        let kill = Command::new("kill")
+            .args([format!("-{signal}"), pid.trim().to_string()])
+            .output()
+            .unwrap();
+        assert!(kill.status.success(), "{kill:?}");
+        assert_eq!(tmux.wait_for_exit(), status, "SIG{signal}");
+        assert_eq!(tmux.modes(), "alt=0 cursor=1 mouse=0000", "SIG{signal}");
+        let stty = std::fs::read_to_string(tmux.dir.join("stty")).unwrap();
+        let modes: Vec<&str> = stty.split_whitespace().collect();
+        for mode in ["icanon", "echo", "isig"] {
+            assert!(modes.contains(&mode), "SIG{signal}: {mode} is off: {stty}");
+        }
+    }
+}
+
+/// Issue 25, point 8: flags are for one run. A hand-edited settings file (comments, a key this
+/// toolscope does not know) is left byte for byte as it was by a playground started with
+/// `--theme`, `--model` and `--base-url` and quit without changing a setting.
+#[test]
+fn flags_never_reach_the_settings_file() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new("flags");
+    let home = tmux.dir.join("toolscope");
+    std::fs::create_dir_all(&home).unwrap();
+    let hand_edited = "# chosen by hand\ntheme = \"high-contrast\" # easier on the eyes\nprovider = \"demo\"\nmodel = \"demo-1\"\nnot_yet_known = true\n\n[sampling]\ntemperature = 0.25\n";
+    std::fs::write(home.join("settings.toml"), hand_edited).unwrap();
+    tmux.start_with("--theme light --model flag-model --base-url http://127.0.0.1:9/v1");
+    tmux.wait_for(&["demo · flag-model"]);
+    tmux.keys(&["C-q"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    assert_eq!(
+        std::fs::read_to_string(home.join("settings.toml")).unwrap(),
+        hand_edited
+    );
+}

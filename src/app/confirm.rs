@@ -64,6 +64,21 @@ pub fn overwrite(effect: Effect, path: &std::path::Path) -> Confirm {
     .detail("the file exists; its contents are replaced")
 }
 
+/// Asks before making the folder a save goes in: what a save effect asks when its folder does
+/// not exist (perhaps a typo).
+pub fn create_folder(effect: Effect, path: &std::path::Path) -> Confirm {
+    let folder = path.parent().unwrap_or(path);
+    Confirm::new(
+        format!("Create the folder {}?", folder.display()),
+        "y create and save",
+        Pending::Effect(Box::new(effect)),
+    )
+    .detail(format!(
+        "{} does not exist; check the path for a typo",
+        folder.display()
+    ))
+}
+
 /// The path a load or save effect is about, for the question.
 pub fn path_of(effect: &Effect) -> Option<PathBuf> {
     match effect {

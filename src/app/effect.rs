@@ -38,14 +38,17 @@ pub enum Effect {
         contents: String,
         overwrite: bool,
     },
-    /// Save `session` at `path` atomically (creating the folder); then, when it was saved,
-    /// remove the file `then_remove` (a journal the session was recovered from). Unless
-    /// `overwrite`, a file already there is left alone and `Message::WouldOverwrite` asks first.
+    /// Save `session` at `path` atomically; then, when it was saved, remove the file
+    /// `then_remove` (a journal the session was recovered from). Unless `overwrite`, a file
+    /// already there is left alone and `Message::WouldOverwrite` asks first. Unless
+    /// `create_folder`, a folder that does not exist is not made (a mistyped path) and
+    /// `Message::NoFolder` asks first.
     SaveSession {
         path: PathBuf,
         session: Box<Session>,
         then_remove: Option<PathBuf>,
         overwrite: bool,
+        create_folder: bool,
     },
     /// List the session files of `dirs` (answered by `Message::SessionsListed`).
     ListSessions {

@@ -70,6 +70,11 @@ pub enum Message {
     WouldOverwrite {
         path: PathBuf,
     },
+    /// A save was not done because the folder `path` goes in does not exist (the state machine
+    /// asks before making it).
+    NoFolder {
+        path: PathBuf,
+    },
     /// The models `provider` offers at `base_url`, or why they cannot be listed.
     ModelsListed {
         provider: ProviderKind,

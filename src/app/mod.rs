@@ -251,6 +251,9 @@ pub struct App {
     pub unsaved_turns: bool,
     /// Where remembered state goes.
     pub state: StateFiles,
+    /// The settings as the playground started (command-line flags included) or as last
+    /// remembered: only a setting changed since is written to `settings.toml`.
+    pub settings_base: remember::Settings,
     /// The base URL the built-in demo model listens on, once the driver started it.
     pub demo_url: Option<String>,
     /// A save sent to the driver that may come back as `WouldOverwrite` (then it is asked).
@@ -299,6 +302,7 @@ impl App {
             pace: Pace::Speed(1.0),
             unsaved_turns: false,
             state: setup.state,
+            settings_base: remember::Settings::default(),
             demo_url: None,
             pending_save: None,
             clock: unix_seconds,
@@ -308,6 +312,7 @@ impl App {
         if let Some(r) = setup.restore {
             app.overlay = Some(Overlay::Restore(Box::new(r)));
         }
+        app.settings_base = remember::Settings::of(&app);
         app.sync_offered();
         app.restyle();
         app

@@ -251,13 +251,17 @@ pub(super) fn quit(app: &mut App, fx: &mut Vec<Effect>) {
 }
 
 /// Writes the remembered state (the settings; the tools and prompt too when `with_work`).
-pub(super) fn remember(app: &App, with_work: bool, fx: &mut Vec<Effect>) {
+/// Only the settings changed since they were last remembered are written; they are the base
+/// of the next time.
+pub(super) fn remember(app: &mut App, with_work: bool, fx: &mut Vec<Effect>) {
     if app.state.settings.is_none() && app.state.last.is_none() {
         return;
     }
+    let state = Remembered::of(app, with_work);
+    app.settings_base = state.settings.clone();
     fx.push(Effect::Remember {
         files: app.state.clone(),
-        state: Box::new(Remembered::of(app, with_work)),
+        state: Box::new(state),
     });
 }
 

@@ -68,11 +68,17 @@ pub(super) fn save_to(app: &mut App, mut path: PathBuf, fx: &mut Vec<Effect>) {
         return;
     };
     session.created_at = session::rfc3339((app.clock)());
+    // The session folders are made when first saved to; any other folder must exist, or the
+    // user is asked (a typo in the path must not leave new folders behind).
+    let create_folder = path
+        .parent()
+        .is_some_and(|d| d.as_os_str().is_empty() || app.sessions.all().iter().any(|s| s == d));
     let save = Effect::SaveSession {
         path,
         session: Box::new(session),
         then_remove: None,
         overwrite: false,
+        create_folder,
     };
     app.pending_save = Some(Box::new(save.clone()));
     fx.push(save);
@@ -259,6 +265,7 @@ pub(super) fn restore_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 session: r.session.clone(),
                 then_remove: Some(r.journal.clone()),
                 overwrite: false,
+                create_folder: true,
             });
             open(app, Some(path), r.session, Pace::Instant, fx);
         }

@@ -87,7 +87,9 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
             result,
         } => match result {
             Ok(text) => {
-                app.tools.set_text(&text);
+                // A byte order mark is no part of the JSON (nor of what the pane shows).
+                app.tools
+                    .set_text(text.strip_prefix('\u{FEFF}').unwrap_or(&text));
                 app.tools.path = Some(path.clone());
                 app.tools.mark_saved();
                 let what = match app.tools.problem() {
@@ -167,6 +169,7 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
                     path: p,
                     session,
                     then_remove,
+                    create_folder,
                     ..
                 }) if p == path => {
                     let e = Effect::SaveSession {
@@ -174,10 +177,37 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
                         session,
                         then_remove,
                         overwrite: true,
+                        create_folder,
                     };
                     ask(app, confirm::overwrite(e, &path));
                 }
                 _ => notice(app, format!("not saved: {} exists", path.display()), true),
+            }
+        }
+        Message::NoFolder { path } => {
+            let pending = app.pending_save.take();
+            match pending.map(|e| *e) {
+                Some(Effect::SaveSession {
+                    path: p,
+                    session,
+                    then_remove,
+                    overwrite,
+                    ..
+                }) if p == path => {
+                    let e = Effect::SaveSession {
+                        path: p,
+                        session,
+                        then_remove,
+                        overwrite,
+                        create_folder: true,
+                    };
+                    ask(app, confirm::create_folder(e, &path));
+                }
+                _ => notice(
+                    app,
+                    format!("not saved: the folder of {} does not exist", path.display()),
+                    true,
+                ),
             }
         }
         Message::ModelsListed {

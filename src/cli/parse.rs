@@ -136,8 +136,9 @@ pub fn run(args: ParseArgs) -> u8 {
     };
 
     let started = Instant::now();
-    // Parts are kept only when they are printed; for --stats they are counted and dropped as
-    // they come, as a consumer of the stream would.
+    // A stream's parts are printed as they come (a stream of 1-byte chunks makes about one part
+    // a byte: kept, 10 MB of input held half a gigabyte); for --stats they are counted and
+    // dropped, as a consumer of the stream would. A whole parse's parts are kept until printed.
     let keep = !args.stats;
     let mut printed: Vec<Part> = Vec::new();
     let (count, chunks, calls) = if args.stream {
@@ -148,7 +149,9 @@ pub fn run(args: ParseArgs) -> u8 {
             parser.push(piece, &mut buf);
             count += buf.len();
             if keep {
-                printed.append(&mut buf);
+                for p in buf.drain(..) {
+                    out.part(&p);
+                }
             } else {
                 buf.clear();
             }
@@ -158,8 +161,10 @@ pub fn run(args: ParseArgs) -> u8 {
         let calls = parser.call_count();
         count += buf.len() + 1;
         if keep {
-            printed.append(&mut buf);
-            printed.push(finish_part(calls));
+            for p in buf.drain(..) {
+                out.part(&p);
+            }
+            out.part(&finish_part(calls));
         }
         (count, chunks, calls)
     } else {

@@ -6,6 +6,8 @@
 //! the driver, and gives the terminal back on every way out.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use clap::Args;
 use tokio::sync::mpsc;
@@ -154,18 +156,26 @@ fn state_files() -> StateFiles {
 
 /// The remembered state, and what was wrong with its files (they are then ignored).
 fn remembered(files: &StateFiles) -> (Remembered, Vec<String>) {
-    let read = |p: &Option<PathBuf>| {
-        p.as_ref().and_then(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|t| (p.display().to_string(), t))
-        })
+    let mut unread = Vec::new();
+    let mut read = |p: &Option<PathBuf>| {
+        let p = p.as_ref()?;
+        match std::fs::read_to_string(p) {
+            Ok(t) => Some((p.display().to_string(), t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            // Unreadable (no permission, not UTF-8): said, not taken as missing.
+            Err(e) => {
+                unread.push(format!("{}: {e} (the file is ignored)", p.display()));
+                None
+            }
+        }
     };
     let (settings, last) = (read(&files.settings), read(&files.last));
-    Remembered::parse(
+    let (state, mut problems) = Remembered::parse(
         settings.as_ref().map(|(n, t)| (n.as_str(), t.as_str())),
         last.as_ref().map(|(n, t)| (n.as_str(), t.as_str())),
-    )
+    );
+    problems.extend(unread);
+    (state, problems)
 }
 
 /// The setup and themes the remembered state and the flags ask for (the flags win), or a
@@ -207,6 +217,7 @@ fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
     if let Some(path) = &args.tools {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text).to_string();
         ToolSet::from_json_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         setup.tools = text;
         setup.tools_path = Some(path.clone());
@@ -315,7 +326,12 @@ pub fn run(args: PlayArgs) -> u8 {
     let result = runtime.block_on(play(setup, themes, session, servers, startup_notice));
     terminal::restore();
     match result {
-        Ok(()) => 0,
+        // Ended by a signal: the conventional status, 128 + its number.
+        Ok(Some(signal)) => {
+            tracing::info!("playground stopped by signal {signal}");
+            128 + signal
+        }
+        Ok(None) => 0,
         Err(e) => {
             tracing::error!("playground failed: {e}");
             eprintln!("toolscope: {e}");
@@ -330,8 +346,11 @@ async fn play(
     session: Option<(PathBuf, Box<Session>)>,
     servers: Vec<McpServerSpec>,
     startup_notice: Option<String>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<u8>> {
     let journal = setup.sessions.journal.clone();
+    // The handlers go in before the terminal is taken: from then on, no signal that ends the
+    // process may leave it in raw mode on the alternate screen.
+    let signals = Signals::install()?;
     let terminal = terminal::enter()?;
     let (tx, rx) = mpsc::unbounded_channel();
     if let Some((path, session)) = session {
@@ -344,7 +363,8 @@ async fn play(
         let _ = tx.send(Message::McpAdd { spec });
     }
     terminal::spawn_input(tx.clone());
-    tokio::spawn(forward_signals(tx));
+    let stopped_by = Arc::new(AtomicU8::new(0));
+    tokio::spawn(signals.forward(tx, Arc::clone(&stopped_by)));
     let keys = Keys::from_env();
     let mut app = App::new(setup, themes);
     if let Some(text) = startup_notice {
@@ -365,21 +385,54 @@ async fn play(
             journal,
         },
     );
-    driver.run(&mut app, rx).await
+    driver.run(&mut app, rx).await?;
+    Ok(match stopped_by.load(Ordering::SeqCst) {
+        0 => None,
+        n => Some(n),
+    })
 }
 
-/// SIGTERM and SIGHUP end the playground like Ctrl+Q, so the terminal is given back.
-async fn forward_signals(tx: mpsc::UnboundedSender<Message>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
+/// The signals that end the playground: SIGINT and SIGQUIT (sent with `kill`: in raw mode
+/// Ctrl+C and Ctrl+\\ arrive as keys), SIGTERM, and SIGHUP (the terminal went away).
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Registers the handlers now (a signal arriving later is held for [`Signals::forward`]).
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            quit: signal(SignalKind::quit())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
     }
-    let _ = tx.send(Message::Quit);
+
+    /// The number of the next signal to arrive.
+    async fn next(&mut self) -> u8 {
+        tokio::select! {
+            _ = self.interrupt.recv() => 2,
+            _ = self.quit.recv() => 3,
+            _ = self.terminate.recv() => 15,
+            _ = self.hangup.recv() => 1,
+        }
+    }
+
+    /// The first signal ends the playground like Ctrl+Q (it quits without asking, keeping the
+    /// journal, and the terminal is given back on the way out); its number is kept for the exit
+    /// status. A second one, should the loop not have ended yet, gives the terminal back and
+    /// exits at once.
+    async fn forward(mut self, tx: mpsc::UnboundedSender<Message>, stopped_by: Arc<AtomicU8>) {
+        let first = self.next().await;
+        stopped_by.store(first, Ordering::SeqCst);
+        let _ = tx.send(Message::Quit);
+        let second = self.next().await;
+        terminal::restore();
+        std::process::exit(128 + i32::from(second));
+    }
 }

@@ -18,6 +18,12 @@
 //! events, every `tools/call` with its arguments and result, all on one clock that starts with
 //! the first request, and the parts the loop printed itself (the `max-steps` warning). The
 //! demo model's loopback URL is not saved.
+//!
+//! Stopped from outside (Ctrl+C, SIGTERM, SIGHUP), a run, or a loop at any step, ends at once
+//! with an `error` part of category `cancelled` naming the signal, saves what it received with
+//! `--save` (the turn in progress ends with that part), and exits 128 + the signal (130, 143,
+//! 129). `--deadline SECS` bounds the whole run the same way: an `error` part of category
+//! `provider_unavailable` naming the deadline, what was received saved, exit 1.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -30,6 +36,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::ProtocolChoice;
+use toolscope_core::error::{ErrorCategory, ProviderError};
 use toolscope_core::mcp::{CancellationToken, Catalog, McpClient, McpError, McpServerSpec};
 use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
@@ -85,6 +92,11 @@ pub struct RunArgs {
     /// Seconds to wait for the next bytes of the answer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
     pub idle_timeout: f64,
+    /// Seconds the whole run may take (every turn and tool call of an --execute loop): then it
+    /// stops with an error part (category provider_unavailable) after what was received, which
+    /// --save keeps; exit 1.
+    #[arg(long, value_name = "SECS", value_parser = positive_secs)]
+    pub deadline: Option<f64>,
     /// Take tools from an MCP server run as a child process (stdio): the command and its
     /// arguments, split like a shell would (quotes, backslashes) but not run through one;
     /// `toolscope` as the program is this toolscope. Repeatable.
@@ -198,20 +210,119 @@ pub fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
-    let tape = args.save.as_ref().map(|_| Tape::new(request.clone()));
-    let (code, tape) = runtime.block_on(run_with_mcp(
-        request,
-        Keys::from_env(),
-        args.raw,
-        tape,
-        plan,
-    ));
+    let signals = {
+        let _context = runtime.enter();
+        match Signals::install() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("toolscope run: cannot listen for signals: {e}");
+                return 1;
+            }
+        }
+    };
+    let mut tape = args.save.as_ref().map(|_| Tape::new(request.clone()));
+    let deadline = args.deadline;
+    let ended = runtime.block_on(async {
+        let work = run_with_mcp(request, Keys::from_env(), args.raw, &mut tape, plan);
+        let limit = async {
+            match deadline {
+                Some(secs) => tokio::time::sleep(Duration::from_secs_f64(secs)).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut signals = signals;
+        tokio::select! {
+            code = work => Ended::Done(code),
+            signal = signals.next() => Ended::Signal(signal),
+            () = limit => Ended::Deadline,
+        }
+    });
+    // The run was stopped from outside: the work in flight was dropped (its request with it);
+    // what it received is kept, and an error part says why it ends here.
+    let code = match ended {
+        Ended::Done(code) => code,
+        Ended::Signal(signal) => {
+            let message = format!(
+                "the run was stopped by {} before it ended",
+                signal_name(signal)
+            );
+            stopped(&mut tape, ErrorCategory::Cancelled, message);
+            128 + signal
+        }
+        Ended::Deadline => {
+            let message = format!(
+                "the run did not end within its --deadline of {} s and was stopped there",
+                deadline.unwrap_or_default()
+            );
+            stopped(&mut tape, ErrorCategory::ProviderUnavailable, message);
+            1
+        }
+    };
     if let (Some(path), Some(tape)) = (&args.save, tape) {
         if let Err(e) = tape.finish().save(path) {
             return super::fail_usage(&e.to_string());
         }
     }
     code
+}
+
+/// How the work of a run ended.
+enum Ended {
+    /// By itself, with this exit status.
+    Done(u8),
+    /// Stopped by this signal.
+    Signal(u8),
+    /// Stopped at `--deadline`.
+    Deadline,
+}
+
+/// Prints the error part that ends a run stopped from outside, and records it.
+fn stopped(tape: &mut Option<Tape>, category: ErrorCategory, message: String) {
+    let part = Part::error(ProviderError::new(category, message).to_part());
+    if let Some(t) = tape.as_mut() {
+        t.interrupted(part.clone());
+    }
+    let mut out = io::stdout();
+    let _ = writeln!(out, "{}", part.to_json_line()).and_then(|()| out.flush());
+}
+
+/// The signals that stop a run: SIGINT (Ctrl+C), SIGTERM and SIGHUP (the terminal went away).
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Registers the handlers now, before anything is sent.
+    fn install() -> io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The number of the first signal to arrive.
+    async fn next(&mut self) -> u8 {
+        tokio::select! {
+            _ = self.interrupt.recv() => 2,
+            _ = self.terminate.recv() => 15,
+            _ = self.hangup.recv() => 1,
+        }
+    }
+}
+
+/// The name of signal `number`, as `kill -l` spells it.
+fn signal_name(number: u8) -> &'static str {
+    match number {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
 }
 
 /// The session being recorded (`--save`), on one clock: the first request's sending.
@@ -224,6 +335,8 @@ struct Tape {
     started: Option<Instant>,
     /// The MCP servers and their tools, given to the recorder at the end.
     mcp: Option<McpRecord>,
+    /// When the turn in progress was sent (none between turns).
+    turn_sent: Option<Instant>,
 }
 
 impl Tape {
@@ -233,6 +346,7 @@ impl Tape {
             recorder: None,
             started: None,
             mcp: None,
+            turn_sent: None,
         }
     }
 
@@ -257,6 +371,19 @@ impl Tape {
                 self.recorder = Some(Recorder::new(request));
                 self.started = Some(Instant::now());
             }
+        }
+    }
+
+    /// The run was stopped from outside with `part`: it ends the turn in progress, or, between
+    /// turns, the loop.
+    fn interrupted(&mut self, part: Part) {
+        match self.turn_sent.take() {
+            Some(sent) => {
+                let recorder = self.recorder();
+                recorder.push(&RunEvent::Part(part));
+                recorder.end_turn(sent.elapsed().as_millis() as u64);
+            }
+            None => self.stop(vec![part]),
         }
     }
 
@@ -303,9 +430,9 @@ async fn run_with_mcp(
     request: Request,
     keys: Keys,
     raw: bool,
-    mut tape: Option<Tape>,
+    tape: &mut Option<Tape>,
     plan: McpPlan,
-) -> (u8, Option<Tape>) {
+) -> u8 {
     // The demo model is served for the length of this run (`_demo` keeps it up); with a base
     // URL the run talks to a demo server already running (`toolscope serve-demo`).
     let mut request = request;
@@ -317,12 +444,12 @@ async fn run_with_mcp(
                 t.stop(vec![part.clone()]);
             }
             println!("{}", part.to_json_line());
-            return (1, tape);
+            return 1;
         }
     };
     if plan.servers.is_empty() {
-        let turn = print_turn(&request, &keys, raw, &mut tape).await;
-        return (u8::from(turn.failed), tape);
+        let turn = print_turn(&request, &keys, raw, tape).await;
+        return u8::from(turn.failed);
     }
     let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
         Ok(m) => m,
@@ -332,13 +459,13 @@ async fn run_with_mcp(
                 t.stop(vec![part.clone()]);
             }
             println!("{}", part.to_json_line());
-            return (1, tape);
+            return 1;
         }
     };
     request.tools = mcp.catalog.tools().clone();
-    let code = run_turns(&mut request, &keys, raw, &mut tape, &plan, &mut mcp).await;
+    let code = run_turns(&mut request, &keys, raw, tape, &plan, &mut mcp).await;
     mcp.close().await;
-    (code, tape)
+    code
 }
 
 /// The connected servers and the tools offered.
@@ -550,8 +677,12 @@ async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option
         t.begin_turn(request);
     }
     let sent = Instant::now();
+    if let Some(t) = tape.as_mut() {
+        t.turn_sent = Some(sent);
+    }
     let turn = print_events(request, keys, raw, tape).await;
     if let Some(t) = tape.as_mut() {
+        t.turn_sent = None;
         t.recorder().end_turn(sent.elapsed().as_millis() as u64);
     }
     turn

@@ -338,6 +338,7 @@ impl<B: Backend> Driver<B> {
                 session,
                 then_remove,
                 overwrite,
+                create_folder,
             } => {
                 let tx = self.engine_tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -345,7 +346,14 @@ impl<B: Backend> Driver<B> {
                         let _ = tx.send(Message::WouldOverwrite { path });
                         return;
                     }
-                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                        && !dir.is_dir()
+                    {
+                        if !create_folder {
+                            let _ = tx.send(Message::NoFolder { path });
+                            return;
+                        }
+                        // A failure here is the save's own error, said below.
                         let _ = std::fs::create_dir_all(dir);
                     }
                     let result = session.save(&path).map_err(|e| e.problem);
@@ -644,8 +652,10 @@ pub fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{data}\x07")
 }
 
-/// Writes the remembered state to its files (creating their folders). A failure is logged: the
-/// playground goes on without remembering.
+/// Writes the remembered state to its files (creating their folders): the settings changed, as
+/// edits of `settings.toml` as it is now, and the last work. A file that could not be read is
+/// kept as a `.bak` before it is replaced; one that cannot be read at all now (no permission)
+/// is left alone. A failure is logged: the playground goes on without remembering.
 fn remember(files: &StateFiles, state: &Remembered) {
     let write = |path: &Path, text: &str| {
         if let Some(dir) = path.parent() {
@@ -656,24 +666,135 @@ fn remember(files: &StateFiles, state: &Remembered) {
         }
     };
     if let Some(p) = &files.settings {
-        write(p, &state.settings_toml());
+        let existing = match std::fs::read(p) {
+            Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| ())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => {
+                tracing::warn!("cannot read {} to change it: {e}", p.display());
+                return;
+            }
+        };
+        match state.settings_write(existing.as_ref().map(|r| r.as_deref().map_err(|_| ()))) {
+            crate::app::remember::SettingsWrite::Keep => {}
+            crate::app::remember::SettingsWrite::Edit(text) => write(p, &text),
+            crate::app::remember::SettingsWrite::Replace(text) => {
+                if back_up(p) {
+                    write(p, &text);
+                }
+            }
+        }
     }
     if let (Some(p), Some(json)) = (&files.last, state.last_json()) {
-        write(p, &json);
+        let unreadable = match std::fs::read(p) {
+            Ok(bytes) => !std::str::from_utf8(&bytes).is_ok_and(Remembered::last_readable),
+            Err(e) => e.kind() != io::ErrorKind::NotFound,
+        };
+        if !unreadable || back_up(p) {
+            write(p, &json);
+        }
+    }
+}
+
+/// Keeps a copy of `path` beside it as `NAME.bak` (`NAME.bak.2`, … when that is taken), before
+/// it is replaced; false (logged) when no copy could be made.
+fn back_up(path: &Path) -> bool {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".bak");
+    let mut backup = PathBuf::from(&name);
+    let mut n = 1;
+    while backup.exists() {
+        n += 1;
+        let mut numbered = name.clone();
+        numbered.push(format!(".{n}"));
+        backup = PathBuf::from(numbered);
+    }
+    match std::fs::copy(path, &backup) {
+        Ok(_) => {
+            tracing::warn!(
+                "{} could not be read: kept as {} before it is replaced",
+                path.display(),
+                backup.display()
+            );
+            true
+        }
+        Err(e) => {
+            tracing::warn!(
+                "{} could not be read and cannot be backed up ({e}): it is left as it is",
+                path.display()
+            );
+            false
+        }
     }
 }
 
 /// Writes next to `path`, then renames over it: a crash never leaves half a file.
+/// The temporary file is named as a session's is (after this process), so that one a killed
+/// save left is cleaned up by the next save to that folder.
 fn save_atomically(path: &Path, contents: &str) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path)
+    use toolscope_core::session::{clean_leftovers, temp_name};
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    clean_leftovers(dir);
+    let tmp = dir.join(temp_name(&name.to_string_lossy()));
+    let write = || -> io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25, point 8: a settings or last-work file that could not be read is kept as a
+    /// `.bak` before it is replaced (a second time, beside the first backup).
+    #[test]
+    fn an_unreadable_state_file_is_backed_up_before_it_is_replaced() {
+        use crate::app::theme::Themes;
+        use crate::app::{App, Setup};
+        let dir = std::env::temp_dir().join(format!("toolscope-bak-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = StateFiles {
+            settings: Some(dir.join("settings.toml")),
+            last: Some(dir.join("last.json")),
+        };
+        let broken_settings = "theme = \"dark\"\nmodel = [not closed\n";
+        let broken_last = "{\"tools\": \"[]\", \"system\": ";
+        for round in ["", ".2"] {
+            std::fs::write(dir.join("settings.toml"), broken_settings).unwrap();
+            std::fs::write(dir.join("last.json"), broken_last).unwrap();
+            let mut app = App::new(Setup::default(), Themes::built_in());
+            app.theme = "light".into();
+            remember(&files, &Remembered::of(&app, true));
+            let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+            assert_eq!(read(&format!("settings.toml.bak{round}")), broken_settings);
+            assert_eq!(read(&format!("last.json.bak{round}")), broken_last);
+            assert_eq!(read("settings.toml"), "theme = \"light\"\n");
+            assert!(Remembered::last_readable(&read("last.json")));
+        }
+        // A file that reads is edited in place, with no backup.
+        std::fs::write(dir.join("settings.toml"), "# mine\ntheme = \"dark\"\n").unwrap();
+        let mut app = App::new(Setup::default(), Themes::built_in());
+        app.theme = "light".into();
+        remember(&files, &Remembered::of(&app, false));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("settings.toml")).unwrap(),
+            "# mine\ntheme = \"light\"\n"
+        );
+        assert!(!dir.join("settings.toml.bak.3").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn osc52_encodes_base64() {

@@ -34,11 +34,14 @@ pub enum ErrorCategory {
     /// or reached, failed the request, exited mid-call, timed out or was cancelled. (A tool that
     /// ran and reported an error is a `tool-result` with `isError`, not this.)
     ToolExecutionFailed,
+    /// The user stopped the run from outside (Ctrl+C, SIGTERM, SIGHUP) before it ended: what
+    /// was received before it is kept. Not in the llm-provider spec: toolscope's own.
+    Cancelled,
 }
 
 impl ErrorCategory {
     /// Every category.
-    pub const ALL: [ErrorCategory; 10] = [
+    pub const ALL: [ErrorCategory; 11] = [
         ErrorCategory::ProviderUnavailable,
         ErrorCategory::ProviderModelNotLoaded,
         ErrorCategory::ProviderRateLimit,
@@ -49,6 +52,7 @@ impl ErrorCategory {
         ErrorCategory::ProviderUnsupportedContentBlock,
         ErrorCategory::StructuredOutputInvalid,
         ErrorCategory::ToolExecutionFailed,
+        ErrorCategory::Cancelled,
     ];
 
     /// The name, as in the spec (`provider_rate_limit`).
@@ -64,6 +68,7 @@ impl ErrorCategory {
             ErrorCategory::ProviderUnsupportedContentBlock => "provider_unsupported_content_block",
             ErrorCategory::StructuredOutputInvalid => "structured_output_invalid",
             ErrorCategory::ToolExecutionFailed => "tool_execution_failed",
+            ErrorCategory::Cancelled => "cancelled",
         }
     }
 

@@ -132,6 +132,12 @@ pub enum ToolsError {
     /// The document is not JSON; holds the JSON parser's message.
     #[error("not valid JSON: {0}")]
     Json(String),
+    /// The document nests arrays and objects deeper than the JSON reader goes
+    /// ([`JSON_DEPTH_LIMIT`] levels); holds where it gave up.
+    #[error(
+        "nested deeper than {JSON_DEPTH_LIMIT} levels (the JSON reader's limit), {0}: a schema this deep cannot be read"
+    )]
+    TooDeep(String),
     /// The document is JSON but holds no list of tools (an array, `{"tools": […]}` or one tool).
     #[error("expected a JSON array of tools")]
     NotAnArray,
@@ -151,20 +157,40 @@ pub enum ToolsError {
     Duplicate(String),
 }
 
+/// How deep serde_json reads nested arrays and objects before it gives up.
+pub const JSON_DEPTH_LIMIT: usize = 128;
+
+/// Why a tool name cannot be used: a control character (a newline, an escape sequence) would
+/// reach the model's prompt, a terminal or a log as a control, not as text.
+fn name_problem(name: &str) -> Option<String> {
+    let c = name.chars().find(|c| c.is_control())?;
+    let shown: String = name
+        .chars()
+        .flat_map(char::escape_default)
+        .take(80)
+        .collect();
+    Some(format!(
+        "the name \"{shown}\" holds a control character (U+{:04X}); a tool name is plain text",
+        c as u32
+    ))
+}
+
 impl ToolSet {
     /// Checks and compiles the definitions. A definition without a name, or two of one name, is
     /// refused; everything else is read as well as it can be, with a [`ToolWarning`] for what was
     /// changed: type names outside JSON Schema's read as theirs, a schema that no draft accepts
     /// kept unvalidated.
     pub fn new(defs: Vec<ToolDef>) -> Result<Self, ToolsError> {
-        Self::with_warnings(defs, Vec::new(), false)
+        Self::with_warnings(defs, Vec::new(), false, true)
     }
 
     /// `dedupe`: a second tool of a name is left out with a warning, not refused.
+    /// `plain_names`: a name with a control character is refused.
     fn with_warnings(
         defs: Vec<ToolDef>,
         mut warnings: Vec<ToolWarning>,
         dedupe: bool,
+        plain_names: bool,
     ) -> Result<Self, ToolsError> {
         let mut seen = HashSet::new();
         let mut tools = Vec::with_capacity(defs.len());
@@ -174,6 +200,9 @@ impl ToolSet {
                     index,
                     problem: "the name is empty".into(),
                 });
+            }
+            if let Some(problem) = name_problem(&def.name).filter(|_| plain_names) {
+                return Err(ToolsError::BadEntry { index, problem });
             }
             let mut warn = |message: String| {
                 warnings.push(ToolWarning {
@@ -223,17 +252,33 @@ impl ToolSet {
 
     /// Parses a tools document: a JSON array of `{name, description, parameters}` entries, of
     /// OpenAI's `{type: "function", function: {…}}` entries, of Anthropic's `{name,
-    /// input_schema}` or of MCP's `{name, inputSchema}` (also an MCP `{"tools": […]}` listing or
-    /// one tool alone). Refused only when it is not JSON or a tool has no name: a second tool of
-    /// a name is left out with a warning, and the rest is read as [`ToolSet::new`] reads it.
+    /// input_schema}` or of MCP's `{name, inputSchema}` (also an MCP `{"tools": […]}` listing, or
+    /// one tool alone, read as a list of one with a warning). Refused only when it is not JSON
+    /// (or nested too deep to read), or a tool has no usable name (empty, or with a control
+    /// character): a second tool of a name is left out with a warning, and the rest is read as
+    /// [`ToolSet::new`] reads it.
+    /// A UTF-8 byte order mark before the document is skipped.
     pub fn from_json_text(text: &str) -> Result<Self, ToolsError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ToolsError::Json(e.to_string()))?;
-        Self::from_json(&value)
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            // serde_json says "recursion limit exceeded" for valid JSON nested too deep.
+            if e.to_string().starts_with("recursion limit exceeded") {
+                ToolsError::TooDeep(format!("at line {}, column {}", e.line(), e.column()))
+            } else {
+                ToolsError::Json(e.to_string())
+            }
+        })?;
+        Self::from_document(&value, true)
     }
 
-    /// Like [`ToolSet::from_json_text`], for a document already parsed.
+    /// Like [`ToolSet::from_json_text`], for a document already parsed, except that names are
+    /// taken as they are (a control character included): for a caller that makes names fit
+    /// itself, as the MCP catalog does with a server's listing.
     pub fn from_json(value: &Value) -> Result<Self, ToolsError> {
+        Self::from_document(value, false)
+    }
+
+    fn from_document(value: &Value, plain_names: bool) -> Result<Self, ToolsError> {
         let entries: &[Value] = match value {
             Value::Array(entries) => entries,
             Value::Object(o) => match o.get("tools") {
@@ -250,7 +295,15 @@ impl ToolSet {
         for (index, entry) in entries.iter().enumerate() {
             defs.push(def_from_entry(index, entry, &mut warnings)?);
         }
-        Self::with_warnings(defs, warnings, true)
+        if matches!(value, Value::Object(o) if !o.contains_key("tools")) {
+            warnings.push(ToolWarning {
+                index: 0,
+                name: defs[0].name.clone(),
+                message: "the document is one tool, not an array of tools: read as a list of one"
+                    .into(),
+            });
+        }
+        Self::with_warnings(defs, warnings, true, plain_names)
     }
 
     /// Reads a tools file; the error is one line naming the file and the problem. The warnings
@@ -538,7 +591,8 @@ mod tests {
         );
         let one = r#"{"name":"solo","input_schema":{"type":"object"}}"#;
         assert_eq!(ToolSet::from_json_text(one).unwrap().len(), 1);
-        assert!(ToolSet::from_json_text(one).unwrap().warnings().is_empty());
+        // Read, and said (issue 25): a list of one was meant, most likely.
+        assert_eq!(ToolSet::from_json_text(one).unwrap().warnings().len(), 1);
     }
 
     #[test]
@@ -602,5 +656,73 @@ mod tests {
                 .validate(&some)
                 .is_ok()
         );
+    }
+
+    /// Issue 25, point 9: a tools file saved with a UTF-8 byte order mark (as some Windows
+    /// editors do) is read like one without.
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let text = "\u{FEFF}[{\"name\": \"get_weather\", \"parameters\": {}}]";
+        let set = ToolSet::from_json_text(text).unwrap();
+        assert_eq!(set.defs()[0].name, "get_weather");
+        assert!(set.warnings().is_empty());
+    }
+
+    /// One tool object where an array was expected is read as a list of one, with a warning
+    /// that says so.
+    #[test]
+    fn one_tool_alone_is_read_with_a_warning() {
+        let set = ToolSet::from_json_text(r#"{"name": "get_weather", "parameters": {}}"#).unwrap();
+        assert_eq!(set.len(), 1);
+        let w: Vec<String> = set.warnings().iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [
+                "tool \"get_weather\": the document is one tool, not an array of tools: read as a list of one"
+            ]
+        );
+        // An MCP listing ({"tools": [...]}) is a list already: no warning.
+        let listing = ToolSet::from_json_text(r#"{"tools": [{"name": "a", "inputSchema": {}}]}"#);
+        assert!(listing.unwrap().warnings().is_empty());
+    }
+
+    /// A name with a control character (a stray newline, an escape sequence) is refused with
+    /// the character named.
+    #[test]
+    fn a_name_with_control_characters_is_refused() {
+        for (name, says) in [
+            ("get\nweather", "U+000A"),
+            ("\u{1b}[31mred", "U+001B"),
+            ("tab\there", "U+0009"),
+            ("del\u{7f}", "U+007F"),
+            ("c1\u{85}", "U+0085"),
+        ] {
+            let text = serde_json::json!([{"name": name, "parameters": {}}]).to_string();
+            let e = ToolSet::from_json_text(&text).unwrap_err().to_string();
+            assert!(e.starts_with("tool 0: the name "), "{e}");
+            assert!(e.contains(says), "{name:?}: {e}");
+            assert!(e.contains("control character"), "{e}");
+            assert!(
+                !e.contains('\u{1b}') && !e.contains('\n'),
+                "the message is one clean line: {e:?}"
+            );
+        }
+    }
+
+    /// A schema nested deeper than the JSON reader's limit says so, instead of "not valid JSON".
+    #[test]
+    fn a_schema_too_deep_to_read_says_so() {
+        let mut schema = String::from("{}");
+        for _ in 0..200 {
+            schema = format!("{{\"type\": \"object\", \"properties\": {{\"x\": {schema}}}}}");
+        }
+        let text = format!("[{{\"name\": \"deep\", \"parameters\": {schema}}}]");
+        let e = ToolSet::from_json_text(&text).unwrap_err().to_string();
+        assert!(e.contains("nested deeper than"), "{e}");
+        assert!(e.contains("128"), "{e}");
+        assert!(!e.starts_with("not valid JSON"), "{e}");
+        // Broken JSON is still named as such.
+        let e = ToolSet::from_json_text("[{").unwrap_err().to_string();
+        assert!(e.starts_with("not valid JSON"), "{e}");
     }
 }

@@ -389,7 +389,12 @@ impl Session {
         #[derive(Deserialize)]
         struct Header {
             format: Option<Value>,
+            /// Present (null included) or missing.
+            #[serde(default, deserialize_with = "present")]
             version: Option<Value>,
+        }
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+            Value::deserialize(d).map(Some)
         }
         if !text.trim_start().starts_with('{') {
             // Not an object: say whether it is JSON at all.
@@ -411,9 +416,12 @@ impl Session {
             Some(None) => return Err("not a toolscope session (\"format\" is not a string)".into()),
             None => return Err("not a toolscope session (no \"format\" field)".into()),
         }
-        let version = match header.version.as_ref().and_then(Value::as_u64) {
-            Some(v) => v,
-            None => return Err("the session has no format version".into()),
+        let version = match header.version.as_ref() {
+            Some(v) => match v.as_u64() {
+                Some(n) => n,
+                None => return Err(bad_version(v)),
+            },
+            None => return Err("the session has no format version (no \"version\" field)".into()),
         };
         if version > VERSION as u64 {
             return Err(format!(
@@ -447,7 +455,9 @@ impl Session {
         Session::from_json(&text).map_err(err)
     }
 
-    /// Writes the session atomically: a temporary file beside `path`, then a rename.
+    /// Writes the session atomically: a temporary file beside `path`
+    /// (`.NAME.toolscope-PID.tmp`), then a rename. Temporary files that killed saves left in the folder are removed first (see
+    /// [`clean_leftovers`]).
     pub fn save(&self, path: &Path) -> Result<(), SessionError> {
         let err = |problem: String| SessionError {
             path: path.to_path_buf(),
@@ -462,11 +472,8 @@ impl Session {
         let file_name = path
             .file_name()
             .ok_or_else(|| err("not a file name".into()))?;
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            file_name.to_string_lossy(),
-            std::process::id()
-        ));
+        clean_leftovers(&dir);
+        let tmp = dir.join(temp_name(&file_name.to_string_lossy()));
         let write = || -> std::io::Result<()> {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(&json)?;
@@ -483,6 +490,83 @@ impl Session {
             let _ = fs::remove_file(&tmp);
             err(e.to_string())
         })
+    }
+}
+
+/// How old a temporary file of a save must be to be taken as left behind whoever wrote it (a
+/// process id can be reused, and not every platform tells whether one is alive).
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// The temporary file an atomic save of `file_name` writes first, named after this process:
+/// `.NAME.toolscope-PID.tmp` (hidden, and unlike any other program's).
+pub fn temp_name(file_name: &str) -> String {
+    format!(".{file_name}.toolscope-{}.tmp", std::process::id())
+}
+
+/// Removes from `dir` the temporary files of saves that were killed before their rename: only
+/// names of [`temp_name`]'s pattern, and only when process PID is
+/// gone (where that can be told: Linux) or the file is older than a day. A file of a process
+/// still running is a save in progress (perhaps this process's, on another thread) and stays.
+/// Best effort: what cannot be read or removed is left.
+pub fn clean_leftovers(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(leftover_pid) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > LEFTOVER_AGE);
+        let gone = pid != std::process::id() && process_gone(pid);
+        if old || gone {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id in a name of the temporary-file pattern `.NAME.toolscope-PID.tmp`.
+fn leftover_pid(name: &str) -> Option<u32> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (stem, pid) = inner.rsplit_once(".toolscope-")?;
+    if stem.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether process `pid` is known to be gone (only where the platform tells: Linux's `/proc`).
+fn process_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux")
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// What is wrong with a `version` field that is not a whole number.
+fn bad_version(v: &Value) -> String {
+    let expected = format!("expected a number (a format version from 1 to {VERSION})");
+    match v {
+        Value::String(s) => {
+            let shown: String = s.chars().take(20).collect();
+            format!("\"version\" is a string ({shown:?}), {expected}")
+        }
+        Value::Number(n) => format!(
+            "\"version\" is {n}, expected a whole number (a format version from 1 to {VERSION})"
+        ),
+        Value::Null => format!("\"version\" is null, {expected}"),
+        Value::Bool(b) => format!("\"version\" is {b}, {expected}"),
+        Value::Array(_) => format!("\"version\" is a list, {expected}"),
+        Value::Object(_) => format!("\"version\" is an object, {expected}"),
     }
 }
 

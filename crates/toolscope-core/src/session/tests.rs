@@ -817,3 +817,94 @@ fn a_newer_version_is_refused_and_malformed_steps_are_named() {
         assert!(!err.contains('\n'), "{name}: {err}");
     }
 }
+
+/// Issue 25, point 9: the temporary file a killed save left behind is removed by the next save
+/// to that folder: only files of our own pattern, and only when the process that wrote it is
+/// gone (or the file is a day old). A live process's file is a save in progress and stays.
+#[test]
+fn a_save_cleans_up_temporary_files_that_killed_saves_left() {
+    let dir = temp_dir().join("leftovers");
+    fs::create_dir_all(&dir).unwrap();
+    // Pids above the kernel's largest (4194304) never run.
+    let dead = dir.join(".old.json.toolscope-4999999.tmp");
+    let live = dir.join(".busy.json.toolscope-1.tmp");
+    let stale = dir.join(".stale.json.toolscope-1.tmp");
+    let others = [
+        dir.join(".odd.json.toolscope-notapid.tmp"),
+        dir.join(".another-program.json.4999999.tmp"),
+        dir.join("notes.toolscope-4999999.tmp"),
+        dir.join(".keep.json.toolscope-4999999.txt"),
+    ];
+    for f in [&dead, &live, &stale].into_iter().chain(&others) {
+        fs::write(f, "half a session").unwrap();
+    }
+    let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(two_days_ago)
+        .unwrap();
+    let session = Recorder::new(crate::provider::Request::new(
+        crate::provider::ProviderKind::OPENAI,
+        "m",
+    ))
+    .finish(None, 0);
+    session.save(&dir.join("new.json")).unwrap();
+    assert!(!dead.exists(), "a dead save's file goes");
+    if cfg!(target_os = "linux") {
+        assert!(live.exists(), "a live process's save in progress stays");
+    }
+    assert!(!stale.exists(), "a day-old file goes");
+    for f in &others {
+        assert!(f.exists(), "not ours: {}", f.display());
+    }
+    assert!(dir.join("new.json").exists());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Issue 25, point 9: a version that is there but not a usable number says what it is and
+/// what was expected, instead of "no format version".
+#[test]
+fn a_version_of_the_wrong_kind_says_what_is_wrong() {
+    let (session, _) = recorded_loop(RecordedOutcome::Result(weather_result()));
+    let good: Value = serde_json::to_value(&session).unwrap();
+    for (version, says) in [
+        (
+            serde_json::json!("1"),
+            "\"version\" is a string (\"1\"), expected a number",
+        ),
+        (
+            serde_json::json!(1.5),
+            "\"version\" is 1.5, expected a whole number",
+        ),
+        (
+            serde_json::json!(-2),
+            "\"version\" is -2, expected a whole number",
+        ),
+        (
+            serde_json::json!(null),
+            "\"version\" is null, expected a number",
+        ),
+        (
+            serde_json::json!([1]),
+            "\"version\" is a list, expected a number",
+        ),
+        (
+            serde_json::json!(true),
+            "\"version\" is true, expected a number",
+        ),
+    ] {
+        let mut v = good.clone();
+        v["version"] = version.clone();
+        let e = Session::from_json(&v.to_string()).unwrap_err();
+        assert!(e.contains(says), "{version}: {e}");
+    }
+    let mut v = good.clone();
+    v.as_object_mut().unwrap().remove("version");
+    let e = Session::from_json(&v.to_string()).unwrap_err();
+    assert_eq!(
+        e,
+        "the session has no format version (no \"version\" field)"
+    );
+}
