@@ -16,7 +16,12 @@ tools=examples/tools.json
 only=("$@")
 mkdir -p "$out"
 if [ ${#only[@]} -eq 0 ]; then
-  rm -f "$out"/*.json
+  # The real model's sessions are kept when it is not set up here (see the end).
+  if python3 scripts/real_server.py ready 2>/dev/null; then
+    rm -f "$out"/*.json
+  else
+    find "$out" -maxdepth 1 -name '*.json' ! -name 'real-*' ! -name 'failure-real-*' -delete
+  fi
 fi
 
 wanted() { # name: whether this run records it
@@ -81,6 +86,27 @@ native wire-openai openai gpt-4o-mini openai/parallel-calls text/event-stream
 native wire-openai-responses openai-responses gpt-5-mini openai-responses/reasoning-call text/event-stream
 # A lint finding on purpose: OpenAI answers a forced tool with finish_reason `stop`.
 native failure-lint openai gpt-4o-mini openai/forced-tool-call text/event-stream
+
+# A real model on a real server (scripts/real_server.py: llama.cpp's server with
+# Qwen2.5-Coder-0.5B-Instruct), at temperature 0: recorded when it is set up here.
+if python3 scripts/real_server.py ready 2>/dev/null; then
+  coproc SRV { python3 scripts/real_server.py serve 2>/dev/null; }
+  read -r line <&"${SRV[0]}"
+  url=${line#listening on }/v1
+  real() { # name, then run arguments
+    record "$1" --provider openai --base-url "$url" --model qwen2.5-coder-0.5b-instruct \
+      --temperature 0 --max-tokens 160 "${@:2}"
+  }
+  paris="What is the weather in Paris?"
+  real real-native --tools "$tools" "$paris"
+  real real-auto --tools "$tools" --protocol auto "$paris"
+  real real-hermes-required --tools "$tools" --protocol hermes --tool-choice required "$paris"
+  real real-hermes-forced --tools "$tools" --protocol hermes --tool-choice tool:get_weather "$paris"
+  real real-yaml-xml --tools "$tools" --protocol yaml-xml "$paris"
+  real failure-real-context-overflow --tools "$tools" "$(python3 -c 'print("Paris weather. " * 3000)')"
+  eval "exec ${SRV[1]}>&-"
+  wait "$SRV_PID" 2>/dev/null || true
+fi
 
 # Name each session after its file, and drop the loopback base URLs (their ports are gone; a
 # re-send goes to the provider's own endpoint).
