@@ -851,3 +851,65 @@ async fn replaying_the_raw_events_of_a_run_gives_its_parts() {
         }
     }
 }
+
+/// A `307` from the base URL's server to another origin (here: another port of 127.0.0.1).
+fn redirect_to(location: &str) -> Reply {
+    Reply::Full {
+        status: 307,
+        headers: vec![("location".into(), location.to_string())],
+        body: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn keys_never_follow_a_redirect_to_another_origin() {
+    for provider in ProviderKind::all() {
+        let elsewhere = MockServer::start(vec![answers(provider).0]).await;
+        let base =
+            MockServer::start(vec![redirect_to(&format!("{}/stolen", elsewhere.url()))]).await;
+        // A provider without a key of its own still sends the URL's credentials.
+        let url = if provider.key_env().is_some() {
+            base.url()
+        } else {
+            format!("http://user:{KEY}@{}", base.addr)
+        };
+        let events = run(request(provider, &url, true)).await;
+        for seen in elsewhere.recorded() {
+            assert!(
+                !seen.all_text().contains(KEY),
+                "{provider}: the key reached another origin:\n{}",
+                seen.all_text()
+            );
+        }
+        assert!(
+            elsewhere.recorded().is_empty(),
+            "{provider}: a cross-origin redirect was followed"
+        );
+        let e = last_error(&events);
+        assert_eq!(e.category_name(), Some("provider_unavailable"), "{e:?}");
+        assert!(
+            e.message.contains("another origin") && e.message.contains(&elsewhere.url()),
+            "{provider}: {}",
+            e.message
+        );
+        assert!(!e.message.contains(KEY), "{}", e.message);
+        assert!(base.recorded()[0].all_text().contains(KEY) || provider.key_env().is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_same_origin_redirect_is_followed_with_its_key() {
+    for provider in ProviderKind::all() {
+        let server = MockServer::start(vec![]).await;
+        server.push(redirect_to(&format!("{}/moved/here", server.url())));
+        server.push(answers(provider).0);
+        let events = run(request(provider, &server.url(), true)).await;
+        assert_eq!(finish(&events), FinishReason::ToolCalls, "{provider}");
+        let seen = server.recorded();
+        assert_eq!(seen.len(), 2, "{provider}");
+        assert!(seen[1].path.starts_with("/moved/here"), "{}", seen[1].path);
+        if provider.key_env().is_some() {
+            assert!(seen[1].all_text().contains(KEY), "{provider}");
+        }
+    }
+}
