@@ -913,3 +913,67 @@ async fn a_same_origin_redirect_is_followed_with_its_key() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_200_body_that_is_not_a_stream_is_an_invalid_response_quoting_it() {
+    let html =
+        "<html><head><title>Gateway login</title></head><body>Sign in to continue</body></html>\n";
+    let bodies = [
+        ("text/html; charset=utf-8", html),
+        ("text/plain", "{\"status\":\"queued\",\"job\":\"j-42\"}"),
+    ];
+    for provider in ProviderKind::all() {
+        for (content_type, body) in bodies {
+            let server = MockServer::start(vec![Reply::Full {
+                status: 200,
+                headers: vec![("content-type".into(), content_type.into())],
+                body: body.as_bytes().to_vec(),
+            }])
+            .await;
+            let events = run(request(provider, &server.url(), true)).await;
+            let e = last_error(&events);
+            assert_eq!(
+                e.category_name(),
+                Some("provider_invalid_response"),
+                "{provider} {content_type}: {}",
+                e.message
+            );
+            let quoted = if body.starts_with('<') {
+                "Gateway login"
+            } else {
+                "queued"
+            };
+            assert!(
+                e.message.contains(quoted),
+                "{provider} {content_type}: {}",
+                e.message
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_understood() {
+    let server = MockServer::start(vec![
+        Reply::json(
+            429,
+            &json!({"error":{"type":"rate_limit_error","message":"slow down"}}),
+        )
+        .with_header("Retry-After", "Fri, 01 Jan 2100 00:00:00 GMT"),
+        Reply::json(
+            429,
+            &json!({"error":{"type":"rate_limit_error","message":"slow down"}}),
+        )
+        .with_header("Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"),
+    ])
+    .await;
+    let e = last_error(&run(request(ProviderKind::ANTHROPIC, &server.url(), true)).await);
+    assert_eq!(e.category_name(), Some("provider_rate_limit"));
+    // From now until 2100: more than 70 years, less than 80.
+    let secs = e.retry_after.expect("a retry-after from the date");
+    let year = 365.25 * 24.0 * 3600.0;
+    assert!(secs > 70.0 * year && secs < 80.0 * year, "{secs}");
+    // A date in the past: retry now.
+    let e = last_error(&run(request(ProviderKind::ANTHROPIC, &server.url(), true)).await);
+    assert_eq!(e.retry_after, Some(0.0));
+}

@@ -9,7 +9,13 @@ use super::sse::{SseDecoder, SseEvent};
 pub struct WireFramer {
     kind: Framing,
     events: Vec<SseEvent>,
+    /// The first bytes of an SSE body, kept until the body shows it is an event stream: what a
+    /// body that is not one is quoted with.
+    head: Vec<u8>,
 }
+
+/// How much of a body that is not the expected stream is kept to quote it.
+pub(crate) const QUOTE_BYTES: usize = 4096;
 
 enum Framing {
     Sse(SseDecoder),
@@ -24,6 +30,7 @@ impl WireFramer {
         WireFramer {
             kind: Framing::Whole(Vec::new()),
             events: Vec::new(),
+            head: Vec::new(),
         }
     }
 
@@ -37,6 +44,7 @@ impl WireFramer {
         WireFramer {
             kind,
             events: Vec::new(),
+            head: Vec::new(),
         }
     }
 
@@ -45,6 +53,10 @@ impl WireFramer {
         let mut out = Vec::new();
         match &mut self.kind {
             Framing::Sse(d) => {
+                if !d.saw_stream() && self.head.len() < QUOTE_BYTES {
+                    let room = QUOTE_BYTES - self.head.len();
+                    self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                }
                 d.push(bytes, &mut self.events);
                 out.extend(self.events.drain(..).map(|e| e.data));
             }
@@ -52,6 +64,20 @@ impl WireFramer {
             Framing::Whole(buf) => buf.extend_from_slice(bytes),
         }
         out
+    }
+
+    /// For an answer expected as server-sent events, once the body has ended: the start of the
+    /// body when it had bytes but not one line of an event stream (an HTML page, a JSON object
+    /// served as text), else `None`.
+    pub fn not_a_stream(&self) -> Option<String> {
+        match &self.kind {
+            Framing::Sse(d)
+                if !d.saw_stream() && !self.head.iter().all(u8::is_ascii_whitespace) =>
+            {
+                Some(String::from_utf8_lossy(&self.head).into_owned())
+            }
+            _ => None,
+        }
     }
 
     /// Ends the body; returns the last wire events (for a whole body, the body).

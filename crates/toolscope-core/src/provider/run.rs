@@ -210,7 +210,19 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             events.extend(decoded);
         }
         if ended {
-            if status.is_success() {
+            if let (true, Some(head)) = (status.is_success(), framer.not_a_stream()) {
+                // A body that is not the stream asked for: recorded as a failed response (with
+                // its start only), so that a replay says the same.
+                let raw = RawEvent {
+                    at_ms: at_ms(),
+                    data: head,
+                    status: Some(status.as_u16()),
+                    retry_after: None,
+                };
+                let err = status_error(status.as_u16(), None, &raw.data, &wire.url);
+                events.push(RunEvent::Raw(raw));
+                events.extend(decoder.fail(err));
+            } else if status.is_success() {
                 events.extend(decoder.finish());
             } else {
                 let err = status_error(status.as_u16(), retry_after, &error_body, &wire.url);

@@ -30,6 +30,9 @@ pub struct SseDecoder {
     data: String,
     /// At least one `data:` line was seen for the pending event (an empty `data:` counts).
     has_data: bool,
+    /// A line of the event-stream format was seen: a comment or a known field. A body without
+    /// one (an HTML page, a JSON object) is not an event stream at all.
+    recognised: bool,
 }
 
 impl SseDecoder {
@@ -71,6 +74,12 @@ impl SseDecoder {
         self.line.extend_from_slice(bytes);
     }
 
+    /// Whether a line of the event-stream format (a comment, or a `data`, `event`, `id` or
+    /// `retry` field) has been seen so far.
+    pub fn saw_stream(&self) -> bool {
+        self.recognised
+    }
+
     /// Ends the body. A last event the server did not close with a blank line is still
     /// dispatched: servers that forget the final blank line are common, and dropping their last
     /// event would lose data.
@@ -88,6 +97,7 @@ impl SseDecoder {
             return;
         }
         if line[0] == b':' {
+            self.recognised = true;
             return; // a comment, e.g. a keep-alive
         }
         let (field, value) = match memchr::memchr(b':', line) {
@@ -97,6 +107,9 @@ impl SseDecoder {
             }
             None => (line, &b""[..]),
         };
+        if matches!(field, b"data" | b"event" | b"id" | b"retry") {
+            self.recognised = true;
+        }
         match field {
             b"data" => {
                 if self.has_data {
