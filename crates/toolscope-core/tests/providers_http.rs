@@ -977,3 +977,132 @@ async fn retry_after_as_an_http_date_is_understood() {
     let e = last_error(&run(request(ProviderKind::ANTHROPIC, &server.url(), true)).await);
     assert_eq!(e.retry_after, Some(0.0));
 }
+
+/// The chunks and headers of a provider's streamed answer.
+fn stream_chunks(provider: ProviderKind) -> (Vec<(String, String)>, Vec<Vec<u8>>) {
+    match answers(provider).0 {
+        Reply::Chunked {
+            headers, chunks, ..
+        } => (headers, chunks),
+        other => panic!("not a stream: {other:?}"),
+    }
+}
+
+/// Every raw wire event's text, joined.
+fn raw_text(events: &[RunEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Raw(r) => Some(r.data.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_oversize_event_ends_the_answer_quoting_only_its_start() {
+    for provider in ProviderKind::all() {
+        let (headers, chunks) = stream_chunks(provider);
+        // The first event of a good answer, then one of 1 MiB (in 64 KiB pieces), then more.
+        let lead = if provider.wire().streams_sse() {
+            "data: {\"huge\":\""
+        } else {
+            "{\"huge\":\""
+        };
+        // The chunks up to the end of the first whole event.
+        let first = 1 + chunks.iter().position(|c| c.ends_with(b"\n")).unwrap();
+        let mut body = chunks[..first].to_vec();
+        body.push(lead.as_bytes().to_vec());
+        body.extend((0..16).map(|_| vec![b'x'; 64 << 10]));
+        body.push(b"\"}\n\n".to_vec());
+        body.extend(chunks[first..].iter().cloned());
+        let server = MockServer::start(vec![Reply::Chunked {
+            status: 200,
+            headers,
+            chunks: body,
+            end: End::Clean,
+        }])
+        .await;
+        let mut r = request(provider, &server.url(), true);
+        r.limits.event_bytes = 64 << 10;
+        let events = run(r).await;
+        let e = last_error(&events);
+        assert_eq!(
+            e.category_name(),
+            Some("provider_invalid_response"),
+            "{provider}: {}",
+            e.message
+        );
+        assert!(
+            e.message.contains("larger than") && e.message.contains("xxxx"),
+            "{provider}: {}",
+            &e.message[..e.message.len().min(300)]
+        );
+        assert!(e.message.len() < 8 << 10, "{provider}: {}", e.message.len());
+        let raw = raw_text(&events);
+        assert!(
+            raw.len() < 16 << 10,
+            "{provider}: {} raw bytes kept",
+            raw.len()
+        );
+        // What came before the oversize event was decoded.
+        let raws = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Raw(_)))
+            .count();
+        assert!(raws >= 2, "{provider}: {raws}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversize_whole_body_is_refused_too() {
+    let mut body = b"{\"choices\":[{\"message\":{\"content\":\"".to_vec();
+    body.extend(vec![b'z'; 1 << 20]);
+    body.extend(b"\"}}]}");
+    let server = MockServer::start(vec![Reply::Full {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body,
+    }])
+    .await;
+    let mut r = request(ProviderKind::OPENAI, &server.url(), false);
+    r.limits.event_bytes = 64 << 10;
+    let events = run(r).await;
+    let e = last_error(&events);
+    assert_eq!(e.category_name(), Some("provider_invalid_response"));
+    assert!(e.message.len() < 8 << 10 && e.message.contains("zzzz"));
+    assert!(raw_text(&events).len() < 16 << 10);
+}
+
+#[tokio::test]
+async fn a_bad_event_under_the_limit_is_quoted_by_its_start_only() {
+    for provider in ProviderKind::all() {
+        let (headers, chunks) = stream_chunks(provider);
+        let garbage = "#".repeat(300 << 10);
+        let event = if provider.wire().streams_sse() {
+            format!("data: {garbage}\n\n")
+        } else {
+            format!("{garbage}\n")
+        };
+        let server = MockServer::start(vec![Reply::Chunked {
+            status: 200,
+            headers,
+            chunks: vec![chunks[0].clone(), event.into_bytes()],
+            end: End::Clean,
+        }])
+        .await;
+        let events = run(request(provider, &server.url(), true)).await;
+        let e = last_error(&events);
+        assert_eq!(
+            e.category_name(),
+            Some("provider_invalid_response"),
+            "{provider}"
+        );
+        assert!(
+            e.message.contains("####"),
+            "{provider}: {}",
+            &e.message[..200.min(e.message.len())]
+        );
+        assert!(e.message.len() < 8 << 10, "{provider}: {}", e.message.len());
+    }
+}

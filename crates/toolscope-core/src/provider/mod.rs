@@ -55,11 +55,11 @@ use crate::error::ProviderError;
 pub use anthropic::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION};
 pub use decoder::Decoder;
 pub use event::{OutputText, RawEvent, RunEvent};
-pub use framer::WireFramer;
+pub use framer::{Oversize, WireFramer};
 pub use keys::{Keys, Secret};
 #[cfg(feature = "http")]
 pub use models::list_models;
-pub use request::{Message, Reasoning, ReasoningEffort, Request, Sampling, Timeouts};
+pub use request::{Limits, Message, Reasoning, ReasoningEffort, Request, Sampling, Timeouts};
 #[cfg(feature = "http")]
 pub use run::{Run, run};
 pub use spec::{Auth, Capabilities, ProviderKind, ProviderSpec, Wire};

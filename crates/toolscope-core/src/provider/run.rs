@@ -160,7 +160,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         WireFramer::new(&request)
     } else {
         // An error body is read whole, whatever the request asked.
-        WireFramer::whole()
+        WireFramer::whole().with_limit(request.limits.event())
     };
     let retry_after = http::retry_after(response.headers());
     let mut error_body = String::new();
@@ -209,6 +209,20 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             }));
             events.extend(decoded);
         }
+        if let Some(o) = framer.oversize() {
+            // Only the start of the event is kept, as its raw event (a replay of it reports
+            // the cut JSON; the session keeps this error as the turn's ending).
+            let err = oversize_error(&o, status.as_u16());
+            events.push(RunEvent::Raw(RawEvent {
+                at_ms: at_ms(),
+                data: o.head,
+                status: (!status.is_success()).then_some(status.as_u16()),
+                retry_after: None,
+            }));
+            events.extend(decoder.fail(err));
+            sink.send(events).await;
+            return;
+        }
         if ended {
             if let (true, Some(head)) = (status.is_success(), framer.not_a_stream()) {
                 // A body that is not the stream asked for: recorded as a failed response (with
@@ -245,6 +259,29 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             return;
         }
     }
+}
+
+/// The error for a wire event (or whole body) over the limit, quoting its start.
+fn oversize_error(o: &super::framer::Oversize, status: u16) -> ProviderError {
+    let what = if (200..300).contains(&status) {
+        "a wire event of the answer".to_string()
+    } else {
+        format!("the body of the {status} response")
+    };
+    let mut e = ProviderError::new(
+        ErrorCategory::ProviderInvalidResponse,
+        format!(
+            "{what} is larger than the limit of {} ({} bytes had arrived); the answer is cut \
+             here and the rest was not read. It starts: {}",
+            super::wire::size(o.limit),
+            o.seen,
+            o.head
+        ),
+    );
+    if !(200..300).contains(&status) {
+        e.status = Some(status);
+    }
+    e
 }
 
 /// Sends events, redacting keys on the way out.
