@@ -103,6 +103,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 8, requires = "execute",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: u32,
+    /// The largest wire event (one SSE event, one NDJSON line, a whole body), in MiB: a larger
+    /// one ends the answer with a provider_invalid_response error quoting its start.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_event_mib: u32,
+    /// With --save: the most raw wire text one answer keeps, in MiB; beyond it the oldest raw
+    /// events are dropped (with a raw-dropped warning), every part is kept.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_raw_mib: u32,
     /// Seconds one MCP tool call may take before it is cancelled.
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
     pub mcp_timeout: f64,
@@ -171,6 +179,8 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
     r.sampling.temperature = args.temperature;
     r.timeouts.connect_secs = args.connect_timeout;
     r.timeouts.idle_secs = args.idle_timeout;
+    r.limits.event_bytes = (args.max_event_mib as usize) << 20;
+    r.limits.raw_bytes = (args.max_raw_mib as usize) << 20;
     Ok(r)
 }
 
@@ -321,7 +331,7 @@ async fn run_with_mcp(
         }
     };
     if plan.servers.is_empty() {
-        let turn = print_turn(&request, &keys, raw, &mut tape).await;
+        let turn = print_turn(&request, &keys, raw, &mut tape, false).await;
         return (u8::from(turn.failed), tape);
     }
     let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
@@ -443,7 +453,7 @@ async fn run_turns(
                 t.mcp(mcp.record());
             }
         }
-        let turn = print_turn(request, keys, raw, tape).await;
+        let turn = print_turn(request, keys, raw, tape, plan.execute).await;
         if turn.closed {
             return 0;
         }
@@ -543,14 +553,21 @@ async fn run_turns(
     }
 }
 
-/// Sends `request` and prints its events as they come; returns the parts. A recorded turn is
-/// timed from its sending.
-async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
+/// Sends `request` and prints its events as they come; returns the parts when `keep_parts`
+/// (the answer is needed for the next turn; otherwise nothing of it is held here, however long
+/// it is). A recorded turn is timed from its sending.
+async fn print_turn(
+    request: &Request,
+    keys: &Keys,
+    raw: bool,
+    tape: &mut Option<Tape>,
+    keep_parts: bool,
+) -> Turn {
     if let Some(t) = tape.as_mut() {
         t.begin_turn(request);
     }
     let sent = Instant::now();
-    let turn = print_events(request, keys, raw, tape).await;
+    let turn = print_events(request, keys, raw, tape, keep_parts).await;
     if let Some(t) = tape.as_mut() {
         t.recorder().end_turn(sent.elapsed().as_millis() as u64);
     }
@@ -559,7 +576,13 @@ async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option
 
 /// Runs `request`, printing its parts (and with `--raw` its wire events) and recording every
 /// event.
-async fn print_events(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
+async fn print_events(
+    request: &Request,
+    keys: &Keys,
+    raw: bool,
+    tape: &mut Option<Tape>,
+    keep_parts: bool,
+) -> Turn {
     let mut run = Run::start(request.clone(), keys.clone());
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -571,9 +594,17 @@ async fn print_events(request: &Request, keys: &Keys, raw: bool, tape: &mut Opti
     let mut printing = true;
     while let Some(event) = run.next().await {
         if let Some(t) = tape.as_mut() {
-            t.recorder().push(&event);
+            let recorder = t.recorder();
+            let dropped = recorder.raw_dropped();
+            recorder.push(&event);
+            if dropped == 0 && recorder.raw_dropped() > 0 {
+                eprintln!(
+                    "toolscope run: the answer's raw wire text passed --max-raw-mib {}: the oldest raw events are dropped from the session (every part is kept)",
+                    request.limits.raw_bytes >> 20
+                );
+            }
         }
-        if let RunEvent::Part(p) = &event {
+        if let (true, RunEvent::Part(p)) = (keep_parts, &event) {
             turn.parts.push(p.clone());
         }
         if !printing {
