@@ -1106,3 +1106,69 @@ async fn a_bad_event_under_the_limit_is_quoted_by_its_start_only() {
         assert!(e.message.len() < 8 << 10, "{provider}: {}", e.message.len());
     }
 }
+
+const URL_PASSWORD: &str = "pw-IN-THE-URL-777";
+const URL_KEY: &str = "qk-IN-THE-QUERY-888";
+
+#[tokio::test]
+async fn credentials_in_the_base_url_are_sent_but_never_shown_or_saved() {
+    for provider in ProviderKind::all() {
+        let server = MockServer::start(vec![Reply::json(
+            401,
+            &json!({"error":{"message":"who are you?"}}),
+        )])
+        .await;
+        let base = format!(
+            "http://alice:{URL_PASSWORD}@{}/v1?api_key={URL_KEY}",
+            server.addr
+        );
+        let r = request(provider, &base, true);
+        // A saved request (a session) holds neither.
+        let saved = serde_json::to_string(&r).unwrap();
+        assert!(
+            !saved.contains(URL_PASSWORD) && !saved.contains(URL_KEY),
+            "{provider}: {saved}"
+        );
+        assert!(saved.contains("[redacted]"), "{saved}");
+        let events = run(r).await;
+        let all: String = events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        assert!(
+            !all.contains(URL_PASSWORD) && !all.contains(URL_KEY),
+            "{provider}: {all}"
+        );
+        let e = last_error(&events);
+        assert!(
+            e.message.contains("[redacted]@"),
+            "{provider}: {}",
+            e.message
+        );
+        // The path is joined before the query, and the query is sent as given.
+        let seen = &server.recorded()[0];
+        let (path, query) = seen.path.split_once('?').expect("a query");
+        assert!(
+            path.starts_with("/v1/") && path.len() > 4,
+            "{provider}: {}",
+            seen.path
+        );
+        assert!(
+            query
+                .split('&')
+                .any(|kv| kv == format!("api_key={URL_KEY}")),
+            "{provider}: {}",
+            seen.path
+        );
+    }
+    // A refused connection names the URL redacted too.
+    let addr = refused_addr().await;
+    let base = format!("http://alice:{URL_PASSWORD}@{addr}/v1?token={URL_KEY}");
+    let e = last_error(&run(request(ProviderKind::OPENAI, &base, true)).await);
+    assert_eq!(e.category_name(), Some("provider_unavailable"));
+    assert!(
+        !e.message.contains(URL_PASSWORD) && !e.message.contains(URL_KEY),
+        "{}",
+        e.message
+    );
+}

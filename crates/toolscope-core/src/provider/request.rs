@@ -364,7 +364,16 @@ pub struct Request {
     pub model: String,
     /// Overrides [`ProviderKind::default_base_url`]; for OpenAI the part before
     /// `/chat/completions` (e.g. `http://localhost:8000/v1`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ///
+    /// Saved (serialised) with its credentials redacted ([`redact_url`]): a session or a
+    /// settings file never holds the user information or a key parameter of the URL.
+    ///
+    /// [`redact_url`]: super::redact_url
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_url"
+    )]
     pub base_url: Option<String>,
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -398,6 +407,13 @@ pub struct Request {
     /// How much of the answer is held in memory.
     #[serde(default, skip_serializing_if = "Limits::is_default")]
     pub limits: Limits,
+}
+
+fn redacted_url<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(u) => s.serialize_some(&super::redact_url(u)),
+        None => s.serialize_none(),
+    }
 }
 
 fn yes() -> bool {
