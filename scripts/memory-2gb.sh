@@ -27,16 +27,18 @@ for mode in events line ndjson; do
   provider=openai base="$url/v1"
   [ "$mode" = ndjson ] && provider=ollama base="$url"
   start=$(date +%s.%N)
+  # The parts go through awk, which keeps only their count and the last one (not 2 GiB on disk).
   set +e
-  /usr/bin/time -v "$bin" run --provider "$provider" --model big --base-url "$base" \
-    --idle-timeout 60 "Write forever." >"$dir/out.jsonl" 2>"$dir/time.txt"
-  code=$?
+  /usr/bin/time -v -o "$dir/time.txt" "$bin" run --provider "$provider" --model big \
+    --base-url "$base" --idle-timeout 60 "Write forever." 2>"$dir/err.txt" |
+    awk '{ n++; last = $0 } END { print n; print last }' >"$dir/summary.txt"
+  code=${PIPESTATUS[0]}
   set -e
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   kill "${pids[-1]}" 2>/dev/null || true
   rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
-  last="$(tail -n 1 "$dir/out.jsonl" | cut -c1-200)"
-  lines=$(wc -l <"$dir/out.jsonl")
+  lines=$(sed -n 1p "$dir/summary.txt")
+  last="$(sed -n 2p "$dir/summary.txt" | cut -c1-200)"
   cut=no
   case "$last" in
     *'"type":"error"'*) cut=yes ;;
