@@ -34,7 +34,7 @@ for mode in events line ndjson; do
     awk '{ n++; last = $0 } END { print n; print last }' >"$dir/summary.txt"
   code=${PIPESTATUS[0]}
   set -e
-  secs=$(echo "$(date +%s.%N) - $start" | bc)
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   kill "${pids[-1]}" 2>/dev/null || true
   rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
   lines=$(sed -n 1p "$dir/summary.txt")
@@ -46,7 +46,7 @@ for mode in events line ndjson; do
   ok=yes
   [ "$rss_kb" -lt "$limit_kb" ] && [ "$cut" = yes ] && [ "$code" = 1 ] || ok=no
   [ "$ok" = yes ] || status=1
-  printf '%-7s max resident %6d MB  exit %d  %s s  %d parts  marked cut: %s  -> %s\n' \
+  printf '%-7s max resident %6d MB  exit %d  %5s s  %d parts  marked cut: %s  -> %s\n' \
     "$mode" $((rss_kb / 1000)) "$code" "$secs" "$lines" "$cut" \
     "$([ "$ok" = yes ] && echo ok || echo FAIL)"
   echo "        last part: $last"
