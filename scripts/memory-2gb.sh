@@ -20,10 +20,10 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
 status=0
 for mode in events line ndjson; do
-  python3 scripts/big_stream_server.py --mode "$mode" --size "$size" >"$dir/server.out" &
+  python3 scripts/big_stream_server.py --mode "$mode" --size "$size" >"$dir/server-$mode.out" &
   pids+=($!)
-  for _ in $(seq 1 100); do grep -q listening "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
-  url="$(sed -n 's/^listening on //p' "$dir/server.out")"
+  for _ in $(seq 1 100); do grep -q listening "$dir/server-$mode.out" 2>/dev/null && break; sleep 0.1; done
+  url="$(sed -n 's/^listening on //p' "$dir/server-$mode.out")"
   provider=openai base="$url/v1"
   [ "$mode" = ndjson ] && provider=ollama base="$url"
   start=$(date +%s.%N)
