@@ -930,6 +930,11 @@ async fn a_200_body_that_is_not_a_stream_is_an_invalid_response_quoting_it() {
                 body: body.as_bytes().to_vec(),
             }])
             .await;
+            server.push(Reply::Full {
+                status: 200,
+                headers: vec![("content-type".into(), content_type.into())],
+                body: body.as_bytes().to_vec(),
+            });
             let events = run(request(provider, &server.url(), true)).await;
             let e = last_error(&events);
             assert_eq!(
@@ -938,6 +943,13 @@ async fn a_200_body_that_is_not_a_stream_is_an_invalid_response_quoting_it() {
                 "{provider} {content_type}: {}",
                 e.message
             );
+            // Asked for whole, the same body is quoted too (unless it is JSON of some shape).
+            let events = run(request(provider, &server.url(), false)).await;
+            let whole = last_error(&events);
+            assert_eq!(whole.category_name(), Some("provider_invalid_response"));
+            if body.starts_with('<') {
+                assert!(whole.message.contains("Gateway login"), "{}", whole.message);
+            }
             let quoted = if body.starts_with('<') {
                 "Gateway login"
             } else {

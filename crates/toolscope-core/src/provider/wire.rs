@@ -66,7 +66,14 @@ pub(crate) fn parse(data: &str, stream: bool) -> Result<Value, Delta> {
         invalid(if stream {
             format!("a stream event is not JSON ({e}): {}", quote(data))
         } else {
-            format!("the response is not JSON ({e})")
+            format!(
+                "the response is not JSON ({e}); it starts: {}",
+                quote(
+                    data.char_indices()
+                        .nth(300)
+                        .map_or(data, |(i, _)| &data[..i])
+                )
+            )
         })
     })
 }
