@@ -786,3 +786,119 @@ async fn a_call_cut_by_the_token_limit_is_never_executed() {
     assert!(!stderr.contains("tools/call"), "{stderr}");
     assert_eq!(server.recorded().len(), 1, "a second turn was sent");
 }
+
+/// Issue 25, point 7: credentials in the base URL are sent, but never printed or saved.
+#[tokio::test]
+async fn credentials_in_the_base_url_never_reach_the_output_or_the_session() {
+    const PASSWORD: &str = "url-PASSWORD-13579";
+    const QUERY_KEY: &str = "url-QUERYKEY-24680";
+    let server = MockServer::start(vec![
+        Reply::json(401, &json!({"error":{"message":"bad credentials"}})),
+        stream_reply(false),
+    ])
+    .await;
+    let dir = tempdir("url-secrets");
+    let base = format!(
+        "http://alice:{PASSWORD}@{}/v1?api_key={QUERY_KEY}",
+        server.addr
+    );
+    for (i, code) in [(0, 1), (1, 0)] {
+        let file = dir.join(format!("s{i}.json"));
+        let out = toolscope(
+            args(&[
+                "run",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--raw",
+                "--base-url",
+                &base,
+                "--save",
+                file.to_str().unwrap(),
+                "hi",
+            ]),
+            vec![],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+        let saved = std::fs::read_to_string(&file).unwrap();
+        let all = format!(
+            "{}{}{saved}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !all.contains(PASSWORD) && !all.contains(QUERY_KEY),
+            "a credential leaked: {all}"
+        );
+        assert!(saved.contains("http://[redacted]@"), "{saved}");
+    }
+    let first = &server.recorded()[0];
+    assert_eq!(
+        first.path,
+        format!("/v1/chat/completions?api_key={QUERY_KEY}")
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Issue 25, point 3: with --save, an answer's raw text beyond --max-raw-mib drops its oldest
+/// raw events (said on stderr and by a warning part in the session), never a part.
+#[tokio::test]
+async fn saved_raw_text_is_bounded_and_every_part_kept() {
+    let piece = "r".repeat(64 << 10);
+    let mut events: Vec<Value> = (0..40)
+        .map(|_| json!({"choices":[{"index":0,"delta":{"content": piece}}]}))
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
+    events.push(json!("[DONE]"));
+    let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
+    let dir = tempdir("raw-bound");
+    let file = dir.join("s.json");
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--max-raw-mib",
+            "1",
+            "--save",
+            file.to_str().unwrap(),
+            "hi",
+        ]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--max-raw-mib 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let raw: usize = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["data"].as_str().unwrap().len())
+        .sum();
+    assert!(raw <= 1 << 20, "{raw} raw bytes saved");
+    let parts = session["parts"].as_array().unwrap();
+    let text: usize = parts
+        .iter()
+        .filter(|p| p["type"] == "text-delta")
+        .map(|p| p["delta"].as_str().unwrap().len())
+        .sum();
+    assert_eq!(text, 40 * (64 << 10), "every part is kept");
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["type"] == "warning" && p["code"] == "raw-dropped"),
+        "no notice"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -28,7 +28,6 @@ fn root() -> &'static Path {
 }
 
 struct Server {
-    url: String,
     _child: Child,
     /// Held open: the server serves until this closes (when the test process ends).
     _stdin: ChildStdin,
@@ -60,7 +59,6 @@ fn server() -> &'static str {
         let url = format!("{url}/v1");
         SERVER.get_or_init(|| {
             Mutex::new(Some(Server {
-                url: url.clone(),
                 _child: child,
                 _stdin: stdin,
             }))

@@ -50,7 +50,11 @@ impl Settings {
             theme: Some(app.theme.clone()),
             provider: Some(app.provider.name().to_string()),
             model: Some(app.model.clone()),
-            base_url: app.base_url.clone(),
+            // Credentials in the URL are never saved: `[redacted]` stands in their place.
+            base_url: app
+                .base_url
+                .as_deref()
+                .map(toolscope_core::provider::redact_url),
             sampling: app.sampling.clone(),
         }
     }
@@ -467,5 +471,21 @@ mod tests {
         assert_eq!(r.settings_write(Some(Err(()))), want);
         assert!(!Remembered::last_readable("{\"tools\": 3}"));
         assert!(Remembered::last_readable("{\"tools\": \"[]\"}"));
+    }
+
+    #[test]
+    fn credentials_in_the_base_url_are_never_saved() {
+        let mut app = App::new(Setup::default(), Themes::built_in());
+        app.base_url =
+            Some("http://bob:pa55-secret-word@gpu.lan:8000/v1?token=TK-secret-42".into());
+        let toml = Remembered::of(&app, true).settings_toml();
+        assert!(
+            !toml.contains("pa55-secret-word") && !toml.contains("TK-secret-42"),
+            "{toml}"
+        );
+        assert!(
+            toml.contains("http://[redacted]@gpu.lan:8000/v1?token=[redacted]"),
+            "{toml}"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use toolscope_core::emulate::response_format;
-use toolscope_core::provider::{Auth, Request, wire_request};
+use toolscope_core::provider::{Auth, Request, redact_url, wire_request};
 use toolscope_core::tool::ToolChoice;
 
 use super::text_log::{Scroll, TextLog};
@@ -37,9 +37,12 @@ impl RequestView {
     /// The view of `request`, sent to `base` (the resolved base URL).
     pub fn new(title: String, request: &Request, base: &str) -> RequestView {
         let wire = wire_request(request, base);
+        // Credentials in the URL (user information, a key parameter) are shown, and copied
+        // into the curl command, as `[redacted]`.
+        let url = redact_url(&wire.url);
         let mut lines: Vec<String> = Vec::new();
         let mut json = Vec::new();
-        lines.push(format!("POST {}", wire.url));
+        lines.push(format!("POST {url}"));
         let mut headers: Vec<Header> = vec![Header {
             name: "content-type".into(),
             value: "application/json".into(),
@@ -118,7 +121,7 @@ impl RequestView {
             title,
             text,
             json,
-            curl: curl(&wire.url, &headers, &wire.body),
+            curl: curl(&url, &headers, &wire.body),
             scroll: Scroll::top(),
             column: None,
         }
@@ -241,5 +244,32 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("── the tool prompt"), "{text}");
+    }
+
+    #[test]
+    fn credentials_in_the_base_url_are_redacted_and_the_path_goes_before_the_query() {
+        let v = RequestView::new(
+            "sent".into(),
+            &request(ProviderKind::OPENAI),
+            "http://alice:hunter2-secret@10.0.0.5:8000/v1?api_key=QK-secret-99",
+        );
+        let text = v.text.as_str();
+        for shown in [text, v.curl.as_str()] {
+            assert!(
+                !shown.contains("hunter2-secret") && !shown.contains("QK-secret-99"),
+                "{shown}"
+            );
+        }
+        assert!(
+            text.starts_with(
+                "POST http://[redacted]@10.0.0.5:8000/v1/chat/completions?api_key=[redacted]\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            v.curl.contains("/v1/chat/completions?api_key=[redacted]"),
+            "{}",
+            v.curl
+        );
     }
 }

@@ -97,6 +97,14 @@ pub struct RunArgs {
     /// --save keeps; exit 1.
     #[arg(long, value_name = "SECS", value_parser = positive_secs)]
     pub deadline: Option<f64>,
+    /// The largest wire event (one SSE event, one NDJSON line, a whole body), in MiB: a larger
+    /// one ends the answer with a provider_invalid_response error quoting its start.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_event_mib: u32,
+    /// With --save: the most raw wire text one answer keeps, in MiB; beyond it the oldest raw
+    /// events are dropped (with a raw-dropped warning), every part is kept.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_raw_mib: u32,
     /// Take tools from an MCP server run as a child process (stdio): the command and its
     /// arguments, split like a shell would (quotes, backslashes) but not run through one;
     /// `toolscope` as the program is this toolscope. Repeatable.
@@ -177,6 +185,8 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
         None => {}
     }
     r.stream = !args.no_stream;
+    r.limits.event_bytes = (args.max_event_mib as usize) << 20;
+    r.limits.raw_bytes = (args.max_raw_mib as usize) << 20;
     if let Some(m) = args.max_tokens {
         r.sampling.max_tokens = Some(m);
     }
@@ -448,7 +458,7 @@ async fn run_with_mcp(
         }
     };
     if plan.servers.is_empty() {
-        let turn = print_turn(&request, &keys, raw, tape).await;
+        let turn = print_turn(&request, &keys, raw, tape, false).await;
         return u8::from(turn.failed);
     }
     let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
@@ -570,7 +580,7 @@ async fn run_turns(
                 t.mcp(mcp.record());
             }
         }
-        let turn = print_turn(request, keys, raw, tape).await;
+        let turn = print_turn(request, keys, raw, tape, plan.execute).await;
         if turn.closed {
             return 0;
         }
@@ -670,9 +680,16 @@ async fn run_turns(
     }
 }
 
-/// Sends `request` and prints its events as they come; returns the parts. A recorded turn is
-/// timed from its sending.
-async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
+/// Sends `request` and prints its events as they come; returns the parts when `keep_parts`
+/// (the answer is needed for the next turn; otherwise nothing of it is held here, however long
+/// it is). A recorded turn is timed from its sending.
+async fn print_turn(
+    request: &Request,
+    keys: &Keys,
+    raw: bool,
+    tape: &mut Option<Tape>,
+    keep_parts: bool,
+) -> Turn {
     if let Some(t) = tape.as_mut() {
         t.begin_turn(request);
     }
@@ -680,7 +697,7 @@ async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option
     if let Some(t) = tape.as_mut() {
         t.turn_sent = Some(sent);
     }
-    let turn = print_events(request, keys, raw, tape).await;
+    let turn = print_events(request, keys, raw, tape, keep_parts).await;
     if let Some(t) = tape.as_mut() {
         t.turn_sent = None;
         t.recorder().end_turn(sent.elapsed().as_millis() as u64);
@@ -690,7 +707,13 @@ async fn print_turn(request: &Request, keys: &Keys, raw: bool, tape: &mut Option
 
 /// Runs `request`, printing its parts (and with `--raw` its wire events) and recording every
 /// event.
-async fn print_events(request: &Request, keys: &Keys, raw: bool, tape: &mut Option<Tape>) -> Turn {
+async fn print_events(
+    request: &Request,
+    keys: &Keys,
+    raw: bool,
+    tape: &mut Option<Tape>,
+    keep_parts: bool,
+) -> Turn {
     let mut run = Run::start(request.clone(), keys.clone());
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -702,9 +725,17 @@ async fn print_events(request: &Request, keys: &Keys, raw: bool, tape: &mut Opti
     let mut printing = true;
     while let Some(event) = run.next().await {
         if let Some(t) = tape.as_mut() {
-            t.recorder().push(&event);
+            let recorder = t.recorder();
+            let dropped = recorder.raw_dropped();
+            recorder.push(&event);
+            if dropped == 0 && recorder.raw_dropped() > 0 {
+                eprintln!(
+                    "toolscope run: the answer's raw wire text passed --max-raw-mib {}: the oldest raw events are dropped from the session (every part is kept)",
+                    request.limits.raw_bytes >> 20
+                );
+            }
         }
-        if let RunEvent::Part(p) = &event {
+        if let (true, RunEvent::Part(p)) = (keep_parts, &event) {
             turn.parts.push(p.clone());
         }
         if !printing {

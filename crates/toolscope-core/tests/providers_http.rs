@@ -851,3 +851,336 @@ async fn replaying_the_raw_events_of_a_run_gives_its_parts() {
         }
     }
 }
+
+/// A `307` from the base URL's server to another origin (here: another port of 127.0.0.1).
+fn redirect_to(location: &str) -> Reply {
+    Reply::Full {
+        status: 307,
+        headers: vec![("location".into(), location.to_string())],
+        body: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn keys_never_follow_a_redirect_to_another_origin() {
+    for provider in ProviderKind::all() {
+        let elsewhere = MockServer::start(vec![answers(provider).0]).await;
+        let base =
+            MockServer::start(vec![redirect_to(&format!("{}/stolen", elsewhere.url()))]).await;
+        // A provider without a key of its own still sends the URL's credentials.
+        let url = if provider.key_env().is_some() {
+            base.url()
+        } else {
+            format!("http://user:{KEY}@{}", base.addr)
+        };
+        let events = run(request(provider, &url, true)).await;
+        for seen in elsewhere.recorded() {
+            assert!(
+                !seen.all_text().contains(KEY),
+                "{provider}: the key reached another origin:\n{}",
+                seen.all_text()
+            );
+        }
+        assert!(
+            elsewhere.recorded().is_empty(),
+            "{provider}: a cross-origin redirect was followed"
+        );
+        let e = last_error(&events);
+        assert_eq!(e.category_name(), Some("provider_unavailable"), "{e:?}");
+        assert!(
+            e.message.contains("another origin") && e.message.contains(&elsewhere.url()),
+            "{provider}: {}",
+            e.message
+        );
+        assert!(!e.message.contains(KEY), "{}", e.message);
+        assert!(base.recorded()[0].all_text().contains(KEY) || provider.key_env().is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_same_origin_redirect_is_followed_with_its_key() {
+    for provider in ProviderKind::all() {
+        let server = MockServer::start(vec![]).await;
+        server.push(redirect_to(&format!("{}/moved/here", server.url())));
+        server.push(answers(provider).0);
+        let events = run(request(provider, &server.url(), true)).await;
+        assert_eq!(finish(&events), FinishReason::ToolCalls, "{provider}");
+        let seen = server.recorded();
+        assert_eq!(seen.len(), 2, "{provider}");
+        assert!(seen[1].path.starts_with("/moved/here"), "{}", seen[1].path);
+        if provider.key_env().is_some() {
+            assert!(seen[1].all_text().contains(KEY), "{provider}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_200_body_that_is_not_a_stream_is_an_invalid_response_quoting_it() {
+    let html =
+        "<html><head><title>Gateway login</title></head><body>Sign in to continue</body></html>\n";
+    let bodies = [
+        ("text/html; charset=utf-8", html),
+        ("text/plain", "{\"status\":\"queued\",\"job\":\"j-42\"}"),
+    ];
+    for provider in ProviderKind::all() {
+        for (content_type, body) in bodies {
+            let server = MockServer::start(vec![Reply::Full {
+                status: 200,
+                headers: vec![("content-type".into(), content_type.into())],
+                body: body.as_bytes().to_vec(),
+            }])
+            .await;
+            server.push(Reply::Full {
+                status: 200,
+                headers: vec![("content-type".into(), content_type.into())],
+                body: body.as_bytes().to_vec(),
+            });
+            let events = run(request(provider, &server.url(), true)).await;
+            let e = last_error(&events);
+            assert_eq!(
+                e.category_name(),
+                Some("provider_invalid_response"),
+                "{provider} {content_type}: {}",
+                e.message
+            );
+            // Asked for whole, the same body is quoted too (unless it is JSON of some shape).
+            let events = run(request(provider, &server.url(), false)).await;
+            let whole = last_error(&events);
+            assert_eq!(whole.category_name(), Some("provider_invalid_response"));
+            if body.starts_with('<') {
+                assert!(whole.message.contains("Gateway login"), "{}", whole.message);
+            }
+            let quoted = if body.starts_with('<') {
+                "Gateway login"
+            } else {
+                "queued"
+            };
+            assert!(
+                e.message.contains(quoted),
+                "{provider} {content_type}: {}",
+                e.message
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_understood() {
+    let server = MockServer::start(vec![
+        Reply::json(
+            429,
+            &json!({"error":{"type":"rate_limit_error","message":"slow down"}}),
+        )
+        .with_header("Retry-After", "Fri, 01 Jan 2100 00:00:00 GMT"),
+        Reply::json(
+            429,
+            &json!({"error":{"type":"rate_limit_error","message":"slow down"}}),
+        )
+        .with_header("Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"),
+    ])
+    .await;
+    let e = last_error(&run(request(ProviderKind::ANTHROPIC, &server.url(), true)).await);
+    assert_eq!(e.category_name(), Some("provider_rate_limit"));
+    // From now until 2100: more than 70 years, less than 80.
+    let secs = e.retry_after.expect("a retry-after from the date");
+    let year = 365.25 * 24.0 * 3600.0;
+    assert!(secs > 70.0 * year && secs < 80.0 * year, "{secs}");
+    // A date in the past: retry now.
+    let e = last_error(&run(request(ProviderKind::ANTHROPIC, &server.url(), true)).await);
+    assert_eq!(e.retry_after, Some(0.0));
+}
+
+/// The chunks and headers of a provider's streamed answer.
+fn stream_chunks(provider: ProviderKind) -> (Vec<(String, String)>, Vec<Vec<u8>>) {
+    match answers(provider).0 {
+        Reply::Chunked {
+            headers, chunks, ..
+        } => (headers, chunks),
+        other => panic!("not a stream: {other:?}"),
+    }
+}
+
+/// Every raw wire event's text, joined.
+fn raw_text(events: &[RunEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Raw(r) => Some(r.data.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_oversize_event_ends_the_answer_quoting_only_its_start() {
+    for provider in ProviderKind::all() {
+        let (headers, chunks) = stream_chunks(provider);
+        // The first event of a good answer, then one of 1 MiB (in 64 KiB pieces), then more.
+        let lead = if provider.wire().streams_sse() {
+            "data: {\"huge\":\""
+        } else {
+            "{\"huge\":\""
+        };
+        // The chunks up to the end of the first whole event.
+        let first = 1 + chunks.iter().position(|c| c.ends_with(b"\n")).unwrap();
+        let mut body = chunks[..first].to_vec();
+        body.push(lead.as_bytes().to_vec());
+        body.extend((0..16).map(|_| vec![b'x'; 64 << 10]));
+        body.push(b"\"}\n\n".to_vec());
+        body.extend(chunks[first..].iter().cloned());
+        let server = MockServer::start(vec![Reply::Chunked {
+            status: 200,
+            headers,
+            chunks: body,
+            end: End::Clean,
+        }])
+        .await;
+        let mut r = request(provider, &server.url(), true);
+        r.limits.event_bytes = 64 << 10;
+        let events = run(r).await;
+        let e = last_error(&events);
+        assert_eq!(
+            e.category_name(),
+            Some("provider_invalid_response"),
+            "{provider}: {}",
+            e.message
+        );
+        assert!(
+            e.message.contains("larger than") && e.message.contains("xxxx"),
+            "{provider}: {}",
+            &e.message[..e.message.len().min(300)]
+        );
+        assert!(e.message.len() < 8 << 10, "{provider}: {}", e.message.len());
+        let raw = raw_text(&events);
+        assert!(
+            raw.len() < 16 << 10,
+            "{provider}: {} raw bytes kept",
+            raw.len()
+        );
+        // What came before the oversize event was decoded.
+        let raws = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Raw(_)))
+            .count();
+        assert!(raws >= 2, "{provider}: {raws}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversize_whole_body_is_refused_too() {
+    let mut body = b"{\"choices\":[{\"message\":{\"content\":\"".to_vec();
+    body.extend(vec![b'z'; 1 << 20]);
+    body.extend(b"\"}}]}");
+    let server = MockServer::start(vec![Reply::Full {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body,
+    }])
+    .await;
+    let mut r = request(ProviderKind::OPENAI, &server.url(), false);
+    r.limits.event_bytes = 64 << 10;
+    let events = run(r).await;
+    let e = last_error(&events);
+    assert_eq!(e.category_name(), Some("provider_invalid_response"));
+    assert!(e.message.len() < 8 << 10 && e.message.contains("zzzz"));
+    assert!(raw_text(&events).len() < 16 << 10);
+}
+
+#[tokio::test]
+async fn a_bad_event_under_the_limit_is_quoted_by_its_start_only() {
+    for provider in ProviderKind::all() {
+        let (headers, chunks) = stream_chunks(provider);
+        let garbage = "#".repeat(300 << 10);
+        let event = if provider.wire().streams_sse() {
+            format!("data: {garbage}\n\n")
+        } else {
+            format!("{garbage}\n")
+        };
+        let server = MockServer::start(vec![Reply::Chunked {
+            status: 200,
+            headers,
+            chunks: vec![chunks[0].clone(), event.into_bytes()],
+            end: End::Clean,
+        }])
+        .await;
+        let events = run(request(provider, &server.url(), true)).await;
+        let e = last_error(&events);
+        assert_eq!(
+            e.category_name(),
+            Some("provider_invalid_response"),
+            "{provider}"
+        );
+        assert!(
+            e.message.contains("####"),
+            "{provider}: {}",
+            &e.message[..200.min(e.message.len())]
+        );
+        assert!(e.message.len() < 8 << 10, "{provider}: {}", e.message.len());
+    }
+}
+
+const URL_PASSWORD: &str = "pw-IN-THE-URL-777";
+const URL_KEY: &str = "qk-IN-THE-QUERY-888";
+
+#[tokio::test]
+async fn credentials_in_the_base_url_are_sent_but_never_shown_or_saved() {
+    for provider in ProviderKind::all() {
+        let server = MockServer::start(vec![Reply::json(
+            401,
+            &json!({"error":{"message":"who are you?"}}),
+        )])
+        .await;
+        let base = format!(
+            "http://alice:{URL_PASSWORD}@{}/v1?api_key={URL_KEY}",
+            server.addr
+        );
+        let r = request(provider, &base, true);
+        // A saved request (a session) holds neither.
+        let saved = serde_json::to_string(&r).unwrap();
+        assert!(
+            !saved.contains(URL_PASSWORD) && !saved.contains(URL_KEY),
+            "{provider}: {saved}"
+        );
+        assert!(saved.contains("[redacted]"), "{saved}");
+        let events = run(r).await;
+        let all: String = events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        assert!(
+            !all.contains(URL_PASSWORD) && !all.contains(URL_KEY),
+            "{provider}: {all}"
+        );
+        let e = last_error(&events);
+        assert!(
+            e.message.contains("[redacted]@"),
+            "{provider}: {}",
+            e.message
+        );
+        // The path is joined before the query, and the query is sent as given.
+        let seen = &server.recorded()[0];
+        let (path, query) = seen.path.split_once('?').expect("a query");
+        assert!(
+            path.starts_with("/v1/") && path.len() > 4,
+            "{provider}: {}",
+            seen.path
+        );
+        assert!(
+            query
+                .split('&')
+                .any(|kv| kv == format!("api_key={URL_KEY}")),
+            "{provider}: {}",
+            seen.path
+        );
+    }
+    // A refused connection names the URL redacted too.
+    let addr = refused_addr().await;
+    let base = format!("http://alice:{URL_PASSWORD}@{addr}/v1?token={URL_KEY}");
+    let e = last_error(&run(request(ProviderKind::OPENAI, &base, true)).await);
+    assert_eq!(e.category_name(), Some("provider_unavailable"));
+    assert!(
+        !e.message.contains(URL_PASSWORD) && !e.message.contains(URL_KEY),
+        "{}",
+        e.message
+    );
+}

@@ -452,7 +452,10 @@ impl Decoder {
     fn event(&mut self, v: &Value, out: &mut Vec<Delta>) {
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         let Some(kind) = v.get("type").and_then(Value::as_str) else {
-            return out.push(invalid(format!("a stream event has no type: {v}")));
+            return out.push(invalid(format!(
+                "a stream event has no type: {}",
+                super::wire::quote(&v.to_string())
+            )));
         };
         if kind == "message" {
             // A whole response where events were expected (a proxy that does not stream).

@@ -139,6 +139,8 @@ impl ErrorBody {
 pub(crate) fn classify(status: u16, body: &ErrorBody) -> ErrorCategory {
     use ErrorCategory::*;
     match status {
+        // A success status reaches here only with a body that is not the answer asked for.
+        200..=299 => ProviderInvalidResponse,
         401..=403 => ProviderAuthentication,
         // Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
         400 if body.mentions(&[
@@ -186,6 +188,10 @@ pub(crate) fn status_error(
     let category = classify(status, &info);
     let status_line = status_line(status);
     let said = match &info.message {
+        _ if (200..300).contains(&status) => format!(
+            "the answer was to be a stream of server-sent events, but the body is not one; it starts: {}",
+            clip_start(body)
+        ),
         Some(m) => m.clone(),
         None if body.trim().is_empty() => "(empty body)".to_string(),
         None => clip_line(body),
@@ -254,6 +260,20 @@ fn status_line(status: u16) -> String {
         _ => return status.to_string(),
     };
     format!("{status} {reason}")
+}
+
+/// The start of a body, at most 300 characters, with its line breaks as spaces.
+fn clip_start(body: &str) -> String {
+    let body = body.trim();
+    let mut s: String = body
+        .chars()
+        .take(300)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if body.chars().nth(300).is_some() {
+        s.push('…');
+    }
+    s
 }
 
 /// The first line of a body, at most 300 characters, for a message.

@@ -452,7 +452,7 @@ impl Decoder {
         if candidate.is_none() && blocked.is_none() && v.get("usageMetadata").is_none() {
             return out.push(invalid(format!(
                 "a stream event has no candidates: {}",
-                data()
+                super::wire::quote(&data())
             )));
         }
         if let Some(c) = candidate {

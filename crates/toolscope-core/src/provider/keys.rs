@@ -35,6 +35,9 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The name secrets of the base URL are kept under (no environment variable has it).
+const URL_SECRET: &str = "base URL";
+
 /// The API keys, by the environment variable each is read from.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Keys {
@@ -84,6 +87,16 @@ impl Keys {
     pub fn with(mut self, provider: ProviderKind, key: impl Into<String>) -> Self {
         if let Some(var) = provider.key_env() {
             self.set(var, key.into());
+        }
+        self
+    }
+
+    /// Adds a secret that is no provider's key (a password or key parameter of the base URL):
+    /// never sent by these keys, only redacted.
+    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
+        let secret = secret.into();
+        if !secret.is_empty() && !self.keys.iter().any(|(_, s)| s.0 == secret) {
+            self.keys.push((URL_SECRET, Secret(secret)));
         }
         self
     }

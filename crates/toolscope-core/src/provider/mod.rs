@@ -44,6 +44,7 @@ mod request;
 mod responses;
 #[cfg(feature = "http")]
 mod run;
+mod secret_url;
 mod spec;
 pub mod sse;
 mod wire;
@@ -55,13 +56,14 @@ use crate::error::ProviderError;
 pub use anthropic::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION};
 pub use decoder::Decoder;
 pub use event::{OutputText, RawEvent, RunEvent};
-pub use framer::WireFramer;
+pub use framer::{Oversize, WireFramer};
 pub use keys::{Keys, Secret};
 #[cfg(feature = "http")]
 pub use models::list_models;
-pub use request::{Message, Reasoning, ReasoningEffort, Request, Sampling, Timeouts};
+pub use request::{Limits, Message, Reasoning, ReasoningEffort, Request, Sampling, Timeouts};
 #[cfg(feature = "http")]
 pub use run::{Run, run};
+pub use secret_url::{KEY_PARAMS, REDACTED, endpoint, is_key_param, redact_url, url_secrets};
 pub use spec::{Auth, Capabilities, ProviderKind, ProviderSpec, Wire};
 
 use plan::Plan;
@@ -128,15 +130,20 @@ pub fn response_error(
     errors::status_error(status, retry_after, body, url)
 }
 
-/// The request on the wire of its provider.
+/// The request on the wire of its provider. A query on the base URL (a key some servers take
+/// there) goes after the endpoint's path, not before it.
 fn build_wire(req: &Request, plan: &Plan, base: &str) -> WireRequest {
-    match req.provider.wire() {
+    let (base, query) = secret_url::split_query(base);
+    let base = base.as_str();
+    let mut wire = match req.provider.wire() {
         Wire::OpenAiChat => openai::build(req, plan, base),
         Wire::OpenAiResponses => responses::build(req, plan, base),
         Wire::Anthropic => anthropic::build(req, plan, base),
         Wire::Gemini => gemini::build(req, plan, base),
         Wire::Ollama => ollama::build(req, plan, base),
-    }
+    };
+    wire.url = secret_url::with_query(std::mem::take(&mut wire.url), query.as_deref());
+    wire
 }
 
 #[cfg(test)]

@@ -40,13 +40,22 @@ pub async fn list_models(
             format!("{provider} has no default base URL; give one to list its models"),
         ));
     };
-    let base = base.trim_end_matches('/').to_string();
+    // A query on the base URL (a key some servers take there) goes after each page's path; the
+    // URL is named in errors without its credentials.
+    let (base, query) = super::secret_url::split_query(&base);
+    let keys = super::url_secrets(base_url.unwrap_or(""))
+        .into_iter()
+        .fold(keys.clone(), |k, s| k.with_secret(s));
     let client = http::client(Duration::from_secs(10))?;
     let mut names = Vec::new();
     let mut page: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let url = page_url(provider.wire(), &base, page.as_deref());
+        let url = super::secret_url::with_query(
+            page_url(provider.wire(), &base, page.as_deref()),
+            query.as_deref(),
+        );
         let mut req = client.get(&url).timeout(TIMEOUT);
+        let url = super::redact_url(&url);
         if provider.wire() == Wire::Anthropic {
             req = req.header("anthropic-version", ANTHROPIC_VERSION);
         }

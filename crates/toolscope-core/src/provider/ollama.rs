@@ -126,7 +126,8 @@ impl Decoder {
             Ok(v) => v,
             Err(e) => {
                 return out.push(wire::invalid(format!(
-                    "a response line is not JSON ({e}): {data}"
+                    "a response line is not JSON ({e}): {}",
+                    wire::quote(data)
                 )));
             }
         };
@@ -137,7 +138,7 @@ impl Decoder {
             if v.get("done").and_then(Value::as_bool) != Some(true) {
                 return out.push(Delta::Error(ProviderError::new(
                     ErrorCategory::ProviderInvalidResponse,
-                    format!("a response line has no message: {data}"),
+                    format!("a response line has no message: {}", wire::quote(data)),
                 )));
             }
             return done(&v, out);

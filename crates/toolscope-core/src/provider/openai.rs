@@ -352,7 +352,10 @@ impl Decoder {
             return body(data, out);
         }
         if choices.is_none() && v.get("usage").is_none() {
-            return out.push(invalid(format!("a stream event has no choices: {data}")));
+            return out.push(invalid(format!(
+                "a stream event has no choices: {}",
+                wire::quote(data)
+            )));
         }
         for choice in choices.into_iter().flatten() {
             if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {

@@ -315,6 +315,45 @@ fn secs(s: f64, fallback: f64) -> Duration {
         .unwrap_or(Duration::from_secs_f64(fallback))
 }
 
+/// How much of an answer is held in memory. Both in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Limits {
+    /// The largest wire event: one SSE event, one NDJSON line, or a whole (non-streamed or
+    /// error) body. A larger one ends the answer with a `provider_invalid_response` error that
+    /// quotes its first few KB; the rest of it is never held.
+    pub event_bytes: usize,
+    /// The most raw wire text one answer keeps for its session. Beyond it the answer is still
+    /// read and parsed whole, and every part is kept, but the oldest raw events are dropped
+    /// from memory (the session says how many).
+    pub raw_bytes: usize,
+}
+
+impl Limits {
+    /// 64 MiB.
+    pub const DEFAULT_EVENT_BYTES: usize = 64 << 20;
+    /// 64 MiB.
+    pub const DEFAULT_RAW_BYTES: usize = 64 << 20;
+
+    fn is_default(&self) -> bool {
+        *self == Limits::default()
+    }
+
+    /// The event limit, at least 1 KiB (a zero would refuse every answer).
+    pub fn event(&self) -> usize {
+        self.event_bytes.max(1024)
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            event_bytes: Self::DEFAULT_EVENT_BYTES,
+            raw_bytes: Self::DEFAULT_RAW_BYTES,
+        }
+    }
+}
+
 /// Everything needed to call a model, except the key.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -325,7 +364,16 @@ pub struct Request {
     pub model: String,
     /// Overrides [`ProviderKind::default_base_url`]; for OpenAI the part before
     /// `/chat/completions` (e.g. `http://localhost:8000/v1`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ///
+    /// Saved (serialised) with its credentials redacted ([`redact_url`]): a session or a
+    /// settings file never holds the user information or a key parameter of the URL.
+    ///
+    /// [`redact_url`]: super::redact_url
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_url"
+    )]
     pub base_url: Option<String>,
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,6 +404,16 @@ pub struct Request {
     /// How long to wait for the connection and for each piece of the answer.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// How much of the answer is held in memory.
+    #[serde(default, skip_serializing_if = "Limits::is_default")]
+    pub limits: Limits,
+}
+
+fn redacted_url<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(u) => s.serialize_some(&super::redact_url(u)),
+        None => s.serialize_none(),
+    }
 }
 
 fn yes() -> bool {
@@ -382,6 +440,7 @@ impl Request {
             },
             stream: true,
             timeouts: Timeouts::default(),
+            limits: Limits::default(),
         }
     }
 

@@ -530,7 +530,10 @@ impl Decoder {
 
     fn event(&mut self, v: &Value, out: &mut Vec<Delta>) {
         let Some(kind) = v.get("type").and_then(Value::as_str) else {
-            return out.push(invalid(format!("a stream event has no type: {v}")));
+            return out.push(invalid(format!(
+                "a stream event has no type: {}",
+                super::wire::quote(&v.to_string())
+            )));
         };
         if kind == "error" {
             let info = ErrorBody::from_value(&json!({"error": v}));

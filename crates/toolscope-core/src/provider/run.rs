@@ -73,6 +73,15 @@ impl futures::Stream for Run {
 /// Runs `request` to its end, sending every event to `tx`. Returns early, dropping the HTTP
 /// request (which closes its connection), as soon as `tx`'s receiver is gone.
 pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
+    // Credentials in the base URL are redacted from every event like keys.
+    let url_secrets = request
+        .base_url
+        .as_deref()
+        .map(super::url_secrets)
+        .unwrap_or_default();
+    let keys = url_secrets
+        .into_iter()
+        .fold(keys, |k, secret| k.with_secret(secret));
     let sink = Sink { tx, keys };
     let plan = Plan::of(&request);
     let mut decoder = Decoder::with_plan(&request, &plan);
@@ -92,6 +101,8 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         return;
     };
     let wire = build_wire(&request, &plan, &base);
+    // What errors name: the endpoint without its credentials.
+    let shown_url = super::redact_url(&wire.url);
     let client = match http::client(request.timeouts.connect()) {
         Ok(c) => c,
         Err(e) => {
@@ -122,7 +133,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     let mut response = match response {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
-            let mut err = http::transport_error(&e, &wire.url);
+            let mut err = http::transport_error(&e, &shown_url);
             if let (true, Some(hint)) = (e.is_connect(), request.provider.spec().unreachable_hint) {
                 err.message.push_str(&format!(" ({hint})"));
             }
@@ -134,7 +145,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
                 ErrorCategory::ProviderUnavailable,
                 format!(
                     "no response from {} within {} s (idle timeout)",
-                    wire.url,
+                    shown_url,
                     idle.as_secs_f64()
                 ),
             );
@@ -160,7 +171,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         WireFramer::new(&request)
     } else {
         // An error body is read whole, whatever the request asked.
-        WireFramer::whole()
+        WireFramer::whole().with_limit(request.limits.event())
     };
     let retry_after = http::retry_after(response.headers());
     let mut error_body = String::new();
@@ -177,7 +188,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             Ok(Err(e)) => {
                 // Everything decoded so far was sent; an unfinished last line is dropped (it
                 // cannot be whole), and the error part comes last.
-                let mut err = http::transport_error(&e, &wire.url);
+                let mut err = http::transport_error(&e, &shown_url);
                 err.message = format!("the stream broke: {}", err.message);
                 sink.send(decoder.fail(err)).await;
                 return;
@@ -209,11 +220,37 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             }));
             events.extend(decoded);
         }
+        if let Some(o) = framer.oversize() {
+            // Only the start of the event is kept, as its raw event (a replay of it reports
+            // the cut JSON; the session keeps this error as the turn's ending).
+            let err = oversize_error(&o, status.as_u16());
+            events.push(RunEvent::Raw(RawEvent {
+                at_ms: at_ms(),
+                data: o.head,
+                status: (!status.is_success()).then_some(status.as_u16()),
+                retry_after: None,
+            }));
+            events.extend(decoder.fail(err));
+            sink.send(events).await;
+            return;
+        }
         if ended {
-            if status.is_success() {
+            if let (true, Some(head)) = (status.is_success(), framer.not_a_stream()) {
+                // A body that is not the stream asked for: recorded as a failed response (with
+                // its start only), so that a replay says the same.
+                let raw = RawEvent {
+                    at_ms: at_ms(),
+                    data: head,
+                    status: Some(status.as_u16()),
+                    retry_after: None,
+                };
+                let err = status_error(status.as_u16(), None, &raw.data, &shown_url);
+                events.push(RunEvent::Raw(raw));
+                events.extend(decoder.fail(err));
+            } else if status.is_success() {
                 events.extend(decoder.finish());
             } else {
-                let err = status_error(status.as_u16(), retry_after, &error_body, &wire.url);
+                let err = status_error(status.as_u16(), retry_after, &error_body, &shown_url);
                 let mut err = err;
                 if matches!(status.as_u16(), 401 | 403)
                     && let Some(var) = request.provider.key_env()
@@ -233,6 +270,29 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             return;
         }
     }
+}
+
+/// The error for a wire event (or whole body) over the limit, quoting its start.
+fn oversize_error(o: &super::framer::Oversize, status: u16) -> ProviderError {
+    let what = if (200..300).contains(&status) {
+        "a wire event of the answer".to_string()
+    } else {
+        format!("the body of the {status} response")
+    };
+    let mut e = ProviderError::new(
+        ErrorCategory::ProviderInvalidResponse,
+        format!(
+            "{what} is larger than the limit of {} ({} bytes had arrived); the answer is cut \
+             here and the rest was not read. It starts: {}",
+            super::wire::size(o.limit),
+            o.seen,
+            o.head
+        ),
+    );
+    if !(200..300).contains(&status) {
+        e.status = Some(status);
+    }
+    e
 }
 
 /// Sends events, redacting keys on the way out.

@@ -64,9 +64,40 @@ pub(crate) fn invalid(message: String) -> Delta {
 pub(crate) fn parse(data: &str, stream: bool) -> Result<Value, Delta> {
     serde_json::from_str(data).map_err(|e| {
         invalid(if stream {
-            format!("a stream event is not JSON ({e}): {data}")
+            format!("a stream event is not JSON ({e}): {}", quote(data))
         } else {
-            format!("the response is not JSON ({e})")
+            format!(
+                "the response is not JSON ({e}); it starts: {}",
+                quote(
+                    data.char_indices()
+                        .nth(300)
+                        .map_or(data, |(i, _)| &data[..i])
+                )
+            )
         })
     })
+}
+
+/// How much of a wire event an error message quotes.
+pub(crate) const QUOTE_CHARS: usize = 2048;
+
+/// `text` for an error message: whole when short, else its first [`QUOTE_CHARS`] characters
+/// and its size (a 50 MB event is not copied into the message).
+pub(crate) fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}… ({} in all)", &text[..cut], size(text.len())),
+    }
+}
+
+/// A byte count for a message: `512 bytes`, `64 KiB`, `1.5 MiB`.
+pub(crate) fn size(n: usize) -> String {
+    const KIB: usize = 1024;
+    if n < KIB {
+        format!("{n} bytes")
+    } else if n < KIB * KIB {
+        format!("{:.0} KiB", n as f64 / KIB as f64)
+    } else {
+        format!("{:.1} MiB", n as f64 / (KIB * KIB) as f64)
+    }
 }

@@ -25,7 +25,7 @@
 //! [`Recorder::from_run`] for the first turn, [`Recorder::next_turn`] then [`Recorder::extend`]
 //! for each later one.
 
-use crate::part::Part;
+use crate::part::{Part, Warning};
 use crate::provider::{Decoder, RawEvent, Request, RunEvent};
 
 use super::steps::{LoopStop, McpRecord, RecordedCall, RecordedTurn, Step};
@@ -40,6 +40,10 @@ struct TurnBuf {
     /// Set by [`Recorder::end_turn`]; else the turn ends at its last event (or, for the last
     /// turn, when [`Recorder::finish`] says).
     ended_at_ms: Option<u64>,
+    /// The bytes of raw wire text held in `events`.
+    raw_held: usize,
+    /// The oldest raw events dropped to stay within the request's raw limit, and their bytes.
+    dropped: (usize, usize),
 }
 
 impl TurnBuf {
@@ -50,14 +54,41 @@ impl TurnBuf {
             parts: Vec::new(),
             last_at_ms: 0,
             ended_at_ms: None,
+            raw_held: 0,
+            dropped: (0, 0),
         }
+    }
+
+    /// Keeps the raw text held within the request's [`Limits::raw_bytes`]: beyond it the oldest
+    /// events are dropped (down to three quarters of the limit, so that dropping stays cheap),
+    /// the newest always kept. The parts are never touched.
+    ///
+    /// [`Limits::raw_bytes`]: crate::provider::Limits::raw_bytes
+    fn bound_raw(&mut self) {
+        let limit = self.request.limits.raw_bytes;
+        if self.raw_held <= limit {
+            return;
+        }
+        let target = limit - limit / 4;
+        let mut n = 0;
+        let mut bytes = 0;
+        while n + 1 < self.events.len() && self.raw_held - bytes > target {
+            bytes += self.events[n].data.len();
+            n += 1;
+        }
+        self.events.drain(..n);
+        self.raw_held -= bytes;
+        self.dropped.0 += n;
+        self.dropped.1 += bytes;
     }
 
     fn push(&mut self, event: &RunEvent) {
         match event {
             RunEvent::Raw(raw) => {
                 self.last_at_ms = self.last_at_ms.max(raw.at_ms);
+                self.raw_held += raw.data.len();
                 self.events.push(raw.clone());
+                self.bound_raw();
             }
             RunEvent::Part(p) => self.parts.push(p.clone()),
             // Derived from the wire events again on replay.
@@ -69,15 +100,31 @@ impl TurnBuf {
         if let Some(last) = events.iter().map(|e| e.at_ms).max() {
             self.last_at_ms = self.last_at_ms.max(last);
         }
+        self.raw_held += events.iter().map(|e| e.data.len()).sum::<usize>();
         self.events.extend(events);
+        self.bound_raw();
         self.parts.extend(parts);
     }
 
     /// The turn's events, its end time, its closing parts and its parts.
     fn close(
-        self,
+        mut self,
         ended_at_ms: Option<u64>,
     ) -> (Request, Vec<RawEvent>, u64, Vec<Part>, Vec<Part>) {
+        if self.dropped.0 > 0 {
+            // The notice closes the turn's parts; replay gives it back as a recorded ending.
+            let (n, bytes) = self.dropped;
+            self.parts.push(Part::warning(Warning::new(
+                "raw-dropped",
+                format!(
+                    "the answer's raw wire text passed the limit of {} bytes: the oldest {n} raw \
+                     event{} ({bytes} bytes) were dropped from memory and from this session; every \
+                     part is kept",
+                    self.request.limits.raw_bytes,
+                    if n == 1 { "" } else { "s" }
+                ),
+            )));
+        }
         let end = closing_parts(&self.request, &self.events, &self.parts);
         let ended = self
             .ended_at_ms
@@ -141,14 +188,28 @@ impl Recorder {
         self.current().extend(events, parts);
     }
 
-    /// The parts of the current turn recorded so far.
-    pub fn parts(&self) -> &[Part] {
+    /// The bytes of raw wire text the current turn holds.
+    pub fn raw_held(&self) -> usize {
+        self.turn().raw_held
+    }
+
+    /// How many raw events of the current turn were dropped to stay within its raw limit.
+    pub fn raw_dropped(&self) -> usize {
+        self.turn().dropped.0
+    }
+
+    fn turn(&self) -> &TurnBuf {
         for l in self.later.iter().rev() {
             if let Later::Turn(_, t) = l {
-                return &t.parts;
+                return t;
             }
         }
-        &self.first.parts
+        &self.first
+    }
+
+    /// The parts of the current turn recorded so far.
+    pub fn parts(&self) -> &[Part] {
+        &self.turn().parts
     }
 
     /// The current turn ended `ended_at_ms` after its own request was sent. Without it, a turn

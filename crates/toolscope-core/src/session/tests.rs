@@ -907,4 +907,47 @@ fn a_version_of_the_wrong_kind_says_what_is_wrong() {
         e,
         "the session has no format version (no \"version\" field)"
     );
+
+#[test]
+fn raw_text_beyond_the_limit_drops_the_oldest_events_never_a_part() {
+    let (mut request, live) = live_events("openai/parallel-calls");
+    let raw_bytes: usize = live
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Raw(r) => Some(r.data.len()),
+            _ => None,
+        })
+        .sum();
+    let limit = raw_bytes / 3;
+    request.limits.raw_bytes = limit;
+    let mut r = Recorder::new(request);
+    let mut most = 0;
+    for e in &live {
+        r.push(e);
+        most = most.max(r.raw_held());
+    }
+    assert!(most <= limit, "{most} raw bytes held, limit {limit}");
+    assert!(r.raw_dropped() > 0);
+    let session = r.finish(None, 999);
+    let kept: usize = session.events.iter().map(|e| e.data.len()).sum();
+    assert!(kept <= limit && kept > 0);
+    // The newest events are the ones kept.
+    let last_raw = live.iter().rev().find_map(|e| match e {
+        RunEvent::Raw(r) => Some(r.clone()),
+        _ => None,
+    });
+    assert_eq!(session.events.last(), last_raw.as_ref());
+    // Every part is kept, and a warning says what was dropped.
+    let live_parts = parts(&live);
+    assert_eq!(&session.parts[..live_parts.len()], &live_parts[..]);
+    match session.parts.last() {
+        Some(Part::Warning(w)) => {
+            assert_eq!(w.code, "raw-dropped");
+            assert!(w.message.contains("oldest"), "{}", w.message);
+        }
+        other => panic!("no notice: {other:?}"),
+    }
+    // Replay gives every part back, from the events kept and the recorded ending.
+    let replayed = Replay::new(&session, ReplayOptions::default()).run_to_end();
+    assert_eq!(parts(&replayed), session.parts);
 }
