@@ -23,12 +23,13 @@
 mod catalog;
 mod client;
 mod spec;
+mod stdio;
 
 use crate::part::ErrorPart;
 
 pub use crate::mcp_result::{CallOutcome, outcome};
 pub use catalog::{Catalog, MAX_TOOL_NAME, McpRoute, Rename};
-pub use client::{CONNECT_TIMEOUT, McpClient, StderrSink};
+pub use client::{CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE, McpClient, McpOptions, StderrSink};
 pub use spec::{McpServerSpec, split_command};
 /// The token that cancels a running [`McpClient::call_tool`].
 pub use tokio_util::sync::CancellationToken;
