@@ -7,6 +7,7 @@ Flags:
   --exit-on-initialize S   read `initialize`, write a line on stderr and exit with S unanswered
   --bad-tools              list malformed tools between good ones
   --banner                 write a line that is not JSON on stdout before anything else
+  --flood-size N           the size of `flood`'s text (2 MiB by default), for measuring
 
 Tools (`tools/call`):
   echo {text}              answers the text
@@ -80,6 +81,9 @@ def main(argv):
     if "--exit-on-initialize" in args:
         exit_on_init = int(args[args.index("--exit-on-initialize") + 1])
     bad_tools = "--bad-tools" in args
+    flood_size = 2 * 1024 * 1024
+    if "--flood-size" in args:
+        flood_size = int(args[args.index("--flood-size") + 1])
     if "--banner" in args:
         raw("hostile server 1.0 starting (this line is not JSON-RPC)")
     print("hostile: serving on stdio", file=sys.stderr, flush=True)
@@ -117,7 +121,7 @@ def main(argv):
             if name == "echo":
                 send({"jsonrpc": "2.0", "id": mid, "result": text_result(arguments["text"])})
             elif name in ("huge", "flood"):
-                text = "x" * int(arguments.get("size", 2 * 1024 * 1024))
+                text = "x" * int(arguments.get("size", flood_size))
                 send({"jsonrpc": "2.0", "id": mid, "result": text_result(text)})
             elif name == "cut":
                 raw('{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "unfinis'
