@@ -437,9 +437,15 @@ where
                 let value: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
                 let method = value.get("method").and_then(Value::as_str);
                 let has_id = value.get("id").is_some_and(|v| !v.is_null());
+                let answer_like = value.get("result").is_some() || value.get("error").is_some();
                 match (method, has_id) {
                     (Some(m), false) => (self.note)(&format!(
                         "toolscope: ignored a notification \"{m}\" from the server that toolscope cannot read: {e}"
+                    )),
+                    // JSON, but nothing that answers or asks anything (`42`, `[]`, `{}`).
+                    (None, false) if !answer_like => (self.note)(&format!(
+                        "toolscope: ignored JSON from the server that is not a JSON-RPC message: {}",
+                        quote(&line)
                     )),
                     _ => {
                         let what = match method {
@@ -638,5 +644,103 @@ mod tests {
         );
         assert_eq!(cut[0], format!("OVER {}", &big[..HEAD_BYTES]));
         assert_eq!(cut[2], "after\n");
+    }
+
+    /// The transport over in-memory pipes: what the server side writes, the client reads.
+    struct Wire {
+        transport: StdioTransport<tokio::io::DuplexStream, tokio::io::DuplexStream>,
+        server_out: tokio::io::DuplexStream,
+        _server_in: tokio::io::DuplexStream,
+        notes: Arc<Mutex<Vec<String>>>,
+    }
+
+    fn wire(max: usize) -> Wire {
+        let (client_read, server_out) = tokio::io::duplex(1 << 20);
+        let (client_write, server_in) = tokio::io::duplex(1 << 20);
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let sink: NoteSink = {
+            let notes = Arc::clone(&notes);
+            Arc::new(move |t: &str| lock(&notes).push(t.to_string()))
+        };
+        Wire {
+            transport: StdioTransport::new(client_read, client_write, max, "the hint", sink),
+            server_out,
+            _server_in: server_in,
+            notes,
+        }
+    }
+
+    async fn request(w: &mut Wire, id: i64, method: &str) {
+        let m: TxJsonRpcMessage<RoleClient> = serde_json::from_value(json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": {"name": "t", "arguments": {}}
+        }))
+        .unwrap();
+        w.transport.send(m).await.unwrap();
+    }
+
+    /// The next message as JSON.
+    async fn next(w: &mut Wire) -> Value {
+        serde_json::to_value(w.transport.receive().await.expect("a message")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_broken_or_oversize_answer_fails_only_the_call_it_answers() {
+        let mut w = wire(1000);
+        request(&mut w, 1, "tools/call").await;
+        request(&mut w, 2, "tools/call").await;
+        let big = "z".repeat(2000);
+        let lines = format!(
+            "banner text\n42\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":[{{\"text\":\"cu\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"text\":\"{big}\"}}}}\n"
+        );
+        w.server_out.write_all(lines.as_bytes()).await.unwrap();
+        let first = next(&mut w).await;
+        assert_eq!(first["id"], 2);
+        let message = first["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("not valid JSON (EOF while parsing"),
+            "{message}"
+        );
+        assert_eq!(first["error"]["data"], TRANSPORT_MARK);
+        let second = next(&mut w).await;
+        assert_eq!(second["id"], 1);
+        assert_eq!(
+            second["error"]["message"],
+            "the server sent a message larger than the limit of 1000 bytes (the hint); it was dropped"
+        );
+        // Nothing waits now: a broken line without an id fails nothing and is noted.
+        w.server_out.write_all(b"{\"jsonrpc\": oops\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n").await.unwrap();
+        let third = next(&mut w).await;
+        assert_eq!(third["method"], "notifications/tools/list_changed");
+        let notes = lock(&w.notes).clone();
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].contains("not JSON on stdout (ignored): banner text"),
+            "{notes:?}"
+        );
+        assert!(notes[1].contains("not a JSON-RPC message: 42"), "{notes:?}");
+        assert!(notes[2].contains("answers no waiting call"), "{notes:?}");
+    }
+
+    #[tokio::test]
+    async fn a_broken_answer_without_an_id_fails_every_waiting_call() {
+        let mut w = wire(1000);
+        request(&mut w, 5, "tools/call").await;
+        request(&mut w, 6, "tools/list").await;
+        w.server_out
+            .write_all(b"{\"result\": nope\n")
+            .await
+            .unwrap();
+        let mut ids = vec![
+            next(&mut w).await["id"].clone(),
+            next(&mut w).await["id"].clone(),
+        ];
+        ids.sort_by_key(|v| v.as_i64());
+        assert_eq!(ids, [json!(5), json!(6)]);
+        drop(w.server_out);
+        assert!(
+            w.transport.receive().await.is_none(),
+            "the end of the stream ends it"
+        );
     }
 }
