@@ -5,6 +5,8 @@
 //! 8 MB result). Each failure must be reported as what it is, at once; nothing waits for a
 //! timeout and nothing sleeps.
 
+mod mcp_support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -227,6 +229,52 @@ async fn a_stray_line_that_is_not_json_is_reported_and_the_call_goes_on() {
     assert_eq!(text_of(&echoed), "through");
     let line = wait_line(&mut stderr, "progress: 50%").await;
     assert!(line.contains("not JSON"), "{line}");
+    client.close().await;
+}
+
+// ---- the same limits over streamable HTTP ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_20_mb_answer_arrives_and_one_over_the_limit_fails_at_once() {
+    let server = mcp_support::http_server_with(true).await;
+    let spec = McpServerSpec::http(&server.url).unwrap();
+    let (sink, _stderr) = stderr_channel();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&spec, sink))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    let size = 20 * 1024 * 1024;
+    let result = call(&client, "big_text", json!({ "size": size }))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result).len(), size);
+    client.close().await;
+
+    let (sink, _stderr) = stderr_channel();
+    let options = McpOptions {
+        max_message: 1024 * 1024,
+        limit_hint: "the hint".into(),
+    };
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect_with(&spec, sink, &options))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    let started = Instant::now();
+    let e = call(&client, "big_text", json!({ "size": 2 * 1024 * 1024 }))
+        .await
+        .unwrap_err();
+    assert_not_a_timeout(&e, started);
+    // rmcp keeps the reason to itself; the limit is named as the likely one.
+    let text = e.to_string();
+    assert!(
+        text.contains("did not arrive whole") && text.contains("the limit of 1 MiB (the hint)"),
+        "{text}"
+    );
+    // The connection goes on.
+    let small = call(&client, "big_text", json!({ "size": 10 }))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&small), "bbbbbbbbbb");
     client.close().await;
 }
 

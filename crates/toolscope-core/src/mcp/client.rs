@@ -134,6 +134,8 @@ pub struct McpClient {
     service: RunningService<RoleClient, Handler>,
     list_changed: watch::Receiver<u64>,
     process: Option<Process>,
+    /// The connection's options, for the message about a failure they may explain.
+    options: McpOptions,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -199,6 +201,7 @@ impl McpClient {
             service,
             list_changed: rx,
             process,
+            options: options.clone(),
         })
     }
 
@@ -372,6 +375,20 @@ impl McpClient {
 
     async fn failure(&self, what: &str, e: ServiceError) -> McpError {
         match &e {
+            // rmcp's HTTP transport ends a request whose answer it would not take (an event or
+            // a body over the limit) as if the connection closed, and keeps the reason to its
+            // log: the connection being still open is the sign.
+            ServiceError::TransportClosed
+                if self.process.is_none() && !self.service.is_transport_closed() =>
+            {
+                McpError::Protocol(format!(
+                    "{}: {what} failed: the answer did not arrive whole, though the connection is \
+                     still open (an answer larger than the limit of {} ({}) ends this way)",
+                    self.name,
+                    super::stdio::human_size(self.options.max_message),
+                    self.options.limit_hint
+                ))
+            }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 McpError::Closed(format!(
                     "{}: {what} failed: the server closed the connection{}",
