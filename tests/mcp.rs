@@ -178,6 +178,10 @@ async fn a_server_that_exits_mid_call_fails_the_call_and_the_next_one() {
         .unwrap_err();
     assert!(matches!(e, McpError::Closed(_)), "{e:?}");
     assert!(e.to_string().contains("closed the connection"), "{e}");
+    // How it ended, and its last words on stderr, without the SDK's type names.
+    assert!(e.to_string().contains("(it exited with status 3: "), "{e}");
+    assert!(e.to_string().contains("exit_now: exiting mid-call)"), "{e}");
+    assert!(!e.to_string().contains("rmcp"), "{e}");
     let part = e.to_part(Some("call_1"), Some("exit_now"));
     assert_eq!(
         serde_json::to_value(&part).unwrap()["category"],
@@ -865,7 +869,7 @@ async fn a_server_written_with_the_python_sdk_lists_calls_and_fails_clearly() {
     let tools = client.list_tools().await.unwrap();
     let mut listed = names(&tools);
     listed.sort();
-    assert_eq!(listed, ["add", "fail", "shout"]);
+    assert_eq!(listed, ["add", "big", "fail", "shout"]);
     let add = tools.iter().find(|t| t["name"] == "add").unwrap();
     assert_eq!(add["inputSchema"]["properties"]["a"]["type"], "integer");
     // Its tools read as the core's tool definitions.

@@ -30,6 +30,12 @@ def shout(text: str) -> str:
 
 
 @server.tool()
+def big(size: int) -> str:
+    """A text of `size` bytes (the SDK sends it twice: as text and as structured content)."""
+    return "y" * size
+
+
+@server.tool()
 def fail(reason: str) -> str:
     """Always fails, with the reason given (a tool error the model reads)."""
     raise ToolError(f"failed on purpose: {reason}")

@@ -543,3 +543,41 @@ async fn an_http_server_added_at_run_time_serves_the_loop() {
         "no token asked for, none sent"
     );
 }
+
+/// A server whose `tools/list` holds malformed tools between good ones: the good ones are
+/// offered, the bad ones named in the notice with what is wrong, and the server is ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_tool_is_named_in_the_notice_and_the_others_are_offered() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_hostile_server.py");
+    let setup = Setup {
+        tools: "[]".into(),
+        ..Setup::default()
+    };
+    let mut app = App::new(setup, Themes::built_in());
+    app.size = (160, 48);
+    let mut h = Harness::with(app, None);
+    h.press(Message::McpAdd {
+        spec: McpServerSpec::stdio(&format!("python3 '{script}' --bad-tools")).unwrap(),
+    });
+    h.until("the server lists its tools", |a| {
+        a.mcp.servers[0].state != ServerState::Connecting
+    })
+    .await;
+    assert_eq!(h.app.mcp.servers[0].state, ServerState::Ready);
+    let offered: Vec<&str> = h.app.offered().iter().map(|t| t.name()).collect();
+    assert_eq!(offered, ["echo", "flood", "huge"]);
+    let notice = h.app.last_notice.clone().unwrap();
+    assert!(notice.error, "{notice:?}");
+    assert!(
+        notice.text.contains("tool 1 is left out: missing \"name\""),
+        "{}",
+        notice.text
+    );
+    assert!(
+        notice
+            .text
+            .contains("tool 2 is left out: \"name\" must be a string"),
+        "{}",
+        notice.text
+    );
+}

@@ -83,7 +83,28 @@ pub(super) fn listed(
                     ", {renamed} offered under another name (SERVER__NAME: another tool has its name)"
                 );
             }
-            notice(app, text, false);
+            // Tools it listed that cannot be offered (no name, not an object): the others are.
+            let prefix = format!("MCP server \"{name}\": ");
+            let left_out: Vec<&str> = app
+                .mcp
+                .catalog
+                .warnings()
+                .iter()
+                .filter_map(|w| w.strip_prefix(&prefix))
+                .filter(|w| w.contains(" is left out: "))
+                .collect();
+            let bad = !left_out.is_empty();
+            if bad {
+                text = format!(
+                    "MCP server {name}: {} of {n} tools offered; {}",
+                    n - left_out.len(),
+                    left_out.join("; ")
+                );
+                if renamed > 0 {
+                    text += &format!("; {renamed} offered under another name");
+                }
+            }
+            notice(app, text, bad);
         }
         Err(why) => {
             let name = app

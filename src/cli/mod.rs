@@ -107,6 +107,22 @@ pub fn mcp_servers(
     Ok(out)
 }
 
+/// `--mcp-max-message`'s default, in MiB: the core's.
+pub const DEFAULT_MCP_MAX_MESSAGE_MB: u64 = (toolscope_core::mcp::DEFAULT_MAX_MESSAGE >> 20) as u64;
+
+/// `--mcp-max-message MB`: 1 MiB to 64 GiB.
+pub fn mcp_max_message_parser() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=65_536)
+}
+
+/// The MCP connection options of `--mcp-max-message MB`.
+pub fn mcp_options(max_message_mb: u64) -> toolscope_core::mcp::McpOptions {
+    toolscope_core::mcp::McpOptions {
+        max_message: usize::try_from(max_message_mb << 20).unwrap_or(usize::MAX),
+        limit_hint: "raise it with --mcp-max-message MB".into(),
+    }
+}
+
 /// Whether a file can be written at `path` (its folder exists and is a folder); the error is one
 /// line naming the file.
 pub fn check_writable(path: &std::path::Path) -> Result<(), String> {

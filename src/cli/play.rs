@@ -19,7 +19,7 @@ use toolscope::app::theme::{Theme, Themes};
 use toolscope::app::{App, Message, Notice, Remembered, Restore, SessionDirs, Setup, StateFiles};
 use toolscope::tui::driver::{Driver, DriverOptions};
 use toolscope::tui::terminal;
-use toolscope_core::mcp::McpServerSpec;
+use toolscope_core::mcp::{McpOptions, McpServerSpec};
 use toolscope_core::provider::{Keys, ProviderKind};
 use toolscope_core::session::{Session, journal};
 use toolscope_core::tool::ToolSet;
@@ -71,6 +71,11 @@ pub struct PlayArgs {
     /// Seconds one MCP tool call may take before it is cancelled.
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = super::run::positive_secs)]
     pub mcp_timeout: f64,
+    /// The largest message read from an MCP server, in MiB; a bigger one fails the call it
+    /// answers.
+    #[arg(long, value_name = "MB", default_value_t = super::DEFAULT_MCP_MAX_MESSAGE_MB,
+          value_parser = super::mcp_max_message_parser())]
+    pub mcp_max_message: u64,
 }
 
 fn dirs() -> Option<directories::ProjectDirs> {
@@ -323,7 +328,14 @@ pub fn run(args: PlayArgs) -> u8 {
         }
     };
     tracing::info!(provider = %setup.provider, model = %setup.model, "playground started");
-    let result = runtime.block_on(play(setup, themes, session, servers, startup_notice));
+    let result = runtime.block_on(play(
+        setup,
+        themes,
+        session,
+        servers,
+        startup_notice,
+        super::mcp_options(args.mcp_max_message),
+    ));
     terminal::restore();
     match result {
         // Ended by a signal: the conventional status, 128 + its number.
@@ -346,6 +358,7 @@ async fn play(
     session: Option<(PathBuf, Box<Session>)>,
     servers: Vec<McpServerSpec>,
     startup_notice: Option<String>,
+    mcp_options: McpOptions,
 ) -> std::io::Result<Option<u8>> {
     let journal = setup.sessions.journal.clone();
     // The handlers go in before the terminal is taken: from then on, no signal that ends the
@@ -383,6 +396,7 @@ async fn play(
             demo: DemoOptions::default(),
             clipboard: Box::new(std::io::stdout()),
             journal,
+            mcp: mcp_options,
         },
     );
     driver.run(&mut app, rx).await?;

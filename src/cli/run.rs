@@ -37,7 +37,9 @@ use serde_json::json;
 
 use super::ProtocolChoice;
 use toolscope_core::error::{ErrorCategory, ProviderError};
-use toolscope_core::mcp::{CancellationToken, Catalog, McpClient, McpError, McpServerSpec};
+use toolscope_core::mcp::{
+    CancellationToken, Catalog, McpClient, McpError, McpOptions, McpServerSpec,
+};
 use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::{McpRecord, RecordedCall, RecordedOutcome, Recorder, Session};
@@ -126,6 +128,11 @@ pub struct RunArgs {
     /// Seconds one MCP tool call may take before it is cancelled.
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
     pub mcp_timeout: f64,
+    /// The largest message read from an MCP server, in MiB (one stdio line, one HTTP event or
+    /// body); a bigger one fails the call it answers.
+    #[arg(long, value_name = "MB", default_value_t = super::DEFAULT_MCP_MAX_MESSAGE_MB,
+          value_parser = super::mcp_max_message_parser())]
+    pub mcp_max_message: u64,
     /// The prompt.
     pub prompt: String,
 }
@@ -133,6 +140,7 @@ pub struct RunArgs {
 /// The MCP side of a run: which servers, and what to do with calls to their tools.
 struct McpPlan {
     servers: Vec<McpServerSpec>,
+    options: McpOptions,
     execute: bool,
     max_steps: u32,
     timeout: Duration,
@@ -145,6 +153,7 @@ fn mcp_plan(args: &RunArgs) -> Result<McpPlan, String> {
     }
     Ok(McpPlan {
         servers,
+        options: super::mcp_options(args.mcp_max_message),
         execute: args.execute,
         max_steps: args.max_steps,
         timeout: Duration::from_secs_f64(args.mcp_timeout),
@@ -461,7 +470,7 @@ async fn run_with_mcp(
         let turn = print_turn(&request, &keys, raw, tape, false).await;
         return u8::from(turn.failed);
     }
-    let mut mcp = match Mcp::connect(&plan.servers, &request.tools).await {
+    let mut mcp = match Mcp::connect(&plan.servers, &plan.options, &request.tools).await {
         Ok(m) => m,
         Err(e) => {
             let part = Part::error(e.to_part(None, None));
@@ -489,12 +498,16 @@ struct Mcp {
 }
 
 impl Mcp {
-    async fn connect(specs: &[McpServerSpec], user: &ToolSet) -> Result<Self, McpError> {
+    async fn connect(
+        specs: &[McpServerSpec],
+        options: &McpOptions,
+        user: &ToolSet,
+    ) -> Result<Self, McpError> {
         let mut clients = Vec::with_capacity(specs.len());
         for spec in specs {
             let sink: toolscope_core::mcp::StderrSink =
                 Arc::new(|server: &str, line: &str| eprintln!("[{server}] {line}"));
-            clients.push(McpClient::connect(spec, sink).await?);
+            clients.push(McpClient::connect_with(spec, sink, options).await?);
         }
         let mut mcp = Mcp {
             seen: clients.iter().map(McpClient::list_changed).collect(),

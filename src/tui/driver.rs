@@ -26,7 +26,9 @@ use tokio::sync::{OnceCell, mpsc};
 use tokio::task::AbortHandle;
 
 use toolscope_core::error::{ErrorCategory, ProviderError};
-use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec, StderrSink};
+use toolscope_core::mcp::{
+    CancellationToken, McpClient, McpError, McpOptions, McpServerSpec, StderrSink,
+};
 use toolscope_core::part::Part;
 use toolscope_core::provider::{Keys, Request, Run, RunEvent};
 use toolscope_core::session::Session;
@@ -51,6 +53,8 @@ pub struct DriverOptions {
     pub clipboard: Box<dyn Write + Send>,
     /// Where the main run is journaled as it streams (none: not journaled).
     pub journal: Option<PathBuf>,
+    /// How MCP servers are connected to (the largest message read).
+    pub mcp: McpOptions,
 }
 
 /// Whether the loop goes on.
@@ -95,6 +99,7 @@ pub struct Driver<B: Backend> {
     journal: Option<(RunId, Journal)>,
     keep_journal: bool,
     mcp: McpHost,
+    mcp_options: McpOptions,
 }
 
 /// The MCP servers the playground is connected to, and the calls in flight on them.
@@ -134,6 +139,7 @@ impl<B: Backend> Driver<B> {
             journal: None,
             keep_journal: false,
             mcp: McpHost::default(),
+            mcp_options: options.mcp,
         }
     }
 
@@ -480,6 +486,7 @@ impl<B: Backend> Driver<B> {
         let clients = Arc::clone(&self.mcp.clients);
         let exe = std::env::current_exe().ok();
         let spec = crate::app::mcp::this_toolscope(spec, exe.as_deref());
+        let options = self.mcp_options.clone();
         let task = tokio::spawn(async move {
             let sink: StderrSink = {
                 let tx = tx.clone();
@@ -491,7 +498,7 @@ impl<B: Backend> Driver<B> {
                     });
                 })
             };
-            let client = match McpClient::connect(&spec, sink).await {
+            let client = match McpClient::connect_with(&spec, sink, &options).await {
                 Ok(c) => Arc::new(c),
                 Err(e) => {
                     tracing::warn!("MCP server {spec}: {e}");

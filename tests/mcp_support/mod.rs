@@ -25,6 +25,11 @@ impl Drop for HttpServer {
 }
 
 pub async fn http_server() -> HttpServer {
+    http_server_with(false).await
+}
+
+/// [`http_server`], with the demo server's test tools (`test_tools`) or without.
+pub async fn http_server_with(test_tools: bool) -> HttpServer {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -37,7 +42,7 @@ pub async fn http_server() -> HttpServer {
             Ok(DemoMcp::new(
                 DemoMcpOptions {
                     page_size: Some(1),
-                    test_tools: false,
+                    test_tools,
                 },
                 folder.clone(),
             ))

@@ -59,6 +59,7 @@ impl Harness {
                 demo: DemoOptions::instant(),
                 clipboard: Box::new(Clipboard(Arc::clone(&clipboard))),
                 journal,
+                mcp: Default::default(),
             },
         );
         let mut h = Harness {

@@ -12,7 +12,8 @@
 //!
 //! Test hooks ([`DemoMcpOptions`]): `tools/list` pages of a given size, and extra tools that
 //! add a tool and notify `notifications/tools/list_changed` (`add_tool`), wait until the call
-//! is cancelled (`hang`), or end the server mid-call (`exit_now`).
+//! is cancelled (`hang`), or end the server mid-call (`exit_now`); and, not listed, `big_text`
+//! (`{size}`: a text of that many bytes, for the message-size limits).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -143,6 +144,12 @@ impl DemoMcp {
             "exit_now" if test => {
                 eprintln!("exit_now: exiting mid-call");
                 std::process::exit(3);
+            }
+            // Not listed (so the demo model never picks it): tests call it by name.
+            "big_text" if test => {
+                let size = args.get("size").and_then(Value::as_u64).unwrap_or(0);
+                let size = usize::try_from(size).unwrap_or(0).min(1 << 30);
+                Ok(text_result(&"b".repeat(size), false))
             }
             _ => Err(ErrorData::invalid_params(
                 format!("no tool named \"{name}\""),

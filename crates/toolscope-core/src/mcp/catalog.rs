@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::tool::{ToolDef, ToolSet};
+use crate::tool::{ToolDef, ToolSet, ToolsError};
 
 use super::McpError;
 
@@ -63,17 +63,35 @@ impl Catalog {
     /// A name that two servers share, or a server shares with a user tool, is offered as
     /// `SERVER__NAME` for each MCP tool that has it (the user's keeps its name); a name with
     /// characters or a length the provider APIs refuse (`^[a-zA-Z0-9_-]{1,64}$`) is made into
-    /// one. Each change is a [`Rename`]. An entry that cannot be read at all is an error naming
-    /// the server.
+    /// one. Each change is a [`Rename`]. An entry that cannot be read as a tool (not an object,
+    /// no name) is left out with a warning naming the server, the entry and the problem; the
+    /// server's other tools stay.
     pub fn build(user: &ToolSet, servers: &[(String, Vec<Value>)]) -> Result<Catalog, McpError> {
         let mut warnings = Vec::new();
         let mut per_server: Vec<Vec<ToolDef>> = Vec::with_capacity(servers.len());
         for (name, entries) in servers {
-            let set = ToolSet::from_json(&Value::Array(entries.clone())).map_err(|e| {
-                McpError::Protocol(format!(
-                    "server \"{name}\" listed a tool toolscope cannot read: {e}"
-                ))
-            })?;
+            let set = match ToolSet::from_json(&Value::Array(entries.clone())) {
+                Ok(set) => set,
+                Err(_) => {
+                    // Some entry is unusable: each is read on its own, and the bad ones left out.
+                    let mut usable = Vec::with_capacity(entries.len());
+                    for (index, entry) in entries.iter().enumerate() {
+                        match ToolSet::from_json(&Value::Array(vec![entry.clone()])) {
+                            Ok(_) => usable.push(entry.clone()),
+                            Err(e) => warnings.push(format!(
+                                "MCP server \"{name}\": {} is left out: {}",
+                                describe_entry(index, entry),
+                                problem(&e)
+                            )),
+                        }
+                    }
+                    ToolSet::from_json(&Value::Array(usable)).map_err(|e| {
+                        McpError::Protocol(format!(
+                            "server \"{name}\" listed tools toolscope cannot read: {e}"
+                        ))
+                    })?
+                }
+            };
             warnings.extend(
                 set.warnings()
                     .iter()
@@ -192,6 +210,26 @@ impl Catalog {
     /// line each, naming the server.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+}
+
+/// `tool 3 ("name")`, or `tool 3` when it has no name: `index` counts from 0, as in
+/// [`ToolsError::BadEntry`].
+fn describe_entry(index: usize, entry: &Value) -> String {
+    match entry.get("name").and_then(Value::as_str) {
+        Some(n) => format!(
+            "tool {index} (\"{}\")",
+            n.chars().take(80).collect::<String>()
+        ),
+        None => format!("tool {index}"),
+    }
+}
+
+/// What is wrong with one entry, without the entry's position (which is given apart).
+fn problem(e: &ToolsError) -> String {
+    match e {
+        ToolsError::BadEntry { problem, .. } => problem.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -329,12 +367,36 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_entry_names_its_server() {
-        let e = Catalog::build(
+    fn an_unreadable_entry_is_left_out_with_a_warning_and_the_others_stay() {
+        let c = Catalog::build(
             &ToolSet::empty(),
-            &[("srv".into(), vec![json!({"nope": 1})])],
+            &[(
+                "srv".into(),
+                vec![
+                    entry("first"),
+                    json!({"nope": 1}),
+                    json!({"name": ["not", "a", "string"]}),
+                    json!("not an object"),
+                    entry("last"),
+                ],
+            )],
         )
-        .unwrap_err();
-        assert!(e.to_string().contains("srv"), "{e}");
+        .unwrap();
+        assert_eq!(names(&c), ["first", "last"]);
+        assert_eq!(c.route("last").unwrap().original, "last");
+        let w = c.warnings();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert_eq!(
+            w[0],
+            "MCP server \"srv\": tool 1 is left out: missing \"name\""
+        );
+        assert!(
+            w[1].contains("tool 2") && w[1].contains("must be a string"),
+            "{w:?}"
+        );
+        assert!(
+            w[2].contains("tool 3") && w[2].contains("expected an object"),
+            "{w:?}"
+        );
     }
 }

@@ -3,9 +3,13 @@
 //! - [`McpServerSpec`]: which server — a stdio command (`--mcp 'COMMAND ARGS'`, split by
 //!   [`split_command`] like a shell would, never run through one) or a streamable-HTTP URL with
 //!   the name of a variable holding its bearer token.
-//! - [`McpClient`]: one connected server — `initialize`, `tools/list` across pages,
+//! - [`McpClient`]: one connected server — `initialize`, `tools/list` across pages (read as the
+//!   JSON the server sent, so one malformed tool does not lose the others),
 //!   `notifications/tools/list_changed` as a [`tokio::sync::watch`] counter, `tools/call` with a
 //!   timeout and a cancellation token, a stdio server's stderr handed to a sink line by line.
+//!   A stdio server is spoken to through toolscope's own line transport ([`McpOptions`] sets its
+//!   message limit): a message over the limit, cut or unreadable fails the call it answers at
+//!   once, and a server that ends before `initialize` is said with its status and last stderr.
 //! - [`Catalog`]: the user's tools and every server's merged into one [`ToolSet`], clashing or
 //!   unusable names renamed (`SERVER__NAME`) and reported, each MCP tool routed back to its
 //!   server under its own name.
@@ -23,12 +27,13 @@
 mod catalog;
 mod client;
 mod spec;
+mod stdio;
 
 use crate::part::ErrorPart;
 
 pub use crate::mcp_result::{CallOutcome, outcome};
 pub use catalog::{Catalog, MAX_TOOL_NAME, McpRoute, Rename};
-pub use client::{CONNECT_TIMEOUT, McpClient, StderrSink};
+pub use client::{CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE, McpClient, McpOptions, StderrSink};
 pub use spec::{McpServerSpec, split_command};
 /// The token that cancels a running [`McpClient::call_tool`].
 pub use tokio_util::sync::CancellationToken;
