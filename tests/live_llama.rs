@@ -138,7 +138,10 @@ fn text(parts: &[Value]) -> String {
 
 fn finish(parts: &[Value]) -> &Value {
     let last = parts.last().expect("some parts");
-    assert_eq!(last["type"], "finish", "the last part is the finish: {parts:?}");
+    assert_eq!(
+        last["type"], "finish",
+        "the last part is the finish: {parts:?}"
+    );
     &last["finishReason"]
 }
 
@@ -175,7 +178,10 @@ fn native_tool_choice_modes() {
         let (out, parts) = run(&["--tool-choice", choice], PARIS);
         assert_eq!(out.status.code(), Some(0), "{choice}: {}", stderr(&out));
         let reason = finish(&parts).as_str().unwrap_or_default().to_string();
-        assert!(["stop", "length"].contains(&reason.as_str()), "{choice}: {reason}");
+        assert!(
+            ["stop", "length"].contains(&reason.as_str()),
+            "{choice}: {reason}"
+        );
         assert!(calls(&parts).is_empty(), "{choice}: {parts:?}");
         if choice == "auto" {
             assert!(text(&parts).contains("get_weather"), "{choice}: {parts:?}");
@@ -210,7 +216,11 @@ fn auto_reads_the_fenced_json_the_model_writes() {
     let (out, parts) = run(&["--protocol", "auto"], PARIS);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_weather_call(&parts, "auto");
-    assert!(stderr(&out).contains("--protocol auto: read as hermes"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--protocol auto: read as hermes"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Two other protocols the model follows from their tool prompts.
@@ -271,9 +281,19 @@ fn the_mcp_loop_sends_the_result_back() {
         PARIS,
     );
     let code = out.status.code();
-    assert!(code == Some(0) || code == Some(1), "{code:?}: {}", stderr(&out));
-    assert_weather_call(&parts[..=parts.iter().position(|p| p["type"] == "finish").unwrap()], "loop");
-    let results: Vec<&Value> = parts.iter().filter(|p| p["type"] == "tool-result").collect();
+    assert!(
+        code == Some(0) || code == Some(1),
+        "{code:?}: {}",
+        stderr(&out)
+    );
+    assert_weather_call(
+        &parts[..=parts.iter().position(|p| p["type"] == "finish").unwrap()],
+        "loop",
+    );
+    let results: Vec<&Value> = parts
+        .iter()
+        .filter(|p| p["type"] == "tool-result")
+        .collect();
     assert!(!results.is_empty(), "{parts:?}");
     assert_eq!(results[0]["toolName"], "get_weather");
     // A second turn was sent with the result in it, and answered.
@@ -326,9 +346,20 @@ fn a_context_overflow_is_a_clear_error() {
     let long = "Paris weather. ".repeat(6000);
     let (out, parts) = run(&[], &long);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let err = parts.iter().find(|p| p["type"] == "error").expect("an error part");
-    assert!(err["category"].as_str().is_some_and(|c| c.starts_with("provider_")), "{err}");
-    assert!(!err["message"].as_str().unwrap_or_default().is_empty(), "{err}");
+    let err = parts
+        .iter()
+        .find(|p| p["type"] == "error")
+        .expect("an error part");
+    assert!(
+        err["category"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("provider_")),
+        "{err}"
+    );
+    assert!(
+        !err["message"].as_str().unwrap_or_default().is_empty(),
+        "{err}"
+    );
 }
 
 #[test]

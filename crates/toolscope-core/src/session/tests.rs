@@ -907,6 +907,7 @@ fn a_version_of_the_wrong_kind_says_what_is_wrong() {
         e,
         "the session has no format version (no \"version\" field)"
     );
+}
 
 #[test]
 fn raw_text_beyond_the_limit_drops_the_oldest_events_never_a_part() {
