@@ -1200,7 +1200,6 @@ impl JsonScanner {
 mod tests {
     use std::cell::Cell;
 
-    use super::*;
     use crate::part::Collapsed;
     use crate::protocol::Protocol;
     use crate::protocol::tests_support::tools;
