@@ -22,6 +22,20 @@
 use super::{Protocol, REGISTRY};
 use crate::tool::ToolSet;
 
+/// The reason given when no marker of any protocol was found.
+pub(crate) const PLAIN_TEXT: &str = "no call or reasoning marker of any protocol: the output is plain text, read as the first protocol";
+
+/// The reason when no marker chose the protocol but it read calls all the same (JSON
+/// envelopes, bare or in a fence): what was found, not that the output is plain text.
+pub(crate) fn found_without_marker(protocol: &Protocol, calls: usize) -> String {
+    format!(
+        "no call or reasoning marker of any protocol; {} read {calls} call{} from JSON envelopes \
+         (bare or fenced) naming a tool",
+        protocol.name(),
+        if calls == 1 { "" } else { "s" }
+    )
+}
+
 /// The protocol detection chose, and why, in words for a status line.
 #[derive(Clone, Debug)]
 pub struct Detected {
@@ -136,10 +150,7 @@ impl Detector {
                     names(owners)
                 ),
             ),
-            None => (
-                0,
-                "no call or reasoning marker of any protocol: the output is plain text, read as the first protocol".to_string(),
-            ),
+            None => (0, PLAIN_TEXT.to_string()),
         };
         let d = Detected {
             protocol: Protocol::of(REGISTRY[index]),

@@ -266,7 +266,18 @@ impl Protocol {
     /// `--protocol auto` on a whole output: the protocol its first marker identifies, and why
     /// (see [`Detector`] for the rules).
     pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
-        detect::detect(tools, text)
+        let mut d = detect::detect(tools, text);
+        if d.reason == detect::PLAIN_TEXT {
+            let calls = d.protocol.stream_parser(tools).parse_whole(text).parts;
+            let calls = calls
+                .iter()
+                .filter(|p| matches!(p, Part::ToolCall(_)))
+                .count();
+            if calls > 0 {
+                d.reason = detect::found_without_marker(&d.protocol, calls);
+            }
+        }
+        d
     }
 
     /// A stream parser for this protocol and these tools.
@@ -641,10 +652,19 @@ impl AutoParser {
                 Some(self.start(detected, out))
             }
         };
-        if let Some((_, parser)) = &mut self.parser {
+        if let Some((detected, parser)) = &mut self.parser {
             parser.finish_as(cut, out);
+            let calls = parser.call_count();
+            if calls > 0 && detected.reason == detect::PLAIN_TEXT {
+                detected.reason = detect::found_without_marker(&detected.protocol, calls);
+            }
         }
-        made_now
+        made_now.map(|mut d| {
+            if let Some((chosen, _)) = &self.parser {
+                d.reason.clone_from(&chosen.reason);
+            }
+            d
+        })
     }
 
     /// The choice, once made.
@@ -985,6 +1005,36 @@ mod tests {
     use crate::part::Collapsed;
     use crate::tool::ToolDef;
     use serde_json::json;
+
+    /// `--protocol auto` without any marker says what the chosen protocol found: calls read
+    /// from JSON envelopes are not "plain text" (the line said so, then a call followed).
+    #[test]
+    fn auto_without_a_marker_says_what_it_found() {
+        let tools = tools();
+        let fenced = "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\"}}\n```";
+        for text in [fenced, "plain words"] {
+            let whole = Protocol::detect(&tools, text.as_bytes());
+            let mut auto = AutoParser::new(&tools, None);
+            let mut out = Vec::new();
+            for b in text.as_bytes() {
+                assert!(auto.push(std::slice::from_ref(b), &mut out).is_none());
+            }
+            let streamed = auto.finish(&mut out).expect("chosen at the end");
+            assert_eq!(streamed.reason, whole.reason, "{text}");
+            assert_eq!(auto.detected().unwrap().reason, whole.reason);
+            if text == fenced {
+                assert_eq!(Collapsed::of(&out).calls.len(), 1);
+                assert!(
+                    whole.reason.contains("hermes read 1 call from JSON"),
+                    "{}",
+                    whole.reason
+                );
+                assert!(!whole.reason.contains("plain text"), "{}", whole.reason);
+            } else {
+                assert!(whole.reason.contains("plain text"), "{}", whole.reason);
+            }
+        }
+    }
 
     fn tools() -> ToolSet {
         ToolSet::new(vec![
