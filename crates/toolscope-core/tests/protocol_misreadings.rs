@@ -284,3 +284,50 @@ fn a_call_whose_opener_was_stripped_is_read_and_reported() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A code fence around a call (```` ```json ```` on the line before it, ```` ``` ```` after) is
+/// format in every protocol, as the JSON formats always read it: the call is read and the fence
+/// lines are no text. A fence around anything else stays text, and a fence inside a call's
+/// arguments stays in the value.
+#[test]
+fn a_fence_around_a_call_is_format_in_every_protocol() {
+    let tools = ToolSet::new(vec![ToolDef::new(
+        "write_file",
+        "Write a file",
+        json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}),
+    )])
+    .unwrap();
+    let plain = json!({"path": "/a"});
+    let code = json!({"path": "/b.md", "content": "# T\n```\nx = 1\n```\n"});
+    let mut failures = Vec::new();
+    for protocol in Protocol::all() {
+        let protocol = protocol.with_reasoning_open(Some(false));
+        for input in [&plain, &code] {
+            let call = protocol.format_call("write_file", input);
+            let alone = protocol.parse_generated(&tools, call.as_bytes());
+            let want = Collapsed::of(&alone.parts).calls;
+            // A call that is a fence itself (gemma's ```tool_call) is not wrapped in another.
+            if want.len() != 1 || call.starts_with("```") {
+                continue;
+            }
+            for (text, rest) in [
+                (format!("```json\n{call}\n```"), ""),
+                (format!("Sure:\n```\n{call}\n```\nDone."), "Sure:\n\nDone."),
+            ] {
+                let (got, _) = parse_both(&protocol, &tools, &text);
+                if got.calls != want
+                    || got.text.trim() != rest.trim()
+                    || got.text.contains("```json")
+                {
+                    failures.push(format!("{}: {text:?} gave {got:?}", protocol.name()));
+                }
+            }
+        }
+        let prose = "Run this:\n```python\nprint(1)\n```\nok";
+        let (got, _) = parse_both(&protocol, &tools, prose);
+        if got.text != prose || !got.calls.is_empty() {
+            failures.push(format!("{}: {prose:?} gave {got:?}", protocol.name()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -53,7 +53,7 @@ struct Entry {
     reasoning: bool,
 }
 
-enum Match {
+pub(crate) enum Match {
     Full(usize),
     Partial,
     No,
@@ -248,7 +248,7 @@ pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
     d.finish()
 }
 
-fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
+pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
     let mut k = pos;
     let short = if at_end { Match::No } else { Match::Partial };
     for (i, piece) in pieces.iter().enumerate() {

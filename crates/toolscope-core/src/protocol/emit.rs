@@ -48,6 +48,9 @@ pub struct Emitter {
     /// Bytes taken out of the text as end tokens, before anything read it: `(offset in the
     /// text after them, bytes taken out there and before)`, in order.
     removed: Vec<(usize, usize)>,
+    /// Bytes taken out as fence lines around calls, after the end tokens: `(offset in the text
+    /// after them, bytes taken out there and before)`.
+    fenced: Vec<(usize, usize)>,
     /// The output was cut off (a token limit, a broken stream): at the end, a call whose close
     /// was not read is unfinished, never recovered.
     cut: bool,
@@ -275,10 +278,24 @@ impl Emitter {
         self.whole_offset(shift(&self.skipped, at, start), start)
     }
 
-    /// The offset in the whole text of byte `at` of the text after the end tokens were taken
-    /// out.
+    /// The offset in the whole text of byte `at` of the text after the end tokens and fences
+    /// were taken out.
     fn whole_offset(&self, at: usize, start: bool) -> usize {
-        shift(&self.removed, at, start)
+        shift(&self.removed, shift(&self.fenced, at, start), start)
+    }
+
+    /// `len` bytes (a fence line around a call) were taken out of the text the end-token filter
+    /// passed on, before byte `at` of what the fence filter passes on.
+    pub fn remove_fence(&mut self, at: usize, len: usize) {
+        record(&mut self.fenced, at, len);
+    }
+
+    /// A span in the coordinates of the text the fence filter reads (after the end tokens were
+    /// taken out); kept in order among the spans the others report later.
+    pub fn fence_span(&mut self, start: usize, end: usize, kind: SpanKind) {
+        let start = shift(&self.removed, start, true);
+        let end = shift(&self.removed, end, false);
+        self.text_span_whole(start, end, kind);
     }
 
     /// `len` bytes (an end token) were taken out of the text before its byte `at`: nothing

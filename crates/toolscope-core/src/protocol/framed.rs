@@ -583,6 +583,15 @@ impl FramedScanner {
         text.len()
     }
 
+    /// Whether a call ends where its JSON ends, with nothing after it that may still be the
+    /// call's (no suffix, no close marker, no separator to another call): Mistral's
+    /// `[TOOL_CALLS]f[ARGS]{…}`.
+    fn ends_with_json(&self) -> bool {
+        self.syntax.args_suffix.is_none()
+            && self.syntax.call_end.is_none()
+            && self.syntax.separator.is_none()
+    }
+
     /// Whether the call marker is a plain word (`functools`) rather than a special token.
     fn plain_word(&self) -> bool {
         self.syntax
@@ -680,7 +689,10 @@ impl FramedScanner {
             self.skip_or_fail(b, why, em);
             return i + consumed;
         }
-        if done {
+        if done && self.ends_with_json() {
+            // Nothing can follow the JSON that belongs to the call: it ends here, now.
+            self.complete(b, open, em);
+        } else if done {
             let after = After {
                 suffixed: false,
                 trailing: String::new(),
@@ -1084,6 +1096,19 @@ impl Scanner for FramedScanner {
 
     fn in_call(&self) -> bool {
         !matches!(self.state, State::Text | State::Bare(_))
+    }
+
+    /// After a call's JSON, with no suffix still to come and no close marker required (a
+    /// missing one is forgiven), only a separator to another call may follow: past the call.
+    fn in_args(&self) -> bool {
+        match &self.state {
+            State::Text | State::Bare(_) => false,
+            State::After(_, _, after) => {
+                (self.syntax.args_suffix.is_some() && !after.suffixed)
+                    || self.syntax.call_end.is_some()
+            }
+            _ => true,
+        }
     }
 
     fn cut(&mut self, em: &mut Emitter) {

@@ -414,6 +414,16 @@ impl super::spec::Scanner for JsonScanner {
         !matches!(self.state, State::Text)
     }
 
+    /// After a call's JSON, waiting for a close tag that may be left out: past the call. A
+    /// fenced call waits for its fence's close, which is the call's own.
+    fn in_args(&self) -> bool {
+        match &self.state {
+            State::Text => false,
+            State::After(call) => call.mode == Mode::Fenced || call.needs_close,
+            _ => true,
+        }
+    }
+
     /// A reasoning marker follows: text held because it may begin a delimiter (a fence's
     /// backticks, part of `<tool_call>`) is cut off there, and is the text it is. Without this
     /// a fence before a reasoning block would join a `{` after it into one call across it.

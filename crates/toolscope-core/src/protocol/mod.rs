@@ -23,6 +23,7 @@ mod detect;
 mod emit;
 mod end_tokens;
 mod envelope;
+mod fences;
 mod framed;
 mod held_args;
 mod holdback;
@@ -37,6 +38,7 @@ mod xml;
 
 use emit::Emitter;
 use end_tokens::EndTokens;
+use fences::CallFences;
 use json_scanner::{JsonScanner, JsonScannerConfig};
 use reasoning::ReasoningSplitter;
 use spec::{ProtocolSpec, Scanner};
@@ -293,6 +295,7 @@ impl Protocol {
         if !self.spec.reads_end_tokens() {
             parser.end_tokens = EndTokens::new(self.spec.end_tokens());
         }
+        parser.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
         parser
     }
 
@@ -461,6 +464,8 @@ pub struct StreamParser {
     reasoning: Option<ReasoningSplitter>,
     /// Takes the family's end tokens out first, for a protocol that declares them.
     end_tokens: Option<EndTokens>,
+    /// Then code fences around calls.
+    fences: Option<Box<CallFences>>,
     em: Emitter,
     invalid_reported: bool,
     finished: bool,
@@ -473,6 +478,7 @@ impl StreamParser {
             scanner,
             reasoning: None,
             end_tokens: None,
+            fences: None,
             em: Emitter::new(),
             invalid_reported: false,
             finished: false,
@@ -489,6 +495,7 @@ impl StreamParser {
             scanner,
             reasoning,
             end_tokens,
+            fences,
             em,
             invalid_reported,
             ..
@@ -497,11 +504,11 @@ impl StreamParser {
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
             Some(piece) if !piece.is_empty() => {
-                feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece)
+                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece)
             }
             Some(_) => {}
             None => decoder.decode(chunk, |piece, invalid_at| {
-                feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece);
+                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
                 if let Some(at) = invalid_at {
                     report_invalid(invalid_reported, at, em);
                 }
@@ -544,20 +551,29 @@ impl StreamParser {
             scanner,
             reasoning,
             end_tokens,
+            fences,
             em,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         decoder.finish(|piece, invalid_at| {
-            feed_text(end_tokens, reasoning, scanner.as_mut(), em, piece);
+            feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
         });
         if let Some(f) = end_tokens {
             f.finish(em, |piece, em| {
-                feed_piece(reasoning, scanner.as_mut(), em, piece)
+                feed_fenced(fences, reasoning, scanner.as_mut(), em, piece)
+            });
+        }
+        if let Some(f) = fences {
+            f.finish(em, |piece, em| {
+                if !piece.is_empty() {
+                    feed_piece(reasoning, scanner.as_mut(), em, piece);
+                }
+                scanner.in_args()
             });
         }
         match reasoning {
@@ -717,13 +733,36 @@ impl AutoParser {
 #[inline(always)]
 fn feed_text(
     end_tokens: &mut Option<EndTokens>,
+    fences: &mut Option<Box<CallFences>>,
     reasoning: &mut Option<ReasoningSplitter>,
     scanner: &mut dyn Scanner,
     em: &mut Emitter,
     piece: &str,
 ) {
     match end_tokens {
-        Some(f) => f.feed(piece, em, |p, em| feed_piece(reasoning, scanner, em, p)),
+        Some(f) => f.feed(piece, em, |p, em| {
+            feed_fenced(fences, reasoning, scanner, em, p)
+        }),
+        None => feed_fenced(fences, reasoning, scanner, em, piece),
+    }
+}
+
+/// A piece through the fence filter, when there is one.
+#[inline(always)]
+fn feed_fenced(
+    fences: &mut Option<Box<CallFences>>,
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match fences {
+        Some(f) => f.feed(piece, em, |p, em| {
+            if !p.is_empty() {
+                feed_piece(reasoning, scanner, em, p);
+            }
+            scanner.in_args()
+        }),
         None => feed_piece(reasoning, scanner, em, piece),
     }
 }

@@ -743,6 +743,11 @@ impl super::spec::Scanner for QwenScanner {
         !matches!(self.state, State::Text)
     }
 
+    /// After a function written without its block, only a stray close may follow: past it.
+    fn in_args(&self) -> bool {
+        !matches!(self.state, State::Text | State::AfterBare(..))
+    }
+
     /// A reasoning marker follows: a tag held back for what follows it is cut off there. A name
     /// that needed its end (GLM's `<tool_call>NAME`) is a call's start interrupted, kept as text
     /// and reported; anything shorter is the text it is.

@@ -81,6 +81,14 @@ pub(crate) trait Scanner: Send {
     /// the call's own text). Text held back because it may begin a call does not count.
     fn in_call(&self) -> bool;
 
+    /// Whether the text fed so far left the scanner inside a call's arguments or before its
+    /// required close (so that a code fence line there is the call's own text). Past the end of
+    /// a call, waiting only for markup that may follow it (a close that may be left out, a
+    /// separator to another call), it is not. By default, [`Scanner::in_call`].
+    fn in_args(&self) -> bool {
+        self.in_call()
+    }
+
     /// A reasoning marker follows the text fed so far (and the scanner is not inside a call):
     /// text held back because it might begin a marker cannot, and is written now, on its side
     /// of the marker. Needed where calls count inside reasoning (the scanner's text is then
