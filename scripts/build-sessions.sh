@@ -103,7 +103,7 @@ if python3 scripts/real_server.py ready 2>/dev/null; then
   real real-hermes-required --tools "$tools" --protocol hermes --tool-choice required "$paris"
   real real-hermes-forced --tools "$tools" --protocol hermes --tool-choice tool:get_weather "$paris"
   real real-yaml-xml --tools "$tools" --protocol yaml-xml "$paris"
-  real failure-real-context-overflow --tools "$tools" "$(python3 -c 'print("Paris weather. " * 3000)')"
+  real failure-real-overflow --tools "$tools" "$(python3 -c 'print("Paris weather. " * 3000)')"
   eval "exec ${SRV[1]}>&-"
   wait "$SRV_PID" 2>/dev/null || true
 fi
