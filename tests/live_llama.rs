@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -260,7 +260,42 @@ fn the_responses_wire() {
         PARIS,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_weather_call(&parts(&out), "responses");
+    let parts = parts(&out);
+    assert_weather_call(&parts, "responses");
+    // The server's events carry no output_index or sequence_number; their order is good.
+    let warnings: Vec<&Value> = parts.iter().filter(|p| p["type"] == "warning").collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+/// The same forced hermes request, streamed and whole (`--no-stream`): the same call, name and
+/// arguments (temperature 0, so the model answers the same both times).
+#[test]
+#[ignore = "needs the real model: python3 scripts/real_server.py setup"]
+fn streamed_and_whole_answers_make_the_same_call() {
+    let forced = [
+        "--protocol",
+        "hermes",
+        "--tool-choice",
+        "tool:get_weather",
+        "--raw",
+    ];
+    let (out, streamed) = run(&forced, PARIS);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (out, whole) = run(&[&forced[..], &["--no-stream"]].concat(), PARIS);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_weather_call(&streamed, "streamed");
+    assert_weather_call(&whole, "--no-stream");
+    let call = |parts: &[Value]| -> Vec<(Value, Value)> {
+        calls(parts)
+            .into_iter()
+            .map(|c| (c["toolName"].clone(), c["input"].clone()))
+            .collect()
+    };
+    assert_eq!(call(&streamed), call(&whole), "{streamed:?}\n{whole:?}");
+    // And they really were a stream and a whole body: many wire events against one.
+    let raw = |parts: &[Value]| parts.iter().filter(|p| p["type"] == "raw").count();
+    assert!(raw(&streamed) > 1, "{streamed:?}");
+    assert_eq!(raw(&whole), 1, "{whole:?}");
 }
 
 /// The MCP loop with `serve-mcp-demo`: the call is executed, its result sent back, and the
@@ -360,6 +395,189 @@ fn a_context_overflow_is_a_clear_error() {
         !err["message"].as_str().unwrap_or_default().is_empty(),
         "{err}"
     );
+}
+
+/// The playground in a real terminal: tmux runs the binary against the server, the test
+/// chooses `required` (Ctrl+T), sends (Ctrl+R), polls the screen until the Parts pane shows the
+/// call to `get_weather`, and quits. HOME and the XDG folders are a temp folder of the test's
+/// own, so no settings of the user's are read and nothing is left behind.
+#[test]
+#[ignore = "needs the real model: python3 scripts/real_server.py setup"]
+fn the_playground_in_tmux_shows_the_call() {
+    let url = server();
+    let tmux = Tmux::new();
+    let tools = root().join("examples/tools.json");
+    tmux.start(&[
+        "--provider",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        MODEL,
+        "--protocol",
+        "hermes",
+        "--tools",
+        tools.to_str().unwrap(),
+    ]);
+    tmux.wait_for("the playground is up", |s| {
+        s.contains(" Parts ") && s.contains("│ hermes │ auto │")
+    });
+    tmux.keys("C-t");
+    tmux.wait_for("required is chosen", |s| s.contains("● required"));
+    tmux.keys("C-r");
+    // The call shows before the finish does: wait for both, then for the status line.
+    let screen = tmux.wait_for("the Parts pane shows the call and the finish", |s| {
+        parts_pane(s).any(|l| l.starts_with("finish ")) && s.contains("● done")
+    });
+    assert!(
+        parts_pane(&screen).any(|l| l.starts_with("tool-call ") && l.contains("get_weather(")),
+        "{screen}"
+    );
+    assert!(
+        parts_pane(&screen).any(|l| l.starts_with("finish ") && l.contains("tool-calls")),
+        "{screen}"
+    );
+    tmux.keys("C-q");
+    tmux.wait_for("the quit question", |s| {
+        s.contains("Quit with unsaved work?")
+    });
+    tmux.keys("y");
+    assert_eq!(tmux.wait_for_exit(), "0");
+}
+
+/// The lines of the Parts pane: the right-hand pane of the lower row, whose lines follow the
+/// Raw pane's right border.
+fn parts_pane(screen: &str) -> impl Iterator<Item = &str> {
+    screen
+        .lines()
+        .filter_map(|l| l.rsplit_once("││").map(|(_, right)| right.trim_start()))
+}
+
+/// A tmux server of the test's own (a private socket: the user's tmux is never touched).
+struct Tmux {
+    socket: String,
+    dir: PathBuf,
+}
+
+/// How long the playground may take to show the call: a CPU prefill and generation under load.
+const TUI_DEADLINE: Duration = Duration::from_secs(300);
+
+impl Tmux {
+    fn new() -> Tmux {
+        let have = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(have, "this test needs tmux: apt-get install -y tmux");
+        let socket = format!("toolscope-live-{}", std::process::id());
+        let dir = temp("tmux-home");
+        std::fs::create_dir_all(&dir).unwrap();
+        Tmux { socket, dir }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Starts the binary with `args` at 160×48; the shell writes its exit status to a file.
+    fn start(&self, args: &[&str]) {
+        let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let dir = q(self.dir.to_str().unwrap());
+        let mut script = format!(
+            "cd {dir} && env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY \
+             HOME={dir} XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {}",
+            q(env!("CARGO_BIN_EXE_toolscope"))
+        );
+        for a in args {
+            script.push(' ');
+            script.push_str(&q(a));
+        }
+        script.push_str(&format!(
+            "; echo $? > {}",
+            q(self.dir.join("exit-status").to_str().unwrap())
+        ));
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "live",
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+    }
+
+    fn screen(&self) -> String {
+        let out = self.cmd(&["capture-pane", "-p", "-t", "live"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &str) {
+        let out = self.cmd(&["send-keys", "-t", "live", keys]);
+        assert!(out.status.success(), "send-keys failed: {out:?}");
+    }
+
+    /// Polls the screen until `done` holds of it, up to the deadline.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < TUI_DEADLINE,
+                "timed out waiting until {what}; the screen is:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_for_exit(&self) -> String {
+        let path = self.dir.join("exit-status");
+        let start = Instant::now();
+        loop {
+            if let Ok(s) = std::fs::read_to_string(&path)
+                && s.ends_with('\n')
+            {
+                return s.trim().to_string();
+            }
+            assert!(
+                start.elapsed() < TUI_DEADLINE,
+                "toolscope did not exit; the screen is:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+        // After a failure toolscope is still running: the hang-up makes it save its state and
+        // exit, and the shell then writes the status. Wait for that (a while at most), so the
+        // folder is not written to after it is removed.
+        let start = Instant::now();
+        while !self.dir.join("exit-status").exists() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        // The test process's folder too, when nothing else of it is left.
+        if let Some(parent) = self.dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
 }
 
 #[test]

@@ -505,25 +505,37 @@ impl Decoder {
         out.push(Delta::Warning(Warning::new(lint::EVENT_ORDER, message)));
     }
 
-    /// The open item an event names by its `output_index`, if it is open; an order finding
-    /// otherwise.
+    /// The open item an event names, if it is open; an order finding otherwise. An event names
+    /// its item by `output_index`, by `item_id` (part and delta events) or by the id of the
+    /// `item` it carries (`response.output_item.done`): some servers (llama.cpp's) send no
+    /// `output_index` at all, which is allowed as long as the id names an open item.
     fn open_item(&mut self, kind: &str, v: &Value, out: &mut Vec<Delta>) -> Option<usize> {
         let index = v.get("output_index").and_then(Value::as_u64);
+        let id = v
+            .get("item_id")
+            .or_else(|| v.pointer("/item/id"))
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
         let found = index
             .map(|i| i as usize)
             .filter(|i| self.items.get(*i).is_some_and(|it| !it.done))
             .or_else(|| {
-                let id = v.get("item_id").and_then(Value::as_str)?;
+                let id = id?;
                 self.items.iter().position(|it| it.id == id && !it.done)
             });
         if found.is_none() {
-            let which = index.map_or("an unknown output item".to_string(), |i| {
-                format!("output item {i}")
-            });
-            self.disorder(
-                format!("{kind} arrived for {which}, which is not open (added and not yet done)"),
-                out,
-            );
+            let message = match (index, id) {
+                (Some(i), _) => format!(
+                    "{kind} arrived for output item {i}, which is not open (added and not yet done)"
+                ),
+                (None, Some(id)) => format!(
+                    "{kind} arrived for item {id}, which is not open (added and not yet done)"
+                ),
+                (None, None) => format!(
+                    "{kind} names no output_index and no item id, so it belongs to no open item"
+                ),
+            };
+            self.disorder(message, out);
         }
         found
     }
@@ -938,6 +950,59 @@ mod tests {
             json!({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"hologram_call","id":"h1"}}),
         ];
         assert_eq!(warnings(&events(&strange)), [lint::UNKNOWN_BLOCK]);
+    }
+
+    /// llama-server's events carry neither `output_index` nor `sequence_number`: the item
+    /// events name the item by `item.id`, the part and delta events by `item_id`. That order is
+    /// good; an event naming an item that is not open is still a finding, and says which.
+    #[test]
+    fn items_named_only_by_their_id_are_found() {
+        let item = json!({"type":"message","id":"msg_7","role":"assistant","content":[]});
+        let good = [
+            json!({"type":"response.created","response":{"status":"in_progress"}}),
+            json!({"type":"response.output_item.added","item":item}),
+            json!({"type":"response.content_part.added","item_id":"msg_7","part":{"type":"output_text","text":""}}),
+            json!({"type":"response.output_text.delta","item_id":"msg_7","delta":"Sunny."}),
+            json!({"type":"response.output_text.done","item_id":"msg_7","text":"Sunny."}),
+            json!({"type":"response.output_item.done","item":item}),
+            json!({"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}}),
+        ];
+        let out = events(&good);
+        assert!(warnings(&out).is_empty(), "{out:?}");
+        assert!(
+            out.iter()
+                .any(|d| matches!(d, Delta::Text(t) if t == "Sunny."))
+        );
+
+        // The same item done twice: the second names it by its id and says it is not open.
+        let twice = [&good[..6], &good[5..]].concat();
+        let out = events(&twice);
+        assert_eq!(warnings(&out), [lint::EVENT_ORDER]);
+        let message = out
+            .iter()
+            .find_map(|d| match d {
+                Delta::Warning(w) => Some(w.message.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(message.contains("item msg_7"), "{message}");
+        // An item named by neither an index nor an id: said as it is.
+        let nameless = [
+            good[0].clone(),
+            json!({"type":"response.output_item.done","item":{"type":"message"}}),
+        ];
+        let out = events(&nameless);
+        let message = out
+            .iter()
+            .find_map(|d| match d {
+                Delta::Warning(w) => Some(w.message.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(
+            message.contains("names no output_index and no item id"),
+            "{message}"
+        );
     }
 
     #[test]
