@@ -38,6 +38,21 @@ fn lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// Chat Completions stream events carrying `answer` as content, `size` bytes each (ASCII),
+/// ending with `finish_reason`.
+fn content_events(answer: &str, size: usize, finish_reason: &str) -> Vec<Value> {
+    let mut events: Vec<Value> = answer
+        .as_bytes()
+        .chunks(size)
+        .map(|c| {
+            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
+        })
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason": finish_reason}]}));
+    events.push(json!("[DONE]"));
+    events
+}
+
 fn stream_reply(text_with_key: bool) -> Reply {
     let content = if text_with_key {
         format!("echo {KEY}")
@@ -238,15 +253,7 @@ async fn failures_exit_1_after_an_error_part_with_its_category() {
 #[tokio::test]
 async fn auto_reads_markup_left_in_a_native_answer_and_says_which_protocol() {
     let answer = "Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>";
-    let mut events: Vec<Value> = answer
-        .as_bytes()
-        .chunks(6)
-        .map(|c| {
-            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
-        })
-        .collect();
-    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
-    events.push(json!("[DONE]"));
+    let events = content_events(answer, 6, "stop");
     let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
     let dir = tempdir("auto");
     let tools = dir.join("tools.json");
@@ -744,15 +751,7 @@ async fn a_run_past_its_deadline_stops_and_keeps_what_came() {
 async fn a_call_cut_by_the_token_limit_is_never_executed() {
     let answer =
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<param";
-    let mut events: Vec<Value> = answer
-        .as_bytes()
-        .chunks(5)
-        .map(|c| {
-            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
-        })
-        .collect();
-    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}));
-    events.push(json!("[DONE]"));
+    let events = content_events(answer, 5, "length");
     let server = MockServer::start(vec![Reply::sse_data(&events, End::Clean)]).await;
     let out = toolscope(
         args(&[

@@ -1521,6 +1521,26 @@ impl QwenScanner {
         };
     }
 
+    /// A function the output left open: no call, an `unfinished-tool-call` error saying `why`,
+    /// and its markup kept as text.
+    fn unfinished(
+        &mut self,
+        mut b: Block,
+        f: Box<Func>,
+        end: usize,
+        why: String,
+        em: &mut Emitter,
+    ) {
+        em.abort_call(&f.id);
+        em.error(ErrorPart {
+            tool_call_id: Some(f.id.clone()),
+            tool_name: Some(f.name.clone()),
+            ..ErrorPart::reason("unfinished-tool-call", why)
+        });
+        b.keep_as_text(end, em);
+        self.spare = Some(f);
+    }
+
     pub fn finish(&mut self, em: &mut Emitter) {
         // What was held for lookahead is read again, now knowing that nothing follows.
         let start = self.held.held_start();
@@ -1574,17 +1594,9 @@ impl QwenScanner {
                 };
                 match why {
                     Some(why) => {
-                        em.abort_call(&f.id);
-                        em.error(ErrorPart {
-                            tool_call_id: Some(f.id.clone()),
-                            tool_name: Some(f.name.clone()),
-                            ..ErrorPart::reason(
-                                "unfinished-tool-call",
-                                format!("{why} {} was closed", self.dialect.function_tag(&f.name)),
-                            )
-                        });
-                        b.keep_as_text(end, em);
-                        self.spare = Some(f);
+                        let why =
+                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
+                        self.unfinished(b, f, end, why, em);
                     }
                     None => self.end_function(b, f, end, true, em),
                 }
@@ -1592,19 +1604,11 @@ impl QwenScanner {
             State::Param(mut b, f, _) => {
                 b.raw.push_str(&hold);
                 let end = b.start + b.raw.len();
-                em.abort_call(&f.id);
-                em.error(ErrorPart {
-                    tool_call_id: Some(f.id.clone()),
-                    tool_name: Some(f.name.clone()),
-                    ..ErrorPart::reason(
-                        "unfinished-tool-call",
-                        format!(
-                            "the output ended inside a parameter of {}",
-                            self.dialect.function_tag(&f.name)
-                        ),
-                    )
-                });
-                b.keep_as_text(end, em);
+                let why = format!(
+                    "the output ended inside a parameter of {}",
+                    self.dialect.function_tag(&f.name)
+                );
+                self.unfinished(b, f, end, why, em);
             }
         }
     }
