@@ -46,6 +46,12 @@ impl ProtocolSpec for Nemotron {
         "Nemotron Nano v2 (9B, 12B)"
     }
 
+    /// Nano v2's template ends a turn with `<SPECIAL_12>`; its tokenizer's end of sequence is
+    /// `</s>`.
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<SPECIAL_12>", "</s>"]
+    }
+
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CALL_BEGIN.into()]
     }
