@@ -972,3 +972,43 @@ async fn an_execute_loop_gives_every_call_its_own_id() {
     );
     assert_eq!(server.recorded().len(), 3);
 }
+
+/// Issue 28: a cut answer (`finish_reason: length`) ends the `--execute` loop with a message and
+/// exit 1; its complete calls are not run either, and no next turn is sent.
+#[tokio::test]
+async fn an_execute_loop_stops_at_a_cut_answer() {
+    let answer = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n<tool_call>{\"name\": \"get_weather\", \"argu";
+    let server = MockServer::start(vec![
+        content_reply(answer, "length"),
+        content_reply("never asked for", "stop"),
+    ])
+    .await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--protocol",
+            "hermes",
+            "--mcp",
+            "toolscope serve-mcp-demo",
+            "--execute",
+            "weather in Paris and Oslo?",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let p = lines(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr} {p:?}");
+    assert!(
+        stderr.contains("cut") && stderr.contains("length"),
+        "{stderr}"
+    );
+    assert!(!p.iter().any(|v| v["type"] == "tool-result"), "{p:?}");
+    assert_eq!(server.recorded().len(), 1, "a second turn was sent");
+}
