@@ -684,3 +684,32 @@ async fn the_loop_stops_at_a_cut_answer_without_running_its_calls() {
         "{notice}"
     );
 }
+
+/// F12 after a cut answer sent by hand (Ctrl+R) does not run that answer's calls either.
+#[tokio::test]
+async fn f12_after_a_cut_answer_runs_none_of_its_calls() {
+    let cut = format!(
+        "{}\n<tool_call>{{\"name\": \"get_weather\", \"argu",
+        hermes_call("Paris")
+    );
+    let (mut h, server) = scripted(vec![
+        content_reply(&cut, "length"),
+        content_reply("never asked for", "stop"),
+    ])
+    .await;
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    h.press(key(KeyCode::F(12)));
+    settle(&mut h).await;
+    assert!(h.app.mcp.auto.is_none(), "the loop did not start");
+    assert!(
+        tool_results(&h.app).is_empty(),
+        "a call of a cut answer ran"
+    );
+    assert_eq!(server.recorded().len(), 1, "a next turn was sent");
+    let notice = h.app.last_notice.clone().unwrap().text;
+    assert!(
+        notice.contains("cut") && notice.contains("length"),
+        "{notice}"
+    );
+}

@@ -477,6 +477,17 @@ pub(super) fn start_loop(app: &mut App, fx: &mut Vec<Effect>) {
     }
     let max = app.mcp.max_steps;
     if !app.prompt.pending.is_empty() {
+        if let Some(reason) = cut_reason(&app.run.parts.parts) {
+            notice(
+                app,
+                format!(
+                    "the loop does not start: the answer was cut (finish reason {}), so its calls are not run (Ctrl+G runs them by hand)",
+                    reason.as_str()
+                ),
+                true,
+            );
+            return;
+        }
         app.mcp.auto = Some(AutoLoop { step: 0, max });
         if !execute(app, None, true, fx) {
             app.mcp.auto = None;
