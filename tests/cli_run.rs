@@ -901,3 +901,113 @@ async fn saved_raw_text_is_bounded_and_every_part_kept() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A streamed answer of `content` in pieces of 5 bytes, ending with `finish`.
+fn content_reply(content: &str, finish: &str) -> Reply {
+    let mut events: Vec<Value> = content
+        .as_bytes()
+        .chunks(5)
+        .map(|c| {
+            json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
+        })
+        .collect();
+    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason": finish}]}));
+    events.push(json!("[DONE]"));
+    Reply::sse_data(&events, End::Clean)
+}
+
+/// Issue 28: calls read from text got `call-1` on every answer of an `--execute` loop; ids are
+/// unique within the conversation, and each result answers its own call.
+#[tokio::test]
+async fn an_execute_loop_gives_every_call_its_own_id() {
+    let call = |city: &str| {
+        format!(
+            "<tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}</tool_call>"
+        )
+    };
+    let server = MockServer::start(vec![
+        content_reply(&call("Paris"), "stop"),
+        content_reply(&format!("{}{}", call("Oslo"), call("Lima")), "stop"),
+        content_reply("All sunny.", "stop"),
+    ])
+    .await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--protocol",
+            "hermes",
+            "--mcp",
+            "toolscope serve-mcp-demo",
+            "--execute",
+            "weather in three cities?",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let p = lines(&out);
+    let ids = |kind: &str| -> Vec<String> {
+        p.iter()
+            .filter(|v| v["type"] == kind)
+            .map(|v| v["toolCallId"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids("tool-call"),
+        vec!["call-1", "call-2", "call-3"],
+        "{p:?}"
+    );
+    assert_eq!(
+        ids("tool-result"),
+        vec!["call-1", "call-2", "call-3"],
+        "{p:?}"
+    );
+    assert_eq!(server.recorded().len(), 3);
+}
+
+/// Issue 28: a cut answer (`finish_reason: length`) ends the `--execute` loop with a message and
+/// exit 1; its complete calls are not run either, and no next turn is sent.
+#[tokio::test]
+async fn an_execute_loop_stops_at_a_cut_answer() {
+    let answer = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n<tool_call>{\"name\": \"get_weather\", \"argu";
+    let server = MockServer::start(vec![
+        content_reply(answer, "length"),
+        content_reply("never asked for", "stop"),
+    ])
+    .await;
+    let out = toolscope(
+        args(&[
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.url(),
+            "--protocol",
+            "hermes",
+            "--mcp",
+            "toolscope serve-mcp-demo",
+            "--execute",
+            "weather in Paris and Oslo?",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let p = lines(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr} {p:?}");
+    assert!(
+        stderr.contains("cut") && stderr.contains("length"),
+        "{stderr}"
+    );
+    assert!(!p.iter().any(|v| v["type"] == "tool-result"), "{p:?}");
+    assert_eq!(server.recorded().len(), 1, "a second turn was sent");
+}

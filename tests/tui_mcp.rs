@@ -4,6 +4,8 @@
 //! fixed time).
 
 mod mcp_support;
+#[path = "../crates/toolscope-core/tests/support/mod.rs"]
+mod support;
 mod tui_support;
 
 use ratatui::crossterm::event::KeyCode;
@@ -579,5 +581,135 @@ async fn a_malformed_tool_is_named_in_the_notice_and_the_others_are_offered() {
             .contains("tool 2 is left out: \"name\" must be a string"),
         "{}",
         notice.text
+    );
+}
+
+/// A streamed OpenAI answer of `content` in pieces of 5 bytes, ending with `finish`.
+fn content_reply(content: &str, finish: &str) -> support::Reply {
+    let mut events: Vec<serde_json::Value> = content
+        .as_bytes()
+        .chunks(5)
+        .map(|c| {
+            serde_json::json!({"choices":[{"index":0,"delta":{"content": std::str::from_utf8(c).unwrap()}}]})
+        })
+        .collect();
+    events.push(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason": finish}]}));
+    events.push(serde_json::json!("[DONE]"));
+    support::Reply::sse_data(&events, support::End::Clean)
+}
+
+fn hermes_call(city: &str) -> String {
+    format!(
+        "<tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}</tool_call>"
+    )
+}
+
+/// The playground against a loopback OpenAI-compatible server answering `replies`, reading
+/// calls as hermes, with the demo MCP server listed.
+async fn scripted(replies: Vec<support::Reply>) -> (Harness, support::MockServer) {
+    let server = support::MockServer::start(replies).await;
+    let mut h = harness("", 8).await;
+    h.app.provider = toolscope_core::provider::ProviderKind::OPENAI;
+    h.app.model = "m".into();
+    h.app.base_url = Some(server.url());
+    h.pick_protocol("hermes");
+    (h, server)
+}
+
+/// Issue 28: every answer's calls got `call-1`; in the playground's conversation the ids are
+/// unique, and each result answers its own call.
+#[tokio::test]
+async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
+    let (mut h, server) = scripted(vec![
+        content_reply(&hermes_call("Paris"), "stop"),
+        content_reply(
+            &format!("{}{}", hermes_call("Rome"), hermes_call("Tokyo")),
+            "stop",
+        ),
+        content_reply("All done.", "stop"),
+    ])
+    .await;
+    h.press(key(KeyCode::F(12)));
+    h.until("the loop ends", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for m in &h.app.prompt.history {
+        match m {
+            Turn::Assistant { tool_calls, .. } => {
+                calls.extend(tool_calls.iter().map(|c| c.tool_call_id.to_string()))
+            }
+            Turn::Tool { tool_call_id, .. } => results.push(tool_call_id.clone()),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        calls,
+        ["call-1", "call-2", "call-3"],
+        "{:#?}",
+        h.app.prompt.history
+    );
+    assert_eq!(results, calls);
+    assert_eq!(server.recorded().len(), 3);
+}
+
+/// Issue 28: a cut answer (`finish_reason: length`) stops the F12 loop with a notice; its
+/// complete call is not executed and no next turn is sent.
+#[tokio::test]
+async fn the_loop_stops_at_a_cut_answer_without_running_its_calls() {
+    let cut = format!(
+        "{}\n<tool_call>{{\"name\": \"get_weather\", \"argu",
+        hermes_call("Paris")
+    );
+    let (mut h, server) = scripted(vec![
+        content_reply(&cut, "length"),
+        content_reply("never asked for", "stop"),
+    ])
+    .await;
+    h.press(key(KeyCode::F(12)));
+    h.until("the loop ends", |a| {
+        a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
+    })
+    .await;
+    assert!(
+        tool_results(&h.app).is_empty(),
+        "a call of a cut answer ran"
+    );
+    assert_eq!(server.recorded().len(), 1, "a next turn was sent");
+    let notice = h.app.last_notice.clone().unwrap().text;
+    assert!(
+        notice.contains("cut") && notice.contains("length"),
+        "{notice}"
+    );
+}
+
+/// F12 after a cut answer sent by hand (Ctrl+R) does not run that answer's calls either.
+#[tokio::test]
+async fn f12_after_a_cut_answer_runs_none_of_its_calls() {
+    let cut = format!(
+        "{}\n<tool_call>{{\"name\": \"get_weather\", \"argu",
+        hermes_call("Paris")
+    );
+    let (mut h, server) = scripted(vec![
+        content_reply(&cut, "length"),
+        content_reply("never asked for", "stop"),
+    ])
+    .await;
+    h.press(ctrl('r'));
+    h.run_to_end().await;
+    h.press(key(KeyCode::F(12)));
+    settle(&mut h).await;
+    assert!(h.app.mcp.auto.is_none(), "the loop did not start");
+    assert!(
+        tool_results(&h.app).is_empty(),
+        "a call of a cut answer ran"
+    );
+    assert_eq!(server.recorded().len(), 1, "a next turn was sent");
+    let notice = h.app.last_notice.clone().unwrap().text;
+    assert!(
+        notice.contains("cut") && notice.contains("length"),
+        "{notice}"
     );
 }

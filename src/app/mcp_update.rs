@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use toolscope_core::mcp::{McpError, McpServerSpec, outcome};
-use toolscope_core::part::Part;
+use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::session::{RecordedCall, RecordedOutcome};
 
 use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailStep};
@@ -477,6 +477,17 @@ pub(super) fn start_loop(app: &mut App, fx: &mut Vec<Effect>) {
     }
     let max = app.mcp.max_steps;
     if !app.prompt.pending.is_empty() {
+        if let Some(reason) = cut_reason(&app.run.parts.parts) {
+            notice(
+                app,
+                format!(
+                    "the loop does not start: the answer was cut (finish reason {}), so its calls are not run (Ctrl+G runs them by hand)",
+                    reason.as_str()
+                ),
+                true,
+            );
+            return;
+        }
         app.mcp.auto = Some(AutoLoop { step: 0, max });
         if !execute(app, None, true, fx) {
             app.mcp.auto = None;
@@ -507,6 +518,21 @@ pub(super) fn answer_in(app: &mut App, id: super::RunId, fx: &mut Vec<Effect>) {
             format!(
                 "the loop stopped at step {} of {}: the run failed",
                 a.step, a.max
+            ),
+            true,
+        );
+        return;
+    }
+    if let Some(reason) = cut_reason(&app.run.parts.parts) {
+        // Like `run --execute`: the answer was cut, so its calls may be partial; none is run.
+        app.mcp.auto = None;
+        notice(
+            app,
+            format!(
+                "the loop stopped at step {} of {}: the answer was cut (finish reason {}); its calls were not run",
+                a.step,
+                a.max,
+                reason.as_str()
             ),
             true,
         );
@@ -544,6 +570,21 @@ pub(super) fn answer_in(app: &mut App, id: super::RunId, fx: &mut Vec<Effect>) {
     if !execute(app, None, true, fx) {
         app.mcp.auto = None;
     }
+}
+
+/// The finish reason of an answer that was cut (the token limit, or the provider's filter).
+fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
+    parts.iter().rev().find_map(|p| match p {
+        Part::Finish { finish_reason, .. }
+            if matches!(
+                finish_reason,
+                FinishReason::Length | FinishReason::ContentFilter
+            ) =>
+        {
+            Some(*finish_reason)
+        }
+        _ => None,
+    })
 }
 
 /// Esc: cancels the calls in flight and the loop. Returns whether there was anything to cancel.

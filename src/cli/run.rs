@@ -10,8 +10,9 @@
 //! part, the answer and the results join the conversation, and the next turn is sent, until
 //! the model answers without calls (exit 0), the provider or an MCP server fails (an `error`
 //! part, `tool_execution_failed` for MCP; exit 1), the model calls a tool no server serves
-//! (said on stderr; exit 0), or `--max-steps` turns were run with results still unanswered (a
-//! `warning` part with code `max-steps`; exit 0).
+//! (said on stderr; exit 0), the answer was cut (finish reason `length` or `content-filter`:
+//! said on stderr, none of its calls run; exit 1), or `--max-steps` turns were run with
+//! results still unanswered (a `warning` part with code `max-steps`; exit 0).
 //!
 //! `--save FILE` records the run as a session; with `--execute`, the whole loop: the servers
 //! (commands and URLs, never a token), which served each tool, every turn's request and wire
@@ -40,7 +41,7 @@ use toolscope_core::error::{ErrorCategory, ProviderError};
 use toolscope_core::mcp::{
     CancellationToken, Catalog, McpClient, McpError, McpOptions, McpServerSpec,
 };
-use toolscope_core::part::{Part, Warning};
+use toolscope_core::part::{FinishReason, Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::{McpRecord, RecordedCall, RecordedOutcome, Recorder, Session};
 use toolscope_core::tool::ToolChoice;
@@ -603,6 +604,13 @@ async fn run_turns(
         if !plan.execute {
             return 0;
         }
+        if let Some(reason) = cut_reason(&turn.parts) {
+            eprintln!(
+                "toolscope run: the answer was cut (finish reason {}): the loop stops here; none of its calls were run and no next turn was sent",
+                reason.as_str()
+            );
+            return 1;
+        }
         let Some(answer) = Message::answer(&turn.parts) else {
             return 0;
         };
@@ -691,6 +699,22 @@ async fn run_turns(
             return 0;
         }
     }
+}
+
+/// The finish reason of an answer that was cut (the token limit, or the provider's filter):
+/// its calls may be partial, so an `--execute` loop runs none of them.
+fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
+    parts.iter().rev().find_map(|p| match p {
+        Part::Finish { finish_reason, .. }
+            if matches!(
+                finish_reason,
+                FinishReason::Length | FinishReason::ContentFilter
+            ) =>
+        {
+            Some(*finish_reason)
+        }
+        _ => None,
+    })
 }
 
 /// Sends `request` and prints its events as they come; returns the parts when `keep_parts`

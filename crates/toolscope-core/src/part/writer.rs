@@ -5,7 +5,8 @@
 //! block open at a time (opening one closes the other), every block opened before its deltas and
 //! closed once, a call's `tool-input-start` only outside a block, its `tool-input-end` before its
 //! `tool-call`, and ids minted in one scheme (`text-1`, `reasoning-1`, `call-1`, counting from 1
-//! within one answer). A provider's own call ids are used as given.
+//! within one answer; call ids continue after those a conversation already used, see
+//! [`PartWriter::continue_calls_after`]). A provider's own call ids are used as given.
 
 use serde_json::Value;
 
@@ -143,6 +144,12 @@ impl PartWriter {
     pub fn close_blocks(&mut self, out: &mut impl PartSink) {
         self.close_text(out);
         self.close_reasoning(out);
+    }
+
+    /// Minted call ids continue after `call-{used}`: a later answer in a conversation does not
+    /// reuse the ids of the calls before it.
+    pub fn continue_calls_after(&mut self, used: u32) {
+        self.calls = self.calls.max(used);
     }
 
     /// A new call id, `call-N`, for a call its source gave none.

@@ -193,6 +193,13 @@ impl Assembler {
         }
     }
 
+    /// Call ids this answer mints continue after `call-{used}` (the conversation's earlier
+    /// calls), in whichever writer writes the calls.
+    pub(crate) fn continue_call_ids_after(&mut self, used: u32) {
+        self.writer.continue_calls_after(used);
+        self.writer().continue_calls_after(used);
+    }
+
     /// Whether the answer ended (with `finish` or `error`); later deltas are ignored.
     pub(crate) fn is_done(&self) -> bool {
         self.done

@@ -6,7 +6,7 @@ use crate::error::{ErrorCategory, ProviderError};
 use super::assemble::{Assembler, Delta};
 use super::event::{RawEvent, RunEvent};
 use super::plan::Plan;
-use super::request::Request;
+use super::request::{Message, Request};
 use super::spec::Wire;
 use super::{anthropic, gemini, ollama, openai, response_error, responses};
 use crate::lint::AnswerRules;
@@ -17,6 +17,32 @@ enum WireDecoder {
     Anthropic(anthropic::Decoder),
     Gemini(gemini::Decoder),
     Ollama(ollama::Decoder),
+}
+
+/// The highest `N` of the minted call ids (`call-N`) the request's conversation holds, in its
+/// assistant calls and tool results; 0 when none. The answer's own minted ids continue after it,
+/// so that ids are unique within a conversation; a replay reads the same recorded request and
+/// mints the same ids. Ids a provider gave are never changed.
+fn minted_calls_used(request: &Request) -> u32 {
+    let number = |id: &str| {
+        id.strip_prefix("call-")
+            .filter(|n| !n.starts_with('0') && n.len() <= 9)
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    request
+        .messages
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls
+                .iter()
+                .map(|c| number(c.tool_call_id.as_str()))
+                .collect::<Vec<_>>(),
+            Message::Tool { tool_call_id, .. } => vec![number(tool_call_id)],
+            _ => Vec::new(),
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Turns the wire events of one answer into run events. Works without HTTP: a replay feeds it
@@ -50,13 +76,15 @@ impl Decoder {
             finish_names_calls: plan.native_tools
                 && matches!(request.provider.wire(), Wire::OpenAiChat | Wire::Anthropic),
         };
+        let mut assembler = Assembler::new(
+            request.tools.clone(),
+            plan.output_parser(&request.tools),
+            rules,
+        );
+        assembler.continue_call_ids_after(minted_calls_used(request));
         Decoder {
             wire,
-            assembler: Assembler::new(
-                request.tools.clone(),
-                plan.output_parser(&request.tools),
-                rules,
-            ),
+            assembler,
             stream,
             deltas: Vec::new(),
         }

@@ -1060,3 +1060,43 @@ fn allowed_tools_restrict_the_calls_natively_or_by_what_is_declared() {
     r.sampling.allowed_tools = vec!["nope".into()];
     assert!(r.validate().is_err());
 }
+
+/// Call ids minted for calls read from text continue after those the conversation already used
+/// (issue 28: every answer of a tool loop restarted at `call-1`), and a provider's own ids in the
+/// history count for nothing.
+#[test]
+fn minted_call_ids_continue_after_the_conversations_earlier_calls() {
+    let call = |id: &str| ToolCall {
+        tool_call_id: id.into(),
+        tool_name: "get_weather".into(),
+        input: json!({"city": "Paris"}),
+        ..Default::default()
+    };
+    let mut r = request(ProviderKind::OPENAI, Some(ToolChoice::Auto));
+    r.protocol = Some(Protocol::from_name("hermes").unwrap());
+    r.stream = true;
+    r.messages = vec![
+        Message::user("Weather?"),
+        Message::assistant(None, vec![call("call-1"), call("call-2")]),
+        Message::tool_result("call-1", "sunny"),
+        Message::tool_result("call-2", "rain"),
+        Message::assistant(None, vec![call("call_77")]),
+        Message::tool_result("call_77", "fog"),
+        Message::user("And Lima?"),
+    ];
+    let answer =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}</tool_call>";
+    let wire = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        json!({"choices":[{"index":0,"delta":{"content":answer}}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})
+    );
+    let ids: Vec<String> = parts(&decode(&r, wire.as_bytes(), 7))
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall(call) => Some(call.tool_call_id.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, vec!["call-3".to_string()]);
+}
