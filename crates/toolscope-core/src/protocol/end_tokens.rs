@@ -43,6 +43,16 @@ impl EndTokens {
         self.firsts.contains(&b)
     }
 
+    /// Whether `bytes` holds a byte that may begin a token (searched, not looped over).
+    fn may_hold_one(&self, bytes: &[u8]) -> bool {
+        match self.firsts.as_slice() {
+            [a] => memchr::memchr(*a, bytes).is_some(),
+            [a, b] => memchr::memchr2(*a, *b, bytes).is_some(),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, bytes).is_some(),
+            _ => bytes.iter().any(|b| self.may_begin(*b)),
+        }
+    }
+
     /// The next piece of text: `pass` receives what is not a token, in order.
     #[inline]
     pub(crate) fn feed(
@@ -51,7 +61,7 @@ impl EndTokens {
         em: &mut Emitter,
         mut pass: impl FnMut(&str, &mut Emitter),
     ) {
-        if self.held.is_empty() && !piece.bytes().any(|b| self.may_begin(b)) {
+        if self.held.is_empty() && !self.may_hold_one(piece.as_bytes()) {
             self.pos += piece.len();
             self.passed += piece.len();
             pass(piece, em);
