@@ -131,6 +131,31 @@ fn while_streaming() {
     });
 }
 
+/// Issue 28: a server reading a long prompt sends nothing for minutes; until the first token
+/// the status line says that it is waited for (and the Raw pane that no bytes came yet).
+#[test]
+fn before_the_first_token() {
+    both("first_token", |a| {
+        let id = send(a, ctrl('r'))[0];
+        // A role-only chunk arrived: the server answered, and no token came yet.
+        let event = toolscope_core::provider::RunEvent::Raw(toolscope_core::provider::RawEvent {
+            at_ms: 100,
+            data: r#"{"choices":[{"index":0,"delta":{"role":"assistant"}}]}"#.into(),
+            status: None,
+            retry_after: None,
+        });
+        toolscope::app::update(
+            a,
+            toolscope::app::Message::Run {
+                id,
+                at_ms: 100,
+                event,
+            },
+        );
+        assert!(a.run.first_output_ms.is_none());
+    });
+}
+
 #[test]
 fn help_overlay() {
     both("help", |a| {

@@ -60,7 +60,10 @@ pub use framer::{Oversize, WireFramer};
 pub use keys::{Keys, Secret};
 #[cfg(feature = "http")]
 pub use models::list_models;
-pub use request::{Limits, Message, Reasoning, ReasoningEffort, Request, Sampling, Timeouts};
+pub use request::{
+    DEFAULT_FIRST_TOKEN_SECS, Limits, Message, Reasoning, ReasoningEffort, Request, Sampling,
+    Timeouts,
+};
 #[cfg(feature = "http")]
 pub use run::{Run, run};
 pub use secret_url::{KEY_PARAMS, REDACTED, endpoint, is_key_param, redact_url, url_secrets};

@@ -3,11 +3,12 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
 use crate::error::{ErrorCategory, ProviderError};
+use crate::part::Part;
 
 use super::build_wire;
 use super::decoder::Decoder;
@@ -121,6 +122,10 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         };
     }
     let idle = request.timeouts.idle();
+    let first_token = request.timeouts.first_token();
+    // Until the model's output begins, silence is a server reading the prompt (prefill) and
+    // the first-token timeout applies; after it, silence is a stall and the idle timeout does.
+    let mut begun = false;
     let started = Instant::now();
     let at_ms = || started.elapsed().as_millis() as u64;
 
@@ -128,7 +133,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         // Whichever is ready first; a gone consumer must not wait for a slow server.
         biased;
         _ = sink.tx.closed() => return,
-        r = tokio::time::timeout(idle, builder.send()) => r,
+        r = tokio::time::timeout(first_token, builder.send()) => r,
     };
     let mut response = match response {
         Ok(Ok(r)) => r,
@@ -141,15 +146,8 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             return;
         }
         Err(_) => {
-            let err = ProviderError::new(
-                ErrorCategory::ProviderUnavailable,
-                format!(
-                    "no response from {} within {} s (idle timeout)",
-                    shown_url,
-                    idle.as_secs_f64()
-                ),
-            );
-            sink.send(decoder.fail(err)).await;
+            sink.send(decoder.fail(no_first_token(&shown_url, first_token, false)))
+                .await;
             return;
         }
     };
@@ -179,7 +177,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         let next = tokio::select! {
             biased;
             _ = sink.tx.closed() => return,
-            r = tokio::time::timeout(idle, response.chunk()) => r,
+            r = tokio::time::timeout(if begun { idle } else { first_token }, response.chunk()) => r,
         };
         let ended = matches!(next, Ok(Ok(None)));
         let wire_events = match next {
@@ -194,10 +192,18 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
                 return;
             }
             Err(_) => {
-                let err = ProviderError::new(
-                    ErrorCategory::ProviderUnavailable,
-                    format!("no data for {} s (idle timeout)", idle.as_secs_f64()),
-                );
+                let err = if begun {
+                    ProviderError::new(
+                        ErrorCategory::ProviderTimeout,
+                        format!(
+                            "the stream stalled: no data for {} s after the answer began \
+                             (idle timeout, --idle-timeout)",
+                            secs_text(idle)
+                        ),
+                    )
+                } else {
+                    no_first_token(&shown_url, first_token, true)
+                };
                 sink.send(decoder.fail(err)).await;
                 return;
             }
@@ -218,6 +224,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
                 status: failed.then_some(status.as_u16()),
                 retry_after: if failed { retry_after } else { None },
             }));
+            begun |= decoded.iter().any(is_model_output);
             events.extend(decoded);
         }
         if let Some(o) = framer.oversize() {
@@ -310,5 +317,43 @@ impl Sink {
             }
         }
         true
+    }
+}
+
+/// Whether a decoded event is the model's output (its first token): answer text, reasoning, a
+/// call, a finish. A warning or an error is not.
+fn is_model_output(e: &RunEvent) -> bool {
+    match e {
+        RunEvent::Output(_) => true,
+        RunEvent::Part(p) => !matches!(p, Part::Warning(_) | Part::Error(_)),
+        _ => false,
+    }
+}
+
+/// The timeout before the answer began: the server answered nothing yet (no headers), or it
+/// answered but sent no token.
+fn no_first_token(url: &str, waited: Duration, answered: bool) -> ProviderError {
+    let what = if answered {
+        format!("{url} answered but sent no token")
+    } else {
+        format!("no response from {url}")
+    };
+    ProviderError::new(
+        ErrorCategory::ProviderTimeout,
+        format!(
+            "{what} within {} s (first-token timeout, --first-token-timeout; a server on a CPU \
+             may still be reading a long prompt)",
+            secs_text(waited)
+        ),
+    )
+}
+
+/// Seconds as a person writes them: `120`, `0.3`.
+fn secs_text(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
     }
 }
