@@ -235,19 +235,19 @@ fn auto_with_required_gives_the_call_and_no_text_of_newlines() {
     assert!(!calls.is_empty(), "no call in {parts:?}");
     assert_eq!(calls[0]["toolName"], "get_weather", "{parts:?}");
     // `run` prints stream parts: the text of each text block is its deltas.
-    let mut blocks: Vec<(String, String)> = Vec::new();
+    let mut blocks: Vec<(&Value, String)> = Vec::new();
     for p in &parts {
         match p["type"].as_str() {
-            Some("text-start") => blocks.push((p["id"].to_string(), String::new())),
+            Some("text-start") => blocks.push((&p["id"], String::new())),
             Some("text-delta") => {
-                if let Some(b) = blocks.iter_mut().find(|b| b.0 == p["id"].to_string()) {
+                if let Some(b) = blocks.iter_mut().find(|b| *b.0 == p["id"]) {
                     b.1.push_str(p["delta"].as_str().unwrap_or_default());
                 }
             }
             _ => {}
         }
     }
-    let blank: Vec<&(String, String)> = blocks.iter().filter(|b| b.1.trim().is_empty()).collect();
+    let blank: Vec<&(&Value, String)> = blocks.iter().filter(|b| b.1.trim().is_empty()).collect();
     assert!(blank.is_empty(), "whitespace-only text blocks: {blank:?}");
 }
 
