@@ -253,6 +253,16 @@ impl Prompt {
         self.selected = self.history.len().saturating_sub(1);
     }
 
+    /// The tools whose result is typed in its field and not sent yet, in order.
+    pub fn typed_results(&self) -> Vec<&str> {
+        self.pending
+            .iter()
+            .zip(&self.results)
+            .filter(|(_, r)| !editor::text_of(r).trim().is_empty())
+            .map(|(c, _)| c.tool_name.as_str())
+            .collect()
+    }
+
     /// Whether a new conversation would drop anything: messages, or typed results.
     pub fn has_conversation(&self) -> bool {
         !self.history.is_empty() || self.any_result_typed()
