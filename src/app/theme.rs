@@ -403,7 +403,7 @@ impl Theme {
             .into_iter()
             .filter_map(|(what, fg, bg)| {
                 let ratio = contrast(fg, bg)?;
-                (ratio < 4.5).then(|| (what, ratio))
+                (ratio < 4.5).then_some((what, ratio))
             })
             .collect()
     }
