@@ -604,10 +604,10 @@ fn tools_warnings_are_on_the_tools_pane_title() {
             .unwrap_or_default();
         assert!(title.contains("✓ 1 tool"), "{title}");
         // The count first, then as much of the first warning as there is room for.
-        assert!(title.contains("⚠ 2 warnings: tool"), "{title}");
+        assert!(title.contains("⚠ 2 warnings (F10)"), "{title}");
         if w >= 160 {
             assert!(
-                title.contains("⚠ 2 warnings: tool \"price\": /properties/amount/type"),
+                title.contains("⚠ 2 warnings (F10): tool \"price\": /properties/amount"),
                 "{title}"
             );
         }

@@ -441,8 +441,22 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
     }
 }
 
-/// F10, or a click on the status line: the last status message in full.
+/// F10, or a click on the status line: the last status message in full. In the Tools pane,
+/// when the tools were read with warnings, every warning (the border has room for the first).
 fn show_last_notice(app: &mut App) {
+    if app.focus == Focus::Tools {
+        app.tools.check_now();
+        let warnings = app.tools.warnings();
+        if !warnings.is_empty() {
+            let title = format!("the tools' warnings ({})", warnings.len());
+            let text: Vec<String> = warnings.iter().map(|w| format!("⚠ {w}")).collect();
+            app.overlay = Some(Overlay::Detail(Box::new(Detail::text(
+                title,
+                &text.join("\n"),
+            ))));
+            return;
+        }
+    }
     match app.last_notice.clone() {
         Some(n) => {
             let title = if n.error {
