@@ -12,37 +12,16 @@ use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::tool::ToolChoice;
 
-use super::WireRequest;
 use super::assemble::Delta;
 use super::errors::{ErrorBody, stream_error};
 use super::plan::{Plan, Turn};
 use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
+use super::wire::{self, WireRequest, invalid};
 
 /// Anthropic requires `max_tokens`; this is what a new request puts there.
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The `anthropic-version` header sent with every Anthropic request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// Anthropic Messages.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "anthropic",
-    about: "Anthropic Messages",
-    wire: Wire::Anthropic,
-    default_base_url: Some("https://api.anthropic.com"),
-    key_env: Some("ANTHROPIC_API_KEY"),
-    auth: Auth::Header("x-api-key"),
-    default_model: None,
-    suggested_model: "claude-3-5-haiku-latest",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        // No JSON-schema response format: an emulated forced call is asked for in the prompt.
-        response_format: false,
-        required_max_tokens: Some(ANTHROPIC_DEFAULT_MAX_TOKENS),
-    },
-};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();

@@ -4,11 +4,12 @@
 use crate::error::{ErrorCategory, ProviderError};
 
 use super::assemble::{Assembler, Delta};
+use super::errors::response_error;
 use super::event::{RawEvent, RunEvent};
 use super::plan::Plan;
 use super::request::{Message, Request};
 use super::spec::Wire;
-use super::{anthropic, gemini, ollama, openai, response_error, responses};
+use super::{anthropic, gemini, ollama, openai, responses};
 use crate::lint::AnswerRules;
 
 enum WireDecoder {

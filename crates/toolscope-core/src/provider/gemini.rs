@@ -13,31 +13,11 @@ use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::tool::ToolChoice;
 
-use super::WireRequest;
 use super::assemble::Delta;
 use super::errors::{ErrorBody, stream_error};
 use super::plan::{Plan, Turn};
 use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
-
-/// Google Gemini.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "gemini",
-    about: "Google Gemini (generateContent)",
-    wire: Wire::Gemini,
-    default_base_url: Some("https://generativelanguage.googleapis.com"),
-    key_env: Some("GEMINI_API_KEY"),
-    auth: Auth::Header("x-goog-api-key"),
-    default_model: None,
-    suggested_model: "gemini-2.0-flash",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
+use super::wire::{self, WireRequest, invalid};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut contents: Vec<(&str, Vec<Value>)> = Vec::new();

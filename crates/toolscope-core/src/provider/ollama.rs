@@ -11,32 +11,11 @@ use serde_json::{Map, Value, json};
 use crate::error::{ErrorCategory, ProviderError};
 use crate::part::{FinishReason, Usage};
 
-use super::WireRequest;
 use super::assemble::Delta;
 use super::errors::{ErrorBody, stream_error};
 use super::plan::{Plan, Turn};
 use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire;
-
-/// Ollama's native chat API.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "ollama",
-    about: "Ollama's native chat API (/api/chat)",
-    wire: Wire::Ollama,
-    default_base_url: Some("http://localhost:11434"),
-    key_env: None,
-    auth: Auth::Bearer,
-    default_model: None,
-    suggested_model: "llama3.2",
-    unreachable_hint: Some("is Ollama running?"),
-    capabilities: Capabilities {
-        // No tool-choice field: `required` and a forced tool go through a JSON-schema `format`.
-        native_forcing: false,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
+use super::wire::{self, WireRequest};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();

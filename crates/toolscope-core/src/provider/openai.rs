@@ -13,31 +13,11 @@ use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::tool::ToolChoice;
 
-use super::WireRequest;
 use super::assemble::Delta;
 use super::errors::{ErrorBody, stream_error};
 use super::plan::{Plan, Turn};
 use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
-
-/// OpenAI Chat Completions, and every server that speaks it.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "openai",
-    about: "OpenAI Chat Completions; with --base-url any OpenAI-compatible server (vLLM, SGLang, llama.cpp, LM Studio, OpenRouter)",
-    wire: Wire::OpenAiChat,
-    default_base_url: Some("https://api.openai.com/v1"),
-    key_env: Some("OPENAI_API_KEY"),
-    auth: Auth::Bearer,
-    default_model: None,
-    suggested_model: "gpt-4o-mini",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
+use super::wire::{self, WireRequest, invalid};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut messages = Vec::new();

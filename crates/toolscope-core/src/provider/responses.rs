@@ -21,35 +21,15 @@ use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::tool::ToolChoice;
 
-use super::WireRequest;
 use super::assemble::Delta;
 use super::errors::{ErrorBody, stream_error};
 use super::openai::format_name;
 use super::plan::{Plan, Turn};
 use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
+use super::wire::{self, WireRequest, invalid};
 
 /// The key of this wire's entries in provider metadata.
 pub(crate) const METADATA_KEY: &str = "openai-responses";
-
-/// The OpenAI Responses API.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "openai-responses",
-    about: "the OpenAI Responses API (/v1/responses); with --base-url any server that offers it",
-    wire: Wire::OpenAiResponses,
-    default_base_url: Some("https://api.openai.com/v1"),
-    key_env: Some("OPENAI_API_KEY"),
-    auth: Auth::Bearer,
-    default_model: None,
-    suggested_model: "gpt-5-mini",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
 
 pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let mut input = Vec::new();

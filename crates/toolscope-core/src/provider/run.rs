@@ -9,7 +9,6 @@ use tokio::sync::mpsc;
 
 use crate::error::{ErrorCategory, ProviderError};
 
-use super::build_wire;
 use super::decoder::Decoder;
 use super::errors::status_error;
 use super::event::{RawEvent, RunEvent};
@@ -19,6 +18,7 @@ use super::keys::Keys;
 use super::plan::Plan;
 use super::request::Request;
 use super::spec::Auth;
+use super::wire_request::build_wire;
 
 /// A running request. Events arrive in order through [`Run::next`] (or as a `Stream`); the last
 /// part is `finish` or `error`, then the channel closes. Dropping the run cancels the request.

@@ -10,6 +10,18 @@ use crate::tool::Tool;
 use super::assemble::Delta;
 use super::request::Sampling;
 
+/// An HTTP request ready to send (always a `POST` of a JSON body), without the key: the run adds
+/// the key's header as the provider's [`Auth`](crate::provider::Auth) says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WireRequest {
+    /// The endpoint.
+    pub url: String,
+    /// Headers the wire needs besides the key and `content-type` (e.g. `anthropic-version`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The JSON body.
+    pub body: Value,
+}
+
 /// A tool as most wires declare it: `name`, `description` (left out when empty), and its schema
 /// under `schema_key`.
 pub(crate) fn tool_decl(tool: &Tool, schema_key: &str) -> Map<String, Value> {
