@@ -2,9 +2,9 @@
 //! streams events.
 //!
 //! A [`Request`] (plain, serialisable data, never a key) is checked before anything is sent
-//! ([`Request::validate`]), mapped to the wire of its provider (one adapter module per
-//! [`Wire`], one [`ProviderSpec`] per provider in the table [`PROVIDERS`]), and sent. What comes back is
-//! decoded in two layers that work without HTTP, so that a session replay feeds recorded wire
+//! ([`Request::validate`]), mapped to the wire of its provider (one folder per [`Wire`] under
+//! `wires/`, one [`ProviderSpec`] per provider in the table [`PROVIDERS`]), and sent. What comes
+//! back is decoded in two layers that work without HTTP, so that a session replay feeds recorded wire
 //! events through exactly the same code:
 //!
 //! - a [`WireFramer`] cuts the body bytes into wire events: SSE `data` payloads, NDJSON lines, or
@@ -24,34 +24,28 @@
 //!
 //! [`Part`]: crate::part::Part
 
-mod anthropic;
 mod assemble;
 mod decoder;
 mod errors;
 mod event;
 mod framer;
-mod gemini;
 #[cfg(feature = "http")]
 mod http;
 mod keys;
 #[cfg(feature = "http")]
 mod models;
 pub mod ndjson;
-mod ollama;
-mod openai;
 mod plan;
 mod request;
-mod responses;
 #[cfg(feature = "http")]
 mod run;
 mod secret_url;
 mod spec;
 pub mod sse;
 mod table;
-mod wire;
 mod wire_request;
+mod wires;
 
-pub use anthropic::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION};
 pub use decoder::Decoder;
 pub use errors::response_error;
 pub use event::{OutputText, RawEvent, RunEvent};
@@ -65,8 +59,9 @@ pub use run::{Run, run};
 pub use secret_url::{KEY_PARAMS, REDACTED, endpoint, is_key_param, redact_url, url_secrets};
 pub use spec::{Auth, Capabilities, ProviderKind, ProviderSpec, Wire};
 pub use table::PROVIDERS;
-pub use wire::WireRequest;
 pub use wire_request::{wire_body, wire_request};
+pub use wires::WireRequest;
+pub use wires::anthropic::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION};
 
 #[cfg(test)]
 mod tests;

@@ -284,7 +284,7 @@ fn oversize_error(o: &super::framer::Oversize, status: u16) -> ProviderError {
         format!(
             "{what} is larger than the limit of {} ({} bytes had arrived); the answer is cut \
              here and the rest was not read. It starts: {}",
-            super::wire::size(o.limit),
+            super::wires::shared::size(o.limit),
             o.seen,
             o.head
         ),

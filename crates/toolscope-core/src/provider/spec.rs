@@ -32,13 +32,6 @@ pub enum Wire {
     Ollama,
 }
 
-impl Wire {
-    /// Whether a streamed answer comes as server-sent events (else as NDJSON lines).
-    pub fn streams_sse(self) -> bool {
-        !matches!(self, Wire::Ollama)
-    }
-}
-
 /// How the API key is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Auth {
@@ -278,7 +271,7 @@ mod tests {
     fn the_table_holds_what_the_wires_need() {
         assert_eq!(
             ProviderKind::ANTHROPIC.default_max_tokens(),
-            Some(crate::provider::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS)
+            Some(crate::provider::wires::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS)
         );
         assert!(!ProviderKind::OLLAMA.capabilities().native_forcing);
         assert!(!ProviderKind::ANTHROPIC.capabilities().response_format);

@@ -6,9 +6,8 @@
 //! [`ProviderKind`] constant when callers name it); a new wire is a folder under `wires/` and
 //! its line in [`Wire`].
 
-use super::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
-use super::spec::Wire;
-use super::spec::{Auth, Capabilities, ProviderKind, ProviderSpec};
+use super::spec::{Auth, Capabilities, ProviderKind, ProviderSpec, Wire};
+use super::wires::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
 
 /// The providers this library speaks to, in the order pickers list them.
 pub static PROVIDERS: &[&ProviderSpec] =

@@ -6,9 +6,7 @@ use serde_json::Value;
 use super::plan::Plan;
 use super::request::Request;
 use super::secret_url;
-use super::spec::Wire;
-use super::wire::WireRequest;
-use super::{anthropic, gemini, ollama, openai, responses};
+use super::wires::WireRequest;
 
 /// The request that `request` becomes against `base_url` (pre-send checks are not run; see
 /// [`Request::validate`]): what a user interface can show before sending.
@@ -27,13 +25,7 @@ pub fn wire_body(request: &Request, base_url: &str) -> (String, Value) {
 pub(crate) fn build_wire(req: &Request, plan: &Plan, base: &str) -> WireRequest {
     let (base, query) = secret_url::split_query(base);
     let base = base.as_str();
-    let mut wire = match req.provider.wire() {
-        Wire::OpenAiChat => openai::build(req, plan, base),
-        Wire::OpenAiResponses => responses::build(req, plan, base),
-        Wire::Anthropic => anthropic::build(req, plan, base),
-        Wire::Gemini => gemini::build(req, plan, base),
-        Wire::Ollama => ollama::build(req, plan, base),
-    };
+    let mut wire = req.provider.wire().format().build(req, plan, base);
     wire.url = secret_url::with_query(std::mem::take(&mut wire.url), query.as_deref());
     wire
 }

@@ -1,26 +1,14 @@
-//! Pieces of request building and response reading that the wire adapters share: a tool's
-//! declaration, the sampling options under each provider's key names, and reading one event or
-//! body as JSON.
+//! Pieces of request building and response reading that the wires share: a tool's
+//! declaration, the sampling options under each provider's key names, reading one event or
+//! body as JSON, and reading a model list.
 
 use serde_json::{Map, Value, json};
 
 use crate::error::{ErrorCategory, ProviderError};
 use crate::tool::Tool;
 
-use super::assemble::Delta;
-use super::request::Sampling;
-
-/// An HTTP request ready to send (always a `POST` of a JSON body), without the key: the run adds
-/// the key's header as the provider's [`Auth`](crate::provider::Auth) says.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WireRequest {
-    /// The endpoint.
-    pub url: String,
-    /// Headers the wire needs besides the key and `content-type` (e.g. `anthropic-version`).
-    pub headers: Vec<(&'static str, String)>,
-    /// The JSON body.
-    pub body: Value,
-}
+use crate::provider::assemble::Delta;
+use crate::provider::request::Sampling;
 
 /// A tool as most wires declare it: `name`, `description` (left out when empty), and its schema
 /// under `schema_key`.
@@ -60,6 +48,22 @@ pub(crate) fn sampling(s: &Sampling, keys: &SamplingKeys, into: &mut Map<String,
     if let (false, Some(key)) = (s.stop.is_empty(), keys.stop) {
         into.insert(key.into(), json!(s.stop));
     }
+}
+
+/// A response-format name OpenAI accepts: `[A-Za-z0-9_-]{1,64}`.
+pub(crate) fn format_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() { "tool_call".into() } else { s }
 }
 
 /// An answer that cannot be read.
@@ -112,4 +116,28 @@ pub(crate) fn size(n: usize) -> String {
     } else {
         format!("{:.1} MiB", n as f64 / (KIB * KIB) as f64)
     }
+}
+
+/// The `key` of each object in the array `list` (a model list's names).
+pub(crate) fn names(list: Option<&Value>, key: &str) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get(key).and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `value` as a query value: every byte but the unreserved ones percent-encoded (a page token
+/// is often base64, whose `+`, `/` and `=` would otherwise change meaning).
+pub(crate) fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }

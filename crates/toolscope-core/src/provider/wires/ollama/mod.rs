@@ -1,0 +1,44 @@
+//! Ollama's native chat API: `POST {base}/api/chat`, streamed as NDJSON.
+//!
+//! Ollama streams unless told `"stream": false`, so the field is always sent. Sampling options go
+//! in `options` (`num_predict` for the token limit). Tool calls arrive whole, with arguments as an
+//! object; results are `tool` messages naming the tool. Ollama has no tool-choice field: `none`
+//! sends no tools, and `required` / `tool X` are emulated with a JSON-schema `format` (see
+//! [`super::emulation`]).
+
+mod decode;
+mod request;
+
+use serde_json::Value;
+
+use super::WireRequest;
+use crate::provider::plan::Plan;
+use crate::provider::request::Request;
+
+use super::shared::names;
+use super::{WireDecoder, WireFormat};
+
+/// The native chat wire.
+pub(crate) struct Ollama;
+
+impl WireFormat for Ollama {
+    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
+        request::build(req, plan, base)
+    }
+
+    fn decoder(&self, _stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(decode::Decoder)
+    }
+
+    fn streams_sse(&self) -> bool {
+        false
+    }
+
+    fn models_url(&self, base: &str, _page: Option<&str>) -> String {
+        format!("{base}/api/tags")
+    }
+
+    fn models_page(&self, v: &Value) -> (Vec<String>, Option<String>) {
+        (names(v.get("models"), "name"), None)
+    }
+}
