@@ -16,6 +16,7 @@ use crate::part::{Part, PartId, ToolCall};
 use crate::protocol::Protocol;
 use crate::tool::{ToolChoice, ToolSet};
 
+use super::secret_url::redact_url;
 use super::spec::ProviderKind;
 
 /// One message of the conversation. Serialised with a `role` tag, like the wire formats.
@@ -408,7 +409,7 @@ pub struct Request {
 
 fn redacted_url<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
     match url {
-        Some(u) => s.serialize_some(&super::redact_url(u)),
+        Some(u) => s.serialize_some(&redact_url(u)),
         None => s.serialize_none(),
     }
 }

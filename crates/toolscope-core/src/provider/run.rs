@@ -17,6 +17,7 @@ use super::http;
 use super::keys::Keys;
 use super::plan::Plan;
 use super::request::Request;
+use super::secret_url::{redact_url, url_secrets};
 use super::spec::Auth;
 use super::wire_request::build_wire;
 
@@ -77,7 +78,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     let url_secrets = request
         .base_url
         .as_deref()
-        .map(super::url_secrets)
+        .map(url_secrets)
         .unwrap_or_default();
     let keys = url_secrets
         .into_iter()
@@ -102,7 +103,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     };
     let wire = build_wire(&request, &plan, &base);
     // What errors name: the endpoint without its credentials.
-    let shown_url = super::redact_url(&wire.url);
+    let shown_url = redact_url(&wire.url);
     let client = match http::client(request.timeouts.connect()) {
         Ok(c) => c,
         Err(e) => {
