@@ -58,13 +58,7 @@ pub struct WireRequest {
 /// listed. Implemented once per folder.
 // Without the `http` feature nothing lists models.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) trait WireFormat: Sync {
-    /// The request on this wire against `base` (no trailing slash, no query).
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest;
-
-    /// A decoder for one answer: a stream of events, or one whole body.
-    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder>;
-
+pub(crate) trait WireFormat: BuildRequest + DecodeAnswers + Sync {
     /// Whether a streamed answer comes as server-sent events (else as NDJSON lines).
     fn streams_sse(&self) -> bool {
         true
@@ -102,6 +96,18 @@ pub(crate) trait WireFormat: Sync {
     fn models_headers(&self) -> Vec<(&'static str, String)> {
         Vec::new()
     }
+}
+
+/// A wire's request mapping (implemented in its `request.rs`).
+pub(crate) trait BuildRequest {
+    /// The request on this wire against `base` (no trailing slash, no query).
+    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest;
+}
+
+/// A wire's answer decoding (implemented in its `decode.rs`).
+pub(crate) trait DecodeAnswers {
+    /// A decoder for one answer: a stream of events, or one whole body.
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder>;
 }
 
 /// Reads the wire events of one answer into provider-neutral deltas.

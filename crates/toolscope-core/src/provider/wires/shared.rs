@@ -7,7 +7,10 @@ use serde_json::{Map, Value, json};
 use crate::error::{ErrorCategory, ProviderError};
 use crate::tool::Tool;
 
+use crate::part::ToolCall;
 use crate::provider::assemble::Delta;
+use crate::provider::plan::{Plan, ToolResult, Turn};
+use crate::provider::request::Request;
 use crate::provider::request::Sampling;
 
 /// A tool as most wires declare it: `name`, `description` (left out when empty), and its schema
@@ -22,6 +25,54 @@ pub(crate) fn tool_decl(tool: &Tool, schema_key: &str) -> Map<String, Value> {
     d
 }
 
+/// The start of a chat-style body (Chat Completions, Ollama): the model, the conversation as
+/// role messages after the system text, and the tools declared as functions. The wires differ
+/// in the `content` of an assistant message without text (`no_text`), in how a past call is
+/// written (`call`), and in the tool message of a result (`result`).
+pub(crate) fn chat_body(
+    req: &Request,
+    plan: &Plan,
+    no_text: Value,
+    call: impl Fn(&ToolCall) -> Value,
+    result: impl Fn(&ToolResult) -> Value,
+) -> Map<String, Value> {
+    let mut messages = Vec::new();
+    if let Some(s) = &plan.system {
+        messages.push(json!({"role": "system", "content": s}));
+    }
+    for turn in plan.turns(req) {
+        match turn {
+            Turn::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Turn::Assistant { text, calls, .. } => {
+                let mut m = Map::new();
+                m.insert("role".into(), json!("assistant"));
+                m.insert(
+                    "content".into(),
+                    text.map_or(no_text.clone(), Value::String),
+                );
+                if !calls.is_empty() {
+                    let calls = calls.iter().map(&call).collect();
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                }
+                messages.push(Value::Object(m));
+            }
+            Turn::Results(results) => messages.extend(results.iter().map(&result)),
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("messages".into(), Value::Array(messages));
+    if plan.native_tools {
+        let tools: Vec<Value> = plan
+            .declared(req)
+            .into_iter()
+            .map(|t| json!({"type": "function", "function": tool_decl(t, "parameters")}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body
+}
+
 /// The key each sampling option goes under (`None`: the wire has no such option here).
 pub(crate) struct SamplingKeys {
     pub temperature: &'static str,
@@ -29,6 +80,17 @@ pub(crate) struct SamplingKeys {
     pub seed: Option<&'static str>,
     pub max_tokens: Option<&'static str>,
     pub stop: Option<&'static str>,
+}
+
+impl SamplingKeys {
+    /// OpenAI's names, which Chat Completions and Ollama's options share (but for the limit).
+    pub(crate) const OPENAI: SamplingKeys = SamplingKeys {
+        temperature: "temperature",
+        top_p: "top_p",
+        seed: Some("seed"),
+        max_tokens: Some("max_tokens"),
+        stop: Some("stop"),
+    };
 }
 
 /// Writes the sampling options that are set into `into`.

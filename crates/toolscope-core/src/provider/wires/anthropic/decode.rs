@@ -7,9 +7,9 @@ use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::provider::assemble::Delta;
 use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::METADATA_KEY;
-use crate::provider::wires::WireDecoder;
+use super::{Anthropic, METADATA_KEY};
 use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -345,6 +345,12 @@ impl Decoder {
             "ping" => {}
             other => out.push(unknown(&format!("an event of type \"{other}\""))),
         }
+    }
+}
+
+impl DecodeAnswers for Anthropic {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
     }
 }
 

@@ -13,12 +13,10 @@ use serde_json::Value;
 
 use crate::error::{ErrorCategory, ProviderError};
 
-use super::WireRequest;
-use crate::provider::plan::Plan;
 use crate::provider::request::Request;
 
+use super::WireFormat;
 use super::shared::{self, names};
-use super::{WireDecoder, WireFormat};
 
 /// Anthropic requires `max_tokens`; this is what a new request puts there.
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -35,14 +33,6 @@ pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
 pub(crate) struct Anthropic;
 
 impl WireFormat for Anthropic {
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
-        request::build(req, plan, base)
-    }
-
-    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
-        Box::new(decode::Decoder::new(stream))
-    }
-
     fn finish_names_calls(&self) -> bool {
         true
     }

@@ -7,9 +7,9 @@ use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::provider::assemble::Delta;
 use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::METADATA_KEY;
-use crate::provider::wires::WireDecoder;
+use super::{Gemini, METADATA_KEY};
 use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -223,6 +223,12 @@ impl Decoder {
         if let Some(u) = v.get("usageMetadata") {
             out.push(Delta::Usage(usage(u)));
         }
+    }
+}
+
+impl DecodeAnswers for Gemini {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
     }
 }
 

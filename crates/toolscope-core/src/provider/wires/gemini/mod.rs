@@ -12,12 +12,8 @@ mod request;
 
 use serde_json::Value;
 
-use super::WireRequest;
-use crate::provider::plan::Plan;
-use crate::provider::request::Request;
-
+use super::WireFormat;
 use super::shared;
-use super::{WireDecoder, WireFormat};
 
 /// The key of this wire's entries in provider metadata.
 pub(crate) const METADATA_KEY: &str = "gemini";
@@ -26,14 +22,6 @@ pub(crate) const METADATA_KEY: &str = "gemini";
 pub(crate) struct Gemini;
 
 impl WireFormat for Gemini {
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
-        request::build(req, plan, base)
-    }
-
-    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
-        Box::new(decode::Decoder::new(stream))
-    }
-
     fn models_url(&self, base: &str, page: Option<&str>) -> String {
         match page {
             None => format!("{base}/v1beta/models?pageSize=1000"),

@@ -7,8 +7,9 @@ use crate::part::{FinishReason, Usage};
 use crate::provider::assemble::Delta;
 use crate::provider::errors::{ErrorBody, stream_error};
 
-use crate::provider::wires::WireDecoder;
+use super::Ollama;
 use crate::provider::wires::shared::{self};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -21,6 +22,12 @@ pub(crate) fn finish_reason(s: &str) -> FinishReason {
 /// Decodes NDJSON lines, or the one body of a non-streamed answer (the same object shape).
 #[derive(Debug, Default)]
 pub(crate) struct Decoder;
+
+impl DecodeAnswers for Ollama {
+    fn decoder(&self, _stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder)
+    }
+}
 
 impl WireDecoder for Decoder {
     fn push(&mut self, data: &str, out: &mut Vec<Delta>) {

@@ -11,25 +11,13 @@ mod request;
 
 use serde_json::Value;
 
-use super::WireRequest;
-use crate::provider::plan::Plan;
-use crate::provider::request::Request;
-
+use super::WireFormat;
 use super::shared::names;
-use super::{WireDecoder, WireFormat};
 
 /// The native chat wire.
 pub(crate) struct Ollama;
 
 impl WireFormat for Ollama {
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
-        request::build(req, plan, base)
-    }
-
-    fn decoder(&self, _stream: bool) -> Box<dyn WireDecoder> {
-        Box::new(decode::Decoder)
-    }
-
     fn streams_sse(&self) -> bool {
         false
     }

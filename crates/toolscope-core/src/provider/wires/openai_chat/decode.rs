@@ -7,8 +7,9 @@ use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::provider::assemble::Delta;
 use crate::provider::errors::{ErrorBody, stream_error};
 
-use crate::provider::wires::WireDecoder;
+use super::OpenAiChat;
 use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -319,6 +320,12 @@ impl Decoder {
         };
         self.last_index = i;
         i
+    }
+}
+
+impl DecodeAnswers for OpenAiChat {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
     }
 }
 

@@ -12,25 +12,13 @@ mod request;
 
 use serde_json::Value;
 
-use super::WireRequest;
-use crate::provider::plan::Plan;
-use crate::provider::request::Request;
-
+use super::WireFormat;
 use super::shared::names;
-use super::{WireDecoder, WireFormat};
 
 /// The Chat Completions wire.
 pub(crate) struct OpenAiChat;
 
 impl WireFormat for OpenAiChat {
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
-        request::build(req, plan, base)
-    }
-
-    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
-        Box::new(decode::Decoder::new(stream))
-    }
-
     fn finish_names_calls(&self) -> bool {
         true
     }

@@ -7,9 +7,9 @@ use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
 use crate::provider::assemble::Delta;
 use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::METADATA_KEY;
-use crate::provider::wires::WireDecoder;
+use super::{METADATA_KEY, OpenAiResponses};
 use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 /// Usage as Responses reports it: input includes cached tokens, output includes reasoning.
 fn usage(u: &Value) -> Usage {
@@ -555,6 +555,12 @@ impl Decoder {
             }
             other => out.push(unknown("an event", other)),
         }
+    }
+}
+
+impl DecodeAnswers for OpenAiResponses {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
     }
 }
 

@@ -20,12 +20,9 @@ mod request;
 
 use serde_json::Value;
 
-use super::WireRequest;
 use super::openai_chat::OpenAiChat;
-use crate::provider::plan::Plan;
-use crate::provider::request::Request;
 
-use super::{WireDecoder, WireFormat};
+use super::WireFormat;
 
 /// The key of this wire's entries in provider metadata.
 pub(crate) const METADATA_KEY: &str = "openai-responses";
@@ -34,14 +31,6 @@ pub(crate) const METADATA_KEY: &str = "openai-responses";
 pub(crate) struct OpenAiResponses;
 
 impl WireFormat for OpenAiResponses {
-    fn build(&self, req: &Request, plan: &Plan, base: &str) -> WireRequest {
-        request::build(req, plan, base)
-    }
-
-    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
-        Box::new(decode::Decoder::new(stream))
-    }
-
     fn allowed_tools(&self) -> bool {
         true
     }

@@ -168,6 +168,17 @@ fn events(stream: &[Value]) -> Vec<Delta> {
     out
 }
 
+/// The message of the first warning.
+fn first_warning(deltas: &[Delta]) -> String {
+    deltas
+        .iter()
+        .find_map(|d| match d {
+            Delta::Warning(w) => Some(w.message.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
 fn warnings(deltas: &[Delta]) -> Vec<String> {
     deltas
         .iter()
@@ -236,13 +247,7 @@ fn items_named_only_by_their_id_are_found() {
     let twice = [&good[..6], &good[5..]].concat();
     let out = events(&twice);
     assert_eq!(warnings(&out), [lint::EVENT_ORDER]);
-    let message = out
-        .iter()
-        .find_map(|d| match d {
-            Delta::Warning(w) => Some(w.message.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let message = first_warning(&out);
     assert!(message.contains("item msg_7"), "{message}");
     // An item named by neither an index nor an id: said as it is.
     let nameless = [
@@ -250,13 +255,7 @@ fn items_named_only_by_their_id_are_found() {
         json!({"type":"response.output_item.done","item":{"type":"message"}}),
     ];
     let out = events(&nameless);
-    let message = out
-        .iter()
-        .find_map(|d| match d {
-            Delta::Warning(w) => Some(w.message.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let message = first_warning(&out);
     assert!(
         message.contains("names no output_index and no item id"),
         "{message}"
