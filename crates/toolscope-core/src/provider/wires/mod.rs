@@ -1,11 +1,13 @@
 //! The wires: one folder per wire protocol, each holding its request mapping (`request.rs`), its
 //! answer decoder (`decode.rs`) and how it lists models, behind one [`WireFormat`].
 //!
-//! A wire is a [`Wire`] variant and the [`WireFormat`] it maps to in [`Wire::format`]; everything
-//! else (the request builder, the decoder, the model listing, the framing, the pre-send checks)
-//! asks the format. A new wire is one folder here, its variant and its line in [`Wire::format`],
-//! and the providers that speak it in the provider table. What every wire shares (a tool's
-//! declaration, sampling keys, reading an event as JSON) is in [`shared`].
+//! A wire is a [`Wire`] variant (a column of the provider table, so it sits with the table's
+//! types in `spec`) and the [`WireFormat`] it maps to in [`Wire::format`]; everything else (the
+//! request builder, the decoder, the model listing, the framing, the pre-send checks) asks the
+//! format. A new wire is one folder here, its `mod` line and its arm in [`Wire::format`], its
+//! variant, and the providers that speak it in the provider table. What every wire shares (a
+//! tool's declaration, a chat-style body, sampling keys, reading an event as JSON, reading a
+//! model list) is in [`shared`].
 
 pub(crate) mod anthropic;
 mod gemini;
