@@ -18,8 +18,9 @@ use tokio::process::Child;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::McpError;
+use super::spec::McpServerSpec;
 use super::stdio::{LineRead, LineReader, NoteSink, StdioTransport, TRANSPORT_MARK};
-use super::{McpError, McpServerSpec};
 use crate::mcp_result::{CallOutcome, outcome};
 
 /// Where a stdio server's stderr goes, one line at a time: `(server name, line)`. The CLI

@@ -16,10 +16,8 @@ use crate::part::{Part, PartId, ToolCall};
 use crate::protocol::Protocol;
 use crate::tool::{ToolChoice, ToolSet};
 
-use super::{ProviderKind, Wire};
-
-/// Anthropic's smallest thinking budget.
-pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
+use super::secret_url::redact_url;
+use super::spec::ProviderKind;
 
 /// One message of the conversation. Serialised with a `role` tag, like the wire formats.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -431,7 +429,7 @@ pub struct Request {
 
 fn redacted_url<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
     match url {
-        Some(u) => s.serialize_some(&super::redact_url(u)),
+        Some(u) => s.serialize_some(&redact_url(u)),
         None => s.serialize_none(),
     }
 }
@@ -591,16 +589,7 @@ impl Request {
                 "the allowed tool \"{name}\" is not among the tools"
             ));
         }
-        if let (Some(effort), Some(max), Wire::Anthropic) = (
-            self.sampling.reasoning_effort,
-            self.sampling.max_tokens,
-            self.provider.wire(),
-        ) && max <= effort.budget_tokens().min(MIN_THINKING_BUDGET)
-        {
-            return invalid(format!(
-                "a reasoning effort needs max_tokens above {MIN_THINKING_BUDGET} on Anthropic (the thinking budget comes out of it); max_tokens is {max}"
-            ));
-        }
+        self.provider.wire().format().validate(self)?;
         if self.provider.capabilities().required_max_tokens.is_some()
             && self.sampling.max_tokens.is_none()
         {

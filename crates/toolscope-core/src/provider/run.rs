@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 use crate::error::{ErrorCategory, ProviderError};
 use crate::part::Part;
 
-use super::build_wire;
 use super::decoder::Decoder;
 use super::errors::status_error;
 use super::event::{RawEvent, RunEvent};
@@ -19,7 +18,9 @@ use super::http;
 use super::keys::Keys;
 use super::plan::Plan;
 use super::request::Request;
+use super::secret_url::{redact_url, url_secrets};
 use super::spec::Auth;
+use super::wire_request::build_wire;
 
 /// A running request. Events arrive in order through [`Run::next`] (or as a `Stream`); the last
 /// part is `finish` or `error`, then the channel closes. Dropping the run cancels the request.
@@ -78,7 +79,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     let url_secrets = request
         .base_url
         .as_deref()
-        .map(super::url_secrets)
+        .map(url_secrets)
         .unwrap_or_default();
     let keys = url_secrets
         .into_iter()
@@ -103,7 +104,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     };
     let wire = build_wire(&request, &plan, &base);
     // What errors name: the endpoint without its credentials.
-    let shown_url = super::redact_url(&wire.url);
+    let shown_url = redact_url(&wire.url);
     let client = match http::client(request.timeouts.connect()) {
         Ok(c) => c,
         Err(e) => {
@@ -291,7 +292,7 @@ fn oversize_error(o: &super::framer::Oversize, status: u16) -> ProviderError {
         format!(
             "{what} is larger than the limit of {} ({} bytes had arrived); the answer is cut \
              here and the rest was not read. It starts: {}",
-            super::wire::size(o.limit),
+            super::wires::shared::size(o.limit),
             o.seen,
             o.head
         ),
