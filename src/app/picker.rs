@@ -236,6 +236,9 @@ impl Picker {
     /// The listed models that match what is typed in the model field (all of them when the
     /// field holds one of them exactly or nothing).
     pub fn shown_models(&self) -> Vec<&str> {
+        if self.models_stale() {
+            return Vec::new();
+        }
         let ModelList::Listed { names, .. } = &self.models else {
             return Vec::new();
         };
@@ -260,6 +263,27 @@ impl Picker {
         }
         let at = self.model_choice.map_or(-1, |i| i as isize) + step;
         self.model_choice = (at >= 0).then(|| at.min(n - 1) as usize);
+    }
+
+    /// Whether what is known of the models is of another provider or base URL than the ones now
+    /// in the fields (the URL was edited since): it is not shown, nor chosen from.
+    pub fn models_stale(&self) -> bool {
+        let asked = self.asked();
+        asked.is_some() && asked != Some((self.kind(), self.base_url_text()))
+    }
+
+    /// The provider and base URL the models were asked of, if they were.
+    fn asked(&self) -> Option<(ProviderKind, Option<String>)> {
+        match &self.models {
+            ModelList::NotAsked => None,
+            ModelList::Listing { provider, base_url }
+            | ModelList::Listed {
+                provider, base_url, ..
+            }
+            | ModelList::Failed {
+                provider, base_url, ..
+            } => Some((*provider, base_url.clone())),
+        }
     }
 
     /// Whether the models of the provider and base URL now picked are to be listed (not asked,
@@ -385,6 +409,39 @@ mod tests {
                 .contains("top_p")
         );
         assert!(p.chosen().is_err());
+    }
+
+    /// Issue 30: a failure to list the models of a wrong base URL stayed after the URL was
+    /// fixed; what is known of another URL's models is neither shown nor chosen from.
+    #[test]
+    fn what_is_known_of_another_base_url_is_stale() {
+        let mut p = Picker::new(
+            ProviderKind::OPENAI,
+            "m",
+            Some("http://127.0.0.1:1/v1"),
+            &Sampling::default(),
+        );
+        let asked = p.wants_listing().unwrap();
+        p.models = ModelList::Failed {
+            provider: asked.0,
+            base_url: asked.1,
+            why: "connection refused".into(),
+        };
+        assert!(!p.models_stale());
+        assert_eq!(p.wants_listing(), None);
+        // The URL is fixed: the failure is of the old one.
+        p.base_url = field("http://127.0.0.1:8080/v1");
+        assert!(p.models_stale());
+        assert!(p.wants_listing().is_some());
+        p.models = ModelList::Listed {
+            provider: ProviderKind::OPENAI,
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            names: vec!["old".into()],
+        };
+        assert!(
+            p.shown_models().is_empty(),
+            "the old URL's models are not offered"
+        );
     }
 
     #[test]

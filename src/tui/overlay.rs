@@ -127,6 +127,14 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
     let list = field_of(row(MODEL_ROWS as u16));
     let mut lines: Vec<Line<'static>> = Vec::new();
     match &p.models {
+        // The base URL was edited since: what was known is of the old one.
+        _ if p.models_stale() => lines.push(Line::from(Span::styled(
+            fit(
+                "this base URL's models are listed when you leave its field",
+                list.width as usize,
+            ),
+            muted(theme),
+        ))),
         ModelList::NotAsked => {}
         ModelList::Listing { .. } => lines.push(Line::from(Span::styled(
             "listing the provider's models…",
