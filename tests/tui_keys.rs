@@ -528,3 +528,20 @@ fn f10_in_the_tools_pane_lists_every_warning() {
         assert!(screen.contains(&start), "{start:?} is not shown:\n{screen}");
     }
 }
+
+/// Issue 30: `g` and `G` go to the top and the end of a view, as in less (they did nothing).
+#[test]
+fn g_and_capital_g_go_to_the_top_and_the_end_of_a_view() {
+    let mut h = Harness::new(80, 24);
+    let long: Vec<String> = (1..=200).map(|i| format!("line {i}")).collect();
+    h.app.overlay = Some(Overlay::Detail(Box::new(
+        toolscope::app::detail::Detail::text("long", &long.join("\n")),
+    )));
+    h.press(key(KeyCode::Char('g')));
+    assert!(h.screen().contains("line 1 "), "{}", h.screen());
+    assert!(!h.screen().contains("line 200"));
+    h.press(key(KeyCode::Char('G')));
+    assert!(h.screen().contains("line 200"), "{}", h.screen());
+    h.press(key(KeyCode::Char('g')));
+    assert!(!h.screen().contains("line 200"), "{}", h.screen());
+}

@@ -255,11 +255,15 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "the selected part in full (JSON, whole text)",
     ),
     ("Parts", "c", "copy the part's JSON (OSC 52)"),
-    ("Detail", "↑↓ PgUp/Dn c", "scroll; copy the whole text"),
+    (
+        "Detail",
+        "↑↓ PgUp/Dn g/G c",
+        "scroll; top, end; copy the whole text",
+    ),
     (
         "Request",
-        "↑↓ c ←/→",
-        "scroll; copy as curl; other compare column",
+        "↑↓ g/G c ←/→",
+        "scroll; top, end; copy as curl; other compare column",
     ),
     ("Picker", "Tab ←/→ ↑↓", "fields; choices; listed models"),
     ("Sessions", "↑↓ Enter", "in the Ctrl+O picker: choose, open"),

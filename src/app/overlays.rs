@@ -36,6 +36,8 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             KeyCode::Down => *scroll = (*scroll + 1).min(help::len()),
             KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
             KeyCode::PageDown => *scroll = (*scroll + 10).min(help::len()),
+            KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
+            KeyCode::End | KeyCode::Char('G') => *scroll = help::len(),
             KeyCode::Left | KeyCode::Right => {
                 let names = app.themes.names();
                 let at = names.iter().position(|n| *n == app.theme).unwrap_or(0) as isize;
@@ -131,11 +133,11 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             code => {
                 if let Some(delta) = scroll_delta(app, code) {
                     scroll(app, delta);
-                } else if code == KeyCode::Home
+                } else if matches!(code, KeyCode::Home | KeyCode::Char('g'))
                     && let Some(Overlay::Detail(d)) = &mut app.overlay
                 {
                     d.scroll = Scroll::top();
-                } else if code == KeyCode::End
+                } else if matches!(code, KeyCode::End | KeyCode::Char('G'))
                     && let Some(Overlay::Detail(d)) = &mut app.overlay
                 {
                     d.scroll = Scroll::Follow;
@@ -160,8 +162,8 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 let column = (at + step).rem_euclid(n) as usize;
                 open_request(app, Some(column));
             }
-            KeyCode::Home => v.scroll = Scroll::top(),
-            KeyCode::End => v.scroll = Scroll::Follow,
+            KeyCode::Home | KeyCode::Char('g') => v.scroll = Scroll::top(),
+            KeyCode::End | KeyCode::Char('G') => v.scroll = Scroll::Follow,
             code => {
                 if let Some(delta) = scroll_delta(app, code) {
                     scroll(app, delta);
