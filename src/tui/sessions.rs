@@ -6,26 +6,80 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
+use crate::app::session::SessionEntry;
 use crate::app::{App, Restore, SessionPicker};
 
 use super::overlay::{centered, window};
 use super::panes::{block, muted, selected};
 use super::text::fit;
 
-/// Column widths of the picker after the file name: date, provider, model, mode, protocol.
-const COLUMNS: [usize; 5] = [17, 10, 14, 16, 11];
+/// The headings of the picker's columns: file, date, provider, model, mode, protocol.
+const HEADINGS: [&str; 6] = ["file", "recorded", "provider", "model", "mode", "protocol"];
 
-/// The picker's column widths for `width` cells: the file column as wide as the longest name
-/// (within limits); the date column only when there is room for it.
-fn widths(width: usize, longest_name: usize) -> [usize; 6] {
-    let file = longest_name.clamp(16, 40);
-    let rest: usize = COLUMNS.iter().map(|w| w + 1).sum();
-    let date = if file + 1 + rest <= width {
-        COLUMNS[0]
-    } else {
-        0
+/// The widest a column gets, however long its longest cell.
+const MOST: [usize; 6] = [40, 16, 16, 32, 24, 20];
+
+/// The picker's column widths for `width` cells, from the widest cell of each column (`natural`,
+/// headings included): every column whole when they fit; else narrowed until the row fits (a
+/// cut cell ends in `…`), the date left out when narrowing is not enough.
+fn widths(width: usize, natural: [usize; 6]) -> [usize; 6] {
+    let whole: [usize; 6] = std::array::from_fn(|i| natural[i].max(HEADINGS[i].len()).min(MOST[i]));
+    let total = |w: &[usize; 6]| w.iter().filter(|&&c| c > 0).map(|c| c + 1).sum::<usize>();
+    // The file name tells sessions apart: the other columns give way first, the widest of them
+    // a cell at a time, down to 8; when that is not enough, the date goes (and the others get
+    // its room back); then the file column gives way, down to 12.
+    let narrowed = |mut w: [usize; 6], file_too: bool| {
+        while total(&w) > width {
+            match (2..6).filter(|&i| w[i] > 8).max_by_key(|&i| w[i]) {
+                Some(i) => w[i] -= 1,
+                None if file_too && w[0] > 12 => w[0] -= 1,
+                None => break,
+            }
+        }
+        w
     };
-    [file, date, COLUMNS[1], COLUMNS[2], COLUMNS[3], COLUMNS[4]]
+    let with_date = narrowed(whole, false);
+    if total(&with_date) <= width {
+        return with_date;
+    }
+    let mut without = whole;
+    without[1] = 0;
+    narrowed(without, true)
+}
+
+/// A session's cells: file name, date, provider, model, mode, protocol (only the file name for a
+/// file that cannot be read).
+fn cells_of(e: &SessionEntry) -> [String; 6] {
+    let file = e
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match &e.summary {
+        Ok(s) => {
+            let date = s.created_at.replace('T', " ");
+            let date = date.trim_end_matches('Z');
+            let date = date.get(..16).unwrap_or(date).to_string();
+            let mode = s.tool_choice.clone().unwrap_or_else(|| "auto".into());
+            let protocol = s.protocol.clone().unwrap_or_else(|| "native".into());
+            [
+                file,
+                date,
+                s.provider.clone(),
+                s.model.clone(),
+                mode,
+                protocol,
+            ]
+        }
+        Err(_) => [
+            file,
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+    }
 }
 
 fn row_text(cells: [&str; 6], widths: [usize; 6]) -> String {
@@ -52,15 +106,14 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
         return;
     }
     let width = inner.width as usize;
-    let longest = p
-        .entries
-        .iter()
-        .flatten()
-        .filter_map(|e| e.path.file_name())
-        .map(|n| n.to_string_lossy().chars().count())
-        .max()
-        .unwrap_or(0);
-    let cols = widths(width, longest);
+    let mut natural = [0usize; 6];
+    for e in p.entries.iter().flatten() {
+        let cells = cells_of(e);
+        for (n, cell) in natural.iter_mut().zip(&cells) {
+            *n = (*n).max(cell.chars().count());
+        }
+    }
+    let cols = widths(width, natural);
     let line = |i: u16| Rect {
         y: inner.y + i,
         height: 1,
@@ -78,16 +131,7 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
         .fg(theme.ui.title)
         .add_modifier(Modifier::BOLD);
     frame.render_widget(
-        Paragraph::new(Span::styled(
-            fit(
-                &row_text(
-                    ["file", "recorded", "provider", "model", "mode", "protocol"],
-                    cols,
-                ),
-                width,
-            ),
-            heading,
-        )),
+        Paragraph::new(Span::styled(fit(&row_text(HEADINGS, cols), width), heading)),
         line(1),
     );
     let list_h = inner.height.saturating_sub(2) as usize;
@@ -110,25 +154,15 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     }
     let top = p.selected.saturating_sub(list_h.saturating_sub(1));
     for (i, e) in entries.iter().enumerate().skip(top).take(list_h) {
-        let file = e
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let cells = cells_of(e);
+        let file = &cells[0];
         let (text, mut style) = match &e.summary {
-            Ok(s) => {
-                let date = s.created_at.replace('T', " ");
-                let date = date.trim_end_matches('Z');
-                let date = date.get(..16).unwrap_or(date);
-                let mode = s.tool_choice.clone().unwrap_or_else(|| "auto".into());
-                let protocol = s.protocol.clone().unwrap_or_else(|| "native".into());
-                (
-                    row_text([&file, date, &s.provider, &s.model, &mode, &protocol], cols),
-                    Style::default().fg(theme.ui.text),
-                )
-            }
+            Ok(_) => (
+                row_text(std::array::from_fn(|i| cells[i].as_str()), cols),
+                Style::default().fg(theme.ui.text),
+            ),
             Err(problem) => (
-                format!("{:<w$} ✗ {problem}", fit(&file, cols[0]), w = cols[0]),
+                format!("{:<w$} ✗ {problem}", fit(file, cols[0]), w = cols[0]),
                 Style::default().fg(theme.ui.error),
             ),
         };
@@ -200,4 +234,26 @@ pub fn restore(frame: &mut Frame<'_>, area: Rect, app: &App, r: &Restore) {
         Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: true }),
         inner,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: columns were cut (a model name at 14 cells) with room to spare.
+    #[test]
+    fn columns_are_as_wide_as_their_cells_when_there_is_room() {
+        let natural = [27, 16, 16, 27, 15, 13];
+        let total: usize = natural.iter().map(|w| w + 1).sum();
+        assert_eq!(widths(total, natural), natural, "every cell whole");
+        // Narrower: the others give way before the file name, and the date stays while it can.
+        let w = widths(100, natural);
+        assert_eq!(w[0], 27);
+        assert!(w[1] > 0);
+        assert!(w.iter().map(|c| c + 1).sum::<usize>() <= 100, "{w:?}");
+        // At 76 cells the date goes, and the file name stays whole.
+        let w = widths(76, natural);
+        assert_eq!((w[0], w[1]), (27, 0), "{w:?}");
+        assert!(w.iter().filter(|&&c| c > 0).map(|c| c + 1).sum::<usize>() <= 76);
+    }
 }
