@@ -289,5 +289,83 @@ fn keystroke(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame, keystroke);
+/// A conversation of `turns` tool turns (question, call, result), then a question and `answer` as the
+/// last answer.
+fn conversation(turns: usize, answer: String) -> Vec<toolscope_core::provider::Message> {
+    use toolscope_core::provider::Message as Turn;
+    let mut history = Vec::new();
+    for i in 0..turns {
+        let id = format!("call_{i}");
+        history.push(Turn::user(format!("What is the weather in city {i}?")));
+        history.push(Turn::assistant(
+            None,
+            vec![ToolCall {
+                tool_call_id: id.clone().into(),
+                tool_name: "get_weather".into(),
+                input: serde_json::json!({"city": format!("city {i}")}),
+                ..Default::default()
+            }],
+        ));
+        history.push(Turn::tool_result(id, format!("sunny, {i} degrees")));
+    }
+    history.push(Turn::user("And the whole story?"));
+    history.push(Turn::assistant(Some(answer), vec![]));
+    history
+}
+
+/// A finished answer of about `bytes`: lines of prose, with a line of 100 KB every 500 lines
+/// and one of 1 MB in the middle.
+fn long_answer(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 2 * 1024 * 1024);
+    let mut i = 0;
+    while s.len() < bytes {
+        if i % 500 == 499 {
+            s.push_str(&"x".repeat(100 * 1024));
+        } else if i == 5000 {
+            s.push_str(&"y".repeat(1024 * 1024));
+        } else {
+            s.push_str(&format!(
+                "line {i}: the model says something about the weather in Paris, at length."
+            ));
+        }
+        s.push('\n');
+        i += 1;
+    }
+    s
+}
+
+/// The Prompt pane's conversation: a frame with a short conversation (the baseline of the same
+/// run), with 1,000 tool turns, and with a 10 MB finished answer at its end (DESIGN.md: under
+/// 2 ms, no more than a short one).
+fn transcript(c: &mut Criterion) {
+    let mut group = c.benchmark_group("frame 160x48, the conversation");
+    group.sample_size(20);
+    for (name, history) in [
+        ("short conversation", conversation(1, "It is sunny.".into())),
+        (
+            "1,000 tool turns",
+            conversation(1000, "It is sunny.".into()),
+        ),
+        (
+            "a 10 MB finished answer",
+            conversation(1, long_answer(OUTPUT_BYTES)),
+        ),
+    ] {
+        let mut app = App::new(Setup::default(), Themes::built_in());
+        app.size = (160, 48);
+        app.prompt.set_history(history);
+        let view = View::new();
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| toolscope::tui::draw(f, black_box(&app), &view))
+                    .unwrap();
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, transcript, frame, keystroke);
 criterion_main!(benches);

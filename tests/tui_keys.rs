@@ -133,7 +133,11 @@ async fn a_tool_result_continues_the_conversation() {
     h.run_to_end().await;
     assert_eq!(h.app.run.state, RunState::Done);
     assert!(!h.has_tool_call(), "after the result the model answers");
-    assert_eq!(h.app.prompt.history.len(), 4, "the text answer joined too");
+    assert_eq!(
+        h.app.prompt.history().len(),
+        4,
+        "the text answer joined too"
+    );
     let screen = h.screen();
     assert!(screen.contains("get_weather ⇐ sunny, 21 °C"), "{screen}");
 }

@@ -105,7 +105,7 @@ async fn the_servers_tools_show_marked_and_the_loop_runs_to_a_text_answer() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    let history = &h.app.prompt.history;
+    let history = h.app.prompt.history();
     assert_eq!(history.len(), 4, "{history:#?}");
     let Turn::Assistant { tool_calls, .. } = &history[1] else {
         panic!("{history:#?}")
@@ -180,7 +180,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     // Ctrl+R sends it.
     h.press(ctrl('r'));
     h.run_to_end().await;
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     assert!(h.app.prompt.pending.is_empty());
 
     // The loop so far is kept for saving: the first turn and its call (the second turn is
@@ -201,11 +201,11 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
         !a.mcp.executing() && !a.is_running() && a.prompt.pending.is_empty()
     })
     .await;
-    let n = h.app.prompt.history.len();
+    let n = h.app.prompt.history().len();
     assert!(
-        matches!(&h.app.prompt.history[n - 2], Turn::Tool { content, .. } if content.contains("Lyon")),
+        matches!(&h.app.prompt.history()[n - 2], Turn::Tool { content, .. } if content.contains("Lyon")),
         "{:#?}",
-        h.app.prompt.history
+        h.app.prompt.history()
     );
 }
 
@@ -222,11 +222,11 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     assert_eq!(call.input["city"], "Atlantis", "{call:?}");
     h.press(ctrl('g'));
     h.until("the call ends and the next turn", |a| {
-        !a.mcp.executing() && !a.is_running() && a.prompt.history.len() >= 4
+        !a.mcp.executing() && !a.is_running() && a.prompt.history().len() >= 4
     })
     .await;
-    let Turn::Tool { content, .. } = &h.app.prompt.history[2] else {
-        panic!("{:#?}", h.app.prompt.history)
+    let Turn::Tool { content, .. } = &h.app.prompt.history()[2] else {
+        panic!("{:#?}", h.app.prompt.history())
     };
     assert!(content.starts_with("error: "), "{content}");
 
@@ -315,7 +315,7 @@ async fn the_loop_stops_at_its_step_limit_with_the_results_filled_in_not_sent() 
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    assert_eq!(h.app.prompt.history.len(), 2, "one turn only");
+    assert_eq!(h.app.prompt.history().len(), 2, "one turn only");
     assert_eq!(tool_results(&h.app).len(), 1, "the call was executed");
     assert!(!h.app.prompt.results[0].lines().join("").is_empty());
     let notice = h.app.last_notice.clone().unwrap().text;
@@ -445,9 +445,14 @@ async fn a_loop_is_saved_whole_and_replays_without_its_server() {
         "an instant replay plays every turn"
     );
     assert_eq!(r.app.run.parts.text(), live_answer);
-    assert_eq!(r.app.prompt.history.len(), 4, "{:#?}", r.app.prompt.history);
-    let Turn::Tool { content, .. } = &r.app.prompt.history[2] else {
-        panic!("{:#?}", r.app.prompt.history)
+    assert_eq!(
+        r.app.prompt.history().len(),
+        4,
+        "{:#?}",
+        r.app.prompt.history()
+    );
+    let Turn::Tool { content, .. } = &r.app.prompt.history()[2] else {
+        panic!("{:#?}", r.app.prompt.history())
     };
     assert!(content.contains("\"city\":\"Paris\""), "{content}");
     let p = r.app.playback.as_ref().unwrap();
@@ -503,7 +508,7 @@ async fn the_bundled_loop_steps_turn_by_turn() {
         }
     }
     assert!(saw_result_in_turn_1 && saw_turn_2);
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     assert!(h.app.prompt.pending.is_empty(), "the loop ended in text");
 }
 
@@ -539,7 +544,12 @@ async fn an_http_server_added_at_run_time_serves_the_loop() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    assert_eq!(h.app.prompt.history.len(), 4, "{:#?}", h.app.prompt.history);
+    assert_eq!(
+        h.app.prompt.history().len(),
+        4,
+        "{:#?}",
+        h.app.prompt.history()
+    );
     assert!(
         server.seen_auth.lock().unwrap().is_empty(),
         "no token asked for, none sent"
@@ -636,7 +646,7 @@ async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
     .await;
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    for m in &h.app.prompt.history {
+    for m in h.app.prompt.history() {
         match m {
             Turn::Assistant { tool_calls, .. } => {
                 calls.extend(tool_calls.iter().map(|c| c.tool_call_id.to_string()))
@@ -649,7 +659,7 @@ async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
         calls,
         ["call-1", "call-2", "call-3"],
         "{:#?}",
-        h.app.prompt.history
+        h.app.prompt.history()
     );
     assert_eq!(results, calls);
     assert_eq!(server.recorded().len(), 3);

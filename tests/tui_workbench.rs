@@ -130,13 +130,13 @@ async fn d03_a_follow_up_is_never_wiped_and_the_old_question_is_not_edited() {
     assert!(!h.app.run.parts.text().is_empty());
     assert_eq!(h.app.focus, Focus::Composer);
     assert_eq!(composer(&h.app), "", "the question joined the conversation");
-    assert_eq!(h.app.prompt.history.len(), 2, "question and answer");
+    assert_eq!(h.app.prompt.history().len(), 2, "question and answer");
     h.type_text("Thanks! And in Rome?");
     // A new conversation asks first; Esc keeps everything.
     h.press(ctrl('n'));
     h.press(key(KeyCode::Esc));
     assert_eq!(composer(&h.app), "Thanks! And in Rome?");
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
 }
 
 // 4. Emulated `required` sends empty calls.
@@ -254,7 +254,7 @@ async fn d06_opening_a_session_over_an_unsaved_conversation_asks_first() {
     let mut h = Harness::with(a, None);
     h.app.choice = ToolChoice::None;
     run(&mut h).await;
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
     open_picker(&mut h).await;
     h.press(key(KeyCode::Enter));
     let s = h.screen();
@@ -262,7 +262,7 @@ async fn d06_opening_a_session_over_an_unsaved_conversation_asks_first() {
     assert!(s.contains("the conversation (2 messages)"), "{s}");
     h.press(key(KeyCode::Char('n')));
     assert!(h.app.overlay.is_none());
-    assert_eq!(h.app.prompt.history.len(), 2, "the conversation stays");
+    assert_eq!(h.app.prompt.history().len(), 2, "the conversation stays");
     assert!(h.app.opened.is_none());
     open_picker(&mut h).await;
     h.press(key(KeyCode::Enter));
@@ -781,7 +781,7 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
     run(&mut h).await;
     h.type_text("And in Rome?");
     run(&mut h).await;
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     focus(&mut h, Focus::Transcript);
     h.press(key(KeyCode::Home));
     assert_eq!(h.app.prompt.selected, 0);
@@ -796,7 +796,7 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
     h.type_text(" Please.");
     h.press(key(KeyCode::Enter));
     assert!(h.app.overlay.is_none());
-    let Msg::User { content } = &h.app.prompt.history[0] else {
+    let Msg::User { content } = &h.app.prompt.history()[0] else {
         panic!("a user message")
     };
     assert!(content.ends_with(" Please."), "{content}");
@@ -815,14 +815,14 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
     h.press(key(KeyCode::Char('y')));
     assert_eq!(h.app.run.request.as_ref().unwrap().messages.len(), 1);
     h.run_to_end().await;
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
     // Delete the answer, after asking.
     focus(&mut h, Focus::Transcript);
     h.press(key(KeyCode::End));
     h.press(key(KeyCode::Char('d')));
     assert!(h.screen().contains("Delete message 2 (assistant)?"));
     h.press(key(KeyCode::Char('y')));
-    assert_eq!(h.app.prompt.history.len(), 1);
+    assert_eq!(h.app.prompt.history().len(), 1);
 }
 
 #[tokio::test]

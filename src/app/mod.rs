@@ -40,6 +40,7 @@ mod session_update;
 pub mod text_log;
 pub mod theme;
 pub mod tools;
+pub mod transcript;
 mod update;
 pub mod url;
 

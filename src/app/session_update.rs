@@ -168,7 +168,7 @@ pub(super) fn would_replace(app: &App) -> Vec<String> {
         out.push("the edited tools".to_string());
     }
     if app.unsaved_turns && app.prompt.has_conversation() {
-        let n = app.prompt.history.len();
+        let n = app.prompt.history().len();
         out.push(format!(
             "the conversation ({n} message{})",
             if n == 1 { "" } else { "s" }

@@ -257,11 +257,11 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
 fn fix_focus(app: &mut App) {
     match app.focus {
         Focus::Result(i) if i >= app.prompt.results.len() => app.focus = Focus::Composer,
-        Focus::Transcript if app.prompt.history.is_empty() => app.focus = Focus::Composer,
+        Focus::Transcript if app.prompt.history().is_empty() => app.focus = Focus::Composer,
         Focus::Mcp if app.mcp.servers.is_empty() => app.focus = Focus::Tools,
         _ => {}
     }
-    let n = app.prompt.history.len();
+    let n = app.prompt.history().len();
     app.prompt.selected = app.prompt.selected.min(n.saturating_sub(1));
 }
 
@@ -374,7 +374,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::AddServer => mcp_update::open_add_server(app),
         Action::NewConversation => {
             if app.unsaved_turns && app.prompt.has_conversation() {
-                let n = app.prompt.history.len();
+                let n = app.prompt.history().len();
                 let mut c = Confirm::new(
                     "Start a new conversation?",
                     "y start anew",
@@ -465,7 +465,7 @@ fn unsaved(app: &App) -> Vec<String> {
             None => "the tools are edited and not saved to a file (F4 saves them)".to_string(),
         });
     }
-    if app.unsaved_turns && !app.prompt.history.is_empty() {
+    if app.unsaved_turns && !app.prompt.history().is_empty() {
         out.push("the conversation is not saved as a session (Ctrl+S saves it)".to_string());
     }
     out
@@ -517,7 +517,7 @@ fn focus_order(app: &App) -> Vec<Focus> {
         order.push(Focus::Mcp);
     }
     order.extend([Focus::ToolChoice, Focus::System]);
-    if !app.prompt.history.is_empty() {
+    if !app.prompt.history().is_empty() {
         order.push(Focus::Transcript);
     }
     order.extend((0..app.prompt.results.len()).map(Focus::Result));
@@ -533,13 +533,13 @@ fn move_focus(app: &mut App, step: isize) {
     let at = order.iter().position(|f| *f == app.focus).unwrap_or(0) as isize;
     app.focus = order[(at + step).rem_euclid(order.len() as isize) as usize];
     if app.focus == Focus::Transcript {
-        app.prompt.selected = app.prompt.history.len().saturating_sub(1);
+        app.prompt.selected = app.prompt.history().len().saturating_sub(1);
     }
 }
 
 /// The conversation's keys: choose a message, edit it, delete it, run again from it.
 fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
-    let n = app.prompt.history.len();
+    let n = app.prompt.history().len();
     if n == 0 {
         return;
     }
@@ -576,7 +576,7 @@ fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         KeyCode::Char('v') => {
             if let Some(text) = app.prompt.text_of(i) {
-                let role = app.prompt.history[i].role();
+                let role = app.prompt.history()[i].role();
                 app.overlay = Some(Overlay::Detail(Box::new(Detail::text(
                     format!("message {} ({role})", i + 1),
                     &text,
@@ -584,14 +584,14 @@ fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         KeyCode::Char('d') | KeyCode::Delete => {
-            let role = app.prompt.history[i].role();
+            let role = app.prompt.history()[i].role();
             let mut c = Confirm::new(
                 format!("Delete message {} ({role})?", i + 1),
                 "y delete",
                 Pending::DeleteMessage(i),
             );
             if let toolscope_core::provider::Message::Assistant { tool_calls, .. } =
-                &app.prompt.history[i]
+                &app.prompt.history()[i]
                 && !tool_calls.is_empty()
             {
                 c = c.detail("the results of its tool calls go with it");
@@ -931,7 +931,7 @@ fn click(app: &mut App, m: &layout::MainAreas, at: Position) {
             Focus::System
         } else if let Some(i) = areas.results.iter().position(|r| r.contains(at)) {
             Focus::Result(i)
-        } else if areas.transcript.contains(at) && !app.prompt.history.is_empty() {
+        } else if areas.transcript.contains(at) && !app.prompt.history().is_empty() {
             Focus::Transcript
         } else {
             Focus::Composer

@@ -145,7 +145,7 @@ fn esc_cancels_and_late_events_are_dropped() {
     );
     assert!(app.prompt.pending.is_empty());
     assert_eq!(
-        app.prompt.history.len(),
+        app.prompt.history().len(),
         1,
         "the question stays, unanswered"
     );
@@ -194,7 +194,7 @@ fn a_turn_with_a_call_continues_with_the_typed_result() {
     answer_with_call(&mut app, id);
     assert_eq!(app.run.state, RunState::Done);
     assert_eq!(app.prompt.pending.len(), 1);
-    assert_eq!(app.prompt.history.len(), 2, "the answer joined at once");
+    assert_eq!(app.prompt.history().len(), 2, "the answer joined at once");
     assert_eq!(
         app.focus,
         Focus::Result(0),
@@ -295,7 +295,7 @@ fn the_picker_changes_provider_and_model_for_the_next_run() {
     let mut app = app();
     update(&mut app, ctrl('p'));
     assert!(matches!(app.overlay, Some(Overlay::Picker(_))));
-    assert!(app.prompt.history.is_empty());
+    assert!(app.prompt.history().is_empty());
     update(&mut app, key(KeyCode::Right)); // demo → openai (wraps)
     update(&mut app, key(KeyCode::Enter));
     assert!(app.overlay.is_none());
