@@ -367,5 +367,63 @@ fn transcript(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, transcript, frame, keystroke);
+/// The journal of a run with an API key set: 1,000 wire chunks of an OpenAI stream and the events
+/// decoded from them, each redacted (as the provider layer hands it out) and journaled (as the
+/// driver writes it), then the journal closed. The work the playground does per event besides
+/// drawing.
+fn journal(c: &mut Criterion) {
+    use toolscope_core::provider::{Decoder, Keys, ProviderKind};
+    use toolscope_core::session::journal::Journal;
+    let request = Request::new(ProviderKind::OPENAI, "m");
+    let mut decoder = Decoder::new(&request);
+    let mut events = Vec::new();
+    for i in 0..1000u64 {
+        let raw = RawEvent {
+            at_ms: i,
+            data: serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
+                "choices": [{"index": 0, "delta": {"content": format!("word {i} of the answer ")}, "finish_reason": null}]})
+            .to_string(),
+            status: None,
+            retry_after: None,
+        };
+        events.push(RunEvent::Raw(raw.clone()));
+        events.extend(decoder.push_raw(&raw));
+    }
+    events.extend(decoder.finish());
+    let keys = Keys::default().with(ProviderKind::OPENAI, "sk-bench-0123456789abcdef");
+    let path = std::env::temp_dir().join(format!(
+        "toolscope-bench-journal-{}.jsonl",
+        std::process::id()
+    ));
+    let mut group = c.benchmark_group("journal, an API key set");
+    group.sample_size(20);
+    // The baseline of the same run: each event written out as JSON once, to memory.
+    group.bench_function("baseline: the events as JSON in memory", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(1 << 20);
+            for e in &events {
+                serde_json::to_writer(&mut out, black_box(e)).unwrap();
+                out.push(b'\n');
+            }
+            out.len()
+        })
+    });
+    group.bench_function(
+        format!("{} events redacted and journaled", events.len()),
+        |b| {
+            b.iter(|| {
+                let mut j = Journal::create(&path, &request).unwrap();
+                for e in &events {
+                    let e = keys.redact_event(black_box(e.clone()));
+                    j.append(&e).unwrap();
+                }
+                drop(j);
+            })
+        },
+    );
+    group.finish();
+    std::fs::remove_file(&path).ok();
+}
+
+criterion_group!(benches, transcript, journal, frame, keystroke);
 criterion_main!(benches);

@@ -3,6 +3,8 @@
 //! messages; the tests wait for the engine's events (never for a fixed time) and read the state
 //! and the screen.
 
+#[path = "../crates/toolscope-core/tests/support/mod.rs"]
+mod support;
 mod tui_support;
 
 use std::net::SocketAddr;
@@ -402,6 +404,64 @@ async fn a_run_saved_with_ctrl_s_opens_with_ctrl_o_and_replays_the_same_parts() 
     // A clean exit removes the journal.
     assert_eq!(h.press(ctrl('q')), Flow::Quit);
     assert!(!journal.exists());
+}
+
+/// The journal is buffered: events go into it as they arrive, out to the operating system with
+/// each frame, and whole at the run's end. A key the server echoes never reaches it.
+#[tokio::test]
+async fn the_journal_is_whole_when_the_run_ends_and_never_holds_the_key() {
+    const KEY: &str = "sk-test-journal-0123456789";
+    let mut events: Vec<serde_json::Value> = ["Your key ", "is ", KEY, ", kept ", "here."]
+        .iter()
+        .map(|c| serde_json::json!({"choices":[{"index":0,"delta":{"content": c}}]}))
+        .collect();
+    events.push(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
+    events.push(serde_json::json!("[DONE]"));
+    let server =
+        support::MockServer::start(vec![support::Reply::sse_data(&events, support::End::Clean)])
+            .await;
+    let dir = temp_dir("journal-key");
+    let journal = dir.join("journal-1.jsonl");
+    let keys = toolscope_core::provider::Keys::default()
+        .with(toolscope_core::provider::ProviderKind::OPENAI, KEY);
+    let mut h = Harness::with_keys(app_in(&dir), Some(journal.clone()), keys);
+    h.app.provider = toolscope_core::provider::ProviderKind::OPENAI;
+    h.app.model = "m".into();
+    h.app.base_url = Some(server.url());
+    h.press(ctrl('r'));
+    // The engine's messages are handled without drawing a frame, as a flood of events is; a
+    // frame drawn after the first part writes out everything so far.
+    let mut framed = false;
+    let wait = async {
+        loop {
+            let m = h.driver.next_engine_message().await.expect("open");
+            let ended = matches!(m, Message::RunEnded { .. });
+            h.driver.handle(&mut h.app, m);
+            if ended {
+                break;
+            }
+            if !framed && !h.app.run.parts.parts.is_empty() {
+                framed = true;
+                h.driver.draw(&h.app).unwrap();
+                let so_far = journal::recover(&journal).unwrap();
+                assert_eq!(so_far.session.parts, h.app.run.parts.parts);
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, wait)
+        .await
+        .expect("the run ends");
+    assert!(framed);
+    assert_eq!(h.app.run.state, RunState::Done);
+    // No frame since: the run's end wrote the journal out whole.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(!text.contains(KEY), "the key reached the journal: {text}");
+    assert!(text.contains("[redacted]"), "{text}");
+    let r = journal::recover(&journal).unwrap();
+    assert!(r.ended);
+    assert_eq!(r.session.parts, h.app.run.parts.parts);
+    assert_eq!(r.session.events.len(), h.app.run.wire_events);
+    assert!(!h.screen().contains(KEY));
 }
 
 #[tokio::test]
