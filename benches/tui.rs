@@ -144,15 +144,15 @@ fn app_with(run: RunView) -> App {
 
 fn frame(c: &mut Criterion) {
     let run = big_run();
-    assert!(run.output.len() >= OUTPUT_BYTES);
-    assert!(run.parts.parts.len() >= PARTS);
+    assert!(run.shown.output.len() >= OUTPUT_BYTES);
+    assert!(run.record.parts.parts.len() >= PARTS);
     eprintln!(
         "raw output {:.1} MB in {} segments, wire {:.1} MB, {} parts in {} rows",
-        run.output.len() as f64 / 1048576.0,
-        run.output.segment_count(),
-        run.wire.len() as f64 / 1048576.0,
-        run.parts.parts.len(),
-        run.parts.rows.len()
+        run.shown.output.len() as f64 / 1048576.0,
+        run.shown.output.segment_count(),
+        run.record.wire.text().len() as f64 / 1048576.0,
+        run.record.parts.parts.len(),
+        run.record.parts.rows.len()
     );
     let mut app = app_with(run);
     let view = View::new();
@@ -167,15 +167,15 @@ fn frame(c: &mut Criterion) {
         })
     });
 
-    let middle = app.run.output.segment_count() / 2;
-    app.run.output_scroll = Scroll::At {
+    let middle = app.run.shown.output.segment_count() / 2;
+    app.run.cursor.output_scroll = Scroll::At {
         segment: middle,
         row: 0,
     };
-    let rows = app.run.parts.rows.len();
+    let rows = app.run.record.parts.rows.len();
     app.run.select(rows / 2, 20);
     app.focus = Focus::Parts;
-    let detail = Detail::of_row(&app.run.parts, rows / 2).expect("a row");
+    let detail = Detail::of_row(&app.run.record.parts, rows / 2).expect("a row");
     app.overlay = Some(Overlay::Detail(Box::new(detail)));
     group.bench_function("scrolled to the middle, a part shown whole", |b| {
         b.iter(|| {

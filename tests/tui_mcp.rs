@@ -75,6 +75,7 @@ async fn settle(h: &mut Harness) {
 
 fn tool_results(app: &App) -> Vec<&toolscope_core::part::ToolResult> {
     app.run
+        .record
         .parts
         .parts
         .iter()
@@ -118,7 +119,7 @@ async fn the_servers_tools_show_marked_and_the_loop_runs_to_a_text_answer() {
     assert!(
         matches!(&history[3], Turn::Assistant { content: Some(t), tool_calls, .. } if !t.is_empty() && tool_calls.is_empty())
     );
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
     let notice = h.app.last_notice.clone().unwrap().text;
     assert_eq!(notice, "the loop ended with a text answer after 2 steps");
     // The loop is kept for saving: turn, call, turn.
@@ -131,7 +132,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     h.press(ctrl('r'));
     h.run_to_end().await;
     assert_eq!(h.app.prompt.pending.len(), 1);
-    let runs_before = h.app.run.id;
+    let runs_before = h.app.run.record.id;
     // Alt+G executes the call of the focused result field only and sends nothing.
     assert_eq!(
         h.app.focus,
@@ -145,7 +146,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     assert!(h.app.mcp.executing());
     assert!(h.screen().contains("⚙ executing 1 call"), "{}", h.screen());
     settle(&mut h).await;
-    assert_eq!(h.app.run.id, runs_before, "nothing was sent");
+    assert_eq!(h.app.run.record.id, runs_before, "nothing was sent");
     let results = tool_results(&h.app);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].tool_name, "get_weather");
@@ -237,13 +238,17 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     h.type_text("exit");
     h.press(ctrl('r'));
     h.run_to_end().await;
-    let run = h.app.run.id;
+    let run = h.app.run.record.id;
     h.press(ctrl('g'));
     settle(&mut h).await;
-    assert_eq!(h.app.run.id, run, "nothing was sent after the failure");
+    assert_eq!(
+        h.app.run.record.id, run,
+        "nothing was sent after the failure"
+    );
     let error = h
         .app
         .run
+        .record
         .parts
         .parts
         .iter()
@@ -270,9 +275,9 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     h.app.focus = Focus::Result(0);
     h.type_text("gone");
     h.press(ctrl('r'));
-    assert!(h.app.run.is_running(), "{:?}", h.app.run.state);
+    assert!(h.app.run.is_running(), "{:?}", h.app.run.record.state);
     h.run_to_end().await;
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
 }
 
 #[tokio::test]
@@ -290,7 +295,7 @@ async fn esc_cancels_a_hung_call_and_the_loop() {
         "cancelled: the MCP calls and the loop stop"
     );
     // The call's cancelled answer comes back and is ignored; the field waits for a result.
-    let before = h.app.run.parts.parts.len();
+    let before = h.app.run.record.parts.parts.len();
     let answer = tokio::time::timeout(tui_support::harness::DEADLINE, async {
         loop {
             let m = h.driver.next_engine_message().await.unwrap();
@@ -302,7 +307,7 @@ async fn esc_cancels_a_hung_call_and_the_loop() {
         }
     });
     answer.await.expect("the cancelled call answers");
-    assert_eq!(h.app.run.parts.parts.len(), before);
+    assert_eq!(h.app.run.record.parts.parts.len(), before);
     assert_eq!(h.app.prompt.pending.len(), 1);
     assert!(h.app.prompt.results[0].lines().join("").is_empty());
 }
@@ -393,7 +398,7 @@ async fn a_loop_is_saved_whole_and_replays_without_its_server() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    let live_answer = h.app.run.parts.text();
+    let live_answer = h.app.run.record.parts.text();
     let dir = std::env::temp_dir().join(format!("toolscope-mcp-save-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("loop.json");
@@ -444,7 +449,7 @@ async fn a_loop_is_saved_whole_and_replays_without_its_server() {
         r.app.playback.as_ref().is_some_and(|p| p.is_done()),
         "an instant replay plays every turn"
     );
-    assert_eq!(r.app.run.parts.text(), live_answer);
+    assert_eq!(r.app.run.record.parts.text(), live_answer);
     assert_eq!(
         r.app.prompt.history().len(),
         4,

@@ -676,6 +676,7 @@ fn search_key(app: &mut App, key: KeyEvent) {
                 SearchPane::Raw => search::count(app.run.log(app.raw_mode).as_str(), &query, fold),
                 SearchPane::Parts => app
                     .run
+                    .record
                     .parts
                     .rows
                     .iter()
@@ -726,13 +727,13 @@ fn next_match(app: &mut App, forward: bool) {
             }
         }
         SearchPane::Parts => {
-            let rows = &app.run.parts.rows;
+            let rows = &app.run.record.parts.rows;
             let n = rows.len();
             if n == 0 {
                 return;
             }
             let start =
-                s.at.or(app.run.selected)
+                s.at.or(app.run.cursor.selected)
                     .unwrap_or(if forward { n - 1 } else { 0 });
             let hit = (1..=n).find_map(|k| {
                 let i = if forward {
@@ -767,30 +768,30 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::PageUp => app.run.select_by(-page, height),
         KeyCode::PageDown => app.run.select_by(page, height),
         KeyCode::Home => app.run.select(0, height),
-        KeyCode::End => app.run.selected = None,
+        KeyCode::End => app.run.cursor.selected = None,
         KeyCode::Char('/') => app.search = Some(Search::new(SearchPane::Parts)),
         KeyCode::Char('n') => next_match(app, true),
         KeyCode::Char('N') => next_match(app, false),
         KeyCode::Enter => {
-            let rows = app.run.parts.rows.len();
+            let rows = app.run.record.parts.rows.len();
             if rows == 0 {
                 notice(app, "no part yet", true);
                 return;
             }
-            let i = app.run.selected.unwrap_or(rows - 1);
-            if let Some(d) = Detail::of_row(&app.run.parts, i) {
+            let i = app.run.cursor.selected.unwrap_or(rows - 1);
+            if let Some(d) = Detail::of_row(&app.run.record.parts, i) {
                 app.overlay = Some(Overlay::Detail(Box::new(d)));
             }
         }
         KeyCode::Char('c') | KeyCode::Char('y') => {
-            let rows = app.run.parts.rows.len();
+            let rows = app.run.record.parts.rows.len();
             if rows == 0 {
                 notice(app, "no part to copy yet", true);
                 return;
             }
-            let i = app.run.selected.unwrap_or(rows - 1);
-            let text = app.run.parts.jsonl(i);
-            let n = app.run.parts.rows[i].count;
+            let i = app.run.cursor.selected.unwrap_or(rows - 1);
+            let text = app.run.record.parts.jsonl(i);
+            let n = app.run.record.parts.rows[i].count;
             fx.push(Effect::Copy { text });
             let what = if n == 1 {
                 "1 part".to_string()

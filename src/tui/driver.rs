@@ -190,7 +190,7 @@ impl<B: Backend> Driver<B> {
         let mut flow = Flow::Continue;
         for effect in update(app, message) {
             if let Effect::StartRun { id, request } = &effect
-                && app.run.id == Some(*id)
+                && app.run.record.id == Some(*id)
             {
                 self.start_journal(*id, request);
             }

@@ -146,17 +146,18 @@ fn transcript(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let main_turn = app.compare.is_none()
         && app
             .run
+            .record
             .request
             .as_ref()
             .is_some_and(|r| r.messages.len() == history.len());
     if main_turn {
-        match &app.run.state {
+        match &app.run.record.state {
             RunState::Streaming => {
                 // Only the end of the answer can show: no more than the field holds (the whole
                 // text of a long answer, wrapped every frame, cost a frame as much as the run).
                 let room = field_w * area.height as usize * 4;
-                let (so_far, cut) = app.run.parts.text_tail(room);
-                let calls = app.run.parts.call_count();
+                let (so_far, cut) = app.run.record.parts.text_tail(room);
+                let calls = app.run.record.parts.call_count();
                 let mut shown = if so_far.trim().is_empty() {
                     "streaming…".to_string()
                 } else if cut {
