@@ -33,7 +33,7 @@ enum Command {
     /// Parse a model output with a text protocol and print the parts as JSONL.
     Parse(cli::parse::ParseArgs),
     /// Send a prompt to a provider and print the parts as JSONL.
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
     /// Play a saved session back, at the recorded pace, faster or at once.
     Replay(cli::replay::ReplayArgs),
     /// Check saved sessions against the rules of their wire and request (the stream lint).
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::Parse(args)) => cli::parse::run(args),
-        Some(Command::Run(args)) => cli::run::run(args),
+        Some(Command::Run(args)) => cli::run::run(*args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
         Some(Command::ServeMcpDemo(args)) => cli::serve_mcp_demo::run(args),
         Some(Command::Replay(args)) => cli::replay::run(args),

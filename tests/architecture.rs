@@ -1,7 +1,9 @@
 //! The walls of the workspace, checked on the sources: the core library depends on no terminal,
 //! CLI or HTTP-server crate and keeps its HTTP client behind the `http` feature; it never names
-//! the demo model; and no crate has a cycle between its modules (a module may use its ancestors
-//! and descendants; siblings must depend on each other one way only).
+//! the demo model; no crate has a cycle between its modules (a module may use its ancestors
+//! and descendants; siblings must depend on each other one way only); and in the core a child
+//! module imports an item from the module that defines it, never through an ancestor's
+//! re-export (`use super::X` where the parent only re-exports `X` from a sibling).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -211,6 +213,229 @@ fn the_cycle_check_finds_a_cycle() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every path that `code` names through `crate::` or `super::`, as segments, with `use` trees
+/// expanded (`super::{a::{B, C}, d}` is `super::a::B`, `super::a::C` and `super::d`) and
+/// renames dropped (`X as Y` is `X`).
+fn paths(code: &str) -> Vec<Vec<String>> {
+    let text = code
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for start in ["crate::", "super::"] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(start) {
+            let at = from + at;
+            from = at + start.len();
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+                continue;
+            }
+            // `super::super::x` is found again at its second `super`; one reading is enough.
+            if at >= 7 && &text[at - 7..at] == "super::" {
+                continue;
+            }
+            let mut i = at;
+            use_tree(bytes, &mut i, Vec::new(), &mut out);
+        }
+    }
+    out
+}
+
+/// Reads one path or `use` tree at `i`, after the segments `prefix`, into `out`.
+fn use_tree(b: &[u8], i: &mut usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let skip = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    let mut segments = prefix;
+    loop {
+        skip(i);
+        if *i < b.len() && b[*i] == b'{' {
+            *i += 1;
+            loop {
+                skip(i);
+                if *i >= b.len() {
+                    return;
+                }
+                if b[*i] == b'}' {
+                    *i += 1;
+                    return;
+                }
+                use_tree(b, i, segments.clone(), out);
+                skip(i);
+                if *i < b.len() && b[*i] == b',' {
+                    *i += 1;
+                }
+            }
+        }
+        let begin = *i;
+        while *i < b.len() && (b[*i].is_ascii_alphanumeric() || b[*i] == b'_' || b[*i] == b'*') {
+            *i += 1;
+        }
+        if *i == begin {
+            break;
+        }
+        segments.push(String::from_utf8_lossy(&b[begin..*i]).into_owned());
+        if b[*i..].starts_with(b"::") {
+            *i += 2;
+            continue;
+        }
+        // `X as Y`: the path is `X`.
+        let mut j = *i;
+        skip(&mut j);
+        if b[j..].starts_with(b"as ") {
+            j += 3;
+            skip(&mut j);
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            *i = j;
+        }
+        break;
+    }
+    if !segments.is_empty() {
+        out.push(segments);
+    }
+}
+
+/// Whether the module source `code` defines an item named `name` itself (not by `use`).
+fn defines(code: &str, name: &str) -> bool {
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim_start())
+        .any(|l| {
+            let l = l
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub(super) ")
+                .trim_start_matches("pub ");
+            [
+                "fn ",
+                "struct ",
+                "enum ",
+                "trait ",
+                "type ",
+                "const ",
+                "static ",
+                "union ",
+                "mod ",
+                "macro_rules! ",
+                "async fn ",
+                "const fn ",
+                "unsafe fn ",
+            ]
+            .iter()
+            .any(|kw| {
+                l.strip_prefix(kw).is_some_and(|rest| {
+                    rest.strip_prefix(name).is_some_and(|after| {
+                        !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    })
+                })
+            })
+        })
+}
+
+/// The imports in the modules below `room` (of the crate at `src`) that reach an item through
+/// an ancestor module's re-export: `file: path` for each.
+fn imports_through_reexports(src: &Path, room: &str) -> Vec<String> {
+    let all = modules(src);
+    let mut found = Vec::new();
+    for (module, code) in &all {
+        if module.first().map(String::as_str) != Some(room) || module.len() < 2 {
+            continue;
+        }
+        for path in paths(code) {
+            let mut base: Module = if path[0] == "crate" {
+                Vec::new()
+            } else {
+                module[..module.len() - 1].to_vec()
+            };
+            let mut rest = &path[1..];
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+            // Down the modules the path names; what follows is the item.
+            while let Some(next) = rest.first() {
+                let mut child = base.clone();
+                child.push(next.clone());
+                if !all.contains_key(&child) {
+                    break;
+                }
+                base = child;
+                rest = &rest[1..];
+            }
+            let Some(item) = rest.first().map(String::as_str) else {
+                continue;
+            };
+            let is_ancestor = base.len() < module.len() && module.starts_with(&base);
+            if is_ancestor && item != "self" && (item == "*" || !defines(&all[&base], item)) {
+                found.push(format!("{}: {}", module.join("/"), path.join("::")));
+            }
+        }
+    }
+    found
+}
+
+/// The rooms of the core whose children may still import through an ancestor's re-exports:
+/// `protocol/` is being put in floors on another branch (today `protocol/prompt.rs` takes
+/// `super::Delimiters`). Empty this list when that lands.
+const REEXPORT_IMPORTS_STILL_ALLOWED_IN: &[&str] = &["protocol"];
+
+#[test]
+fn the_core_rooms_import_items_from_where_they_are_defined() {
+    let src = root().join("crates/toolscope-core/src");
+    let mut rooms: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    rooms.sort();
+    for room in ["protocol", "provider"] {
+        assert!(rooms.iter().any(|r| r == room), "no {room}/ in the core");
+    }
+    for room in &rooms {
+        if REEXPORT_IMPORTS_STILL_ALLOWED_IN.contains(&room.as_str()) {
+            continue;
+        }
+        let found = imports_through_reexports(&src, room);
+        assert!(
+            found.is_empty(),
+            "{room}/: imports through an ancestor's re-exports (import from the defining module instead):\n{}",
+            found.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_reexport_check_finds_an_import_through_a_parent() {
+    let dir = std::env::temp_dir().join(format!("toolscope-reexport-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("room/wires")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod room;").unwrap();
+    std::fs::write(
+        dir.join("room/mod.rs"),
+        "mod a; mod wires;\npub use a::Thing;\npub struct Own;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("room/a.rs"), "pub struct Thing;").unwrap();
+    std::fs::write(dir.join("room/wires/mod.rs"), "mod x;").unwrap();
+    let check = |code: &str| {
+        std::fs::write(dir.join("room/wires/x.rs"), code).unwrap();
+        imports_through_reexports(&dir, "room")
+    };
+    assert_eq!(check("use super::super::Thing;").len(), 1);
+    assert_eq!(check("use crate::room::{Own, Thing as T};").len(), 1);
+    assert_eq!(check("use crate::room::*;").len(), 1);
+    assert_eq!(check("fn f() { crate::room::Thing; }").len(), 1);
+    assert!(
+        check("use super::super::a::Thing;\nuse crate::room::{Own, a::{self, Thing}};").is_empty()
+    );
+    assert!(check("#[cfg(test)]\nmod tests { use super::super::super::Thing; }").is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_core_depends_on_no_terminal_cli_or_server_crate() {
     let manifest =
@@ -230,16 +455,19 @@ fn the_core_depends_on_no_terminal_cli_or_server_crate() {
     ] {
         assert!(!deps.contains_key(banned), "the core depends on {banned}");
     }
-    // The HTTP client and its runtime only with the `http` feature, which is the default.
+    // The HTTP client and its runtime only with the `http` feature, which is off by default:
+    // the default is the parsers alone.
     for optional in ["reqwest", "tokio", "futures", "rmcp", "tokio-util"] {
         let dep = &deps[optional];
         assert_eq!(dep.get("optional").and_then(|v| v.as_bool()), Some(true));
     }
     let features = manifest["features"].as_table().unwrap();
-    assert_eq!(
-        features["default"].as_array().unwrap()[0].as_str(),
-        Some("http")
+    assert!(
+        features["default"].as_array().unwrap().is_empty(),
+        "default features: {:?}",
+        features["default"]
     );
+    assert!(features.contains_key("http"));
 }
 
 #[test]

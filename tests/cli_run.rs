@@ -729,7 +729,7 @@ async fn a_run_past_its_deadline_stops_and_keeps_what_came() {
     let lines = lines(&out);
     assert_eq!(lines[1]["delta"], "Partial answer", "{lines:?}");
     let last = lines.last().unwrap();
-    assert_eq!(last["category"], "provider_unavailable", "{lines:?}");
+    assert_eq!(last["category"], "provider_timeout", "{lines:?}");
     assert!(
         last["message"]
             .as_str()

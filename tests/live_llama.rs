@@ -223,6 +223,34 @@ fn auto_reads_the_fenced_json_the_model_writes() {
     );
 }
 
+/// With `required` the server does not hold the model to a call, and the model pads its
+/// answer with newlines after the fenced call until the token limit: that padding is the call's
+/// layout, and no text part (issue 28).
+#[test]
+#[ignore = "needs the real model: python3 scripts/real_server.py setup"]
+fn auto_with_required_gives_the_call_and_no_text_of_newlines() {
+    let (out, parts) = run(&["--protocol", "auto", "--tool-choice", "required"], PARIS);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let calls = calls(&parts);
+    assert!(!calls.is_empty(), "no call in {parts:?}");
+    assert_eq!(calls[0]["toolName"], "get_weather", "{parts:?}");
+    // `run` prints stream parts: the text of each text block is its deltas.
+    let mut blocks: Vec<(&Value, String)> = Vec::new();
+    for p in &parts {
+        match p["type"].as_str() {
+            Some("text-start") => blocks.push((&p["id"], String::new())),
+            Some("text-delta") => {
+                if let Some(b) = blocks.iter_mut().find(|b| *b.0 == p["id"]) {
+                    b.1.push_str(p["delta"].as_str().unwrap_or_default());
+                }
+            }
+            _ => {}
+        }
+    }
+    let blank: Vec<&(&Value, String)> = blocks.iter().filter(|b| b.1.trim().is_empty()).collect();
+    assert!(blank.is_empty(), "whitespace-only text blocks: {blank:?}");
+}
+
 /// Two other protocols the model follows from their tool prompts.
 #[test]
 #[ignore = "needs the real model: python3 scripts/real_server.py setup"]

@@ -401,3 +401,63 @@ async fn an_8_mb_result_from_the_python_sdk_arrives_whole() {
     assert!(text.bytes().all(|b| b == b'y'));
     client.close().await;
 }
+
+/// Whether process `pid` has ended: gone, or a zombie nobody reaped yet (in a container whose
+/// first process reaps nothing, an orphan's end leaves one).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // `pid (comm) S …`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Issue 30: a stdio server's process must not outlive toolscope, however toolscope ends — a
+/// SIGKILL included, where no destructor runs. The server here hangs in `initialize` and does
+/// not end when its stdin closes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stdio_server_ends_when_toolscope_is_killed() {
+    let dir = std::env::temp_dir().join(format!("toolscope-orphan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("server.pid");
+    let mcp = format!(
+        "python3 '{HOSTILE}' --hang-on-initialize --pid-file '{}'",
+        pid_file.display()
+    );
+    let mut toolscope = std::process::Command::new(BIN)
+        .args(["run", "--provider", "demo", "--mcp", &mcp, "--execute"])
+        .arg("What is the weather in Paris?")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let server: u32 = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file) {
+            break text.trim().parse().unwrap();
+        }
+        assert!(started.elapsed() < DEADLINE, "the server never started");
+        std::thread::sleep(Duration::from_millis(20)); // a poll, not a wait for timing
+    };
+    assert!(
+        !ended(server),
+        "the server runs while toolscope waits for it"
+    );
+    toolscope.kill().unwrap(); // SIGKILL
+    toolscope.wait().unwrap();
+    let killed = Instant::now();
+    while !ended(server) {
+        if killed.elapsed() > Duration::from_secs(10) {
+            // Leave nothing behind, then fail.
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &server.to_string()])
+                .status();
+            panic!("the MCP server (pid {server}) outlived toolscope's SIGKILL by 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20)); // a poll, not a wait for timing
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,6 +8,9 @@ Flags:
   --bad-tools              list malformed tools between good ones
   --banner                 write a line that is not JSON on stdout before anything else
   --flood-size N           the size of `flood`'s text (2 MiB by default), for measuring
+  --pid-file PATH          write this process's id to PATH at start
+  --hang-on-initialize     read `initialize`, then hang without reading or answering anything
+                           (a closed stdin does not end it: only a signal does)
 
 Tools (`tools/call`):
   echo {text}              answers the text
@@ -19,7 +22,9 @@ Tools (`tools/call`):
 """
 
 import json
+import os
 import sys
+import time
 
 
 def send(message):
@@ -77,6 +82,12 @@ def main(argv):
         print("hostile: loading the configuration", file=sys.stderr, flush=True)
         print("hostile: error: HOSTILE_API_KEY is not set", file=sys.stderr, flush=True)
         sys.exit(status)
+    if "--pid-file" in args:
+        path = args[args.index("--pid-file") + 1]
+        with open(path + ".part", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace(path + ".part", path)
+    hang_on_init = "--hang-on-initialize" in args
     exit_on_init = None
     if "--exit-on-initialize" in args:
         exit_on_init = int(args[args.index("--exit-on-initialize") + 1])
@@ -98,6 +109,9 @@ def main(argv):
         if mid is None:
             continue  # a notification
         if method == "initialize":
+            if hang_on_init:
+                while True:
+                    time.sleep(3600)
             if exit_on_init is not None:
                 print("hostile: refusing to initialize", file=sys.stderr, flush=True)
                 sys.exit(exit_on_init)

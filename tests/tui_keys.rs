@@ -595,3 +595,30 @@ async fn the_save_dialog_asks_before_it_creates_a_folder() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Issue 30: the Tools pane's border has room for the first warning only; F10 there lists them
+/// all (the others appeared nowhere in the playground).
+#[test]
+fn f10_in_the_tools_pane_lists_every_warning() {
+    let mut h = Harness::new(160, 48);
+    let text = r#"[
+      {"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "float"}}}},
+      {"name": "b", "parameters": 3},
+      {"name": "c", "parameters": {"type": "object", "properties": {"y": {"type": "wat"}}}}
+    ]"#;
+    h.app.tools.set_text(text);
+    let warnings = h.app.tools.warnings();
+    assert!(warnings.len() >= 3, "{warnings:?}");
+    h.app.focus = Focus::Tools;
+    h.press(Message::Resize {
+        width: 160,
+        height: 48,
+    });
+    assert!(h.screen().contains("warnings (F10)"), "{}", h.screen());
+    h.press(key(KeyCode::F(10)));
+    let screen = h.screen();
+    for w in &warnings {
+        let start: String = w.chars().take(30).collect();
+        assert!(screen.contains(&start), "{start:?} is not shown:\n{screen}");
+    }
+}

@@ -159,6 +159,12 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
         "the Parts pane shows the result:\n{}",
         h.screen()
     );
+    // Issue 30: the status line no longer says it is executing once the result is in.
+    assert!(!h.screen().contains("executing"), "{}", h.screen());
+    assert_eq!(
+        h.app.notice.as_ref().map(|n| n.text.as_str()),
+        Some("MCP: get_weather answered; Ctrl+R sends the result")
+    );
     // The saved run is the model's alone: the result is the loop's.
     let session = h.app.run.session(None).unwrap();
     assert!(

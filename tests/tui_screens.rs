@@ -138,6 +138,31 @@ fn while_streaming() {
     });
 }
 
+/// Issue 28: a server reading a long prompt sends nothing for minutes; until the first token
+/// the status line says that it is waited for (and the Raw pane that no bytes came yet).
+#[test]
+fn before_the_first_token() {
+    both("first_token", |a| {
+        let id = send(a, ctrl('r'))[0];
+        // A role-only chunk arrived: the server answered, and no token came yet.
+        let event = toolscope_core::provider::RunEvent::Raw(toolscope_core::provider::RawEvent {
+            at_ms: 100,
+            data: r#"{"choices":[{"index":0,"delta":{"role":"assistant"}}]}"#.into(),
+            status: None,
+            retry_after: None,
+        });
+        toolscope::app::update(
+            a,
+            toolscope::app::Message::Run {
+                id,
+                at_ms: 100,
+                event,
+            },
+        );
+        assert!(a.run.record.first_output_ms.is_none());
+    });
+}
+
 #[test]
 fn help_overlay() {
     both("help", |a| {
@@ -586,10 +611,10 @@ fn tools_warnings_are_on_the_tools_pane_title() {
             .unwrap_or_default();
         assert!(title.contains("✓ 1 tool"), "{title}");
         // The count first, then as much of the first warning as there is room for.
-        assert!(title.contains("⚠ 2 warnings: tool"), "{title}");
+        assert!(title.contains("⚠ 2 warnings (F10)"), "{title}");
         if w >= 160 {
             assert!(
-                title.contains("⚠ 2 warnings: tool \"price\": /properties/amount/type"),
+                title.contains("⚠ 2 warnings (F10): tool \"price\": /properties/amount"),
                 "{title}"
             );
         }

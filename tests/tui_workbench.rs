@@ -1010,3 +1010,26 @@ async fn d05_an_error_part_reads_whole() {
         h.screen()
     );
 }
+
+// Issue 30: Ctrl+N's question did not mention a typed, unsent tool result, which was then lost
+// (and with the turns saved, it did not ask at all).
+#[tokio::test]
+async fn a_new_conversation_names_the_typed_results_it_would_drop() {
+    let mut h = Harness::new(160, 48);
+    run(&mut h).await;
+    assert_eq!(h.app.prompt.pending.len(), 1, "the demo calls a tool");
+    assert_eq!(h.app.focus, Focus::Result(0));
+    h.type_text("sunny");
+    // The turns were saved: only the typed result would be lost.
+    h.app.unsaved_turns = false;
+    h.press(ctrl('n'));
+    let screen = h.screen();
+    assert!(h.app.overlay.is_some(), "it asks first:\n{screen}");
+    assert!(
+        screen.contains("the typed result of get_weather is dropped, unsent"),
+        "{screen}"
+    );
+    // Esc keeps it.
+    h.press(key(KeyCode::Esc));
+    assert_eq!(h.app.prompt.typed_results(), vec!["get_weather"]);
+}

@@ -201,7 +201,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::F(10), NONE)],
         keys: "F10",
         action: Action::LastMessage,
-        help: "the last status message in full (a click on the status line too)",
+        help: "the last status message in full (a click on the status line too); in Tools, every warning",
     },
     Binding {
         chords: &[(KeyCode::F(1), NONE)],

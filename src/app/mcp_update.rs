@@ -432,8 +432,27 @@ pub(super) fn called(
         return;
     }
     let send = exec.send_after;
+    let names: Vec<String> = exec.calls.iter().map(|c| c.tool_name.clone()).collect();
     app.mcp.execution = None;
     if !send {
+        // The status said it was executing: say that the results are in (unless something
+        // that went wrong is shown instead).
+        if app
+            .notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("MCP: executing"))
+        {
+            let n = names.len();
+            notice(
+                app,
+                format!(
+                    "MCP: {} answered; Ctrl+R sends the result{}",
+                    names.join(", "),
+                    if n == 1 { "" } else { "s" }
+                ),
+                false,
+            );
+        }
         if app.mcp.auto.is_none() {
             app.focus = focus_after(app);
         }

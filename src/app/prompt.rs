@@ -159,7 +159,7 @@ impl Prompt {
                     .position(|r| editor::text_of(r).trim().is_empty())
                 {
                     return Err(NotReady {
-                        why: format!("type the result of {} first", self.pending[i].tool_name),
+                        why: format!("type the result of {} first", self.call_named(i)),
                         result: Some(i),
                     });
                 }
@@ -173,7 +173,7 @@ impl Prompt {
                 return Err(NotReady {
                     why: format!(
                         "type the result of {} first: a message follows the results of the calls",
-                        self.pending[0].tool_name
+                        self.call_named(0)
                     ),
                     result: Some(0),
                 });
@@ -284,6 +284,34 @@ impl Prompt {
         self.results.clear();
         self.transcript_scroll = 0;
         self.selected = self.history.len().saturating_sub(1);
+    }
+
+    /// Pending call `i` as a person tells it from the others: its tool's name, and where two
+    /// calls share it, which one (`get_weather (call 2 of 2, id call-2)`).
+    fn call_named(&self, i: usize) -> String {
+        let name = &self.pending[i].tool_name;
+        let same: Vec<usize> = (0..self.pending.len())
+            .filter(|&k| self.pending[k].tool_name == *name)
+            .collect();
+        if same.len() < 2 {
+            return name.clone();
+        }
+        let nth = same.iter().position(|&k| k == i).unwrap_or(0) + 1;
+        format!(
+            "{name} (call {nth} of {}, id {})",
+            same.len(),
+            self.pending[i].tool_call_id
+        )
+    }
+
+    /// The tools whose result is typed in its field and not sent yet, in order.
+    pub fn typed_results(&self) -> Vec<&str> {
+        self.pending
+            .iter()
+            .zip(&self.results)
+            .filter(|(_, r)| !editor::text_of(r).trim().is_empty())
+            .map(|(c, _)| c.tool_name.as_str())
+            .collect()
     }
 
     /// Whether a new conversation would drop anything: messages, or typed results.
@@ -479,6 +507,18 @@ mod tests {
                 why: "type the result of g first".into(),
                 result: Some(1)
             }
+        );
+        // Issue 30: of two calls to the same tool, it says which one.
+        p.answered(
+            &first,
+            String::new(),
+            vec![call("a", "get_weather"), call("b", "get_weather")],
+            Vec::new(),
+        );
+        p.results[0].insert_str("x");
+        assert_eq!(
+            p.outgoing().unwrap_err().why,
+            "type the result of get_weather (call 2 of 2, id b) first"
         );
         // An empty conversation needs a message.
         let p = Prompt::new("", "");

@@ -50,8 +50,10 @@ impl Search {
             format!("/{} · no match", self.query)
         } else {
             format!(
-                "/{} · {} matches · n next · N previous",
-                self.query, self.count
+                "/{} · {} match{} · n next · N previous",
+                self.query,
+                self.count,
+                if self.count == 1 { "" } else { "es" }
             )
         }
     }
@@ -141,6 +143,17 @@ pub fn contains(text: &str, needle: &str, fold: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_count_reads_as_english() {
+        let mut s = Search::new(SearchPane::Raw);
+        s.query = "paris".into();
+        s.editing = false;
+        s.count = 1;
+        assert_eq!(s.status(), "/paris · 1 match · n next · N previous");
+        s.count = 3;
+        assert_eq!(s.status(), "/paris · 3 matches · n next · N previous");
+    }
 
     #[test]
     fn finds_forward_and_back_wrapping_and_folds_case() {

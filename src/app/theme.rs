@@ -244,9 +244,202 @@ impl Themes {
     }
 }
 
+/// The colour a terminal draws, in sRGB: named and indexed colours as xterm's default palette
+/// draws them (what most terminals start from). `None` for the terminal's own default colour.
+pub fn rgb(c: Color) -> Option<(u8, u8, u8)> {
+    const ANSI: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    let index = match c {
+        Color::Reset => return None,
+        Color::Rgb(r, g, b) => return Some((r, g, b)),
+        Color::Black => 0,
+        Color::Red => 1,
+        Color::Green => 2,
+        Color::Yellow => 3,
+        Color::Blue => 4,
+        Color::Magenta => 5,
+        Color::Cyan => 6,
+        Color::Gray => 7,
+        Color::DarkGray => 8,
+        Color::LightRed => 9,
+        Color::LightGreen => 10,
+        Color::LightYellow => 11,
+        Color::LightBlue => 12,
+        Color::LightMagenta => 13,
+        Color::LightCyan => 14,
+        Color::White => 15,
+        Color::Indexed(i) => i,
+    };
+    Some(match index {
+        0..=15 => ANSI[index as usize],
+        // The 6×6×6 cube.
+        16..=231 => {
+            let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
+            let v = index - 16;
+            (level(v / 36), level(v / 6 % 6), level(v % 6))
+        }
+        // The grey ramp.
+        _ => {
+            let g = 8 + 10 * (index - 232);
+            (g, g, g)
+        }
+    })
+}
+
+/// WCAG 2's contrast ratio of two colours (1 to 21); `None` when either is the terminal's
+/// default, which toolscope cannot know.
+pub fn contrast(a: Color, b: Color) -> Option<f64> {
+    fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+        let lin = |v: u8| {
+            let c = f64::from(v) / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    }
+    let (la, lb) = (luminance(rgb(a)?), luminance(rgb(b)?));
+    let (hi, lo) = if la > lb { (la, lb) } else { (lb, la) };
+    Some((hi + 0.05) / (lo + 0.05))
+}
+
+impl Theme {
+    /// Every pair of colours the panes draw text with, as `(what, text, background)`: each
+    /// colour of text on the pane and overlay backgrounds, the status line's
+    /// colours on its background, the selection, search matches, and the Raw pane's call and
+    /// malformed marks. (A selected row is drawn in the selection's colours whatever its
+    /// parts' colours, so those are not paired with the selection background.)
+    pub fn text_pairs(&self) -> Vec<(String, Color, Color)> {
+        let (u, r, p, x) = (&self.ui, &self.raw, &self.parts, &self.syntax);
+        let on_panes = [
+            ("ui.text", u.text),
+            ("ui.muted", u.muted),
+            ("ui.title", u.title),
+            ("ui.title_focused", u.title_focused),
+            ("ui.accent", u.accent),
+            ("ui.error", u.error),
+            ("ui.warning", u.warning),
+            ("ui.success", u.success),
+            ("raw.text", r.text),
+            ("raw.reasoning", r.reasoning),
+            ("raw.escape", r.escape),
+            ("raw.wire", r.wire),
+            ("parts.text", p.text),
+            ("parts.reasoning", p.reasoning),
+            ("parts.tool_input", p.tool_input),
+            ("parts.tool_call", p.tool_call),
+            ("parts.finish", p.finish),
+            ("parts.error", p.error),
+            ("parts.coerced", p.coerced),
+            ("parts.invalid", p.invalid),
+            ("syntax.key", x.key),
+            ("syntax.string", x.string),
+            ("syntax.number", x.number),
+            ("syntax.keyword", x.keyword),
+            ("syntax.punctuation", x.punctuation),
+            ("syntax.invalid", x.invalid),
+        ];
+        let backgrounds = [
+            ("ui.background", u.background),
+            ("ui.overlay_bg", u.overlay_bg),
+        ];
+        let mut pairs = Vec::new();
+        for (bn, bg) in backgrounds {
+            for (fname, fg) in on_panes {
+                pairs.push((format!("{fname} on {bn}"), fg, bg));
+            }
+        }
+        for (fname, fg) in [
+            ("ui.status_fg", u.status_fg),
+            ("ui.muted", u.muted),
+            ("ui.accent", u.accent),
+            ("ui.error", u.error),
+            ("ui.warning", u.warning),
+            ("ui.success", u.success),
+        ] {
+            pairs.push((format!("{fname} on ui.status_bg"), fg, u.status_bg));
+        }
+        pairs.push((
+            "ui.selection_fg on ui.selection_bg".into(),
+            u.selection_fg,
+            u.selection_bg,
+        ));
+        pairs.push((
+            "ui.background on ui.warning (a search match)".into(),
+            u.background,
+            u.warning,
+        ));
+        pairs.push(("raw.call_fg on raw.call_bg".into(), r.call_fg, r.call_bg));
+        pairs.push((
+            "raw.malformed_fg on raw.malformed_bg".into(),
+            r.malformed_fg,
+            r.malformed_bg,
+        ));
+        pairs
+    }
+
+    /// The pairs of [`Theme::text_pairs`] whose contrast is under WCAG's 4.5:1 for text, with
+    /// their ratio.
+    pub fn low_contrast(&self) -> Vec<(String, f64)> {
+        self.text_pairs()
+            .into_iter()
+            .filter_map(|(what, fg, bg)| {
+                let ratio = contrast(fg, bg)?;
+                (ratio < 4.5).then_some((what, ratio))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contrast_follows_wcag() {
+        let ratio = |a, b| (contrast(a, b).unwrap() * 100.0).round() / 100.0;
+        assert_eq!(ratio(Color::Black, Color::White), 21.0);
+        assert_eq!(ratio(Color::White, Color::White), 1.0);
+        assert_eq!(ratio(Color::Rgb(0x76, 0x76, 0x76), Color::White), 4.54);
+        assert_eq!(rgb(Color::Indexed(196)), Some((255, 0, 0)));
+        assert_eq!(rgb(Color::Indexed(244)), Some((128, 128, 128)));
+        assert_eq!(contrast(Color::Reset, Color::White), None);
+    }
+
+    /// Issue 30: every built-in theme's text is readable: WCAG's 4.5:1 for every pair of
+    /// colours the panes draw text with (in high contrast, the status line's hints were light
+    /// grey on white, and a selected error row light red on yellow).
+    #[test]
+    fn every_built_in_theme_passes_the_contrast_check() {
+        let (themes, problems) = Themes::load(None);
+        assert!(problems.is_empty(), "{problems:?}");
+        let mut failures = Vec::new();
+        for name in themes.names() {
+            let theme = themes.get(&name);
+            for (what, ratio) in theme.low_contrast() {
+                failures.push(format!("{name}: {what}: {ratio:.2}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
 
     #[test]
     fn built_in_themes_parse_and_are_distinct() {

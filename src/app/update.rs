@@ -373,17 +373,29 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Loop => mcp_update::start_loop(app, fx),
         Action::AddServer => mcp_update::open_add_server(app),
         Action::NewConversation => {
-            if app.unsaved_turns && app.prompt.has_conversation() {
+            // A typed result was never sent, so no saved session holds it: ask before it goes.
+            let typed = app.prompt.typed_results();
+            if (app.unsaved_turns && app.prompt.has_conversation()) || !typed.is_empty() {
                 let n = app.prompt.history().len();
                 let mut c = Confirm::new(
                     "Start a new conversation?",
                     "y start anew",
                     Pending::NewConversation,
-                )
-                .detail(format!(
-                    "the {n} message{} so far are dropped (Ctrl+S saves them first)",
-                    if n == 1 { "" } else { "s" }
-                ));
+                );
+                if app.unsaved_turns && n > 0 {
+                    c = c.detail(format!(
+                        "the {n} message{} so far are dropped (Ctrl+S saves them first)",
+                        if n == 1 { "" } else { "s" }
+                    ));
+                }
+                if !typed.is_empty() {
+                    c = c.detail(format!(
+                        "the typed result{} of {} {} dropped, unsent",
+                        if typed.len() == 1 { "" } else { "s" },
+                        typed.join(", "),
+                        if typed.len() == 1 { "is" } else { "are" }
+                    ));
+                }
                 if app.prompt.user_text().is_some() {
                     c = c.detail("the message being written stays");
                 }
@@ -429,8 +441,22 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
     }
 }
 
-/// F10, or a click on the status line: the last status message in full.
+/// F10, or a click on the status line: the last status message in full. In the Tools pane,
+/// when the tools were read with warnings, every warning (the border has room for the first).
 fn show_last_notice(app: &mut App) {
+    if app.focus == Focus::Tools {
+        app.tools.check_now();
+        let warnings = app.tools.warnings();
+        if !warnings.is_empty() {
+            let title = format!("the tools' warnings ({})", warnings.len());
+            let text: Vec<String> = warnings.iter().map(|w| format!("⚠ {w}")).collect();
+            app.overlay = Some(Overlay::Detail(Box::new(Detail::text(
+                title,
+                &text.join("\n"),
+            ))));
+            return;
+        }
+    }
     match app.last_notice.clone() {
         Some(n) => {
             let title = if n.error {

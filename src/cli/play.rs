@@ -283,6 +283,16 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
+/// With MCP servers and no `--tools`, the Tools JSON starts empty: the servers bring the tools,
+/// and tools from the last run (or the example tools) would clash with theirs — a remembered
+/// `get_weather` would take the calls meant for the server's. What was there stays remembered
+/// for the next start while the pane is not edited.
+fn servers_bring_the_tools(setup: &mut Setup, with_servers: bool, tools_flag: bool) {
+    if with_servers && !tools_flag && setup.tools.trim() != "[]" {
+        setup.tools_to_remember = Some(std::mem::replace(&mut setup.tools, "[]".to_string()));
+    }
+}
+
 pub fn run(args: PlayArgs) -> u8 {
     let _log = start_logging();
     let (mut setup, themes, notes) = match setup_of(&args) {
@@ -293,13 +303,7 @@ pub fn run(args: PlayArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&e),
     };
-    // The servers bring the tools: the example tools would only clash with theirs.
-    if !servers.is_empty()
-        && args.tools.is_none()
-        && setup.tools == toolscope::app::tools::EXAMPLE_TOOLS
-    {
-        setup.tools_to_remember = Some(std::mem::replace(&mut setup.tools, "[]".to_string()));
-    }
+    servers_bring_the_tools(&mut setup, !servers.is_empty(), args.tools.is_some());
     // A session given on the command line must be readable before the terminal is taken.
     let session = match &args.session {
         Some(path) => match Session::load(path) {
@@ -448,5 +452,38 @@ impl Signals {
         let second = self.next().await;
         terminal::restore();
         std::process::exit(128 + i32::from(second));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: a returning user's remembered tools shadowed the servers' tools (the F12 loop
+    /// then said "no MCP server serves get_weather"); the Tools JSON starts empty with servers
+    /// and no --tools, whatever was remembered, and the remembered tools stay remembered.
+    #[test]
+    fn with_servers_the_tools_json_starts_empty_whatever_was_remembered() {
+        let remembered =
+            r#"[{"name":"get_weather","description":"mine","parameters":{"type":"object"}}]"#;
+        for before in [toolscope::app::tools::EXAMPLE_TOOLS, remembered] {
+            let mut setup = Setup {
+                tools: before.to_string(),
+                ..Setup::default()
+            };
+            servers_bring_the_tools(&mut setup, true, false);
+            assert_eq!(setup.tools, "[]");
+            assert_eq!(setup.tools_to_remember.as_deref(), Some(before));
+        }
+        // Without servers, or with --tools, the tools are left as they are.
+        for (servers, flag) in [(false, false), (true, true)] {
+            let mut setup = Setup {
+                tools: remembered.to_string(),
+                ..Setup::default()
+            };
+            servers_bring_the_tools(&mut setup, servers, flag);
+            assert_eq!(setup.tools, remembered);
+            assert_eq!(setup.tools_to_remember, None);
+        }
     }
 }

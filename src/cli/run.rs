@@ -24,7 +24,7 @@
 //! with an `error` part of category `cancelled` naming the signal, saves what it received with
 //! `--save` (the turn in progress ends with that part), and exits 128 + the signal (130, 143,
 //! 129). `--deadline SECS` bounds the whole run the same way: an `error` part of category
-//! `provider_unavailable` naming the deadline, what was received saved, exit 1.
+//! `provider_timeout` naming the deadline, what was received saved, exit 1.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -92,11 +92,16 @@ pub struct RunArgs {
     /// Seconds to wait for a connection.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
     pub connect_timeout: f64,
-    /// Seconds to wait for the next bytes of the answer before giving up.
+    /// Seconds a stream that has begun may send nothing before it counts as stalled (an error
+    /// part of category provider_timeout).
     #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
     pub idle_timeout: f64,
+    /// Seconds to wait for the answer to begin: the response, then the first token. A server on
+    /// a CPU sends nothing while it reads a long prompt, so this is longer than the idle timeout.
+    #[arg(long, value_name = "SECS", default_value_t = toolscope_core::provider::DEFAULT_FIRST_TOKEN_SECS, value_parser = positive_secs)]
+    pub first_token_timeout: f64,
     /// Seconds the whole run may take (every turn and tool call of an --execute loop): then it
-    /// stops with an error part (category provider_unavailable) after what was received, which
+    /// stops with an error part (category provider_timeout) after what was received, which
     /// --save keeps; exit 1.
     #[arg(long, value_name = "SECS", value_parser = positive_secs)]
     pub deadline: Option<f64>,
@@ -203,6 +208,7 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
     r.sampling.temperature = args.temperature;
     r.timeouts.connect_secs = args.connect_timeout;
     r.timeouts.idle_secs = args.idle_timeout;
+    r.timeouts.first_token_secs = args.first_token_timeout;
     Ok(r)
 }
 
@@ -274,7 +280,7 @@ pub fn run(args: RunArgs) -> u8 {
                 "the run did not end within its --deadline of {} s and was stopped there",
                 deadline.unwrap_or_default()
             );
-            stopped(&mut tape, ErrorCategory::ProviderUnavailable, message);
+            stopped(&mut tape, ErrorCategory::ProviderTimeout, message);
             1
         }
     };

@@ -46,7 +46,7 @@ impl TextStyles {
                 .fg(theme.ui.accent)
                 .add_modifier(Modifier::BOLD),
             matched: Style::default()
-                .fg(theme.ui.selection_fg)
+                .fg(theme.ui.background)
                 .bg(theme.ui.warning)
                 .add_modifier(Modifier::BOLD),
         }

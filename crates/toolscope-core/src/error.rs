@@ -9,8 +9,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Where a provider problem comes from. Serialised in snake_case, as in the spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCategory {
-    /// Network failure, refused connection, timeout, 5xx.
+    /// Network failure, refused connection, 5xx (a server's own 408 or 504 included).
     ProviderUnavailable,
+    /// toolscope waited too long: for the connection, for the answer's first token (a server
+    /// still reading a long prompt), for the next piece of a stream that had begun (a stall), or
+    /// past the run's deadline. The message says which, and the flag that sets it. Not in the
+    /// llm-provider spec, which counts a timeout under `provider_unavailable`: toolscope's own,
+    /// so that a slow server is not taken for a gone one.
+    ProviderTimeout,
     /// The server knows the model but has not loaded it yet (a 503 that says so, or an error kind
     /// `model_not_loaded`); trying again later may work.
     ProviderModelNotLoaded,
@@ -41,8 +47,9 @@ pub enum ErrorCategory {
 
 impl ErrorCategory {
     /// Every category.
-    pub const ALL: [ErrorCategory; 11] = [
+    pub const ALL: [ErrorCategory; 12] = [
         ErrorCategory::ProviderUnavailable,
+        ErrorCategory::ProviderTimeout,
         ErrorCategory::ProviderModelNotLoaded,
         ErrorCategory::ProviderRateLimit,
         ErrorCategory::ProviderAuthentication,
@@ -59,6 +66,7 @@ impl ErrorCategory {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCategory::ProviderUnavailable => "provider_unavailable",
+            ErrorCategory::ProviderTimeout => "provider_timeout",
             ErrorCategory::ProviderModelNotLoaded => "provider_model_not_loaded",
             ErrorCategory::ProviderRateLimit => "provider_rate_limit",
             ErrorCategory::ProviderAuthentication => "provider_authentication",

@@ -9,7 +9,7 @@
 //! any chunking (down to single bytes, inside UTF-8 sequences) yields the same calls and text. A
 //! *provider* request ([`provider::Request`]) is mapped to its wire, and what comes back is cut
 //! into wire events and decoded into the same parts, live or from a recorded session. With the
-//! default `http` feature, the `mcp` module takes tools from Model Context Protocol servers and
+//! `http` feature (off by default), the `mcp` module takes tools from Model Context Protocol servers and
 //! runs their calls there.
 //!
 //! # Example: a streaming parse

@@ -517,8 +517,33 @@ async fn a_silent_server_hits_the_idle_timeout() {
     let events = run(r).await;
     assert_eq!(Collapsed::of(&parts(&events)).text, "Hi");
     let e = last_error(&events);
-    assert_eq!(e.category_name(), Some("provider_unavailable"));
+    assert_eq!(e.category_name(), Some("provider_timeout"));
+    assert!(e.message.contains("stream stalled"), "{}", e.message);
     assert!(e.message.contains("idle timeout"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn a_server_still_reading_the_prompt_is_given_the_first_token_timeout() {
+    // Headers and a role-only chunk, then silence: the model has not begun (a CPU server in
+    // its prefill). The short idle timeout does not apply yet; the first-token one does.
+    let server = MockServer::start(vec![Reply::sse_data(
+        &[json!({"choices":[{"index":0,"delta":{"role":"assistant"}}]})],
+        End::Hang,
+    )])
+    .await;
+    let mut r = request(ProviderKind::OPENAI, &server.url(), true);
+    r.timeouts.idle_secs = 0.2;
+    r.timeouts.first_token_secs = 0.7;
+    let events = run(r).await;
+    let e = last_error(&events);
+    assert_eq!(e.category_name(), Some("provider_timeout"), "{e:?}");
+    assert!(
+        e.message.contains("sent no token within 0.7 s"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("--first-token-timeout"), "{}", e.message);
+    assert!(!e.message.contains("stalled"), "{}", e.message);
 }
 
 #[tokio::test]
@@ -786,7 +811,7 @@ async fn a_connection_that_never_completes_hits_the_connect_timeout() {
     r.timeouts.idle_secs = 30.0;
     let events = run(r).await;
     let e = last_error(&events);
-    assert_eq!(e.category_name(), Some("provider_unavailable"), "{e:?}");
+    assert_eq!(e.category_name(), Some("provider_timeout"), "{e:?}");
     assert!(e.message.contains("cannot connect"), "{}", e.message);
     assert!(e.message.contains("timed out"), "{}", e.message);
     drop((listener, fillers));

@@ -137,7 +137,7 @@ fn marked(text: String, style: Style, theme: &Theme, query: Query<'_>) -> Vec<Sp
         return vec![Span::styled(text, style)];
     }
     let hit = Style::default()
-        .fg(theme.ui.selection_fg)
+        .fg(theme.ui.background)
         .bg(theme.ui.warning)
         .add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
@@ -210,6 +210,16 @@ fn row_line(
     };
     spans.extend(marked(summary, summary_style, theme, query));
     spans.extend(marks);
+    if selected {
+        // The selected row is drawn in the selection's own colours: a part's colour on the
+        // selection background can be unreadable (light red on yellow in high contrast).
+        // Search matches keep their mark.
+        for s in &mut spans {
+            if s.style.bg.is_none() {
+                s.style = s.style.fg(theme.ui.selection_fg);
+            }
+        }
+    }
     let mut line = Line::from(spans);
     if selected {
         line = line.style(

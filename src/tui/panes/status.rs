@@ -160,6 +160,12 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
                     (format!("replay {} {at}", p.pace.label()), theme.ui.accent)
                 }
             }
+            // Sent, and nothing of the answer yet: a server may take minutes to read a long
+            // prompt, and the status says that it is waited for, not stuck.
+            _ if app.run.is_running() && app.run.record.first_output_ms.is_none() => (
+                "waiting for the first token".into(),
+                colour(&app.run.record.state),
+            ),
             _ => (app.run.record.state.word(), colour(&app.run.record.state)),
         },
     }

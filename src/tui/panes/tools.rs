@@ -51,15 +51,17 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
             } else {
                 format!("✓ {n} tool{s}")
             };
+            // The room the titles leave: " Tools ", the count, a gap, and the borders.
+            let count_w = count.chars().count() + 2;
             b = b.title(note(count, Style::default().fg(theme.ui.success)));
             // What the tools file had to have read differently (a Python type name, a schema of
             // no draft): how many warnings, and the first (cut to the room there is).
             if let Some(first) = set.warnings().first() {
                 let text = match set.warnings().len() {
                     1 => format!("⚠ {first}"),
-                    n => format!("⚠ {n} warnings: {first}"),
+                    n => format!("⚠ {n} warnings (F10): {first}"),
                 };
-                let room = width.saturating_sub(n.to_string().len() + 16);
+                let room = width.saturating_sub(count_w + " Tools ".len());
                 b = b.title(note(
                     fit(&text, room),
                     Style::default().fg(theme.ui.warning),

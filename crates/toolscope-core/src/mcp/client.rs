@@ -18,8 +18,9 @@ use tokio::process::Child;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::McpError;
+use super::spec::McpServerSpec;
 use super::stdio::{LineRead, LineReader, NoteSink, StdioTransport, TRANSPORT_MARK};
-use super::{McpError, McpServerSpec};
 use crate::mcp_result::{CallOutcome, outcome};
 
 /// Where a stdio server's stderr goes, one line at a time: `(server name, line)`. The CLI
@@ -429,6 +430,34 @@ fn ended(status: std::process::ExitStatus) -> String {
     format!("ended ({status})")
 }
 
+/// On Linux, the kernel ends the server when toolscope ends, however it ends: dropping the
+/// child kills it on a normal exit, but a SIGKILL (or an exit that runs no destructor) would
+/// leave it running, reparented and holding whatever it holds.
+///
+/// The signal is tied to the thread that starts the server; servers are started on the async
+/// runtime's worker threads, which live as long as the runtime.
+#[cfg(target_os = "linux")]
+fn end_with_parent(cmd: &mut tokio::process::Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec, and calls only prctl,
+    // getppid and _exit, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // toolscope ended between the fork and the prctl: end now.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn end_with_parent(_cmd: &mut tokio::process::Command) {}
+
 /// The name a connecting stdio server's notes go under, and the sender that tells its stderr
 /// task the name once `initialize` gave it.
 type NameSlot = (tokio::sync::oneshot::Sender<String>, Arc<Mutex<String>>);
@@ -449,6 +478,7 @@ async fn connect_stdio(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    end_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| McpError::Connect(format!("cannot start \"{command}\": {e}")))?;

@@ -17,6 +17,11 @@ use crate::args::Args;
 use crate::part::{Delta, ErrorPart, Part, PartId, PartWriter, ToolCall};
 use crate::protocol::{Span, SpanKind};
 
+/// Whitespace that lays calls out: spaces, tabs and line breaks.
+fn is_layout_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 /// Which block plain text goes to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Block {
@@ -54,6 +59,11 @@ pub struct Emitter {
     /// The output was cut off (a token limit, a broken stream): at the end, a call whose close
     /// was not read is unfinished, never recovered.
     cut: bool,
+    /// A call ended, and no text other than whitespace came after it yet.
+    after_call: bool,
+    /// The whitespace after the last call, held back: it is the call's layout (and not text)
+    /// when another call or the end of the output follows, and text when more text follows.
+    held_space: String,
 }
 
 impl Emitter {
@@ -99,6 +109,27 @@ impl Emitter {
     fn write(&mut self, block: Block, s: &str) {
         if s.is_empty() {
             return;
+        }
+        if self.after_call {
+            if block == Block::Text {
+                let rest = s.trim_start_matches(is_layout_space);
+                if rest.is_empty() {
+                    self.held_space.push_str(s);
+                    return;
+                }
+                // Text follows the call: the whitespace before it is that text's.
+                self.after_call = false;
+                if !self.held_space.is_empty() {
+                    let mut held = std::mem::take(&mut self.held_space);
+                    held.push_str(s);
+                    self.write(block, &held);
+                    return;
+                }
+            } else {
+                self.after_call = false;
+                let held = std::mem::take(&mut self.held_space);
+                self.write(Block::Text, &held);
+            }
         }
         if !self.pending_input.is_empty() {
             self.flush_input();
@@ -164,6 +195,21 @@ impl Emitter {
         self.writer.close_reasoning(&mut self.parts);
     }
 
+    /// Whitespace after the last call that nothing but another call or the end of the output
+    /// followed: the calls' layout, not answer text (a model that pads its answer with newlines
+    /// after a call until the token limit writes no text part of newlines).
+    fn drop_held_space(&mut self) {
+        self.held_space.clear();
+    }
+
+    /// The output ended: whitespace held after the last call is dropped, and whichever block
+    /// is open is closed.
+    pub fn end_output(&mut self) {
+        self.drop_held_space();
+        self.after_call = false;
+        self.end_blocks();
+    }
+
     /// Closes whichever block is open.
     pub fn end_blocks(&mut self) {
         self.flush_pending();
@@ -177,6 +223,8 @@ impl Emitter {
 
     /// A tool call begins under the id its markup gives (Kimi's `functions.f:0`), or a new one.
     pub fn begin_call_as(&mut self, tool_name: &str, id: Option<&str>) -> PartId {
+        self.drop_held_space();
+        self.after_call = false;
         self.end_blocks();
         self.flush_input();
         let given = id.filter(|i| !i.is_empty()).map(PartId::from);
@@ -247,10 +295,13 @@ impl Emitter {
         };
         self.writer.end_call(call, &mut self.parts);
         self.calls += 1;
+        self.after_call = true;
     }
 
     /// A call that was announced turned out malformed: its input ends, no tool-call follows.
     pub fn abort_call(&mut self, id: &PartId) {
+        // What follows a malformed call is text, whitespace included.
+        self.after_call_text();
         self.flush_input();
         self.writer.abort_call(id, &mut self.parts);
     }
@@ -259,6 +310,15 @@ impl Emitter {
     /// for reasoning that arrives apart from the text this emitter parses).
     pub fn writer(&mut self) -> &mut PartWriter {
         &mut self.writer
+    }
+
+    /// Whatever follows is text: held whitespace goes out as text.
+    fn after_call_text(&mut self) {
+        if self.after_call {
+            self.after_call = false;
+            let held = std::mem::take(&mut self.held_space);
+            self.write(Block::Text, &held);
+        }
     }
 
     pub fn error(&mut self, e: ErrorPart) {

@@ -47,7 +47,13 @@ impl<F: FnMut(&str, &mut Emitter) -> bool> Pass for F {}
 impl CallFences {
     /// A filter for a protocol whose calls begin with one of `markers` (a space in a marker
     /// stands for any run of whitespace).
+    ///
+    /// A protocol whose own call is a fence (gemma's ```` ```tool_call ````) gets none: the close
+    /// of one call and the opener of the next would read as a fence around the next.
     pub(crate) fn new(markers: &[String]) -> Option<Self> {
+        if markers.iter().any(|m| m.trim_start().starts_with("```")) {
+            return None;
+        }
         let markers: Vec<Vec<Vec<u8>>> = markers
             .iter()
             .map(|m| {

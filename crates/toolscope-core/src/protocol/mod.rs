@@ -580,7 +580,7 @@ impl StreamParser {
             Some(r) => r.finish(scanner.as_mut(), em),
             None => scanner.finish(em),
         }
-        em.end_blocks();
+        em.end_output();
         em.detach(out);
     }
 

@@ -20,7 +20,7 @@ use crate::part::{
 use crate::protocol::{AutoParser, Detected, StreamParser};
 use crate::tool::ToolSet;
 
-use super::{OutputText, RunEvent};
+use super::event::{OutputText, RunEvent};
 
 /// What a provider's wire said, in provider-neutral terms.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,20 +4,12 @@
 use crate::error::{ErrorCategory, ProviderError};
 
 use super::assemble::{Assembler, Delta};
+use super::errors::response_error;
 use super::event::{RawEvent, RunEvent};
 use super::plan::Plan;
 use super::request::{Message, Request};
-use super::spec::Wire;
-use super::{anthropic, gemini, ollama, openai, response_error, responses};
+use super::wires::WireDecoder;
 use crate::lint::AnswerRules;
-
-enum WireDecoder {
-    OpenAi(openai::Decoder),
-    Responses(responses::Decoder),
-    Anthropic(anthropic::Decoder),
-    Gemini(gemini::Decoder),
-    Ollama(ollama::Decoder),
-}
 
 /// The highest `N` of the minted call ids (`call-N`) the request's conversation holds, in its
 /// assistant calls and tool results; 0 when none. The answer's own minted ids continue after it,
@@ -48,7 +40,7 @@ fn minted_calls_used(request: &Request) -> u32 {
 /// Turns the wire events of one answer into run events. Works without HTTP: a replay feeds it
 /// recorded wire events and gets the same events back.
 pub struct Decoder {
-    wire: WireDecoder,
+    wire: Box<dyn WireDecoder>,
     assembler: Assembler,
     stream: bool,
     deltas: Vec<Delta>,
@@ -63,18 +55,12 @@ impl Decoder {
 
     pub(crate) fn with_plan(request: &Request, plan: &Plan) -> Self {
         let stream = request.stream;
-        let wire = match request.provider.wire() {
-            Wire::OpenAiChat => WireDecoder::OpenAi(openai::Decoder::new(stream)),
-            Wire::OpenAiResponses => WireDecoder::Responses(responses::Decoder::new(stream)),
-            Wire::Anthropic => WireDecoder::Anthropic(anthropic::Decoder::new(stream)),
-            Wire::Gemini => WireDecoder::Gemini(gemini::Decoder::new(stream)),
-            Wire::Ollama => WireDecoder::Ollama(ollama::Decoder),
-        };
+        let format = request.provider.wire().format();
+        let wire = format.decoder(stream);
         let rules = AnswerRules {
             tool_choice: request.tool_choice.clone(),
             single_call: request.sampling.parallel_tool_calls == Some(false) && plan.native_tools,
-            finish_names_calls: plan.native_tools
-                && matches!(request.provider.wire(), Wire::OpenAiChat | Wire::Anthropic),
+            finish_names_calls: plan.native_tools && format.finish_names_calls(),
         };
         let mut assembler = Assembler::new(
             request.tools.clone(),
@@ -96,13 +82,7 @@ impl Decoder {
         if self.assembler.is_done() {
             return out;
         }
-        match &mut self.wire {
-            WireDecoder::OpenAi(d) => d.push(wire_event, &mut self.deltas),
-            WireDecoder::Responses(d) => d.push(wire_event, &mut self.deltas),
-            WireDecoder::Anthropic(d) => d.push(wire_event, &mut self.deltas),
-            WireDecoder::Gemini(d) => d.push(wire_event, &mut self.deltas),
-            WireDecoder::Ollama(d) => d.push(wire_event, &mut self.deltas),
-        }
+        self.wire.push(wire_event, &mut self.deltas);
         for delta in self.deltas.drain(..) {
             self.assembler.push(delta, &mut out);
         }

@@ -210,6 +210,17 @@ pub(crate) fn status_error(
     e
 }
 
+/// The error for an HTTP response with a failure `status` and this `body` (`retry_after` from its
+/// headers, in seconds). What a run reports for it; a replay of a recorded failure calls this.
+pub fn response_error(
+    status: u16,
+    retry_after: Option<f64>,
+    body: &str,
+    url: &str,
+) -> ProviderError {
+    status_error(status, retry_after, body, url)
+}
+
 /// An error found inside a stream or a 200 body (`{"error": …}`): categorised by its kind, else
 /// taken as the provider failing.
 pub(crate) fn stream_error(info: &ErrorBody) -> ProviderError {

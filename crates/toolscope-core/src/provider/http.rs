@@ -167,7 +167,13 @@ pub(crate) fn transport_error(e: &reqwest::Error, url: &str) -> ProviderError {
     } else {
         format!("{what}: {cause}")
     };
-    ProviderError::new(ErrorCategory::ProviderUnavailable, message)
+    // A timeout is its own category: a slow server is not a gone one.
+    let category = if e.is_timeout() || cause.starts_with("timed out") {
+        ErrorCategory::ProviderTimeout
+    } else {
+        ErrorCategory::ProviderUnavailable
+    };
+    ProviderError::new(category, message)
 }
 
 #[cfg(test)]

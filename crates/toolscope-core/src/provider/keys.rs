@@ -10,7 +10,8 @@
 
 use std::fmt;
 
-use super::{ProviderKind, RunEvent};
+use super::event::RunEvent;
+use super::spec::ProviderKind;
 
 /// One API key. Its `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]

@@ -12,11 +12,11 @@ use serde_json::Value;
 
 use crate::error::{ErrorCategory, ProviderError};
 
-use super::ANTHROPIC_VERSION;
 use super::errors::status_error;
 use super::http;
 use super::keys::Keys;
-use super::spec::{Auth, ProviderKind, Wire};
+use super::secret_url::{self, redact_url, url_secrets};
+use super::spec::{Auth, ProviderKind};
 
 /// The most pages of a paged list that are read.
 const MAX_PAGES: usize = 10;
@@ -42,22 +42,21 @@ pub async fn list_models(
     };
     // A query on the base URL (a key some servers take there) goes after each page's path; the
     // URL is named in errors without its credentials.
-    let (base, query) = super::secret_url::split_query(&base);
-    let keys = super::url_secrets(base_url.unwrap_or(""))
+    let (base, query) = secret_url::split_query(&base);
+    let keys = url_secrets(base_url.unwrap_or(""))
         .into_iter()
         .fold(keys.clone(), |k, s| k.with_secret(s));
     let client = http::client(Duration::from_secs(10))?;
+    let format = provider.wire().format();
     let mut names = Vec::new();
     let mut page: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let url = super::secret_url::with_query(
-            page_url(provider.wire(), &base, page.as_deref()),
-            query.as_deref(),
-        );
+        let url =
+            secret_url::with_query(format.models_url(&base, page.as_deref()), query.as_deref());
         let mut req = client.get(&url).timeout(TIMEOUT);
-        let url = super::redact_url(&url);
-        if provider.wire() == Wire::Anthropic {
-            req = req.header("anthropic-version", ANTHROPIC_VERSION);
+        let url = redact_url(&url);
+        for (name, value) in format.models_headers() {
+            req = req.header(name, value);
         }
         if let Some(key) = keys.get(provider) {
             req = match provider.spec().auth {
@@ -89,124 +88,41 @@ pub async fn list_models(
                 format!("the model list from {url} is not JSON: {e}"),
             )
         })?;
-        let (mut more, next) = parse_page(provider.wire(), &value);
+        let (mut more, next) = format.models_page(&value);
         names.append(&mut more);
         match next {
             Some(n) => page = Some(n),
             None => break,
         }
     }
-    if matches!(
-        provider.wire(),
-        Wire::OpenAiChat | Wire::OpenAiResponses | Wire::Ollama
-    ) {
+    if format.models_sorted() {
         names.sort();
     }
     names.dedup();
     Ok(names)
 }
 
-/// The URL of one page of the list (`page`: the token or id the previous page gave).
-fn page_url(wire: Wire, base: &str, page: Option<&str>) -> String {
-    match (wire, page) {
-        (Wire::OpenAiChat | Wire::OpenAiResponses, _) => format!("{base}/models"),
-        (Wire::Anthropic, None) => format!("{base}/v1/models?limit=1000"),
-        (Wire::Anthropic, Some(after)) => {
-            format!("{base}/v1/models?limit=1000&after_id={}", encode(after))
-        }
-        (Wire::Gemini, None) => format!("{base}/v1beta/models?pageSize=1000"),
-        (Wire::Gemini, Some(token)) => {
-            format!(
-                "{base}/v1beta/models?pageSize=1000&pageToken={}",
-                encode(token)
-            )
-        }
-        (Wire::Ollama, _) => format!("{base}/api/tags"),
-    }
-}
-
-/// `value` as a query value: every byte but the unreserved ones percent-encoded (a page token
-/// is often base64, whose `+`, `/` and `=` would otherwise change meaning).
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The model names of one page, and what asks for the next page when there is one.
-fn parse_page(wire: Wire, v: &Value) -> (Vec<String>, Option<String>) {
-    let strings = |list: Option<&Value>, key: &str| -> Vec<String> {
-        list.and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m.get(key).and_then(Value::as_str))
-            .map(str::to_string)
-            .collect()
-    };
-    match wire {
-        Wire::OpenAiChat | Wire::OpenAiResponses => (strings(v.get("data"), "id"), None),
-        Wire::Anthropic => {
-            let next = match v.get("has_more").and_then(Value::as_bool) {
-                Some(true) => v.get("last_id").and_then(Value::as_str).map(str::to_string),
-                _ => None,
-            };
-            (strings(v.get("data"), "id"), next)
-        }
-        Wire::Gemini => {
-            // Only the models that generate content; named without their `models/` prefix.
-            let names = v
-                .get("models")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|m| {
-                    m.get("supportedGenerationMethods")
-                        .and_then(Value::as_array)
-                        .is_none_or(|ms| ms.iter().any(|x| x == "generateContent"))
-                })
-                .filter_map(|m| m.get("name").and_then(Value::as_str))
-                .map(|n| n.strip_prefix("models/").unwrap_or(n).to_string())
-                .collect();
-            let next = v
-                .get("nextPageToken")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string);
-            (names, next)
-        }
-        Wire::Ollama => (strings(v.get("models"), "name"), None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::spec::Wire;
     use serde_json::json;
 
     #[test]
     fn every_wire_lists_its_models_and_pages() {
-        let (names, next) = parse_page(
-            Wire::OpenAiChat,
-            &json!({"object":"list","data":[{"id":"gpt-4o"},{"id":"gpt-4o-mini"}]}),
-        );
+        let (names, next) = Wire::OpenAiChat
+            .format()
+            .models_page(&json!({"object":"list","data":[{"id":"gpt-4o"},{"id":"gpt-4o-mini"}]}));
         assert_eq!(
             (names, next),
             (vec!["gpt-4o".into(), "gpt-4o-mini".into()], None)
         );
-        let (names, next) = parse_page(
-            Wire::Anthropic,
+        let (names, next) = Wire::Anthropic.format().models_page(
             &json!({"data":[{"id":"claude-sonnet-4-5","type":"model"}],"has_more":true,"last_id":"claude-sonnet-4-5"}),
         );
         assert_eq!(names, ["claude-sonnet-4-5"]);
         assert_eq!(next.as_deref(), Some("claude-sonnet-4-5"));
-        let (names, next) = parse_page(
-            Wire::Gemini,
+        let (names, next) = Wire::Gemini.format().models_page(
             &json!({"models":[
                 {"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},
                 {"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]}
@@ -214,17 +130,16 @@ mod tests {
         );
         assert_eq!(names, ["gemini-2.5-flash"]);
         assert_eq!(next.as_deref(), Some("abc"));
-        let (names, _) = parse_page(
-            Wire::Ollama,
+        let (names, _) = Wire::Ollama.format().models_page(
             &json!({"models":[{"name":"qwen3:8b","size":1},{"name":"llama3.2:latest"}]}),
         );
         assert_eq!(names, ["qwen3:8b", "llama3.2:latest"]);
         assert_eq!(
-            page_url(Wire::Gemini, "https://g", Some("t")),
+            Wire::Gemini.format().models_url("https://g", Some("t")),
             "https://g/v1beta/models?pageSize=1000&pageToken=t"
         );
         assert_eq!(
-            page_url(Wire::Ollama, "http://o", None),
+            Wire::Ollama.format().models_url("http://o", None),
             "http://o/api/tags"
         );
     }

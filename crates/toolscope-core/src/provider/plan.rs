@@ -19,7 +19,7 @@ use crate::tool::{Tool, ToolChoice, ToolSet};
 
 use super::assemble::OutputParser;
 use super::request::{Message, Reasoning, Request};
-use super::{ProviderKind, Wire};
+use super::spec::ProviderKind;
 
 /// How the answer text is read.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,10 +110,7 @@ impl Plan {
     pub(crate) fn declared<'a>(&self, req: &'a Request) -> Vec<&'a Tool> {
         let allowed = &req.sampling.allowed_tools;
         let restrict = !allowed.is_empty()
-            && !matches!(
-                req.provider.wire(),
-                Wire::OpenAiChat | Wire::OpenAiResponses
-            )
+            && !req.provider.wire().format().allowed_tools()
             && !matches!(req.tool_choice, Some(ToolChoice::Tool(_)));
         req.tools
             .iter()

@@ -16,10 +16,8 @@ use crate::part::{Part, PartId, ToolCall};
 use crate::protocol::Protocol;
 use crate::tool::{ToolChoice, ToolSet};
 
-use super::{ProviderKind, Wire};
-
-/// Anthropic's smallest thinking budget.
-pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
+use super::secret_url::redact_url;
+use super::spec::ProviderKind;
 
 /// One message of the conversation. Serialised with a `role` tag, like the wire formats.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -281,9 +279,23 @@ impl ReasoningEffort {
 pub struct Timeouts {
     /// For the TCP (and TLS) connection to be established.
     pub connect_secs: f64,
-    /// For the next bytes: the response headers, then each piece of the body. A model that
-    /// thinks silently for longer than this is cut off, so the default is generous.
+    /// For the next bytes once the answer has begun (its first token arrived): a stream that
+    /// sends nothing for longer than this has stalled. A model that thinks silently for longer
+    /// than this is cut off, so the default is generous.
     pub idle_secs: f64,
+    /// For the answer to begin: the response headers and every piece of the body until the
+    /// first piece of the model's output (text, reasoning or a call). A CPU server reading a
+    /// long prompt (prefill) sends nothing for minutes, so this is longer than the idle timeout.
+    /// Not written to a session while it has its default.
+    #[serde(skip_serializing_if = "is_default_first_token")]
+    pub first_token_secs: f64,
+}
+
+/// The default wait for the first token, in seconds.
+pub const DEFAULT_FIRST_TOKEN_SECS: f64 = 600.0;
+
+fn is_default_first_token(s: &f64) -> bool {
+    *s == DEFAULT_FIRST_TOKEN_SECS
 }
 
 impl Default for Timeouts {
@@ -291,6 +303,7 @@ impl Default for Timeouts {
         Timeouts {
             connect_secs: 10.0,
             idle_secs: 120.0,
+            first_token_secs: DEFAULT_FIRST_TOKEN_SECS,
         }
     }
 }
@@ -304,6 +317,11 @@ impl Timeouts {
     /// The idle timeout, with nonsense replaced by 120 s.
     pub fn idle(&self) -> Duration {
         secs(self.idle_secs, 120.0)
+    }
+
+    /// The wait for the first token, with nonsense replaced by the default (600 s).
+    pub fn first_token(&self) -> Duration {
+        secs(self.first_token_secs, DEFAULT_FIRST_TOKEN_SECS)
     }
 }
 
@@ -411,7 +429,7 @@ pub struct Request {
 
 fn redacted_url<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
     match url {
-        Some(u) => s.serialize_some(&super::redact_url(u)),
+        Some(u) => s.serialize_some(&redact_url(u)),
         None => s.serialize_none(),
     }
 }
@@ -571,16 +589,7 @@ impl Request {
                 "the allowed tool \"{name}\" is not among the tools"
             ));
         }
-        if let (Some(effort), Some(max), Wire::Anthropic) = (
-            self.sampling.reasoning_effort,
-            self.sampling.max_tokens,
-            self.provider.wire(),
-        ) && max <= effort.budget_tokens().min(MIN_THINKING_BUDGET)
-        {
-            return invalid(format!(
-                "a reasoning effort needs max_tokens above {MIN_THINKING_BUDGET} on Anthropic (the thinking budget comes out of it); max_tokens is {max}"
-            ));
-        }
+        self.provider.wire().format().validate(self)?;
         if self.provider.capabilities().required_max_tokens.is_some()
             && self.sampling.max_tokens.is_none()
         {
@@ -722,8 +731,27 @@ mod tests {
         let t = Timeouts {
             connect_secs: -1.0,
             idle_secs: f64::NAN,
+            first_token_secs: f64::INFINITY,
         };
         assert_eq!(t.connect(), Duration::from_secs(10));
         assert_eq!(t.idle(), Duration::from_secs(120));
+        assert_eq!(t.first_token(), Duration::from_secs(600));
+    }
+
+    #[test]
+    fn the_first_token_timeout_is_saved_only_when_changed() {
+        let v = serde_json::to_value(Timeouts::default()).unwrap();
+        assert_eq!(v, json!({"connectSecs": 10.0, "idleSecs": 120.0}));
+        let t = Timeouts {
+            first_token_secs: 30.0,
+            ..Timeouts::default()
+        };
+        let v = serde_json::to_value(t).unwrap();
+        assert_eq!(v["firstTokenSecs"], 30.0);
+        let back: Timeouts = serde_json::from_value(v).unwrap();
+        assert_eq!(back, t);
+        // A session written before the field existed reads with the default.
+        let old: Timeouts = serde_json::from_value(json!({"idleSecs": 5.0})).unwrap();
+        assert_eq!(old.first_token(), Duration::from_secs(600));
     }
 }

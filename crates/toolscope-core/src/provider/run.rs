@@ -3,13 +3,13 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
 use crate::error::{ErrorCategory, ProviderError};
+use crate::part::Part;
 
-use super::build_wire;
 use super::decoder::Decoder;
 use super::errors::status_error;
 use super::event::{RawEvent, RunEvent};
@@ -18,7 +18,9 @@ use super::http;
 use super::keys::Keys;
 use super::plan::Plan;
 use super::request::Request;
+use super::secret_url::{redact_url, url_secrets};
 use super::spec::Auth;
+use super::wire_request::build_wire;
 
 /// A running request. Events arrive in order through [`Run::next`] (or as a `Stream`); the last
 /// part is `finish` or `error`, then the channel closes. Dropping the run cancels the request.
@@ -77,7 +79,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     let url_secrets = request
         .base_url
         .as_deref()
-        .map(super::url_secrets)
+        .map(url_secrets)
         .unwrap_or_default();
     let keys = url_secrets
         .into_iter()
@@ -102,7 +104,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
     };
     let wire = build_wire(&request, &plan, &base);
     // What errors name: the endpoint without its credentials.
-    let shown_url = super::redact_url(&wire.url);
+    let shown_url = redact_url(&wire.url);
     let client = match http::client(request.timeouts.connect()) {
         Ok(c) => c,
         Err(e) => {
@@ -121,6 +123,10 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         };
     }
     let idle = request.timeouts.idle();
+    let first_token = request.timeouts.first_token();
+    // Until the model's output begins, silence is a server reading the prompt (prefill) and
+    // the first-token timeout applies; after it, silence is a stall and the idle timeout does.
+    let mut begun = false;
     let started = Instant::now();
     let at_ms = || started.elapsed().as_millis() as u64;
 
@@ -128,7 +134,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         // Whichever is ready first; a gone consumer must not wait for a slow server.
         biased;
         _ = sink.tx.closed() => return,
-        r = tokio::time::timeout(idle, builder.send()) => r,
+        r = tokio::time::timeout(first_token, builder.send()) => r,
     };
     let mut response = match response {
         Ok(Ok(r)) => r,
@@ -141,15 +147,8 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
             return;
         }
         Err(_) => {
-            let err = ProviderError::new(
-                ErrorCategory::ProviderUnavailable,
-                format!(
-                    "no response from {} within {} s (idle timeout)",
-                    shown_url,
-                    idle.as_secs_f64()
-                ),
-            );
-            sink.send(decoder.fail(err)).await;
+            sink.send(decoder.fail(no_first_token(&shown_url, first_token, false)))
+                .await;
             return;
         }
     };
@@ -179,7 +178,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
         let next = tokio::select! {
             biased;
             _ = sink.tx.closed() => return,
-            r = tokio::time::timeout(idle, response.chunk()) => r,
+            r = tokio::time::timeout(if begun { idle } else { first_token }, response.chunk()) => r,
         };
         let ended = matches!(next, Ok(Ok(None)));
         let wire_events = match next {
@@ -194,10 +193,18 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
                 return;
             }
             Err(_) => {
-                let err = ProviderError::new(
-                    ErrorCategory::ProviderUnavailable,
-                    format!("no data for {} s (idle timeout)", idle.as_secs_f64()),
-                );
+                let err = if begun {
+                    ProviderError::new(
+                        ErrorCategory::ProviderTimeout,
+                        format!(
+                            "the stream stalled: no data for {} s after the answer began \
+                             (idle timeout, --idle-timeout)",
+                            secs_text(idle)
+                        ),
+                    )
+                } else {
+                    no_first_token(&shown_url, first_token, true)
+                };
                 sink.send(decoder.fail(err)).await;
                 return;
             }
@@ -218,6 +225,7 @@ pub async fn run(request: Request, keys: Keys, tx: mpsc::Sender<RunEvent>) {
                 status: failed.then_some(status.as_u16()),
                 retry_after: if failed { retry_after } else { None },
             }));
+            begun |= decoded.iter().any(is_model_output);
             events.extend(decoded);
         }
         if let Some(o) = framer.oversize() {
@@ -284,7 +292,7 @@ fn oversize_error(o: &super::framer::Oversize, status: u16) -> ProviderError {
         format!(
             "{what} is larger than the limit of {} ({} bytes had arrived); the answer is cut \
              here and the rest was not read. It starts: {}",
-            super::wire::size(o.limit),
+            super::wires::shared::size(o.limit),
             o.seen,
             o.head
         ),
@@ -310,5 +318,43 @@ impl Sink {
             }
         }
         true
+    }
+}
+
+/// Whether a decoded event is the model's output (its first token): answer text, reasoning, a
+/// call, a finish. A warning or an error is not.
+fn is_model_output(e: &RunEvent) -> bool {
+    match e {
+        RunEvent::Output(_) => true,
+        RunEvent::Part(p) => !matches!(p, Part::Warning(_) | Part::Error(_)),
+        _ => false,
+    }
+}
+
+/// The timeout before the answer began: the server answered nothing yet (no headers), or it
+/// answered but sent no token.
+fn no_first_token(url: &str, waited: Duration, answered: bool) -> ProviderError {
+    let what = if answered {
+        format!("{url} answered but sent no token")
+    } else {
+        format!("no response from {url}")
+    };
+    ProviderError::new(
+        ErrorCategory::ProviderTimeout,
+        format!(
+            "{what} within {} s (first-token timeout, --first-token-timeout; a server on a CPU \
+             may still be reading a long prompt)",
+            secs_text(waited)
+        ),
+    )
+}
+
+/// Seconds as a person writes them: `120`, `0.3`.
+fn secs_text(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
     }
 }

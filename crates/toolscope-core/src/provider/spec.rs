@@ -1,18 +1,16 @@
-//! The provider table: what toolscope knows of each provider, as data.
+//! The types of the provider table: what toolscope knows of each provider, as data.
 //!
-//! A provider is one adapter module (its wire: request mapping and answer decoding) plus one
-//! [`ProviderSpec`] in [`PROVIDERS`](super::PROVIDERS): its name, default base URL, the environment variable of its
-//! key, how the key is sent, a model to start from, and what its wire can do natively. Everything
-//! that lists providers (the CLI's value parser, the picker, key handling, the request builder)
-//! reads this table, so adding a provider is one adapter module and one line in the table.
+//! A provider is a wire (request mapping and answer decoding) plus one [`ProviderSpec`] in
+//! [`PROVIDERS`](super::table::PROVIDERS): its name, default base URL, the environment variable
+//! of its key, how the key is sent, a model to start from, and what its wire can do natively.
+//! Everything that lists providers (the CLI's value parser, the picker, key handling, the
+//! request builder) reads that table, so adding a provider on a known wire is one entry in it.
 //!
-//! The table itself ([`PROVIDERS`](super::PROVIDERS)) is in the provider module, beside the
-//! adapters it names; this module holds the types. A [`ProviderKind`] is a handle to one entry,
-//! copied freely and saved in sessions by name. A
-//! caller may add entries of its own for servers that speak a known wire (an application's
-//! built-in local model, say) with [`ProviderKind::from_spec`]; a session naming a provider this
-//! table does not hold is read as an OpenAI-compatible server of that name, which then needs a
-//! base URL.
+//! The table itself is in its own module; this module holds the types. A [`ProviderKind`] is a
+//! handle to one entry, copied freely and saved in sessions by name. A caller may add entries
+//! of its own for servers that speak a known wire (an application's built-in local model, say)
+//! with [`ProviderKind::from_spec`]; a session naming a provider the table does not hold is read
+//! as an OpenAI-compatible server of that name, which then needs a base URL.
 
 use std::fmt;
 use std::sync::Mutex;
@@ -32,13 +30,6 @@ pub enum Wire {
     Gemini,
     /// Ollama's native `/api/chat`.
     Ollama,
-}
-
-impl Wire {
-    /// Whether a streamed answer comes as server-sent events (else as NDJSON lines).
-    pub fn streams_sse(self) -> bool {
-        !matches!(self, Wire::Ollama)
-    }
 }
 
 /// How the API key is sent.
@@ -61,6 +52,15 @@ pub struct Capabilities {
     pub response_format: bool,
     /// The wire refuses a request without `max_tokens`; new requests get this value.
     pub required_max_tokens: Option<u32>,
+}
+
+impl Capabilities {
+    /// Everything native: tool choice, a JSON-schema response format, no required `max_tokens`.
+    pub(crate) const NATIVE: Capabilities = Capabilities {
+        native_forcing: true,
+        response_format: true,
+        required_max_tokens: None,
+    };
 }
 
 /// One provider: an entry of the provider table.
@@ -99,7 +99,7 @@ impl ProviderKind {
         ProviderKind(spec)
     }
 
-    /// The provider of [`PROVIDERS`](super::PROVIDERS) with this name.
+    /// The provider of [`PROVIDERS`](super::table::PROVIDERS) with this name.
     pub fn from_name(name: &str) -> Result<Self, String> {
         Self::parse_among(name, Self::all())
     }
@@ -123,7 +123,7 @@ impl ProviderKind {
             })
     }
 
-    /// The provider of this name: one of [`PROVIDERS`](super::PROVIDERS), else an OpenAI-compatible server known
+    /// The provider of this name: one of [`PROVIDERS`](super::table::PROVIDERS), else an OpenAI-compatible server known
     /// by that name (it has no default base URL, so a request to it must give one).
     pub fn named(name: &str) -> ProviderKind {
         if let Ok(k) = Self::from_name(name) {
@@ -271,7 +271,7 @@ mod tests {
     fn the_table_holds_what_the_wires_need() {
         assert_eq!(
             ProviderKind::ANTHROPIC.default_max_tokens(),
-            Some(super::super::ANTHROPIC_DEFAULT_MAX_TOKENS)
+            Some(crate::provider::wires::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS)
         );
         assert!(!ProviderKind::OLLAMA.capabilities().native_forcing);
         assert!(!ProviderKind::ANTHROPIC.capabilities().response_format);

@@ -432,6 +432,25 @@ fn finish_of(parts: &[Part]) -> (FinishReason, Option<Usage>) {
     }
 }
 
+/// The ids of the reasoning and text blocks, in the order they open.
+fn block_starts(p: &[Part]) -> Vec<&str> {
+    p.iter()
+        .filter_map(|p| match p {
+            Part::ReasoningStart { id, .. } | Part::TextStart { id } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// That the answer reads `text` and makes the one call `get_weather({"city": city})`, finishing
+/// for it.
+fn assert_weather_call(p: &[Part], text: &str, city: &str) {
+    let c = Collapsed::of(p);
+    assert_eq!(c.text, text);
+    assert_eq!(c.calls, vec![("get_weather".into(), json!({"city": city}))]);
+    assert_eq!(finish_of(p).0, FinishReason::ToolCalls);
+}
+
 #[test]
 fn openai_stream_equals_whole_body_and_forced_stop_is_tool_calls() {
     let stream = concat!(
@@ -673,14 +692,7 @@ fn emulated_output_is_parsed_by_the_protocol() {
     let spans = spans_of(&events);
     assert_eq!(spans.len(), 1);
     assert_eq!(&answer[spans[0].start..spans[0].end], &answer[12..]);
-    let p = parts(&events);
-    let c = Collapsed::of(&p);
-    assert_eq!(c.text, "Let me look.");
-    assert_eq!(
-        c.calls,
-        vec![("get_weather".into(), json!({"city":"Lima"}))]
-    );
-    assert_eq!(finish_of(&p).0, FinishReason::ToolCalls);
+    assert_weather_call(&parts(&events), "Let me look.", "Lima");
 }
 
 /// Reasoning in an emulated answer is one block however the wire cuts it, and native reasoning
@@ -704,13 +716,7 @@ fn emulated_reasoning_is_one_block_across_wire_events() {
     }
     wire.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
     let p = parts(&decode(&r, wire.as_bytes(), 7));
-    let starts: Vec<&str> = p
-        .iter()
-        .filter_map(|p| match p {
-            Part::ReasoningStart { id, .. } | Part::TextStart { id } => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let starts = block_starts(&p);
     // The native reasoning and the parsed reasoning run on in one block, then the text: one
     // count, nothing reopened per wire event.
     assert_eq!(starts, ["reasoning-1", "text-1"]);
@@ -785,14 +791,7 @@ fn detected_output_is_read_by_the_protocol_its_markers_name() {
                 .iter()
                 .all(|s| s.kind == crate::protocol::SpanKind::ToolCall)
         );
-        let p = parts(&events);
-        let c = Collapsed::of(&p);
-        assert_eq!(c.text, "Checking.\n");
-        assert_eq!(
-            c.calls,
-            vec![("get_weather".into(), json!({"city":"Lima"}))]
-        );
-        assert_eq!(finish_of(&p).0, FinishReason::ToolCalls);
+        assert_weather_call(&parts(&events), "Checking.\n", "Lima");
     }
 }
 
@@ -837,13 +836,7 @@ fn detection_after_native_reasoning_reads_the_text_outside_reasoning() {
     );
     assert_eq!(detected(&events)[0].0, "minimax-m2");
     let p = parts(&events);
-    let starts: Vec<&str> = p
-        .iter()
-        .filter_map(|p| match p {
-            Part::ReasoningStart { id, .. } | Part::TextStart { id } => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let starts = block_starts(&p);
     assert_eq!(starts, ["reasoning-1", "text-1"]);
     let c = Collapsed::of(&p);
     assert_eq!(c.reasoning, "The user wants Lima.");

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use crate::provider::{Request, RunEvent};
 
-use super::{Recorder, Session, SessionError};
+use super::record::Recorder;
+use super::{Session, SessionError};
 
 const JOURNAL_VERSION: u64 = 1;
 

@@ -1,175 +1,15 @@
-//! Anthropic Messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
-//!
-//! The system prompt is a top-level field, tool calls are `tool_use` content blocks of the
-//! assistant, and tool results are `tool_result` blocks of a user message. A stream is a sequence
-//! of typed events; content blocks are opened, filled and closed by index, and a tool call's
-//! input arrives as `input_json_delta` fragments of its block. Usage is split: input tokens in
-//! `message_start`, output tokens in `message_delta`.
+//! Reading Anthropic Messages answers: stream events or a whole body, into provider-neutral deltas.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
-use crate::tool::ToolChoice;
+use crate::provider::assemble::Delta;
+use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::WireRequest;
-use super::assemble::Delta;
-use super::errors::{ErrorBody, stream_error};
-use super::plan::{Plan, Turn};
-use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
-
-/// Anthropic requires `max_tokens`; this is what a new request puts there.
-pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
-/// The `anthropic-version` header sent with every Anthropic request.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// Anthropic Messages.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "anthropic",
-    about: "Anthropic Messages",
-    wire: Wire::Anthropic,
-    default_base_url: Some("https://api.anthropic.com"),
-    key_env: Some("ANTHROPIC_API_KEY"),
-    auth: Auth::Header("x-api-key"),
-    default_model: None,
-    suggested_model: "claude-3-5-haiku-latest",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        // No JSON-schema response format: an emulated forced call is asked for in the prompt.
-        response_format: false,
-        required_max_tokens: Some(ANTHROPIC_DEFAULT_MAX_TOKENS),
-    },
-};
-
-pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
-    let mut messages = Vec::new();
-    for turn in plan.turns(req) {
-        match turn {
-            Turn::User(text) => messages.push(json!({"role": "user", "content": text})),
-            Turn::Assistant {
-                text, calls: [], ..
-            } => messages.push(json!({"role": "assistant", "content": text.unwrap_or_default()})),
-            Turn::Assistant {
-                text,
-                calls,
-                reasoning,
-            } => {
-                // In a tool loop the thinking blocks go back first, with their signatures, as
-                // they came (redacted ones with their encrypted data).
-                let mut blocks: Vec<Value> = reasoning
-                    .iter()
-                    .filter_map(|r| {
-                        let m = r.metadata(METADATA_KEY)?;
-                        if let Some(data) = m.get("redactedData") {
-                            return Some(json!({"type": "redacted_thinking", "data": data}));
-                        }
-                        let signature = m.get("signature")?;
-                        Some(
-                            json!({"type": "thinking", "thinking": r.text, "signature": signature}),
-                        )
-                    })
-                    .collect();
-                if let Some(t) = text {
-                    blocks.push(json!({"type": "text", "text": t}));
-                }
-                for c in calls {
-                    blocks.push(json!({
-                        "type": "tool_use", "id": &*c.tool_call_id, "name": c.tool_name, "input": c.input,
-                    }));
-                }
-                messages.push(json!({"role": "assistant", "content": blocks}));
-            }
-            Turn::Results(results) => {
-                let blocks: Vec<Value> = results
-                    .iter()
-                    .map(|r| json!({"type": "tool_result", "tool_use_id": r.id, "content": r.content}))
-                    .collect();
-                messages.push(json!({"role": "user", "content": blocks}));
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    // Validation guarantees max_tokens; the fallback only keeps a replayed request sendable.
-    body.insert(
-        "max_tokens".into(),
-        json!(
-            req.sampling
-                .max_tokens
-                .unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS)
-        ),
-    );
-    if let Some(s) = &plan.system {
-        body.insert("system".into(), json!(s));
-    }
-    body.insert("messages".into(), Value::Array(messages));
-    if plan.native_tools {
-        let tools: Vec<Value> = plan
-            .declared(req)
-            .into_iter()
-            .map(|t| Value::Object(wire::tool_decl(t, "input_schema")))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    // One call at most is said inside the tool choice; without a choice, `auto` carries it.
-    let single = plan.native_tools && req.sampling.parallel_tool_calls == Some(false);
-    let choice = match (&plan.native_choice, single) {
-        (Some(choice), _) => Some(choice.clone()),
-        (None, true) => Some(ToolChoice::Auto),
-        (None, false) => None,
-    };
-    if let Some(choice) = &choice {
-        let mut wire = match choice {
-            ToolChoice::Auto => json!({"type": "auto"}),
-            ToolChoice::Required => json!({"type": "any"}),
-            ToolChoice::None => json!({"type": "none"}),
-            ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
-        };
-        if single && *choice != ToolChoice::None {
-            wire["disable_parallel_tool_use"] = json!(true);
-        }
-        body.insert("tool_choice".into(), wire);
-    }
-    if let Some(effort) = req.sampling.reasoning_effort {
-        // The budget comes out of max_tokens and must stay below it (validation checked that
-        // there is room for the smallest one).
-        let max = req
-            .sampling
-            .max_tokens
-            .unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS);
-        let budget = effort
-            .budget_tokens()
-            .min(max.saturating_sub(1))
-            .max(super::request::MIN_THINKING_BUDGET);
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": budget}),
-        );
-    }
-    // `max_tokens` is always sent (above); Anthropic has no seed.
-    wire::sampling(
-        &req.sampling,
-        &wire::SamplingKeys {
-            temperature: "temperature",
-            top_p: "top_p",
-            seed: None,
-            max_tokens: None,
-            stop: Some("stop_sequences"),
-        },
-        &mut body,
-    );
-    if req.stream {
-        body.insert("stream".into(), json!(true));
-    }
-    WireRequest {
-        url: format!("{base}/v1/messages"),
-        headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
-        body: Value::Object(body),
-    }
-}
+use super::{Anthropic, METADATA_KEY};
+use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -182,9 +22,6 @@ pub(crate) fn finish_reason(s: &str) -> FinishReason {
         _ => FinishReason::Other,
     }
 }
-
-/// The key of this wire's entries in provider metadata.
-pub(crate) const METADATA_KEY: &str = "anthropic";
 
 /// Usage as Anthropic reports it: `input_tokens` leaves out the tokens read from and written to
 /// the prompt cache, which are added in. A later `message_delta` may carry only the output.
@@ -388,21 +225,6 @@ impl Decoder {
         }
     }
 
-    pub(crate) fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
-        let v = match wire::parse(data, self.stream) {
-            Ok(v) => v,
-            Err(e) => return out.push(e),
-        };
-        if v.get("type").and_then(Value::as_str) == Some("error") {
-            return out.push(Delta::Error(stream_error(&ErrorBody::from_value(&v))));
-        }
-        if self.stream {
-            self.event(&v, out);
-        } else {
-            body(&v, out);
-        }
-    }
-
     fn disorder(&mut self, message: String, out: &mut Vec<Delta>) {
         if !self.order.reported {
             self.order.reported = true;
@@ -454,7 +276,7 @@ impl Decoder {
         let Some(kind) = v.get("type").and_then(Value::as_str) else {
             return out.push(invalid(format!(
                 "a stream event has no type: {}",
-                super::wire::quote(&v.to_string())
+                shared::quote(&v.to_string())
             )));
         };
         if kind == "message" {
@@ -522,6 +344,29 @@ impl Decoder {
             "message_stop" => out.push(Delta::Done),
             "ping" => {}
             other => out.push(unknown(&format!("an event of type \"{other}\""))),
+        }
+    }
+}
+
+impl DecodeAnswers for Anthropic {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
+    }
+}
+
+impl WireDecoder for Decoder {
+    fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
+        let v = match shared::parse(data, self.stream) {
+            Ok(v) => v,
+            Err(e) => return out.push(e),
+        };
+        if v.get("type").and_then(Value::as_str) == Some("error") {
+            return out.push(Delta::Error(stream_error(&ErrorBody::from_value(&v))));
+        }
+        if self.stream {
+            self.event(&v, out);
+        } else {
+            body(&v, out);
         }
     }
 }

@@ -1,187 +1,15 @@
-//! The OpenAI Responses API: `POST {base}/responses`.
-//!
-//! Also the wire of the servers that offer `/v1/responses`. The system prompt is `instructions`,
-//! the conversation is a list of input items: messages, `function_call` items for past calls and
-//! `function_call_output` items for their results, and the `reasoning` items of past answers sent
-//! back as they came. The answer is a list of output items (a message with `output_text` and
-//! `refusal` parts, `function_call`s, `reasoning` with its summary, and the items of server tools
-//! the provider ran itself: web search, file search, code interpreter, image generation, MCP).
-//!
-//! A stream is a sequence of typed events with a `sequence_number`: `response.created`, then per
-//! output item `response.output_item.added`, its deltas (`response.output_text.delta`,
-//! `response.function_call_arguments.delta`, `response.reasoning_summary_text.delta`,
-//! `response.refusal.delta`, annotations) and `response.output_item.done`, then one of
-//! `response.completed`, `response.incomplete` or `response.failed` with the final response and
-//! its usage; an `error` event can end it too. There is no `[DONE]`. The decoder checks that
-//! order (the stream lint's `event-order`) as it reads.
+//! Reading Responses answers: stream events or a whole body, into provider-neutral deltas.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
-use crate::tool::ToolChoice;
+use crate::provider::assemble::Delta;
+use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::WireRequest;
-use super::assemble::Delta;
-use super::errors::{ErrorBody, stream_error};
-use super::openai::format_name;
-use super::plan::{Plan, Turn};
-use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
-
-/// The key of this wire's entries in provider metadata.
-pub(crate) const METADATA_KEY: &str = "openai-responses";
-
-/// The OpenAI Responses API.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "openai-responses",
-    about: "the OpenAI Responses API (/v1/responses); with --base-url any server that offers it",
-    wire: Wire::OpenAiResponses,
-    default_base_url: Some("https://api.openai.com/v1"),
-    key_env: Some("OPENAI_API_KEY"),
-    auth: Auth::Bearer,
-    default_model: None,
-    suggested_model: "gpt-5-mini",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
-
-pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
-    let mut input = Vec::new();
-    for turn in plan.turns(req) {
-        match turn {
-            Turn::User(text) => input.push(json!({"role": "user", "content": text})),
-            Turn::Assistant {
-                text,
-                calls,
-                reasoning,
-            } => {
-                // The reasoning items of the answer go back as they came, before its message
-                // and calls: a reasoning model continues from them.
-                for r in reasoning {
-                    if let Some(item) = r.metadata(METADATA_KEY).and_then(|m| m.get("item")) {
-                        input.push(item.clone());
-                    }
-                }
-                if let Some(t) = text {
-                    input.push(json!({"role": "assistant", "content": t}));
-                }
-                for c in calls {
-                    input.push(json!({
-                        "type": "function_call",
-                        "call_id": &*c.tool_call_id,
-                        "name": c.tool_name,
-                        "arguments": c.input.to_string(),
-                    }));
-                }
-            }
-            Turn::Results(results) => {
-                for r in results {
-                    input.push(json!({
-                        "type": "function_call_output", "call_id": r.id, "output": r.content,
-                    }));
-                }
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    if let Some(s) = &plan.system {
-        body.insert("instructions".into(), json!(s));
-    }
-    body.insert("input".into(), Value::Array(input));
-    if plan.native_tools {
-        let tools: Vec<Value> = plan
-            .declared(req)
-            .into_iter()
-            .map(|t| {
-                let mut decl = wire::tool_decl(t, "parameters");
-                decl.insert("type".into(), json!("function"));
-                // Responses makes function tools strict by default, which refuses most schemas
-                // as users write them; toolscope shows what the model does with them as they are.
-                decl.insert("strict".into(), json!(false));
-                Value::Object(decl)
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        if let Some(parallel) = req.sampling.parallel_tool_calls {
-            body.insert("parallel_tool_calls".into(), json!(parallel));
-        }
-    }
-    if let Some(choice) = &plan.native_choice {
-        body.insert(
-            "tool_choice".into(),
-            tool_choice(choice, &req.sampling.allowed_tools),
-        );
-    } else if plan.native_tools && !req.sampling.allowed_tools.is_empty() {
-        body.insert(
-            "tool_choice".into(),
-            tool_choice(&ToolChoice::Auto, &req.sampling.allowed_tools),
-        );
-    }
-    if let Some(effort) = req.sampling.reasoning_effort {
-        body.insert(
-            "reasoning".into(),
-            json!({"effort": effort.as_str(), "summary": "auto"}),
-        );
-    }
-    if let Some(rf) = &plan.response_format {
-        let mut format = Map::new();
-        format.insert("type".into(), json!("json_schema"));
-        format.insert("name".into(), json!(format_name(&rf.name)));
-        if let Some(d) = &rf.description {
-            format.insert("description".into(), json!(d));
-        }
-        format.insert("schema".into(), rf.schema.clone());
-        format.insert("strict".into(), json!(false));
-        body.insert("text".into(), json!({"format": format}));
-    }
-    // Responses has no seed and no stop sequences.
-    wire::sampling(
-        &req.sampling,
-        &wire::SamplingKeys {
-            temperature: "temperature",
-            top_p: "top_p",
-            seed: None,
-            max_tokens: Some("max_output_tokens"),
-            stop: None,
-        },
-        &mut body,
-    );
-    if req.stream {
-        body.insert("stream".into(), json!(true));
-    }
-    WireRequest {
-        url: format!("{base}/responses"),
-        headers: Vec::new(),
-        body: Value::Object(body),
-    }
-}
-
-/// The `tool_choice` of a native choice. With allowed tools, `auto` and `required` keep the
-/// whole tool list (and the prompt cache) and restrict the calls with `allowed_tools`.
-fn tool_choice(choice: &ToolChoice, allowed: &[String]) -> Value {
-    let restrict = |mode: &str| {
-        let tools: Vec<Value> = allowed
-            .iter()
-            .map(|n| json!({"type": "function", "name": n}))
-            .collect();
-        json!({"type": "allowed_tools", "mode": mode, "tools": tools})
-    };
-    match choice {
-        ToolChoice::Auto if !allowed.is_empty() => restrict("auto"),
-        ToolChoice::Required if !allowed.is_empty() => restrict("required"),
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::Required => json!("required"),
-        ToolChoice::None => json!("none"),
-        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
-    }
-}
+use super::{METADATA_KEY, OpenAiResponses};
+use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 /// Usage as Responses reports it: input includes cached tokens, output includes reasoning.
 fn usage(u: &Value) -> Usage {
@@ -480,23 +308,6 @@ impl Decoder {
         }
     }
 
-    pub(crate) fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
-        let data = data.trim();
-        if self.stream && data == "[DONE]" {
-            // Not part of this wire, but some servers add it after the end.
-            return;
-        }
-        let v = match wire::parse(data, self.stream) {
-            Ok(v) => v,
-            Err(e) => return out.push(e),
-        };
-        if !self.stream || v.get("object").and_then(Value::as_str) == Some("response") {
-            // A whole body (also one met where a stream was expected).
-            return body(&v, out);
-        }
-        self.event(&v, out);
-    }
-
     fn disorder(&mut self, message: String, out: &mut Vec<Delta>) {
         if self.disordered {
             return;
@@ -544,7 +355,7 @@ impl Decoder {
         let Some(kind) = v.get("type").and_then(Value::as_str) else {
             return out.push(invalid(format!(
                 "a stream event has no type: {}",
-                super::wire::quote(&v.to_string())
+                shared::quote(&v.to_string())
             )));
         };
         if kind == "error" {
@@ -747,275 +558,27 @@ impl Decoder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::part::ToolCall;
-    use crate::protocol::Protocol;
-    use crate::provider::{Message, ProviderKind, ReasoningEffort, wire_request};
-    use crate::tool::{ToolDef, ToolSet};
-
-    fn request(choice: Option<ToolChoice>) -> Request {
-        let mut r = Request::new(ProviderKind::OPENAI_RESPONSES, "gpt-5-mini");
-        r.system = Some("Be brief.".into());
-        r.messages = vec![Message::user("Weather in Paris?")];
-        r.tools = ToolSet::new(vec![
-            ToolDef::new(
-                "get_weather",
-                "Weather for a city",
-                json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-            ),
-            ToolDef::new("get_time", "", json!({"type":"object","properties":{}})),
-        ])
-        .unwrap();
-        r.tool_choice = choice;
-        r.stream = false;
-        r
+impl DecodeAnswers for OpenAiResponses {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
     }
+}
 
-    fn body(r: &Request) -> Value {
-        let w = wire_request(r, "http://h/v1");
-        assert_eq!(w.url, "http://h/v1/responses");
-        w.body
-    }
-
-    #[test]
-    fn tool_choice_maps_as_the_design_table_says() {
-        let cases = [
-            (None, None),
-            (Some(ToolChoice::Auto), Some(json!("auto"))),
-            (Some(ToolChoice::Required), Some(json!("required"))),
-            (Some(ToolChoice::None), Some(json!("none"))),
-            (
-                Some(ToolChoice::Tool("get_time".into())),
-                Some(json!({"type":"function","name":"get_time"})),
-            ),
-        ];
-        for (choice, want) in cases {
-            let b = body(&request(choice.clone()));
-            assert_eq!(b.get("tool_choice"), want.as_ref(), "{choice:?}");
-            assert_eq!(
-                b["tools"][0],
-                json!({"name":"get_weather","description":"Weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"type":"function","strict":false})
-            );
-            assert!(b["tools"][1].get("description").is_none());
-            assert_eq!(b["instructions"], "Be brief.");
-            assert_eq!(
-                b["input"],
-                json!([{"role":"user","content":"Weather in Paris?"}])
-            );
-            assert!(b.get("stream").is_none() && b.get("text").is_none());
+impl WireDecoder for Decoder {
+    fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
+        let data = data.trim();
+        if self.stream && data == "[DONE]" {
+            // Not part of this wire, but some servers add it after the end.
+            return;
         }
-    }
-
-    #[test]
-    fn emulated_choices_use_text_format_and_no_native_tools() {
-        let hermes = Protocol::from_name("hermes").unwrap();
-        for choice in [ToolChoice::Required, ToolChoice::Tool("get_weather".into())] {
-            let mut r = request(Some(choice.clone()));
-            r.protocol = Some(hermes.clone());
-            let b = body(&r);
-            assert!(b.get("tools").is_none() && b.get("tool_choice").is_none());
-            let format = &b["text"]["format"];
-            assert_eq!(format["type"], "json_schema", "{choice:?}");
-            assert_eq!(format["name"], "tool_call");
-            assert_eq!(format["strict"], false);
-            assert!(format["schema"].is_object());
-            assert!(b["instructions"].as_str().unwrap().contains("<tools>"));
-        }
-        let forced = {
-            let mut r = request(Some(ToolChoice::Tool("get_weather".into())));
-            r.protocol = Some(hermes.clone());
-            body(&r)
+        let v = match shared::parse(data, self.stream) {
+            Ok(v) => v,
+            Err(e) => return out.push(e),
         };
-        assert_eq!(
-            forced["text"]["format"]["schema"]["properties"]["name"]["const"],
-            "get_weather"
-        );
-        let mut r = request(Some(ToolChoice::None));
-        r.protocol = Some(hermes);
-        let b = body(&r);
-        assert!(b.get("tools").is_none() && b.get("text").is_none());
-        assert_eq!(b["instructions"], "Be brief.");
-    }
-
-    #[test]
-    fn sampling_parallel_calls_and_reasoning() {
-        let mut r = request(Some(ToolChoice::Auto));
-        r.sampling.parallel_tool_calls = Some(false);
-        r.sampling.reasoning_effort = Some(ReasoningEffort::Minimal);
-        r.sampling.max_tokens = Some(300);
-        r.sampling.temperature = Some(0.2);
-        r.sampling.seed = Some(7);
-        r.sampling.stop = vec!["END".into()];
-        r.stream = true;
-        let b = body(&r);
-        assert_eq!(b["parallel_tool_calls"], false);
-        assert_eq!(b["reasoning"], json!({"effort":"minimal","summary":"auto"}));
-        assert_eq!(b["max_output_tokens"], 300);
-        assert_eq!(b["temperature"], 0.2);
-        assert_eq!(b["stream"], true);
-        // Responses has no seed and no stop sequences.
-        assert!(b.get("seed").is_none() && b.get("stop").is_none());
-        // Allowed tools restrict the calls and keep the list.
-        r.sampling.allowed_tools = vec!["get_time".into()];
-        let b = body(&r);
-        assert_eq!(b["tools"].as_array().unwrap().len(), 2);
-        assert_eq!(b["tool_choice"]["type"], "allowed_tools");
-        assert_eq!(b["tool_choice"]["mode"], "auto");
-    }
-
-    #[test]
-    fn history_is_input_items_with_reasoning_sent_back() {
-        let mut r = request(None);
-        let call = ToolCall {
-            tool_call_id: "call_1".into(),
-            tool_name: "get_weather".into(),
-            input: json!({"city":"Paris"}),
-            ..ToolCall::default()
-        };
-        let item = json!({"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Think."}],"encrypted_content":"enc"});
-        r.messages = vec![
-            Message::user("Weather in Paris?"),
-            Message::Assistant {
-                content: Some("Checking.".into()),
-                tool_calls: vec![call],
-                reasoning: vec![crate::provider::Reasoning {
-                    text: "Think.".into(),
-                    redacted: false,
-                    provider_metadata: Some(json!({METADATA_KEY: {"item": item}})),
-                }],
-            },
-            Message::tool_result("call_1", "sunny"),
-        ];
-        let b = body(&r);
-        assert_eq!(
-            b["input"],
-            json!([
-                {"role":"user","content":"Weather in Paris?"},
-                item,
-                {"role":"assistant","content":"Checking."},
-                {"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},
-                {"type":"function_call_output","call_id":"call_1","output":"sunny"},
-            ])
-        );
-    }
-
-    fn events(stream: &[Value]) -> Vec<Delta> {
-        let mut d = Decoder::new(true);
-        let mut out = Vec::new();
-        for e in stream {
-            d.push(&e.to_string(), &mut out);
+        if !self.stream || v.get("object").and_then(Value::as_str) == Some("response") {
+            // A whole body (also one met where a stream was expected).
+            return body(&v, out);
         }
-        out
-    }
-
-    fn warnings(deltas: &[Delta]) -> Vec<String> {
-        deltas
-            .iter()
-            .filter_map(|d| match d {
-                Delta::Warning(w) => Some(w.code.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn events_in_order_lint_clean_and_out_of_order_do_not() {
-        let good = [
-            json!({"type":"response.created","sequence_number":0,"response":{"status":"in_progress"}}),
-            json!({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"m1"}}),
-            json!({"type":"response.content_part.added","sequence_number":2,"output_index":0,"item_id":"m1","content_index":0,"part":{"type":"output_text","text":""}}),
-            json!({"type":"response.output_text.delta","sequence_number":3,"output_index":0,"item_id":"m1","content_index":0,"delta":"Hi"}),
-            json!({"type":"response.output_item.done","sequence_number":4,"output_index":0,"item":{"type":"message","id":"m1"}}),
-            json!({"type":"response.completed","sequence_number":5,"response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}}),
-        ];
-        assert!(warnings(&events(&good)).is_empty());
-        // A delta before its item, a gap in the numbering, an end with an item open.
-        let cases: Vec<Vec<Value>> = vec![
-            vec![good[0].clone(), good[3].clone()],
-            vec![good[0].clone(), good[1].clone(), good[5].clone()],
-            vec![good[1].clone()],
-            vec![good[0].clone(), good[1].clone(), good[3].clone()],
-        ];
-        for stream in cases {
-            assert_eq!(
-                warnings(&events(&stream)),
-                [lint::EVENT_ORDER],
-                "{stream:?}"
-            );
-        }
-        let strange = [
-            good[0].clone(),
-            json!({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"hologram_call","id":"h1"}}),
-        ];
-        assert_eq!(warnings(&events(&strange)), [lint::UNKNOWN_BLOCK]);
-    }
-
-    /// llama-server's events carry neither `output_index` nor `sequence_number`: the item
-    /// events name the item by `item.id`, the part and delta events by `item_id`. That order is
-    /// good; an event naming an item that is not open is still a finding, and says which.
-    #[test]
-    fn items_named_only_by_their_id_are_found() {
-        let item = json!({"type":"message","id":"msg_7","role":"assistant","content":[]});
-        let good = [
-            json!({"type":"response.created","response":{"status":"in_progress"}}),
-            json!({"type":"response.output_item.added","item":item}),
-            json!({"type":"response.content_part.added","item_id":"msg_7","part":{"type":"output_text","text":""}}),
-            json!({"type":"response.output_text.delta","item_id":"msg_7","delta":"Sunny."}),
-            json!({"type":"response.output_text.done","item_id":"msg_7","text":"Sunny."}),
-            json!({"type":"response.output_item.done","item":item}),
-            json!({"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}}),
-        ];
-        let out = events(&good);
-        assert!(warnings(&out).is_empty(), "{out:?}");
-        assert!(
-            out.iter()
-                .any(|d| matches!(d, Delta::Text(t) if t == "Sunny."))
-        );
-
-        // The same item done twice: the second names it by its id and says it is not open.
-        let twice = [&good[..6], &good[5..]].concat();
-        let out = events(&twice);
-        assert_eq!(warnings(&out), [lint::EVENT_ORDER]);
-        let message = out
-            .iter()
-            .find_map(|d| match d {
-                Delta::Warning(w) => Some(w.message.clone()),
-                _ => None,
-            })
-            .unwrap();
-        assert!(message.contains("item msg_7"), "{message}");
-        // An item named by neither an index nor an id: said as it is.
-        let nameless = [
-            good[0].clone(),
-            json!({"type":"response.output_item.done","item":{"type":"message"}}),
-        ];
-        let out = events(&nameless);
-        let message = out
-            .iter()
-            .find_map(|d| match d {
-                Delta::Warning(w) => Some(w.message.clone()),
-                _ => None,
-            })
-            .unwrap();
-        assert!(
-            message.contains("names no output_index and no item id"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn allowed_tools_keep_the_list_and_restrict_the_calls() {
-        let allowed = vec!["get_time".to_string()];
-        assert_eq!(
-            tool_choice(&ToolChoice::Required, &allowed),
-            json!({"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_time"}]})
-        );
-        assert_eq!(tool_choice(&ToolChoice::Required, &[]), json!("required"));
-        assert_eq!(
-            tool_choice(&ToolChoice::Tool("x".into()), &allowed),
-            json!({"type":"function","name":"x"})
-        );
+        self.event(&v, out);
     }
 }

@@ -1,170 +1,15 @@
-//! OpenAI Chat Completions: `POST {base}/chat/completions`.
-//!
-//! Also the wire of every OpenAI-compatible server (vLLM, llama.cpp server, LM Studio,
-//! OpenRouter, a local simulated model). Streaming sends `stream_options.include_usage`
-//! so the last chunk reports usage. Tool-call fragments arrive keyed by `tool_calls[].index`
-//! (parallel calls have one index each); the first fragment of a call carries its id and name,
-//! the rest carry pieces of the `arguments` string. Reasoning servers add `reasoning_content`
-//! (or `reasoning`) to the delta.
+//! Reading Chat Completions answers: stream events or a whole body, into provider-neutral deltas.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::lint;
 use crate::part::{FinishReason, Source, SourceType, Usage, Warning};
-use crate::tool::ToolChoice;
+use crate::provider::assemble::Delta;
+use crate::provider::errors::{ErrorBody, stream_error};
 
-use super::WireRequest;
-use super::assemble::Delta;
-use super::errors::{ErrorBody, stream_error};
-use super::plan::{Plan, Turn};
-use super::request::Request;
-use super::spec::{Auth, Capabilities, ProviderSpec, Wire};
-use super::wire::{self, invalid};
-
-/// OpenAI Chat Completions, and every server that speaks it.
-pub(crate) const SPEC: ProviderSpec = ProviderSpec {
-    name: "openai",
-    about: "OpenAI Chat Completions; with --base-url any OpenAI-compatible server (vLLM, SGLang, llama.cpp, LM Studio, OpenRouter)",
-    wire: Wire::OpenAiChat,
-    default_base_url: Some("https://api.openai.com/v1"),
-    key_env: Some("OPENAI_API_KEY"),
-    auth: Auth::Bearer,
-    default_model: None,
-    suggested_model: "gpt-4o-mini",
-    unreachable_hint: None,
-    capabilities: Capabilities {
-        native_forcing: true,
-        response_format: true,
-        required_max_tokens: None,
-    },
-};
-
-pub(crate) fn build(req: &Request, plan: &Plan, base: &str) -> WireRequest {
-    let mut messages = Vec::new();
-    if let Some(s) = &plan.system {
-        messages.push(json!({"role": "system", "content": s}));
-    }
-    for turn in plan.turns(req) {
-        match turn {
-            Turn::User(text) => messages.push(json!({"role": "user", "content": text})),
-            Turn::Assistant { text, calls, .. } => {
-                let mut m = Map::new();
-                m.insert("role".into(), json!("assistant"));
-                // With calls and no text, OpenAI wants `content: null`.
-                m.insert("content".into(), text.map_or(Value::Null, Value::String));
-                if !calls.is_empty() {
-                    let calls: Vec<Value> = calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": &*c.tool_call_id,
-                                "type": "function",
-                                "function": {"name": c.tool_name, "arguments": c.input.to_string()},
-                            })
-                        })
-                        .collect();
-                    m.insert("tool_calls".into(), Value::Array(calls));
-                }
-                messages.push(Value::Object(m));
-            }
-            Turn::Results(results) => {
-                for r in results {
-                    messages
-                        .push(json!({"role": "tool", "content": r.content, "tool_call_id": r.id}));
-                }
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    body.insert("messages".into(), Value::Array(messages));
-    if plan.native_tools {
-        let tools: Vec<Value> = plan
-            .declared(req)
-            .into_iter()
-            .map(|t| json!({"type": "function", "function": wire::tool_decl(t, "parameters")}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        if let Some(parallel) = req.sampling.parallel_tool_calls {
-            body.insert("parallel_tool_calls".into(), json!(parallel));
-        }
-    }
-    if let Some(effort) = req.sampling.reasoning_effort {
-        body.insert("reasoning_effort".into(), json!(effort.as_str()));
-    }
-    let allowed = &req.sampling.allowed_tools;
-    let choice = match &plan.native_choice {
-        None if plan.native_tools && !allowed.is_empty() => Some(ToolChoice::Auto),
-        other => other.clone(),
-    };
-    if let Some(choice) = &choice {
-        // With allowed tools, `auto` and `required` keep the whole list and restrict the calls.
-        let restrict = |mode: &str| {
-            let tools: Vec<Value> = allowed
-                .iter()
-                .map(|n| json!({"type": "function", "function": {"name": n}}))
-                .collect();
-            json!({"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}})
-        };
-        let wire = match choice {
-            ToolChoice::Auto if !allowed.is_empty() => restrict("auto"),
-            ToolChoice::Required if !allowed.is_empty() => restrict("required"),
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-        };
-        body.insert("tool_choice".into(), wire);
-    }
-    if let Some(rf) = &plan.response_format {
-        let mut schema = Map::new();
-        schema.insert("name".into(), json!(format_name(&rf.name)));
-        if let Some(d) = &rf.description {
-            schema.insert("description".into(), json!(d));
-        }
-        schema.insert("schema".into(), rf.schema.clone());
-        body.insert(
-            "response_format".into(),
-            json!({"type": "json_schema", "json_schema": schema}),
-        );
-    }
-    wire::sampling(
-        &req.sampling,
-        &wire::SamplingKeys {
-            temperature: "temperature",
-            top_p: "top_p",
-            seed: Some("seed"),
-            max_tokens: Some("max_tokens"),
-            stop: Some("stop"),
-        },
-        &mut body,
-    );
-    if req.stream {
-        body.insert("stream".into(), json!(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    WireRequest {
-        url: format!("{base}/chat/completions"),
-        headers: Vec::new(),
-        body: Value::Object(body),
-    }
-}
-
-/// A response-format name OpenAI accepts: `[A-Za-z0-9_-]{1,64}`.
-pub(crate) fn format_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if s.is_empty() { "tool_call".into() } else { s }
-}
+use super::OpenAiChat;
+use crate::provider::wires::shared::{self, invalid};
+use crate::provider::wires::{DecodeAnswers, WireDecoder};
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
     match s {
@@ -321,21 +166,13 @@ impl Decoder {
         }
     }
 
-    pub(crate) fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
-        if self.stream {
-            self.chunk(data, out);
-        } else {
-            body(data, out);
-        }
-    }
-
     fn chunk(&mut self, data: &str, out: &mut Vec<Delta>) {
         let data = data.trim();
         if data == "[DONE]" {
             out.push(Delta::Done);
             return;
         }
-        let v = match wire::parse(data, true) {
+        let v = match shared::parse(data, true) {
             Ok(v) => v,
             Err(e) => return out.push(e),
         };
@@ -354,7 +191,7 @@ impl Decoder {
         if choices.is_none() && v.get("usage").is_none() {
             return out.push(invalid(format!(
                 "a stream event has no choices: {}",
-                wire::quote(data)
+                shared::quote(data)
             )));
         }
         for choice in choices.into_iter().flatten() {
@@ -486,9 +323,25 @@ impl Decoder {
     }
 }
 
+impl DecodeAnswers for OpenAiChat {
+    fn decoder(&self, stream: bool) -> Box<dyn WireDecoder> {
+        Box::new(Decoder::new(stream))
+    }
+}
+
+impl WireDecoder for Decoder {
+    fn push(&mut self, data: &str, out: &mut Vec<Delta>) {
+        if self.stream {
+            self.chunk(data, out);
+        } else {
+            body(data, out);
+        }
+    }
+}
+
 /// A whole (non-streamed) response.
 fn body(data: &str, out: &mut Vec<Delta>) {
-    let v = match wire::parse(data, false) {
+    let v = match shared::parse(data, false) {
         Ok(v) => v,
         Err(e) => return out.push(e),
     };
