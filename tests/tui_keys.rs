@@ -3,6 +3,8 @@
 //! messages; the tests wait for the engine's events (never for a fixed time) and read the state
 //! and the screen.
 
+#[path = "../crates/toolscope-core/tests/support/mod.rs"]
+mod support;
 mod tui_support;
 
 use std::net::SocketAddr;
@@ -25,12 +27,22 @@ async fn ctrl_r_on_the_demo_model_streams_a_tool_call() {
     h.press(ctrl('r'));
     assert!(h.app.run.is_running());
     h.run_to_end().await;
-    assert_eq!(h.app.run.state, RunState::Done);
-    let call = h.app.run.parts.tool_calls().next().expect("a tool call");
+    assert_eq!(h.app.run.record.state, RunState::Done);
+    let call = h
+        .app
+        .run
+        .record
+        .parts
+        .tool_calls()
+        .next()
+        .expect("a tool call");
     assert_eq!(call.tool_name, "get_weather");
     assert_eq!(call.input["city"], "Paris");
-    assert_eq!(h.app.run.finish, Some(FinishReason::ToolCalls));
-    assert!(h.app.run.wire_events > 0, "the wire events are kept");
+    assert_eq!(h.app.run.record.finish, Some(FinishReason::ToolCalls));
+    assert!(
+        !h.app.run.record.wire.is_empty(),
+        "the wire events are kept"
+    );
     let screen = h.screen();
     for title in ["Tools", "Tool choice", "Prompt", "Raw", "Parts"] {
         assert!(
@@ -55,10 +67,13 @@ async fn ctrl_t_changes_the_mode_and_none_calls_nothing() {
     );
     h.press(ctrl('r'));
     h.run_to_end().await;
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
     assert!(!h.has_tool_call());
-    assert!(!h.app.run.parts.text().is_empty(), "it answers in text");
-    assert_eq!(h.app.run.finish, Some(FinishReason::Stop));
+    assert!(
+        !h.app.run.record.parts.text().is_empty(),
+        "it answers in text"
+    );
+    assert_eq!(h.app.run.record.finish, Some(FinishReason::Stop));
     // And the next mode forces a call again.
     h.press(ctrl('t'));
     assert_eq!(h.app.choice.label(), "tool:get_weather");
@@ -83,10 +98,12 @@ async fn esc_cancels_and_the_http_request_stops() {
     let mut h = Harness::new(160, 48);
     h.app.base_url = Some(server.base_url());
     h.press(ctrl('r'));
-    h.until("the first output arrives", |a| a.run.output_pieces > 0)
-        .await;
+    h.until("the first output arrives", |a| {
+        a.run.record.output_pieces > 0
+    })
+    .await;
     h.press(key(KeyCode::Esc));
-    assert_eq!(h.app.run.state, RunState::Cancelled);
+    assert_eq!(h.app.run.record.state, RunState::Cancelled);
     assert_eq!(h.driver.running(), 0);
     assert!(h.screen().contains("● cancelled"));
     tokio::time::timeout(DEADLINE, stats.wait_for(|s| s.streams_cancelled == 1))
@@ -131,9 +148,13 @@ async fn a_tool_result_continues_the_conversation() {
     h.press(Message::Paste("sunny, 21 °C".into()));
     h.press(ctrl('r'));
     h.run_to_end().await;
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
     assert!(!h.has_tool_call(), "after the result the model answers");
-    assert_eq!(h.app.prompt.history.len(), 4, "the text answer joined too");
+    assert_eq!(
+        h.app.prompt.history().len(),
+        4,
+        "the text answer joined too"
+    );
     let screen = h.screen();
     assert!(screen.contains("get_weather ⇐ sunny, 21 °C"), "{screen}");
 }
@@ -145,13 +166,14 @@ async fn a_text_protocol_run_highlights_the_call_span() {
     h.press(ctrl('r'));
     h.run_to_end().await;
     assert!(h.has_tool_call());
-    assert!(h.app.run.output.as_str().contains("<tool_call>"));
+    assert!(h.app.run.shown.output.as_str().contains("<tool_call>"));
     assert!(
         h.app
             .run
+            .shown
             .highlights
             .iter()
-            .any(|x| h.app.run.output.as_str()[x.range.clone()].starts_with("<tool_call>")),
+            .any(|x| h.app.run.shown.output.as_str()[x.range.clone()].starts_with("<tool_call>")),
         "the call's markup is highlighted"
     );
 }
@@ -162,15 +184,22 @@ async fn auto_on_the_demo_model_sends_natively_and_reports_how_the_text_was_read
     h.pick_protocol("auto");
     h.press(ctrl('r'));
     h.run_to_end().await;
-    let request = h.app.run.request.clone().unwrap();
+    let request = h.app.run.record.request.clone().unwrap();
     assert!(request.detect_protocol && request.protocol.is_none());
     // The demo model answers a native request with a native call; its text held no markup.
-    let call = h.app.run.parts.tool_calls().next().expect("a tool call");
+    let call = h
+        .app
+        .run
+        .record
+        .parts
+        .tool_calls()
+        .next()
+        .expect("a tool call");
     assert_eq!(call.tool_name, "get_weather");
-    assert_eq!(h.app.run.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(h.app.run.warnings, 0);
+    assert_eq!(h.app.run.record.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(h.app.run.record.warnings, 0);
     // An answer without text had nothing for detection to read: no choice is reported.
-    assert_eq!(h.app.run.detected, None);
+    assert_eq!(h.app.run.record.detected, None);
     assert!(h.screen().contains("│ auto │"), "{}", h.screen());
     // Ctrl+L shows auto as the current choice.
     h.press(ctrl('l'));
@@ -184,8 +213,14 @@ async fn auto_on_the_demo_model_sends_natively_and_reports_how_the_text_was_read
     h.press(ctrl('r'));
     h.run_to_end().await;
     assert!(!h.has_tool_call());
-    assert!(!h.app.run.parts.text().is_empty());
-    let d = h.app.run.detected.clone().expect("the choice is reported");
+    assert!(!h.app.run.record.parts.text().is_empty());
+    let d = h
+        .app
+        .run
+        .record
+        .detected
+        .clone()
+        .expect("the choice is reported");
     assert!(
         d.reason.contains("no call or reasoning marker"),
         "{}",
@@ -321,7 +356,7 @@ async fn the_main_loop_caps_frames_while_events_flood_in_and_quits() {
     result.unwrap();
     let elapsed_ms = started.elapsed().as_millis() as u64;
     let frames = h.driver.frames() - frames_before;
-    let events = h.app.run.parts.parts.len() + h.app.run.wire_events;
+    let events = h.app.run.record.parts.parts.len() + h.app.run.record.wire.len();
     assert!(events > 20, "the loop handled the stream: {events} events");
     eprintln!("{frames} frames for {events} events in {elapsed_ms} ms");
     // The first frame, then at most one per 16 ms, then none after Ctrl+Q.
@@ -358,7 +393,7 @@ async fn a_run_saved_with_ctrl_s_opens_with_ctrl_o_and_replays_the_same_parts() 
     h.press(ctrl('r'));
     assert_eq!(h.driver.journal_file(), Some(journal.as_path()));
     h.run_to_end().await;
-    let live = h.app.run.parts.parts.clone();
+    let live = h.app.run.record.parts.parts.clone();
     assert!(live.iter().any(|p| matches!(p, Part::ToolCall(_))));
     assert!(journal.exists(), "the run is journaled as it streams");
 
@@ -392,12 +427,70 @@ async fn a_run_saved_with_ctrl_s_opens_with_ctrl_o_and_replays_the_same_parts() 
     h.press(key(KeyCode::Enter));
     h.until("the session is open", |a| a.opened.is_some()).await;
     assert!(!h.app.run.is_running());
-    assert_eq!(h.app.run.parts.parts, live);
+    assert_eq!(h.app.run.record.parts.parts, live);
     assert!(h.screen().contains("replayed"), "{}", h.screen());
 
     // A clean exit removes the journal.
     assert_eq!(h.press(ctrl('q')), Flow::Quit);
     assert!(!journal.exists());
+}
+
+/// The journal is buffered: events go into it as they arrive, out to the operating system with
+/// each frame, and whole at the run's end. A key the server echoes never reaches it.
+#[tokio::test]
+async fn the_journal_is_whole_when_the_run_ends_and_never_holds_the_key() {
+    const KEY: &str = "sk-test-journal-0123456789";
+    let mut events: Vec<serde_json::Value> = ["Your key ", "is ", KEY, ", kept ", "here."]
+        .iter()
+        .map(|c| serde_json::json!({"choices":[{"index":0,"delta":{"content": c}}]}))
+        .collect();
+    events.push(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
+    events.push(serde_json::json!("[DONE]"));
+    let server =
+        support::MockServer::start(vec![support::Reply::sse_data(&events, support::End::Clean)])
+            .await;
+    let dir = temp_dir("journal-key");
+    let journal = dir.join("journal-1.jsonl");
+    let keys = toolscope_core::provider::Keys::default()
+        .with(toolscope_core::provider::ProviderKind::OPENAI, KEY);
+    let mut h = Harness::with_keys(app_in(&dir), Some(journal.clone()), keys);
+    h.app.provider = toolscope_core::provider::ProviderKind::OPENAI;
+    h.app.model = "m".into();
+    h.app.base_url = Some(server.url());
+    h.press(ctrl('r'));
+    // The engine's messages are handled without drawing a frame, as a flood of events is; a
+    // frame drawn after the first part writes out everything so far.
+    let mut framed = false;
+    let wait = async {
+        loop {
+            let m = h.driver.next_engine_message().await.expect("open");
+            let ended = matches!(m, Message::RunEnded { .. });
+            h.driver.handle(&mut h.app, m);
+            if ended {
+                break;
+            }
+            if !framed && !h.app.run.record.parts.parts.is_empty() {
+                framed = true;
+                h.driver.draw(&h.app).unwrap();
+                let so_far = journal::recover(&journal).unwrap();
+                assert_eq!(so_far.session.parts, h.app.run.record.parts.parts);
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, wait)
+        .await
+        .expect("the run ends");
+    assert!(framed);
+    assert_eq!(h.app.run.record.state, RunState::Done);
+    // No frame since: the run's end wrote the journal out whole.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(!text.contains(KEY), "the key reached the journal: {text}");
+    assert!(text.contains("[redacted]"), "{text}");
+    let r = journal::recover(&journal).unwrap();
+    assert!(r.ended);
+    assert_eq!(r.session.parts, h.app.run.record.parts.parts);
+    assert_eq!(r.session.events.len(), h.app.run.record.wire.len());
+    assert!(!h.screen().contains(KEY));
 }
 
 #[tokio::test]
@@ -409,6 +502,7 @@ async fn an_interrupted_run_is_restored_from_its_journal() {
     // The playground dies while the call's arguments stream in.
     h.until("arguments are streaming", |a| {
         a.run
+            .record
             .parts
             .parts
             .iter()
@@ -416,7 +510,7 @@ async fn an_interrupted_run_is_restored_from_its_journal() {
     })
     .await;
     assert!(h.app.run.is_running());
-    let seen = h.app.run.parts.parts.clone();
+    let seen = h.app.run.record.parts.parts.clone();
     drop(h);
 
     let recovered = journal::recover(&journal).unwrap();
@@ -456,7 +550,7 @@ async fn an_interrupted_run_is_restored_from_its_journal() {
     );
     assert_eq!(Session::load(&saved[0]).unwrap().parts, seen);
     // The restored prefix is shown as it was; the stream it lost is marked as cut.
-    assert_eq!(&h.app.run.parts.parts[..seen.len()], &seen[..]);
+    assert_eq!(&h.app.run.record.parts.parts[..seen.len()], &seen[..]);
 }
 
 /// Issue 25, point 9: a session saved to a folder that does not exist (a mistyped path) is not

@@ -75,6 +75,7 @@ async fn settle(h: &mut Harness) {
 
 fn tool_results(app: &App) -> Vec<&toolscope_core::part::ToolResult> {
     app.run
+        .record
         .parts
         .parts
         .iter()
@@ -105,7 +106,7 @@ async fn the_servers_tools_show_marked_and_the_loop_runs_to_a_text_answer() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    let history = &h.app.prompt.history;
+    let history = h.app.prompt.history();
     assert_eq!(history.len(), 4, "{history:#?}");
     let Turn::Assistant { tool_calls, .. } = &history[1] else {
         panic!("{history:#?}")
@@ -118,7 +119,7 @@ async fn the_servers_tools_show_marked_and_the_loop_runs_to_a_text_answer() {
     assert!(
         matches!(&history[3], Turn::Assistant { content: Some(t), tool_calls, .. } if !t.is_empty() && tool_calls.is_empty())
     );
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
     let notice = h.app.last_notice.clone().unwrap().text;
     assert_eq!(notice, "the loop ended with a text answer after 2 steps");
     // The loop is kept for saving: turn, call, turn.
@@ -131,7 +132,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     h.press(ctrl('r'));
     h.run_to_end().await;
     assert_eq!(h.app.prompt.pending.len(), 1);
-    let runs_before = h.app.run.id;
+    let runs_before = h.app.run.record.id;
     // Alt+G executes the call of the focused result field only and sends nothing.
     assert_eq!(
         h.app.focus,
@@ -145,7 +146,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     assert!(h.app.mcp.executing());
     assert!(h.screen().contains("⚙ executing 1 call"), "{}", h.screen());
     settle(&mut h).await;
-    assert_eq!(h.app.run.id, runs_before, "nothing was sent");
+    assert_eq!(h.app.run.record.id, runs_before, "nothing was sent");
     let results = tool_results(&h.app);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].tool_name, "get_weather");
@@ -186,7 +187,7 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
     // Ctrl+R sends it.
     h.press(ctrl('r'));
     h.run_to_end().await;
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     assert!(h.app.prompt.pending.is_empty());
 
     // The loop so far is kept for saving: the first turn and its call (the second turn is
@@ -207,11 +208,11 @@ async fn ctrl_g_executes_the_calls_shows_the_results_and_sends_the_next_turn() {
         !a.mcp.executing() && !a.is_running() && a.prompt.pending.is_empty()
     })
     .await;
-    let n = h.app.prompt.history.len();
+    let n = h.app.prompt.history().len();
     assert!(
-        matches!(&h.app.prompt.history[n - 2], Turn::Tool { content, .. } if content.contains("Lyon")),
+        matches!(&h.app.prompt.history()[n - 2], Turn::Tool { content, .. } if content.contains("Lyon")),
         "{:#?}",
-        h.app.prompt.history
+        h.app.prompt.history()
     );
 }
 
@@ -228,11 +229,11 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     assert_eq!(call.input["city"], "Atlantis", "{call:?}");
     h.press(ctrl('g'));
     h.until("the call ends and the next turn", |a| {
-        !a.mcp.executing() && !a.is_running() && a.prompt.history.len() >= 4
+        !a.mcp.executing() && !a.is_running() && a.prompt.history().len() >= 4
     })
     .await;
-    let Turn::Tool { content, .. } = &h.app.prompt.history[2] else {
-        panic!("{:#?}", h.app.prompt.history)
+    let Turn::Tool { content, .. } = &h.app.prompt.history()[2] else {
+        panic!("{:#?}", h.app.prompt.history())
     };
     assert!(content.starts_with("error: "), "{content}");
 
@@ -243,13 +244,17 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     h.type_text("exit");
     h.press(ctrl('r'));
     h.run_to_end().await;
-    let run = h.app.run.id;
+    let run = h.app.run.record.id;
     h.press(ctrl('g'));
     settle(&mut h).await;
-    assert_eq!(h.app.run.id, run, "nothing was sent after the failure");
+    assert_eq!(
+        h.app.run.record.id, run,
+        "nothing was sent after the failure"
+    );
     let error = h
         .app
         .run
+        .record
         .parts
         .parts
         .iter()
@@ -276,9 +281,9 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
     h.app.focus = Focus::Result(0);
     h.type_text("gone");
     h.press(ctrl('r'));
-    assert!(h.app.run.is_running(), "{:?}", h.app.run.state);
+    assert!(h.app.run.is_running(), "{:?}", h.app.run.record.state);
     h.run_to_end().await;
-    assert_eq!(h.app.run.state, RunState::Done);
+    assert_eq!(h.app.run.record.state, RunState::Done);
 }
 
 #[tokio::test]
@@ -296,7 +301,7 @@ async fn esc_cancels_a_hung_call_and_the_loop() {
         "cancelled: the MCP calls and the loop stop"
     );
     // The call's cancelled answer comes back and is ignored; the field waits for a result.
-    let before = h.app.run.parts.parts.len();
+    let before = h.app.run.record.parts.parts.len();
     let answer = tokio::time::timeout(tui_support::harness::DEADLINE, async {
         loop {
             let m = h.driver.next_engine_message().await.unwrap();
@@ -308,7 +313,7 @@ async fn esc_cancels_a_hung_call_and_the_loop() {
         }
     });
     answer.await.expect("the cancelled call answers");
-    assert_eq!(h.app.run.parts.parts.len(), before);
+    assert_eq!(h.app.run.record.parts.parts.len(), before);
     assert_eq!(h.app.prompt.pending.len(), 1);
     assert!(h.app.prompt.results[0].lines().join("").is_empty());
 }
@@ -321,7 +326,7 @@ async fn the_loop_stops_at_its_step_limit_with_the_results_filled_in_not_sent() 
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    assert_eq!(h.app.prompt.history.len(), 2, "one turn only");
+    assert_eq!(h.app.prompt.history().len(), 2, "one turn only");
     assert_eq!(tool_results(&h.app).len(), 1, "the call was executed");
     assert!(!h.app.prompt.results[0].lines().join("").is_empty());
     let notice = h.app.last_notice.clone().unwrap().text;
@@ -399,7 +404,7 @@ async fn a_loop_is_saved_whole_and_replays_without_its_server() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    let live_answer = h.app.run.parts.text();
+    let live_answer = h.app.run.record.parts.text();
     let dir = std::env::temp_dir().join(format!("toolscope-mcp-save-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("loop.json");
@@ -450,10 +455,15 @@ async fn a_loop_is_saved_whole_and_replays_without_its_server() {
         r.app.playback.as_ref().is_some_and(|p| p.is_done()),
         "an instant replay plays every turn"
     );
-    assert_eq!(r.app.run.parts.text(), live_answer);
-    assert_eq!(r.app.prompt.history.len(), 4, "{:#?}", r.app.prompt.history);
-    let Turn::Tool { content, .. } = &r.app.prompt.history[2] else {
-        panic!("{:#?}", r.app.prompt.history)
+    assert_eq!(r.app.run.record.parts.text(), live_answer);
+    assert_eq!(
+        r.app.prompt.history().len(),
+        4,
+        "{:#?}",
+        r.app.prompt.history()
+    );
+    let Turn::Tool { content, .. } = &r.app.prompt.history()[2] else {
+        panic!("{:#?}", r.app.prompt.history())
     };
     assert!(content.contains("\"city\":\"Paris\""), "{content}");
     let p = r.app.playback.as_ref().unwrap();
@@ -509,7 +519,7 @@ async fn the_bundled_loop_steps_turn_by_turn() {
         }
     }
     assert!(saw_result_in_turn_1 && saw_turn_2);
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     assert!(h.app.prompt.pending.is_empty(), "the loop ended in text");
 }
 
@@ -545,7 +555,12 @@ async fn an_http_server_added_at_run_time_serves_the_loop() {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
     .await;
-    assert_eq!(h.app.prompt.history.len(), 4, "{:#?}", h.app.prompt.history);
+    assert_eq!(
+        h.app.prompt.history().len(),
+        4,
+        "{:#?}",
+        h.app.prompt.history()
+    );
     assert!(
         server.seen_auth.lock().unwrap().is_empty(),
         "no token asked for, none sent"
@@ -642,7 +657,7 @@ async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
     .await;
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    for m in &h.app.prompt.history {
+    for m in h.app.prompt.history() {
         match m {
             Turn::Assistant { tool_calls, .. } => {
                 calls.extend(tool_calls.iter().map(|c| c.tool_call_id.to_string()))
@@ -655,7 +670,7 @@ async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
         calls,
         ["call-1", "call-2", "call-3"],
         "{:#?}",
-        h.app.prompt.history
+        h.app.prompt.history()
     );
     assert_eq!(results, calls);
     assert_eq!(server.recorded().len(), 3);

@@ -85,7 +85,7 @@ fn auto_reads_the_markup_a_server_left_in_the_text() {
         }
         events.extend(decoder.finish());
         feed(a, id, events, 10);
-        let d = a.run.detected.clone().expect("a choice");
+        let d = a.run.record.detected.clone().expect("a choice");
         assert_eq!(d.protocol, "qwen3-coder");
         assert_eq!(a.protocol_shown(), "auto → qwen3-coder");
         let notice = notice_text(a);
@@ -93,10 +93,17 @@ fn auto_reads_the_markup_a_server_left_in_the_text() {
             notice.starts_with("auto: read as qwen3-coder ("),
             "{notice}"
         );
-        let call = a.run.parts.tool_calls().next().cloned().expect("a call");
+        let call = a
+            .run
+            .record
+            .parts
+            .tool_calls()
+            .next()
+            .cloned()
+            .expect("a call");
         assert_eq!(call.input, serde_json::json!({"city": "Paris", "days": 3}));
         assert_eq!(
-            a.run.warnings, 0,
+            a.run.record.warnings, 0,
             "no finish mismatch for calls read from text"
         );
         a.focus = Focus::Raw;
@@ -152,7 +159,7 @@ fn before_the_first_token() {
                 event,
             },
         );
-        assert!(a.run.first_output_ms.is_none());
+        assert!(a.run.record.first_output_ms.is_none());
     });
 }
 

@@ -61,7 +61,7 @@ fn drive(app: &mut App, mut fx: Vec<Effect>) -> u64 {
 }
 
 fn parts(app: &App) -> Vec<Part> {
-    app.run.parts.parts.clone()
+    app.run.record.parts.parts.clone()
 }
 
 fn tool_calls(parts: &[Part]) -> usize {
@@ -148,9 +148,13 @@ fn the_replay_keeps_the_recorded_times() {
     drive(&mut a, fx);
     let session = load("mode-auto.json");
     let last = session.events.last().unwrap().at_ms;
-    assert_eq!(a.run.ended_ms, Some(last), "ended with the finish event");
-    assert!(a.run.first_output_ms.is_some());
-    assert_eq!(a.run.state, RunState::Done);
+    assert_eq!(
+        a.run.record.ended_ms,
+        Some(last),
+        "ended with the finish event"
+    );
+    assert!(a.run.record.first_output_ms.is_some());
+    assert_eq!(a.run.record.state, RunState::Done);
 }
 
 #[test]
@@ -162,10 +166,10 @@ fn step_by_step_and_pause() {
     let before = a.playback.as_ref().unwrap().token;
     update(&mut a, fkey(5));
     assert!(a.playback.as_ref().unwrap().paused);
-    let shown = a.run.parts.parts.len();
+    let shown = a.run.record.parts.parts.len();
     let fx = update(&mut a, Message::Wake { token: before });
     assert!(fx.is_empty());
-    assert_eq!(a.run.parts.parts.len(), shown);
+    assert_eq!(a.run.record.parts.parts.len(), shown);
     assert!(screen(&a, 160, 48).contains("paused"));
     // F6 takes one wire event at a time; the parts only grow, and in the end match.
     let mut last = shown;
@@ -173,7 +177,7 @@ fn step_by_step_and_pause() {
     while a.playback.as_ref().is_some_and(|p| !p.replay.is_done()) {
         let fx = update(&mut a, fkey(6));
         assert!(!fx.iter().any(|e| matches!(e, Effect::Wake { .. })));
-        let now = a.run.parts.parts.len();
+        let now = a.run.record.parts.parts.len();
         assert!(now >= last);
         last = now;
         steps += 1;
@@ -216,7 +220,7 @@ fn reparse_under_another_protocol_and_back() {
     a.protocol = None;
     update(&mut a, fkey(8));
     assert_eq!(tool_calls(&parts(&a)), 0);
-    assert!(a.run.parts.text().contains("<tool_call>"));
+    assert!(a.run.record.parts.text().contains("<tool_call>"));
     assert!(a.opened.as_ref().unwrap().reading.contains("native"));
     // Under morph-xml's parser, hermes markup is not a call either.
     a.protocol = Some(Protocol::from_name("morph-xml").unwrap());
@@ -233,7 +237,7 @@ fn reparse_with_another_schema_reruns_coercion() {
     let mut a = app(160, 48);
     a.pace = Pace::Instant;
     let _ = open(&mut a, "mode-auto.json");
-    let call = |a: &App| a.run.parts.tool_calls().next().cloned().unwrap();
+    let call = |a: &App| a.run.record.parts.tool_calls().next().cloned().unwrap();
     let recorded = call(&a);
     assert_eq!(recorded.tool_name, "get_weather");
     // `days` becomes a string in the schema: the same output now coerces to a string.
@@ -270,7 +274,7 @@ fn resend_puts_the_recorded_answer_beside_a_live_one() {
     let c = a.compare.as_ref().unwrap();
     assert_eq!(c.kind, CompareKind::Resend);
     assert_eq!(c.titles, ["recorded", "live"]);
-    assert_eq!(c.columns[0].parts.parts, session.parts);
+    assert_eq!(c.columns[0].record.parts.parts, session.parts);
     assert!(c.columns[1].is_running());
     let s = screen(&a, 160, 48);
     assert!(s.contains("Re-send"), "{s}");
@@ -506,7 +510,12 @@ fn reparse_with_auto_reads_each_protocol_session_as_its_protocol() {
         update(&mut a, key(KeyCode::Enter));
         assert_eq!(a.protocol_name(), "auto", "{name}");
         update(&mut a, fkey(8));
-        let detected = a.run.detected.clone().unwrap_or_else(|| panic!("{name}"));
+        let detected = a
+            .run
+            .record
+            .detected
+            .clone()
+            .unwrap_or_else(|| panic!("{name}"));
         assert_eq!(
             detected.protocol,
             recorded.name(),

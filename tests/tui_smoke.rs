@@ -4,8 +4,9 @@
 //!
 //! It polls `tmux capture-pane` until the expected text appears (with a generous deadline),
 //! never sleeping a fixed time as an assertion. tmux runs on a private socket so the user's own
-//! tmux is never touched. Without tmux the test is skipped with a reason, unless `CI` is set,
-//! where it fails (CI installs it: `apt-get install -y tmux`).
+//! tmux is never touched. The tests need tmux, so they are ignored in a plain `cargo test` (which
+//! lists them as ignored, with what they need); `.ci/run` installs tmux and runs them, and
+//! `cargo test --test tui_smoke -- --ignored` runs them here.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -99,27 +100,17 @@ impl Drop for Tmux {
     }
 }
 
-fn tmux_missing() -> bool {
-    !Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
-/// Whether the test can run: false (with the reason printed) when tmux is missing outside CI.
-fn have_tmux() -> bool {
-    if tmux_missing() {
-        if std::env::var_os("CI").is_some() {
-            panic!("tmux is required in CI: apt-get install -y tmux");
-        }
-        eprintln!("skipping the tmux smoke test: tmux is not installed (apt-get install -y tmux)");
-        return false;
-    }
-    true
+/// Fails with what to install when tmux is missing (the tests asked for it by name).
+fn need_tmux() {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "this test needs tmux: apt-get install -y tmux");
 }
 
 impl Tmux {
@@ -167,10 +158,9 @@ impl Tmux {
 }
 
 #[test]
+#[ignore = "needs tmux"]
 fn the_binary_runs_in_tmux() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("smoke");
     tmux.start();
 
@@ -201,10 +191,9 @@ fn the_binary_runs_in_tmux() {
 /// (`toolscope` as the command is this binary), its tools listed in the Tools pane, F12 runs
 /// the loop on the demo model to a text answer with the tool's result in the conversation.
 #[test]
+#[ignore = "needs tmux"]
 fn an_mcp_loop_runs_in_tmux() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("mcp");
     tmux.start_with("--mcp 'toolscope serve-mcp-demo' --max-steps 4");
     tmux.wait_for(&[
@@ -237,10 +226,9 @@ fn journals(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[ignore = "needs tmux"]
 fn a_killed_terminal_loses_nothing() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("crash");
     tmux.start();
     tmux.wait_for(&[" Parts ", "demo · demo-1"]);
@@ -289,10 +277,9 @@ fn a_killed_terminal_loses_nothing() {
 }
 
 #[test]
+#[ignore = "needs tmux"]
 fn a_three_turn_conversation_is_saved_whole() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("turns");
     tmux.start();
     tmux.wait_for(&[" Parts ", "demo · demo-1"]);
@@ -338,10 +325,9 @@ fn a_three_turn_conversation_is_saved_whole() {
 /// The theme, provider, model, settings and last prompt are read back at start from the config
 /// and data directories, and what changes is written back, never with a key.
 #[test]
+#[ignore = "needs tmux"]
 fn remembered_state_is_restored_at_start() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("remember");
     let home = tmux.dir.join("toolscope");
     std::fs::create_dir_all(&home).unwrap();
@@ -430,10 +416,9 @@ impl Tmux {
 /// Every signal that ends the playground gives the terminal back (raw mode off, the main screen,
 /// the cursor shown, no mouse or paste reporting) and exits with 128 + the signal's number.
 #[test]
+#[ignore = "needs tmux"]
 fn every_ending_signal_restores_the_terminal() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     for (signal, status) in [
         ("INT", "130"),
         ("QUIT", "131"),
@@ -464,10 +449,9 @@ fn every_ending_signal_restores_the_terminal() {
 /// toolscope does not know) is left byte for byte as it was by a playground started with
 /// `--theme`, `--model` and `--base-url` and quit without changing a setting.
 #[test]
+#[ignore = "needs tmux"]
 fn flags_never_reach_the_settings_file() {
-    if !have_tmux() {
-        return;
-    }
+    need_tmux();
     let tmux = Tmux::new("flags");
     let home = tmux.dir.join("toolscope");
     std::fs::create_dir_all(&home).unwrap();

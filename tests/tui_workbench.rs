@@ -83,12 +83,12 @@ async fn d01_the_answer_stays_in_the_conversation_and_on_the_wire() {
         !h.has_tool_call(),
         "after the result the model answers in text"
     );
-    let answer = h.app.run.parts.text();
+    let answer = h.app.run.record.parts.text();
     assert!(!answer.is_empty());
     focus(&mut h, Focus::Composer);
     h.type_text("And tomorrow?");
     h.press(ctrl('r'));
-    let sent = h.app.run.request.clone().expect("sent").messages;
+    let sent = h.app.run.record.request.clone().expect("sent").messages;
     let roles: Vec<&str> = sent.iter().map(Msg::role).collect();
     assert_eq!(
         roles,
@@ -127,16 +127,16 @@ async fn d03_a_follow_up_is_never_wiped_and_the_old_question_is_not_edited() {
     let mut h = Harness::new(160, 48);
     h.app.choice = ToolChoice::None;
     run(&mut h).await;
-    assert!(!h.app.run.parts.text().is_empty());
+    assert!(!h.app.run.record.parts.text().is_empty());
     assert_eq!(h.app.focus, Focus::Composer);
     assert_eq!(composer(&h.app), "", "the question joined the conversation");
-    assert_eq!(h.app.prompt.history.len(), 2, "question and answer");
+    assert_eq!(h.app.prompt.history().len(), 2, "question and answer");
     h.type_text("Thanks! And in Rome?");
     // A new conversation asks first; Esc keeps everything.
     h.press(ctrl('n'));
     h.press(key(KeyCode::Esc));
     assert_eq!(composer(&h.app), "Thanks! And in Rome?");
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
 }
 
 // 4. Emulated `required` sends empty calls.
@@ -151,6 +151,7 @@ async fn d04_emulated_required_fills_the_arguments() {
     let call = h
         .app
         .run
+        .record
         .parts
         .tool_calls()
         .next()
@@ -254,7 +255,7 @@ async fn d06_opening_a_session_over_an_unsaved_conversation_asks_first() {
     let mut h = Harness::with(a, None);
     h.app.choice = ToolChoice::None;
     run(&mut h).await;
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
     open_picker(&mut h).await;
     h.press(key(KeyCode::Enter));
     let s = h.screen();
@@ -262,7 +263,7 @@ async fn d06_opening_a_session_over_an_unsaved_conversation_asks_first() {
     assert!(s.contains("the conversation (2 messages)"), "{s}");
     h.press(key(KeyCode::Char('n')));
     assert!(h.app.overlay.is_none());
-    assert_eq!(h.app.prompt.history.len(), 2, "the conversation stays");
+    assert_eq!(h.app.prompt.history().len(), 2, "the conversation stays");
     assert!(h.app.opened.is_none());
     open_picker(&mut h).await;
     h.press(key(KeyCode::Enter));
@@ -576,13 +577,13 @@ async fn d05_long_text_reads_whole_in_a_detail_view() {
     let mut h = Harness::new(80, 24);
     h.app.choice = ToolChoice::None;
     run(&mut h).await;
-    let answer = h.app.run.parts.text();
+    let answer = h.app.run.record.parts.text();
     assert!(answer.len() > 100, "a long answer: {answer}");
     h.app.focus = Focus::Parts;
     for _ in 0..10 {
         h.press(key(KeyCode::Up));
-        let i = h.app.run.selected.unwrap();
-        if h.app.run.parts.rows[i].label == "text-delta" {
+        let i = h.app.run.cursor.selected.unwrap();
+        if h.app.run.record.parts.rows[i].label == "text-delta" {
             break;
         }
     }
@@ -716,7 +717,7 @@ async fn search_finds_marks_and_steps_through_matches() {
     let mut h = Harness::new(160, 48);
     h.app.choice = ToolChoice::None;
     run(&mut h).await;
-    let text = h.app.run.output.as_str().to_string();
+    let text = h.app.run.shown.output.as_str().to_string();
     let n = text.to_lowercase().matches("no").count();
     assert!(n >= 2, "{text}");
     h.app.focus = Focus::Raw;
@@ -760,8 +761,8 @@ async fn search_finds_marks_and_steps_through_matches() {
     h.press(key(KeyCode::Char('/')));
     h.type_text("finish");
     h.press(key(KeyCode::Enter));
-    let i = h.app.run.selected.unwrap();
-    assert_eq!(h.app.run.parts.rows[i].label, "finish");
+    let i = h.app.run.cursor.selected.unwrap();
+    assert_eq!(h.app.run.record.parts.rows[i].label, "finish");
     assert!(h.screen().contains(&format!("row {} of", i + 1)));
 }
 
@@ -769,7 +770,7 @@ async fn search_finds_marks_and_steps_through_matches() {
 async fn native_calls_are_labelled_with_their_tool_in_the_raw_pane() {
     let mut h = Harness::new(160, 48);
     run(&mut h).await;
-    let out = h.app.run.output.as_str();
+    let out = h.app.run.shown.output.as_str();
     assert!(out.starts_with("▸ get_weather #call_"), "{out}");
     assert!(h.screen().contains("▸ get_weather #call_"));
 }
@@ -781,7 +782,7 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
     run(&mut h).await;
     h.type_text("And in Rome?");
     run(&mut h).await;
-    assert_eq!(h.app.prompt.history.len(), 4);
+    assert_eq!(h.app.prompt.history().len(), 4);
     focus(&mut h, Focus::Transcript);
     h.press(key(KeyCode::Home));
     assert_eq!(h.app.prompt.selected, 0);
@@ -796,7 +797,7 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
     h.type_text(" Please.");
     h.press(key(KeyCode::Enter));
     assert!(h.app.overlay.is_none());
-    let Msg::User { content } = &h.app.prompt.history[0] else {
+    let Msg::User { content } = &h.app.prompt.history()[0] else {
         panic!("a user message")
     };
     assert!(content.ends_with(" Please."), "{content}");
@@ -813,16 +814,16 @@ async fn a_message_is_edited_deleted_and_the_conversation_runs_again_from_it() {
         h.screen()
     );
     h.press(key(KeyCode::Char('y')));
-    assert_eq!(h.app.run.request.as_ref().unwrap().messages.len(), 1);
+    assert_eq!(h.app.run.record.request.as_ref().unwrap().messages.len(), 1);
     h.run_to_end().await;
-    assert_eq!(h.app.prompt.history.len(), 2);
+    assert_eq!(h.app.prompt.history().len(), 2);
     // Delete the answer, after asking.
     focus(&mut h, Focus::Transcript);
     h.press(key(KeyCode::End));
     h.press(key(KeyCode::Char('d')));
     assert!(h.screen().contains("Delete message 2 (assistant)?"));
     h.press(key(KeyCode::Char('y')));
-    assert_eq!(h.app.prompt.history.len(), 1);
+    assert_eq!(h.app.prompt.history().len(), 1);
 }
 
 #[tokio::test]
@@ -861,7 +862,7 @@ async fn the_picker_lists_the_models_and_applies_the_settings() {
     h.press(key(KeyCode::Enter));
     assert!(h.app.overlay.is_none());
     h.press(ctrl('r'));
-    let s = &h.app.run.request.as_ref().unwrap().sampling;
+    let s = &h.app.run.record.request.as_ref().unwrap().sampling;
     assert_eq!(s.temperature, Some(0.3));
     assert_eq!(s.seed, Some(7));
     assert_eq!(s.parallel_tool_calls, Some(false));
@@ -979,6 +980,7 @@ async fn d05_an_error_part_reads_whole() {
     let message = h
         .app
         .run
+        .record
         .parts
         .parts
         .iter()
@@ -990,8 +992,8 @@ async fn d05_an_error_part_reads_whole() {
     assert!(message.len() > 80, "longer than a row: {message}");
     h.app.focus = Focus::Parts;
     for _ in 0..10 {
-        let i = h.app.run.selected.unwrap_or(0);
-        if h.app.run.parts.rows[i].label == "error" {
+        let i = h.app.run.cursor.selected.unwrap_or(0);
+        if h.app.run.record.parts.rows[i].label == "error" {
             break;
         }
         h.press(key(KeyCode::Up));

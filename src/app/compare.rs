@@ -57,7 +57,7 @@ pub enum VerdictKind {
 /// The one-line verdict of a run: which tool it called with what, or that it answered in text,
 /// or how it failed.
 pub fn verdict(view: &RunView) -> Verdict {
-    let calls: Vec<_> = view.parts.tool_calls().collect();
+    let calls: Vec<_> = view.record.parts.tool_calls().collect();
     let v = |text: String, kind| Verdict { text, kind };
     if let Some(first) = calls.first() {
         let mut text = format!("called {}", call_summary(&first.tool_name, &first.input));
@@ -66,7 +66,7 @@ pub fn verdict(view: &RunView) -> Verdict {
         }
         return v(text, VerdictKind::Called);
     }
-    match &view.state {
+    match &view.record.state {
         RunState::Failed { category, message } => {
             v(format!("{category}: {message}"), VerdictKind::Failed)
         }
@@ -75,22 +75,22 @@ pub fn verdict(view: &RunView) -> Verdict {
         RunState::Idle => v("not run".into(), VerdictKind::Waiting),
         RunState::Streaming => {
             // A call being streamed is among the last rows (its deltas share one row).
-            let calling = view.parts.rows.iter().rev().take(4).find_map(|r| {
-                match &view.parts.parts[r.first] {
+            let calling = view.record.parts.rows.iter().rev().take(4).find_map(|r| {
+                match &view.record.parts.parts[r.first] {
                     Part::ToolInputStart { tool_name, .. } => Some(tool_name.clone()),
                     _ => None,
                 }
             });
             match calling {
                 Some(name) => v(format!("calling {name}…"), VerdictKind::Waiting),
-                None if view.parts.has_text() => {
+                None if view.record.parts.has_text() => {
                     v("answering in text…".into(), VerdictKind::Waiting)
                 }
                 None => v("waiting…".into(), VerdictKind::Waiting),
             }
         }
         RunState::Done => {
-            if !view.parts.has_text() {
+            if !view.record.parts.has_text() {
                 v("answered nothing".into(), VerdictKind::Text)
             } else {
                 v("answered in text".into(), VerdictKind::Text)
@@ -109,10 +109,10 @@ pub struct Judgement {
 /// Whether a finished run honoured `choice`, and whether its calls are valid against their
 /// schemas (nothing while it streams or when it failed).
 pub fn judge(view: &RunView, choice: Option<&ToolChoice>) -> Vec<Judgement> {
-    if view.state != RunState::Done {
+    if view.record.state != RunState::Done {
         return Vec::new();
     }
-    let calls: Vec<_> = view.parts.tool_calls().collect();
+    let calls: Vec<_> = view.record.parts.tool_calls().collect();
     let j = |ok: bool, text: String| Judgement { ok, text };
     let mut out = Vec::new();
     let honoured = match choice {
@@ -135,7 +135,7 @@ pub fn judge(view: &RunView, choice: Option<&ToolChoice>) -> Vec<Judgement> {
         Some(ToolChoice::Auto) | None => j(true, "✓ auto: the model's choice".into()),
     };
     out.push(honoured);
-    let malformed = view.parts.parts.iter().find_map(|p| match p {
+    let malformed = view.record.parts.parts.iter().find_map(|p| match p {
         Part::Error(e) if e.category.is_none() => Some(e.message.clone()),
         _ => None,
     });
@@ -162,13 +162,13 @@ pub fn judge(view: &RunView, choice: Option<&ToolChoice>) -> Vec<Judgement> {
 /// The second line of a column: finish reason, total time, time to first token.
 pub fn stats(view: &RunView) -> String {
     let mut parts = Vec::new();
-    if let Some(f) = view.finish {
+    if let Some(f) = view.record.finish {
         parts.push(f.as_str().to_string());
     }
-    if let Some(ms) = view.ended_ms.filter(|_| !view.is_running()) {
+    if let Some(ms) = view.record.ended_ms.filter(|_| !view.is_running()) {
         parts.push(format_ms(ms));
     }
-    if let Some(ms) = view.first_output_ms {
+    if let Some(ms) = view.record.first_output_ms {
         parts.push(format!("ttft {}", format_ms(ms)));
     }
     parts.join(" · ")
@@ -253,7 +253,7 @@ mod tests {
             ["✓ valid call", "against the schema"]
         );
         let mut v = RunView::idle();
-        v.state = RunState::Streaming;
+        v.record.state = RunState::Streaming;
         let c = Compare::modes(&[ToolChoice::Required], vec![v]);
         assert_eq!(
             heading_rows(&c, 4, 20),
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn verdicts_say_what_the_model_did() {
         let mut v = RunView::idle();
-        v.state = RunState::Streaming;
+        v.record.state = RunState::Streaming;
         assert_eq!(verdict(&v).text, "waiting…");
         v.apply(
             RunEvent::Part(Part::ToolInputStart {
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn an_invalid_call_and_a_text_answer_to_required_are_judged() {
         let mut v = RunView::idle();
-        v.state = RunState::Streaming;
+        v.record.state = RunState::Streaming;
         v.apply(
             RunEvent::Part(Part::tool_call(ToolCall {
                 tool_call_id: "c".into(),
@@ -347,7 +347,7 @@ mod tests {
             "✗ get_weather invalid: \"city\" is a required property"
         );
         let mut text = RunView::idle();
-        text.state = RunState::Done;
+        text.record.state = RunState::Done;
         let j = judge(&text, Some(&ToolChoice::Required));
         assert_eq!(j[0].text, "✗ required, but answered in text");
     }

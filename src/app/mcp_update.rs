@@ -496,7 +496,7 @@ pub(super) fn start_loop(app: &mut App, fx: &mut Vec<Effect>) {
     }
     let max = app.mcp.max_steps;
     if !app.prompt.pending.is_empty() {
-        if let Some(reason) = cut_reason(&app.run.parts.parts) {
+        if let Some(reason) = cut_reason(&app.run.record.parts.parts) {
             notice(
                 app,
                 format!(
@@ -523,13 +523,13 @@ pub(super) fn start_loop(app: &mut App, fx: &mut Vec<Effect>) {
 /// Run `id` ended: when it is the main run of a loop, the loop goes on (executing the answer's
 /// calls), or ends and says why.
 pub(super) fn answer_in(app: &mut App, id: super::RunId, fx: &mut Vec<Effect>) {
-    if app.run.id != Some(id) {
+    if app.run.record.id != Some(id) {
         return;
     }
     let Some(a) = app.mcp.auto else {
         return;
     };
-    let failed = !matches!(app.run.state, super::RunState::Done);
+    let failed = !matches!(app.run.record.state, super::RunState::Done);
     if failed {
         app.mcp.auto = None;
         notice(
@@ -542,7 +542,7 @@ pub(super) fn answer_in(app: &mut App, id: super::RunId, fx: &mut Vec<Effect>) {
         );
         return;
     }
-    if let Some(reason) = cut_reason(&app.run.parts.parts) {
+    if let Some(reason) = cut_reason(&app.run.record.parts.parts) {
         // Like `run --execute`: the answer was cut, so its calls may be partial; none is run.
         app.mcp.auto = None;
         notice(
@@ -627,7 +627,7 @@ fn record_call(
     elapsed_ms: u64,
     result: &Result<Value, McpError>,
 ) {
-    let run_id = app.run.id;
+    let run_id = app.run.record.id;
     let has_turn = app
         .trail
         .iter()

@@ -40,6 +40,7 @@ mod session_update;
 pub mod text_log;
 pub mod theme;
 pub mod tools;
+pub mod transcript;
 mod update;
 pub mod url;
 
@@ -63,7 +64,9 @@ pub use picker::Picker;
 pub use prompt::Prompt;
 pub use remember::{Remembered, StateFiles};
 pub use request_view::RequestView;
-pub use run_view::{Detection, RawMode, RunId, RunState, RunView};
+pub use run_view::{
+    Detection, RawMode, RawText, RunCursor, RunId, RunRecord, RunState, RunView, Wire,
+};
 pub use search::Search;
 pub use session::{Opened, Pace, Playback, SessionDirs, SessionEntry, SessionPicker};
 pub use tools::ToolsEditor;
@@ -376,6 +379,7 @@ impl App {
     pub fn protocol_shown(&self) -> String {
         let detected = self
             .run
+            .record
             .detected
             .as_ref()
             .filter(|_| self.protocol.is_none() && self.detect_protocol);

@@ -8,12 +8,15 @@
 //! history is plain [`Message`]s; the provider layer renders them natively or in the protocol's
 //! format.
 
+use std::cell::{Ref, RefCell};
+
 use ratatui_textarea::TextArea;
 
 use toolscope_core::part::ToolCall;
 use toolscope_core::provider::{Message, Reasoning};
 
 use super::editor;
+use super::transcript::Transcript;
 
 pub const EXAMPLE_SYSTEM: &str = "You are a helpful assistant. Use a tool when it helps.";
 pub const EXAMPLE_PROMPT: &str = "What's the weather in Paris for the next 3 days?";
@@ -23,8 +26,13 @@ const COMPOSER_HINT: &str = "type a message; Ctrl+R sends";
 
 pub struct Prompt {
     pub system: TextArea<'static>,
-    /// The conversation, oldest first.
-    pub history: Vec<Message>,
+    /// The conversation, oldest first (changed only through [`Prompt::history_mut`], which
+    /// counts the changes).
+    history: Vec<Message>,
+    /// Changes of the conversation so far: what the transcript cache is keyed by.
+    revision: u64,
+    /// The conversation as last drawn, cut into rows (see [`Prompt::transcript`]).
+    transcript: RefCell<Transcript>,
     pub composer: TextArea<'static>,
     /// The calls of the last answer that wait for a result, in order.
     pub pending: Vec<ToolCall>,
@@ -67,6 +75,8 @@ impl Prompt {
         Prompt {
             system,
             history: Vec::new(),
+            revision: 1,
+            transcript: RefCell::default(),
             composer,
             pending: Vec::new(),
             results: Vec::new(),
@@ -74,6 +84,29 @@ impl Prompt {
             selected: 0,
             made_with,
         }
+    }
+
+    /// The conversation, oldest first.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The conversation, to change (a new revision: the transcript is made again).
+    fn history_mut(&mut self) -> &mut Vec<Message> {
+        self.revision += 1;
+        &mut self.history
+    }
+
+    /// The conversation cut into rows `width` cells wide, made again only when the conversation
+    /// or the width changed since the last call.
+    pub fn transcript(&self, width: usize) -> Ref<'_, Transcript> {
+        let key = (self.revision, width);
+        if self.transcript.borrow().key != key {
+            let mut t = Transcript::new(&self.history, width);
+            t.key = key;
+            *self.transcript.borrow_mut() = t;
+        }
+        self.transcript.borrow()
     }
 
     /// What was typed into the fields and is not in the conversation yet: a message being
@@ -182,7 +215,7 @@ impl Prompt {
 
     /// The request carrying `out` was sent: what was typed joins the conversation.
     pub fn commit(&mut self, out: &Outgoing) {
-        self.history = out.messages.clone();
+        *self.history_mut() = out.messages.clone();
         self.pending.clear();
         self.results.clear();
         if !out.again && self.user_text().is_some() {
@@ -205,7 +238,7 @@ impl Prompt {
         calls: Vec<ToolCall>,
         reasoning: Vec<Reasoning>,
     ) -> bool {
-        self.history = sent.to_vec();
+        *self.history_mut() = sent.to_vec();
         self.pending.clear();
         self.results.clear();
         self.transcript_scroll = 0;
@@ -223,7 +256,7 @@ impl Prompt {
             .collect();
         self.pending = calls.clone();
         // What the provider needs back to continue (signatures, reasoning items) rides along.
-        self.history.push(Message::Assistant {
+        self.history_mut().push(Message::Assistant {
             content,
             tool_calls: calls,
             reasoning,
@@ -246,7 +279,7 @@ impl Prompt {
 
     /// Replaces the conversation (a session was opened): no call waits for a result.
     pub fn set_history(&mut self, messages: Vec<Message>) {
-        self.history = messages;
+        *self.history_mut() = messages;
         self.pending.clear();
         self.results.clear();
         self.transcript_scroll = 0;
@@ -307,7 +340,7 @@ impl Prompt {
         };
         let before = self.history.len();
         let mut k = 0;
-        self.history.retain(|m| {
+        self.history_mut().retain(|m| {
             let keep = k != i
                 && !matches!(m, Message::Tool { tool_call_id, .. } if ids.contains(tool_call_id));
             k += 1;
@@ -333,7 +366,7 @@ impl Prompt {
 
     /// Replaces the text of message `i`; an answer left with neither text nor calls is refused.
     pub fn edit(&mut self, i: usize, text: String) -> Result<(), String> {
-        let Some(m) = self.history.get_mut(i) else {
+        let Some(m) = self.history_mut().get_mut(i) else {
             return Err("that message is gone".into());
         };
         match m {
@@ -368,7 +401,7 @@ impl Prompt {
             None => return 0,
         };
         let dropped = self.history.len() - keep;
-        self.history.truncate(keep);
+        self.history_mut().truncate(keep);
         self.pending.clear();
         self.results.clear();
         self.selected = self.selected.min(self.history.len().saturating_sub(1));
@@ -508,8 +541,8 @@ mod tests {
         assert_eq!(p.later_than(3), 1);
         // Deleting the call drops its result too.
         assert_eq!(p.delete(1), 2);
-        assert_eq!(p.history.len(), 2);
+        assert_eq!(p.history().len(), 2);
         assert_eq!(p.cut_after(1), 1);
-        assert_eq!(p.history, [Message::user("b")]);
+        assert_eq!(p.history(), [Message::user("b")]);
     }
 }

@@ -1,5 +1,11 @@
 //! Everything one run produced, as the Raw and Parts panes (and a compare column) show it.
 //!
+//! A [`RunView`] holds three things apart: what was recorded ([`RunRecord`]: the request, the
+//! wire events, the parts, the timings and the outcome), what the Raw pane shows made from it
+//! ([`RawText`]: the output text with its labels, notes and highlights), and where the panes'
+//! cursors are ([`RunCursor`]). The wire's payloads are held once, in the text the Raw pane shows
+//! ([`Wire`]); a session saved from the run copies them out.
+//!
 //! A [`RunView`] is fed [`RunEvent`]s in order, each with the milliseconds since the run was
 //! started, and never reads a clock itself: a recorded run fed again gives the same view, and
 //! tests can give fixed times.
@@ -104,27 +110,28 @@ pub enum RawMode {
     Wire,
 }
 
+/// One run as the playground holds it: what was recorded, what the panes show of it, and where
+/// their cursors are.
 #[derive(Clone, Debug)]
 pub struct RunView {
+    /// What the run was and what it gave (with the results of executed calls, what Ctrl+S
+    /// saves).
+    pub record: RunRecord,
+    /// The Raw pane's output text, made from the record as it arrives.
+    pub shown: RawText,
+    /// Where the Raw pane is scrolled and which Parts row is selected.
+    pub cursor: RunCursor,
+}
+
+/// What a run was and what it gave.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
     pub id: Option<RunId>,
     /// The request as sent (absent before the first run).
     pub request: Option<Request>,
     pub state: RunState,
-    /// Every output piece in arrival order: answer text, and native call arguments set apart on
-    /// their own lines.
-    pub output: TextLog,
-    /// Sorted, non-overlapping ranges of `output`.
-    pub highlights: Vec<Highlight>,
-    /// Where each stretch of answer text starts: (offset in the answer alone, offset in
-    /// `output`). Span events count answer bytes only.
-    answer_starts: Vec<(usize, usize)>,
-    answer_len: usize,
-    /// What the last output piece was.
-    last_piece: Option<Piece>,
-    /// The tool name of each native call, from its `tool-input-start`, for the Raw pane's labels.
-    call_names: HashMap<PartId, String>,
-    pub wire: TextLog,
-    pub wire_events: usize,
+    /// The wire events as they arrived (the Raw pane's wire view reads them in place).
+    pub wire: Wire,
     pub parts: PartList,
     pub first_output_ms: Option<u64>,
     pub last_output_ms: Option<u64>,
@@ -134,18 +141,100 @@ pub struct RunView {
     pub usage: Option<Usage>,
     /// How many lint warnings the run produced (the status line shows them).
     pub warnings: usize,
+    /// With protocol detection: the protocol the answer text is read with, once chosen.
+    pub detected: Option<Detection>,
+    /// Where the results of executed MCP calls begin among the parts, once there are some.
+    pub results_from: Option<usize>,
+}
+
+/// The Raw pane's output text: every output piece in arrival order (answer text, native call
+/// arguments and reasoning set apart on their own lines under a label, notes), highlighted.
+#[derive(Clone, Debug)]
+pub struct RawText {
+    pub output: TextLog,
+    /// Sorted, non-overlapping ranges of `output`.
+    pub highlights: Vec<Highlight>,
+    /// Where each stretch of answer text starts: (offset in the answer alone, offset in
+    /// `output`). Span events count answer bytes only.
+    answer_starts: Vec<(usize, usize)>,
+    answer_len: usize,
+    /// What the last output piece was.
+    last_piece: Option<Piece>,
+    /// The tool name of each native call, from its `tool-input-start`, for the labels.
+    call_names: HashMap<PartId, String>,
+}
+
+/// Where the panes showing a run are: the Raw pane's scroll in each of its texts, and the Parts
+/// selection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCursor {
     pub output_scroll: Scroll,
     pub wire_scroll: Scroll,
     /// Selected row of the Parts list; `None` follows the last row.
     pub selected: Option<usize>,
     /// First row shown when a row is selected.
     pub parts_top: usize,
-    /// The wire events as they arrived (with `request` and the parts, what Ctrl+S saves).
-    pub raw_events: Vec<RawEvent>,
-    /// With protocol detection: the protocol the answer text is read with, once chosen.
-    pub detected: Option<Detection>,
-    /// Where the results of executed MCP calls begin among the parts, once there are some.
-    pub results_from: Option<usize>,
+}
+
+/// The wire events of a run, their payloads held once: joined (one per line) in the text the Raw
+/// pane shows, each event a range of it.
+#[derive(Clone, Debug, Default)]
+pub struct Wire {
+    text: TextLog,
+    events: Vec<WireEvent>,
+}
+
+#[derive(Clone, Debug)]
+struct WireEvent {
+    at_ms: u64,
+    status: Option<u16>,
+    retry_after: Option<f64>,
+    /// The payload's bytes in the text.
+    data: Range<usize>,
+}
+
+impl Wire {
+    /// Adds an event at the end.
+    pub fn push(&mut self, raw: RawEvent) {
+        if !self.events.is_empty() {
+            self.text.push_str("\n");
+        }
+        let start = self.text.len();
+        self.text.push_str(&raw.data);
+        self.events.push(WireEvent {
+            at_ms: raw.at_ms,
+            status: raw.status,
+            retry_after: raw.retry_after,
+            data: start..self.text.len(),
+        });
+    }
+
+    /// How many events arrived.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The payloads, one per line, as the Raw pane shows them.
+    pub fn text(&self) -> &TextLog {
+        &self.text
+    }
+
+    /// The events as they arrived (made from the text: what a session saves).
+    pub fn events(&self) -> Vec<RawEvent> {
+        self.events
+            .iter()
+            .map(|e| RawEvent {
+                at_ms: e.at_ms,
+                data: self.text.as_str()[e.data.clone()].to_string(),
+                status: e.status,
+                retry_after: e.retry_after,
+            })
+            .collect()
+    }
 }
 
 /// Which protocol detection chose for a run's text, and why.
@@ -164,60 +253,56 @@ impl Default for RunView {
 impl RunView {
     pub fn idle() -> RunView {
         RunView {
-            id: None,
-            request: None,
-            state: RunState::Idle,
-            output: TextLog::new(),
-            highlights: Vec::new(),
-            answer_starts: Vec::new(),
-            answer_len: 0,
-            last_piece: None,
-            call_names: HashMap::new(),
-            wire: TextLog::new(),
-            wire_events: 0,
-            parts: PartList::default(),
-            first_output_ms: None,
-            last_output_ms: None,
-            ended_ms: None,
-            output_pieces: 0,
-            finish: None,
-            usage: None,
-            warnings: 0,
-            output_scroll: Scroll::Follow,
-            wire_scroll: Scroll::Follow,
-            selected: None,
-            parts_top: 0,
-            raw_events: Vec::new(),
-            detected: None,
-            results_from: None,
+            record: RunRecord {
+                id: None,
+                request: None,
+                state: RunState::Idle,
+                wire: Wire::default(),
+                parts: PartList::default(),
+                first_output_ms: None,
+                last_output_ms: None,
+                ended_ms: None,
+                output_pieces: 0,
+                finish: None,
+                usage: None,
+                warnings: 0,
+                detected: None,
+                results_from: None,
+            },
+            shown: RawText {
+                output: TextLog::new(),
+                highlights: Vec::new(),
+                answer_starts: Vec::new(),
+                answer_len: 0,
+                last_piece: None,
+                call_names: HashMap::new(),
+            },
+            cursor: RunCursor::default(),
         }
     }
 
     /// A view for a run that has just been sent.
     pub fn started(id: RunId, request: Request) -> RunView {
-        RunView {
-            id: Some(id),
-            request: Some(request),
-            state: RunState::Streaming,
-            ..RunView::idle()
-        }
+        let mut view = RunView::idle();
+        view.record.id = Some(id);
+        view.record.request = Some(request);
+        view.record.state = RunState::Streaming;
+        view
     }
 
     /// A view for a request that failed its pre-send check: nothing was sent; the error part
     /// (reason `not-sent`, no provider category: no provider saw it) says why.
     pub fn refused(request: Option<Request>, why: &str) -> RunView {
-        let mut view = RunView {
-            request,
-            ..RunView::idle()
-        };
+        let mut view = RunView::idle();
+        view.record.request = request;
         view.apply(
             RunEvent::Part(Part::error(ErrorPart::reason("not-sent", why))),
             0,
         );
-        view.state = RunState::NotSent {
+        view.record.state = RunState::NotSent {
             message: why.to_string(),
         };
-        view.ended_ms = Some(0);
+        view.record.ended_ms = Some(0);
         view
     }
 
@@ -226,31 +311,25 @@ impl RunView {
     /// is native until the choice: after it, reasoning comes out of the answer text, which the
     /// Raw pane already shows (a wire's own reasoning comes first, before the text).
     fn native(&self) -> bool {
-        self.request
+        self.record
+            .request
             .as_ref()
-            .is_some_and(|r| r.protocol.is_none() && self.detected.is_none())
+            .is_some_and(|r| r.protocol.is_none() && self.record.detected.is_none())
     }
 
     /// Applies one event that arrived `at_ms` after the run started.
     pub fn apply(&mut self, event: RunEvent, at_ms: u64) {
         match event {
-            RunEvent::Raw(raw) => {
-                if self.wire_events > 0 {
-                    self.wire.push_str("\n");
-                }
-                self.wire.push_str(&raw.data);
-                self.wire_events += 1;
-                self.raw_events.push(raw);
-            }
+            RunEvent::Raw(raw) => self.record.wire.push(raw),
             RunEvent::Output(out) => {
-                self.first_output_ms.get_or_insert(at_ms);
-                self.last_output_ms = Some(at_ms);
-                self.output_pieces += 1;
+                self.record.first_output_ms.get_or_insert(at_ms);
+                self.record.last_output_ms = Some(at_ms);
+                self.record.output_pieces += 1;
                 let piece = match out.tool_call_id {
                     Some(id) => Piece::Call(id),
                     None => Piece::Answer,
                 };
-                self.push_output(&out.text, piece);
+                self.shown.push_output(&out.text, piece);
             }
             RunEvent::Span(span) => {
                 let kind = match span.kind {
@@ -259,11 +338,12 @@ impl RunView {
                     SpanKind::Reasoning => HighlightKind::Reasoning,
                     SpanKind::Markup => HighlightKind::Markup,
                 };
-                let range = self.answer_to_output(span.start)..self.answer_to_output(span.end);
-                self.insert_highlight(Highlight { range, kind });
+                let range =
+                    self.shown.answer_to_output(span.start)..self.shown.answer_to_output(span.end);
+                self.shown.insert_highlight(Highlight { range, kind });
             }
             RunEvent::Detected { protocol, reason } => {
-                self.detected = Some(Detection { protocol, reason });
+                self.record.detected = Some(Detection { protocol, reason });
             }
             RunEvent::Part(part) => {
                 match &part {
@@ -271,40 +351,40 @@ impl RunView {
                         finish_reason,
                         usage,
                     } => {
-                        self.finish = Some(*finish_reason);
-                        self.usage = *usage;
-                        if self.state == RunState::Streaming {
-                            self.state = RunState::Done;
+                        self.record.finish = Some(*finish_reason);
+                        self.record.usage = *usage;
+                        if self.record.state == RunState::Streaming {
+                            self.record.state = RunState::Done;
                         }
-                        self.ended_ms = Some(at_ms);
+                        self.record.ended_ms = Some(at_ms);
                     }
                     Part::ToolInputStart { id, tool_name } => {
-                        self.call_names.insert(id.clone(), tool_name.clone());
+                        self.shown.call_names.insert(id.clone(), tool_name.clone());
                     }
                     Part::ReasoningDelta { id, delta } if self.native() => {
-                        self.first_output_ms.get_or_insert(at_ms);
-                        self.last_output_ms = Some(at_ms);
-                        self.push_output(delta, Piece::Reasoning(id.clone()));
+                        self.record.first_output_ms.get_or_insert(at_ms);
+                        self.record.last_output_ms = Some(at_ms);
+                        self.shown.push_output(delta, Piece::Reasoning(id.clone()));
                     }
                     Part::Error(e) => {
                         if let Some(category) = e.category {
-                            self.state = RunState::Failed {
+                            self.record.state = RunState::Failed {
                                 category,
                                 message: e.message.clone(),
                             };
-                            self.finish.get_or_insert(FinishReason::Error);
-                            self.ended_ms = Some(at_ms);
+                            self.record.finish.get_or_insert(FinishReason::Error);
+                            self.record.ended_ms = Some(at_ms);
                         }
                     }
                     _ => {}
                 }
                 if let Some(note) = note(&part) {
-                    self.push_note(&note);
+                    self.shown.push_note(&note);
                 }
                 if matches!(part, Part::Warning(_)) {
-                    self.warnings += 1;
+                    self.record.warnings += 1;
                 }
-                self.parts.push(part);
+                self.record.parts.push(part);
             }
         }
     }
@@ -312,14 +392,21 @@ impl RunView {
     /// The run as a session named `name` (up to its last event when it still streams); `None`
     /// before anything was sent.
     pub fn session(&self, name: Option<String>) -> Option<Session> {
-        let request = self.request.clone()?;
-        let ended = self.ended_ms.or(self.last_output_ms).unwrap_or(0);
+        let request = self.record.request.clone()?;
+        let ended = self
+            .record
+            .ended_ms
+            .or(self.record.last_output_ms)
+            .unwrap_or(0);
         // Results of executed MCP calls are the loop's, not the run's.
-        let own = self.results_from.unwrap_or(self.parts.parts.len());
+        let own = self
+            .record
+            .results_from
+            .unwrap_or(self.record.parts.parts.len());
         let recorder = Recorder::from_run(
             request,
-            self.raw_events.clone(),
-            self.parts.parts[..own].to_vec(),
+            self.record.wire.events(),
+            self.record.parts.parts[..own].to_vec(),
         );
         Some(recorder.finish(name, ended))
     }
@@ -327,26 +414,116 @@ impl RunView {
     /// The result of an MCP call executed for this answer (a `tool-result` part, or the
     /// `error` of a call that failed): shown after the run's own parts, not part of the run.
     pub fn push_result(&mut self, part: Part) {
-        self.results_from.get_or_insert(self.parts.parts.len());
-        self.parts.push(part);
+        self.record
+            .results_from
+            .get_or_insert(self.record.parts.parts.len());
+        self.record.parts.push(part);
     }
 
     /// The run's event stream ended (the channel closed).
     pub fn ended(&mut self, at_ms: u64) {
-        if self.state == RunState::Streaming {
+        if self.record.state == RunState::Streaming {
             // A run always ends with `finish` or `error`; closing without one means the task
             // stopped early, which only a cancel does.
-            self.state = RunState::Cancelled;
+            self.record.state = RunState::Cancelled;
         }
-        self.ended_ms.get_or_insert(at_ms);
+        self.record.ended_ms.get_or_insert(at_ms);
     }
 
     pub fn cancel(&mut self) {
-        if self.state == RunState::Streaming {
-            self.state = RunState::Cancelled;
+        if self.record.state == RunState::Streaming {
+            self.record.state = RunState::Cancelled;
         }
     }
 
+    /// Tokens per second over the output so far: the provider's output token count when known,
+    /// else one token per output piece (what most servers stream).
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        let (first, last) = (self.record.first_output_ms?, self.record.last_output_ms?);
+        let tokens = self
+            .record
+            .usage
+            .and_then(|u| u.output_tokens)
+            .unwrap_or(self.record.output_pieces) as f64;
+        let end = self.record.ended_ms.unwrap_or(last).max(last);
+        (end > first && tokens > 1.0).then(|| tokens * 1000.0 / (end - first) as f64)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.record.state.is_running()
+    }
+
+    pub fn log(&self, mode: RawMode) -> &TextLog {
+        match mode {
+            RawMode::Output => &self.shown.output,
+            RawMode::Wire => self.record.wire.text(),
+        }
+    }
+
+    pub fn scroll_mut(&mut self, mode: RawMode) -> &mut Scroll {
+        match mode {
+            RawMode::Output => &mut self.cursor.output_scroll,
+            RawMode::Wire => &mut self.cursor.wire_scroll,
+        }
+    }
+
+    pub fn scroll(&self, mode: RawMode) -> Scroll {
+        match mode {
+            RawMode::Output => self.cursor.output_scroll,
+            RawMode::Wire => self.cursor.wire_scroll,
+        }
+    }
+
+    /// Moves the Parts selection by `delta` rows in a list `height` rows tall (from following:
+    /// starting at the last row). Moving past the last row follows again.
+    pub fn select_by(&mut self, delta: isize, height: usize) {
+        let n = self.record.parts.rows.len();
+        if n == 0 {
+            return;
+        }
+        // From following, the first step up selects the last row.
+        let current = self.cursor.selected.unwrap_or(n) as isize;
+        let target = current + delta;
+        if target >= n as isize && delta > 0 {
+            self.cursor.selected = None;
+            return;
+        }
+        let target = target.clamp(0, n as isize - 1) as usize;
+        self.select(target, height);
+    }
+
+    /// Selects row `i`, scrolling the list just enough to show it.
+    pub fn select(&mut self, i: usize, height: usize) {
+        let n = self.record.parts.rows.len();
+        if n == 0 {
+            return;
+        }
+        let i = i.min(n - 1);
+        let height = height.max(1);
+        if self.cursor.selected.is_none() {
+            self.cursor.parts_top = n.saturating_sub(height);
+        }
+        self.cursor.selected = Some(i);
+        if i < self.cursor.parts_top {
+            self.cursor.parts_top = i;
+        } else if i >= self.cursor.parts_top + height {
+            self.cursor.parts_top = i + 1 - height;
+        }
+    }
+
+    /// The first row shown by a list `height` rows tall.
+    pub fn parts_top(&self, height: usize) -> usize {
+        match self.cursor.selected {
+            None => self.record.parts.rows.len().saturating_sub(height),
+            Some(i) if i < self.cursor.parts_top || i >= self.cursor.parts_top + height => {
+                i.saturating_sub(height.saturating_sub(1))
+            }
+            Some(_) => self.cursor.parts_top,
+        }
+    }
+}
+
+impl RawText {
     fn push_output(&mut self, text: &str, piece: Piece) {
         let switched = self.last_piece.as_ref() != Some(&piece);
         // Native call arguments and reasoning are set apart on their own lines under a label,
@@ -471,91 +648,6 @@ impl RunView {
             .partition_point(|x| x.range.start < h.range.start);
         self.highlights.insert(i, h);
     }
-
-    /// Tokens per second over the output so far: the provider's output token count when known,
-    /// else one token per output piece (what most servers stream).
-    pub fn tokens_per_second(&self) -> Option<f64> {
-        let (first, last) = (self.first_output_ms?, self.last_output_ms?);
-        let tokens = self
-            .usage
-            .and_then(|u| u.output_tokens)
-            .unwrap_or(self.output_pieces) as f64;
-        let end = self.ended_ms.unwrap_or(last).max(last);
-        (end > first && tokens > 1.0).then(|| tokens * 1000.0 / (end - first) as f64)
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.state.is_running()
-    }
-
-    pub fn log(&self, mode: RawMode) -> &TextLog {
-        match mode {
-            RawMode::Output => &self.output,
-            RawMode::Wire => &self.wire,
-        }
-    }
-
-    pub fn scroll_mut(&mut self, mode: RawMode) -> &mut Scroll {
-        match mode {
-            RawMode::Output => &mut self.output_scroll,
-            RawMode::Wire => &mut self.wire_scroll,
-        }
-    }
-
-    pub fn scroll(&self, mode: RawMode) -> Scroll {
-        match mode {
-            RawMode::Output => self.output_scroll,
-            RawMode::Wire => self.wire_scroll,
-        }
-    }
-
-    /// Moves the Parts selection by `delta` rows in a list `height` rows tall (from following:
-    /// starting at the last row). Moving past the last row follows again.
-    pub fn select_by(&mut self, delta: isize, height: usize) {
-        let n = self.parts.rows.len();
-        if n == 0 {
-            return;
-        }
-        // From following, the first step up selects the last row.
-        let current = self.selected.unwrap_or(n) as isize;
-        let target = current + delta;
-        if target >= n as isize && delta > 0 {
-            self.selected = None;
-            return;
-        }
-        let target = target.clamp(0, n as isize - 1) as usize;
-        self.select(target, height);
-    }
-
-    /// Selects row `i`, scrolling the list just enough to show it.
-    pub fn select(&mut self, i: usize, height: usize) {
-        let n = self.parts.rows.len();
-        if n == 0 {
-            return;
-        }
-        let i = i.min(n - 1);
-        let height = height.max(1);
-        if self.selected.is_none() {
-            self.parts_top = n.saturating_sub(height);
-        }
-        self.selected = Some(i);
-        if i < self.parts_top {
-            self.parts_top = i;
-        } else if i >= self.parts_top + height {
-            self.parts_top = i + 1 - height;
-        }
-    }
-
-    /// The first row shown by a list `height` rows tall.
-    pub fn parts_top(&self, height: usize) -> usize {
-        match self.selected {
-            None => self.parts.rows.len().saturating_sub(height),
-            Some(i) if i < self.parts_top || i >= self.parts_top + height => {
-                i.saturating_sub(height.saturating_sub(1))
-            }
-            Some(_) => self.parts_top,
-        }
-    }
 }
 
 /// The Raw pane's note for a part that carries something other than text or a client's call.
@@ -611,12 +703,16 @@ mod tests {
             }),
             4,
         );
-        assert_eq!(v.output.as_str(), "ab\n⚠ usage-missing: no usage\n<c>");
-        assert_eq!(v.warnings, 1);
+        assert_eq!(
+            v.shown.output.as_str(),
+            "ab\n⚠ usage-missing: no usage\n<c>"
+        );
+        assert_eq!(v.record.warnings, 1);
         let kinds: Vec<(&str, HighlightKind)> = v
+            .shown
             .highlights
             .iter()
-            .map(|h| (&v.output.as_str()[h.range.clone()], h.kind))
+            .map(|h| (&v.shown.output.as_str()[h.range.clone()], h.kind))
             .collect();
         assert_eq!(
             kinds,
@@ -630,7 +726,7 @@ mod tests {
     #[test]
     fn spans_are_answer_offsets_and_native_args_sit_apart() {
         let mut v = RunView::idle();
-        v.state = RunState::Streaming;
+        v.record.state = RunState::Streaming;
         v.apply(
             RunEvent::Raw(RawEvent {
                 at_ms: 1,
@@ -661,13 +757,14 @@ mod tests {
         v.apply(out("1}", Some("c1")), 8);
         v.apply(out("{}", Some("c2")), 9);
         assert_eq!(
-            v.output.as_str(),
+            v.shown.output.as_str(),
             "Hi <tool_call>{}</tool_call>\n▸ f #c1\n{\"a\":1}\n▸ call #c2\n{}"
         );
         let ranges: Vec<_> = v
+            .shown
             .highlights
             .iter()
-            .map(|h| (&v.output.as_str()[h.range.clone()], h.kind))
+            .map(|h| (&v.shown.output.as_str()[h.range.clone()], h.kind))
             .collect();
         assert_eq!(
             ranges,
@@ -679,7 +776,7 @@ mod tests {
                 ("{}", HighlightKind::NativeArgs),
             ]
         );
-        assert_eq!(v.first_output_ms, Some(5));
+        assert_eq!(v.record.first_output_ms, Some(5));
         assert_eq!(v.tokens_per_second(), Some(5.0 * 1000.0 / 4.0));
         v.apply(
             RunEvent::Part(Part::Finish {
@@ -688,7 +785,7 @@ mod tests {
             }),
             10,
         );
-        assert_eq!(v.state, RunState::Done);
+        assert_eq!(v.record.state, RunState::Done);
     }
 
     #[test]
@@ -714,10 +811,10 @@ mod tests {
         );
         v.apply(out("{}", Some("c")), 3);
         assert_eq!(
-            v.output.as_str(),
+            v.shown.output.as_str(),
             "▸ reasoning\nLet me think.\n▸ text\nSure.\n▸ get_weather #c\n{}"
         );
-        let kinds: Vec<_> = v.highlights.iter().map(|h| h.kind).collect();
+        let kinds: Vec<_> = v.shown.highlights.iter().map(|h| h.kind).collect();
         assert_eq!(
             kinds,
             [
@@ -754,11 +851,11 @@ mod tests {
         );
         v.apply(reasoning("r1", "Hm."), 2);
         assert_eq!(
-            v.output.as_str(),
+            v.shown.output.as_str(),
             "▸ reasoning\nNative.\n▸ text\n<think>Hm.</think>Hi"
         );
         assert_eq!(
-            v.detected.as_ref().map(|d| d.protocol.as_str()),
+            v.record.detected.as_ref().map(|d| d.protocol.as_str()),
             Some("hermes")
         );
     }
@@ -766,7 +863,7 @@ mod tests {
     #[test]
     fn a_provider_error_fails_the_run_and_a_parser_error_does_not() {
         let mut v = RunView::idle();
-        v.state = RunState::Streaming;
+        v.record.state = RunState::Streaming;
         let parser = toolscope_core::part::ErrorPart::reason("unknown-tool", "no such tool");
         v.apply(RunEvent::Part(Part::error(parser)), 1);
         assert!(v.is_running());
@@ -775,23 +872,49 @@ mod tests {
             "slow down",
         );
         v.apply(RunEvent::Part(Part::error(e.to_part())), 2);
-        assert_eq!(v.state.word(), "error provider_rate_limit");
+        assert_eq!(v.record.state.word(), "error provider_rate_limit");
+    }
+
+    #[test]
+    fn the_wire_is_held_once_and_gives_its_events_back_whole() {
+        let raw = |at_ms: u64, data: &str, status: Option<u16>| RawEvent {
+            at_ms,
+            data: data.into(),
+            status,
+            retry_after: status.map(|_| 2.5),
+        };
+        let sent = [
+            raw(1, "{\"a\":1}", None),
+            raw(2, "", None),
+            raw(3, "two\nlines", Some(429)),
+        ];
+        let mut v = RunView::started(
+            1,
+            Request::new(toolscope_core::provider::ProviderKind::OPENAI, "m"),
+        );
+        for r in &sent {
+            v.apply(RunEvent::Raw(r.clone()), r.at_ms);
+        }
+        assert_eq!(v.record.wire.len(), 3);
+        assert_eq!(v.record.wire.text().as_str(), "{\"a\":1}\n\ntwo\nlines");
+        assert_eq!(v.record.wire.events(), sent);
+        assert_eq!(v.session(None).unwrap().events, sent);
     }
 
     #[test]
     fn selection_scrolls_the_list() {
         let mut v = RunView::idle();
         for i in 0..10 {
-            v.parts.push(Part::TextStart {
+            v.record.parts.push(Part::TextStart {
                 id: i.to_string().into(),
             });
         }
         assert_eq!(v.parts_top(4), 6);
         v.select_by(-1, 4);
-        assert_eq!((v.selected, v.parts_top(4)), (Some(9), 6));
+        assert_eq!((v.cursor.selected, v.parts_top(4)), (Some(9), 6));
         v.select_by(-5, 4);
-        assert_eq!((v.selected, v.parts_top(4)), (Some(4), 4));
+        assert_eq!((v.cursor.selected, v.parts_top(4)), (Some(4), 4));
         v.select_by(20, 4);
-        assert_eq!(v.selected, None);
+        assert_eq!(v.cursor.selected, None);
     }
 }

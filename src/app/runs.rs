@@ -18,23 +18,23 @@ use super::{App, Effect, Focus, choice};
 
 /// The view showing run `id`: the main one or a compare column.
 pub(super) fn view_of(app: &mut App, id: RunId) -> Option<&mut RunView> {
-    if app.run.id == Some(id) {
+    if app.run.record.id == Some(id) {
         return Some(&mut app.run);
     }
     app.compare
         .as_mut()?
         .columns
         .iter_mut()
-        .find(|v| v.id == Some(id))
+        .find(|v| v.record.id == Some(id))
 }
 
 /// The main run's text is read with protocol detection and the choice was just made: the
 /// notice says which protocol and why (the status line keeps the protocol).
 pub(super) fn detected_notice(app: &mut App, id: RunId) {
-    if app.run.id != Some(id) {
+    if app.run.record.id != Some(id) {
         return;
     }
-    if let Some(d) = &app.run.detected {
+    if let Some(d) = &app.run.record.detected {
         let text = format!("auto: read as {} ({})", d.protocol, d.reason);
         super::notice::notice(app, text, false);
     }
@@ -44,30 +44,31 @@ pub(super) fn detected_notice(app: &mut App, id: RunId) {
 /// result field for each call; the focus goes to the first result field, or to the (empty)
 /// message field, when it was in the Prompt pane.
 pub(super) fn run_finished(app: &mut App, id: RunId) {
-    if app.run.id != Some(id) || app.run.state != RunState::Done {
+    if app.run.record.id != Some(id) || app.run.record.state != RunState::Done {
         return;
     }
     // A replayed answer is in its session file already; a live one is not saved yet.
     let replayed = app.playback.as_ref().is_some_and(|p| p.id == id);
-    let Some(sent) = app.run.request.as_ref().map(|r| r.messages.clone()) else {
+    let Some(sent) = app.run.record.request.as_ref().map(|r| r.messages.clone()) else {
         return;
     };
     // A server tool's call was answered by the provider; the client answers the others.
     let calls: Vec<_> = app
         .run
+        .record
         .parts
         .tool_calls()
         .filter(|c| !c.provider_executed)
         .cloned()
         .collect();
     let has_calls = !calls.is_empty();
-    let reasoning = match Message::answer(&app.run.parts.parts) {
+    let reasoning = match Message::answer(&app.run.record.parts.parts) {
         Some(Message::Assistant { reasoning, .. }) => reasoning,
         _ => Vec::new(),
     };
     let joined = app
         .prompt
-        .answered(&sent, app.run.parts.text(), calls, reasoning);
+        .answered(&sent, app.run.record.parts.text(), calls, reasoning);
     if !replayed {
         app.unsaved_turns = true;
     }
@@ -92,7 +93,7 @@ pub(super) fn run_finished(app: &mut App, id: RunId) {
 pub(super) fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
     let mut cancel = |v: &mut RunView| {
         if v.is_running()
-            && let Some(id) = v.id
+            && let Some(id) = v.record.id
         {
             v.cancel();
             fx.push(Effect::CancelRun { id });
@@ -189,7 +190,7 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
     let choice = app.choice.clone();
     let request = request_for(app, choice, out.messages.clone());
     app.run = launch(app, request, fx);
-    match &app.run.state {
+    match &app.run.record.state {
         RunState::NotSent { message } => {
             let m = message.clone();
             notice(app, m, true);
@@ -273,7 +274,7 @@ pub(super) fn request_view(app: &mut App, column: Option<usize>) -> Result<Reque
             let c = app.compare.as_ref().ok_or("the compare view is closed")?;
             let view = c.columns.get(i).ok_or("no such column")?;
             let name = &c.titles[i];
-            match &view.request {
+            match &view.record.request {
                 Some(r) => (format!("column {name} · ←/→ other columns"), r.clone()),
                 None => return Err(format!("column {name} was not sent")),
             }
@@ -282,8 +283,8 @@ pub(super) fn request_view(app: &mut App, column: Option<usize>) -> Result<Reque
             let replayed = app
                 .playback
                 .as_ref()
-                .is_some_and(|p| app.run.id == Some(p.id));
-            match &app.run.request {
+                .is_some_and(|p| app.run.record.id == Some(p.id));
+            match &app.run.record.request {
                 Some(r) if replayed => {
                     let name = app.opened.as_ref().map(|o| o.title()).unwrap_or_default();
                     (format!("recorded in the session {name}"), r.clone())

@@ -32,7 +32,7 @@ pub(super) fn ask_save(app: &mut App) {
         );
         return;
     }
-    if app.run.request.is_none() {
+    if app.run.record.request.is_none() {
         notice(
             app,
             "nothing to save yet: run a request (Ctrl+R) or open a session (Ctrl+O)",
@@ -118,7 +118,7 @@ fn session_of(app: &App, name: Option<String>) -> Option<Session> {
     for step in &app.trail[1..] {
         match step {
             TrailStep::Turn { run, session } => {
-                current_in_trail |= Some(*run) == app.run.id;
+                current_in_trail |= Some(*run) == app.run.record.id;
                 turn(&mut r, session, &mut clock);
             }
             TrailStep::Call { call, server } => {
@@ -136,8 +136,7 @@ fn session_of(app: &App, name: Option<String>) -> Option<Session> {
             }
         }
     }
-    let first_is_current =
-        matches!(app.trail.first(), Some(TrailStep::Turn { run, .. }) if Some(*run) == app.run.id);
+    let first_is_current = matches!(app.trail.first(), Some(TrailStep::Turn { run, .. }) if Some(*run) == app.run.record.id);
     if !current_in_trail && !first_is_current {
         turn(&mut r, &current, &mut clock);
     }
@@ -168,7 +167,7 @@ pub(super) fn would_replace(app: &App) -> Vec<String> {
         out.push("the edited tools".to_string());
     }
     if app.unsaved_turns && app.prompt.has_conversation() {
-        let n = app.prompt.history.len();
+        let n = app.prompt.history().len();
         out.push(format!(
             "the conversation ({n} message{})",
             if n == 1 { "" } else { "s" }
@@ -630,9 +629,9 @@ pub(super) fn reparse(app: &mut App, fx: &mut Vec<Effect>) {
     }
     let id = app.next_id();
     play(app, id, options, Pace::Instant, false, fx);
-    let calls = app.run.parts.tool_calls().count();
+    let calls = app.run.record.parts.tool_calls().count();
     // With detection, which protocol read the text (the status line shows it too).
-    let protocol = match &app.run.detected {
+    let protocol = match &app.run.record.detected {
         Some(d) if app.protocol.is_none() && app.detect_protocol => {
             format!("auto (read as {}: {})", d.protocol, d.reason)
         }

@@ -257,11 +257,11 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
 fn fix_focus(app: &mut App) {
     match app.focus {
         Focus::Result(i) if i >= app.prompt.results.len() => app.focus = Focus::Composer,
-        Focus::Transcript if app.prompt.history.is_empty() => app.focus = Focus::Composer,
+        Focus::Transcript if app.prompt.history().is_empty() => app.focus = Focus::Composer,
         Focus::Mcp if app.mcp.servers.is_empty() => app.focus = Focus::Tools,
         _ => {}
     }
-    let n = app.prompt.history.len();
+    let n = app.prompt.history().len();
     app.prompt.selected = app.prompt.selected.min(n.saturating_sub(1));
 }
 
@@ -376,7 +376,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
             // A typed result was never sent, so no saved session holds it: ask before it goes.
             let typed = app.prompt.typed_results();
             if (app.unsaved_turns && app.prompt.has_conversation()) || !typed.is_empty() {
-                let n = app.prompt.history.len();
+                let n = app.prompt.history().len();
                 let mut c = Confirm::new(
                     "Start a new conversation?",
                     "y start anew",
@@ -491,7 +491,7 @@ fn unsaved(app: &App) -> Vec<String> {
             None => "the tools are edited and not saved to a file (F4 saves them)".to_string(),
         });
     }
-    if app.unsaved_turns && !app.prompt.history.is_empty() {
+    if app.unsaved_turns && !app.prompt.history().is_empty() {
         out.push("the conversation is not saved as a session (Ctrl+S saves it)".to_string());
     }
     out
@@ -543,7 +543,7 @@ fn focus_order(app: &App) -> Vec<Focus> {
         order.push(Focus::Mcp);
     }
     order.extend([Focus::ToolChoice, Focus::System]);
-    if !app.prompt.history.is_empty() {
+    if !app.prompt.history().is_empty() {
         order.push(Focus::Transcript);
     }
     order.extend((0..app.prompt.results.len()).map(Focus::Result));
@@ -559,13 +559,13 @@ fn move_focus(app: &mut App, step: isize) {
     let at = order.iter().position(|f| *f == app.focus).unwrap_or(0) as isize;
     app.focus = order[(at + step).rem_euclid(order.len() as isize) as usize];
     if app.focus == Focus::Transcript {
-        app.prompt.selected = app.prompt.history.len().saturating_sub(1);
+        app.prompt.selected = app.prompt.history().len().saturating_sub(1);
     }
 }
 
 /// The conversation's keys: choose a message, edit it, delete it, run again from it.
 fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
-    let n = app.prompt.history.len();
+    let n = app.prompt.history().len();
     if n == 0 {
         return;
     }
@@ -602,7 +602,7 @@ fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         KeyCode::Char('v') => {
             if let Some(text) = app.prompt.text_of(i) {
-                let role = app.prompt.history[i].role();
+                let role = app.prompt.history()[i].role();
                 app.overlay = Some(Overlay::Detail(Box::new(Detail::text(
                     format!("message {} ({role})", i + 1),
                     &text,
@@ -610,14 +610,14 @@ fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         KeyCode::Char('d') | KeyCode::Delete => {
-            let role = app.prompt.history[i].role();
+            let role = app.prompt.history()[i].role();
             let mut c = Confirm::new(
                 format!("Delete message {} ({role})?", i + 1),
                 "y delete",
                 Pending::DeleteMessage(i),
             );
             if let toolscope_core::provider::Message::Assistant { tool_calls, .. } =
-                &app.prompt.history[i]
+                &app.prompt.history()[i]
                 && !tool_calls.is_empty()
             {
                 c = c.detail("the results of its tool calls go with it");
@@ -702,6 +702,7 @@ fn search_key(app: &mut App, key: KeyEvent) {
                 SearchPane::Raw => search::count(app.run.log(app.raw_mode).as_str(), &query, fold),
                 SearchPane::Parts => app
                     .run
+                    .record
                     .parts
                     .rows
                     .iter()
@@ -752,13 +753,13 @@ fn next_match(app: &mut App, forward: bool) {
             }
         }
         SearchPane::Parts => {
-            let rows = &app.run.parts.rows;
+            let rows = &app.run.record.parts.rows;
             let n = rows.len();
             if n == 0 {
                 return;
             }
             let start =
-                s.at.or(app.run.selected)
+                s.at.or(app.run.cursor.selected)
                     .unwrap_or(if forward { n - 1 } else { 0 });
             let hit = (1..=n).find_map(|k| {
                 let i = if forward {
@@ -793,30 +794,30 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::PageUp => app.run.select_by(-page, height),
         KeyCode::PageDown => app.run.select_by(page, height),
         KeyCode::Home => app.run.select(0, height),
-        KeyCode::End => app.run.selected = None,
+        KeyCode::End => app.run.cursor.selected = None,
         KeyCode::Char('/') => app.search = Some(Search::new(SearchPane::Parts)),
         KeyCode::Char('n') => next_match(app, true),
         KeyCode::Char('N') => next_match(app, false),
         KeyCode::Enter => {
-            let rows = app.run.parts.rows.len();
+            let rows = app.run.record.parts.rows.len();
             if rows == 0 {
                 notice(app, "no part yet", true);
                 return;
             }
-            let i = app.run.selected.unwrap_or(rows - 1);
-            if let Some(d) = Detail::of_row(&app.run.parts, i) {
+            let i = app.run.cursor.selected.unwrap_or(rows - 1);
+            if let Some(d) = Detail::of_row(&app.run.record.parts, i) {
                 app.overlay = Some(Overlay::Detail(Box::new(d)));
             }
         }
         KeyCode::Char('c') | KeyCode::Char('y') => {
-            let rows = app.run.parts.rows.len();
+            let rows = app.run.record.parts.rows.len();
             if rows == 0 {
                 notice(app, "no part to copy yet", true);
                 return;
             }
-            let i = app.run.selected.unwrap_or(rows - 1);
-            let text = app.run.parts.jsonl(i);
-            let n = app.run.parts.rows[i].count;
+            let i = app.run.cursor.selected.unwrap_or(rows - 1);
+            let text = app.run.record.parts.jsonl(i);
+            let n = app.run.record.parts.rows[i].count;
             fx.push(Effect::Copy { text });
             let what = if n == 1 {
                 "1 part".to_string()
@@ -957,7 +958,7 @@ fn click(app: &mut App, m: &layout::MainAreas, at: Position) {
             Focus::System
         } else if let Some(i) = areas.results.iter().position(|r| r.contains(at)) {
             Focus::Result(i)
-        } else if areas.transcript.contains(at) && !app.prompt.history.is_empty() {
+        } else if areas.transcript.contains(at) && !app.prompt.history().is_empty() {
             Focus::Transcript
         } else {
             Focus::Composer

@@ -83,7 +83,7 @@ fn ctrl_r_sends_the_request_the_panes_describe() {
     let runs = started(&fx);
     assert_eq!(runs.len(), 1);
     let (id, r) = &runs[0];
-    assert_eq!(app.run.id, Some(*id));
+    assert_eq!(app.run.record.id, Some(*id));
     assert!(app.run.is_running());
     assert_eq!(r.provider, toolscope_demo::provider());
     assert_eq!(r.tools.len(), 3);
@@ -137,15 +137,15 @@ fn esc_cancels_and_late_events_are_dropped() {
     let (id, _) = started(&fx)[0].clone();
     let fx = update(&mut app, key(KeyCode::Esc));
     assert!(matches!(fx[..], [Effect::CancelRun { id: c }] if c == id));
-    assert_eq!(app.run.state, RunState::Cancelled);
+    assert_eq!(app.run.record.state, RunState::Cancelled);
     answer_with_call(&mut app, id);
     assert!(
-        app.run.parts.is_empty(),
+        app.run.record.parts.is_empty(),
         "events after the cancel are dropped"
     );
     assert!(app.prompt.pending.is_empty());
     assert_eq!(
-        app.prompt.history.len(),
+        app.prompt.history().len(),
         1,
         "the question stays, unanswered"
     );
@@ -159,8 +159,8 @@ fn a_forced_tool_that_is_gone_is_refused_before_sending() {
     app.choice = ToolChoice::Tool("nope".into());
     let fx = update(&mut app, ctrl('r'));
     assert!(started(&fx).is_empty());
-    assert_eq!(app.run.state.word(), "not sent");
-    assert!(matches!(app.run.parts.parts[..], [Part::Error(_)]));
+    assert_eq!(app.run.record.state.word(), "not sent");
+    assert!(matches!(app.run.record.parts.parts[..], [Part::Error(_)]));
     assert!(app.notice.as_ref().unwrap().error);
 }
 
@@ -179,7 +179,7 @@ fn broken_tools_are_refused_before_sending() {
     assert!(app.tools.problem().is_some());
     let fx = update(&mut app, ctrl('r'));
     assert!(started(&fx).is_empty());
-    assert!(matches!(app.run.state, RunState::NotSent { .. }));
+    assert!(matches!(app.run.record.state, RunState::NotSent { .. }));
     assert!(
         app.prompt.user_text().is_some(),
         "a refused request leaves the message where it was"
@@ -192,9 +192,9 @@ fn a_turn_with_a_call_continues_with_the_typed_result() {
     let fx = update(&mut app, ctrl('r'));
     let (id, _) = started(&fx)[0].clone();
     answer_with_call(&mut app, id);
-    assert_eq!(app.run.state, RunState::Done);
+    assert_eq!(app.run.record.state, RunState::Done);
     assert_eq!(app.prompt.pending.len(), 1);
-    assert_eq!(app.prompt.history.len(), 2, "the answer joined at once");
+    assert_eq!(app.prompt.history().len(), 2, "the answer joined at once");
     assert_eq!(
         app.focus,
         Focus::Result(0),
@@ -278,7 +278,7 @@ fn parts_can_be_selected_and_copied() {
     app.focus = Focus::Parts;
     update(&mut app, key(KeyCode::Up));
     update(&mut app, key(KeyCode::Up));
-    assert_eq!(app.run.selected, Some(1));
+    assert_eq!(app.run.cursor.selected, Some(1));
     let fx = update(&mut app, key(KeyCode::Char('c')));
     match &fx[..] {
         [Effect::Copy { text }] => assert!(text.contains("\"type\":\"tool-call\""), "{text}"),
@@ -295,7 +295,7 @@ fn the_picker_changes_provider_and_model_for_the_next_run() {
     let mut app = app();
     update(&mut app, ctrl('p'));
     assert!(matches!(app.overlay, Some(Overlay::Picker(_))));
-    assert!(app.prompt.history.is_empty());
+    assert!(app.prompt.history().is_empty());
     update(&mut app, key(KeyCode::Right)); // demo → openai (wraps)
     update(&mut app, key(KeyCode::Enter));
     assert!(app.overlay.is_none());

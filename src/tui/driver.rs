@@ -163,6 +163,10 @@ impl<B: Backend> Driver<B> {
 
     /// Draws the state now.
     pub fn draw(&mut self, app: &App) -> io::Result<()> {
+        // The journal goes out with each frame, before it: what the screen shows is on the
+        // disk's way. A frame follows every event by at most [`FRAME`], so a killed process
+        // loses at most the events of that last moment.
+        self.flush_journal();
         let view = &self.view;
         self.terminal
             .draw(|frame| super::draw(frame, app, view))
@@ -186,7 +190,7 @@ impl<B: Backend> Driver<B> {
         let mut flow = Flow::Continue;
         for effect in update(app, message) {
             if let Effect::StartRun { id, request } = &effect
-                && app.run.id == Some(*id)
+                && app.run.record.id == Some(*id)
             {
                 self.start_journal(*id, request);
             }
@@ -214,7 +218,8 @@ impl<B: Backend> Driver<B> {
         }
     }
 
-    /// Writes an event of the journaled run before the state sees it.
+    /// Writes an event of the journaled run into the journal's buffer before the state sees
+    /// it (the next frame writes the buffer out; the run's end writes it to the disk).
     fn journal_event(&mut self, message: &Message) {
         let Some((jid, journal)) = &mut self.journal else {
             return;
@@ -225,6 +230,16 @@ impl<B: Backend> Driver<B> {
             _ => return,
         };
         if let Err(e) = result {
+            tracing::warn!("journal stopped: {e}");
+            self.journal = None;
+        }
+    }
+
+    /// Hands the journal's buffer to the operating system.
+    fn flush_journal(&mut self) {
+        if let Some((_, journal)) = &mut self.journal
+            && let Err(e) = journal.flush()
+        {
             tracing::warn!("journal stopped: {e}");
             self.journal = None;
         }

@@ -286,7 +286,7 @@ pub fn edit(frame: &mut Frame<'_>, area: Rect, app: &App, index: usize, editor: 
     frame.render_widget(Clear, r);
     let role = app
         .prompt
-        .history
+        .history()
         .get(index)
         .map_or("message", |m| m.role());
     let b = block(&format!("Edit message {} ({role})", index + 1), true, theme)

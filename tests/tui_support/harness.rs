@@ -126,6 +126,7 @@ impl Harness {
     pub fn has_tool_call(&self) -> bool {
         self.app
             .run
+            .record
             .parts
             .parts
             .iter()

@@ -125,4 +125,5 @@ pub mod protocol;
 pub mod provider;
 pub mod schema;
 pub mod session;
+mod strings;
 pub mod tool;

@@ -23,7 +23,7 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
     let prompt = compare
         .columns
         .iter()
-        .find_map(|c| c.request.as_ref())
+        .find_map(|c| c.record.request.as_ref())
         .and_then(|r| {
             r.messages.iter().rev().find_map(|m| match m {
                 toolscope_core::provider::Message::User { content } => Some(content.clone()),
@@ -69,7 +69,7 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         let mut b = block(mode, false, theme);
         // A narrow column keeps its title (the mode) and drops the counts.
         if area.width >= 40 {
-            b = b.title(note(parts::counts(&view.parts), muted(theme)));
+            b = b.title(note(parts::counts(&view.record.parts), muted(theme)));
         }
         frame.render_widget(b, *area);
         let choice = compare.choices.get(i).cloned().flatten();

@@ -27,12 +27,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, _view: &View) {
     let run = &app.run;
     let focused = app.focus == Focus::Parts;
     let mut b = block("Parts", focused, theme);
-    b = b.title(note(counts(&run.parts), muted(theme)));
+    b = b.title(note(counts(&run.record.parts), muted(theme)));
     let search = app.search.as_ref().filter(|s| s.pane == SearchPane::Parts);
     let mut bottom: Vec<Span<'static>> = Vec::new();
-    if let Some(i) = run.selected {
+    if let Some(i) = run.cursor.selected {
         bottom.push(Span::styled(
-            format!(" row {} of {} ", i + 1, run.parts.rows.len()),
+            format!(" row {} of {} ", i + 1, run.record.parts.rows.len()),
             Style::default().fg(theme.ui.warning),
         ));
     }
@@ -41,7 +41,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, _view: &View) {
             format!(" {} ", s.status()),
             Style::default().fg(theme.ui.accent),
         ));
-    } else if focused && !run.parts.is_empty() {
+    } else if focused && !run.record.parts.is_empty() {
         bottom.push(Span::styled(
             " Enter whole part · c copy · / search · End follows ",
             muted(theme),
@@ -85,7 +85,7 @@ pub fn list(
     if area.height == 0 {
         return;
     }
-    let rows = &run.parts.rows;
+    let rows = &run.record.parts.rows;
     if rows.is_empty() {
         let hint = if run.is_running() {
             "waiting for parts…"
@@ -106,7 +106,7 @@ pub fn list(
         .iter()
         .enumerate()
         .map(|(k, row)| {
-            let selected = selectable && run.selected == Some(top + k);
+            let selected = selectable && run.cursor.selected == Some(top + k);
             row_line(row, width, theme, selected, query)
         })
         .collect();

@@ -9,18 +9,17 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::layout::{self, PromptAreas};
 use crate::app::parts::call_summary;
-use crate::app::text_log::wrap;
 use crate::app::theme::Theme;
+use crate::app::transcript::{Row, RowKind, rows_of, window};
 use crate::app::{App, Focus, RunState};
 use crate::tui::text::fit;
-use toolscope_core::provider::Message;
 
 use super::{block, muted, note};
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let theme = app.theme();
     let mut b = block("Prompt", app.focus.in_prompt(), theme);
-    let turns = app.prompt.history.len();
+    let turns = app.prompt.history().len();
     let s = if turns == 1 { "" } else { "s" };
     // The longest note that leaves room for the title.
     let room = (area.width as usize).saturating_sub(12);
@@ -116,96 +115,49 @@ fn label(frame: &mut Frame<'_>, row: Rect, text: &str, focused: bool, theme: &Th
 
 /// The conversation, its last rows at the bottom of the area (the selected message kept in
 /// view), with the answer streaming in below it and, when the last turn got no answer, why.
+///
+/// The conversation's rows come from the app's [`Transcript`](crate::app::transcript), made
+/// once per change of the conversation or the width; a frame styles only the rows it shows.
 fn transcript(frame: &mut Frame<'_>, area: Rect, app: &App) {
     if area.height == 0 {
         return;
     }
     let theme = app.theme();
     let field_w = PromptAreas::field(area).width.max(1) as usize;
-    // Each row, with the message it belongs to.
-    let mut rows: Vec<(Option<usize>, Line<'static>)> = Vec::new();
-    let push = |rows: &mut Vec<(Option<usize>, Line<'static>)>,
-                at: Option<usize>,
-                who: &str,
-                text: &str,
-                style: Style| {
-        for (k, line) in text.lines().enumerate() {
-            for (j, r) in wrap(line, field_w).into_iter().enumerate() {
-                let lead = if k == 0 && j == 0 { who } else { "" };
-                rows.push((
-                    at,
-                    Line::from(vec![
-                        Span::styled(
-                            format!("{lead:<w$}", w = layout::PROMPT_LABEL as usize),
-                            muted(theme),
-                        ),
-                        Span::styled(crate::app::glyph::visible(&line[r]), style),
-                    ]),
-                ));
-            }
-        }
+    let history = app.prompt.history();
+    let conversation = app.prompt.transcript(field_w);
+    let line = |row: Row<'_>| {
+        let style = match row.kind {
+            RowKind::Text => Style::default().fg(theme.ui.text),
+            RowKind::Call => Style::default().fg(theme.parts.tool_call),
+            RowKind::Dim => muted(theme),
+        };
+        Line::from(vec![
+            Span::styled(
+                format!("{:<w$}", row.label, w = layout::PROMPT_LABEL as usize),
+                muted(theme),
+            ),
+            Span::styled(crate::app::glyph::visible(row.text), style),
+        ])
     };
-    let text = Style::default().fg(theme.ui.text);
-    let call = Style::default().fg(theme.parts.tool_call);
-    let dim = muted(theme);
-    let history = &app.prompt.history;
-    for (i, m) in history.iter().enumerate() {
-        let at = Some(i);
-        match m {
-            Message::System { content } => push(&mut rows, at, "system", content, dim),
-            Message::User { content } => push(&mut rows, at, "you", content, text),
-            Message::Assistant {
-                content,
-                tool_calls,
-                ..
-            } => {
-                if let Some(c) = content {
-                    push(&mut rows, at, "model", c, text);
-                }
-                for c in tool_calls {
-                    let who = if content.is_some() { "" } else { "model" };
-                    push(
-                        &mut rows,
-                        at,
-                        who,
-                        &format!("→ {}", call_summary(&c.tool_name, &c.input)),
-                        call,
-                    );
-                }
-            }
-            Message::Tool {
-                tool_call_id,
-                content,
-            } => {
-                let name = history
-                    .iter()
-                    .find_map(|m| match m {
-                        Message::Assistant { tool_calls, .. } => tool_calls
-                            .iter()
-                            .find(|c| &*c.tool_call_id == tool_call_id)
-                            .map(|c| c.tool_name.clone()),
-                        _ => None,
-                    })
-                    .unwrap_or_else(|| tool_call_id.clone());
-                push(&mut rows, at, "tool", &format!("{name} ⇐ {content}"), dim);
-            }
-        }
-    }
-    // The answer of the run in flight, as it streams; or why the last turn has none.
+    // Rows after the conversation's: the answer of the run in flight, as it streams; or why the
+    // last turn has none. Short, made on each frame.
+    let mut after: Vec<(String, Style)> = Vec::new();
     let main_turn = app.compare.is_none()
         && app
             .run
+            .record
             .request
             .as_ref()
             .is_some_and(|r| r.messages.len() == history.len());
     if main_turn {
-        match &app.run.state {
+        match &app.run.record.state {
             RunState::Streaming => {
                 // Only the end of the answer can show: no more than the field holds (the whole
                 // text of a long answer, wrapped every frame, cost a frame as much as the run).
                 let room = field_w * area.height as usize * 4;
-                let (so_far, cut) = app.run.parts.text_tail(room);
-                let calls = app.run.parts.call_count();
+                let (so_far, cut) = app.run.record.parts.text_tail(room);
+                let calls = app.run.record.parts.call_count();
                 let mut shown = if so_far.trim().is_empty() {
                     "streaming…".to_string()
                 } else if cut {
@@ -219,74 +171,71 @@ fn transcript(frame: &mut Frame<'_>, area: Rect, app: &App) {
                         if calls == 1 { "" } else { "s" }
                     ));
                 }
-                push(&mut rows, None, "model", &shown, dim);
+                after.push((shown, muted(theme)));
             }
-            RunState::Failed { category, .. } => push(
-                &mut rows,
-                None,
-                "model",
-                &format!("✗ no answer ({category}); Ctrl+R sends the turn again"),
+            RunState::Failed { category, .. } => after.push((
+                format!("✗ no answer ({category}); Ctrl+R sends the turn again"),
                 Style::default().fg(theme.ui.error),
-            ),
-            RunState::Cancelled => push(
-                &mut rows,
-                None,
-                "model",
-                "no answer (cancelled); Ctrl+R sends the turn again",
-                dim,
-            ),
+            )),
+            RunState::Cancelled => after.push((
+                "no answer (cancelled); Ctrl+R sends the turn again".to_string(),
+                muted(theme),
+            )),
             _ => {}
         }
     }
-    if rows.is_empty() && area.height >= 2 {
-        let hint = "Ctrl+R sends · Tab moves between fields";
-        rows.push((
-            None,
-            Line::from(Span::styled(
-                format!(
-                    "{:w$}{}",
-                    "",
-                    fit(hint, field_w),
-                    w = layout::PROMPT_LABEL as usize
+    let mut extra: Vec<Line<'static>> = Vec::new();
+    for (text, style) in &after {
+        for (range, first) in rows_of(text, field_w) {
+            extra.push(Line::from(vec![
+                Span::styled(
+                    format!(
+                        "{:<w$}",
+                        if first { "model" } else { "" },
+                        w = layout::PROMPT_LABEL as usize
+                    ),
+                    muted(theme),
                 ),
-                dim,
-            )),
-        ));
-    }
-    let h = area.height as usize;
-    let selected = (app.focus == Focus::Transcript).then_some(app.prompt.selected);
-    let mut end = rows.len().saturating_sub(
-        app.prompt
-            .transcript_scroll
-            .min(rows.len().saturating_sub(h)),
-    );
-    if let Some(sel) = selected {
-        // Keep the selected message in view.
-        let first = rows.iter().position(|(m, _)| *m == Some(sel));
-        let last = rows.iter().rposition(|(m, _)| *m == Some(sel));
-        if let (Some(first), Some(last)) = (first, last) {
-            if last + 1 > end {
-                end = last + 1;
-            }
-            if first < end.saturating_sub(h) {
-                end = (first + h).min(rows.len());
-            }
+                Span::styled(crate::app::glyph::visible(&text[range]), *style),
+            ]));
         }
     }
-    let start = end.saturating_sub(h);
-    let hidden_above = start;
-    let hidden_below = rows.len() - end;
+    let dim = muted(theme);
+    if conversation.is_empty() && extra.is_empty() && area.height >= 2 {
+        let hint = "Ctrl+R sends · Tab moves between fields";
+        extra.push(Line::from(Span::styled(
+            format!(
+                "{:w$}{}",
+                "",
+                fit(hint, field_w),
+                w = layout::PROMPT_LABEL as usize
+            ),
+            dim,
+        )));
+    }
+    let total = conversation.len() + extra.len();
+    let h = area.height as usize;
+    let selected = (app.focus == Focus::Transcript).then_some(app.prompt.selected);
+    let shown = window(
+        total,
+        h,
+        app.prompt.transcript_scroll,
+        selected.and_then(|i| conversation.rows_of_message(i)),
+    );
+    let hidden_above = shown.start;
+    let hidden_below = total - shown.end;
     let selection = Style::default()
         .bg(theme.ui.selection_bg)
         .add_modifier(Modifier::BOLD);
-    let mut visible: Vec<Line<'static>> = rows[start..end]
-        .iter()
-        .map(|(m, line)| {
-            let mut line = line.clone();
-            if selected.is_some() && *m == selected {
-                line = line.style(selection);
+    let mut visible: Vec<Line<'static>> = shown
+        .map(|i| match i.checked_sub(conversation.len()) {
+            Some(k) => extra[k].clone(),
+            None => {
+                let row = conversation.row(i, history);
+                let chosen = selected.is_some() && row.message == selected;
+                let l = line(row);
+                if chosen { l.style(selection) } else { l }
             }
-            line
         })
         .collect();
     // Where the conversation is scrolled: rows hidden above or below the view.

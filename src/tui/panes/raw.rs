@@ -64,7 +64,7 @@ pub fn body(
     query: Query<'_>,
 ) {
     let log = run.log(mode);
-    let failure = match &run.state {
+    let failure = match &run.record.state {
         crate::app::RunState::Failed { category, message } => {
             Some(format!("✗ {category}: {message}"))
         }
@@ -81,9 +81,9 @@ pub fn body(
         return;
     }
     if log.is_empty() {
-        let hint = match (mode, &run.state) {
+        let hint = match (mode, &run.record.state) {
             (_, crate::app::RunState::Streaming) => "waiting for the first bytes…",
-            (RawMode::Wire, _) if run.request.is_some() => "no wire events",
+            (RawMode::Wire, _) if run.record.request.is_some() => "no wire events",
             _ => empty_hint,
         };
         frame.render_widget(
@@ -94,7 +94,7 @@ pub fn body(
         return;
     }
     let (styles, highlights) = match mode {
-        RawMode::Output => (TextStyles::output(theme), &run.highlights[..]),
+        RawMode::Output => (TextStyles::output(theme), &run.shown.highlights[..]),
         RawMode::Wire => (TextStyles::wire(theme), &[][..]),
     };
     let lines = log_lines(
@@ -111,9 +111,9 @@ pub fn body(
 /// `output · 1.2 KB`, `wire · 34 events`.
 fn header(run: &RunView, mode: RawMode) -> String {
     match mode {
-        RawMode::Output => format!("output · {}", bytes(run.output.len())),
+        RawMode::Output => format!("output · {}", bytes(run.shown.output.len())),
         RawMode::Wire => {
-            let n = run.wire_events;
+            let n = run.record.wire.len();
             format!("wire · {n} event{}", if n == 1 { "" } else { "s" })
         }
     }

@@ -54,17 +54,17 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
             base.fg(theme.ui.accent),
         ));
     }
-    if app.compare.is_none() && app.run.warnings > 0 {
+    if app.compare.is_none() && app.run.record.warnings > 0 {
         // The stream broke a rule of its wire or of the request: the Parts pane says which.
         left.push(sep.clone());
         left.push(Span::styled(
-            format!("⚠ {} lint", app.run.warnings),
+            format!("⚠ {} lint", app.run.record.warnings),
             base.fg(theme.ui.warning).add_modifier(Modifier::BOLD),
         ));
     }
     if app.compare.is_none()
         && !matches!(
-            app.run.state,
+            app.run.record.state,
             RunState::Failed { .. } | RunState::NotSent { .. }
         )
     {
@@ -134,8 +134,8 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
         Some(c) if c.kind == crate::app::compare::CompareKind::Resend => {
             let live = &c.columns[c.columns.len() - 1];
             (
-                format!("re-send: live {}", live.state.word()),
-                colour(&live.state),
+                format!("re-send: live {}", live.record.state.word()),
+                colour(&live.record.state),
             )
         }
         Some(c) => {
@@ -147,12 +147,12 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
             }
         }
         None => match &app.playback {
-            Some(p) if app.run.id == Some(p.id) => {
+            Some(p) if app.run.record.id == Some(p.id) => {
                 let at = p.position();
                 if p.is_done() {
                     (
-                        format!("{} · replayed", app.run.state.word()),
-                        colour(&app.run.state),
+                        format!("{} · replayed", app.run.record.state.word()),
+                        colour(&app.run.record.state),
                     )
                 } else if p.paused {
                     (format!("paused {at}"), theme.ui.warning)
@@ -162,10 +162,11 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
             }
             // Sent, and nothing of the answer yet: a server may take minutes to read a long
             // prompt, and the status says that it is waited for, not stuck.
-            _ if app.run.is_running() && app.run.first_output_ms.is_none() => {
-                ("waiting for the first token".into(), colour(&app.run.state))
-            }
-            _ => (app.run.state.word(), colour(&app.run.state)),
+            _ if app.run.is_running() && app.run.record.first_output_ms.is_none() => (
+                "waiting for the first token".into(),
+                colour(&app.run.record.state),
+            ),
+            _ => (app.run.record.state.word(), colour(&app.run.record.state)),
         },
     }
 }
@@ -173,16 +174,16 @@ fn state_of(app: &App) -> (String, ratatui::style::Color) {
 /// Time to first token, tokens per second, finish reason and usage, as far as known.
 pub fn run_stats(run: &RunView) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(ms) = run.first_output_ms {
+    if let Some(ms) = run.record.first_output_ms {
         out.push(format!("ttft {}", format_ms(ms)));
     }
     if let Some(tps) = run.tokens_per_second() {
         out.push(format!("{tps:.0} tok/s"));
     }
-    if let Some(f) = run.finish {
+    if let Some(f) = run.record.finish {
         out.push(f.as_str().to_string());
     }
-    if let Some(u) = &run.usage {
+    if let Some(u) = &run.record.usage {
         let t = usage_text(u);
         if !t.is_empty() {
             out.push(t.trim_start_matches(" · ").to_string());

@@ -124,19 +124,32 @@ impl Keys {
     /// redacting them would mangle the output.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
-        for (_, key) in &self.keys {
-            if key.0.len() >= Self::REDACT_MIN_LEN && out.contains(&key.0) {
-                out = out.replace(&key.0, "[redacted]");
+        for key in self.secrets() {
+            if out.contains(key) {
+                out = out.replace(key, "[redacted]");
             }
         }
         out
     }
 
+    /// The keys long enough to be redacted.
+    fn secrets(&self) -> impl Iterator<Item = &str> {
+        self.keys
+            .iter()
+            .map(|(_, k)| k.0.as_str())
+            .filter(|k| k.len() >= Self::REDACT_MIN_LEN)
+    }
+
     /// `event` with every key replaced by `[redacted]`, wherever it appears (a raw event, an
     /// output piece, a part's text or input, an error message). A key split across two events
     /// is not caught; a server echoing a key sends it whole.
+    ///
+    /// Every event of a run passes here once, on its way out of the provider layer: its strings
+    /// are searched where they are, without writing the event out. Only an event that holds a
+    /// key (rare: a server echoing it) is rewritten, through its JSON.
     pub fn redact_event(&self, event: RunEvent) -> RunEvent {
-        if !self.any() {
+        let held = crate::strings::any_str(&event, |s| self.secrets().any(|k| s.contains(k)));
+        if !held {
             return event;
         }
         let Ok(text) = serde_json::to_string(&event) else {
@@ -168,6 +181,39 @@ mod tests {
         let keys = keys.with(ProviderKind::OLLAMA, "sk-other-key-456");
         assert!(!keys.has(ProviderKind::OLLAMA));
         assert_eq!(keys.redact("sk-other-key-456"), "sk-other-key-456");
+    }
+
+    #[test]
+    fn events_are_redacted_wherever_the_key_sits() {
+        use crate::part::{Part, ToolCall};
+        use crate::provider::RawEvent;
+        let keys = Keys::default().with(ProviderKind::OPENAI, "sk-secret-123");
+        let raw = |data: &str| {
+            RunEvent::Raw(RawEvent {
+                at_ms: 1,
+                data: data.into(),
+                status: None,
+                retry_after: None,
+            })
+        };
+        let clean = raw("{\"content\":\"hi\"}");
+        assert_eq!(keys.redact_event(clean.clone()), clean);
+        assert_eq!(
+            keys.redact_event(raw("echo sk-secret-123!")),
+            raw("echo [redacted]!")
+        );
+        let call = |v: serde_json::Value| {
+            RunEvent::Part(Part::tool_call(ToolCall {
+                tool_call_id: "c".into(),
+                tool_name: "f".into(),
+                input: v,
+                ..Default::default()
+            }))
+        };
+        assert_eq!(
+            keys.redact_event(call(serde_json::json!({"a": [{"k": "x sk-secret-123"}]}))),
+            call(serde_json::json!({"a": [{"k": "x [redacted]"}]}))
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The journal: the run in progress, written as it streams, so a crash or a killed terminal loses
-//! nothing.
+//! at most its last moment.
 //!
 //! One JSON object per line: first `{"journal": 1, "request": …}`, then every run event as the
-//! run gives it (each line written out before the next event is handled), and `{"ended": ms}`
-//! when the run ends. [`recover`] turns a journal back into a session, ignoring a last line cut
+//! run gives it, and `{"ended": ms}` when the run ends. Lines gather in a buffer: the writer
+//! hands them to the operating system with [`Journal::flush`] (the playground does it with each
+//! frame, at most 16 ms apart while events arrive) and at the end of the run, so a killed
+//! process loses at most the events of the last fraction of a second. [`recover`] turns a journal back into a session, ignoring a last line cut
 //! short by the crash. The application removes the journal when it exits cleanly; one found at
 //! start means the previous run was interrupted.
 //!
@@ -11,7 +13,7 @@
 //! tool calls and later turns are in the session only once it is saved).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -26,7 +28,7 @@ const JOURNAL_VERSION: u64 = 1;
 /// A journal being written.
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    file: BufWriter<File>,
 }
 
 impl Journal {
@@ -45,23 +47,28 @@ impl Journal {
         file.flush()?;
         Ok(Journal {
             path: path.to_path_buf(),
-            file,
+            file: BufWriter::with_capacity(64 * 1024, file),
         })
     }
 
-    /// Appends one event. Each line goes to the operating system at once, so a killed process
-    /// loses nothing it was told.
+    /// Appends one event, written into the buffer as JSON (handed to the operating system by
+    /// [`Journal::flush`], or when the buffer is full).
     pub fn append(&mut self, event: &RunEvent) -> std::io::Result<()> {
-        let line = serde_json::to_string(event).map_err(std::io::Error::other)?;
-        self.file.write_all(line.as_bytes())?;
-        self.file.write_all(b"\n")?;
+        serde_json::to_writer(&mut self.file, event).map_err(std::io::Error::other)?;
+        self.file.write_all(b"\n")
+    }
+
+    /// Hands what the buffer holds to the operating system (nothing to do when it is empty):
+    /// from then on a killed process loses none of it.
+    pub fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
     }
 
-    /// The run ended `at_ms` after the request.
+    /// The run ended `at_ms` after the request: the journal is written out whole, to the disk.
     pub fn end(&mut self, at_ms: u64) -> std::io::Result<()> {
         writeln!(self.file, "{}", json!({"ended": at_ms}))?;
-        self.file.sync_data()
+        self.file.flush()?;
+        self.file.get_ref().sync_data()
     }
 
     /// Where the journal is written.
@@ -71,7 +78,8 @@ impl Journal {
 
     /// Removes the journal (the application is exiting cleanly, or the run was saved).
     pub fn discard(self) -> std::io::Result<()> {
-        drop(self.file);
+        // What the buffer holds is not needed any more.
+        drop(self.file.into_parts());
         fs::remove_file(&self.path)
     }
 }
@@ -238,6 +246,32 @@ mod tests {
     }
 
     #[test]
+    fn a_flush_writes_out_every_event_so_far_and_the_end_writes_the_rest() {
+        let (request, events) = run();
+        let path = dir().join("buffered.jsonl");
+        let mut j = Journal::create(&path, &request).unwrap();
+        let parts = |events: &[RunEvent]| -> Vec<Part> {
+            events.iter().filter_map(|e| e.as_part().cloned()).collect()
+        };
+        for e in &events[..5] {
+            j.append(e).unwrap();
+        }
+        j.flush().unwrap();
+        // The journal is still open: what a killed process would leave.
+        let r = recover(&path).unwrap();
+        assert!(!r.ended);
+        assert_eq!(r.session.parts, parts(&events[..5]));
+        for e in &events[5..] {
+            j.append(e).unwrap();
+        }
+        j.end(40).unwrap();
+        let r = recover(&path).unwrap();
+        assert!(r.ended);
+        assert_eq!(r.session.parts, parts(&events));
+        j.discard().unwrap();
+    }
+
+    #[test]
     fn not_a_journal_is_an_error_naming_the_file() {
         let d = dir();
         for (name, bytes) in [
@@ -256,6 +290,7 @@ mod tests {
         drop(j.file.write_all(b"garbage\n"));
         j.append(&RunEvent::Part(Part::Text { text: "x".into() }))
             .unwrap();
+        j.flush().unwrap();
         assert!(recover(&path).err().unwrap().to_string().contains("line 2"));
     }
 }
