@@ -49,7 +49,7 @@ use std::path::PathBuf;
 use ratatui_textarea::TextArea;
 
 use toolscope_core::protocol::Protocol;
-use toolscope_core::provider::{ProviderKind, Sampling};
+use toolscope_core::provider::{Limits, ProviderKind, Sampling, Timeouts};
 use toolscope_core::tool::ToolChoice;
 
 use theme::{Theme, Themes};
@@ -101,6 +101,11 @@ pub struct Setup {
     pub max_steps: usize,
     /// How long one MCP tool call may take (`--mcp-timeout`), in milliseconds.
     pub mcp_timeout_ms: u64,
+    /// How long a request waits (`--connect-timeout`, `--first-token-timeout`,
+    /// `--idle-timeout`).
+    pub timeouts: Timeouts,
+    /// How much of an answer is held (`--max-event-mib`, `--max-raw-mib`).
+    pub limits: Limits,
     /// A journal found at start, recovered, to offer restoring.
     pub restore: Option<Restore>,
 }
@@ -136,6 +141,8 @@ impl Default for Setup {
             state: StateFiles::default(),
             max_steps: mcp::DEFAULT_MAX_STEPS,
             mcp_timeout_ms: mcp::DEFAULT_CALL_TIMEOUT_MS,
+            timeouts: Timeouts::default(),
+            limits: Limits::default(),
             restore: None,
         }
     }
@@ -215,6 +222,9 @@ pub struct App {
     pub detect_protocol: bool,
     pub choice: ToolChoice,
     pub sampling: Sampling,
+    /// The waits and bounds every request of this session gets (from the flags).
+    pub timeouts: Timeouts,
+    pub limits: Limits,
     pub tools: ToolsEditor,
     /// The MCP servers, their tools, and the calls executed on them.
     pub mcp: mcp::McpState,
@@ -282,6 +292,8 @@ impl App {
             protocol: setup.protocol,
             choice: setup.tool_choice,
             sampling: setup.sampling,
+            timeouts: setup.timeouts,
+            limits: setup.limits,
             tools: ToolsEditor::new(&setup.tools, setup.tools_path),
             mcp: mcp::McpState::new(setup.max_steps, setup.mcp_timeout_ms),
             trail: Vec::new(),

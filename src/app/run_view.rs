@@ -17,7 +17,7 @@ use toolscope_core::error::ErrorCategory;
 use toolscope_core::part::{ErrorPart, FinishReason, Part, PartId, Usage};
 use toolscope_core::protocol::SpanKind;
 use toolscope_core::provider::{RawEvent, Request, RunEvent};
-use toolscope_core::session::{Recorder, Session};
+use toolscope_core::session::{Recorder, Session, raw_dropped_warning};
 
 use super::parts::PartList;
 use super::text_log::{Scroll, TextLog};
@@ -178,10 +178,21 @@ pub struct RunCursor {
 
 /// The wire events of a run, their payloads held once: joined (one per line) in the text the Raw
 /// pane shows, each event a range of it.
+///
+/// One answer keeps at most its request's `limits.raw_bytes` of wire text (`--max-raw-mib` in
+/// `run`; 64 MiB by default): past it, the oldest events are dropped from memory, the text then
+/// opens with a line that says how many, and a saved session carries a `raw-dropped` warning.
+/// The parts are never dropped.
 #[derive(Clone, Debug, Default)]
 pub struct Wire {
     text: TextLog,
     events: Vec<WireEvent>,
+    /// The most payload bytes kept; 0: no bound.
+    limit: usize,
+    /// Payload bytes of the events kept.
+    held: usize,
+    /// The events dropped from the front, and their payload bytes.
+    dropped: (usize, usize),
 }
 
 #[derive(Clone, Debug)]
@@ -194,19 +205,77 @@ struct WireEvent {
 }
 
 impl Wire {
-    /// Adds an event at the end.
+    /// An empty wire that keeps at most `limit` payload bytes (0: no bound).
+    pub fn bounded(limit: usize) -> Wire {
+        Wire {
+            limit,
+            ..Wire::default()
+        }
+    }
+
+    /// Adds an event at the end; past the bound, drops the oldest (down to three quarters of
+    /// it, so that the text is rebuilt once per quarter of the bound, not once per event).
     pub fn push(&mut self, raw: RawEvent) {
-        if !self.events.is_empty() {
+        if !self.events.is_empty() || self.dropped.0 > 0 {
             self.text.push_str("\n");
         }
         let start = self.text.len();
         self.text.push_str(&raw.data);
+        self.held += raw.data.len();
         self.events.push(WireEvent {
             at_ms: raw.at_ms,
             status: raw.status,
             retry_after: raw.retry_after,
             data: start..self.text.len(),
         });
+        if self.limit > 0 && self.held > self.limit {
+            self.drop_oldest();
+        }
+    }
+
+    fn drop_oldest(&mut self) {
+        let target = self.limit - self.limit / 4;
+        let mut n = 0;
+        let mut bytes = 0;
+        while n + 1 < self.events.len() && self.held - bytes > target {
+            bytes += self.events[n].data.len();
+            n += 1;
+        }
+        self.dropped.0 += n;
+        self.dropped.1 += bytes;
+        self.held -= bytes;
+        let kept: Vec<RawEvent> = self.events().split_off(n);
+        self.text = TextLog::new();
+        self.events.clear();
+        self.text.push_str(&format!(
+            "[the oldest {} wire event{} of this answer ({} bytes) were dropped from memory: one \
+             answer keeps {} bytes of wire text; every part is kept]",
+            self.dropped.0,
+            if self.dropped.0 == 1 { "" } else { "s" },
+            self.dropped.1,
+            self.limit
+        ));
+        for raw in kept {
+            self.text.push_str("\n");
+            let start = self.text.len();
+            self.text.push_str(&raw.data);
+            self.events.push(WireEvent {
+                at_ms: raw.at_ms,
+                status: raw.status,
+                retry_after: raw.retry_after,
+                data: start..self.text.len(),
+            });
+        }
+    }
+
+    /// The events dropped from memory so far, and their payload bytes.
+    pub fn dropped(&self) -> (usize, usize) {
+        self.dropped
+    }
+
+    /// The most payload bytes kept (0: no bound).
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 
     /// How many events arrived.
@@ -285,6 +354,7 @@ impl RunView {
     pub fn started(id: RunId, request: Request) -> RunView {
         let mut view = RunView::idle();
         view.record.id = Some(id);
+        view.record.wire = Wire::bounded(request.limits.raw_bytes);
         view.record.request = Some(request);
         view.record.state = RunState::Streaming;
         view
@@ -403,11 +473,12 @@ impl RunView {
             .record
             .results_from
             .unwrap_or(self.record.parts.parts.len());
-        let recorder = Recorder::from_run(
-            request,
-            self.record.wire.events(),
-            self.record.parts.parts[..own].to_vec(),
-        );
+        let mut parts = self.record.parts.parts[..own].to_vec();
+        let (n, bytes) = self.record.wire.dropped();
+        if n > 0 {
+            parts.push(raw_dropped_warning(self.record.wire.limit(), n, bytes));
+        }
+        let recorder = Recorder::from_run(request, self.record.wire.events(), parts);
         Some(recorder.finish(name, ended))
     }
 
@@ -899,6 +970,63 @@ mod tests {
         assert_eq!(v.record.wire.text().as_str(), "{\"a\":1}\n\ntwo\nlines");
         assert_eq!(v.record.wire.events(), sent);
         assert_eq!(v.session(None).unwrap().events, sent);
+    }
+
+    /// Issue 25: the playground held an answer's whole raw text, whatever its size. Past the
+    /// request's `limits.raw_bytes` the oldest wire events go (the text says so first), the
+    /// parts all stay, and a saved session says what was dropped.
+    #[test]
+    fn the_wire_text_of_one_answer_is_bounded() {
+        let mut request = Request::new(toolscope_core::provider::ProviderKind::OPENAI, "m");
+        request.limits.raw_bytes = 1000;
+        let mut v = RunView::started(1, request);
+        for i in 0..500u64 {
+            let data = format!("{{\"i\":{i:04}}}"); // 10 bytes
+            v.apply(
+                RunEvent::Raw(RawEvent {
+                    at_ms: i,
+                    data,
+                    status: None,
+                    retry_after: None,
+                }),
+                i,
+            );
+            v.apply(
+                RunEvent::Part(Part::TextDelta {
+                    id: "t".into(),
+                    delta: "x".into(),
+                }),
+                i,
+            );
+        }
+        let held: usize = v.record.wire.events().iter().map(|e| e.data.len()).sum();
+        assert!(held <= 1000, "{held} bytes held");
+        let (n, bytes) = v.record.wire.dropped();
+        assert_eq!(
+            n + v.record.wire.len(),
+            500,
+            "every event is kept or counted"
+        );
+        assert_eq!(bytes, n * 10);
+        let events = v.record.wire.events();
+        assert_eq!(
+            events.last().unwrap().data,
+            "{\"i\":0499}",
+            "the newest stay"
+        );
+        assert_eq!(events[0].at_ms as usize, n, "the oldest went, in order");
+        let text = v.record.wire.text().as_str();
+        assert!(
+            text.starts_with(&format!("[the oldest {n} wire events of this answer")),
+            "{}",
+            &text[..120]
+        );
+        assert_eq!(v.record.parts.parts.len(), 500, "no part is dropped");
+        let session = v.session(None).unwrap();
+        assert_eq!(session.events, events);
+        assert!(session.parts.iter().any(
+            |p| matches!(p, Part::Warning(w) if w.code == "raw-dropped" && w.message.contains(&format!("oldest {n} raw events")))
+        ));
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub(super) fn request_for(
     r.sampling.seed = s.seed;
     r.sampling.parallel_tool_calls = s.parallel_tool_calls;
     r.sampling.reasoning_effort = s.reasoning_effort;
+    r.timeouts = app.timeouts;
+    r.limits = app.limits;
     Ok(r)
 }
 

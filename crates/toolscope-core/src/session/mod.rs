@@ -81,7 +81,7 @@ use serde_json::Value;
 use crate::part::{Part, Warning};
 use crate::provider::{Decoder, RawEvent, Request, RunEvent};
 
-pub use record::Recorder;
+pub use record::{Recorder, raw_dropped_warning};
 pub use replay::{LoopReplay, LoopStep, Replay, ReplayOptions, ReplayStep, Segment};
 pub use steps::{
     LoopStop, McpRecord, McpServerRecord, McpToolRecord, RecordedCall, RecordedOutcome,

@@ -114,16 +114,8 @@ impl TurnBuf {
         if self.dropped.0 > 0 {
             // The notice closes the turn's parts; replay gives it back as a recorded ending.
             let (n, bytes) = self.dropped;
-            self.parts.push(Part::warning(Warning::new(
-                "raw-dropped",
-                format!(
-                    "the answer's raw wire text passed the limit of {} bytes: the oldest {n} raw \
-                     event{} ({bytes} bytes) were dropped from memory and from this session; every \
-                     part is kept",
-                    self.request.limits.raw_bytes,
-                    if n == 1 { "" } else { "s" }
-                ),
-            )));
+            self.parts
+                .push(raw_dropped_warning(self.request.limits.raw_bytes, n, bytes));
         }
         let end = closing_parts(&self.request, &self.events, &self.parts);
         let ended = self
@@ -322,4 +314,18 @@ fn part(e: RunEvent) -> Option<Part> {
         RunEvent::Part(p) => Some(p),
         _ => None,
     }
+}
+
+/// The `raw-dropped` warning that ends an answer whose oldest `n` wire events (`bytes` bytes)
+/// were dropped from memory, past `limit` bytes kept per answer. The parts were all kept.
+pub fn raw_dropped_warning(limit: usize, n: usize, bytes: usize) -> Part {
+    Part::warning(Warning::new(
+        "raw-dropped",
+        format!(
+            "the answer's raw wire text passed the limit of {limit} bytes: the oldest {n} raw \
+             event{} ({bytes} bytes) were dropped from memory and from this session; every \
+             part is kept",
+            if n == 1 { "" } else { "s" }
+        ),
+    ))
 }
