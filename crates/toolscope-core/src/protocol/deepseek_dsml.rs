@@ -21,9 +21,10 @@
 
 use serde_json::Value;
 
+use super::prompt;
+use super::prompt::first_argument;
 use super::qwen3_coder::{self, BlockTag, Dialect, Opener, QwenScanner};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `deepseek-dsml`.

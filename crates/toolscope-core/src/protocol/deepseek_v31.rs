@@ -14,8 +14,9 @@
 use serde_json::Value;
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::prompt::first_argument;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, read_markdown_tools_prompt};
 use crate::tool::ToolSet;
 
 /// `deepseek-v3.1`.
@@ -82,7 +83,7 @@ impl ProtocolSpec for DeepseekV31 {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        prompt::read_markdown_tools_prompt(self.name(), FORMAT, system)
+        read_markdown_tools_prompt(self.name(), FORMAT, system)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
@@ -128,7 +129,7 @@ mod tests {
 
     use super::*;
     use crate::part::{Collapsed, Part};
-    use crate::protocol::SpanKind;
+    use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{every_split, tools};
 
     fn p() -> Protocol {

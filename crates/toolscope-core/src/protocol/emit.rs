@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use crate::args::Args;
 use crate::part::{Delta, ErrorPart, Part, PartId, PartWriter, ToolCall};
-use crate::protocol::{Span, SpanKind};
+use crate::protocol::span::{Span, SpanKind};
 
 /// Which block plain text goes to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,7 +63,7 @@ impl Emitter {
 
     /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
     ///
-    /// [`StreamParser::finish_cut`]: super::StreamParser::finish_cut
+    /// [`StreamParser::finish_cut`]: super::parser::StreamParser::finish_cut
     pub fn set_output_cut(&mut self) {
         self.cut = true;
     }

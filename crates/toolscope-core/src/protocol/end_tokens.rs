@@ -6,8 +6,8 @@
 //! A token split across chunks is held back only while the chunk's end could still be its
 //! beginning, so the cost stays linear and every chunking gives the same result.
 
-use super::SpanKind;
 use super::emit::Emitter;
+use super::span::SpanKind;
 
 pub(crate) struct EndTokens {
     tokens: &'static [&'static str],

@@ -10,9 +10,8 @@
 //! The filter sits before the reasoning splitter and the scanner, like the end-token filter, and
 //! holds back only an undecided fence line, so every chunking gives the same result.
 
-use super::SpanKind;
-use super::detect::{Match, match_at};
 use super::emit::Emitter;
+use super::span::SpanKind;
 
 /// The most whitespace between a fence's line and the call it wraps.
 const MAX_GAP: usize = 64;
@@ -270,4 +269,36 @@ fn ends_at_line_start(text: &str, before: bool) -> bool {
         Some(b) => *b == b'\n',
         None => before,
     }
+}
+
+/// How a pattern's pieces match at a position of a buffer.
+pub(crate) enum Match {
+    Full(usize),
+    Partial,
+    No,
+}
+
+pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
+    let mut k = pos;
+    let short = if at_end { Match::No } else { Match::Partial };
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            let gap = k;
+            while k < buf.len() && buf[k].is_ascii_whitespace() {
+                k += 1;
+                if k - gap > MAX_GAP {
+                    return Match::No;
+                }
+            }
+        }
+        let n = piece.len().min(buf.len() - k);
+        if buf[k..k + n] != piece[..n] {
+            return Match::No;
+        }
+        if n < piece.len() {
+            return short;
+        }
+        k += n;
+    }
+    Match::Full(k - pos)
 }

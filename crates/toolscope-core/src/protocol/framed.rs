@@ -17,10 +17,10 @@
 
 use std::sync::Arc;
 
-use super::SpanKind;
 use super::emit::Emitter;
 use super::envelope::{Envelope, Found};
 use super::holdback::Holdback;
+use super::span::SpanKind;
 use super::spec::Scanner;
 use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2};

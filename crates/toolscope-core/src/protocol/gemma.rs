@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
+use super::hermes;
 use super::json_scanner::JsonScanner;
-use super::spec::{Delimiters, ProtocolSpec, Scanner};
-use super::{Protocol, hermes, prompt};
+use super::spec::{Delimiters, Protocol, ProtocolSpec, Scanner, framed};
 use crate::tool::ToolSet;
 
 /// `gemma`.
@@ -41,7 +41,7 @@ impl ProtocolSpec for Gemma {
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        prompt::framed(p, tools, prompt_section)
+        framed(p, tools, prompt_section)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

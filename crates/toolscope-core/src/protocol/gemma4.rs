@@ -48,8 +48,10 @@ use serde_json::Value;
 
 use super::emit::Emitter;
 use super::holdback::Holdback;
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, SpanKind, names, prompt};
+use super::prompt::first_argument;
+use super::span::SpanKind;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::{names, prompt};
 use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2, number_value};
 use crate::json::{JsonSink, ValueBuilder};

@@ -9,10 +9,9 @@
 
 use serde_json::Value;
 
-use super::Protocol;
 use super::glm45;
 use super::qwen3_coder::QwenScanner;
-use super::spec::{ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `glm-4.7`.

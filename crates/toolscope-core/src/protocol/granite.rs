@@ -12,8 +12,8 @@
 use serde_json::Value;
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use super::spec::{ProtocolSpec, Reasoning, Scanner};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `granite`.

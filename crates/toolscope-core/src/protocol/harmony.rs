@@ -28,12 +28,13 @@
 
 use serde_json::Value;
 
-use super::SpanKind;
 use super::emit::Emitter;
 use super::framed::valid_name;
 use super::holdback::Holdback;
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::prompt::first_argument;
+use super::span::SpanKind;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::args::ArgsWriter;
 use crate::json::lexer::find1;
 use crate::json::{Lexer, Step};

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::json_scanner::{JsonScanner, JsonScannerConfig};
-use super::spec::{Delimiters, ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::prompt::first_argument;
+use super::spec::{Delimiters, Protocol, ProtocolSpec, Reasoning, Scanner, framed};
 use crate::tool::ToolSet;
 
 /// `hermes`.
@@ -56,7 +56,7 @@ impl ProtocolSpec for Hermes {
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         let d = delimiters_of(p);
-        prompt::framed(p, tools, |name, example| prompt_section(&d, name, example))
+        framed(p, tools, |name, example| prompt_section(&d, name, example))
     }
 
     fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {

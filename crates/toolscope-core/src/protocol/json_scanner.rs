@@ -17,10 +17,10 @@
 use crate::json::lexer::{find1, find2, find3};
 use crate::json::{JsonSink, Lexer, Step};
 use crate::part::{ErrorPart, PartId};
-use crate::protocol::SpanKind;
 use crate::protocol::emit::Emitter;
 use crate::protocol::envelope::{Envelope, Found};
 use crate::protocol::holdback::Holdback;
+use crate::protocol::span::SpanKind;
 use crate::tool::ToolSet;
 
 /// What the scanner looks for.
@@ -1211,7 +1211,7 @@ mod tests {
     use std::cell::Cell;
 
     use crate::part::Collapsed;
-    use crate::protocol::Protocol;
+    use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::tools;
 
     thread_local! {

@@ -25,8 +25,9 @@
 use serde_json::{Value, json};
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::prompt::first_argument;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `kimi-k2`.
@@ -210,7 +211,7 @@ mod tests {
 
     use super::*;
     use crate::part::Part;
-    use crate::protocol::SpanKind;
+    use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{every_split, tools};
 
     fn p() -> Protocol {

@@ -21,9 +21,9 @@ use serde_json::Value;
 
 use super::emit::Emitter;
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use super::prompt;
 use super::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use super::spec::{ProtocolSpec, Reasoning, Scanner};
-use super::{Protocol, prompt};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `lfm2`.

@@ -15,8 +15,9 @@
 use serde_json::{Value, json};
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::prompt::first_argument;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `mistral`.

@@ -27,9 +27,10 @@ use serde_json::Value;
 use super::emit::Emitter;
 use super::held_args::{self, HeldArgs};
 use super::holdback::{Holdback, Separated};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
+use super::prompt::first_argument;
+use super::span::SpanKind;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, framed};
 use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
-use super::{Protocol, SpanKind, prompt};
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::{find1, find2};
@@ -66,7 +67,7 @@ impl ProtocolSpec for MorphXml {
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        prompt::framed(p, tools, prompt_section)
+        framed(p, tools, prompt_section)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -7,19 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Delimiters, Protocol};
 use crate::schema::{JsonType, SchemaType, resolve, schema_type};
 use crate::tool::{ToolDef, ToolSet};
-
-const FORMAT_LINE: &str = "Tool call format: ";
-
-/// The protocol's name, then its delimiters when they were changed.
-fn format_marker(p: &Protocol) -> String {
-    match &p.delimiters {
-        Some(d) => format!("{} {} {}", p.name(), d.call_start.trim(), d.call_end.trim()),
-        None => p.name().to_string(),
-    }
-}
 
 /// The example call of a prompt: the first tool (or a placeholder) with example arguments.
 pub fn example_call(tools: &ToolSet) -> (String, Value) {
@@ -27,40 +16,6 @@ pub fn example_call(tools: &ToolSet) -> (String, Value) {
         Some(t) => (t.def.name.clone(), example_args(t.schema(), t.schema(), 0)),
         None => ("tool_name".to_string(), json!({})),
     }
-}
-
-/// The framed prompt of `p`, with `section` (the protocol's format section, given the example
-/// call's name and arguments) in its place.
-pub fn framed(
-    p: &Protocol,
-    tools: &ToolSet,
-    section: impl FnOnce(&str, &Value) -> String,
-) -> String {
-    let mut s = String::new();
-    s.push_str(
-        "You can call tools to help answer the user. Each tool below is a JSON object with its name, \
-         what it does, and a JSON Schema of its arguments.\n\n<tools>\n",
-    );
-    for t in tools.iter() {
-        let line = json!({"name": t.def.name, "description": t.def.description, "parameters": t.def.parameters});
-        s.push_str(&line.to_string());
-        s.push('\n');
-    }
-    s.push_str("</tools>\n\n");
-    s.push_str(FORMAT_LINE);
-    s.push_str(&format_marker(p));
-    s.push('\n');
-    let (name, example) = example_call(tools);
-    s.push_str(&section(&name, &example));
-    s.push_str(
-        "\nRules:\n\
-         - Call a tool only when it helps answer the user; otherwise answer in plain text.\n\
-         - Use only the tools listed above, by their exact names.\n\
-         - Give every required argument, with values of the types the schema asks for; do not invent arguments \
-         the schema does not have.\n\
-         - After your tool calls, stop and wait for the results before you continue.\n",
-    );
-    s
 }
 
 /// A tool list as the DeepSeek templates write it, and families like them: a `## Tools`
@@ -80,37 +35,6 @@ pub fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
          - The arguments must be one JSON object that follows the tool's Parameters schema.\n"
     ));
     s
-}
-
-/// Reads back a prompt written by [`markdown_tools_prompt`] with this `format`: the protocol
-/// named `name` and the tools.
-pub fn read_markdown_tools_prompt(
-    name: &str,
-    format: &str,
-    system: &str,
-) -> Option<(Protocol, ToolSet)> {
-    if !system.contains(format) {
-        return None;
-    }
-    let start = system.find("## Tools\n")?;
-    let mut defs = Vec::new();
-    for section in system[start..].split("\n### ").skip(1) {
-        let (tool, rest) = section.split_once('\n')?;
-        let rest = rest.strip_prefix("Description: ")?;
-        let (description, rest) = rest.split_once("\n\nParameters: ")?;
-        let mut lexer = crate::json::Lexer::new();
-        let mut builder = crate::json::ValueBuilder::new();
-        let parameters = match lexer.feed(rest, &mut builder) {
-            crate::json::Step::Done { .. } => builder.take()?,
-            _ => return None,
-        };
-        defs.push(ToolDef {
-            name: tool.trim().to_string(),
-            description: description.to_string(),
-            parameters,
-        });
-    }
-    Some((Protocol::from_name(name).ok()?, ToolSet::new(defs).ok()?))
 }
 
 /// The text between the first `begin` and the `end` after it, trimmed; all of `text`, trimmed,
@@ -386,57 +310,10 @@ pub fn malformed_envelope(name: &str, input: &Value, name_key: &str, args_key: &
     )
 }
 
-/// Reads back a prompt made by [`framed`] for the protocol named `name`: the protocol with its
-/// delimiters, and the tools.
-pub fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
-    let line = system.lines().find_map(|l| l.strip_prefix(FORMAT_LINE))?;
-    let mut words = line.split_whitespace();
-    if words.next()? != name {
-        return None;
-    }
-    let mut protocol = Protocol::from_name(name).ok()?;
-    if let (Some(start), Some(end), Some(own)) = (words.next(), words.next(), protocol.delimiters())
-    {
-        // A call delimiter that ends in a newline (gemma's fences) is written trimmed.
-        let keep_newline = |written: &str, own: &str| {
-            if own.trim() == written && own.ends_with('\n') {
-                own.to_string()
-            } else {
-                written.to_string()
-            }
-        };
-        protocol = protocol
-            .with_delimiters(Delimiters {
-                call_start: keep_newline(start, &own.call_start),
-                call_end: end.to_string(),
-                ..own
-            })
-            .ok()?;
-    }
-    let start = system.find("<tools>\n")? + "<tools>\n".len();
-    let end = start + system[start..].find("</tools>")?;
-    let mut defs = Vec::new();
-    for line in system[start..end].lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).ok()?;
-        defs.push(ToolDef {
-            name: v.get("name")?.as_str()?.to_string(),
-            description: v
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            parameters: v
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type":"object"})),
-        });
-    }
-    Some((protocol, ToolSet::new(defs).ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::spec::{Delimiters, Protocol};
 
     fn tools() -> ToolSet {
         ToolSet::new(vec![

@@ -29,9 +29,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::SpanKind;
 use super::emit::Emitter;
 use super::holdback::Holdback;
+use super::span::SpanKind;
 use super::spec::Scanner;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;

@@ -13,9 +13,9 @@
 
 use serde_json::Value;
 
+use super::prompt;
 use super::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use super::spec::{ProtocolSpec, Scanner};
-use super::{Protocol, prompt};
+use super::spec::{Protocol, ProtocolSpec, Scanner};
 use crate::tool::ToolSet;
 
 /// `pythonic`.

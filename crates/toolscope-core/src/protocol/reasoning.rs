@@ -12,8 +12,8 @@
 
 use std::borrow::Cow;
 
-use super::SpanKind;
 use super::emit::Emitter;
+use super::span::SpanKind;
 use super::spec::Scanner;
 use crate::json::lexer::find1;
 
@@ -255,7 +255,8 @@ mod tests {
 
     use super::*;
     use crate::part::{Collapsed, Part};
-    use crate::protocol::{Protocol, SpanKind};
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::spec::Protocol;
     use crate::tool::{ToolDef, ToolSet};
 
     fn tools() -> ToolSet {
@@ -272,7 +273,7 @@ mod tests {
     fn parse(p: &Protocol, text: &str) -> (Collapsed, Vec<(usize, usize, SpanKind)>) {
         let whole = p.parse_generated(&tools(), text.as_bytes());
         let want = Collapsed::of(&whole.parts);
-        let spans = |s: &[crate::protocol::Span]| {
+        let spans = |s: &[crate::protocol::span::Span]| {
             s.iter()
                 .map(|s| (s.start, s.end, s.kind))
                 .collect::<Vec<_>>()

@@ -16,8 +16,8 @@
 use serde_json::Value;
 
 use super::json_scanner::{JsonScanner, JsonScannerConfig};
-use super::spec::{ProtocolSpec, Reasoning, Scanner};
-use super::{Protocol, prompt};
+use super::prompt;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
 use crate::tool::ToolSet;
 
 /// `xlam`.

@@ -19,9 +19,10 @@ use yaml_rust2::scanner::TScalarStyle;
 use super::emit::Emitter;
 use super::held_args;
 use super::holdback::{Holdback, strip_separators};
-use super::spec::{ProtocolSpec, Reasoning, Scanner, first_argument};
+use super::prompt::first_argument;
+use super::span::SpanKind;
+use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, framed};
 use super::xml::{self, Tag, parse_tag};
-use super::{Protocol, SpanKind, prompt};
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
@@ -54,7 +55,7 @@ impl ProtocolSpec for YamlXml {
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        prompt::framed(p, tools, prompt_section)
+        framed(p, tools, prompt_section)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
