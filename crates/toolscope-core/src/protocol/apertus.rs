@@ -12,9 +12,10 @@
 use serde_json::{Value, json};
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use super::prompt;
-use super::prompt::first_argument;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `apertus`.

@@ -29,9 +29,10 @@
 use serde_json::Value;
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use super::prompt;
-use super::prompt::first_argument;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, read_markdown_tools_prompt};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, read_markdown_tools_prompt};
+use super::text::prompt;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `deepseek-v3`.

@@ -20,8 +20,8 @@
 //! Detection looks at each byte a bounded number of times: it is linear in the output.
 
 use super::REGISTRY;
-use super::fences::{Match, match_at};
 use super::spec::Protocol;
+use super::text::fences::{Match, match_at};
 use crate::part::Part;
 use crate::tool::ToolSet;
 

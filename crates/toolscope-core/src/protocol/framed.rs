@@ -17,11 +17,11 @@
 
 use std::sync::Arc;
 
-use super::emit::Emitter;
-use super::envelope::{Envelope, Found};
-use super::holdback::Holdback;
 use super::span::SpanKind;
-use super::spec::Scanner;
+use super::text::emit::Emitter;
+use super::text::envelope::{Envelope, Found};
+use super::text::holdback::Holdback;
+use super::text::scanner::Scanner;
 use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2};
 use crate::json::{Lexer, Step};

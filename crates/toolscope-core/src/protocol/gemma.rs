@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::hermes;
 use super::json_scanner::JsonScanner;
-use super::spec::{Delimiters, Protocol, ProtocolSpec, Scanner, framed};
+use super::spec::{Delimiters, Protocol, ProtocolSpec, framed};
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `gemma`.

@@ -46,12 +46,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::emit::Emitter;
-use super::holdback::Holdback;
-use super::prompt::first_argument;
 use super::span::SpanKind;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
-use super::{names, prompt};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::emit::Emitter;
+use super::text::holdback::Holdback;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
+use super::text::{names, prompt};
 use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2, number_value};
 use crate::json::{JsonSink, ValueBuilder};

@@ -21,9 +21,10 @@
 
 use serde_json::Value;
 
-use super::prompt;
 use super::qwen3_coder::{Dialect, Opener, QwenScanner};
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `glm-4.5`.
@@ -105,7 +106,7 @@ pub(crate) fn read_result(text: &str) -> String {
 
 /// A key without its value: the markup breaks where an argument belongs.
 pub(crate) fn malformed_call(input: &Value, sep: &str) -> String {
-    let (key, _) = super::prompt::first_argument(input);
+    let (key, _) = super::text::prompt::first_argument(input);
     format!("<tool_call>{{{{ tc.name }}}}{sep}<arg_key>{key}</arg_key>{sep}</tool_call>")
 }
 

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::glm45;
 use super::qwen3_coder::QwenScanner;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `glm-4.7`.

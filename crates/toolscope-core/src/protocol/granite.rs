@@ -12,8 +12,9 @@
 use serde_json::Value;
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use super::prompt;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `granite`.

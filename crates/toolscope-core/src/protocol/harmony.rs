@@ -28,13 +28,14 @@
 
 use serde_json::Value;
 
-use super::emit::Emitter;
 use super::framed::valid_name;
-use super::holdback::Holdback;
-use super::prompt;
-use super::prompt::first_argument;
 use super::span::SpanKind;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::emit::Emitter;
+use super::text::holdback::Holdback;
+use super::text::prompt;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::args::ArgsWriter;
 use crate::json::lexer::find1;
 use crate::json::{Lexer, Step};

@@ -5,8 +5,9 @@
 use serde_json::Value;
 
 use super::json_scanner::{JsonScanner, JsonScannerConfig};
-use super::prompt::first_argument;
-use super::spec::{Delimiters, Protocol, ProtocolSpec, Reasoning, Scanner, framed};
+use super::spec::{Delimiters, Protocol, ProtocolSpec, Reasoning, framed};
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `hermes`.

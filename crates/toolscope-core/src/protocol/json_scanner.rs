@@ -17,10 +17,10 @@
 use crate::json::lexer::{find1, find2, find3};
 use crate::json::{JsonSink, Lexer, Step};
 use crate::part::{ErrorPart, PartId};
-use crate::protocol::emit::Emitter;
-use crate::protocol::envelope::{Envelope, Found};
-use crate::protocol::holdback::Holdback;
 use crate::protocol::span::SpanKind;
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::envelope::{Envelope, Found};
+use crate::protocol::text::holdback::Holdback;
 use crate::tool::ToolSet;
 
 /// What the scanner looks for.
@@ -401,7 +401,7 @@ pub struct JsonScanner {
     mark: (usize, usize, bool),
 }
 
-impl super::spec::Scanner for JsonScanner {
+impl super::text::scanner::Scanner for JsonScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
         self.feed(text, em)
     }

@@ -25,9 +25,10 @@
 use serde_json::{Value, json};
 
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use super::prompt;
-use super::prompt::first_argument;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `kimi-k2`.
@@ -123,7 +124,7 @@ impl ProtocolSpec for KimiK2 {
                 }})
             })
             .collect();
-        let (name, example) = super::prompt::example_call(tools);
+        let (name, example) = super::text::prompt::example_call(tools);
         format!(
             "{TOOL_DECLARE}{}{IM_END}\n\n\
              To call tools, write one section with one block per call:\n\

@@ -19,11 +19,12 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::emit::Emitter;
 use super::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use super::prompt;
 use super::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::emit::Emitter;
+use super::text::prompt;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `lfm2`.

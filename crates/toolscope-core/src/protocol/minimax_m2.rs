@@ -22,10 +22,11 @@
 
 use serde_json::Value;
 
-use super::prompt;
-use super::prompt::first_argument;
 use super::qwen3_coder::{self, BlockTag, Dialect, Opener, QwenScanner};
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `minimax-m2`.

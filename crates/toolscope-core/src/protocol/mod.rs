@@ -12,23 +12,13 @@
 
 mod auto;
 mod detect;
-mod emit;
-mod end_tokens;
-mod envelope;
-mod fences;
 mod framed;
-mod held_args;
-mod holdback;
 mod json_scanner;
-mod names;
 mod parser;
-mod prompt;
 mod python_calls;
-mod reasoning;
 mod span;
 mod spec;
-mod utf8;
-mod xml;
+mod text;
 
 #[cfg(test)]
 mod tests;

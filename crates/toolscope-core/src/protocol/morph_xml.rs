@@ -24,13 +24,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::emit::Emitter;
-use super::held_args::{self, HeldArgs};
-use super::holdback::{Holdback, Separated};
-use super::prompt::first_argument;
 use super::span::SpanKind;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, framed};
-use super::xml::{self, Entity, Tag, parse_tag, scan_entity};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use super::text::emit::Emitter;
+use super::text::held_args::{self, HeldArgs};
+use super::text::holdback::{Holdback, Separated};
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
+use super::text::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::{find1, find2};
@@ -208,7 +209,7 @@ pub struct MorphScanner {
     at_end: bool,
 }
 
-impl super::spec::Scanner for MorphScanner {
+impl super::text::scanner::Scanner for MorphScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
         self.feed(text, em)
     }

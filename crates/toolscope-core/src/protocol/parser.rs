@@ -5,14 +5,15 @@
 use crate::part::{ErrorPart, Part};
 use crate::tool::ToolSet;
 
-use super::emit::Emitter;
-use super::end_tokens::EndTokens;
-use super::fences::CallFences;
 use super::json_scanner::{JsonScanner, JsonScannerConfig};
-use super::reasoning::ReasoningSplitter;
 use super::span::{Parsed, Span};
-use super::spec::{Protocol, Scanner};
-use super::utf8::Utf8Decoder;
+use super::spec::Protocol;
+use super::text::emit::Emitter;
+use super::text::end_tokens::EndTokens;
+use super::text::fences::CallFences;
+use super::text::reasoning::ReasoningSplitter;
+use super::text::scanner::Scanner;
+use super::text::utf8::Utf8Decoder;
 
 impl Protocol {
     /// A stream parser for this protocol and these tools.

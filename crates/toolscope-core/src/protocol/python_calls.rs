@@ -29,10 +29,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::emit::Emitter;
-use super::holdback::Holdback;
 use super::span::SpanKind;
-use super::spec::Scanner;
+use super::text::emit::Emitter;
+use super::text::holdback::Holdback;
+use super::text::scanner::Scanner;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::{MAX_DEPTH, number_value};

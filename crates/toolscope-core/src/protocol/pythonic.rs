@@ -13,9 +13,10 @@
 
 use serde_json::Value;
 
-use super::prompt;
 use super::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use super::spec::{Protocol, ProtocolSpec, Scanner};
+use super::spec::{Protocol, ProtocolSpec};
+use super::text::prompt;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `pythonic`.

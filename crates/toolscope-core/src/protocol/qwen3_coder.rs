@@ -24,14 +24,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::emit::Emitter;
-use super::held_args::{self, HeldArgs};
-use super::holdback::{Holdback, Separated, strip_separators};
-use super::prompt::first_argument;
 use super::span::SpanKind;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, framed};
-use super::xml::{self, Tag};
-use super::{names, prompt};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use super::text::emit::Emitter;
+use super::text::held_args::{self, HeldArgs};
+use super::text::holdback::{Holdback, Separated, strip_separators};
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
+use super::text::xml::{self, Tag};
+use super::text::{names, prompt};
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
@@ -732,7 +733,7 @@ pub struct QwenScanner {
     spare_raw: String,
 }
 
-impl super::spec::Scanner for QwenScanner {
+impl super::text::scanner::Scanner for QwenScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
         self.feed(text, em)
     }

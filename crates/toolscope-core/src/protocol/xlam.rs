@@ -16,8 +16,9 @@
 use serde_json::Value;
 
 use super::json_scanner::{JsonScanner, JsonScannerConfig};
-use super::prompt;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner};
+use super::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::text::prompt;
+use super::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `xlam`.

@@ -16,13 +16,14 @@ use serde_json::{Map, Value};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
 
-use super::emit::Emitter;
-use super::held_args;
-use super::holdback::{Holdback, strip_separators};
-use super::prompt::first_argument;
 use super::span::SpanKind;
-use super::spec::{Protocol, ProtocolSpec, Reasoning, Scanner, framed};
-use super::xml::{self, Tag, parse_tag};
+use super::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use super::text::emit::Emitter;
+use super::text::held_args;
+use super::text::holdback::{Holdback, strip_separators};
+use super::text::prompt::first_argument;
+use super::text::scanner::Scanner;
+use super::text::xml::{self, Tag, parse_tag};
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
@@ -279,7 +280,7 @@ fn could_close_tool(text: &str, j: usize, tools: &ToolSet) -> bool {
     }
 }
 
-impl super::spec::Scanner for YamlScanner {
+impl super::text::scanner::Scanner for YamlScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
         self.feed(text, em)
     }

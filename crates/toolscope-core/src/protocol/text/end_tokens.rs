@@ -7,7 +7,7 @@
 //! beginning, so the cost stays linear and every chunking gives the same result.
 
 use super::emit::Emitter;
-use super::span::SpanKind;
+use crate::protocol::span::SpanKind;
 
 pub(crate) struct EndTokens {
     tokens: &'static [&'static str],

@@ -441,7 +441,7 @@ impl JsonSink for Envelope {
             if name.is_empty() {
                 return self.refuse("the tool \"name\" is empty");
             }
-            if !crate::protocol::names::is_function_name(&name, &self.tools) {
+            if !super::names::is_function_name(&name, &self.tools) {
                 return self.refuse(format!("\"{name}\" cannot be a function name"));
             }
             if self.strict_keys && self.tools.get(&name).is_none() {

@@ -13,9 +13,9 @@
 use std::borrow::Cow;
 
 use super::emit::Emitter;
-use super::span::SpanKind;
-use super::spec::Scanner;
+use super::scanner::Scanner;
 use crate::json::lexer::find1;
+use crate::protocol::span::SpanKind;
 
 pub(crate) struct ReasoningSplitter {
     open: &'static str,

@@ -11,7 +11,7 @@
 //! holds back only an undecided fence line, so every chunking gives the same result.
 
 use super::emit::Emitter;
-use super::span::SpanKind;
+use crate::protocol::span::SpanKind;
 
 /// The most whitespace between a fence's line and the call it wraps.
 const MAX_GAP: usize = 64;

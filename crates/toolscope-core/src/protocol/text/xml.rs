@@ -280,7 +280,7 @@ pub fn fragment_value(s: &str) -> serde_json::Value {
         use serde_json::{Map, Value};
         if f.children.is_empty() {
             // A leaf keeps its text but for the separating newlines, as a string argument does.
-            return Value::String(crate::protocol::holdback::strip_separators(&f.text).to_string());
+            return Value::String(super::holdback::strip_separators(&f.text).to_string());
         }
         let text = f.text.trim_matches(|c: char| c.is_ascii_whitespace());
         // Children grouped by name in order of first appearance; a repeated name is an array.
