@@ -12,10 +12,9 @@
 
 mod auto;
 mod detect;
-mod framed;
-mod json_scanner;
+mod formats;
 mod parser;
-mod python_calls;
+mod scan;
 mod span;
 mod spec;
 mod text;
@@ -33,60 +32,33 @@ pub use spec::{Delimiters, Protocol, Reasoning};
 
 use spec::ProtocolSpec;
 
-// The formats, one file each (written out, so that rustfmt and every tool see them).
-mod apertus;
-mod command_r;
-mod deepseek_dsml;
-mod deepseek_v3;
-mod deepseek_v31;
-mod functools;
-mod gemma;
-mod gemma4;
-mod glm45;
-mod glm47;
-mod granite;
-mod harmony;
-mod hermes;
-mod kimi_k2;
-mod lfm2;
-mod llama3_json;
-mod minimax_m2;
-mod mistral;
-mod morph_xml;
-mod nemotron;
-mod pythonic;
-mod qwen3_coder;
-mod seed_oss;
-mod xlam;
-mod yaml_xml;
-
 /// The registry: one line per protocol, in the order pickers list them. Each entry is the type
 /// in the protocol's file that implements [`ProtocolSpec`]; everything that lists protocols
 /// iterates this.
 static REGISTRY: &[&dyn ProtocolSpec] = &[
-    &hermes::Hermes,
-    &gemma::Gemma,
-    &morph_xml::MorphXml,
-    &yaml_xml::YamlXml,
-    &qwen3_coder::Qwen3Coder,
-    &deepseek_v3::DeepseekV3,
-    &deepseek_v31::DeepseekV31,
-    &mistral::Mistral,
-    &granite::Granite,
-    &nemotron::Nemotron,
-    &functools::Functools,
-    &command_r::CommandR,
-    &apertus::Apertus,
-    &llama3_json::Llama3Json,
-    &harmony::Harmony,
-    &kimi_k2::KimiK2,
-    &xlam::Xlam,
-    &seed_oss::SeedOss,
-    &minimax_m2::MinimaxM2,
-    &deepseek_dsml::DeepseekDsml,
-    &glm45::Glm45,
-    &glm47::Glm47,
-    &pythonic::Pythonic,
-    &lfm2::Lfm2,
-    &gemma4::Gemma4,
+    &formats::hermes::Hermes,
+    &formats::gemma::Gemma,
+    &formats::morph_xml::MorphXml,
+    &formats::yaml_xml::YamlXml,
+    &formats::qwen3_coder::Qwen3Coder,
+    &formats::deepseek_v3::DeepseekV3,
+    &formats::deepseek_v31::DeepseekV31,
+    &formats::mistral::Mistral,
+    &formats::granite::Granite,
+    &formats::nemotron::Nemotron,
+    &formats::functools::Functools,
+    &formats::command_r::CommandR,
+    &formats::apertus::Apertus,
+    &formats::llama3_json::Llama3Json,
+    &formats::harmony::Harmony,
+    &formats::kimi_k2::KimiK2,
+    &formats::xlam::Xlam,
+    &formats::seed_oss::SeedOss,
+    &formats::minimax_m2::MinimaxM2,
+    &formats::deepseek_dsml::DeepseekDsml,
+    &formats::glm45::Glm45,
+    &formats::glm47::Glm47,
+    &formats::pythonic::Pythonic,
+    &formats::lfm2::Lfm2,
+    &formats::gemma4::Gemma4,
 ];

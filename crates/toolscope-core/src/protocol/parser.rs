@@ -5,7 +5,7 @@
 use crate::part::{ErrorPart, Part};
 use crate::tool::ToolSet;
 
-use super::json_scanner::{JsonScanner, JsonScannerConfig};
+use super::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use super::span::{Parsed, Span};
 use super::spec::Protocol;
 use super::text::emit::Emitter;

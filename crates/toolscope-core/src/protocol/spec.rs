@@ -2,12 +2,13 @@
 //! its settings (the two refer to each other, so they live in one file). Also the prompt frame
 //! that names the protocol, which reads back into a protocol value.
 //!
-//! A protocol is one file holding one type that implements [`ProtocolSpec`], its `mod` line and
-//! one line in the registry (`REGISTRY` in `mod.rs`). Everything that lists protocols (the
-//! command line's value parser and help, the playground's protocol picker, `--protocol auto`'s
-//! markers, the property and linear-cost tests, the fuzz target, the benchmarks, a simulated
-//! model, the session builder) iterates the registry through
-//! [`Protocol::all`], so a new protocol is covered by all of them at once.
+//! A protocol is one file in `formats/` holding one type that implements [`ProtocolSpec`] (or one
+//! entry of a family's table), its `mod` line in `formats/mod.rs` and one line in the registry
+//! (`REGISTRY` in `mod.rs`). Everything that lists protocols (the command line's value parser and
+//! help, the playground's protocol picker, `--protocol auto`'s markers, the property and
+//! linear-cost tests, the fuzz target, the benchmarks, a simulated model, the session builder)
+//! iterates the registry through [`Protocol::all`], so a new protocol is covered by all of them
+//! at once.
 
 use std::fmt;
 

@@ -1,0 +1,29 @@
+//! The formats, one file each (written out, so that rustfmt and every tool see them): each
+//! implements [`ProtocolSpec`](super::spec::ProtocolSpec) with its prompt text, its history
+//! rendering and the engine it reads with (from `scan/`).
+
+pub(super) mod apertus;
+pub(super) mod command_r;
+pub(super) mod deepseek_dsml;
+pub(super) mod deepseek_v3;
+pub(super) mod deepseek_v31;
+pub(super) mod functools;
+pub(super) mod gemma;
+pub(super) mod gemma4;
+pub(super) mod glm45;
+pub(super) mod glm47;
+pub(super) mod granite;
+pub(super) mod harmony;
+pub(super) mod hermes;
+pub(super) mod kimi_k2;
+pub(super) mod lfm2;
+pub(super) mod llama3_json;
+pub(super) mod minimax_m2;
+pub(super) mod mistral;
+pub(super) mod morph_xml;
+pub(super) mod nemotron;
+pub(super) mod pythonic;
+pub(super) mod qwen3_coder;
+pub(super) mod seed_oss;
+pub(super) mod xlam;
+pub(super) mod yaml_xml;
