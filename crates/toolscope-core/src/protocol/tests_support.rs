@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
+use super::parser::StreamParser;
 use super::spec::Protocol;
+use super::text::scanner::Scanner;
 use crate::part::{Collapsed, Part};
 use crate::tool::{ToolDef, ToolSet};
 
@@ -183,4 +185,100 @@ pub(crate) fn every_split(p: &Protocol, text: &str) -> Collapsed {
     let ones: Vec<&[u8]> = bytes.chunks(1).collect();
     assert_eq!(Collapsed::of(&run(p, &ones)), want, "one byte at a time");
     want
+}
+
+/// A scanner as a format makes it, for the engines' own tests (no format around it: no end
+/// tokens, fences or reasoning splitter).
+pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;
+
+/// Runs a scanner alone over `pieces`, then ends the output (cut off, or as the model meant).
+fn scan(make: MakeScanner, pieces: &[&[u8]], cut: bool) -> Vec<Part> {
+    let mut parser = StreamParser::with_scanner(make(tools()));
+    let mut out = Vec::new();
+    for piece in pieces {
+        parser.push(piece, &mut out);
+    }
+    if cut {
+        parser.finish_cut(&mut out);
+    } else {
+        parser.finish(&mut out);
+    }
+    out
+}
+
+/// The collapsed parse of `text` by a scanner alone, after checking that one chunk, every split
+/// into two pieces and one byte at a time all give it.
+pub(crate) fn scan_every_split(make: MakeScanner, text: &str, cut: bool) -> Collapsed {
+    let bytes = text.as_bytes();
+    let want = Collapsed::of(&scan(make, &[bytes], cut));
+    for at in 1..bytes.len() {
+        let got = Collapsed::of(&scan(make, &[&bytes[..at], &bytes[at..]], cut));
+        assert_eq!(got, want, "split at {at} of {text:?}");
+    }
+    let ones: Vec<&[u8]> = bytes.chunks(1).collect();
+    assert_eq!(
+        Collapsed::of(&scan(make, &ones, cut)),
+        want,
+        "one byte at a time"
+    );
+    want
+}
+
+/// What an engine's own tests give it: one call of `get_weather` with `{"city": "Paris"}` in the
+/// engine's markup, that call cut off inside its arguments, and a malformed call.
+pub(crate) struct EngineCase<'a> {
+    pub call: &'a str,
+    pub unfinished: &'a str,
+    pub malformed: &'a str,
+}
+
+/// The cases every engine answers the same way, run on the scanner alone at every split: a
+/// call; text around it; an unfinished call, reported and kept as text when the output is cut
+/// off, and never taken for a whole call when it stops there; a malformed call, reported and
+/// kept as text.
+pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
+    let paris = json!({"city": "Paris"});
+    for cut in [false, true] {
+        let c = scan_every_split(make, case.call, cut);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), paris.clone())],
+            "{}",
+            case.call
+        );
+        assert!(c.errors.is_empty(), "{}: {:?}", case.call, c.errors);
+        assert_eq!(c.text.trim(), "", "{}", case.call);
+    }
+
+    let around = format!("Let me look.\n{}\nDone.", case.call);
+    let c = scan_every_split(make, &around, false);
+    assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{around}");
+    assert!(c.errors.is_empty(), "{around}: {:?}", c.errors);
+    assert!(
+        c.text.starts_with("Let me look.") && c.text.trim_end().ends_with("Done."),
+        "{around}: {:?}",
+        c.text
+    );
+
+    let c = scan_every_split(make, case.unfinished, true);
+    assert!(c.calls.is_empty(), "{}: {:?}", case.unfinished, c.calls);
+    assert_eq!(c.errors, ["unfinished-tool-call"], "{}", case.unfinished);
+    assert_eq!(c.text, case.unfinished, "nothing lost");
+    let c = scan_every_split(make, case.unfinished, false);
+    assert!(
+        c.calls.iter().all(|(_, v)| *v != paris),
+        "{}: {:?}",
+        case.unfinished,
+        c.calls
+    );
+    assert!(
+        !c.errors.is_empty() || !c.calls.is_empty(),
+        "{}: neither a call nor an error",
+        case.unfinished
+    );
+
+    let c = scan_every_split(make, case.malformed, false);
+    assert!(c.calls.is_empty(), "{}: {:?}", case.malformed, c.calls);
+    assert!(!c.errors.is_empty(), "{}", case.malformed);
+    assert_eq!(c.text, case.malformed, "nothing lost");
 }

@@ -1239,3 +1239,44 @@ pub(crate) fn valid_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    /// `<<NAME|{…}>>`: a marker, the name as the header, a marker, the JSON, a close.
+    static SYNTAX: FramedSyntax = FramedSyntax {
+        section: None,
+        call_begin: "<<",
+        args_begin: &[ArgsBegin::Marker("|")],
+        header: |h| {
+            Some(Header {
+                name: h.trim().to_string(),
+                id: None,
+            })
+        },
+        args_suffix: None,
+        call_end: Some(">>"),
+        separator: None,
+    };
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(&SYNTAX, tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: r#"<<get_weather|{"city": "Paris"}>>"#,
+                unfinished: r#"<<get_weather|{"city": "Pa"#,
+                malformed: r#"<<get_weather|{"city": }>>"#,
+            },
+        );
+    }
+}

@@ -1212,3 +1212,28 @@ impl Gemma4Scanner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(Gemma4Scanner::new(tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
+                unfinished: "<|tool_call>call:get_weather{city:<|\"|>Pa",
+                malformed: "<|tool_call>call:get_weather{city:}<tool_call|>",
+            },
+        );
+    }
+}

@@ -726,6 +726,9 @@ impl Scanner for HarmonyScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     #[test]
     fn headers_are_read() {
@@ -740,6 +743,23 @@ mod tests {
         assert_eq!(
             HeaderInfo::read("<|channel|>final").channel.as_deref(),
             Some("final")
+        );
+    }
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(HarmonyScanner::new(tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+                unfinished: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Pa",
+                malformed: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": }<|call|>",
+            },
         );
     }
 }

@@ -1209,6 +1209,10 @@ impl JsonScanner {
 
 #[cfg(test)]
 mod tests {
+    use super::{JsonScanner, JsonScannerConfig};
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
     use std::cell::Cell;
 
     use crate::part::Collapsed;
@@ -1273,5 +1277,33 @@ mod tests {
         let (c, _) = whole("hermes", &format!("Sure. {env} was the call."));
         assert!(c.calls.is_empty());
         assert_eq!(c.text, format!("Sure. {env} was the call."));
+    }
+
+    /// Tagged calls only: `<call>{"name": …, "arguments": {…}}</call>`.
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(JsonScanner::new(
+            tools,
+            JsonScannerConfig {
+                call_start: Some("<call>".into()),
+                call_end: "</call>".into(),
+                loose_json: false,
+                commit_loose: false,
+                alt_start: None,
+                bare_arrays: false,
+            },
+        ))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: r#"<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>"#,
+                unfinished: r#"<call>{"name": "get_weather", "arguments": {"city": "Pa"#,
+                malformed: r#"<call>{"name": "get_weather", "arguments": {"city": }}</call>"#,
+            },
+        );
     }
 }

@@ -1618,3 +1618,44 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
     }
     Value::String(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    /// `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`, no separator newlines.
+    static DIALECT: Dialect = Dialect {
+        blocks: &[BlockTag {
+            open: "<calls",
+            close: "</calls",
+        }],
+        function: Opener::Named("<fn="),
+        function_close: "</fn",
+        parameter: Opener::Named("<arg="),
+        parameter_close: "</arg",
+        separators: false,
+        string_attr: None,
+        function_shown: "<fn=NAME>",
+        parameter_shown: "<arg=…>",
+    };
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools, &DIALECT))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<calls><fn=get_weather><arg=city>Paris</arg></fn></calls>",
+                unfinished: "<calls><fn=get_weather><arg=city>Pa",
+                malformed: "<calls><fn=><arg=city>Paris</arg></fn></calls>",
+            },
+        );
+    }
+}

@@ -1051,3 +1051,28 @@ fn take_value(call: &mut Call, p: &mut Param) -> Value {
         ParamMode::Tree(buf) => xml::fragment_value(buf),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(MorphScanner::new(tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<get_weather><city>Paris</city></get_weather>",
+                unfinished: "<get_weather><city>Pa",
+                malformed: "<get_weather><city>Paris</city><city>Paris</city></get_weather>",
+            },
+        );
+    }
+}

@@ -1669,3 +1669,34 @@ pub(crate) fn malformed_list(name: &str, input: &Value, quote: char) -> String {
     out.push_str("oops=)]");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    /// `<py>[NAME(key=value)]</py>`, never bare.
+    static SYNTAX: PySyntax = PySyntax {
+        wrap: Some(("<py>", "</py>")),
+        bare: false,
+    };
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(PyCallsScanner::new(&SYNTAX, tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<py>[get_weather(city=\"Paris\")]</py>",
+                unfinished: "<py>[get_weather(city=\"Pa",
+                malformed: "<py>[get_weather(city=)]</py>",
+            },
+        );
+    }
+}

@@ -670,6 +670,9 @@ fn full_value(body: &str) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
     use serde_json::json;
 
     use super::*;
@@ -734,5 +737,22 @@ mod tests {
                 proptest::prop_assert_eq!(Ok(fast), full_mapping(&body), "{:?}", body);
             }
         }
+    }
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(YamlScanner::new(tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<get_weather>\ncity: Paris\n</get_weather>",
+                unfinished: "<get_weather>\ncity: Pa",
+                malformed: "<get_weather>\n- Paris\n</get_weather>",
+            },
+        );
     }
 }
