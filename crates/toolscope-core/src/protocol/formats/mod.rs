@@ -4,7 +4,6 @@
 
 pub(super) mod apertus;
 pub(super) mod command_r;
-pub(super) mod deepseek_dsml;
 pub(super) mod deepseek_v3;
 pub(super) mod deepseek_v31;
 pub(super) mod gemma;
@@ -13,11 +12,11 @@ pub(super) mod glm45;
 pub(super) mod glm47;
 pub(super) mod harmony;
 pub(super) mod hermes;
+pub(super) mod invoke;
 pub(super) mod json_array;
 pub(super) mod kimi_k2;
 pub(super) mod lfm2;
 pub(super) mod llama3_json;
-pub(super) mod minimax_m2;
 pub(super) mod mistral;
 pub(super) mod morph_xml;
 pub(super) mod pythonic;

@@ -112,38 +112,6 @@ pub fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -
     s
 }
 
-/// Calls as `<invoke name="f">` markup in one `block` element, tags prefixed with `prefix`
-/// (DeepSeek's `｜DSML｜`, nothing for MiniMax): each parameter's value right after its tag,
-/// text as it is and anything else as JSON, with `string="true|false"` saying which when
-/// `string_attr`.
-pub fn format_invokes(
-    prefix: &str,
-    block: &str,
-    calls: &[(&str, &Value)],
-    string_attr: bool,
-) -> String {
-    let mut s = format!("<{prefix}{block}>\n");
-    for (name, input) in calls {
-        s.push_str(&format!("<{prefix}invoke name=\"{name}\">\n"));
-        if let Value::Object(args) = input {
-            for (k, v) in args {
-                let (text, is_string) = (prompt::value_text(v), v.is_string());
-                let attr = if string_attr {
-                    format!(" string=\"{is_string}\"")
-                } else {
-                    String::new()
-                };
-                s.push_str(&format!(
-                    "<{prefix}parameter name=\"{k}\"{attr}>{text}</{prefix}parameter>\n"
-                ));
-            }
-        }
-        s.push_str(&format!("</{prefix}invoke>\n"));
-    }
-    s.push_str(&format!("</{prefix}{block}>"));
-    s
-}
-
 pub fn format_result(_name: &str, result: &str) -> String {
     format!("<tool_response>\n{result}\n</tool_response>")
 }
