@@ -26,17 +26,11 @@
 //! What the parser forgives besides what every framed format does: a fence without `json`, no
 //! fence at all, and a header without the `function` type (`name<｜tool▁sep｜>`, the V3.1 way).
 
-use serde_json::Value;
-
-use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, read_markdown_tools_prompt};
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
-
-/// `deepseek-v3`.
-pub(crate) struct DeepseekV3;
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 const CALLS_END: &str = "<｜tool▁calls▁end｜>";
@@ -84,102 +78,59 @@ static SYNTAX: FramedSyntax = FramedSyntax {
 const FORMAT: &str = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>tool_name\n```json\narguments_json\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
 
 /// One call block, as the template renders it.
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+fn block(name: &str, _index: usize, args: &str) -> String {
     format!("{CALL_BEGIN}{FUNCTION}{SEP}{name}\n{FENCE_JSON}\n{args}\n{FENCE}{CALL_END}")
 }
 
-impl ProtocolSpec for DeepseekV3 {
-    fn name(&self) -> &'static str {
-        "deepseek-v3"
-    }
+/// `deepseek-v3`.
+pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
+    name: "deepseek-v3",
+    families: "DeepSeek R1, V3",
+    end_tokens: &["<｜end▁of▁sentence｜>"],
+    markers: &[
+        "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+    ],
+    reasoning: Reasoning::THINK,
+    syntax: &SYNTAX,
+    section: (CALLS_BEGIN, CALLS_END),
+    block,
+    // The calls in one section, one per line.
+    joiner: "\n",
+    prompt: system_prompt,
+    read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
+    results,
+    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+};
 
-    fn families(&self) -> &'static str {
-        "DeepSeek R1, V3"
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<｜end▁of▁sentence｜>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            format!("{CALLS_BEGIN} {CALL_BEGIN}{FUNCTION}{SEP}"),
-            format!("{CALL_BEGIN}{FUNCTION}{SEP}"),
-        ]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
-    }
-
-    /// The tools under `## Tools` as the DeepSeek templates list them, then the format.
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let mut s = String::from("## Tools\nYou have access to the following tools:\n\n");
-        for t in tools.iter() {
-            s.push_str(&format!(
-                "### {}\nDescription: {}\n\nParameters: {}\n\n",
-                t.def.name, t.def.description, t.def.parameters
-            ));
-        }
+/// The tools under `## Tools` as the DeepSeek templates list them, then the format.
+fn system_prompt(tools: &ToolSet) -> String {
+    let mut s = String::from("## Tools\nYou have access to the following tools:\n\n");
+    for t in tools.iter() {
         s.push_str(&format!(
-            "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n{FORMAT}\n\n\
-             Where:\n\
-             - `tool_name` must be exactly one of the tools above;\n\
-             - `arguments_json` must be one JSON object that follows the tool's Parameters schema;\n\
-             - for several calls, write one {CALL_BEGIN}…{CALL_END} block per call, each on a new \
-             line, all inside the one {CALLS_BEGIN}…{CALLS_END}.\n\
-             Results come back between {OUTPUT_BEGIN} and {OUTPUT_END}.\n"
+            "### {}\nDescription: {}\n\nParameters: {}\n\n",
+            t.def.name, t.def.description, t.def.parameters
         ));
-        s
     }
+    s.push_str(&format!(
+        "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n{FORMAT}\n\n\
+         Where:\n\
+         - `tool_name` must be exactly one of the tools above;\n\
+         - `arguments_json` must be one JSON object that follows the tool's Parameters schema;\n\
+         - for several calls, write one {CALL_BEGIN}…{CALL_END} block per call, each on a new \
+         line, all inside the one {CALLS_BEGIN}…{CALLS_END}.\n\
+         Results come back between {OUTPUT_BEGIN} and {OUTPUT_END}.\n"
+    ));
+    s
+}
 
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_markdown_tools_prompt(self.name(), FORMAT, system)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format!("{CALLS_BEGIN}{}{CALLS_END}", call(name, input))
-    }
-
-    /// The calls in one section, one per line.
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        let blocks: Vec<String> = calls.iter().map(|(n, i)| call(n, i)).collect();
-        format!("{CALLS_BEGIN}{}{CALLS_END}", blocks.join("\n"))
-    }
-
-    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String {
-        self.format_results(p, &[(name, result)])
-    }
-
-    /// The results of one turn in one outputs block, one per line.
-    fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
-        let outputs: Vec<String> = results
-            .iter()
-            .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
-            .collect();
-        format!("{OUTPUTS_BEGIN}{}{OUTPUTS_END}", outputs.join("\n"))
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, OUTPUT_BEGIN, OUTPUT_END)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
-    }
-
-    /// Arguments with a key and no value, in their fence.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}{name}\n{FENCE_JSON}\n{{\"{key}\": \"{value}\", \"oops\": }}\n{FENCE}{CALL_END}{CALLS_END}"
-        )
-    }
+/// The results of one turn in one outputs block, one per line.
+fn results(results: &[(&str, &str)]) -> String {
+    let outputs: Vec<String> = results
+        .iter()
+        .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
+        .collect();
+    format!("{OUTPUTS_BEGIN}{}{OUTPUTS_END}", outputs.join("\n"))
 }
 
 #[cfg(test)]
@@ -189,6 +140,7 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
+    use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{every_split, tools};
 
     fn p() -> Protocol {

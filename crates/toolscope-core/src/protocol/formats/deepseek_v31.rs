@@ -11,17 +11,10 @@
 //! `## Tools` as the template does: a `### name` heading, a description and the parameters'
 //! JSON Schema each.
 
-use serde_json::Value;
-
-use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, read_markdown_tools_prompt};
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
-use crate::tool::ToolSet;
-
-/// `deepseek-v3.1`.
-pub(crate) struct DeepseekV31;
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 const CALLS_END: &str = "<｜tool▁calls▁end｜>";
@@ -49,80 +42,32 @@ static SYNTAX: FramedSyntax = FramedSyntax {
 /// How the system prompt shows the call format; recognising the prompt looks for it.
 const FORMAT: &str = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_name<｜tool▁sep｜>arguments_json<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>";
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+fn block(name: &str, _index: usize, args: &str) -> String {
     format!("{CALL_BEGIN}{name}{SEP}{args}{CALL_END}")
 }
 
-impl ProtocolSpec for DeepseekV31 {
-    fn name(&self) -> &'static str {
-        "deepseek-v3.1"
-    }
-
-    fn families(&self) -> &'static str {
-        "DeepSeek V3.1"
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<｜end▁of▁sentence｜>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CALLS_BEGIN.into(), CALL_BEGIN.into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
-    }
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        prompt::markdown_tools_prompt(tools, FORMAT)
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_markdown_tools_prompt(self.name(), FORMAT, system)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format!("{CALLS_BEGIN}{}{CALLS_END}", call(name, input))
-    }
-
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        let chained: String = calls.iter().map(|(n, i)| call(n, i)).collect();
-        format!("{CALLS_BEGIN}{chained}{CALLS_END}")
-    }
-
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{OUTPUT_BEGIN}{result}{OUTPUT_END}")
-    }
-
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+/// `deepseek-v3.1`.
+pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
+    name: "deepseek-v3.1",
+    families: "DeepSeek V3.1",
+    end_tokens: &["<｜end▁of▁sentence｜>"],
+    markers: &[CALLS_BEGIN, CALL_BEGIN],
+    reasoning: Reasoning::THINK,
+    syntax: &SYNTAX,
+    section: (CALLS_BEGIN, CALLS_END),
+    block,
+    // Parallel calls are chained, nothing between them.
+    joiner: "",
+    prompt: |tools| prompt::markdown_tools_prompt(tools, FORMAT),
+    read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
+    results: |results| {
         results
             .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
+            .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
             .collect()
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, OUTPUT_BEGIN, OUTPUT_END)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
-    }
-
-    /// Arguments with a key and no value.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{name}{SEP}{{\"{key}\": \"{value}\", \"oops\": }}{CALL_END}{CALLS_END}"
-        )
-    }
-}
+    },
+    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+};
 
 #[cfg(test)]
 mod tests {
@@ -131,6 +76,7 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
+    use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{every_split, tools};
 
     fn p() -> Protocol {

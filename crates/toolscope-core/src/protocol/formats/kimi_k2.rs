@@ -24,15 +24,11 @@
 
 use serde_json::{Value, json};
 
-use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Protocol, Reasoning};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
-
-/// `kimi-k2`.
-pub(crate) struct KimiK2;
 
 const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
@@ -78,131 +74,92 @@ fn call_id(name: &str, index: usize) -> String {
 }
 
 /// One call block.
-fn call(name: &str, input: &Value, index: usize) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+fn block(name: &str, index: usize, args: &str) -> String {
     format!(
         "{CALL_BEGIN}{}{ARGS_BEGIN}{args}{CALL_END}",
         call_id(name, index)
     )
 }
 
-impl ProtocolSpec for KimiK2 {
-    fn name(&self) -> &'static str {
-        "kimi-k2"
-    }
+/// `kimi-k2`.
+pub(crate) static KIMI_K2: Sectioned = Sectioned {
+    name: "kimi-k2",
+    families: "Kimi K2, K2 Thinking",
+    end_tokens: &["<|im_end|>"],
+    markers: &[SECTION_BEGIN, CALL_BEGIN],
+    reasoning: Reasoning {
+        calls_inside: true,
+        ..Reasoning::THINK
+    },
+    syntax: &SYNTAX,
+    section: (SECTION_BEGIN, SECTION_END),
+    block,
+    joiner: "",
+    prompt: system_prompt,
+    read_prompt,
+    results,
+    read_result,
+};
 
-    fn families(&self) -> &'static str {
-        "Kimi K2, K2 Thinking"
-    }
+/// The `tool_declare` message as the template writes it, then how a call looks.
+fn system_prompt(tools: &ToolSet) -> String {
+    let list: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
+            }})
+        })
+        .collect();
+    let (name, example) = prompt::example_call(tools);
+    let example = if example.is_object() {
+        example.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!(
+        "{TOOL_DECLARE}{}{IM_END}\n\n\
+         To call tools, write one section with one block per call:\n\
+         {SECTION_BEGIN}{}{SECTION_END}\n\
+         The block's id is functions.NAME:INDEX, the tool's name and the call's index (0 for \
+         the first call, 1 for the next, and so on); the arguments are one JSON object that \
+         follows the tool's parameters. For several calls, write the blocks one after the \
+         other inside the one section. Each result comes back as \"{RETURN_OF}ID\" and the \
+         result on the next line. Call tools only when they help; otherwise answer in text.\n",
+        Value::Array(list),
+        block(&name, 0, &example),
+    )
+}
 
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>"]
-    }
+fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+    let start = system.find(TOOL_DECLARE)? + TOOL_DECLARE.len();
+    let list = serde_json::Deserializer::from_str(&system[start..])
+        .into_iter::<Vec<Value>>()
+        .next()?
+        .ok()?;
+    let defs = list
+        .iter()
+        .map(prompt::tool_def)
+        .collect::<Option<Vec<_>>>()?;
+    Some((Protocol::from_name(name).ok()?, ToolSet::new(defs).ok()?))
+}
 
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![SECTION_BEGIN.into(), CALL_BEGIN.into()]
-    }
+/// Each result under the id of the call it answers, in order.
+fn results(results: &[(&str, &str)]) -> String {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, (n, r))| format!("{RETURN_OF}{}\n{r}", call_id(n, i)))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
 
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            calls_inside: true,
-            ..Reasoning::THINK
-        }
-    }
-
-    /// The `tool_declare` message as the template writes it, then how a call looks.
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let list: Vec<Value> = tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
-                }})
-            })
-            .collect();
-        let (name, example) = crate::protocol::text::prompt::example_call(tools);
-        format!(
-            "{TOOL_DECLARE}{}{IM_END}\n\n\
-             To call tools, write one section with one block per call:\n\
-             {SECTION_BEGIN}{}{SECTION_END}\n\
-             The block's id is functions.NAME:INDEX, the tool's name and the call's index (0 for \
-             the first call, 1 for the next, and so on); the arguments are one JSON object that \
-             follows the tool's parameters. For several calls, write the blocks one after the \
-             other inside the one section. Each result comes back as \"{RETURN_OF}ID\" and the \
-             result on the next line. Call tools only when they help; otherwise answer in text.\n",
-            Value::Array(list),
-            call(&name, &example, 0),
-        )
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let start = system.find(TOOL_DECLARE)? + TOOL_DECLARE.len();
-        let list = serde_json::Deserializer::from_str(&system[start..])
-            .into_iter::<Vec<Value>>()
-            .next()?
-            .ok()?;
-        let defs = list
-            .iter()
-            .map(prompt::tool_def)
-            .collect::<Option<Vec<_>>>()?;
-        Some((
-            Protocol::from_name(self.name()).ok()?,
-            ToolSet::new(defs).ok()?,
-        ))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format!("{SECTION_BEGIN}{}{SECTION_END}", call(name, input, 0))
-    }
-
-    /// One section, the blocks one after the other, the index counting up.
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        let blocks: String = calls
-            .iter()
-            .enumerate()
-            .map(|(i, (n, input))| call(n, input, i))
-            .collect();
-        format!("{SECTION_BEGIN}{blocks}{SECTION_END}")
-    }
-
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        format!("{RETURN_OF}{}\n{result}", call_id(name, 0))
-    }
-
-    /// Each result under the id of the call it answers, in order.
-    fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .enumerate()
-            .map(|(i, (n, r))| format!("{RETURN_OF}{}\n{r}", call_id(n, i)))
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    }
-
-    /// The text after the `## Return of ID` line.
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        let text = text.trim_start();
-        match text.strip_prefix(RETURN_OF) {
-            Some(rest) => rest.split_once('\n').map_or("", |(_, r)| r).to_string(),
-            None => text.to_string(),
-        }
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()))
-    }
-
-    /// Arguments with a key and no value.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}{}{ARGS_BEGIN}{{\"{key}\": \"{value}\", \"oops\": }}{CALL_END}{SECTION_END}",
-            call_id(name, 0)
-        )
+/// The text after the `## Return of ID` line.
+fn read_result(text: &str) -> String {
+    let text = text.trim_start();
+    match text.strip_prefix(RETURN_OF) {
+        Some(rest) => rest.split_once('\n').map_or("", |(_, r)| r).to_string(),
+        None => text.to_string(),
     }
 }
 

@@ -20,6 +20,7 @@ pub(super) mod mistral;
 pub(super) mod morph_xml;
 pub(super) mod pythonic;
 pub(super) mod qwen3_coder;
+pub(super) mod sections;
 pub(super) mod seed_oss;
 pub(super) mod xlam;
 pub(super) mod yaml_xml;
