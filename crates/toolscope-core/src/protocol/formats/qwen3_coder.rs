@@ -22,57 +22,112 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed, read_frame};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
-/// `qwen3-coder`.
-pub(crate) struct Qwen3Coder;
+/// One member of the function-markup family (`<function=NAME><parameter=KEY>…`): its names, the
+/// block around its calls, what pads a value, its engine dialect, its prompt and result markers.
+/// qwen3-coder and seed-oss are members; the invoke and GLM families are tables of their own.
+pub(crate) struct FunctionMarkup {
+    pub name: &'static str,
+    pub families: &'static str,
+    pub end_tokens: &'static [&'static str],
+    pub markers: &'static [&'static str],
+    pub reasoning: Reasoning,
+    /// The block element around a call, and what stands between a value and its tags.
+    pub block: &'static str,
+    pub pad: &'static str,
+    pub dialect: &'static Dialect,
+    /// The prompt text, and reading it back (given the protocol's name).
+    pub prompt: fn(&Protocol, &ToolSet) -> String,
+    pub read_prompt: fn(&str, &str) -> Option<(Protocol, ToolSet)>,
+    /// The markers around a result; whether reading one back takes what is between them (else
+    /// the common unwrapping).
+    pub result: (&'static str, &'static str),
+    pub result_between: bool,
+}
 
-impl ProtocolSpec for Qwen3Coder {
+impl FunctionMarkup {
+    /// A call as the family writes it.
+    pub fn call(&self, name: &str, input: &Value) -> String {
+        format_function_call(self.block, name, input, self.pad)
+    }
+}
+
+/// `qwen3-coder`.
+pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
+    name: "qwen3-coder",
+    families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
+    end_tokens: &["<|im_end|>", "<|endoftext|>"],
+    markers: &["<tool_call> <function=", "<function="],
+    reasoning: Reasoning::THINK,
+    block: "tool_call",
+    pad: "\n",
+    dialect: &QWEN,
+    prompt: |p, tools| framed(p, tools, prompt_section),
+    read_prompt: read_frame,
+    result: ("<tool_response>\n", "\n</tool_response>"),
+    result_between: false,
+};
+
+impl ProtocolSpec for FunctionMarkup {
     fn name(&self) -> &'static str {
-        "qwen3-coder"
+        self.name
     }
 
     fn families(&self) -> &'static str {
-        "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5"
+        self.families
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|endoftext|>"]
+        self.end_tokens
     }
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec!["<tool_call> <function=".into(), "<function=".into()]
+        self.markers.iter().map(|m| m.to_string()).collect()
     }
 
     fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+        self.reasoning
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        framed(p, tools, prompt_section)
+        (self.prompt)(p, tools)
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        (self.read_prompt)(self.name, system)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
+        self.call(name, input)
     }
 
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        format_result(name, result)
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{}{result}{}", self.result.0, self.result.1)
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        if self.result_between {
+            prompt::between(text, self.result.0, self.result.1)
+        } else {
+            prompt::unwrap_result(text)
+        }
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), &QWEN))
+        Box::new(MarkupScanner::new(tools.clone(), self.dialect))
     }
 
     /// A function without a name.
     fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
         let (key, value) = first_argument(input);
+        let (block, pad) = (self.block, self.pad);
         format!(
-            "<tool_call>\n<function=>\n<parameter={key}>\n{value}\n</parameter>\n</function>\n</tool_call>"
+            "<{block}>\n<function=>\n<parameter={key}>{pad}{value}{pad}</parameter>\n</function>\n</{block}>"
         )
     }
 }
@@ -94,13 +149,13 @@ pub const QWEN: Dialect = Dialect {
 };
 
 /// A past call as qwen3-coder markup.
-pub fn format_call(name: &str, input: &Value) -> String {
-    format_function_call("tool_call", name, input, "\n")
+fn format_call(name: &str, input: &Value) -> String {
+    QWEN3_CODER.call(name, input)
 }
 
 /// A call as `<function=…>` markup in a `block` element, each value between `pad`s (a newline
 /// for qwen3-coder, nothing for a family that writes none).
-pub fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -> String {
+fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -> String {
     let mut s = format!("<{block}>\n<function={name}>\n");
     if let Value::Object(args) = input {
         for (k, v) in args {
@@ -110,10 +165,6 @@ pub fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -
     }
     s.push_str(&format!("</function>\n</{block}>"));
     s
-}
-
-pub fn format_result(_name: &str, result: &str) -> String {
-    format!("<tool_response>\n{result}\n</tool_response>")
 }
 
 /// The format section of the system prompt.

@@ -18,18 +18,11 @@
 //! the tools as JSON under a `Tool List:` heading (its JSON tool-definition form), shows the call
 //! format, and gives results back in a `tool` turn.
 
-use serde_json::Value;
-
-use super::qwen3_coder::{self, QWEN};
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use super::qwen3_coder::{FunctionMarkup, QWEN};
+use crate::protocol::scan::markup::{BlockTag, Dialect};
+use crate::protocol::spec::{Protocol, Reasoning};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
-
-/// `seed-oss`.
-pub(crate) struct SeedOss;
 
 const BLOCK: &str = "seed:tool_call";
 const TOOLS_BEGIN: &str = "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n";
@@ -37,78 +30,49 @@ const TOOLS_END: &str = "\n\nTo call tools, follow this format:";
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
 const RESULT_END: &str = "<seed:eos>";
 
-impl ProtocolSpec for SeedOss {
-    fn name(&self) -> &'static str {
-        "seed-oss"
-    }
+/// `seed-oss`.
+pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
+    name: "seed-oss",
+    families: "ByteDance Seed-OSS 36B",
+    end_tokens: &["<seed:eos>"],
+    markers: &["<seed:tool_call> <function="],
+    reasoning: Reasoning {
+        markers: Some(("<seed:think>", "</seed:think>")),
+        starts_inside: false,
+        calls_inside: false,
+    },
+    block: BLOCK,
+    // Values right after their parameter tag.
+    pad: "",
+    dialect: &DIALECT,
+    prompt: system_prompt,
+    read_prompt,
+    result: (RESULT_BEGIN, RESULT_END),
+    result_between: true,
+};
 
-    fn families(&self) -> &'static str {
-        "ByteDance Seed-OSS 36B"
-    }
+fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{TOOLS_BEGIN}{}{TOOLS_END}\n\
+         <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
+         <parameter=example_parameter_2>This is the value for the second parameter\nthat can span\nmultiple lines</parameter>\n\
+         </function>\n</{BLOCK}>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are; write numbers, booleans, arrays and objects as JSON. Think \
+         first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
+         otherwise answer in text. Results come back in a tool turn.\n",
+        prompt::json_tools(tools, true),
+        SEED_OSS.call(&name, &example)
+    )
+}
 
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<seed:eos>"]
+fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+    if !system.contains(&format!("<{BLOCK}>")) {
+        return None;
     }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![format!("<{BLOCK}> <function=")]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: Some(("<seed:think>", "</seed:think>")),
-            starts_inside: false,
-            calls_inside: false,
-        }
-    }
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
-        format!(
-            "{TOOLS_BEGIN}{}{TOOLS_END}\n\
-             <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
-             <parameter=example_parameter_2>This is the value for the second parameter\nthat can span\nmultiple lines</parameter>\n\
-             </function>\n</{BLOCK}>\n\n\
-             For example:\n{}\n\n\
-             Write text values as they are; write numbers, booleans, arrays and objects as JSON. Think \
-             first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
-             otherwise answer in text. Results come back in a tool turn.\n",
-            prompt::json_tools(tools, true),
-            format_call(&name, &example)
-        )
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        if !system.contains(&format!("<{BLOCK}>")) {
-            return None;
-        }
-        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
-    }
-
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), &DIALECT))
-    }
-
-    /// A function without a name.
-    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "<{BLOCK}>\n<function=>\n<parameter={key}>{value}</parameter>\n</function>\n</{BLOCK}>"
-        )
-    }
+    let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
+    Some((Protocol::from_name(name).ok()?, tools))
 }
 
 /// qwen3-coder's function markup in `<seed:tool_call>` blocks, values without separators.
@@ -120,11 +84,6 @@ const DIALECT: Dialect = Dialect {
     separators: false,
     ..QWEN
 };
-
-/// A call as the family writes it: each value right after its parameter tag.
-fn format_call(name: &str, input: &Value) -> String {
-    qwen3_coder::format_function_call(BLOCK, name, input, "")
-}
 
 #[cfg(test)]
 mod tests {
