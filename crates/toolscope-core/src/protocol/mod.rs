@@ -6,9 +6,10 @@
 //! disagree; the stream parser itself is written so that any chunking gives the same parts
 //! (up to how text and argument deltas are split).
 //!
-//! Every protocol is one file implementing one interface (its names, its family's conventions,
-//! how to write and read it) and one line of the registry; [`Protocol::all`] lists them in
-//! registry order.
+//! Every protocol implements one interface (its names, its family's conventions, how to write and
+//! read it) in `formats/`, as a file of its own or one entry of its family's table, and is one
+//! line of the registry; [`Protocol::all`] lists them in registry order. The engines that read
+//! the formats are in `scan/`, the machinery they share in `text/`.
 
 mod auto;
 mod detect;
@@ -32,9 +33,9 @@ pub use spec::{Delimiters, Protocol, Reasoning};
 
 use spec::ProtocolSpec;
 
-/// The registry: one line per protocol, in the order pickers list them. Each entry is the type
-/// in the protocol's file that implements [`ProtocolSpec`]; everything that lists protocols
-/// iterates this.
+/// The registry: one line per protocol, in the order pickers list them. Each entry is the value
+/// that implements [`ProtocolSpec`] (a format's type, or its family's table entry); everything
+/// that lists protocols iterates this.
 static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::hermes::Hermes,
     &formats::gemma::Gemma,

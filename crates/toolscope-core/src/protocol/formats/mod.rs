@@ -1,6 +1,8 @@
-//! The formats, one file each (written out, so that rustfmt and every tool see them): each
-//! implements [`ProtocolSpec`](super::spec::ProtocolSpec) with its prompt text, its history
-//! rendering and the engine it reads with (from `scan/`).
+//! The formats (written out, so that rustfmt and every tool see them): each implements
+//! [`ProtocolSpec`](super::spec::ProtocolSpec) with its prompt text, its history rendering and
+//! the engine it reads with (from `scan/`). A family that shares an engine is a table of
+//! constants with one implementation (`json_array`, `sections`, `invoke`, `glm`, `qwen3_coder`):
+//! a new member is one table entry and its prompt text.
 
 pub(super) mod apertus;
 pub(super) mod command_r;
