@@ -554,3 +554,40 @@ pub fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     }
     Some((protocol, ToolSet::new(defs).ok()?))
 }
+
+/// What a family table says of one member besides how it writes and reads its calls: its names,
+/// the models that write it, its end tokens and how it marks reasoning. A table's
+/// [`ProtocolSpec`] implementation takes these methods from it with [`card_methods`].
+pub(crate) struct Card {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub families: &'static str,
+    pub end_tokens: &'static [&'static str],
+    pub reasoning: Reasoning,
+}
+
+/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field.
+macro_rules! card_methods {
+    () => {
+        fn name(&self) -> &'static str {
+            self.card.name
+        }
+
+        fn aliases(&self) -> &'static [&'static str] {
+            self.card.aliases
+        }
+
+        fn families(&self) -> &'static str {
+            self.card.families
+        }
+
+        fn end_tokens(&self) -> &'static [&'static str] {
+            self.card.end_tokens
+        }
+
+        fn reasoning(&self) -> Reasoning {
+            self.card.reasoning
+        }
+    };
+}
+pub(crate) use card_methods;

@@ -28,7 +28,7 @@
 
 use super::sections::Sectioned;
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
-use crate::protocol::spec::{Reasoning, read_markdown_tools_prompt};
+use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -84,14 +84,17 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 
 /// `deepseek-v3`.
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
-    name: "deepseek-v3",
-    families: "DeepSeek R1, V3",
-    end_tokens: &["<｜end▁of▁sentence｜>"],
+    card: Card {
+        name: "deepseek-v3",
+        aliases: &[],
+        families: "DeepSeek R1, V3",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        reasoning: Reasoning::THINK,
+    },
     markers: &[
         "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
         "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
     ],
-    reasoning: Reasoning::THINK,
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),
     block,

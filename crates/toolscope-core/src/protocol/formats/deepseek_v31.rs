@@ -13,7 +13,7 @@
 
 use super::sections::Sectioned;
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
-use crate::protocol::spec::{Reasoning, read_markdown_tools_prompt};
+use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -48,11 +48,14 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 
 /// `deepseek-v3.1`.
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
-    name: "deepseek-v3.1",
-    families: "DeepSeek V3.1",
-    end_tokens: &["<｜end▁of▁sentence｜>"],
+    card: Card {
+        name: "deepseek-v3.1",
+        aliases: &[],
+        families: "DeepSeek V3.1",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        reasoning: Reasoning::THINK,
+    },
     markers: &[CALLS_BEGIN, CALL_BEGIN],
-    reasoning: Reasoning::THINK,
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),
     block,

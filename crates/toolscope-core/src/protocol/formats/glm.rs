@@ -25,16 +25,15 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{Dialect, MarkupScanner, Opener};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// One member of the family: its names, and what it writes between the elements of a call.
 pub(crate) struct Glm {
-    name: &'static str,
-    aliases: &'static [&'static str],
-    families: &'static str,
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
     /// Between the elements of a call, and around a result (a newline in 4.5, nothing in 4.7).
     sep: &'static str,
     /// What `--protocol auto` allows between a tool's name and what follows it (`\n ` where the
@@ -44,9 +43,13 @@ pub(crate) struct Glm {
 
 /// `glm-4.5`.
 pub(crate) static GLM45: Glm = Glm {
-    name: "glm-4.5",
-    aliases: &["glm-4.6"],
-    families: "GLM 4.5, 4.6",
+    card: Card {
+        name: "glm-4.5",
+        aliases: &["glm-4.6"],
+        families: "GLM 4.5, 4.6",
+        end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        reasoning: Reasoning::THINK,
+    },
     sep: "\n",
     gap: "\n ",
 };
@@ -54,9 +57,13 @@ pub(crate) static GLM45: Glm = Glm {
 /// `glm-4.7`: the prompt, past calls and results are written the 4.7 way; the same scanner reads
 /// both forms.
 pub(crate) static GLM47: Glm = Glm {
-    name: "glm-4.7",
-    aliases: &["glm-5"],
-    families: "GLM 4.7, GLM 5",
+    card: Card {
+        name: "glm-4.7",
+        aliases: &["glm-5"],
+        families: "GLM 4.7, GLM 5",
+        end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        reasoning: Reasoning::THINK,
+    },
     sep: "",
     gap: " ",
 };
@@ -142,21 +149,7 @@ fn malformed_call(input: &Value, sep: &str) -> String {
 }
 
 impl ProtocolSpec for Glm {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-
-    fn families(&self) -> &'static str {
-        self.families
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|user|>", "<|observation|>", "<|endoftext|>"]
-    }
+    card_methods!();
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let gap = self.gap;
@@ -170,10 +163,6 @@ impl ProtocolSpec for Glm {
                 ]
             })
             .collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

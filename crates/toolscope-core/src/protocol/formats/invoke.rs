@@ -49,7 +49,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -57,12 +57,10 @@ use crate::tool::ToolSet;
 
 /// One member of the family.
 pub(crate) struct Invoke {
-    name: &'static str,
-    aliases: &'static [&'static str],
-    families: &'static str,
-    end_tokens: &'static [&'static str],
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
+    /// What `--protocol auto` knows the format by.
     markers: &'static [&'static str],
-    reasoning: Reasoning,
     /// What every tag's name starts with (`｜DSML｜`), and the block element's name.
     prefix: &'static str,
     block: &'static str,
@@ -86,16 +84,18 @@ const DSML_TOOLS: (&str, &str) = (
 
 /// `deepseek-dsml`.
 pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
-    name: "deepseek-dsml",
-    aliases: &["deepseek-v3.2", "deepseek-v4"],
-    families: "DeepSeek V3.2, V4",
-    end_tokens: &["<｜end▁of▁sentence｜>"],
+    card: Card {
+        name: "deepseek-dsml",
+        aliases: &["deepseek-v3.2", "deepseek-v4"],
+        families: "DeepSeek V3.2, V4",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        reasoning: Reasoning::THINK,
+    },
     markers: &[
         "<｜DSML｜function_calls>",
         "<｜DSML｜tool_calls>",
         "<｜DSML｜invoke name=",
     ],
-    reasoning: Reasoning::THINK,
     prefix: "｜DSML｜",
     block: "function_calls",
     string_attr: true,
@@ -155,15 +155,17 @@ const MINIMAX_TOOLS: (&str, &str) = (
 
 /// `minimax-m2`.
 pub(crate) static MINIMAX_M2: Invoke = Invoke {
-    name: "minimax-m2",
-    aliases: &[],
-    families: "MiniMax M2, M2.1, M2.5",
-    end_tokens: &["[e~["],
-    markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
-    reasoning: Reasoning {
-        starts_inside: true,
-        ..Reasoning::THINK
+    card: Card {
+        name: "minimax-m2",
+        aliases: &[],
+        families: "MiniMax M2, M2.1, M2.5",
+        end_tokens: &["[e~["],
+        reasoning: Reasoning {
+            starts_inside: true,
+            ..Reasoning::THINK
+        },
     },
+    markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
     prefix: "",
     block: "minimax:tool_call",
     string_attr: false,
@@ -239,28 +241,10 @@ impl Invoke {
 }
 
 impl ProtocolSpec for Invoke {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-
-    fn families(&self) -> &'static str {
-        self.families
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        self.end_tokens
-    }
+    card_methods!();
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         self.markers.iter().map(|m| m.to_string()).collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        self.reasoning
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

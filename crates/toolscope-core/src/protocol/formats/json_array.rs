@@ -27,17 +27,15 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// One member of the family: its names, its markers and its prompt text.
 pub(crate) struct JsonArray {
-    name: &'static str,
-    families: &'static str,
-    end_tokens: &'static [&'static str],
-    reasoning: Reasoning,
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
     /// What `--protocol auto` knows the format by.
     marker: &'static str,
     /// The markers before and after the array (`""`: none after it).
@@ -71,11 +69,14 @@ const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedS
 
 /// `functools`.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
-    name: "functools",
-    families: "Phi-4-mini, FireFunction v2",
-    end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
-    // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
-    reasoning: Reasoning::THINK,
+    card: Card {
+        name: "functools",
+        aliases: &[],
+        families: "Phi-4-mini, FireFunction v2",
+        end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
+        // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
+        reasoning: Reasoning::THINK,
+    },
     marker: "functools [",
     open: "functools",
     close: "",
@@ -102,10 +103,13 @@ fn functools_prompt(tools: &ToolSet) -> String {
 /// `nemotron`. Nano v2's template ends a turn with `<SPECIAL_12>`; its tokenizer's end of
 /// sequence is `</s>`.
 pub(crate) static NEMOTRON: JsonArray = JsonArray {
-    name: "nemotron",
-    families: "Nemotron Nano v2 (9B, 12B)",
-    end_tokens: &["<SPECIAL_12>", "</s>"],
-    reasoning: Reasoning::THINK,
+    card: Card {
+        name: "nemotron",
+        aliases: &[],
+        families: "Nemotron Nano v2 (9B, 12B)",
+        end_tokens: &["<SPECIAL_12>", "</s>"],
+        reasoning: Reasoning::THINK,
+    },
     marker: "<TOOLCALL>",
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
@@ -132,10 +136,13 @@ const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 
 /// `granite`.
 pub(crate) static GRANITE: JsonArray = JsonArray {
-    name: "granite",
-    families: "Granite 3.0–3.3",
-    end_tokens: &["<|end_of_text|>"],
-    reasoning: Reasoning::THINK,
+    card: Card {
+        name: "granite",
+        aliases: &[],
+        families: "Granite 3.0–3.3",
+        end_tokens: &["<|end_of_text|>"],
+        reasoning: Reasoning::THINK,
+    },
     marker: "<|tool_call|>",
     open: "<|tool_call|>",
     close: "",
@@ -161,24 +168,10 @@ fn granite_prompt(tools: &ToolSet) -> String {
 }
 
 impl ProtocolSpec for JsonArray {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn families(&self) -> &'static str {
-        self.families
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        self.end_tokens
-    }
+    card_methods!();
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![self.marker.into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        self.reasoning
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

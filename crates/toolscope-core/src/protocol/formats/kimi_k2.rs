@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::sections::Sectioned;
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -83,14 +83,17 @@ fn block(name: &str, index: usize, args: &str) -> String {
 
 /// `kimi-k2`.
 pub(crate) static KIMI_K2: Sectioned = Sectioned {
-    name: "kimi-k2",
-    families: "Kimi K2, K2 Thinking",
-    end_tokens: &["<|im_end|>"],
-    markers: &[SECTION_BEGIN, CALL_BEGIN],
-    reasoning: Reasoning {
-        calls_inside: true,
-        ..Reasoning::THINK
+    card: Card {
+        name: "kimi-k2",
+        aliases: &[],
+        families: "Kimi K2, K2 Thinking",
+        end_tokens: &["<|im_end|>"],
+        reasoning: Reasoning {
+            calls_inside: true,
+            ..Reasoning::THINK
+        },
     },
+    markers: &[SECTION_BEGIN, CALL_BEGIN],
     syntax: &SYNTAX,
     section: (SECTION_BEGIN, SECTION_END),
     block,

@@ -22,7 +22,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed, read_frame};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, card_methods, framed, read_frame,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -32,11 +34,10 @@ use crate::tool::ToolSet;
 /// block around its calls, what pads a value, its engine dialect, its prompt and result markers.
 /// qwen3-coder and seed-oss are members; the invoke and GLM families are tables of their own.
 pub(crate) struct FunctionMarkup {
-    pub name: &'static str,
-    pub families: &'static str,
-    pub end_tokens: &'static [&'static str],
+    /// Its names, models, end tokens and reasoning markers.
+    pub card: Card,
+    /// What `--protocol auto` knows the format by.
     pub markers: &'static [&'static str],
-    pub reasoning: Reasoning,
     /// The block element around a call, and what stands between a value and its tags.
     pub block: &'static str,
     pub pad: &'static str,
@@ -59,11 +60,14 @@ impl FunctionMarkup {
 
 /// `qwen3-coder`.
 pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
-    name: "qwen3-coder",
-    families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
-    end_tokens: &["<|im_end|>", "<|endoftext|>"],
+    card: Card {
+        name: "qwen3-coder",
+        aliases: &[],
+        families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
+        end_tokens: &["<|im_end|>", "<|endoftext|>"],
+        reasoning: Reasoning::THINK,
+    },
     markers: &["<tool_call> <function=", "<function="],
-    reasoning: Reasoning::THINK,
     block: "tool_call",
     pad: "\n",
     dialect: &QWEN,
@@ -74,24 +78,10 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
 };
 
 impl ProtocolSpec for FunctionMarkup {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn families(&self) -> &'static str {
-        self.families
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        self.end_tokens
-    }
+    card_methods!();
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         self.markers.iter().map(|m| m.to_string()).collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        self.reasoning
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
@@ -99,7 +89,7 @@ impl ProtocolSpec for FunctionMarkup {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        (self.read_prompt)(self.name, system)
+        (self.read_prompt)(self.card.name, system)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

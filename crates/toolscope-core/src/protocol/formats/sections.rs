@@ -6,19 +6,17 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// One member of the family.
 pub(crate) struct Sectioned {
-    pub name: &'static str,
-    pub families: &'static str,
-    pub end_tokens: &'static [&'static str],
+    /// Its names, models, end tokens and reasoning markers.
+    pub card: Card,
     /// What `--protocol auto` knows the format by.
     pub markers: &'static [&'static str],
-    pub reasoning: Reasoning,
     /// How the engine reads it.
     pub syntax: &'static FramedSyntax,
     /// The tokens that open and close the section of calls.
@@ -51,24 +49,10 @@ fn args_json(input: &Value) -> String {
 }
 
 impl ProtocolSpec for Sectioned {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn families(&self) -> &'static str {
-        self.families
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        self.end_tokens
-    }
+    card_methods!();
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         self.markers.iter().map(|m| m.to_string()).collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        self.reasoning
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -76,7 +60,7 @@ impl ProtocolSpec for Sectioned {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        (self.read_prompt)(self.name, system)
+        (self.read_prompt)(self.card.name, system)
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -20,7 +20,7 @@
 
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
-use crate::protocol::spec::{Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -32,15 +32,18 @@ const RESULT_END: &str = "<seed:eos>";
 
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
-    name: "seed-oss",
-    families: "ByteDance Seed-OSS 36B",
-    end_tokens: &["<seed:eos>"],
-    markers: &["<seed:tool_call> <function="],
-    reasoning: Reasoning {
-        markers: Some(("<seed:think>", "</seed:think>")),
-        starts_inside: false,
-        calls_inside: false,
+    card: Card {
+        name: "seed-oss",
+        aliases: &[],
+        families: "ByteDance Seed-OSS 36B",
+        end_tokens: &["<seed:eos>"],
+        reasoning: Reasoning {
+            markers: Some(("<seed:think>", "</seed:think>")),
+            starts_inside: false,
+            calls_inside: false,
+        },
     },
+    markers: &["<seed:tool_call> <function="],
     block: BLOCK,
     // Values right after their parameter tag.
     pad: "",
