@@ -563,12 +563,23 @@ pub(crate) struct Card {
     pub aliases: &'static [&'static str],
     pub families: &'static str,
     pub end_tokens: &'static [&'static str],
+    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]); none
+    /// where they are built from the tools.
+    pub markers: &'static [&'static str],
     pub reasoning: Reasoning,
 }
 
-/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field.
+/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field (all but
+/// `markers` with `without markers`, for a family whose markers are built from the tools).
 macro_rules! card_methods {
     () => {
+        card_methods!(without markers);
+
+        fn markers(&self, _tools: &crate::tool::ToolSet) -> Vec<String> {
+            self.card.markers.iter().map(|m| m.to_string()).collect()
+        }
+    };
+    (without markers) => {
         fn name(&self) -> &'static str {
             self.card.name
         }

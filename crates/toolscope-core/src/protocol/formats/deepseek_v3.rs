@@ -89,12 +89,12 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
         aliases: &[],
         families: "DeepSeek R1, V3",
         end_tokens: &["<｜end▁of▁sentence｜>"],
+        markers: &[
+            "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+        ],
         reasoning: Reasoning::THINK,
     },
-    markers: &[
-        "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
-        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
-    ],
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),
     block,

@@ -48,6 +48,7 @@ pub(crate) static GLM45: Glm = Glm {
         aliases: &["glm-4.6"],
         families: "GLM 4.5, 4.6",
         end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        markers: &[],
         reasoning: Reasoning::THINK,
     },
     sep: "\n",
@@ -62,6 +63,7 @@ pub(crate) static GLM47: Glm = Glm {
         aliases: &["glm-5"],
         families: "GLM 4.7, GLM 5",
         end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        markers: &[],
         reasoning: Reasoning::THINK,
     },
     sep: "",
@@ -149,7 +151,7 @@ fn malformed_call(input: &Value, sep: &str) -> String {
 }
 
 impl ProtocolSpec for Glm {
-    card_methods!();
+    card_methods!(without markers);
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let gap = self.gap;

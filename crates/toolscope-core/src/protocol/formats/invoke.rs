@@ -59,8 +59,6 @@ use crate::tool::ToolSet;
 pub(crate) struct Invoke {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// What `--protocol auto` knows the format by.
-    markers: &'static [&'static str],
     /// What every tag's name starts with (`｜DSML｜`), and the block element's name.
     prefix: &'static str,
     block: &'static str,
@@ -89,13 +87,13 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
         aliases: &["deepseek-v3.2", "deepseek-v4"],
         families: "DeepSeek V3.2, V4",
         end_tokens: &["<｜end▁of▁sentence｜>"],
+        markers: &[
+            "<｜DSML｜function_calls>",
+            "<｜DSML｜tool_calls>",
+            "<｜DSML｜invoke name=",
+        ],
         reasoning: Reasoning::THINK,
     },
-    markers: &[
-        "<｜DSML｜function_calls>",
-        "<｜DSML｜tool_calls>",
-        "<｜DSML｜invoke name=",
-    ],
     prefix: "｜DSML｜",
     block: "function_calls",
     string_attr: true,
@@ -160,12 +158,12 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         aliases: &[],
         families: "MiniMax M2, M2.1, M2.5",
         end_tokens: &["[e~["],
+        markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
         reasoning: Reasoning {
             starts_inside: true,
             ..Reasoning::THINK
         },
     },
-    markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
     prefix: "",
     block: "minimax:tool_call",
     string_attr: false,
@@ -242,10 +240,6 @@ impl Invoke {
 
 impl ProtocolSpec for Invoke {
     card_methods!();
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        self.markers.iter().map(|m| m.to_string()).collect()
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)

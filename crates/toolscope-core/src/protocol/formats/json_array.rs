@@ -36,8 +36,6 @@ use crate::tool::ToolSet;
 pub(crate) struct JsonArray {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// What `--protocol auto` knows the format by.
-    marker: &'static str,
     /// The markers before and after the array (`""`: none after it).
     open: &'static str,
     close: &'static str,
@@ -75,9 +73,9 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
         families: "Phi-4-mini, FireFunction v2",
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
+        markers: &["functools ["],
         reasoning: Reasoning::THINK,
     },
-    marker: "functools [",
     open: "functools",
     close: "",
     syntax: &array_after("functools", None),
@@ -108,9 +106,9 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
         aliases: &[],
         families: "Nemotron Nano v2 (9B, 12B)",
         end_tokens: &["<SPECIAL_12>", "</s>"],
+        markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
     },
-    marker: "<TOOLCALL>",
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
     syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
@@ -141,9 +139,9 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         aliases: &[],
         families: "Granite 3.0–3.3",
         end_tokens: &["<|end_of_text|>"],
+        markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
     },
-    marker: "<|tool_call|>",
     open: "<|tool_call|>",
     close: "",
     syntax: &array_after("<|tool_call|>", None),
@@ -169,10 +167,6 @@ fn granite_prompt(tools: &ToolSet) -> String {
 
 impl ProtocolSpec for JsonArray {
     card_methods!();
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![self.marker.into()]
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)

@@ -88,12 +88,12 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
         aliases: &[],
         families: "Kimi K2, K2 Thinking",
         end_tokens: &["<|im_end|>"],
+        markers: &[SECTION_BEGIN, CALL_BEGIN],
         reasoning: Reasoning {
             calls_inside: true,
             ..Reasoning::THINK
         },
     },
-    markers: &[SECTION_BEGIN, CALL_BEGIN],
     syntax: &SYNTAX,
     section: (SECTION_BEGIN, SECTION_END),
     block,

@@ -36,8 +36,6 @@ use crate::tool::ToolSet;
 pub(crate) struct FunctionMarkup {
     /// Its names, models, end tokens and reasoning markers.
     pub card: Card,
-    /// What `--protocol auto` knows the format by.
-    pub markers: &'static [&'static str],
     /// The block element around a call, and what stands between a value and its tags.
     pub block: &'static str,
     pub pad: &'static str,
@@ -65,9 +63,9 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
         aliases: &[],
         families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
+        markers: &["<tool_call> <function=", "<function="],
         reasoning: Reasoning::THINK,
     },
-    markers: &["<tool_call> <function=", "<function="],
     block: "tool_call",
     pad: "\n",
     dialect: &QWEN,
@@ -79,10 +77,6 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
 
 impl ProtocolSpec for FunctionMarkup {
     card_methods!();
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        self.markers.iter().map(|m| m.to_string()).collect()
-    }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(p, tools)

@@ -15,8 +15,6 @@ use crate::tool::ToolSet;
 pub(crate) struct Sectioned {
     /// Its names, models, end tokens and reasoning markers.
     pub card: Card,
-    /// What `--protocol auto` knows the format by.
-    pub markers: &'static [&'static str],
     /// How the engine reads it.
     pub syntax: &'static FramedSyntax,
     /// The tokens that open and close the section of calls.
@@ -50,10 +48,6 @@ fn args_json(input: &Value) -> String {
 
 impl ProtocolSpec for Sectioned {
     card_methods!();
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        self.markers.iter().map(|m| m.to_string()).collect()
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)

@@ -37,13 +37,13 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
         aliases: &[],
         families: "ByteDance Seed-OSS 36B",
         end_tokens: &["<seed:eos>"],
+        markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning {
             markers: Some(("<seed:think>", "</seed:think>")),
             starts_inside: false,
             calls_inside: false,
         },
     },
-    markers: &["<seed:tool_call> <function="],
     block: BLOCK,
     // Values right after their parameter tag.
     pad: "",
