@@ -52,7 +52,19 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
                     test_only.push(child);
                 }
             }
-            let code = match text.find("#[cfg(test)]") {
+            // The module's own code ends where an inline test module begins (`#[cfg(test)] mod
+            // tests {`); a test-only child declared with `;` ends nothing.
+            let inline_tests = text
+                .match_indices("#[cfg(test)]")
+                .map(|(i, _)| i)
+                .find(|&i| {
+                    let after = text[i + "#[cfg(test)]".len()..].trim_start();
+                    after.starts_with("mod ")
+                        && after
+                            .find('{')
+                            .is_some_and(|b| after.find(';').is_none_or(|s| b < s))
+                });
+            let code = match inline_tests {
                 Some(i) => text[..i].to_string(),
                 None => text,
             };
@@ -378,10 +390,9 @@ fn imports_through_reexports(src: &Path, room: &str) -> Vec<String> {
     found
 }
 
-/// The rooms of the core whose children may still import through an ancestor's re-exports:
-/// `protocol/` is being put in floors on another branch (today `protocol/prompt.rs` takes
-/// `super::Delimiters`). Empty this list when that lands.
-const REEXPORT_IMPORTS_STILL_ALLOWED_IN: &[&str] = &["protocol"];
+/// The rooms of the core whose children may still import through an ancestor's re-exports
+/// (none: `protocol/` and `provider/` are in floors).
+const REEXPORT_IMPORTS_STILL_ALLOWED_IN: &[&str] = &[];
 
 #[test]
 fn the_core_rooms_import_items_from_where_they_are_defined() {

@@ -19,7 +19,10 @@
 //! In a pattern, a space stands for any run of whitespace, none included (`<tool_call> {`).
 //! Detection looks at each byte a bounded number of times: it is linear in the output.
 
-use super::{Protocol, REGISTRY};
+use super::REGISTRY;
+use super::spec::Protocol;
+use super::text::fences::{Match, match_at};
+use crate::part::Part;
 use crate::tool::ToolSet;
 
 /// The reason given when no marker of any protocol was found.
@@ -52,15 +55,6 @@ struct Entry {
     owners: Vec<usize>,
     reasoning: bool,
 }
-
-pub(crate) enum Match {
-    Full(usize),
-    Partial,
-    No,
-}
-
-/// The most whitespace a pattern's space stands for.
-const MAX_GAP: usize = 64;
 
 /// Reads an output, whole or as it arrives, until it knows the protocol.
 pub struct Detector {
@@ -241,36 +235,36 @@ impl Detector {
     }
 }
 
+impl Protocol {
+    /// Recognises a system prompt made by [`Protocol::system_prompt`] of any protocol: which
+    /// protocol and which tools (used by a simulated model, which only sees the wire request).
+    pub fn detect_from_prompt(system: &str) -> Option<(Protocol, ToolSet)> {
+        REGISTRY.iter().find_map(|s| s.read_prompt(system))
+    }
+
+    /// `--protocol auto` on a whole output: the protocol its first marker identifies, and why
+    /// (see [`Detector`] for the rules).
+    pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
+        let mut d = detect(tools, text);
+        if d.reason == PLAIN_TEXT {
+            let calls = d.protocol.stream_parser(tools).parse_whole(text).parts;
+            let calls = calls
+                .iter()
+                .filter(|p| matches!(p, Part::ToolCall(_)))
+                .count();
+            if calls > 0 {
+                d.reason = found_without_marker(&d.protocol, calls);
+            }
+        }
+        d
+    }
+}
+
 /// The choice for a whole output.
 pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
     let mut d = Detector::new(tools);
     d.push(text);
     d.finish()
-}
-
-pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
-    let mut k = pos;
-    let short = if at_end { Match::No } else { Match::Partial };
-    for (i, piece) in pieces.iter().enumerate() {
-        if i > 0 {
-            let gap = k;
-            while k < buf.len() && buf[k].is_ascii_whitespace() {
-                k += 1;
-                if k - gap > MAX_GAP {
-                    return Match::No;
-                }
-            }
-        }
-        let n = piece.len().min(buf.len() - k);
-        if buf[k..k + n] != piece[..n] {
-            return Match::No;
-        }
-        if n < piece.len() {
-            return short;
-        }
-        k += n;
-    }
-    Match::Full(k - pos)
 }
 
 fn shown(marker: &str) -> String {

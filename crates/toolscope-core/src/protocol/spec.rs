@@ -1,18 +1,25 @@
-//! The interface every protocol implements, and the settings a protocol value carries.
+//! The interface every protocol implements, and the protocol value: a registered protocol with
+//! its settings (the two refer to each other, so they live in one file). Also the prompt frame
+//! that names the protocol, which reads back into a protocol value.
 //!
-//! A protocol is one file holding one type that implements [`ProtocolSpec`], its `mod` line and
-//! one line in the registry (`REGISTRY` in `mod.rs`). Everything that lists protocols (the
-//! command line's value parser and help, the playground's protocol picker, `--protocol auto`'s
-//! markers, the property and linear-cost tests, the fuzz target, the benchmarks, a simulated
-//! model, the session builder) iterates the registry through
-//! [`Protocol::all`](super::Protocol::all), so a new protocol is covered by all of them at once.
+//! A protocol is one file in `formats/` holding one type that implements [`ProtocolSpec`] (or one
+//! entry of a family's table), its `mod` line in `formats/mod.rs` and one line in the registry
+//! (`REGISTRY` in `mod.rs`). Everything that lists protocols (the command line's value parser and
+//! help, the playground's protocol picker, `--protocol auto`'s markers, the property and
+//! linear-cost tests, the fuzz target, the benchmarks, a simulated model, the session builder)
+//! iterates the registry through [`Protocol::all`], so a new protocol is covered by all of them
+//! at once.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::fmt;
 
-use super::emit::Emitter;
-use super::{Protocol, prompt};
-use crate::tool::ToolSet;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Value, json};
+
+use super::REGISTRY;
+use super::text::prompt;
+use super::text::scanner::Scanner;
+use crate::tool::{ToolDef, ToolSet};
 
 /// How a family marks reasoning in its output text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,35 +75,6 @@ pub struct Delimiters {
     pub response_end: String,
 }
 
-/// A scanner: the part of a stream parser that knows one protocol's markup. It receives the
-/// decoded text piece by piece and writes parts through the [`Emitter`]; it must give the same
-/// parts (up to how deltas are split) however the text is cut into pieces.
-pub(crate) trait Scanner: Send {
-    /// The next piece of text.
-    fn feed(&mut self, text: &str, em: &mut Emitter);
-    /// The text is over: recover or report what is still open.
-    fn finish(&mut self, em: &mut Emitter);
-
-    /// Whether the text fed so far left the scanner inside a call (a reasoning marker there is
-    /// the call's own text). Text held back because it may begin a call does not count.
-    fn in_call(&self) -> bool;
-
-    /// Whether the text fed so far left the scanner inside a call's arguments or before its
-    /// required close (so that a code fence line there is the call's own text). Past the end of
-    /// a call, waiting only for markup that may follow it (a close that may be left out, a
-    /// separator to another call), it is not. By default, [`Scanner::in_call`].
-    fn in_args(&self) -> bool {
-        self.in_call()
-    }
-
-    /// A reasoning marker follows the text fed so far (and the scanner is not inside a call):
-    /// text held back because it might begin a marker cannot, and is written now, on its side
-    /// of the marker. Needed where calls count inside reasoning (the scanner's text is then
-    /// reasoning on one side of the marker and text on the other); by default nothing is held
-    /// across markers that matters.
-    fn cut(&mut self, _em: &mut Emitter) {}
-}
-
 /// What a protocol is: its names, its family's conventions, and how to write and read it.
 pub(crate) trait ProtocolSpec: Sync + 'static {
     /// The name on the command line and in sessions.
@@ -147,7 +125,7 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// its settings) and the tools it lists. A simulated model, which sees only the wire request,
     /// learns the protocol and the tools this way.
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        prompt::read_frame(self.name(), system)
+        read_frame(self.name(), system)
     }
 
     /// A past tool call as the model writes it (history, and what a simulated model writes).
@@ -202,4 +180,425 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     }
 }
 
-pub(crate) use super::prompt::first_argument;
+/// A text protocol with its settings. Two protocols are equal when they have the same name and
+/// the same settings.
+#[derive(Clone)]
+pub struct Protocol {
+    pub(super) spec: &'static dyn ProtocolSpec,
+    /// Changed delimiters, for a protocol whose delimiters can be changed; `None`: its own.
+    pub(super) delimiters: Option<Delimiters>,
+    /// Whether the output starts inside reasoning; `None`: the family's default.
+    pub(super) reasoning_open: Option<bool>,
+}
+
+impl Protocol {
+    /// Every protocol of the registry, with its default settings, in registry order.
+    pub fn all() -> Vec<Protocol> {
+        REGISTRY.iter().map(|s| Protocol::of(*s)).collect()
+    }
+
+    pub(super) fn of(spec: &'static dyn ProtocolSpec) -> Protocol {
+        Protocol {
+            spec,
+            delimiters: None,
+            reasoning_open: None,
+        }
+    }
+
+    /// The names of every protocol, in registry order.
+    pub fn names() -> Vec<&'static str> {
+        REGISTRY.iter().map(|s| s.name()).collect()
+    }
+
+    /// Every name the command line accepts: the names, then the aliases.
+    pub fn cli_names() -> Vec<&'static str> {
+        let mut names = Self::names();
+        names.extend(REGISTRY.iter().flat_map(|s| s.aliases().iter().copied()));
+        names
+    }
+
+    /// The protocol with this name or alias, with its default settings.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        REGISTRY
+            .iter()
+            .find(|s| s.name() == name || s.aliases().contains(&name))
+            .map(|s| Protocol::of(*s))
+            .ok_or_else(|| {
+                format!(
+                    "unknown protocol \"{name}\" (expected one of: {})",
+                    Self::names().join(", ")
+                )
+            })
+    }
+
+    /// The name used on the command line and in sessions.
+    pub fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// Other names accepted for it.
+    pub fn aliases(&self) -> &'static [&'static str] {
+        self.spec.aliases()
+    }
+
+    /// The model families that write this format.
+    pub fn families(&self) -> &'static str {
+        self.spec.families()
+    }
+
+    /// How the family marks reasoning.
+    pub fn reasoning(&self) -> Reasoning {
+        self.spec.reasoning()
+    }
+
+    /// Whether the output is read as starting inside reasoning (templates that open the think
+    /// block themselves): the setting if one was made, else the family's default. Always false
+    /// for a protocol without reasoning markers.
+    pub fn reasoning_open(&self) -> bool {
+        let r = self.spec.reasoning();
+        r.markers.is_some() && self.reasoning_open.unwrap_or(r.starts_inside)
+    }
+
+    /// The reasoning-open setting as made (`None`: the family's default).
+    pub fn reasoning_open_setting(&self) -> Option<bool> {
+        self.reasoning_open
+    }
+
+    /// This protocol, reading outputs as starting inside reasoning (`Some(true)`), outside
+    /// (`Some(false)`), or as the family's template does (`None`).
+    pub fn with_reasoning_open(mut self, open: Option<bool>) -> Self {
+        self.reasoning_open = open.filter(|o| *o != self.spec.reasoning().starts_inside);
+        self
+    }
+
+    /// Reasoning as the family writes it in its output (see [`Reasoning`]), for a model that
+    /// simulates the family; `None` when the family does not reason in text.
+    pub fn format_reasoning(&self, text: &str) -> Option<String> {
+        self.spec.format_reasoning(self, text)
+    }
+
+    /// The delimiters in use, for a protocol whose delimiters can be changed.
+    pub fn delimiters(&self) -> Option<Delimiters> {
+        self.delimiters.clone().or_else(|| self.spec.delimiters())
+    }
+
+    /// This protocol with other delimiters; an error for a protocol whose delimiters are fixed.
+    pub fn with_delimiters(mut self, d: Delimiters) -> Result<Self, String> {
+        let Some(own) = self.spec.delimiters() else {
+            return Err(format!(
+                "the {} protocol's delimiters cannot be changed",
+                self.name()
+            ));
+        };
+        if d.call_start.is_empty() || d.call_end.is_empty() {
+            return Err("a call delimiter cannot be empty".into());
+        }
+        self.delimiters = (d != own).then_some(d);
+        Ok(self)
+    }
+
+    /// The system prompt that teaches a model the tools and this protocol's call format, in the
+    /// family's own convention.
+    pub fn system_prompt(&self, tools: &ToolSet) -> String {
+        self.spec.system_prompt(self, tools)
+    }
+
+    /// A past tool call as the model would have written it (for conversation history).
+    pub fn format_call(&self, name: &str, input: &Value) -> String {
+        self.spec.format_call(self, name, input)
+    }
+
+    /// Several calls of one answer, joined the family's way.
+    pub fn format_calls(&self, calls: &[(&str, &Value)]) -> String {
+        self.spec.format_calls(self, calls)
+    }
+
+    /// A tool result as it is shown to the model in the conversation.
+    pub fn format_result(&self, name: &str, result: &str) -> String {
+        self.spec.format_result(self, name, result)
+    }
+
+    /// Several results answering one turn's calls, joined the family's way.
+    pub fn format_results(&self, results: &[(&str, &str)]) -> String {
+        self.spec.format_results(self, results)
+    }
+
+    /// The payload of a result written by [`Protocol::format_result`].
+    pub fn read_result(&self, text: &str) -> String {
+        self.spec.read_result(self, text)
+    }
+
+    /// A call written wrong in a way no tolerance repairs, so that a user can see how the
+    /// parser reports it.
+    pub fn malformed_call(&self, name: &str, input: &Value) -> String {
+        self.spec.malformed_call(self, name, input)
+    }
+
+    /// The family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`): format,
+    /// not text. The parser takes them out of the text; they stay in the raw output, spanned as
+    /// markup.
+    pub fn end_tokens(&self) -> &'static [&'static str] {
+        self.spec.end_tokens()
+    }
+}
+
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+            && self.delimiters == other.delimiters
+            && self.reasoning_open == other.reasoning_open
+    }
+}
+
+impl Eq for Protocol {}
+
+impl std::hash::Hash for Protocol {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+        self.delimiters.hash(state);
+        self.reasoning_open.hash(state);
+    }
+}
+
+impl fmt::Debug for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Protocol");
+        d.field("name", &self.name());
+        if let Some(delims) = &self.delimiters {
+            d.field("delimiters", delims);
+        }
+        if let Some(open) = self.reasoning_open {
+            d.field("reasoning_open", &open);
+        }
+        d.finish()
+    }
+}
+
+/// How a protocol is saved in a session: `{"name": "hermes", "call_start": …, …}`; the
+/// delimiters are written for a protocol that has them, `reasoningOpen` when it was set.
+#[derive(Serialize, Deserialize)]
+struct SavedProtocol {
+    name: String,
+    #[serde(
+        default,
+        rename = "reasoningOpen",
+        skip_serializing_if = "Option::is_none"
+    )]
+    reasoning_open: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    call_start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    call_end: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response_start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response_end: Option<String>,
+}
+
+impl Serialize for Protocol {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.delimiters();
+        SavedProtocol {
+            name: self.name().to_string(),
+            reasoning_open: self.reasoning_open,
+            call_start: d.as_ref().map(|d| d.call_start.clone()),
+            call_end: d.as_ref().map(|d| d.call_end.clone()),
+            response_start: d.as_ref().map(|d| d.response_start.clone()),
+            response_end: d.as_ref().map(|d| d.response_end.clone()),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Protocol {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let saved = SavedProtocol::deserialize(d)?;
+        let p = Protocol::from_name(&saved.name)
+            .map_err(D::Error::custom)?
+            .with_reasoning_open(saved.reasoning_open);
+        let Some(own) = p.spec.delimiters() else {
+            return Ok(p);
+        };
+        let d = Delimiters {
+            call_start: saved.call_start.unwrap_or(own.call_start),
+            call_end: saved.call_end.unwrap_or(own.call_end),
+            response_start: saved.response_start.unwrap_or(own.response_start),
+            response_end: saved.response_end.unwrap_or(own.response_end),
+        };
+        p.with_delimiters(d).map_err(D::Error::custom)
+    }
+}
+
+// The prompt frame the prompted protocols share: it names the protocol (and its delimiters), so
+// it reads back into a protocol value.
+
+const FORMAT_LINE: &str = "Tool call format: ";
+
+/// The protocol's name, then its delimiters when they were changed.
+fn format_marker(p: &Protocol) -> String {
+    match &p.delimiters {
+        Some(d) => format!("{} {} {}", p.name(), d.call_start.trim(), d.call_end.trim()),
+        None => p.name().to_string(),
+    }
+}
+
+/// The framed prompt of `p`, with `section` (the protocol's format section, given the example
+/// call's name and arguments) in its place.
+pub fn framed(
+    p: &Protocol,
+    tools: &ToolSet,
+    section: impl FnOnce(&str, &Value) -> String,
+) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "You can call tools to help answer the user. Each tool below is a JSON object with its name, \
+         what it does, and a JSON Schema of its arguments.\n\n<tools>\n",
+    );
+    for t in tools.iter() {
+        let line = json!({"name": t.def.name, "description": t.def.description, "parameters": t.def.parameters});
+        s.push_str(&line.to_string());
+        s.push('\n');
+    }
+    s.push_str("</tools>\n\n");
+    s.push_str(FORMAT_LINE);
+    s.push_str(&format_marker(p));
+    s.push('\n');
+    let (name, example) = prompt::example_call(tools);
+    s.push_str(&section(&name, &example));
+    s.push_str(
+        "\nRules:\n\
+         - Call a tool only when it helps answer the user; otherwise answer in plain text.\n\
+         - Use only the tools listed above, by their exact names.\n\
+         - Give every required argument, with values of the types the schema asks for; do not invent arguments \
+         the schema does not have.\n\
+         - After your tool calls, stop and wait for the results before you continue.\n",
+    );
+    s
+}
+
+/// Reads back a prompt written by [`markdown_tools_prompt`] with this `format`: the protocol
+/// named `name` and the tools.
+pub fn read_markdown_tools_prompt(
+    name: &str,
+    format: &str,
+    system: &str,
+) -> Option<(Protocol, ToolSet)> {
+    if !system.contains(format) {
+        return None;
+    }
+    let start = system.find("## Tools\n")?;
+    let mut defs = Vec::new();
+    for section in system[start..].split("\n### ").skip(1) {
+        let (tool, rest) = section.split_once('\n')?;
+        let rest = rest.strip_prefix("Description: ")?;
+        let (description, rest) = rest.split_once("\n\nParameters: ")?;
+        let mut lexer = crate::json::Lexer::new();
+        let mut builder = crate::json::ValueBuilder::new();
+        let parameters = match lexer.feed(rest, &mut builder) {
+            crate::json::Step::Done { .. } => builder.take()?,
+            _ => return None,
+        };
+        defs.push(ToolDef {
+            name: tool.trim().to_string(),
+            description: description.to_string(),
+            parameters,
+        });
+    }
+    Some((Protocol::from_name(name).ok()?, ToolSet::new(defs).ok()?))
+}
+
+/// Reads back a prompt made by [`framed`] for the protocol named `name`: the protocol with its
+/// delimiters, and the tools.
+pub fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+    let line = system.lines().find_map(|l| l.strip_prefix(FORMAT_LINE))?;
+    let mut words = line.split_whitespace();
+    if words.next()? != name {
+        return None;
+    }
+    let mut protocol = Protocol::from_name(name).ok()?;
+    if let (Some(start), Some(end), Some(own)) = (words.next(), words.next(), protocol.delimiters())
+    {
+        // A call delimiter that ends in a newline (gemma's fences) is written trimmed.
+        let keep_newline = |written: &str, own: &str| {
+            if own.trim() == written && own.ends_with('\n') {
+                own.to_string()
+            } else {
+                written.to_string()
+            }
+        };
+        protocol = protocol
+            .with_delimiters(Delimiters {
+                call_start: keep_newline(start, &own.call_start),
+                call_end: end.to_string(),
+                ..own
+            })
+            .ok()?;
+    }
+    let start = system.find("<tools>\n")? + "<tools>\n".len();
+    let end = start + system[start..].find("</tools>")?;
+    let mut defs = Vec::new();
+    for line in system[start..end].lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).ok()?;
+        defs.push(ToolDef {
+            name: v.get("name")?.as_str()?.to_string(),
+            description: v
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            parameters: v
+                .get("parameters")
+                .cloned()
+                .unwrap_or_else(|| json!({"type":"object"})),
+        });
+    }
+    Some((protocol, ToolSet::new(defs).ok()?))
+}
+
+/// What a family table says of one member besides how it writes and reads its calls: its names,
+/// the models that write it, its end tokens and how it marks reasoning. A table's
+/// [`ProtocolSpec`] implementation takes these methods from it with [`card_methods`].
+pub(crate) struct Card {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub families: &'static str,
+    pub end_tokens: &'static [&'static str],
+    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]); none
+    /// where they are built from the tools.
+    pub markers: &'static [&'static str],
+    pub reasoning: Reasoning,
+}
+
+/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field (all but
+/// `markers` with `without markers`, for a family whose markers are built from the tools).
+macro_rules! card_methods {
+    () => {
+        card_methods!(without markers);
+
+        fn markers(&self, _tools: &crate::tool::ToolSet) -> Vec<String> {
+            self.card.markers.iter().map(|m| m.to_string()).collect()
+        }
+    };
+    (without markers) => {
+        fn name(&self) -> &'static str {
+            self.card.name
+        }
+
+        fn aliases(&self) -> &'static [&'static str] {
+            self.card.aliases
+        }
+
+        fn families(&self) -> &'static str {
+            self.card.families
+        }
+
+        fn end_tokens(&self) -> &'static [&'static str] {
+            self.card.end_tokens
+        }
+
+        fn reasoning(&self) -> Reasoning {
+            self.card.reasoning
+        }
+    };
+}
+pub(crate) use card_methods;

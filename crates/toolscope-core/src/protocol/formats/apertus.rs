@@ -1,0 +1,174 @@
+//! `apertus`: Swiss AI Apertus, a JSON array of one-key objects between `<|tools_prefix|>` and
+//! `<|tools_suffix|>`, each naming its tool by its key.
+//!
+//! ```text
+//! <|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>
+//! ```
+//!
+//! Parallel calls are more objects in the array (one tool per object). The model reasons
+//! between `<|inner_prefix|>` and `<|inner_suffix|>`. The system prompt lists the tools as a JSON
+//! array; a result comes back as a JSON object with the tool's name and its output.
+
+use serde_json::{Value, json};
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `apertus`.
+pub(crate) struct Apertus;
+
+const CALL_BEGIN: &str = "<|tools_prefix|>";
+const CALL_END: &str = "<|tools_suffix|>";
+const INNER_BEGIN: &str = "<|inner_prefix|>";
+const INNER_END: &str = "<|inner_suffix|>";
+const TOOLS_BEGIN: &str = "Available tools:\n```json\n";
+const TOOLS_END: &str = "\n```";
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: CALL_BEGIN,
+    args_begin: &[ArgsBegin::KeyedArray],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some(CALL_END),
+    separator: None,
+};
+
+fn calls_text(calls: &[(&str, &Value)]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|(name, input)| {
+            let args = if input.is_object() {
+                input.to_string()
+            } else {
+                "{}".to_string()
+            };
+            format!("{{{}: {args}}}", Value::from(*name))
+        })
+        .collect();
+    format!("{CALL_BEGIN}[{}]{CALL_END}", items.join(", "))
+}
+
+impl ProtocolSpec for Apertus {
+    fn name(&self) -> &'static str {
+        "apertus"
+    }
+
+    fn families(&self) -> &'static str {
+        "Apertus 8B, 70B"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|assistant_end|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CALL_BEGIN.into()]
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: Some((INNER_BEGIN, INNER_END)),
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!(
+            "{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+             To call tools, write {CALL_BEGIN} then a JSON list with one object per call, whose only key is the \
+             tool's name and whose value is the arguments object, then {CALL_END}. For example: {}\n\
+             Think first between {INNER_BEGIN} and {INNER_END} if it helps. Call a tool only when it helps; \
+             otherwise answer in text.\n",
+            prompt::json_tools(tools, true),
+            {
+                let (name, example) = prompt::example_call(tools);
+                calls_text(&[(&name, &example)])
+            }
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(CALL_BEGIN) {
+            return None;
+        }
+        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        calls_text(&[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls_text(calls)
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        json!({"tool": name, "output": result}).to_string()
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        match serde_json::from_str::<Value>(text.trim()) {
+            Ok(Value::Object(o)) => match o.get("output") {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => text.to_string(),
+            },
+            _ => prompt::unwrap_result(text),
+        }
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        format!(
+            "{CALL_BEGIN}[{{{}: {{\"{key}\": \"{value}\", \"oops\": }}}}]{CALL_END}",
+            Value::from(name)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("apertus").unwrap()
+    }
+
+    #[test]
+    fn the_family_format_byte_for_byte() {
+        let text = "<|inner_prefix|>Weather and news.<|inner_suffix|><|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\", \"days\": \"2\"}}, {\"search\": {\"query\": \"rain\"}}]<|tools_suffix|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Weather and news.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn an_object_naming_two_tools_is_reported() {
+        let text = "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}, \"search\": {\"query\": \"q\"}}]<|tools_suffix|>";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty(), "{:?}", c.calls);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+}

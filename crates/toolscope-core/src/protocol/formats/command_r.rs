@@ -1,0 +1,205 @@
+//! `command-r`: Cohere Command R7B and Command A, a JSON array of actions between
+//! `<|START_ACTION|>` and `<|END_ACTION|>`.
+//!
+//! ```text
+//! <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>
+//! ```
+//!
+//! Parallel calls are more items of the array, numbered by `tool_call_id`. The model reasons
+//! between `<|START_THINKING|>` and `<|END_THINKING|>` and writes its answer between
+//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` (those two markers stay in the text). The template
+//! lists the tools as a JSON array under `## Available Tools`, and gives results back between
+//! `<|START_TOOL_RESULT|>` and `<|END_TOOL_RESULT|>` as `{"tool_call_id", "results", "is_error"}`
+//! objects.
+
+use serde_json::{Value, json};
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `command-r`.
+pub(crate) struct CommandR;
+
+const ACTION_BEGIN: &str = "<|START_ACTION|>";
+const ACTION_END: &str = "<|END_ACTION|>";
+const THINKING_BEGIN: &str = "<|START_THINKING|>";
+const THINKING_END: &str = "<|END_THINKING|>";
+const RESULT_BEGIN: &str = "<|START_TOOL_RESULT|>";
+const RESULT_END: &str = "<|END_TOOL_RESULT|>";
+const TOOLS_HEADING: &str = "## Available Tools";
+const FENCE_BEGIN: &str = "```json\n";
+const FENCE_END: &str = "\n```";
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: ACTION_BEGIN,
+    args_begin: &[ArgsBegin::Array],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some(ACTION_END),
+    separator: None,
+};
+
+fn actions(calls: &[(&str, &Value)]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| {
+            let args = if input.is_object() {
+                input.to_string()
+            } else {
+                "{}".to_string()
+            };
+            format!(
+                "{{\"tool_call_id\": \"{i}\", \"tool_name\": {}, \"parameters\": {args}}}",
+                Value::from(*name)
+            )
+        })
+        .collect();
+    format!("{ACTION_BEGIN}[{}]{ACTION_END}", items.join(", "))
+}
+
+impl ProtocolSpec for CommandR {
+    fn name(&self) -> &'static str {
+        "command-r"
+    }
+
+    fn families(&self) -> &'static str {
+        "Command R7B, Command A"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|END_OF_TURN_TOKEN|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![ACTION_BEGIN.into(), "<|START_RESPONSE|>".into()]
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: Some((THINKING_BEGIN, THINKING_END)),
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!(
+            "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{FENCE_BEGIN}{}{FENCE_END}\n\n\
+             To use tools, first think in {THINKING_BEGIN} … {THINKING_END}, then write {ACTION_BEGIN} followed by a JSON \
+             list of actions, each with a \"tool_call_id\" (\"0\", \"1\", …), the \"tool_name\" and its \"parameters\" \
+             object, and close with {ACTION_END}. Results come back between {RESULT_BEGIN} and {RESULT_END}. \
+             Write your answer to the user between <|START_RESPONSE|> and <|END_RESPONSE|>.\n",
+            prompt::json_tools(tools, false)
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let after = &system[system.find(TOOLS_HEADING)?..];
+        if !after.contains(ACTION_BEGIN) {
+            return None;
+        }
+        let tools = prompt::read_json_tools(after, FENCE_BEGIN, FENCE_END)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        actions(&[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        actions(calls)
+    }
+
+    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String {
+        self.format_results(p, &[(name, result)])
+    }
+
+    fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
+        let items: Vec<Value> = results
+            .iter()
+            .enumerate()
+            .map(|(i, (_, r))| {
+                let value = serde_json::from_str::<Value>(r)
+                    .ok()
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| Value::from(*r));
+                json!({"tool_call_id": i.to_string(), "results": {"0": value}, "is_error": null})
+            })
+            .collect();
+        format!("{RESULT_BEGIN}{}{RESULT_END}", Value::Array(items))
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        let inner = prompt::between(text, RESULT_BEGIN, RESULT_END);
+        let first = serde_json::from_str::<Value>(inner.trim())
+            .ok()
+            .and_then(|v| v.get(0)?.get("results")?.get("0").cloned());
+        match first {
+            Some(Value::String(s)) => s,
+            Some(v) => v.to_string(),
+            None => prompt::unwrap_result(&inner),
+        }
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        format!(
+            "{ACTION_BEGIN}{}{ACTION_END}",
+            prompt::malformed_envelope(name, input, "tool_name", "parameters")
+        )
+    }
+
+    fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {
+        Some(format!("{THINKING_BEGIN}{text}{THINKING_END}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("command-r").unwrap()
+    }
+
+    #[test]
+    fn the_family_format_byte_for_byte() {
+        let text = "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rain\"}}\n]<|END_ACTION|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Two lookups.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn an_answer_is_text() {
+        let text = "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn results_carry_their_call_ids() {
+        let r = p().format_results(&[("get_weather", "{\"temp\": 18}"), ("search", "none")]);
+        assert!(r.contains("\"tool_call_id\":\"1\""), "{r}");
+        assert_eq!(p().read_result(&r), "{\"temp\":18}");
+    }
+}

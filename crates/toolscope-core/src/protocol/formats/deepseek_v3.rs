@@ -1,0 +1,302 @@
+//! `deepseek-v3`: the special tokens of DeepSeek V3 and R1, with each call's arguments in a
+//! JSON code fence after a `function` header.
+//!
+//! ````text
+//! <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+//! ```json
+//! {"city": "Paris"}
+//! ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+//! ````
+//!
+//! (`｜` is U+FF5C, `▁` is U+2581.) The header is the call's type (`function`), the separator
+//! token and the tool's name on a line of its own. Parallel calls are more call blocks in the
+//! one section, each after a newline, as the chat template joins them. Results come back each
+//! between `<｜tool▁output▁begin｜>` and `<｜tool▁output▁end｜>`, the results of one turn together
+//! in `<｜tool▁outputs▁begin｜>` … `<｜tool▁outputs▁end｜>`, one per line.
+//!
+//! Reasoning: R1 reasons in `<think>` … `</think>`; V3 does not reason. The default is that the
+//! model writes `<think>` itself, as R1-0528 (the R1 that calls tools) does and as a V3 output
+//! (with no reasoning at all) must be read. The first R1's template opens the block itself and
+//! its outputs show only `</think>`: `--reasoning-open` reads those. Markup inside reasoning is
+//! reasoning.
+//!
+//! The system prompt lists the tools the DeepSeek way: `## Tools`, then a `### name` heading, a
+//! description and the parameters' JSON Schema for each, then the exact call format.
+//!
+//! What the parser forgives besides what every framed format does: a fence without `json`, no
+//! fence at all, and a header without the `function` type (`name<｜tool▁sep｜>`, the V3.1 way).
+
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
+use crate::protocol::text::prompt;
+use crate::tool::ToolSet;
+
+const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+const CALL_END: &str = "<｜tool▁call▁end｜>";
+const SEP: &str = "<｜tool▁sep｜>";
+const OUTPUTS_BEGIN: &str = "<｜tool▁outputs▁begin｜>";
+const OUTPUTS_END: &str = "<｜tool▁outputs▁end｜>";
+const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
+const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
+const FENCE_JSON: &str = "```json";
+const FENCE: &str = "```";
+/// The call type the template writes before the separator.
+const FUNCTION: &str = "function";
+
+/// The header is `function<｜tool▁sep｜>name` (and the newline); without the separator, or with
+/// nothing after it, the name is what there is.
+fn header(head: &str) -> Option<Header> {
+    let name = match head.split_once(SEP) {
+        Some((kind, name)) if name.trim().is_empty() => kind,
+        Some((_, name)) => name,
+        None => head,
+    };
+    Some(Header {
+        name: name.trim().to_string(),
+        id: None,
+    })
+}
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: Some((CALLS_BEGIN, CALLS_END)),
+    call_begin: CALL_BEGIN,
+    args_begin: &[
+        ArgsBegin::Marker(FENCE_JSON),
+        ArgsBegin::Marker(FENCE),
+        ArgsBegin::Object,
+    ],
+    header,
+    args_suffix: Some(FENCE),
+    call_end: Some(CALL_END),
+    separator: None,
+};
+
+/// How the system prompt shows the call format; recognising the prompt looks for it.
+const FORMAT: &str = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>tool_name\n```json\narguments_json\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+
+/// One call block, as the template renders it.
+fn block(name: &str, _index: usize, args: &str) -> String {
+    format!("{CALL_BEGIN}{FUNCTION}{SEP}{name}\n{FENCE_JSON}\n{args}\n{FENCE}{CALL_END}")
+}
+
+/// `deepseek-v3`.
+pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
+    card: Card {
+        name: "deepseek-v3",
+        aliases: &[],
+        families: "DeepSeek R1, V3",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        markers: &[
+            "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+        ],
+        reasoning: Reasoning::THINK,
+    },
+    syntax: &SYNTAX,
+    section: (CALLS_BEGIN, CALLS_END),
+    block,
+    // The calls in one section, one per line.
+    joiner: "\n",
+    prompt: system_prompt,
+    read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
+    results,
+    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+};
+
+/// The tools under `## Tools` as the DeepSeek templates list them, then the format.
+fn system_prompt(tools: &ToolSet) -> String {
+    let mut s = String::from("## Tools\nYou have access to the following tools:\n\n");
+    for t in tools.iter() {
+        s.push_str(&format!(
+            "### {}\nDescription: {}\n\nParameters: {}\n\n",
+            t.def.name, t.def.description, t.def.parameters
+        ));
+    }
+    s.push_str(&format!(
+        "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n{FORMAT}\n\n\
+         Where:\n\
+         - `tool_name` must be exactly one of the tools above;\n\
+         - `arguments_json` must be one JSON object that follows the tool's Parameters schema;\n\
+         - for several calls, write one {CALL_BEGIN}…{CALL_END} block per call, each on a new \
+         line, all inside the one {CALLS_BEGIN}…{CALLS_END}.\n\
+         Results come back between {OUTPUT_BEGIN} and {OUTPUT_END}.\n"
+    ));
+    s
+}
+
+/// The results of one turn in one outputs block, one per line.
+fn results(results: &[(&str, &str)]) -> String {
+    let outputs: Vec<String> = results
+        .iter()
+        .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
+        .collect();
+    format!("{OUTPUTS_BEGIN}{}{OUTPUTS_END}", outputs.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::Part;
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("deepseek-v3").unwrap()
+    }
+
+    fn weather(city: &str) -> String {
+        p().format_call("get_weather", &json!({ "city": city }))
+    }
+
+    #[test]
+    fn one_call_with_text_before_and_after() {
+        let call = weather("Paris");
+        let text = format!("Let me check.{call} Done.");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.text, "Let me check. Done.");
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let span = &parsed.spans[0];
+        assert_eq!(span.kind, SpanKind::ToolCall);
+        assert_eq!(&text[span.start..span.end], call);
+    }
+
+    #[test]
+    fn the_template_form_reads_byte_for_byte() {
+        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert_eq!(c.text, "");
+    }
+
+    #[test]
+    fn two_parallel_calls_are_two_blocks_of_one_section() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "rust"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
+        assert_eq!(written.matches(CALL_BEGIN).count(), 2);
+        assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
+        let c = every_split(&p(), &format!("{written}\nThat is all."));
+        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        assert_eq!(c.text, "\nThat is all.");
+    }
+
+    #[test]
+    fn reasoning_before_the_call() {
+        let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so get_weather.");
+        assert_eq!(c.calls.len(), 1);
+        // By default the model opens the block itself: without `<think>` there is no reasoning.
+        assert!(!p().reasoning_open());
+        // The first R1's template opened it: `--reasoning-open`.
+        let open = p().with_reasoning_open(Some(true));
+        let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
+        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
+        // Markup inside reasoning is reasoning.
+        let c = every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")));
+        assert!(c.calls.is_empty());
+        assert_eq!(c.text, "no");
+    }
+
+    #[test]
+    fn missing_end_markers_at_the_end_are_forgiven() {
+        let text = format!(
+            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}\n```"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // Without the closing fence, and without the section marker.
+        let text =
+            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls.len(), 1);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn lenient_headers_and_fences() {
+        for text in [
+            format!(
+                "{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```\n{{\"city\": \"Rome\"}}\n```{CALL_END}"
+            ),
+            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n{{\"city\": \"Rome\"}}{CALL_END}"),
+            format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}"),
+        ] {
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Rome"}))],
+                "{text}"
+            );
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+        }
+    }
+
+    #[test]
+    fn unfinished_arguments_stay_text_with_an_error() {
+        let text = format!(
+            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Ro"
+        );
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn a_malformed_body_is_text_with_an_error_and_the_next_call_reads() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let good = p().format_call("search", &json!({"query": "x"}));
+        let text = format!("{bad} then {good}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, format!("{bad} then "));
+    }
+
+    #[test]
+    fn an_unknown_tool_is_kept_and_flagged() {
+        let c = every_split(&p(), &p().format_call("launch", &json!({"x": 1})));
+        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn results_and_the_prompt_read_back() {
+        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        assert_eq!(r.matches(OUTPUTS_BEGIN).count(), 1);
+        assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
+        assert_eq!(
+            p().read_result(&p().format_result("f", "18 degrees")),
+            "18 degrees"
+        );
+        let prompt = p().system_prompt(&tools());
+        assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+        // deepseek-v3.1's prompt is not taken for this one, nor this one for it.
+        let v31 = Protocol::from_name("deepseek-v3.1").unwrap();
+        assert_eq!(
+            Protocol::detect_from_prompt(&v31.system_prompt(&tools()))
+                .unwrap()
+                .0,
+            v31
+        );
+        let parsed = p().parse_generated(&tools(), weather("Oslo").as_bytes());
+        assert!(matches!(parsed.parts[0], Part::ToolCall(_)));
+    }
+}

@@ -1,0 +1,210 @@
+//! `deepseek-v3.1`: DeepSeek V3.1's special tokens around one JSON object per call.
+//!
+//! ```text
+//! <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+//! ```
+//!
+//! (`｜` is U+FF5C, `▁` is U+2581.) Parallel calls are chained inside one section, with nothing
+//! between them; results come back each between `<｜tool▁output▁begin｜>` and
+//! `<｜tool▁output▁end｜>`. The model reasons in `<think>` … `</think>`; in thinking mode the
+//! template opens the block itself (`--reasoning-open`). The system prompt lists the tools under
+//! `## Tools` as the template does: a `### name` heading, a description and the parameters'
+//! JSON Schema each.
+
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
+use crate::protocol::text::prompt;
+
+const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+const CALL_END: &str = "<｜tool▁call▁end｜>";
+const SEP: &str = "<｜tool▁sep｜>";
+const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
+const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: Some((CALLS_BEGIN, CALLS_END)),
+    call_begin: CALL_BEGIN,
+    args_begin: &[ArgsBegin::Marker(SEP)],
+    header: |head| {
+        Some(Header {
+            name: head.trim().to_string(),
+            id: None,
+        })
+    },
+    args_suffix: None,
+    call_end: Some(CALL_END),
+    separator: None,
+};
+
+/// How the system prompt shows the call format; recognising the prompt looks for it.
+const FORMAT: &str = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_name<｜tool▁sep｜>arguments_json<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>";
+
+fn block(name: &str, _index: usize, args: &str) -> String {
+    format!("{CALL_BEGIN}{name}{SEP}{args}{CALL_END}")
+}
+
+/// `deepseek-v3.1`.
+pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
+    card: Card {
+        name: "deepseek-v3.1",
+        aliases: &[],
+        families: "DeepSeek V3.1",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        markers: &[CALLS_BEGIN, CALL_BEGIN],
+        reasoning: Reasoning::THINK,
+    },
+    syntax: &SYNTAX,
+    section: (CALLS_BEGIN, CALLS_END),
+    block,
+    // Parallel calls are chained, nothing between them.
+    joiner: "",
+    prompt: |tools| prompt::markdown_tools_prompt(tools, FORMAT),
+    read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
+    results: |results| {
+        results
+            .iter()
+            .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
+            .collect()
+    },
+    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+};
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::{Collapsed, Part};
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("deepseek-v3.1").unwrap()
+    }
+
+    #[test]
+    fn one_call_with_text_around() {
+        let text = format!(
+            "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.text, "Let me check. Done.");
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty());
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let call_span = &parsed.spans[0];
+        assert_eq!(call_span.kind, SpanKind::ToolCall);
+        assert_eq!(
+            &text[call_span.start..call_span.end],
+            &text[13..text.len() - 6]
+        );
+    }
+
+    #[test]
+    fn parallel_calls_chain_in_one_section_and_read_back() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "rust"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
+        let c = every_split(&p(), &written);
+        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        assert_eq!(c.text, "");
+    }
+
+    #[test]
+    fn reasoning_before_the_call() {
+        let text = format!(
+            "<think>Paris, so get_weather.</think>{}",
+            p().format_call("get_weather", &json!({"city": "Paris"}))
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so get_weather.");
+        assert_eq!(c.calls.len(), 1);
+        // In thinking mode the template opened the block.
+        let open = p().with_reasoning_open(Some(true));
+        let text = format!(
+            "Hmm.</think>{}",
+            p().format_call("get_weather", &json!({"city": "Oslo"}))
+        );
+        let c = every_split(&open, &text);
+        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
+    }
+
+    #[test]
+    fn missing_closes_at_the_end_are_forgiven() {
+        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // Without the section marker too.
+        let text = format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}");
+        assert_eq!(every_split(&p(), &text).calls.len(), 1);
+    }
+
+    #[test]
+    fn unfinished_arguments_stay_text_with_an_error() {
+        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Ro");
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn a_malformed_body_is_text_and_the_next_call_still_reads() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let good = p().format_call("search", &json!({"query": "x"}));
+        let text = format!("{bad} then {good}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, format!("{bad} then "));
+    }
+
+    #[test]
+    fn an_unknown_tool_is_kept_and_flagged() {
+        let text = p().format_call("launch", &json!({"x": 1}));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn a_name_that_cannot_be_a_function_is_not_a_call() {
+        let text =
+            format!("{CALLS_BEGIN}{CALL_BEGIN}{{{{ tc.name }}}}{SEP}{{}}{CALL_END}{CALLS_END}");
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn results_and_the_prompt_read_back() {
+        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
+        assert_eq!(
+            p().read_result(&p().format_result("f", "18 degrees")),
+            "18 degrees"
+        );
+        let prompt = p().system_prompt(&tools());
+        assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+        // The generate path gives the same parts.
+        let parsed = p().parse_generated(
+            &tools(),
+            p().format_call("get_weather", &json!({})).as_bytes(),
+        );
+        assert!(matches!(parsed.parts[0], Part::ToolCall(_)));
+        assert_eq!(Collapsed::of(&parsed.parts).calls.len(), 1);
+    }
+}

@@ -1,0 +1,827 @@
+//! `gemma4`: Google Gemma 4's own tool-call tokens.
+//!
+//! ```text
+//! <|channel>thought
+//! Paris, so get_weather.<channel|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>
+//! ```
+//!
+//! A call is `call:NAME{…}` in a `<|tool_call>` … `<tool_call|>` block. The arguments are Gemma's
+//! own object syntax: bare keys, strings between two `<|"|>` tokens (raw text, byte-exact: no
+//! escaping, so a string may hold newlines, quotes, braces, commas and tag-like text), bare
+//! numbers, `true`, `false` and `null`, nested `{…}` objects and `[…]` arrays.
+//!
+//! What the parser forgives, each seen from real models:
+//! - JSON-style quoting: `"city":"Paris"` (keys and strings in double quotes, with JSON's
+//!   escapes); a key may also be written between `<|"|>` tokens;
+//! - a bare word where a value belongs (`unit:celsius`): it is the string it spells (a number,
+//!   `true`/`false`/`null` or Python's `True`/`False`/`None` are those values), typed by coercion
+//!   against the schema as any other value;
+//! - whitespace between the pieces, trailing commas;
+//! - several calls in one block (`<|tool_call>call:f{…}call:g{…}<tool_call|>`, whitespace or
+//!   commas between them) as well as one block per call, back to back;
+//! - a missing `<tool_call|>` (at the end of the output, or where text or another block follows);
+//! - a missing `<|tool_call>` before `call:NAME{…}` when NAME is one of the tools (a stray
+//!   `<tool_call|>` after it belongs to it). Without the opening token, `call:` is prose unless a
+//!   tool's name and `{` follow it at once (and no letter or digit precedes it): "the call: was
+//!   fine" stays text with no error, and only a tail that may still become such a call is held
+//!   back while streaming;
+//! - `<|tool_call>NAME{…}` without `call:`.
+//!
+//! Markup that cannot be read stays in the output as text with an error part: a block that does
+//! not hold a call, a name that cannot be a function name, a key without a value, nesting deeper
+//! than 128 levels (`malformed-tool-call`), a call cut off by the end of the output
+//! (`unfinished-tool-call`), a `<tool_call|>` outside any call. A tool that is not among the
+//! tools is called and flagged (`unknown-tool`).
+//!
+//! Reasoning: `<|channel>thought\n` … `<channel|>`, written by the model itself (the template
+//! closes an empty channel when thinking is off), so the output starts outside reasoning.
+//! Gemma 4 calls tools from inside its thought channel, so calls there count.
+//!
+//! The prompt declares each tool as the template does in the system turn,
+//! `<|tool>declaration:NAME{description:<|"|>…<|"|>,parameters:{…}}<tool|>`, the schema written in
+//! the same object syntax (keys sorted, type names upper-cased); it reads back exactly. A result
+//! comes back as `<|tool_response>response:NAME{value:<|"|>…<|"|>}<tool_response|>`.
+
+use serde_json::Value;
+
+use crate::protocol::scan::gemma_values::{
+    CALL, CLOSE, Gemma4Scanner, OPEN, QUOTE, THOUGHT_CLOSE, THOUGHT_OPEN, read_value,
+};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::{ToolDef, ToolSet};
+
+/// `gemma4`.
+pub(crate) struct Gemma4;
+
+const DECLARATION: &str = "<|tool>declaration:";
+
+const DECLARATION_END: &str = "<tool|>";
+
+const RESPONSE_OPEN: &str = "<|tool_response>response:";
+
+const RESPONSE_CLOSE: &str = "<tool_response|>";
+
+/// The JSON Schema type names the template upper-cases.
+const TYPE_NAMES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "array", "object", "null",
+];
+
+impl ProtocolSpec for Gemma4 {
+    fn name(&self) -> &'static str {
+        "gemma4"
+    }
+
+    fn families(&self) -> &'static str {
+        "Gemma 4"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<turn|>", "<|tool_response>", "<eos>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![OPEN.into()]
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: Some((THOUGHT_OPEN, THOUGHT_CLOSE)),
+            starts_inside: false,
+            calls_inside: true,
+        }
+    }
+
+    /// The declarations of the template's system turn, then how a call is written.
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let mut s = String::new();
+        for t in tools.iter() {
+            s.push_str(&declaration(&t.def));
+        }
+        if !s.is_empty() {
+            s.push_str("\n\n");
+        }
+        let (name, example) = prompt::example_call(tools);
+        s.push_str(&format!(
+            "To call a tool, write {OPEN}{CALL}NAME{{ARGUMENTS}}{CLOSE}. The arguments are \
+             key:value pairs separated by commas, with bare keys: strings between {QUOTE} and \
+             {QUOTE}, numbers, true, false and null bare, objects as {{key:value,…}} and arrays as \
+             [value,…]. For example:\n{}\n\
+             For several calls, write one block after the other. Each result comes back as \
+             {RESPONSE_OPEN}NAME{{value:{QUOTE}…{QUOTE}}}{RESPONSE_CLOSE}. Call tools only when \
+             they help; otherwise answer in text.\n",
+            format_call(&name, &example)
+        ));
+        s
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(&format!("{OPEN}{CALL}")) {
+            return None;
+        }
+        let mut defs = Vec::new();
+        let mut rest = system;
+        while let Some(at) = rest.find(DECLARATION) {
+            let after = &rest[at + DECLARATION.len()..];
+            let brace = after.find('{')?;
+            let name = after[..brace].trim().to_string();
+            let (value, len) = read_value(&after[brace..])?;
+            let mut entry = match value {
+                Value::Object(o) => o,
+                _ => return None,
+            };
+            let description = match entry.remove("description") {
+                Some(Value::String(d)) => d,
+                None => String::new(),
+                Some(_) => return None,
+            };
+            let mut parameters = entry
+                .remove("parameters")
+                .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+            lower_types(&mut parameters);
+            defs.push(ToolDef {
+                name,
+                description,
+                parameters,
+            });
+            rest = &after[brace + len..];
+        }
+        Some((
+            Protocol::from_name(self.name()).ok()?,
+            ToolSet::new(defs).ok()?,
+        ))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        format_call(name, input)
+    }
+
+    /// One block per call, back to back, as the template writes them.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls
+            .iter()
+            .map(|(n, input)| format_call(n, input))
+            .collect()
+    }
+
+    /// The template's tool response: a text result is the `value` of the response object.
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        let mut s = format!("{RESPONSE_OPEN}{name}{{value:");
+        write_string(&mut s, result);
+        s.push('}');
+        s.push_str(RESPONSE_CLOSE);
+        s
+    }
+
+    /// The responses back to back, as the template writes them after the calls.
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    /// The `value` of the first response (an object without one: its JSON).
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        let read = || -> Option<String> {
+            let at = text.find(RESPONSE_OPEN)? + RESPONSE_OPEN.len();
+            let after = &text[at..];
+            let brace = after.find('{')?;
+            let (value, _) = read_value(&after[brace..])?;
+            Some(match value {
+                Value::Object(o)
+                    if o.len() == 1 && o.get("value").is_some_and(Value::is_string) =>
+                {
+                    o.get("value")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                }
+                other => other.to_string(),
+            })
+        };
+        read().unwrap_or_else(|| text.trim().to_string())
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(Gemma4Scanner::new(tools.clone()))
+    }
+
+    /// A key with no value.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        let mut s = format!("{OPEN}{CALL}{name}{{");
+        write_key(&mut s, &key);
+        s.push(':');
+        write_string(&mut s, &value);
+        s.push_str(",oops:}");
+        s.push_str(CLOSE);
+        s
+    }
+
+    /// The thought channel as the model writes it: the newline after `thought` is the marker's.
+    fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
+        Some(if p.reasoning_open() {
+            format!("{text}{THOUGHT_CLOSE}")
+        } else {
+            format!("{THOUGHT_OPEN}{text}{THOUGHT_CLOSE}")
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing Gemma's object syntax.
+
+/// A call as the model writes it.
+fn format_call(name: &str, input: &Value) -> String {
+    let mut s = format!("{OPEN}{CALL}{name}");
+    match input {
+        Value::Object(_) => write_value(&mut s, input, false),
+        _ => s.push_str("{}"),
+    }
+    s.push_str(CLOSE);
+    s
+}
+
+/// One tool's declaration, as the template writes it in the system turn.
+fn declaration(def: &ToolDef) -> String {
+    let mut s = format!("{DECLARATION}{}{{", def.name);
+    if !def.description.is_empty() {
+        s.push_str("description:");
+        write_string(&mut s, &def.description);
+        s.push(',');
+    }
+    s.push_str("parameters:");
+    write_value(&mut s, &def.parameters, true);
+    s.push('}');
+    s.push_str(DECLARATION_END);
+    s
+}
+
+/// A value in Gemma's syntax: keys sorted (the template's order); with `schema`, the values of
+/// `type` keys that name a JSON Schema type upper-cased, as the template writes them.
+fn write_value(out: &mut String, v: &Value, schema: bool) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item, schema);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_key(out, k);
+                out.push(':');
+                let v = &o[k.as_str()];
+                if schema && k == "type" && !v.is_object() {
+                    write_value(out, &upper_type(v), false);
+                } else {
+                    write_value(out, v, schema);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A type name (or a list of them) as the template writes it: upper-cased.
+fn upper_type(v: &Value) -> Value {
+    match v {
+        Value::String(s) if TYPE_NAMES.contains(&s.as_str()) => Value::String(s.to_uppercase()),
+        Value::Array(a) => Value::Array(a.iter().map(upper_type).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Undoes [`upper_type`] wherever a `type` key holds upper-cased type names.
+fn lower_types(v: &mut Value) {
+    fn lower(v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                let low = s.to_lowercase();
+                if *s != low && TYPE_NAMES.contains(&low.as_str()) {
+                    *s = low;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(lower),
+            _ => {}
+        }
+    }
+    match v {
+        Value::Object(o) => {
+            for (k, v) in o.iter_mut() {
+                if k == "type" && !v.is_object() {
+                    lower(v);
+                } else {
+                    lower_types(v);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(lower_types),
+        _ => {}
+    }
+}
+
+/// A string between `<|"|>` tokens; one that holds the token itself (which the raw form cannot
+/// carry) as a JSON string, which the parser reads too.
+fn write_string(out: &mut String, s: &str) {
+    if s.contains(QUOTE) {
+        out.push_str(&Value::String(s.to_string()).to_string());
+    } else {
+        out.push_str(QUOTE);
+        out.push_str(s);
+        out.push_str(QUOTE);
+    }
+}
+
+/// A key: bare when it reads back as itself, else quoted.
+fn write_key(out: &mut String, k: &str) {
+    let bare = !k.is_empty()
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'$' | b'@'));
+    if bare {
+        out.push_str(k);
+    } else {
+        write_string(out, k);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::Part;
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("gemma4").unwrap()
+    }
+
+    fn weather(city: &str) -> String {
+        format!("<|tool_call>call:get_weather{{city:<|\"|>{city}<|\"|>}}<tool_call|>")
+    }
+
+    #[test]
+    fn one_call_as_the_model_writes_it() {
+        let text = "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>";
+        assert_eq!(
+            p().format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
+            text
+        );
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert_eq!(c.text, "");
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        // The call, then the block's close: spans that cover the markup end to end.
+        assert!(parsed.spans.iter().all(|s| s.kind == SpanKind::ToolCall));
+        assert_eq!(parsed.spans[0].start, 0);
+        assert!(parsed.spans.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!(parsed.spans.last().unwrap().end, text.len());
+    }
+
+    #[test]
+    fn text_around_and_parallel_calls() {
+        let text = format!(
+            "Let me look.\n{}{}\nDone.",
+            weather("Paris"),
+            weather("Oslo")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("get_weather".into(), json!({"city": "Oslo"}))
+            ]
+        );
+        assert_eq!(c.text, "Let me look.\n\nDone.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn several_calls_in_one_block() {
+        for sep in ["", "\n", ", ", " "] {
+            let text = format!(
+                "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}}{sep}call:search{{query:<|\"|>rain<|\"|>}}<tool_call|>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Rome"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ],
+                "{text}"
+            );
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            assert_eq!(c.text, "", "{text}");
+            let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+            assert!(spans.iter().all(|s| s.kind == SpanKind::ToolCall));
+            assert_eq!(spans.last().unwrap().end, text.len());
+        }
+    }
+
+    #[test]
+    fn reasoning_then_a_call() {
+        let text = format!(
+            "<|channel>thought\nParis needs the weather.<channel|>Checking.{}",
+            weather("Paris")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris needs the weather.");
+        assert_eq!(c.text, "Checking.");
+        assert_eq!(c.calls.len(), 1);
+        assert_eq!(
+            p().format_reasoning("hm").as_deref(),
+            Some("<|channel>thought\nhm<channel|>")
+        );
+        assert!(!p().reasoning_open());
+    }
+
+    #[test]
+    fn a_call_from_inside_the_thought_channel_counts() {
+        let text = format!(
+            "<|channel>thought\nI need the weather. {} Now I know.<channel|>It is sunny.",
+            weather("Lima")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Lima"}))]);
+        assert_eq!(c.reasoning, "I need the weather.  Now I know.");
+        assert_eq!(c.text, "It is sunny.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // A call cut off by the close of the channel ends the block; what may begin a call
+        // stays on its side of the markers.
+        let text = "<|channel>thought\nmaybe <|tool_call>call:get_weather{city:<|\"|>A<|\"|>}<channel|>after <|tool_c";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls.len(), 1);
+        assert_eq!(c.reasoning, "maybe ");
+        assert_eq!(c.text, "after <|tool_c");
+        let c = every_split(
+            &p(),
+            "a <|tool_c<|channel>thought\nb call:get_wea<channel|>c",
+        );
+        assert_eq!(c.text, "a <|tool_cc");
+        assert_eq!(c.reasoning, "b call:get_wea");
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+    }
+
+    #[test]
+    fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
+        let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("search".into(), json!({"query": "a <channel|> b"}))]
+        );
+        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
+        for text in [
+            "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
+            "<|channel>thought\ncall:search{<channel|>ok",
+            "<|channel>thought\n<|tool_call>call:sea<channel|>ok",
+            "<|channel>thought\n<|tool_call>call:search{query:<|\"<channel|>ok",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
+            assert_eq!(c.text, "ok", "{text}");
+            let start = text.find('\n').unwrap() + 1;
+            assert_eq!(c.reasoning, &text[start..text.find("<channel|>").unwrap()]);
+        }
+    }
+
+    #[test]
+    fn values_are_byte_exact() {
+        let content = "  def f():\n\treturn \"}, {\" + '<tool_call|>' + <|tool_call>call:x{}\n\n<channel|> <|channel>thought\n";
+        let input = json!({"path": "/a.py", "content": content});
+        let text = p().format_call("write_file", &input);
+        let c = every_split(&p(), &format!("pre {text} post"));
+        assert_eq!(c.calls, [("write_file".into(), input)]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert_eq!(c.text, "pre  post");
+    }
+
+    #[test]
+    fn nested_objects_and_arrays_hold_strings_with_markup() {
+        let t = ToolSet::new(vec![ToolDef::new(
+            "plan",
+            "",
+            json!({"type":"object","properties":{
+                "steps":{"type":"array","items":{"type":"object"}},
+                "meta":{"type":"object"}
+            }}),
+        )])
+        .unwrap();
+        let text = "<|tool_call>call:plan{steps:[{name:<|\"|>a, b\n}<|\"|>,n:1.5,ok:true},{name:<|\"|><tool_call|>[x]<|\"|>,none:null}],meta:{deep:{list:[<|\"|>{\"q\"}<|\"|>,-2,[]]}}}<tool_call|>";
+        let got = p().parse_generated(&t, text.as_bytes());
+        let c = crate::part::Collapsed::of(&got.parts);
+        assert_eq!(
+            c.calls,
+            [(
+                "plan".into(),
+                json!({"steps":[{"name":"a, b\n}","n":1.5,"ok":true},{"name":"<tool_call|>[x]","none":null}],
+                       "meta":{"deep":{"list":["{\"q\"}",-2,[]]}}})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // Written by the protocol, read back at every split.
+        let input = json!({"nums": [1, 2.5], "tags": ["<|\"|> inside", "x"], "budget": {"min": 1}});
+        let text = p().format_call("calc", &input);
+        let t = ToolSet::new(vec![ToolDef::new("calc", "", json!({"type":"object"}))]).unwrap();
+        let got = crate::part::Collapsed::of(&p().parse_generated(&t, text.as_bytes()).parts);
+        assert_eq!(got.calls, [("calc".into(), input)]);
+    }
+
+    #[test]
+    fn json_style_quoting_and_bare_words_are_read() {
+        let text = "<|tool_call>call:get_weather{\"city\": \"New \\\"York\\\" \\u00e9\\ud83d\\ude00\", \"days\": \"3\", unit: c,}<tool_call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "get_weather".into(),
+                json!({"city": "New \"York\" é😀", "days": 3, "unit": "c"})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // A bare word is the string it spells; coercion types it as the schema asks.
+        let c = every_split(
+            &p(),
+            "<|tool_call>call:get_weather{city:New York, days: 2 }<tool_call|>",
+        );
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "New York", "days": 2}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // `<|"|>` around a key, and no `call:` after the opening token.
+        let c = every_split(
+            &p(),
+            "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
+        );
+        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+    }
+
+    #[test]
+    fn a_missing_close_is_forgiven() {
+        let text = "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // Text or a new block right after the call: the block ended there.
+        let text = format!(
+            "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}} and then{}",
+            weather("Oslo")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!(c.text, " and then");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn unfinished_calls_stay_text_with_an_error() {
+        for text in [
+            "<|tool_call>call:get_weather{city:<|\"|>Ro",
+            "<|tool_call>call:get_weather{city:",
+            "<|tool_call>call:get_wea",
+            "<|tool_call>",
+            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,days:3",
+            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}call:sea",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(
+                c.calls.len() <= usize::from(text.contains("}call")),
+                "{text}"
+            );
+            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
+            let kept = text.find("call:sea").map_or(text, |k| &text[k..]);
+            assert_eq!(c.text, kept, "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_markup_stays_text_with_an_error() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        assert_eq!(
+            bad,
+            "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,oops:}<tool_call|>"
+        );
+        for text in [
+            bad.as_str(),
+            "<|tool_call><tool_call|>",
+            "<|tool_call>{\"name\": \"get_weather\"}<tool_call|>",
+            "<|tool_call>call:{{ tc.name }}{city:1}<tool_call|>",
+            "<|tool_call>call:get_weather{city:<|\"|>a<|\"|> days:3}<tool_call|>",
+            "<|tool_call>call:get_weather{city:x<y}<tool_call|>",
+            "<|tool_call>call:get_weather{city:[1}]}<tool_call|>",
+            "<|tool_call>call:get_weather{:1}<tool_call|>",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+            assert_eq!(c.text, text, "nothing lost");
+            let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+            assert!(
+                spans.iter().all(|s| s.kind == SpanKind::Malformed),
+                "{text}"
+            );
+        }
+        // A good call after a broken one in the same output still counts.
+        let text = format!("{bad} then {}", weather("Oslo"));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert_eq!(c.text, format!("{bad} then "));
+        // A block broken by a new one: the new one is read.
+        let text = format!("<|tool_call>call:get_weather{{city:{}", weather("Oslo"));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        // A close token outside any call.
+        let c = every_split(&p(), "a <tool_call|> b");
+        assert_eq!((c.text.as_str(), c.errors.len()), ("a <tool_call|> b", 1));
+    }
+
+    #[test]
+    fn an_unknown_tool_is_called_and_flagged() {
+        let text = "<|tool_call>call:launch_rocket{stage:1,name:<|\"|>x<|\"|>}<tool_call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("launch_rocket".into(), json!({"stage": 1, "name": "x"}))]
+        );
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn deep_nesting_is_reported_not_a_crash() {
+        let deep = format!(
+            "<|tool_call>call:search{{query:{}1{}}}<tool_call|>",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), deep.as_bytes()).parts);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, deep);
+        let ok = format!(
+            "<|tool_call>call:search{{query:{}1{}}}<tool_call|>",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), ok.as_bytes()).parts);
+        assert_eq!(c.calls.len(), 1);
+        // Huge runs end cleanly too, at one byte per chunk.
+        let huge = format!("<|tool_call>call:search{{query:{}", "{a:".repeat(50_000));
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        for b in huge.as_bytes().chunks(1) {
+            parser.push(b, &mut out);
+        }
+        parser.finish(&mut out);
+        assert!(out.iter().any(|p| matches!(p, Part::Error(_))));
+        assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
+    }
+
+    #[test]
+    fn call_without_the_opening_token() {
+        // A tool's name and `{` right after `call:`: a call; a stray close after it is its own.
+        let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(c.text, "Sure.  Done.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+        assert_eq!(
+            &text[spans[0].start..spans.last().unwrap().end],
+            "call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>"
+        );
+        // Back to back, and at the very start.
+        let c = every_split(
+            &p(),
+            "call:get_weather{city:<|\"|>A<|\"|>}call:search{query:<|\"|>b<|\"|>}",
+        );
+        assert_eq!(c.calls.len(), 2);
+        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn prose_call_stays_text() {
+        for text in [
+            "the call: was fine",
+            "call:",
+            "a call:get_weather without braces",
+            "recall:get_weather{city:<|\"|>x<|\"|>}",
+            "call:launch_rocket{stage:1}",
+            "call:get_weatherly{x:1}",
+            "call:{}",
+            "cal",
+            "c",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            assert_eq!(c.text, text);
+        }
+        // A broken call after a tool's name and `{` is reported.
+        let text = "call:get_weather{city:}";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn only_the_ambiguous_tail_is_held_back() {
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        parser.push(b"It was the call: ok <|tool_c", &mut out);
+        let c = crate::part::Collapsed::of(&out);
+        assert_eq!(c.text, "It was the call: ok ");
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        parser.push(b"x call:get_wea", &mut out);
+        assert_eq!(crate::part::Collapsed::of(&out).text, "x ");
+        // A string value streams up to a possible delimiter.
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        parser.push(
+            b"<|tool_call>call:write_file{content:<|\"|>abc<|\"",
+            &mut out,
+        );
+        let deltas: String = out
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolInputDelta { delta, .. } => Some(delta.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, "{\"content\":\"abc");
+    }
+
+    #[test]
+    fn the_prompt_declares_the_tools_and_reads_back() {
+        let prompt = p().system_prompt(&tools());
+        assert!(
+            prompt.starts_with("<|tool>declaration:get_weather{description:<|\"|>Current weather for a city<|\"|>,parameters:{properties:{city:{type:<|\"|>STRING<|\"|>},days:{type:<|\"|>INTEGER<|\"|>},unit:{enum:[<|\"|>c<|\"|>,<|\"|>f<|\"|>]}},required:[<|\"|>city<|\"|>],type:<|\"|>OBJECT<|\"|>}}<tool|>"),
+            "{prompt}"
+        );
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+        // Schemas whose keys and strings need quoting read back exactly too.
+        let odd = ToolSet::new(vec![ToolDef::new(
+            "odd",
+            "Has \"quotes\", <|\"|> and\nlines",
+            json!({"type":["string","null"],"properties":{"a key":{"type":"string","default":"<|\"|>"},"type":{"type":"object"}},"x-n":1.5,"ok":false}),
+        )])
+        .unwrap();
+        let (_, set) = Protocol::detect_from_prompt(&p().system_prompt(&odd)).unwrap();
+        assert_eq!(set.to_json(), odd.to_json());
+        let (_, set) = Protocol::detect_from_prompt(&p().system_prompt(&ToolSet::empty())).unwrap();
+        assert!(set.is_empty());
+    }
+
+    #[test]
+    fn results_read_back() {
+        let r = p().format_result("get_weather", "18 degrees");
+        assert_eq!(
+            r,
+            "<|tool_response>response:get_weather{value:<|\"|>18 degrees<|\"|>}<tool_response|>"
+        );
+        assert_eq!(p().read_result(&r), "18 degrees");
+        let tricky = "{\"t\": 21}\n<|\"|> and <tool_response|>";
+        assert_eq!(p().read_result(&p().format_result("f", tricky)), tricky);
+        let two = p().format_results(&[("a", "1"), ("b", "2")]);
+        assert_eq!(two.matches("<|tool_response>").count(), 2);
+    }
+
+    #[test]
+    fn auto_picks_gemma4() {
+        let d = Protocol::detect(&tools(), weather("Paris").as_bytes());
+        assert_eq!(d.protocol.name(), "gemma4", "{}", d.reason);
+        let d = Protocol::detect(&tools(), b"<|channel>thought\nhm<channel|>no call");
+        assert_eq!(d.protocol.name(), "gemma4", "{}", d.reason);
+    }
+}

@@ -1,0 +1,570 @@
+//! `harmony`: OpenAI gpt-oss's message format, where every message names its channel.
+//!
+//! ```text
+//! <|channel|>analysis<|message|>The user wants Paris.<|end|>
+//! <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>
+//! ```
+//!
+//! A message is a header (`<|start|>` role, `<|channel|>` channel, optional `to=` recipient and
+//! `<|constrain|>` content type) up to `<|message|>`, then its content up to `<|end|>`,
+//! `<|call|>`, `<|return|>` or the next header. The template's generation prompt ends with
+//! `<|start|>assistant`, so an output usually begins at `<|channel|>`. What a message becomes:
+//!
+//! - a recipient (`to=functions.NAME`, in the channel header or the role header) makes it a tool
+//!   call whose content is the arguments' JSON, from any channel (gpt-oss calls from `analysis`
+//!   too); a call ends at `<|call|>` (or `<|end|>`, `<|return|>`), or before the next header;
+//! - the `analysis` channel is reasoning;
+//! - `final`, `commentary` without a recipient, and text outside any message are text.
+//!
+//! Headers and end tokens become neither text nor reasoning: they are reported as
+//! [`SpanKind::Markup`] spans (the header and close of a call are in its call span).
+//!
+//! The system prompt lists the tools as the template does in its developer message: a
+//! `namespace functions` of TypeScript-like `type NAME = (_: {…}) => any;` declarations, each
+//! under its description; a comment line gives each tool's exact JSON Schema too, since the
+//! TypeScript form loses some of it (integers, formats), so that the prompt reads back exactly.
+//! A tool result comes back as a message from the tool to the assistant:
+//! `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
+
+use serde_json::Value;
+
+use crate::protocol::scan::harmony::{
+    CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
+};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::{ToolDef, ToolSet};
+
+/// `harmony`.
+pub(crate) struct Harmony;
+
+/// The comment line that carries a tool's exact JSON Schema in the prompt.
+const SCHEMA_LINE: &str = "// JSON Schema: ";
+
+const NAMESPACE_OPEN: &str = "namespace functions {";
+
+const NAMESPACE_CLOSE: &str = "} // namespace functions";
+
+fn call(name: &str, input: &Value) -> String {
+    let args = if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!(
+        "{START}assistant{CHANNEL}commentary to=functions.{name} {CONSTRAIN}json{MESSAGE}{args}{CALL}"
+    )
+}
+
+impl ProtocolSpec for Harmony {
+    fn name(&self) -> &'static str {
+        "harmony"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["gpt-oss"]
+    }
+
+    fn families(&self) -> &'static str {
+        "gpt-oss"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[END, RETURN, CALL]
+    }
+
+    /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
+    fn reads_end_tokens(&self) -> bool {
+        true
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CHANNEL.into(), format!("{START}assistant")]
+    }
+
+    /// Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: None,
+            starts_inside: false,
+            calls_inside: true,
+        }
+    }
+
+    /// The developer message of the gpt-oss template: the channel rule of its system message,
+    /// then `# Tools` / `## functions` and the TypeScript-like namespace.
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let mut s = String::from(
+            "# Valid channels: analysis, commentary, final. Channel must be included for every message.\n\
+             Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n## functions\n\n",
+        );
+        s.push_str(NAMESPACE_OPEN);
+        s.push_str("\n\n");
+        for t in tools.iter() {
+            for line in t
+                .def
+                .description
+                .lines()
+                .filter(|_| !t.def.description.is_empty())
+            {
+                s.push_str("// ");
+                s.push_str(line);
+                s.push('\n');
+            }
+            s.push_str(SCHEMA_LINE);
+            s.push_str(&Value::Object(def_json(&t.def)).to_string());
+            s.push('\n');
+            s.push_str(&format!("type {} = ", t.def.name));
+            render_function_type(&mut s, t.schema());
+            s.push_str(";\n\n");
+        }
+        s.push_str(NAMESPACE_CLOSE);
+        let (name, example) = prompt::example_call(tools);
+        s.push_str(&format!(
+            "\n\nTo call a tool, write a message to it on the commentary channel, with its arguments as one JSON object, \
+             for example:\n{}\nFor several calls, write one such message after the other. Call tools only when they help; \
+             otherwise answer in the final channel.\n",
+            call(&name, &example)
+        ));
+        s
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let start = system.find(NAMESPACE_OPEN)? + NAMESPACE_OPEN.len();
+        let end = start + system[start..].find(NAMESPACE_CLOSE)?;
+        let defs = system[start..end]
+            .lines()
+            .filter_map(|l| l.strip_prefix(SCHEMA_LINE))
+            .map(|json| {
+                let v: Value = serde_json::from_str(json).ok()?;
+                Some(ToolDef {
+                    name: v.get("name")?.as_str()?.to_string(),
+                    description: v
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    parameters: v.get("parameters")?.clone(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some((
+            Protocol::from_name(self.name()).ok()?,
+            ToolSet::new(defs).ok()?,
+        ))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        call(name, input)
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls.iter().map(|(n, i)| call(n, i)).collect()
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        format!("{START}functions.{name} to=assistant{CHANNEL}commentary{MESSAGE}{result}{END}")
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, MESSAGE, END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(HarmonyScanner::new(tools.clone()))
+    }
+
+    /// Arguments with a key and no value.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        format!(
+            "{START}assistant{CHANNEL}commentary to=functions.{name} {CONSTRAIN}json{MESSAGE}{{\"{key}\": \"{value}\", \"oops\": }}{CALL}"
+        )
+    }
+
+    /// The analysis channel, as the model opens its answer with it.
+    fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {
+        Some(format!("{CHANNEL}analysis{MESSAGE}{text}{END}"))
+    }
+}
+
+fn def_json(def: &ToolDef) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), Value::String(def.name.clone()));
+    m.insert("description".into(), Value::String(def.description.clone()));
+    m.insert("parameters".into(), def.parameters.clone());
+    m
+}
+
+/// `(_: {…}) => any`, or `() => any` for a tool without properties.
+fn render_function_type(s: &mut String, schema: &Value) {
+    match schema.get("properties").and_then(Value::as_object) {
+        Some(props) if !props.is_empty() => {
+            s.push_str("(_: ");
+            render_object(s, schema, 0);
+            s.push_str(") => any");
+        }
+        _ => s.push_str("() => any"),
+    }
+}
+
+/// An object's properties, one a line under their descriptions; `?` marks the optional ones.
+fn render_object(s: &mut String, schema: &Value, depth: usize) {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    s.push_str("{\n");
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, spec) in props {
+            if let Some(d) = spec.get("description").and_then(Value::as_str) {
+                for line in d.lines() {
+                    s.push_str("// ");
+                    s.push_str(line);
+                    s.push('\n');
+                }
+            }
+            s.push_str(name);
+            if !required.contains(&name.as_str()) {
+                s.push('?');
+            }
+            s.push_str(": ");
+            render_type(s, spec, depth + 1);
+            match spec.get("default") {
+                Some(d) => {
+                    s.push_str(", // default: ");
+                    s.push_str(&d.to_string());
+                }
+                None => s.push(','),
+            }
+            s.push('\n');
+        }
+    }
+    s.push('}');
+}
+
+/// A schema as a TypeScript type: enums as unions of literals, integers as `number`, arrays as
+/// `T[]`, objects inline, unions joined by `|`.
+fn render_type(s: &mut String, schema: &Value, depth: usize) {
+    if depth > 8 {
+        s.push_str("any");
+        return;
+    }
+    if let Some(Value::Array(vals)) = schema.get("enum") {
+        let lits: Vec<String> = vals.iter().map(Value::to_string).collect();
+        s.push_str(&lits.join(" | "));
+        return;
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = schema.get(key) {
+            for (i, alt) in alts.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(" | ");
+                }
+                render_type(s, alt, depth + 1);
+            }
+            return;
+        }
+    }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    if types.is_empty() {
+        s.push_str("any");
+        return;
+    }
+    for (i, t) in types.iter().enumerate() {
+        if i > 0 {
+            s.push_str(" | ");
+        }
+        match *t {
+            "string" => s.push_str("string"),
+            "integer" | "number" => s.push_str("number"),
+            "boolean" => s.push_str("boolean"),
+            "null" => s.push_str("null"),
+            "array" => match schema.get("items") {
+                Some(items) => {
+                    render_type(s, items, depth + 1);
+                    s.push_str("[]");
+                }
+                None => s.push_str("any[]"),
+            },
+            "object" if schema.get("properties").is_some() => render_object(s, schema, depth),
+            _ => s.push_str("object"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::{Collapsed, Part};
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("harmony").unwrap()
+    }
+
+    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
+        p().parse_generated(&tools(), text.as_bytes())
+            .spans
+            .iter()
+            .map(|s| (s.kind, &text[s.start..s.end]))
+            .collect()
+    }
+
+    const WEATHER: &str = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": \"3\"}<|call|>";
+
+    #[test]
+    fn one_call() {
+        let c = every_split(&p(), WEATHER);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
+        assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
+        // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
+        let bare = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\": \"rust\"}<|call|>";
+        assert_eq!(
+            every_split(&p(), bare).calls,
+            [("search".into(), json!({"query": "rust"}))]
+        );
+        // `<|constrain|>json` is optional.
+        let plain =
+            "<|channel|>commentary to=functions.search<|message|>{\"query\": \"x\"}<|call|>";
+        assert_eq!(every_split(&p(), plain).calls.len(), 1);
+    }
+
+    #[test]
+    fn two_parallel_calls() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "rust"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(CALL).count(), 2);
+        let c = every_split(&p(), &written);
+        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        assert!(c.text.is_empty() && c.errors.is_empty());
+    }
+
+    #[test]
+    fn text_before_and_after() {
+        let text = format!(
+            "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.text, "Let me check.It is sunny.");
+        assert_eq!(c.calls.len(), 1);
+        let kinds: Vec<SpanKind> = spans(&text).iter().map(|s| s.0).collect();
+        assert_eq!(
+            kinds,
+            [
+                SpanKind::Markup,
+                SpanKind::Markup,
+                SpanKind::ToolCall,
+                SpanKind::Markup,
+                SpanKind::Markup
+            ]
+        );
+        // Text outside any message is text too.
+        let c = every_split(&p(), &format!("Before. {WEATHER} After."));
+        assert_eq!(c.text, "Before.  After.");
+    }
+
+    #[test]
+    fn reasoning_before_the_call() {
+        let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so get_weather.");
+        assert_eq!(c.calls.len(), 1);
+        assert!(c.text.is_empty());
+        assert_eq!(
+            spans(&text)[..3],
+            [
+                (SpanKind::Markup, "<|channel|>analysis<|message|>"),
+                (SpanKind::Reasoning, "Paris, so get_weather."),
+                (SpanKind::Markup, "<|end|>"),
+            ]
+        );
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        assert!(matches!(parsed.parts[0], Part::Reasoning { .. }));
+        // What the model writes through `format_reasoning` reads back.
+        let written = p().format_reasoning("hmm").unwrap();
+        assert_eq!(every_split(&p(), &written).reasoning, "hmm");
+    }
+
+    #[test]
+    fn calls_from_the_analysis_channel_count() {
+        let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
+        assert!(c.reasoning.is_empty());
+    }
+
+    #[test]
+    fn a_call_split_at_every_byte() {
+        let text = r#"<|channel|>analysis<|message|>é😀 think<|end|><|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"path": "/a", "content": "<|call|> inside\n  x"}<|call|>"#;
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": "<|call|> inside\n  x"})
+            )]
+        );
+        assert_eq!(c.reasoning, "é😀 think");
+    }
+
+    #[test]
+    fn a_missing_end_at_the_end_of_input_is_forgiven() {
+        let text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert!(c.errors.is_empty());
+        // The next message ends a call too.
+        let text = format!("{}{WEATHER}", text);
+        assert_eq!(every_split(&p(), &text).calls.len(), 2);
+        // Unfinished JSON at the end stays text, with an error.
+        let cut = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ro";
+        let c = every_split(&p(), cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        assert_eq!(c.text, cut);
+        // So does a header cut short.
+        let c = every_split(&p(), "<|channel|>commentary to=functions.get_weather");
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+    }
+
+    #[test]
+    fn a_malformed_body_is_text_and_an_error() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let good = p().format_call("search", &json!({"query": "x"}));
+        let text = format!("{bad} then {good}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, format!("{bad} then "));
+        assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
+        // A recipient that cannot be a function name.
+        let c = every_split(
+            &p(),
+            "<|channel|>commentary to=functions.{{name}}<|message|>{}<|call|>",
+        );
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+    }
+
+    #[test]
+    fn an_unknown_tool_is_kept_and_flagged() {
+        let text = p().format_call("launch", &json!({"x": 1}));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
+        assert_eq!(c.errors, ["unknown-tool"]);
+        // A built-in tool's recipient is a call too, not silent text.
+        let c = every_split(
+            &p(),
+            "<|channel|>analysis to=browser.search<|message|>{\"query\": \"q\"}<|call|>",
+        );
+        assert_eq!(c.calls[0].0, "browser.search");
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn the_recipient_in_the_role_header() {
+        let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert!(c.errors.is_empty());
+    }
+
+    #[test]
+    fn commentary_without_a_recipient_is_text() {
+        let text = "<|channel|>commentary<|message|>I will look it up.<|end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.text, "I will look it up.");
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+        // A tool result (a message from the tool to the assistant) is not a call either.
+        let result = p().format_result("get_weather", "18 degrees");
+        let c = every_split(&p(), &result);
+        assert_eq!((c.text.as_str(), c.calls.len()), ("18 degrees", 0));
+    }
+
+    /// Nothing is lost: a stray `<|channel|>` header, or one naming a channel harmony does not
+    /// know, stays text (reported), and so does what follows it.
+    #[test]
+    fn a_header_of_no_known_channel_is_kept_as_text() {
+        let p = p();
+        for text in [
+            "Hello <|channel|>SECRETWORDS<|message|>tail",
+            "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
+        ] {
+            let parsed = p.parse_generated(&ToolSet::default(), text.as_bytes());
+            let c = crate::part::Collapsed::of(&parsed.parts);
+            for word in ["SECRETWORDS", "tail", "weird", "unknown channel text"] {
+                if text.contains(word) {
+                    assert!(c.text.contains(word), "{word} lost from {text:?}: {c:?}");
+                }
+            }
+            assert_eq!(c.errors, ["unknown-channel"], "{text:?}");
+        }
+        // The known channels are still read as before.
+        let c = crate::part::Collapsed::of(
+            &p.parse_generated(
+                &ToolSet::default(),
+                b"<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
+            )
+            .parts,
+        );
+        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("think", "ok"));
+    }
+
+    #[test]
+    fn a_header_too_long_is_text() {
+        let text = format!("<|channel|>{}<|message|>x", "a".repeat(600));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.text, text);
+        assert!(c.calls.is_empty());
+    }
+
+    #[test]
+    fn prompt_history_and_results_read_back() {
+        let prompt = p().system_prompt(&tools());
+        assert!(prompt.contains("# Tools\n\n## functions\n\nnamespace functions {"));
+        assert!(prompt.contains("// Current weather for a city\n// JSON Schema: "));
+        assert!(prompt.contains(
+            "type get_weather = (_: {\ncity: string,\ndays?: number,\nunit?: \"c\" | \"f\",\n}) => any;"
+        ));
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+        assert_eq!(
+            p().format_call("get_weather", &json!({"city": "Paris"})),
+            "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>"
+        );
+        assert_eq!(
+            p().format_result("get_weather", "18 degrees"),
+            "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>18 degrees<|end|>"
+        );
+        assert_eq!(
+            p().read_result(&p().format_result("f", "18 degrees")),
+            "18 degrees"
+        );
+        let parsed = p().parse_generated(&tools(), WEATHER.as_bytes());
+        assert_eq!(Collapsed::of(&parsed.parts).calls.len(), 1);
+    }
+}

@@ -1,0 +1,165 @@
+//! `hermes`: a JSON `{"name", "arguments"}` envelope between `<tool_call>` and `</tool_call>`
+//! (the delimiters are configurable), results in `<tool_response>`. Parsing is the shared JSON
+//! envelope scanner; this file renders calls, results and the prompt's format section.
+
+use serde_json::Value;
+
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::{Delimiters, Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `hermes`.
+pub(crate) struct Hermes;
+
+impl Delimiters {
+    /// `<tool_call>` … `</tool_call>`, results in `<tool_response>` … `</tool_response>`.
+    pub fn hermes() -> Self {
+        Delimiters {
+            call_start: "<tool_call>".into(),
+            call_end: "</tool_call>".into(),
+            response_start: "<tool_response>".into(),
+            response_end: "</tool_response>".into(),
+        }
+    }
+}
+
+/// The delimiters of `p` (hermes' own when it has none).
+fn delimiters_of(p: &Protocol) -> Delimiters {
+    p.delimiters().unwrap_or_else(Delimiters::hermes)
+}
+
+impl ProtocolSpec for Hermes {
+    fn name(&self) -> &'static str {
+        "hermes"
+    }
+
+    fn families(&self) -> &'static str {
+        "Hermes 2/3/4, Qwen 2.5/3, Granite 4"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|endoftext|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec!["<tool_call> {".into(), "<tool_call> [".into()]
+    }
+
+    fn delimiters(&self) -> Option<Delimiters> {
+        Some(Delimiters::hermes())
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning::THINK
+    }
+
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
+        let d = delimiters_of(p);
+        framed(p, tools, |name, example| prompt_section(&d, name, example))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        format_call(&delimiters_of(p), name, input)
+    }
+
+    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String {
+        format_result(&delimiters_of(p), name, result)
+    }
+
+    fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(JsonScanner::new(
+            tools.clone(),
+            scanner_config(&delimiters_of(p)),
+        ))
+    }
+
+    fn malformed_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        malformed_call(&delimiters_of(p), name, input)
+    }
+}
+
+/// A call whose arguments object has a key without a value.
+pub fn malformed_call(d: &Delimiters, name: &str, input: &Value) -> String {
+    let (key, value) = first_argument(input);
+    format!(
+        "{}{{\"name\": \"{name}\", \"arguments\": {{\"{key}\": \"{value}\", \"oops\": }}}}{}",
+        d.call_start, d.call_end
+    )
+}
+
+pub fn scanner_config(d: &Delimiters) -> JsonScannerConfig {
+    JsonScannerConfig {
+        call_start: Some(d.call_start.clone()),
+        call_end: d.call_end.clone(),
+        loose_json: true,
+        commit_loose: false,
+        alt_start: None,
+        bare_arrays: false,
+    }
+}
+
+/// The JSON line of a call, name first.
+pub fn call_json(name: &str, input: &Value) -> String {
+    format!(
+        "{{\"name\": {}, \"arguments\": {}}}",
+        Value::String(name.to_string()),
+        if input.is_object() {
+            input.to_string()
+        } else {
+            "{}".to_string()
+        }
+    )
+}
+
+fn block(start: &str, body: &str, end: &str) -> String {
+    let mut s = String::with_capacity(start.len() + body.len() + end.len() + 2);
+    s.push_str(start);
+    if !start.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(body);
+    if !end.starts_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(end);
+    s
+}
+
+pub fn format_call(d: &Delimiters, name: &str, input: &Value) -> String {
+    block(&d.call_start, &call_json(name, input), &d.call_end)
+}
+
+/// A result as `{"name": …, "content": …}`; content that is JSON is embedded as JSON.
+pub fn format_result(d: &Delimiters, name: &str, result: &str) -> String {
+    let content =
+        serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.to_string()));
+    let body = format!(
+        "{{\"name\": {}, \"content\": {}}}",
+        Value::String(name.to_string()),
+        content
+    );
+    block(&d.response_start, &body, &d.response_end)
+}
+
+/// The format section of the system prompt.
+pub fn prompt_section(d: &Delimiters, example_name: &str, example: &Value) -> String {
+    let start = d.call_start.trim_end();
+    let end = d.call_end.trim_start();
+    format!(
+        "To call a tool, write one JSON object with the tool's name and its arguments between {start} and {end}:\n\
+         {}\n\n\
+         For example:\n{}\n\n\
+         Write one block per call; to call several tools, write several blocks. The arguments are a JSON object \
+         that follows the tool's parameters schema. Results come back between {} and {}.\n",
+        block(
+            &d.call_start,
+            "{\"name\": <tool name>, \"arguments\": <arguments object>}",
+            &d.call_end
+        ),
+        format_call(d, example_name, example),
+        d.response_start.trim_end(),
+        d.response_end.trim_start(),
+    )
+}

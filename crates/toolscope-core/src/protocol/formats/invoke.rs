@@ -1,0 +1,565 @@
+//! The invoke family of the markup engine: calls are `<invoke name=…>` elements in one block,
+//! each argument a `<parameter name=…>` element holding its value as raw text, the tags
+//! optionally prefixed (DeepSeek's `｜DSML｜`). A member is one table entry ([`Invoke`]: its
+//! names, tags, tool list and result markers, the engine's [`Dialect`]) and its prompt text.
+//!
+//! - `deepseek-dsml`: DeepSeek V3.2 and V4, whose calls are DSML markup — `<｜DSML｜invoke>`
+//!   elements in a `<｜DSML｜function_calls>` block (V4: `<｜DSML｜tool_calls>`), each argument a
+//!   `<｜DSML｜parameter>` element that says whether its value is text or JSON:
+//!
+//!   ```text
+//!   <｜DSML｜function_calls>
+//!   <｜DSML｜invoke name="get_weather">
+//!   <｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>
+//!   <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+//!   </｜DSML｜invoke>
+//!   </｜DSML｜function_calls>
+//!   ```
+//!
+//!   (`｜` is U+FF5C.) A `string="true"` value is raw text, byte-exact, typed by the schema; a
+//!   `string="false"` value is JSON (relaxed; text that is not JSON stays text and the schema
+//!   types it). The markup is read by the function-markup scanner qwen3-coder uses, with all it
+//!   forgives and decides (close tags inside values, a missing close tag, an invoke without its
+//!   block). The model reasons in `<think>` … `</think>`; in thinking mode the template opens the
+//!   block itself (`--reasoning-open`). The template lists the tools as JSON inside `<functions>`
+//!   after the call format, and gives results back in `<function_results>`, one `<result>` each.
+//!
+//! - `minimax-m2`: MiniMax M2 and M2.5. Calls are `<invoke>` elements in a `<minimax:tool_call>`
+//!   block, each argument a `<parameter name=…>` element holding its value as raw text:
+//!
+//!   ```text
+//!   <think>Paris, so get_weather.</think>
+//!   <minimax:tool_call>
+//!   <invoke name="get_weather">
+//!   <parameter name="city">Paris</parameter>
+//!   <parameter name="days">3</parameter>
+//!   </invoke>
+//!   </minimax:tool_call>
+//!   ```
+//!
+//!   The template opens `<think>` itself, so the output starts inside reasoning and shows only
+//!   `</think>` (`--reasoning-open false` reads an output that does not). Values follow their tag
+//!   at once and are typed by the schema (the template writes text as it is and anything else as
+//!   JSON); every byte between the tags is the value. The markup is read by the function-markup
+//!   scanner qwen3-coder uses, with all it forgives and decides (close tags inside values, a
+//!   missing `</parameter>` or `</invoke>`, an `<invoke>` without its block). The template lists
+//!   the tools one JSON object per `<tool>` line inside `<tools>` and gives results back in a
+//!   `tool` turn, each in a `<response>` element.
+
+use serde_json::Value;
+
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// One member of the family.
+pub(crate) struct Invoke {
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
+    /// What every tag's name starts with (`｜DSML｜`), and the block element's name.
+    prefix: &'static str,
+    block: &'static str,
+    /// Each parameter says whether its value is text (`string="true"`) or JSON.
+    string_attr: bool,
+    dialect: &'static Dialect,
+    /// The prompt text; the markers around its list of tools, and around each tool's line.
+    prompt: fn(&ToolSet) -> String,
+    tools: (&'static str, &'static str),
+    tool_line: (&'static str, &'static str),
+    /// The markers around one result, and around the results of one turn (if the family
+    /// groups them).
+    result: (&'static str, &'static str),
+    results: Option<(&'static str, &'static str)>,
+}
+
+const DSML_TOOLS: (&str, &str) = (
+    "Here are the functions available in JSONSchema format:\n<functions>\n",
+    "</functions>",
+);
+
+/// `deepseek-dsml`.
+pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
+    card: Card {
+        name: "deepseek-dsml",
+        aliases: &["deepseek-v3.2", "deepseek-v4"],
+        families: "DeepSeek V3.2, V4",
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        markers: &[
+            "<｜DSML｜function_calls>",
+            "<｜DSML｜tool_calls>",
+            "<｜DSML｜invoke name=",
+        ],
+        reasoning: Reasoning::THINK,
+    },
+    prefix: "｜DSML｜",
+    block: "function_calls",
+    string_attr: true,
+    dialect: &Dialect {
+        blocks: &[
+            BlockTag {
+                open: "<｜DSML｜function_calls",
+                close: "</｜DSML｜function_calls",
+            },
+            BlockTag {
+                open: "<｜DSML｜tool_calls",
+                close: "</｜DSML｜tool_calls",
+            },
+        ],
+        function: Opener::Named("<｜DSML｜invoke name="),
+        function_close: "</｜DSML｜invoke",
+        parameter: Opener::Named("<｜DSML｜parameter name="),
+        parameter_close: "</｜DSML｜parameter",
+        separators: false,
+        string_attr: Some("string"),
+        function_shown: "<｜DSML｜invoke name=\"NAME\">",
+        parameter_shown: "<｜DSML｜parameter name=…>",
+    },
+    prompt: dsml_prompt,
+    tools: DSML_TOOLS,
+    tool_line: ("", ""),
+    result: ("<result>", "</result>"),
+    results: Some(("<function_results>", "</function_results>")),
+};
+
+fn dsml_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    let tools_json = prompt::json_tool_lines(tools, false, "", "");
+    let (p, block) = (DEEPSEEK_DSML.prefix, DEEPSEEK_DSML.block);
+    format!(
+        "## Tools\n\n\
+         You have access to a set of tools you can use to answer the user's question.\n\
+         You can invoke functions by writing a \"<{p}{block}>\" block like the following as part of your reply:\n\
+         <{p}{block}>\n<{p}invoke name=\"$FUNCTION_NAME\">\n\
+         <{p}parameter name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE</{p}parameter>\n...\n\
+         </{p}invoke>\n</{p}{block}>\n\n\
+         Write string values as they are, without quotes or escaping, with string=\"true\"; write \
+         numbers, booleans, arrays and objects as JSON, with string=\"false\". Several invokes in one \
+         block are calls made together. For example:\n{}\n\n\
+         Results come back in <function_results>, one <result> per call.\n\n\
+         {}{tools_json}{}\n",
+        DEEPSEEK_DSML.invokes(&[(&name, &example)]),
+        DSML_TOOLS.0,
+        DSML_TOOLS.1,
+    )
+}
+
+const MINIMAX_TOOLS: (&str, &str) = (
+    "# Tools\nYou may call one or more tools to assist with the user query.\nHere are the tools available in JSONSchema format:\n\n<tools>\n",
+    "</tools>",
+);
+
+/// `minimax-m2`.
+pub(crate) static MINIMAX_M2: Invoke = Invoke {
+    card: Card {
+        name: "minimax-m2",
+        aliases: &[],
+        families: "MiniMax M2, M2.1, M2.5",
+        end_tokens: &["[e~["],
+        markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
+        reasoning: Reasoning {
+            starts_inside: true,
+            ..Reasoning::THINK
+        },
+    },
+    prefix: "",
+    block: "minimax:tool_call",
+    string_attr: false,
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<minimax:tool_call",
+            close: "</minimax:tool_call",
+        }],
+        function: Opener::Named("<invoke name="),
+        function_close: "</invoke",
+        parameter: Opener::Named("<parameter name="),
+        parameter_close: "</parameter",
+        separators: false,
+        string_attr: None,
+        function_shown: "<invoke name=\"NAME\">",
+        parameter_shown: "<parameter name=…>",
+    },
+    prompt: minimax_prompt,
+    tools: MINIMAX_TOOLS,
+    tool_line: ("<tool>", "</tool>"),
+    result: ("<response>", "</response>"),
+    results: None,
+};
+
+fn minimax_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    let block = MINIMAX_M2.block;
+    format!(
+        "{}{}{}\n\n\
+         When making tool calls, use XML format to invoke tools and pass parameters:\n\n\
+         <{block}>\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
+         <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n</{block}>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
+         <invoke> elements in one block are calls made together. Call a tool only when it helps; \
+         otherwise answer in text. Results come back in a tool turn, each in a <response> element.\n",
+        MINIMAX_TOOLS.0,
+        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
+        MINIMAX_TOOLS.1,
+        MINIMAX_M2.invokes(&[(&name, &example)])
+    )
+}
+
+impl Invoke {
+    /// Calls as the family writes them: every invoke in one block.
+    fn invokes(&self, calls: &[(&str, &Value)]) -> String {
+        let (prefix, block) = (self.prefix, self.block);
+        let mut s = format!("<{prefix}{block}>\n");
+        for (name, input) in calls {
+            s.push_str(&format!("<{prefix}invoke name=\"{name}\">\n"));
+            if let Value::Object(args) = input {
+                for (k, v) in args {
+                    let (text, is_string) = (prompt::value_text(v), v.is_string());
+                    let attr = if self.string_attr {
+                        format!(" string=\"{is_string}\"")
+                    } else {
+                        String::new()
+                    };
+                    s.push_str(&format!(
+                        "<{prefix}parameter name=\"{k}\"{attr}>{text}</{prefix}parameter>\n"
+                    ));
+                }
+            }
+            s.push_str(&format!("</{prefix}invoke>\n"));
+        }
+        s.push_str(&format!("</{prefix}{block}>"));
+        s
+    }
+
+    fn one_result(&self, result: &str) -> String {
+        format!("{}{result}{}", self.result.0, self.result.1)
+    }
+}
+
+impl ProtocolSpec for Invoke {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        (self.prompt)(tools)
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(&format!("<{}{}>", self.prefix, self.block)) {
+            return None;
+        }
+        let (begin, end) = self.tools;
+        let (open, close) = self.tool_line;
+        let tools = prompt::read_json_tool_lines(system, begin, end, open, close)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        self.invokes(&[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        self.invokes(calls)
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        match self.results {
+            Some((begin, end)) => format!("{begin}\n{}\n{end}", self.one_result(result)),
+            None => self.one_result(result),
+        }
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        match self.results {
+            Some((begin, end)) => {
+                let each: String = results
+                    .iter()
+                    .map(|(_, r)| self.one_result(r) + "\n")
+                    .collect();
+                format!("{begin}\n{each}{end}")
+            }
+            None => results
+                .iter()
+                .map(|(name, result)| self.format_result(p, name, result))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, self.result.0, self.result.1)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools.clone(), self.dialect))
+    }
+
+    /// An invoke without a name.
+    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        let (p, block) = (self.prefix, self.block);
+        let attr = if self.string_attr {
+            " string=\"true\""
+        } else {
+            ""
+        };
+        format!(
+            "<{p}{block}>\n<{p}invoke name=\"\">\n<{p}parameter name=\"{key}\"{attr}>{value}</{p}parameter>\n</{p}invoke>\n</{p}{block}>"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    mod deepseek_dsml {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("deepseek-dsml").unwrap()
+        }
+
+        const CALL: &str = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+
+        #[test]
+        fn one_call_with_reasoning_and_text_around() {
+            let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.reasoning, "Paris.");
+            assert_eq!(c.text, "Checking.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn v4_tool_calls_blocks_and_parallel_invokes() {
+            let text = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"search\">\n<｜DSML｜parameter name=\"query\" string=\"true\">rain</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Oslo"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn string_false_values_are_json_and_string_true_values_are_text() {
+            // An unknown tool has no schema: only the attribute says what a value is.
+            let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"plan\">\n<｜DSML｜parameter name=\"steps\" string=\"false\">[1, {\"a\": true}]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">2.5</｜DSML｜parameter>\n<｜DSML｜parameter name=\"code\" string=\"true\">[1, 2]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"word\" string=\"false\">hello</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "plan".into(),
+                    json!({"steps": [1, {"a": true}], "n": 2.5, "code": "[1, 2]", "word": "hello"})
+                )]
+            );
+            assert_eq!(c.errors, ["unknown-tool"]);
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_may_hold_markup() {
+            let content = "\n  x = \"</｜DSML｜parameter>\"\n<｜DSML｜invoke name=\"y\">\n\n";
+            let text = format!(
+                "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n<｜DSML｜parameter name=\"content\" string=\"true\">{content}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"path\" string=\"true\">/a.py</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"content": content, "path": "/a.py"})
+                )]
+            );
+        }
+
+        #[test]
+        fn unterminated_and_malformed() {
+            let cut = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+        }
+
+        #[test]
+        fn the_prompt_lists_the_tools_and_reads_back() {
+            let prompt = p().system_prompt(&tools());
+            assert!(
+                prompt.contains("<functions>\n{\"name\":\"get_weather\""),
+                "{prompt}"
+            );
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            let two = p().format_results(&[("a", "1"), ("b", "2")]);
+            assert_eq!(
+                two,
+                "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
+            );
+            assert_eq!(
+                p().read_result(&p().format_result("get_weather", "sunny")),
+                "sunny"
+            );
+            assert_eq!(Protocol::from_name("deepseek-v3.2").unwrap(), p());
+        }
+
+        #[test]
+        fn auto_reads_it_from_its_block() {
+            let d = Protocol::detect(&tools(), CALL.as_bytes());
+            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
+        }
+    }
+
+    mod minimax_m2 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("minimax-m2").unwrap()
+        }
+
+        const CALL: &str = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>";
+
+        #[test]
+        fn starts_inside_reasoning_then_calls_with_text_around() {
+            let text = format!("Paris needs the weather.\n</think>\nChecking.\n{CALL}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.reasoning.trim(), "Paris needs the weather.");
+            assert_eq!(c.text, "\nChecking.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn an_output_that_does_not_reason_reads_with_reasoning_closed() {
+            let closed = p().with_reasoning_open(Some(false));
+            let c = every_split(&closed, CALL);
+            assert_eq!(c.calls.len(), 1);
+            assert_eq!(c.reasoning, "");
+        }
+
+        #[test]
+        fn parallel_invokes_in_one_block() {
+            let text = p().format_calls(&[
+                ("get_weather", &json!({"city": "Paris"})),
+                ("search", &json!({"query": "rain"})),
+            ]);
+            assert_eq!(text.matches("<minimax:tool_call>").count(), 1);
+            let c = every_split(&p(), &format!("</think>{text}"));
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_may_hold_markup() {
+            let content = "\n  fn main() {}\n<parameter name=\"path\">x</parameter>\n\n";
+            let text = format!(
+                "</think><minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"path\">/a.rs</parameter>\n<parameter name=\"content\">{content}</parameter>\n</invoke>\n</minimax:tool_call>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"path": "/a.rs", "content": content})
+                )]
+            );
+        }
+
+        #[test]
+        fn values_are_typed_by_the_schema() {
+            // `days` is an integer, `city` a string: JSON-looking text there stays text.
+            let text = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">[1, 2]</parameter>\n<parameter name=\"days\"> 4 </parameter>\n</invoke>\n</minimax:tool_call>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "[1, 2]", "days": 4}))]
+            );
+        }
+
+        #[test]
+        fn names_may_be_single_quoted_or_bare() {
+            for tag in ["<invoke name='get_weather'>", "<invoke name=get_weather>"] {
+                let text = format!(
+                    "</think><minimax:tool_call>\n{tag}\n<parameter name='city'>Oslo</parameter>\n</invoke>\n</minimax:tool_call>"
+                );
+                let c = every_split(&p(), &text);
+                assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+            }
+        }
+
+        #[test]
+        fn unterminated_malformed_and_unknown() {
+            let cut = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert!(
+                c.text.contains("<parameter name=\"city\">Par"),
+                "{:?}",
+                c.text
+            );
+            assert!(c.errors.iter().any(|e| e.contains("unfinished-tool-call")));
+
+            let bad = format!(
+                "</think>{}",
+                p().malformed_call("get_weather", &json!({"city": "Paris"}))
+            );
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert!(c.text.contains("<invoke name=\"\">"), "{:?}", c.text);
+            assert!(c.errors.iter().any(|e| e.contains("malformed-tool-call")));
+
+            let unknown = "</think><minimax:tool_call>\n<invoke name=\"fly\">\n<parameter name=\"to\">Mars</parameter>\n</invoke>\n</minimax:tool_call>";
+            let c = every_split(&p(), unknown);
+            assert_eq!(c.calls, [("fly".into(), json!({"to": "Mars"}))]);
+            assert!(c.errors.iter().any(|e| e.contains("unknown-tool")));
+        }
+
+        #[test]
+        fn auto_reads_it_from_its_block_or_invoke() {
+            let d = Protocol::detect(&tools(), CALL.as_bytes());
+            assert_eq!(d.protocol.name(), "minimax-m2", "{}", d.reason);
+        }
+
+        #[test]
+        fn the_prompt_lists_the_tools_and_reads_back() {
+            let prompt = p().system_prompt(&tools());
+            assert!(
+                prompt.contains("<tool>{\"name\":\"get_weather\""),
+                "{prompt}"
+            );
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            assert_eq!(
+                p().read_result(&p().format_result("get_weather", "sunny")),
+                "sunny"
+            );
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The JSON-array family: a marker, then one JSON array of `{"name", "arguments"}` call
+//! envelopes (parallel calls are more items of it), then a close marker where the family has one,
+//! read by the framed-marker engine. A member is one table entry ([`JsonArray`]) and its prompt
+//! text:
+//!
+//! - `functools`: Phi-4-mini and FireFunction v2, the plain word `functools` before the array.
+//!   `functools` is not a special token: the word is a call only when a `[` follows it (after
+//!   whitespace); elsewhere it is text, and a partial `funct…` at a chunk's end is held back only
+//!   until the next bytes decide. There is no closing marker: the call ends where the array
+//!   ends. The tools are listed as a JSON array between `<|tool|>` and `<|/tool|>`.
+//! - `nemotron`: NVIDIA Nemotron Nano v2, the array between `<TOOLCALL>` and `</TOOLCALL>`. The
+//!   template lists the tools as a JSON array between `<AVAILABLE_TOOLS>` and
+//!   `</AVAILABLE_TOOLS>` and gives results back between `<TOOL_RESPONSE>` and
+//!   `</TOOL_RESPONSE>`. The model reasons in `<think>` … `</think>` (turned on and off with
+//!   `/think` and `/no_think` in the system prompt).
+//! - `granite`: IBM Granite 3.x, a `<|tool_call|>` token before the array, which ends the call.
+//!   The template lists the tools as JSON under an `available_tools` role and gives results back
+//!   under a `tool_response` role; Granite 3.2 and later reason in `<think>` … `</think>` when
+//!   thinking is on.
+//!
+//! ```text
+//! functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]
+//! <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>
+//! <|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]
+//! ```
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// One member of the family: its names, its markers and its prompt text.
+pub(crate) struct JsonArray {
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
+    /// The markers before and after the array (`""`: none after it).
+    open: &'static str,
+    close: &'static str,
+    /// How the engine reads it.
+    syntax: &'static FramedSyntax,
+    /// The engine leaves the open marker out of the text (else it is kept with the call).
+    stripped_opener: bool,
+    /// The prompt text, and the markers around its list of tools.
+    prompt: fn(&ToolSet) -> String,
+    tools: (&'static str, &'static str),
+    /// Text a prompt must hold to be this member's, besides its list of tools.
+    prompt_sign: Option<&'static str>,
+    /// The markers around a tool result.
+    result: (&'static str, &'static str),
+}
+
+/// The framed syntax of a member: the array after `open`, up to `close` if there is one.
+const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedSyntax {
+    FramedSyntax {
+        section: None,
+        call_begin: open,
+        args_begin: &[ArgsBegin::Array],
+        header: |_| None,
+        args_suffix: None,
+        call_end: close,
+        separator: None,
+    }
+}
+
+/// `functools`.
+pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
+    card: Card {
+        name: "functools",
+        aliases: &[],
+        families: "Phi-4-mini, FireFunction v2",
+        end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
+        // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
+        markers: &["functools ["],
+        reasoning: Reasoning::THINK,
+    },
+    open: "functools",
+    close: "",
+    syntax: &array_after("functools", None),
+    stripped_opener: false,
+    prompt: functools_prompt,
+    tools: ("<|tool|>", "<|/tool|>"),
+    prompt_sign: Some("functools["),
+    result: ("<|tool_response|>", "<|/tool_response|>"),
+};
+
+fn functools_prompt(tools: &ToolSet) -> String {
+    format!(
+        "You are a helpful assistant with these tools.<|tool|>{}<|/tool|>\n\
+         If you decide to call functions:\n\
+         * write the word functools right before the calls; no closing marker is needed\n\
+         * put every call in one JSON list: functools[{{\"name\": function name, \"arguments\": the arguments as a JSON object}}, ...]\n\
+         * follow each function's JSON schema; do not invent arguments or values\n\
+         * pick only the functions that match what the user wants; otherwise answer in text\n",
+        prompt::json_tools(tools, false)
+    )
+}
+
+/// `nemotron`. Nano v2's template ends a turn with `<SPECIAL_12>`; its tokenizer's end of
+/// sequence is `</s>`.
+pub(crate) static NEMOTRON: JsonArray = JsonArray {
+    card: Card {
+        name: "nemotron",
+        aliases: &[],
+        families: "Nemotron Nano v2 (9B, 12B)",
+        end_tokens: &["<SPECIAL_12>", "</s>"],
+        markers: &["<TOOLCALL>"],
+        reasoning: Reasoning::THINK,
+    },
+    open: "<TOOLCALL>",
+    close: "</TOOLCALL>",
+    syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
+    stripped_opener: true,
+    prompt: nemotron_prompt,
+    tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
+    prompt_sign: None,
+    result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
+};
+
+fn nemotron_prompt(tools: &ToolSet) -> String {
+    format!(
+        "You can use the tools below, given as a JSON list.\n<AVAILABLE_TOOLS>{}</AVAILABLE_TOOLS>\n\n\
+         To call tools, write <TOOLCALL> followed by a JSON list of calls, each an object with the tool's \
+         \"name\" and its \"arguments\", and close with </TOOLCALL>. Several calls go in the one list. \
+         Results come back between <TOOL_RESPONSE> and </TOOL_RESPONSE>. Call a tool only when it helps; \
+         otherwise answer in text.\n",
+        prompt::json_tools(tools, false)
+    )
+}
+
+const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
+
+/// `granite`.
+pub(crate) static GRANITE: JsonArray = JsonArray {
+    card: Card {
+        name: "granite",
+        aliases: &[],
+        families: "Granite 3.0–3.3",
+        end_tokens: &["<|end_of_text|>"],
+        markers: &["<|tool_call|>"],
+        reasoning: Reasoning::THINK,
+    },
+    open: "<|tool_call|>",
+    close: "",
+    syntax: &array_after("<|tool_call|>", None),
+    stripped_opener: true,
+    prompt: granite_prompt,
+    tools: (GRANITE_TOOLS, "<|end_of_text|>"),
+    prompt_sign: None,
+    result: (
+        "<|start_of_role|>tool_response<|end_of_role|>",
+        "<|end_of_text|>",
+    ),
+};
+
+fn granite_prompt(tools: &ToolSet) -> String {
+    format!(
+        "You are a helpful assistant with access to the tools listed below. When a tool is needed to answer \
+         the user, reply with <|tool_call|> followed by a JSON list of the calls, each an object with the tool's \
+         \"name\" and its \"arguments\". If no listed tool can do what is asked, tell the user you cannot.\n\
+         {GRANITE_TOOLS}\n{}\n<|end_of_text|>\n",
+        prompt::json_tools(tools, true)
+    )
+}
+
+impl ProtocolSpec for JsonArray {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        (self.prompt)(tools)
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if self.prompt_sign.is_some_and(|sign| !system.contains(sign)) {
+            return None;
+        }
+        let tools = prompt::read_json_tools(system, self.tools.0, self.tools.1)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        let array = prompt::envelope_array(calls, "name", "arguments");
+        format!("{}{array}{}", self.open, self.close)
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{}{result}{}", self.result.0, self.result.1)
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, self.result.0, self.result.1)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        let scanner = FramedScanner::new(self.syntax, tools.clone());
+        Box::new(if self.stripped_opener {
+            scanner.stripped_opener()
+        } else {
+            scanner
+        })
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let bad = prompt::malformed_envelope(name, input, "name", "arguments");
+        format!("{}{bad}{}", self.open, self.close)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    mod functools {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("functools").unwrap()
+        }
+
+        #[test]
+        fn the_family_format_byte_for_byte() {
+            let text = "functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+        }
+
+        #[test]
+        fn the_word_in_prose_is_text() {
+            for text in [
+                "Python's functools module has lru_cache.",
+                "I like functools",
+                "functools",
+                "use functools.partial or functools.reduce",
+            ] {
+                let c = every_split(&p(), text);
+                assert!(c.calls.is_empty(), "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+                assert_eq!(c.text, text);
+            }
+        }
+
+        #[test]
+        fn whitespace_may_separate_the_word_and_the_list() {
+            let text =
+                "On it. functools \n[{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}] ok";
+            let c = every_split(&p(), text);
+            assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
+            assert_eq!(c.text, "On it.  ok");
+        }
+    }
+
+    mod nemotron {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("nemotron").unwrap()
+        }
+
+        #[test]
+        fn the_family_format_byte_for_byte() {
+            let text = "<think>\nWeather, then search.\n</think>\n\n<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]</TOOLCALL>";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "\nWeather, then search.\n");
+            assert_eq!(c.text, "\n\n");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty());
+        }
+
+        #[test]
+        fn a_close_tag_inside_a_value_is_value_text() {
+            let text = "<TOOLCALL>[{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</TOOLCALL>y\"}}]</TOOLCALL> after";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"path": "/a", "content": "x</TOOLCALL>y"})
+                )]
+            );
+            assert_eq!(c.text, " after");
+        }
+    }
+
+    mod granite {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("granite").unwrap()
+        }
+
+        #[test]
+        fn the_family_format_byte_for_byte() {
+            let text = "Checking.<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
+            let c = every_split(&p(), text);
+            assert_eq!(c.text, "Checking.");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty());
+        }
+
+        #[test]
+        fn reasoning_then_a_call() {
+            let text = "<think>The user wants Paris.</think><|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "The user wants Paris.");
+            assert_eq!(c.calls.len(), 1);
+        }
+
+        #[test]
+        fn a_token_without_an_array_is_reported() {
+            let text = "<|tool_call|>get_weather please";
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, text);
+            assert_eq!(c.errors.len(), 1);
+        }
+    }
+}

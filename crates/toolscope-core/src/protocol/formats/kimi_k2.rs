@@ -1,0 +1,353 @@
+//! `kimi-k2`: the tool-call section of Moonshot's Kimi K2 and K2 Thinking.
+//!
+//! ```text
+//! <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
+//! ```
+//!
+//! The header, `functions.NAME:INDEX`, is the call's id (its `toolCallId`); the tool's name is
+//! between `functions.` and the last `:`. A header without the `functions.` prefix or without
+//! the index still names the tool, and is still the id. Parallel calls are more call blocks in
+//! the one section, with nothing between them and the index counting up. An id the output
+//! gives twice is not reused: the second call gets an id of its own, with an error part saying
+//! so.
+//!
+//! The template declares the tools in a system message of their own, `tool_declare`, as a JSON
+//! array of OpenAI-style function objects; a result comes back in a `tool` message that starts
+//! `## Return of ID`.
+//!
+//! Reasoning: K2 Thinking reasons in `<think>` … `</think>` and writes the open marker itself
+//! (its template does not open the block), so by default the output starts outside reasoning;
+//! `--reasoning-open` reads an output whose template opened it. K2 Thinking calls tools from
+//! inside its reasoning (interleaved thinking), so calls inside `<think>` count
+//! (`calls_inside`); the plain text around them there is reasoning. K2 Instruct does not reason,
+//! and its outputs read the same.
+
+use serde_json::{Value, json};
+
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::text::prompt;
+use crate::tool::ToolSet;
+
+const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
+const SECTION_END: &str = "<|tool_calls_section_end|>";
+const CALL_BEGIN: &str = "<|tool_call_begin|>";
+const ARGS_BEGIN: &str = "<|tool_call_argument_begin|>";
+const CALL_END: &str = "<|tool_call_end|>";
+/// The system message that declares the tools, and its end.
+const TOOL_DECLARE: &str = "<|im_system|>tool_declare<|im_middle|>";
+const IM_END: &str = "<|im_end|>";
+/// How a result's text begins: the id of the call it answers follows.
+const RETURN_OF: &str = "## Return of ";
+const PREFIX: &str = "functions.";
+
+/// `functions.NAME:INDEX`: the whole header is the id, the name is inside it.
+fn header(head: &str) -> Option<Header> {
+    let id = head.trim();
+    let name = id.strip_prefix(PREFIX).unwrap_or(id);
+    let name = match name.rsplit_once(':') {
+        Some((name, index)) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
+            name
+        }
+        _ => name,
+    };
+    Some(Header {
+        name: name.to_string(),
+        id: Some(id.to_string()),
+    })
+}
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: Some((SECTION_BEGIN, SECTION_END)),
+    call_begin: CALL_BEGIN,
+    args_begin: &[ArgsBegin::Marker(ARGS_BEGIN)],
+    header,
+    args_suffix: None,
+    call_end: Some(CALL_END),
+    separator: None,
+};
+
+/// The id the template gives the `index`-th call of an answer.
+fn call_id(name: &str, index: usize) -> String {
+    format!("{PREFIX}{name}:{index}")
+}
+
+/// One call block.
+fn block(name: &str, index: usize, args: &str) -> String {
+    format!(
+        "{CALL_BEGIN}{}{ARGS_BEGIN}{args}{CALL_END}",
+        call_id(name, index)
+    )
+}
+
+/// `kimi-k2`.
+pub(crate) static KIMI_K2: Sectioned = Sectioned {
+    card: Card {
+        name: "kimi-k2",
+        aliases: &[],
+        families: "Kimi K2, K2 Thinking",
+        end_tokens: &["<|im_end|>"],
+        markers: &[SECTION_BEGIN, CALL_BEGIN],
+        reasoning: Reasoning {
+            calls_inside: true,
+            ..Reasoning::THINK
+        },
+    },
+    syntax: &SYNTAX,
+    section: (SECTION_BEGIN, SECTION_END),
+    block,
+    joiner: "",
+    prompt: system_prompt,
+    read_prompt,
+    results,
+    read_result,
+};
+
+/// The `tool_declare` message as the template writes it, then how a call looks.
+fn system_prompt(tools: &ToolSet) -> String {
+    let list: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
+            }})
+        })
+        .collect();
+    let (name, example) = prompt::example_call(tools);
+    let example = if example.is_object() {
+        example.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!(
+        "{TOOL_DECLARE}{}{IM_END}\n\n\
+         To call tools, write one section with one block per call:\n\
+         {SECTION_BEGIN}{}{SECTION_END}\n\
+         The block's id is functions.NAME:INDEX, the tool's name and the call's index (0 for \
+         the first call, 1 for the next, and so on); the arguments are one JSON object that \
+         follows the tool's parameters. For several calls, write the blocks one after the \
+         other inside the one section. Each result comes back as \"{RETURN_OF}ID\" and the \
+         result on the next line. Call tools only when they help; otherwise answer in text.\n",
+        Value::Array(list),
+        block(&name, 0, &example),
+    )
+}
+
+fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+    let start = system.find(TOOL_DECLARE)? + TOOL_DECLARE.len();
+    let list = serde_json::Deserializer::from_str(&system[start..])
+        .into_iter::<Vec<Value>>()
+        .next()?
+        .ok()?;
+    let defs = list
+        .iter()
+        .map(prompt::tool_def)
+        .collect::<Option<Vec<_>>>()?;
+    Some((Protocol::from_name(name).ok()?, ToolSet::new(defs).ok()?))
+}
+
+/// Each result under the id of the call it answers, in order.
+fn results(results: &[(&str, &str)]) -> String {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, (n, r))| format!("{RETURN_OF}{}\n{r}", call_id(n, i)))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The text after the `## Return of ID` line.
+fn read_result(text: &str) -> String {
+    let text = text.trim_start();
+    match text.strip_prefix(RETURN_OF) {
+        Some(rest) => rest.split_once('\n').map_or("", |(_, r)| r).to_string(),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::Part;
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("kimi-k2").unwrap()
+    }
+
+    fn weather(city: &str) -> String {
+        p().format_call("get_weather", &json!({ "city": city }))
+    }
+
+    fn call_ids(text: &str) -> Vec<String> {
+        p().parse_generated(&tools(), text.as_bytes())
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall(c) => Some(c.tool_call_id.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_call_with_text_before_and_after() {
+        let call = weather("Paris");
+        let text = format!("Let me check. {call} Done.");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.text, "Let me check.  Done.");
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let span = &parsed.spans[0];
+        assert_eq!(span.kind, SpanKind::ToolCall);
+        assert_eq!(&text[span.start..span.end], call);
+    }
+
+    #[test]
+    fn the_id_is_the_tool_call_id() {
+        let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Oslo\"}<|tool_call_end|><|tool_calls_section_end|>";
+        assert_eq!(call_ids(text), ["functions.get_weather:0"]);
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        // Without the prefix or the index, the header still names the tool and is the id.
+        let bare = format!("{CALL_BEGIN} get_weather:3 {ARGS_BEGIN}{{}}{CALL_END}");
+        assert_eq!(call_ids(&bare), ["get_weather:3"]);
+        let no_index = format!("{CALL_BEGIN}functions.search{ARGS_BEGIN}{{}}{CALL_END}");
+        assert_eq!(every_split(&p(), &no_index).calls[0].0, "search");
+    }
+
+    #[test]
+    fn two_parallel_calls_count_their_index_up() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "rust"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
+        assert_eq!(
+            call_ids(&written),
+            ["functions.get_weather:0", "functions.search:1"]
+        );
+        let c = every_split(&p(), &written);
+        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        assert_eq!(c.text, "");
+    }
+
+    #[test]
+    fn an_id_given_twice_is_not_reused() {
+        let text = format!("{}{}", weather("Paris"), weather("Oslo"));
+        let ids = call_ids(&text);
+        assert_eq!(ids[0], "functions.get_weather:0");
+        assert_ne!(ids[1], ids[0]);
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!(c.errors, ["duplicate-call-id"]);
+    }
+
+    #[test]
+    fn reasoning_before_the_call() {
+        let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so get_weather.");
+        assert_eq!(c.calls.len(), 1);
+        // The template does not open the block; `--reasoning-open` reads one that did.
+        assert!(!p().reasoning_open());
+        let open = p().with_reasoning_open(Some(true));
+        let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
+        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
+    }
+
+    #[test]
+    fn a_call_inside_think_counts_for_k2_thinking() {
+        let text = format!(
+            "<think>I need the weather. {} Now the answer.</think>It is sunny.",
+            weather("Lima")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Lima"}))]);
+        assert_eq!(c.reasoning, "I need the weather.  Now the answer.");
+        assert_eq!(c.text, "It is sunny.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn what_may_begin_a_marker_stays_on_its_side_of_the_think_markers() {
+        let c = every_split(&p(), "a <|tool_call<think>b <|tool_calls</think>c <");
+        assert_eq!(c.reasoning, "b <|tool_calls");
+        assert_eq!(c.text, "a <|tool_callc <");
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+    }
+
+    #[test]
+    fn missing_end_markers_at_the_end_are_forgiven() {
+        let text = format!(
+            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let text = format!(
+            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}{CALL_END}"
+        );
+        assert_eq!(every_split(&p(), &text).calls.len(), 1);
+    }
+
+    #[test]
+    fn unfinished_arguments_stay_text_with_an_error() {
+        let text = format!(
+            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Ro"
+        );
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn a_malformed_body_is_text_with_an_error() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let good = p().format_call("search", &json!({"query": "x"}));
+        let text = format!("{bad} then {good}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, format!("{bad} then "));
+    }
+
+    #[test]
+    fn an_unknown_tool_is_kept_and_flagged() {
+        let c = every_split(&p(), &p().format_call("launch", &json!({"x": 1})));
+        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn a_header_that_cannot_name_a_function_is_not_a_call() {
+        let text = format!(
+            "{SECTION_BEGIN}{CALL_BEGIN}functions.{{{{ name }}}}:0{ARGS_BEGIN}{{}}{CALL_END}{SECTION_END}"
+        );
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn results_and_the_prompt_read_back() {
+        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        assert!(r.starts_with("## Return of functions.get_weather:0\n18 degrees"));
+        assert!(r.contains("## Return of functions.search:1\nnone"));
+        assert_eq!(
+            p().read_result(&p().format_result("f", "18 degrees\nand wind")),
+            "18 degrees\nand wind"
+        );
+        let prompt = p().system_prompt(&tools());
+        assert!(prompt.starts_with(TOOL_DECLARE));
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+    }
+}

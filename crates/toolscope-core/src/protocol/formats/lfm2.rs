@@ -1,0 +1,521 @@
+//! `lfm2`: Liquid LFM2 and LFM2.5, a Python list of calls between `<|tool_call_start|>` and
+//! `<|tool_call_end|>`.
+//!
+//! ```text
+//! <|tool_call_start|>[get_weather(city="Paris"), search(query="rain")]<|tool_call_end|>
+//! ```
+//!
+//! The list is read as `pythonic` reads it (see `scan/python_calls.rs`), but only after the open
+//! marker: a bare list in the text is text. A missing close marker at the end, or before other
+//! text, is forgiven. Asked for JSON in its system prompt, LFM2 writes the list as JSON call
+//! envelopes instead, `<|tool_call_start|>[{"name": "f", "arguments": {…}}]<|tool_call_end|>`:
+//! a block whose list opens with `{` is read so (as nemotron reads its list), any other block
+//! as Python. The template lists the tools as JSON between `<|tool_list_start|>` and
+//! `<|tool_list_end|>` in the system turn, and gives results back in a `tool` turn between
+//! `<|tool_response_start|>` and `<|tool_response_end|>`. The thinking models reason in
+//! `<think>` … `</think>`.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `lfm2`.
+pub(crate) struct Lfm2;
+
+const CALL_START: &str = "<|tool_call_start|>";
+const CALL_END: &str = "<|tool_call_end|>";
+const TOOLS_BEGIN: &str = "<|tool_list_start|>";
+const TOOLS_END: &str = "<|tool_list_end|>";
+const RESULT_BEGIN: &str = "<|im_start|>tool\n<|tool_response_start|>";
+const RESULT_END: &str = "<|tool_response_end|><|im_end|>";
+/// Strings in double quotes, as LFM2 writes them.
+const QUOTE: char = '"';
+
+static SYNTAX: PySyntax = PySyntax {
+    wrap: Some((CALL_START, CALL_END)),
+    bare: false,
+};
+
+/// The JSON form: an array of call envelopes between the same markers.
+static JSON_SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: CALL_START,
+    args_begin: &[ArgsBegin::Array],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some(CALL_END),
+    separator: None,
+};
+
+/// The most whitespace looked through after the open marker and after the `[` to tell the two
+/// forms apart; past it, the block is read as Python.
+const MAX_LOOK: usize = 64;
+
+/// Which form a call block is in.
+#[derive(Debug, PartialEq, Eq)]
+enum Form {
+    Python,
+    Json,
+    /// Not known from the text so far.
+    Unknown,
+}
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The form of the block that `s` opens (`s` starts with the whole open marker): JSON when its
+/// list's first item opens with `{`.
+fn form_of(s: &str, at_end: bool) -> Form {
+    let b = s.as_bytes();
+    let mut i = CALL_START.len();
+    for expect_bracket in [true, false] {
+        let from = i;
+        while i < b.len() && is_ws(b[i]) && i - from <= MAX_LOOK {
+            i += 1;
+        }
+        if i - from > MAX_LOOK {
+            return Form::Python;
+        }
+        if i == b.len() {
+            return if at_end { Form::Python } else { Form::Unknown };
+        }
+        if expect_bracket {
+            if b[i] != b'[' {
+                return Form::Python;
+            }
+            i += 1;
+        } else if b[i] == b'{' {
+            return Form::Json;
+        }
+    }
+    Form::Python
+}
+
+/// The first open marker in `s`: where it begins, and whether it is whole (else `s` ends with a
+/// piece of it); the length of `s` when there is none.
+fn find_marker(s: &str) -> (usize, bool) {
+    let b = s.as_bytes();
+    let m = CALL_START.as_bytes();
+    let mut k = 0;
+    while let Some(d) = crate::json::lexer::find1(b'<', &b[k..]) {
+        let at = k + d;
+        let tail = &b[at..];
+        if tail.starts_with(m) {
+            return (at, true);
+        }
+        if m.starts_with(tail) {
+            return (at, false);
+        }
+        k = at + 1;
+    }
+    (b.len(), false)
+}
+
+/// Both forms: text and Python blocks go to the Python reader; a block whose list opens with
+/// `{` goes to the JSON reader until that block ends. Each reader counts the bytes the other
+/// read, so spans stay in the output's coordinates.
+struct Lfm2Scanner {
+    py: PyCallsScanner,
+    json: FramedScanner,
+    /// A JSON block is being read.
+    in_json: bool,
+    /// Bytes given to either reader.
+    fed: usize,
+    /// An open marker (or a piece of one) and what follows it, until the form is known.
+    look: String,
+}
+
+impl Lfm2Scanner {
+    fn new(tools: &ToolSet) -> Self {
+        Lfm2Scanner {
+            py: PyCallsScanner::new(&SYNTAX, tools.clone()),
+            json: FramedScanner::new(&JSON_SYNTAX, tools.clone()),
+            in_json: false,
+            fed: 0,
+            look: String::new(),
+        }
+    }
+
+    fn give_py(&mut self, s: &str, em: &mut Emitter) {
+        if s.is_empty() {
+            return;
+        }
+        let passed = self.fed - self.py.pos();
+        if passed > 0 {
+            self.py.pass_over(passed);
+        }
+        self.py.feed(s, em);
+        self.fed += s.len();
+    }
+
+    fn give_json(&mut self, s: &str, em: &mut Emitter) {
+        let passed = self.fed - self.json.pos();
+        if passed > 0 {
+            self.json.pass_over(passed);
+        }
+        self.json.feed(s, em);
+        self.fed += s.len();
+    }
+}
+
+impl Scanner for Lfm2Scanner {
+    fn feed(&mut self, text: &str, em: &mut Emitter) {
+        let joined: Cow<'_, str> = if self.look.is_empty() {
+            Cow::Borrowed(text)
+        } else {
+            let mut s = std::mem::take(&mut self.look);
+            s.push_str(text);
+            Cow::Owned(s)
+        };
+        let s = joined.as_ref();
+        let mut i = 0;
+        while i < s.len() {
+            if self.in_json {
+                // A character at a time, so that the JSON reader stops where its block ends.
+                let n = s[i..].chars().next().map_or(1, char::len_utf8);
+                self.give_json(&s[i..i + n], em);
+                i += n;
+                if self.json.idle() {
+                    self.in_json = false;
+                }
+                continue;
+            }
+            let rest = &s[i..];
+            let (m, whole) = find_marker(rest);
+            self.give_py(&rest[..m], em);
+            i += m;
+            if i == s.len() {
+                break;
+            }
+            if !self.py.idle() {
+                // Inside a Python block (a string value may hold the marker): it decides.
+                let n = if whole { CALL_START.len() } else { s.len() - i };
+                self.give_py(&s[i..i + n], em);
+                i += n;
+                continue;
+            }
+            if !whole {
+                self.look.push_str(&s[i..]);
+                return;
+            }
+            match form_of(&s[i..], false) {
+                Form::Unknown => {
+                    self.look.push_str(&s[i..]);
+                    return;
+                }
+                Form::Json => self.in_json = true,
+                Form::Python => {
+                    self.give_py(&s[i..i + CALL_START.len()], em);
+                    i += CALL_START.len();
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        let look = std::mem::take(&mut self.look);
+        if look.starts_with(CALL_START) && form_of(&look, true) == Form::Json {
+            self.in_json = true;
+            self.give_json(&look, em);
+        } else {
+            self.give_py(&look, em);
+        }
+        if self.in_json {
+            self.json.finish(em);
+        } else {
+            let passed = self.fed - self.py.pos();
+            if passed > 0 {
+                self.py.pass_over(passed);
+            }
+            self.py.finish(em);
+        }
+    }
+
+    fn in_call(&self) -> bool {
+        if self.in_json {
+            self.json.in_call()
+        } else {
+            self.py.in_call()
+        }
+    }
+
+    fn cut(&mut self, em: &mut Emitter) {
+        // A marker held to see its form cannot open a block across a reasoning marker.
+        let look = std::mem::take(&mut self.look);
+        self.give_py(&look, em);
+        if self.in_json {
+            self.json.cut(em);
+        } else {
+            self.py.cut(em);
+        }
+    }
+}
+
+impl ProtocolSpec for Lfm2 {
+    fn name(&self) -> &'static str {
+        "lfm2"
+    }
+
+    fn families(&self) -> &'static str {
+        "Liquid LFM2, LFM2.5"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|endoftext|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![CALL_START.to_string()]
+    }
+
+    /// LFM2.5 thinking models reason in `<think>` … `</think>`.
+    fn reasoning(&self) -> Reasoning {
+        Reasoning::THINK
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!(
+            "List of tools: {TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+             To call tools, write {CALL_START}, then a Python list of calls with keyword arguments, \
+             then {CALL_END}:\n\
+             {CALL_START}[tool_name(argument=\"value\", other=2), other_tool()]{CALL_END}\n\
+             Values are Python literals (strings in quotes, numbers, True, False, None, lists, \
+             dicts). Call only the tools listed; when none fits, answer in plain text.\n",
+            prompt::json_tools(tools, false)
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(&format!("{CALL_START}[")) {
+            return None;
+        }
+        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
+    }
+
+    /// Every call of the answer in one list, between the markers.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        format!("{CALL_START}{}{CALL_END}", call_list(calls, QUOTE))
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{RESULT_BEGIN}{result}{RESULT_END}")
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, "<|tool_response_start|>", "<|tool_response_end|>")
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(Lfm2Scanner::new(tools))
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        format!(
+            "{CALL_START}{}{CALL_END}",
+            malformed_list(name, input, QUOTE)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("lfm2").unwrap()
+    }
+
+    #[test]
+    fn the_family_format_byte_for_byte() {
+        let text = "<|tool_call_start|>[get_weather(city=\"Paris\", days=3), search(query=\"rain\")]<|tool_call_end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn a_bare_list_is_text_in_lfm2() {
+        let text = "Use [get_weather(city=\"Paris\")] like this, or see [1].";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn reasoning_then_a_call_then_text() {
+        let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Paris needs weather.");
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 2}))]
+        );
+        assert_eq!(c.text, "On it.Done.");
+    }
+
+    #[test]
+    fn a_close_marker_inside_a_string_is_the_value() {
+        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"x <|tool_call_end|> y\\n\")]<|tool_call_end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": "x <|tool_call_end|> y\n"})
+            )]
+        );
+        assert!(c.errors.is_empty());
+    }
+
+    #[test]
+    fn broken_or_cut_off_markup_is_text_with_an_error() {
+        for (text, why) in [
+            (
+                "<|tool_call_start|>{\"name\": \"get_weather\"}<|tool_call_end|> after",
+                "malformed-tool-call",
+            ),
+            (
+                "<|tool_call_start|>[get_weather(city=Paris)]<|tool_call_end|> after",
+                "malformed-tool-call",
+            ),
+            (
+                "<|tool_call_start|>[get_weather(city=\"Par",
+                "unfinished-tool-call",
+            ),
+            ("<|tool_call_start|>", "unfinished-tool-call"),
+            (
+                "<|tool_call_start|>[]<|tool_call_end|>",
+                "malformed-tool-call",
+            ),
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert_eq!(c.errors, [why], "{text}");
+            assert_eq!(c.text, text);
+        }
+    }
+
+    #[test]
+    fn a_missing_close_marker_is_forgiven() {
+        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\"), search(query=\"q\")] and more";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!((c.text.as_str(), c.errors.len()), (" and more", 0));
+    }
+
+    #[test]
+    fn single_quotes_and_positional_arguments_too() {
+        let text = "<|tool_call_start|>[get_weather('Oslo', days=2)]<|tool_call_end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Oslo", "days": 2}))]
+        );
+    }
+
+    #[test]
+    fn the_json_form_is_read_too() {
+        // What LFM2 writes when its system prompt asks for JSON calls.
+        let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
+                ("search".into(), json!({"query": "a <|tool_call_end|> b"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("On it.Done.", 0));
+        // The whole block, markers included, is the calls' span.
+        let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
+        let start = text.find("<|tool_call_start|>").unwrap();
+        let end = text.rfind("Done.").unwrap();
+        assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));
+        assert_eq!(parsed.spans.last().map(|s| s.end), Some(end));
+    }
+
+    #[test]
+    fn python_and_json_blocks_in_one_answer_each_read_in_their_form() {
+        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\")]<|tool_call_end|> then <|tool_call_start|> [ {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}} ]<|tool_call_end|> and <|tool_call_start|>[search(query=\"[{\")]<|tool_call_end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Oslo"})),
+                ("search".into(), json!({"query": "q"})),
+                ("search".into(), json!({"query": "[{"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
+        // A Python string holding the marker and a JSON list stays the string.
+        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"<|tool_call_start|>[{\")]<|tool_call_end|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": "<|tool_call_start|>[{"})
+            )]
+        );
+    }
+
+    #[test]
+    fn a_broken_or_cut_json_block_is_text_with_an_error() {
+        for (text, why) in [
+            (
+                "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]<|tool_call_end|> after",
+                "malformed-tool-call",
+            ),
+            (
+                "<|tool_call_start|>[{\"name\": \"get_weather\", \"argu",
+                "unfinished-tool-call",
+            ),
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert_eq!(c.errors, [why], "{text}");
+            assert_eq!(c.text, text);
+        }
+        // Cut after the `[`, the form is not known: read as Python, cut off.
+        let c = every_split(&p(), "<|tool_call_start|>[ ");
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+    }
+
+    #[test]
+    fn auto_detection_picks_lfm2_after_its_reasoning() {
+        let text = "<think>\nweather\n</think>\nI will use get_weather for this.\n<|tool_call_start|>[get_weather(city=\"Paris\")]<|tool_call_end|>";
+        let d = Protocol::detect(&crate::protocol::tests_support::tools(), text.as_bytes());
+        assert_eq!(d.protocol.name(), "lfm2", "{}", d.reason);
+    }
+}

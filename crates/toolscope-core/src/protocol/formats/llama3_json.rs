@@ -1,0 +1,181 @@
+//! `llama3-json`: Llama 3.1, 3.3 and 4 with JSON tool calling, a call envelope with
+//! `parameters`, after `<|python_tag|>` or bare at the start of the output.
+//!
+//! ```text
+//! <|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}
+//! {"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "search", "parameters": {"query": "rain"}}
+//! ```
+//!
+//! A call ends where its JSON balances; parallel calls are joined by `;`. Bare JSON is a call
+//! only at the very start of the output (after whitespace): later in the text only
+//! `<|python_tag|>` opens one. The template lists the tools as JSON function objects, one after
+//! the other, after its instructions, and gives results back in an `ipython` turn. Llama 3 does
+//! not reason in its output (no markers).
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `llama3-json`.
+pub(crate) struct Llama3Json;
+
+const PYTHON_TAG: &str = "<|python_tag|>";
+const INSTRUCTIONS: &str = "Given the following functions, respond with a JSON for a function call with its proper \
+arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": \
+dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n";
+const RESULT_BEGIN: &str = "<|start_header_id|>ipython<|end_header_id|>\n\n";
+const RESULT_END: &str = "<|eot_id|>";
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: PYTHON_TAG,
+    args_begin: &[ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: None,
+    separator: Some(";"),
+};
+
+impl ProtocolSpec for Llama3Json {
+    fn name(&self) -> &'static str {
+        "llama3-json"
+    }
+
+    fn families(&self) -> &'static str {
+        "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|end_of_text|>",
+            "<|eot|>",
+            "<|eom|>",
+        ]
+    }
+
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        let mut m = vec![PYTHON_TAG.to_string()];
+        for t in tools.iter() {
+            m.push(format!("{{ \"name\" : \"{}\" , \"parameters\"", t.name()));
+            m.push(format!(
+                "{{ \"type\" : \"function\" , \"name\" : \"{}\"",
+                t.name()
+            ));
+        }
+        m
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: None,
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
+    }
+
+    /// The calls after `<|python_tag|>`, joined by `; `.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        let each: Vec<String> = calls
+            .iter()
+            .map(|c| {
+                let one = prompt::envelope_array(std::slice::from_ref(c), "name", "parameters");
+                one[1..one.len() - 1].to_string()
+            })
+            .collect();
+        format!("{PYTHON_TAG}{}", each.join("; "))
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{RESULT_BEGIN}{result}{RESULT_END}")
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(
+            FramedScanner::new(&SYNTAX, tools.clone())
+                .bare_first_call()
+                .stripped_opener(),
+        )
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let one = prompt::malformed_envelope(name, input, "name", "parameters");
+        format!("{PYTHON_TAG}{}", &one[1..one.len() - 1])
+    }
+
+    fn format_reasoning(&self, _: &Protocol, _text: &str) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("llama3-json").unwrap()
+    }
+
+    #[test]
+    fn bare_json_at_the_start_and_calls_joined_by_semicolons() {
+        let text = "  {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}}; {\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("  ", 0));
+    }
+
+    #[test]
+    fn json_later_in_the_text_is_text_unless_tagged() {
+        let text = "The config is {\"name\": \"x\"} as shown.";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn python_code_after_the_tag_is_reported() {
+        let text = "<|python_tag|>print(2 + 2)";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.text, text);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+    }
+}

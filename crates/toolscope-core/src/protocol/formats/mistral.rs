@@ -1,0 +1,265 @@
+//! `mistral`: the `[TOOL_CALLS]` token of the Mistral family, in each of its forms.
+//!
+//! ```text
+//! [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}                    (v11 and later)
+//! [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}  (with the call's id)
+//! [TOOL_CALLS]get_weather{"city": "Paris"}                          (seen without [ARGS])
+//! [TOOL_CALLS][{"name": "get_weather", "arguments": {…}, "id": "a1b2c3d4e"}]   (v3)
+//! ```
+//!
+//! A call ends where its JSON ends; parallel calls repeat `[TOOL_CALLS]` (or are more items of
+//! the v3 array). The tools are listed as OpenAI-style function objects between
+//! `[AVAILABLE_TOOLS]` and `[/AVAILABLE_TOOLS]`, results come back between `[TOOL_RESULTS]` and
+//! `[/TOOL_RESULTS]`, and Magistral reasons between `[THINK]` and `[/THINK]`.
+
+use serde_json::{Value, json};
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `mistral`.
+pub(crate) struct Mistral;
+
+const TOOL_CALLS: &str = "[TOOL_CALLS]";
+const ARGS: &str = "[ARGS]";
+const CALL_ID: &str = "[CALL_ID]";
+const TOOLS_BEGIN: &str = "[AVAILABLE_TOOLS]";
+const TOOLS_END: &str = "[/AVAILABLE_TOOLS]";
+const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
+const RESULTS_END: &str = "[/TOOL_RESULTS]";
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: TOOL_CALLS,
+    args_begin: &[ArgsBegin::Marker(ARGS), ArgsBegin::Object, ArgsBegin::Array],
+    header: |head| {
+        let (name, id) = match head.split_once(CALL_ID) {
+            Some((name, id)) => (name, Some(id.trim().to_string())),
+            None => (head, None),
+        };
+        Some(Header {
+            name: name.trim().to_string(),
+            id: id.filter(|i| !i.is_empty()),
+        })
+    },
+    args_suffix: None,
+    call_end: None,
+    separator: None,
+};
+
+fn call(name: &str, input: &Value) -> String {
+    let args = if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!("{TOOL_CALLS}{name}{ARGS}{args}")
+}
+
+impl ProtocolSpec for Mistral {
+    fn name(&self) -> &'static str {
+        "mistral"
+    }
+
+    fn families(&self) -> &'static str {
+        "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["</s>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec!["[TOOL_CALLS]".into(), "[TOOL_CALLS] [".into()]
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning {
+            markers: Some(("[THINK]", "[/THINK]")),
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+
+    /// The tools as the template lists them: OpenAI-style function objects in
+    /// `[AVAILABLE_TOOLS]`, then how a call looks.
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let list: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
+                }})
+            })
+            .collect();
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "{TOOLS_BEGIN}{}{TOOLS_END}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
+             for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
+             {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
+            Value::Array(list),
+            call(&name, &example)
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        call(name, input)
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls.iter().map(|(n, i)| call(n, i)).collect()
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        let content =
+            serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.into()));
+        format!(
+            "{RESULTS_BEGIN}{}{RESULTS_END}",
+            json!({"content": content})
+        )
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    /// The `content` of the `{"content": …}` object the template wraps each result in.
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        let inner = prompt::between(text, RESULTS_BEGIN, RESULTS_END);
+        match serde_json::from_str::<Value>(inner.trim()) {
+            Ok(Value::Object(mut obj)) if obj.len() == 1 && obj.contains_key("content") => {
+                match obj.remove("content") {
+                    Some(Value::String(s)) => s,
+                    Some(v) => v.to_string(),
+                    None => inner.to_string(),
+                }
+            }
+            _ => prompt::unwrap_result(&inner),
+        }
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
+    }
+
+    /// Arguments with a key and no value.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        format!("{TOOL_CALLS}{name}{ARGS}{{\"{key}\": \"{value}\", \"oops\": }}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("mistral").unwrap()
+    }
+
+    #[test]
+    fn every_form_of_a_call_reads() {
+        let paris = json!({"city": "Paris"});
+        for text in [
+            r#"Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#,
+            r#"Checking.[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}"#,
+            r#"Checking.[TOOL_CALLS]get_weather{"city": "Paris"}"#,
+            r#"Checking.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]"#,
+        ] {
+            let c = every_split(&p(), text);
+            assert_eq!(c.text, "Checking.", "{text}");
+            assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{text}");
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+        }
+    }
+
+    #[test]
+    fn the_call_id_is_the_tool_call_id() {
+        let text = r#"[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Oslo"}"#;
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        match &parsed.parts[0] {
+            crate::part::Part::ToolCall(c) => assert_eq!(&*c.tool_call_id, "a1b2c3d4e"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parallel_calls_repeat_the_token_or_fill_the_array() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "rust"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(TOOL_CALLS).count(), 2);
+        let c = every_split(&p(), &format!("{written} Done."));
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), a.clone()),
+                ("search".into(), b.clone())
+            ]
+        );
+        assert_eq!(c.text, " Done.");
+        let v3 = r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "rust"}}]"#;
+        assert_eq!(
+            every_split(&p(), v3).calls,
+            [("get_weather".into(), a), ("search".into(), b)]
+        );
+    }
+
+    #[test]
+    fn reasoning_in_think_tokens() {
+        let text = format!(
+            "[THINK]Paris → get_weather.[/THINK]{}",
+            call("get_weather", &json!({"city": "Paris"}))
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris → get_weather.");
+        assert_eq!(c.calls.len(), 1);
+        let inside = "[THINK]maybe [TOOL_CALLS]get_weather[ARGS]{}[/THINK]no call";
+        let c = every_split(&p(), inside);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.text, "no call");
+    }
+
+    #[test]
+    fn broken_unfinished_and_unknown() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let c = every_split(&p(), &bad);
+        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
+        assert_eq!(c.text, bad);
+        let cut = r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Pa"#;
+        let c = every_split(&p(), cut);
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        assert_eq!(c.text, cut);
+        let c = every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#);
+        assert_eq!(c.errors, ["unknown-tool"]);
+        let c = every_split(&p(), r#"[TOOL_CALLS]{{ tc.name }}[ARGS]{}"#);
+        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
+    }
+
+    #[test]
+    fn prompt_and_results_read_back() {
+        let prompt = p().system_prompt(&tools());
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(set.to_json(), tools().to_json());
+        assert_eq!(
+            p().read_result(&p().format_result("f", "18 degrees")),
+            "18 degrees"
+        );
+    }
+}

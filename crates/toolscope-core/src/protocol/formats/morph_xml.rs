@@ -1,0 +1,143 @@
+//! `morph-xml`: one element per call, named after the tool, one child element per argument:
+//! `<get_weather><city>Paris</city><days>3</days></get_weather>`.
+//!
+//! Only a known tool's name opens a call. A string argument is raw text up to its close tag
+//! (HTML and a stray `<` inside are kept, entities decoded, CDATA unwrapped), byte-exact but for
+//! the one newline after the open tag and the one before the close tag, and streams out as it
+//! arrives; any other argument is read as an XML fragment and coerced whole. An argument's close
+//! tag followed by an open tag that is neither an argument of the tool nor another call, or by
+//! CDATA or a comment, is part of the value (a value that holds its own close tag); only that
+//! undecided tail is held back. After the arguments, a repeat of an argument's close tag is
+//! consumed and any other close tag (`</think>`) is the call's, written wrong: it closes the call.
+//! A repeated element is an array when the schema allows one (or gives no schema) and a
+//! malformed call otherwise. Arguments that may still repeat are held to the end of the call, and
+//! everything after them with them, so the deltas stay a prefix of the final input. A call whose
+//! close tag never comes ends after its last argument.
+//!
+//! A tool's element whose body is text, not argument elements (`<send_email>Hi Bob</send_email>`),
+//! is a call when the schema leaves no doubt where the text goes (its only string argument, or
+//! its only required one), reported as a coercion; otherwise, or when no close tag follows (a
+//! mention of the tag in prose), the markup stays as text with an error part. A tool's close tag
+//! with no call open is reported too: a known tool's tag never passes silently.
+
+use serde_json::Value;
+
+use crate::protocol::scan::morph::MorphScanner;
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::xml;
+use crate::tool::ToolSet;
+
+/// `morph-xml`.
+pub(crate) struct MorphXml;
+
+impl ProtocolSpec for MorphXml {
+    fn name(&self) -> &'static str {
+        "morph-xml"
+    }
+
+    fn families(&self) -> &'static str {
+        "any model, prompted"
+    }
+
+    /// Prompted for any model: the end tokens of the common chat templates.
+    fn end_tokens(&self) -> &'static [&'static str] {
+        crate::protocol::spec::COMMON_END_TOKENS
+    }
+
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        tools
+            .iter()
+            .flat_map(|t| [format!("<{}> <", t.name()), format!("<{}/>", t.name())])
+            .collect()
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning::THINK
+    }
+
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
+        framed(p, tools, prompt_section)
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        format_call(name, input)
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        xml::format_result(name, result)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MorphScanner::new(tools.clone()))
+    }
+
+    /// Stray markup inside a string argument is kept as text, so the break is an argument given
+    /// twice although its schema is not an array.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let scalar = input.as_object().and_then(|args| {
+            args.iter().find_map(|(k, v)| match v {
+                Value::String(s) => Some((k.clone(), s.clone())),
+                Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+                _ => None,
+            })
+        });
+        match scalar {
+            Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
+            None => {
+                let (key, value) = first_argument(input);
+                format!("<{name}><{key}>{value}</{key}>\n<{name}>")
+            }
+        }
+    }
+}
+
+/// A past call as morph-xml markup.
+pub fn format_call(name: &str, input: &Value) -> String {
+    let mut s = format!("<{name}>\n");
+    if let Value::Object(args) = input {
+        for (k, v) in args {
+            write_element(&mut s, k, v, 0);
+        }
+    }
+    s.push_str(&format!("</{name}>"));
+    s
+}
+
+fn write_element(s: &mut String, name: &str, v: &Value, depth: usize) {
+    match v {
+        Value::Array(items) => {
+            for item in items {
+                write_element(s, name, item, depth);
+            }
+        }
+        Value::Object(map) if depth < 8 => {
+            s.push_str(&format!("<{name}>\n"));
+            for (k, v) in map {
+                write_element(s, k, v, depth + 1);
+            }
+            s.push_str(&format!("</{name}>\n"));
+        }
+        Value::String(text) => {
+            s.push_str(&format!("<{name}>{}</{name}>\n", xml::element_text(text)))
+        }
+        other => s.push_str(&format!(
+            "<{name}>{}</{name}>\n",
+            xml::escape_text(&other.to_string())
+        )),
+    }
+}
+
+/// The format section of the system prompt.
+pub fn prompt_section(example_name: &str, example: &Value) -> String {
+    format!(
+        "To call a tool, write an XML element named after the tool, with one child element per argument, named \
+         after the argument:\n<tool_name>\n<argument_name>value</argument_name>\n</tool_name>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are (escape & and < as &amp; and &lt;, or wrap the text in <![CDATA[ ]]>). \
+         For an array, repeat the element once per item; for an object, nest one element per property. \
+         Write one element per call. Results come back in a <tool_response> element.\n",
+        format_call(example_name, example)
+    )
+}

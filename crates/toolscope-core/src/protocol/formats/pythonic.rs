@@ -1,0 +1,410 @@
+//! `pythonic`: Llama 3.2 and Llama 4 with pythonic tool calling, and Olmo 3: the calls as one
+//! Python list, bare, or (Llama 4) between `<|python_start|>` and `<|python_end|>`.
+//!
+//! ```text
+//! [get_weather(city='Paris', days=3), search(query='rain')]
+//! <|python_start|>[get_weather(city='Paris')]<|python_end|>
+//! ```
+//!
+//! The model answers with the list, most often as its whole answer; text before it happens. A
+//! bare `[` opens a list only when a name and `(` follow (see `scan/python_calls.rs`), so brackets in
+//! prose stay text. The template lists the functions as a JSON list and asks for the calls in
+//! this form; results come back in an `ipython` turn. The family does not reason in text.
+
+use serde_json::Value;
+
+use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `pythonic`.
+pub(crate) struct Pythonic;
+
+const PYTHON_START: &str = "<|python_start|>";
+const PYTHON_END: &str = "<|python_end|>";
+const INTRO: &str = "You can call functions to answer the question. These are the functions you may \
+call, as a list in JSON format:\n";
+const HOW: &str = "\n\nTo call functions, answer with nothing but a Python list of calls with keyword \
+arguments:\n[func_name1(param_name1=value1, param_name2=value2), func_name2(param=value)]\n\
+Write each value as a Python literal: strings in quotes, numbers, True, False, None, lists and \
+dicts. If none of the functions fits, or the question leaves out a required parameter, say so in \
+plain text instead.\n";
+const RESULT_BEGIN: &str = "<|start_header_id|>ipython<|end_header_id|>\n\n";
+const RESULT_END: &str = "<|eot_id|>";
+/// Strings in single quotes, as Llama writes them.
+const QUOTE: char = '\'';
+
+static SYNTAX: PySyntax = PySyntax {
+    wrap: Some((PYTHON_START, PYTHON_END)),
+    bare: true,
+};
+
+impl ProtocolSpec for Pythonic {
+    fn name(&self) -> &'static str {
+        "pythonic"
+    }
+
+    fn families(&self) -> &'static str {
+        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|end_of_text|>",
+            "<|eot|>",
+            "<|eom|>",
+            "<|im_end|>",
+            "<|endoftext|>",
+        ]
+    }
+
+    /// `<|python_start|>`, and a list that opens with a call of one of the tools.
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        let mut m = vec![PYTHON_START.to_string()];
+        for t in tools.iter() {
+            m.push(format!("[ {} (", t.name()));
+        }
+        m
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!("{INTRO}{}{HOW}", prompt::json_tools(tools, false))
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let end = &HOW[..HOW.find(':')?];
+        let tools = prompt::read_json_tools(system, INTRO, end)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
+    }
+
+    /// Every call of the answer in one list.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        call_list(calls, QUOTE)
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{RESULT_BEGIN}{result}{RESULT_END}")
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(PyCallsScanner::new(&SYNTAX, tools.clone()))
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        malformed_list(name, input, QUOTE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::Collapsed;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("pythonic").unwrap()
+    }
+
+    #[test]
+    fn the_family_format_byte_for_byte() {
+        let text = "[get_weather(city='Paris', days=3), search(query=\"rain\")]";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn brackets_in_prose_stay_text_without_errors() {
+        for text in [
+            "See [1] and [2].",
+            "A list [a, b] and [x] done",
+            "[Note (see above)] and [1(2)]",
+            "Mid-line [my_func(x)] is prose, as is [get_weather] alone.",
+            "[",
+            "text [get_wea",
+            "[]",
+            "[ (x)]",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}: {:?}", c.calls);
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            assert_eq!(c.text, text);
+        }
+    }
+
+    #[test]
+    fn a_tool_opens_a_list_anywhere_any_name_at_a_line_start() {
+        let text = "Let me check: [get_weather(city='Paris')] ok";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(c.text, "Let me check:  ok");
+
+        let text = "Calling:\n  [launch(stage=1)]\nand mid-line [launch(stage=2)]";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("launch".into(), json!({"stage": 1}))]);
+        assert_eq!(c.errors, ["unknown-tool"]);
+        assert_eq!(c.text, "Calling:\n  \nand mid-line [launch(stage=2)]");
+    }
+
+    #[test]
+    fn text_before_a_list_streams_out_and_only_the_ambiguous_tail_waits() {
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        parser.push(b"Checking the weather [get_wea", &mut out);
+        let c = Collapsed::of(&out);
+        assert_eq!(c.text, "Checking the weather ");
+        out.clear();
+        parser.push(b"ther(city='Oslo')] done", &mut out);
+        parser.finish(&mut out);
+        let c = Collapsed::of(&out);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert_eq!(c.text, " done");
+    }
+
+    #[test]
+    fn values_are_typed_as_written_then_coerced() {
+        let text = "[get_weather(city='3', days='4', unit=None), search(query=3), write_file(path=\"/a\", content=True)]";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                (
+                    "get_weather".into(),
+                    json!({"city": "3", "days": 4, "unit": null})
+                ),
+                ("search".into(), json!({"query": "3"})),
+                (
+                    "write_file".into(),
+                    json!({"path": "/a", "content": "true"})
+                ),
+            ]
+        );
+        // Unknown tools keep the values as written.
+        let text = "[nope(a=1, b=2.5e-3, c=-7, d=1_000, e=0x1F, f=(1, 'two'), g={'k': [None, False]}, h={1: 'one'})]";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "nope".into(),
+                json!({"a": 1, "b": 0.0025, "c": -7, "d": 1000, "e": 31, "f": [1, "two"], "g": {"k": [null, false]}, "h": {"1": "one"}})
+            )]
+        );
+        assert_eq!(c.errors, ["unknown-tool"]);
+    }
+
+    #[test]
+    fn strings_keep_every_byte_through_their_escapes() {
+        let cases = [
+            (r#"'a\nb\tc\\d\'e\"f'"#, "a\nb\tc\\d'e\"f"),
+            (r#""it's \"quoted\"""#, "it's \"quoted\""),
+            (r#"'\u00e9\U0001F600\x41\101\0'"#, "é😀AA\0"),
+            (
+                r#"'\ud83d\ude00 and \ud83d alone'"#,
+                "😀 and \u{fffd} alone",
+            ),
+            (
+                r#"'unknown \q and \N{DASH} stay'"#,
+                "unknown \\q and \\N{DASH} stay",
+            ),
+            (r#"r'C:\new\'x'"#, "C:\\new\\'x"),
+            ("u'plain'", "plain"),
+            (
+                "'''three\n  'quoted' \"\" lines\n'''",
+                "three\n  'quoted' \"\" lines\n",
+            ),
+            ("\"\"\"a\"\"b\"\"\"", "a\"\"b"),
+            ("''", ""),
+            ("'raw\nnewline'", "raw\nnewline"),
+            (
+                "'<|python_end|> </tool_call> ] ) ,'",
+                "<|python_end|> </tool_call> ] ) ,",
+            ),
+            ("'line\\\ncontinued'", "linecontinued"),
+            // Adjacent literals are one string, as in Python.
+            ("'ab' \"cd\"", "abcd"),
+            ("'a'\n    'b' '''c\nd'''  ''", "abc\nd"),
+            ("'a' ''", "a"),
+        ];
+        for (literal, want) in cases {
+            let text = format!("[write_file(path='/a', content={literal})]");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"path": "/a", "content": want}))],
+                "{text}"
+            );
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+        }
+    }
+
+    #[test]
+    fn adjacent_literals_join_in_lists_dicts_and_keys() {
+        let text = "[write_file(path='/a' '/b', content={'k' 'ey': ['x' 'y', 'z'], 'n': 1})]";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                // `content` is a string in the schema: the dict arrives as its JSON text.
+                json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // A literal followed by anything else than a literal ends there.
+        let c = every_split(&p(), "[write_file(path='/a' 3)]");
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+    }
+
+    #[test]
+    fn written_values_read_back_exactly() {
+        let input =
+            json!({"path": "/x", "content": "a'b\"c\\d\n\t\r\u{1}é😀 <|python_end|> ]) '''"});
+        let text = p().format_call("write_file", &input);
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("write_file".into(), input)]);
+        let nested = json!({"a": [1, 2.5, null, true, {"b": ["c"]}], "d": {}, "e": []});
+        let text = p().format_call("nope", &nested);
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, [("nope".into(), nested)]);
+    }
+
+    #[test]
+    fn positional_arguments_follow_the_schema_order() {
+        let c = every_split(&p(), "[get_weather('Paris', 3, unit='c')]");
+        assert_eq!(
+            c.calls,
+            [(
+                "get_weather".into(),
+                json!({"city": "Paris", "days": 3, "unit": "c"})
+            )]
+        );
+        assert!(c.errors.is_empty());
+        for text in [
+            "[nope('x')]",
+            "[search('a', 'b')]",
+            "[get_weather(city='Paris', 'Rome')]",
+            "[get_weather('Paris', city='Rome')]",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}: {:?}", c.calls);
+            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+            assert_eq!(c.text, text);
+        }
+    }
+
+    #[test]
+    fn broken_lists_are_text_with_an_error_and_earlier_calls_stand() {
+        for text in [
+            "[get_weather(city=Paris)]",
+            "[get_weather(city='Paris', city='Rome')]",
+            "[get_weather(city='Paris' days=3)]",
+            "[get_weather(city='Paris'), search(query=)]",
+            "[get_weather(city='\\xZZ')]",
+            "[get_weather(city=1.2.3)]",
+            "[get_weather(city={'a' 1})]",
+            "[get_weather(city=['a')]",
+            "[get_weather(city=f(1))]",
+            "[get_weather(**{'city': 'x'})]",
+        ] {
+            let c = every_split(&p(), text);
+            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+            assert!(c.calls.iter().all(|(n, _)| n == "get_weather"), "{text}");
+            assert!(c.calls.len() <= 1, "{text}");
+        }
+        let text = "[get_weather(city='Paris'), search(query=)] end";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(c.text, ", search(query=)] end");
+    }
+
+    #[test]
+    fn a_cut_off_list_is_unfinished_and_a_missing_bracket_is_forgiven() {
+        for text in [
+            "[get_weather(city='Par",
+            "[get_weather(city='Paris', days=3",
+            "[get_weather(",
+            "[get_weather(city='Paris'), sea",
+        ] {
+            let c = every_split(&p(), text);
+            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
+            assert!(c.text.ends_with(&text[text.len() - 3..]), "{text}");
+        }
+        let c = every_split(&p(), "[get_weather(city='Paris')");
+        assert_eq!(c.calls.len(), 1);
+        assert!(c.errors.is_empty());
+    }
+
+    #[test]
+    fn deep_nesting_is_reported_not_a_crash() {
+        let text = format!("[search(query={})]", "[".repeat(100_000));
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let c = Collapsed::of(&parsed.parts);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+        let ok = format!("[nope(a={}1{})]", "[".repeat(100), "]".repeat(100));
+        let c = every_split(&p(), &ok);
+        assert_eq!(c.calls.len(), 1);
+    }
+
+    #[test]
+    fn the_llama4_wrapper() {
+        let text = "<|python_start|>[get_weather(city='Rome'), search(query='x')]<|python_end|> ok";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!((c.text.as_str(), c.errors.len()), (" ok", 0));
+        // Inside the wrapper a broken list is skipped to the close marker.
+        let text = "<|python_start|>print(2)<|python_end|> ok";
+        let c = every_split(&p(), text);
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn whitespace_and_trailing_commas_as_python_allows() {
+        let text =
+            "[\n  get_weather(\n    city = 'Paris',\n    days = 3,\n  ),\n  search(query='q'),\n]";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn auto_detection_picks_pythonic_from_a_list_of_tool_calls() {
+        for text in [
+            "I will use get_weather for this.\n[get_weather(city='Paris'), get_weather(city='Tokyo')]",
+            "<|python_start|>[search(query='x')]<|python_end|>",
+        ] {
+            let d = Protocol::detect(&tools(), text.as_bytes());
+            assert_eq!(d.protocol.name(), "pythonic", "{text}: {}", d.reason);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The special-token section family of the framed-marker engine: calls are blocks between
+//! special tokens, `<call>HEADER<sep>ARGUMENTS<end>`, parallel calls more blocks inside one
+//! section (`deepseek-v3`, `deepseek-v3.1`, `kimi-k2`). Each member's file holds its table entry
+//! ([`Sectioned`]): its tokens, how it writes one call block and its results, and its prompt text.
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// One member of the family.
+pub(crate) struct Sectioned {
+    /// Its names, models, end tokens and reasoning markers.
+    pub card: Card,
+    /// How the engine reads it.
+    pub syntax: &'static FramedSyntax,
+    /// The tokens that open and close the section of calls.
+    pub section: (&'static str, &'static str),
+    /// One call block: the tool's name, the call's index in the answer, the arguments' JSON.
+    pub block: fn(&str, usize, &str) -> String,
+    /// What the family writes between the blocks of one section.
+    pub joiner: &'static str,
+    /// The prompt text, and reading it back (given the protocol's name).
+    pub prompt: fn(&ToolSet) -> String,
+    pub read_prompt: fn(&str, &str) -> Option<(Protocol, ToolSet)>,
+    /// The results of one turn (one result is a turn of one), and the payload of one.
+    pub results: fn(&[(&str, &str)]) -> String,
+    pub read_result: fn(&str) -> String,
+}
+
+impl Sectioned {
+    fn section(&self, blocks: &str) -> String {
+        format!("{}{blocks}{}", self.section.0, self.section.1)
+    }
+}
+
+/// The arguments' JSON as a block writes it: an object, else `{}`.
+fn args_json(input: &Value) -> String {
+    if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    }
+}
+
+impl ProtocolSpec for Sectioned {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        (self.prompt)(tools)
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        (self.read_prompt)(self.card.name, system)
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        self.section(&(self.block)(name, 0, &args_json(input)))
+    }
+
+    /// One section, the blocks one after the other, the index counting up.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        let blocks: Vec<String> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, input))| (self.block)(name, i, &args_json(input)))
+            .collect();
+        self.section(&blocks.join(self.joiner))
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        (self.results)(&[(name, result)])
+    }
+
+    fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
+        (self.results)(results)
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        (self.read_result)(text)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(self.syntax, tools.clone()))
+    }
+
+    /// Arguments with a key and no value.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = first_argument(input);
+        let bad = format!("{{\"{key}\": \"{value}\", \"oops\": }}");
+        self.section(&(self.block)(name, 0, &bad))
+    }
+}

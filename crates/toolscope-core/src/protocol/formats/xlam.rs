@@ -1,0 +1,204 @@
+//! `xlam`: Salesforce xLAM, a JSON array of call envelopes, written bare, in a ```` ```json ````
+//! fence, after `[TOOL_CALLS]` or between `<tool_call>` and `</tool_call>`.
+//!
+//! ```text
+//! [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "rain"}}]
+//! ```
+//!
+//! The template asks for the bare array and nothing else; models fine-tuned from it also wrap it
+//! in the other three ways, and each is read. A bare array is the model's call at the very start
+//! of the output; later in the text (after prose) it is a call only once it names a known tool,
+//! and `[` followed by anything but `{` is never one. Parallel calls are more items of the
+//! array. The template writes its instructions and then the tools as indented JSON objects, a
+//! blank line after each, and gives results back in a `tool` turn. xLAM does not reason in its
+//! output; a `<think>` block, which some fine-tunes write, is read as reasoning.
+
+use serde_json::Value;
+
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `xlam`.
+pub(crate) struct Xlam;
+
+const INSTRUCTIONS: &str = "You can use tools. To use them, answer with one JSON list of calls and \
+nothing else:\n[{\"name\": \"tool_name\", \"arguments\": {\"arg1\": \"value1\", \"arg2\": \"value2\"}}, ... (more calls \
+in the same list when several are needed)]\nWhen no tool fits, say so. When the request lacks a required argument, \
+ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
+plain text.\nThe tools:\n";
+const RESULT_BEGIN: &str = "<|im_start|>tool\n";
+const RESULT_END: &str = "<|im_end|>";
+
+impl ProtocolSpec for Xlam {
+    fn name(&self) -> &'static str {
+        "xlam"
+    }
+
+    fn families(&self) -> &'static str {
+        "Salesforce xLAM, xLAM-2"
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![
+            "[ { \"name\"".into(),
+            "```json [ {".into(),
+            "[TOOL_CALLS] [".into(),
+            "<tool_call> [".into(),
+        ]
+    }
+
+    fn reasoning(&self) -> Reasoning {
+        Reasoning::THINK
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, false))
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
+    }
+
+    /// The bare array, as the template writes a past turn's calls.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        prompt::envelope_array(calls, "name", "arguments")
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{RESULT_BEGIN}{result}{RESULT_END}")
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(JsonScanner::new(
+            tools.clone(),
+            JsonScannerConfig {
+                call_start: Some("<tool_call>".into()),
+                call_end: "</tool_call>".into(),
+                loose_json: true,
+                commit_loose: false,
+                alt_start: Some("[TOOL_CALLS]".into()),
+                bare_arrays: true,
+            },
+        ))
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        prompt::malformed_envelope(name, input, "name", "arguments")
+    }
+
+    /// The family does not reason in its output, so nothing writes a think block for it (a
+    /// fine-tune's `<think>` is still read).
+    fn format_reasoning(&self, _: &Protocol, _text: &str) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("xlam").unwrap()
+    }
+
+    fn weather_and_search() -> Vec<(String, Value)> {
+        vec![
+            ("get_weather".into(), json!({"city": "Paris"})),
+            ("search".into(), json!({"query": "rain"})),
+        ]
+    }
+
+    const ARRAY: &str = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
+
+    #[test]
+    fn the_four_wrappings_read_the_same() {
+        for text in [
+            ARRAY.to_string(),
+            format!("  \n{ARRAY}\n"),
+            format!("```json\n{ARRAY}\n```"),
+            format!("[TOOL_CALLS]{ARRAY}"),
+            format!("<tool_call>\n{ARRAY}\n</tool_call>"),
+            format!("<think>\nTwo tools.\n</think>\n\n{ARRAY}"),
+        ] {
+            let c = every_split(&p(), &text);
+            assert_eq!(c.calls, weather_and_search(), "{text}");
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            assert_eq!(c.text.trim(), "", "{text}");
+        }
+    }
+
+    #[test]
+    fn prose_with_brackets_is_text() {
+        for text in [
+            "[1] The forecast says rain.",
+            "See the list [a, b] and [ ] here.",
+            "An empty list [] and a number list [1, 2].",
+            "Arrays of objects like [{\"a\": 1}] in prose stay text.",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}");
+            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            assert_eq!(c.text, text);
+        }
+    }
+
+    #[test]
+    fn a_bare_array_after_prose_is_a_call_when_it_names_a_tool() {
+        let text = format!("Checking both.\n{ARRAY}\nDone.");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.calls, weather_and_search());
+        assert_eq!(c.text, "Checking both.\n\nDone.");
+    }
+
+    #[test]
+    fn a_broken_array_at_the_start_is_reported_and_kept() {
+        let text = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    #[test]
+    fn a_close_tag_inside_a_value_is_value_text() {
+        let text = "[TOOL_CALLS][{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</tool_call>[TOOL_CALLS]y\"}}] after";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": "x</tool_call>[TOOL_CALLS]y"})
+            )]
+        );
+        assert_eq!(c.text, " after");
+    }
+
+    #[test]
+    fn the_prompt_lists_the_tools_and_reads_back() {
+        let tools = crate::protocol::tests_support::tools();
+        let prompt = p().system_prompt(&tools);
+        assert!(prompt.contains("\"name\": \"get_weather\""), "{prompt}");
+        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back.name(), "xlam");
+        assert_eq!(set.to_json(), tools.to_json());
+    }
+}

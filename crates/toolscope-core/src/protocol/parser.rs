@@ -1,0 +1,336 @@
+//! The stream parser: UTF-8 decoding, then the family's end tokens, code fences around calls and
+//! the reasoning splitter, then the protocol's scanner; and the whole-text parse, which runs it
+//! over one chunk.
+
+use crate::part::{ErrorPart, Part};
+use crate::tool::ToolSet;
+
+use super::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use super::span::{Parsed, Span};
+use super::spec::Protocol;
+use super::text::emit::Emitter;
+use super::text::end_tokens::EndTokens;
+use super::text::fences::CallFences;
+use super::text::reasoning::ReasoningSplitter;
+use super::text::scanner::Scanner;
+use super::text::utf8::Utf8Decoder;
+
+impl Protocol {
+    /// A stream parser for this protocol and these tools.
+    pub fn stream_parser(&self, tools: &ToolSet) -> StreamParser {
+        let mut parser = StreamParser::with_scanner(self.spec.scanner(self, tools));
+        let r = self.spec.reasoning();
+        if let Some((open, close)) = r.markers {
+            let splitter =
+                ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open());
+            splitter.begin(&mut parser.em);
+            parser.reasoning = Some(splitter);
+        }
+        if !self.spec.reads_end_tokens() {
+            parser.end_tokens = EndTokens::new(self.spec.end_tokens());
+        }
+        parser.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
+        parser
+    }
+
+    /// Parses a whole text (bytes; invalid UTF-8 is replaced and reported). Runs the stream
+    /// parser over one chunk, so the two paths cannot disagree.
+    pub fn parse_generated(&self, tools: &ToolSet, text: &[u8]) -> Parsed {
+        self.stream_parser(tools).parse_whole(text)
+    }
+}
+
+/// A stream parser for a tool-choice answer: the JSON `{"name": …, "arguments": {…}}` a model
+/// writes under a response format that forces a call (`required` or a named tool). Text around
+/// the JSON stays text; JSON that is not a valid call is kept as text with an `error` part.
+pub fn answer_parser(tools: &ToolSet) -> StreamParser {
+    StreamParser::with_scanner(Box::new(JsonScanner::new(
+        tools.clone(),
+        JsonScannerConfig {
+            call_start: None,
+            call_end: String::new(),
+            loose_json: true,
+            commit_loose: true,
+            alt_start: None,
+            bare_arrays: false,
+        },
+    )))
+}
+
+/// An incremental parser of one model output. Feed it chunks of any size (byte chunks may split
+/// UTF-8 sequences), then call [`StreamParser::finish`]. It emits `text-start/delta/end`,
+/// `tool-input-start/delta/end`, `tool-call` and `error` parts, never `finish`.
+pub struct StreamParser {
+    decoder: Utf8Decoder,
+    // One indirect call per piece of text (not per byte): the cost of a table of protocols.
+    scanner: Box<dyn Scanner>,
+    /// Splits reasoning off before the scanner, for a protocol with reasoning markers.
+    reasoning: Option<ReasoningSplitter>,
+    /// Takes the family's end tokens out first, for a protocol that declares them.
+    end_tokens: Option<EndTokens>,
+    /// Then code fences around calls.
+    fences: Option<Box<CallFences>>,
+    em: Emitter,
+    invalid_reported: bool,
+    finished: bool,
+}
+
+impl StreamParser {
+    pub(crate) fn with_scanner(scanner: Box<dyn Scanner>) -> Self {
+        StreamParser {
+            decoder: Utf8Decoder::new(),
+            scanner,
+            reasoning: None,
+            end_tokens: None,
+            fences: None,
+            em: Emitter::new(),
+            invalid_reported: false,
+            finished: false,
+        }
+    }
+
+    /// Parses the next chunk of bytes and appends the parts it completes to `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Part>) {
+        if self.finished {
+            return;
+        }
+        let StreamParser {
+            decoder,
+            scanner,
+            reasoning,
+            end_tokens,
+            fences,
+            em,
+            invalid_reported,
+            ..
+        } = self;
+        em.attach(out);
+        match decoder.whole(chunk) {
+            // The common case inline: a whole valid chunk (one byte, often).
+            Some(piece) if !piece.is_empty() => {
+                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece)
+            }
+            Some(_) => {}
+            None => decoder.decode(chunk, |piece, invalid_at| {
+                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+                if let Some(at) = invalid_at {
+                    report_invalid(invalid_reported, at, em);
+                }
+            }),
+        }
+        em.detach(out);
+    }
+
+    /// Parses the next chunk of text.
+    pub fn push_str(&mut self, chunk: &str, out: &mut Vec<Part>) {
+        self.push(chunk.as_bytes(), out)
+    }
+
+    /// Ends the stream: closes open text, recovers or reports an unfinished call. The output
+    /// ended as the model meant it to (a stop): a call missing only its close marker at the end
+    /// is recovered, as the formats' tolerances say.
+    pub fn finish(&mut self, out: &mut Vec<Part>) {
+        self.finish_as(false, out)
+    }
+
+    /// Ends a stream that was cut off (the token limit, a content filter, a broken stream): a
+    /// call is finished only when its close marker arrived, or, in a format whose call body is
+    /// one JSON value, when that value closed. Any other call still open is reported as an
+    /// `unfinished-tool-call` error with its markup kept as text, never recovered, so that a
+    /// call with arguments cut short is never taken for a complete one.
+    pub fn finish_cut(&mut self, out: &mut Vec<Part>) {
+        self.finish_as(true, out)
+    }
+
+    pub(super) fn finish_as(&mut self, cut: bool, out: &mut Vec<Part>) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        if cut {
+            self.em.set_output_cut();
+        }
+        let StreamParser {
+            decoder,
+            scanner,
+            reasoning,
+            end_tokens,
+            fences,
+            em,
+            invalid_reported,
+            ..
+        } = self;
+        em.attach(out);
+        decoder.finish(|piece, invalid_at| {
+            feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+            if let Some(at) = invalid_at {
+                report_invalid(invalid_reported, at, em);
+            }
+        });
+        if let Some(f) = end_tokens {
+            f.finish(em, |piece, em| {
+                feed_fenced(fences, reasoning, scanner.as_mut(), em, piece)
+            });
+        }
+        if let Some(f) = fences {
+            f.finish(em, |piece, em| {
+                if !piece.is_empty() {
+                    feed_piece(reasoning, scanner.as_mut(), em, piece);
+                }
+                scanner.in_args()
+            });
+        }
+        match reasoning {
+            Some(r) => r.finish(scanner.as_mut(), em),
+            None => scanner.finish(em),
+        }
+        em.end_output();
+        em.detach(out);
+    }
+
+    /// The spans recognised so far, in order; byte offsets into the decoded text.
+    pub fn spans(&self) -> &[Span] {
+        self.em.spans()
+    }
+
+    /// How many tool calls were completed so far.
+    pub fn call_count(&self) -> usize {
+        self.em.call_count()
+    }
+
+    /// The writer of this parser's parts, shared with a caller that writes into the same answer
+    /// (ids then come from one count, and blocks never overlap). Only between pushes.
+    pub(crate) fn writer(&mut self) -> &mut crate::part::PartWriter {
+        self.em.writer()
+    }
+
+    /// Parses a whole text and gives the generate parts (`text`, `tool-call`, `error`).
+    pub fn parse_whole(mut self, text: &[u8]) -> Parsed {
+        let mut stream = Vec::new();
+        self.push(text, &mut stream);
+        self.finish(&mut stream);
+        Parsed {
+            parts: generate_parts(stream),
+            spans: self.em.spans().to_vec(),
+        }
+    }
+}
+/// A decoded piece through the end-token filter, when the protocol has one.
+#[inline(always)]
+fn feed_text(
+    end_tokens: &mut Option<EndTokens>,
+    fences: &mut Option<Box<CallFences>>,
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match end_tokens {
+        Some(f) => f.feed(piece, em, |p, em| {
+            feed_fenced(fences, reasoning, scanner, em, p)
+        }),
+        None => feed_fenced(fences, reasoning, scanner, em, piece),
+    }
+}
+
+/// A piece through the fence filter, when there is one.
+#[inline(always)]
+fn feed_fenced(
+    fences: &mut Option<Box<CallFences>>,
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match fences {
+        Some(f) => f.feed(piece, em, |p, em| {
+            if !p.is_empty() {
+                feed_piece(reasoning, scanner, em, p);
+            }
+            scanner.in_args()
+        }),
+        None => feed_piece(reasoning, scanner, em, piece),
+    }
+}
+
+/// A decoded piece to the reasoning splitter, or straight to the scanner.
+#[inline(always)]
+fn feed_piece(
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) {
+    match reasoning {
+        Some(r) => r.feed(piece, scanner, em),
+        None => scanner.feed(piece, em),
+    }
+}
+
+fn report_invalid(reported: &mut bool, at: usize, em: &mut Emitter) {
+    if !*reported {
+        *reported = true;
+        em.error(ErrorPart::reason(
+            "invalid-utf8",
+            format!(
+                "the output is not valid UTF-8 at byte {at}; invalid bytes are shown as U+FFFD"
+            ),
+        ));
+    }
+}
+
+/// Turns stream parts into generate parts: text deltas merged into `text` parts and reasoning
+/// deltas into `reasoning` parts, between tool calls and errors.
+pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
+    let mut out = Vec::new();
+    // The run of text or reasoning being gathered; the other kind, a call or an error ends it.
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    fn flush(out: &mut Vec<Part>, text: &mut String, reasoning: &mut String) {
+        if !reasoning.is_empty() {
+            out.push(Part::Reasoning {
+                text: std::mem::take(reasoning),
+            });
+        }
+        if !text.is_empty() {
+            out.push(Part::Text {
+                text: std::mem::take(text),
+            });
+        }
+    }
+    for part in stream {
+        match part {
+            Part::TextDelta { delta, .. } => {
+                if !reasoning.is_empty() {
+                    flush(&mut out, &mut text, &mut reasoning);
+                }
+                text.push_str(&delta);
+            }
+            Part::Text { text: t } => {
+                if !reasoning.is_empty() {
+                    flush(&mut out, &mut text, &mut reasoning);
+                }
+                text.push_str(&t);
+            }
+            Part::ReasoningDelta { delta, .. } => {
+                if !text.is_empty() {
+                    flush(&mut out, &mut text, &mut reasoning);
+                }
+                reasoning.push_str(&delta);
+            }
+            Part::Reasoning { text: t } => {
+                if !text.is_empty() {
+                    flush(&mut out, &mut text, &mut reasoning);
+                }
+                reasoning.push_str(&t);
+            }
+            Part::ToolCall(_) | Part::Error(_) => {
+                flush(&mut out, &mut text, &mut reasoning);
+                out.push(part);
+            }
+            _ => {}
+        }
+    }
+    flush(&mut out, &mut text, &mut reasoning);
+    out
+}

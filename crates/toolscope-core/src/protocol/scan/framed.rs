@@ -1,0 +1,1282 @@
+//! Calls framed by literal markers: the scanner behind the formats whose calls are special tokens
+//! around JSON (DeepSeek, Kimi, Mistral, Llama, Granite, …).
+//!
+//! A format is data ([`FramedSyntax`]): an optional section that groups calls
+//! (`<｜tool▁calls▁begin｜>` … `<｜tool▁calls▁end｜>`), the marker that opens one call, a header
+//! that names the tool (and may give the call's id) up to where the arguments begin, the
+//! arguments as one JSON object (or, with an empty header, JSON call envelopes
+//! `{"name": …, "arguments": …}` that name the tools themselves), an optional suffix after the
+//! JSON (a closing code fence), and the marker that closes one call — or none, when a call ends
+//! where its JSON ends.
+//!
+//! What the scanner forgives: a call opened without its section marker, a missing call or
+//! section close at the end of the output or before the next call, whitespace between the
+//! pieces. A call that cannot be read stays in the output as text, with an error part saying why;
+//! every marker that was read belongs to a call span. Markers split across chunks are held back
+//! only while the chunk's end could still begin one, so the cost is linear in the text.
+
+use std::sync::Arc;
+
+use crate::args::ArgsWriter;
+use crate::json::lexer::{find1, find2};
+use crate::json::{Lexer, Step};
+use crate::part::{ErrorPart, PartId};
+use crate::protocol::span::SpanKind;
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::envelope::{Envelope, Found};
+use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::{Tool, ToolSet};
+
+/// Where a call's header ends and its arguments begin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArgsBegin {
+    /// A marker, consumed (`<｜tool▁sep｜>`, `[ARGS]`).
+    Marker(&'static str),
+    /// The `{` that opens the arguments object, kept as their first byte.
+    Object,
+    /// With an empty header, the `[` of an array of call envelopes, kept.
+    Array,
+    /// With an empty header, the `[` of an array of objects that each name a tool by their
+    /// only key, `[{"get_weather": {…}}]`, kept.
+    KeyedArray,
+}
+
+/// The tool a header names, and the call id it gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub name: String,
+    pub id: Option<String>,
+}
+
+/// A format of framed calls.
+pub(crate) struct FramedSyntax {
+    /// Markers that open and close a group of calls. A call may also open without it.
+    pub section: Option<(&'static str, &'static str)>,
+    /// The marker that opens one call.
+    pub call_begin: &'static str,
+    /// Where the header ends, tried in order at each position.
+    pub args_begin: &'static [ArgsBegin],
+    /// Reads a header (the text between the call's opening marker and its arguments); `None`
+    /// when it names no tool. An empty header means the JSON names the tools (envelopes).
+    pub header: fn(&str) -> Option<Header>,
+    /// Text that may follow the arguments' JSON before the call's close (a code fence).
+    pub args_suffix: Option<&'static str>,
+    /// The marker that closes one call; `None`: a call ends where its JSON ends.
+    pub call_end: Option<&'static str>,
+    /// Between calls that have no close marker, what joins them (Llama's `;`); another call
+    /// (its JSON, without an opening marker) follows it.
+    pub separator: Option<&'static str>,
+}
+
+/// The longest a header may be before the call is taken for malformed.
+const MAX_HEADER: usize = 512;
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+}
+
+/// The markup of one section (or one call outside a section) read so far.
+struct Block {
+    /// Offset of `raw`'s first byte.
+    start: usize,
+    raw: String,
+    in_section: bool,
+    /// Calls completed in this block.
+    calls: usize,
+    /// The bytes of `raw` that hold completed calls: what stays a call span if the rest of the
+    /// block breaks.
+    good: usize,
+}
+
+impl Block {
+    /// A block starting at `start`, its markup kept in `buf` (the buffer of an earlier block).
+    fn new(start: usize, in_section: bool, mut buf: String) -> Self {
+        buf.clear();
+        Block {
+            start,
+            raw: buf,
+            in_section,
+            calls: 0,
+            good: 0,
+        }
+    }
+
+    fn end(&self) -> usize {
+        self.start + self.raw.len()
+    }
+
+    /// Spans the completed calls and gives back the rest of the markup, which is not a call.
+    fn split_good(mut self, em: &mut Emitter) -> (usize, String) {
+        if self.good > 0 {
+            em.span(self.start, self.start + self.good, SpanKind::ToolCall);
+        }
+        let rest = self.raw.split_off(self.good);
+        (self.start + self.good, rest)
+    }
+}
+
+/// A call's body being read.
+enum Body {
+    /// The arguments of the tool the header named.
+    Args {
+        name: String,
+        id: PartId,
+        writer: ArgsWriter,
+        known: bool,
+    },
+    /// JSON envelopes that name their tools.
+    Envelopes {
+        env: Envelope,
+        id: Option<PartId>,
+        name: Option<String>,
+        failed: Option<String>,
+    },
+}
+
+struct Open {
+    lexer: Lexer,
+    body: Body,
+}
+
+/// Where a call is after its JSON.
+struct After {
+    suffixed: bool,
+    trailing: String,
+}
+
+enum State {
+    Text,
+    /// Inside a section, between calls.
+    Section(Block),
+    /// After a call's opening marker: the header.
+    Header(Block, String),
+    Body(Block, Box<Open>),
+    /// The JSON ended: the suffix, then the close. Whitespace read since the JSON (or its
+    /// suffix) is kept apart: it is the call's if the close follows, else text.
+    After(Block, Box<Open>, After),
+    /// A broken call, skipped up to its close: why.
+    Skip(Block, String),
+    /// JSON at the start of a line that may be a call whose marker was stripped.
+    Bare(Box<Bare>),
+}
+
+/// JSON at the start of a line that may be a call whose marker a server stripped: held until
+/// it closes and the output ends after it (a call), or anything else shows it was text.
+struct Bare {
+    start: usize,
+    raw: String,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// What must come next for this to stay a candidate: a `{` after an array's `[`, a key's
+    /// quote after an object's `{`.
+    expect: Option<u8>,
+    closed: bool,
+}
+
+impl Bare {
+    fn new(start: usize) -> Self {
+        Bare {
+            start,
+            raw: String::new(),
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            expect: None,
+            closed: false,
+        }
+    }
+
+    /// Reads `text`; gives the offset where the candidate failed (what follows is text), or
+    /// `None` when all of it was taken.
+    fn read(&mut self, text: &str) -> Option<usize> {
+        for (k, &b) in text.as_bytes().iter().enumerate() {
+            if self.closed {
+                if is_ws(b) {
+                    continue;
+                }
+                self.raw.push_str(&text[..k]);
+                return Some(k);
+            }
+            if let Some(want) = self.expect {
+                if is_ws(b) {
+                    continue;
+                }
+                let ok = b == want || (want == b'"' && b == b'\'');
+                if !ok {
+                    self.raw.push_str(&text[..k]);
+                    return Some(k);
+                }
+                self.expect = (want == b'{').then_some(b'"');
+            }
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.depth == 0 {
+                        self.expect = Some(if b == b'[' { b'{' } else { b'"' });
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+        self.raw.push_str(text);
+        None
+    }
+}
+
+pub(crate) struct FramedScanner {
+    syntax: &'static FramedSyntax,
+    tools: ToolSet,
+    state: State,
+    held: Holdback,
+    /// The first bytes of the markers that open something in text.
+    openers: Vec<u8>,
+    /// A call may open without its marker at the very start of the output (Llama's bare JSON).
+    bare_start: bool,
+    /// The call marker is a special token that a server may have stripped
+    /// (`skip_special_tokens`): a JSON call envelope naming an offered tool, alone at the start
+    /// of a line and at the end of the output, is read as a call, and reported.
+    stripped: bool,
+    /// The bytes a call's JSON may begin with when its marker was stripped.
+    bare_openers: Vec<u8>,
+    /// The text read so far ends at the start of a line (after spaces or tabs).
+    line_start: bool,
+    /// Something other than whitespace was read.
+    text_seen: bool,
+    /// The markup buffer of the block that ended last.
+    spare_raw: String,
+}
+
+impl FramedScanner {
+    pub(crate) fn new(syntax: &'static FramedSyntax, tools: ToolSet) -> Self {
+        let mut openers = vec![syntax.call_begin.as_bytes()[0]];
+        if let Some((begin, _)) = syntax.section {
+            openers.push(begin.as_bytes()[0]);
+        }
+        openers.dedup();
+        FramedScanner {
+            syntax,
+            tools,
+            state: State::Text,
+            held: Holdback::default(),
+            openers,
+            bare_start: false,
+            stripped: false,
+            bare_openers: Vec::new(),
+            line_start: true,
+            text_seen: false,
+            spare_raw: String::new(),
+        }
+    }
+
+    /// Also reads a call whose opening marker is left out at the very start of the output: the
+    /// output begins (after whitespace) with the call's JSON.
+    pub(crate) fn bare_first_call(mut self) -> Self {
+        self.bare_start = true;
+        self
+    }
+
+    /// Also reads calls whose marker a server stripped as a special token: a JSON envelope (an
+    /// object, or an array where the format's calls are one) that names an offered tool, alone
+    /// on its lines at the end of the output. What only looks like one stays text, silently;
+    /// it is held back from the start of its line until it can be told.
+    pub(crate) fn stripped_opener(mut self) -> Self {
+        self.stripped = true;
+        self.bare_openers = self.bare_bytes();
+        for b in self.bare_bytes() {
+            if !self.openers.contains(&b) {
+                self.openers.push(b);
+            }
+        }
+        self
+    }
+
+    /// The bytes a call's JSON may begin with when its marker is missing.
+    fn bare_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for b in self.syntax.args_begin {
+            match b {
+                ArgsBegin::Object if (self.syntax.header)("").is_some() => out.push(b'{'),
+                ArgsBegin::Array | ArgsBegin::KeyedArray => out.push(b'['),
+                _ => {}
+            }
+        }
+        if self.bare_start {
+            out.push(b'{');
+        }
+        out.dedup();
+        out
+    }
+
+    /// In text, holding nothing back: a caller that gives some of the text to another scanner
+    /// may do so here.
+    pub(crate) fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    /// The offset of the next byte this scanner reads.
+    pub(crate) fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    /// `len` bytes went to another scanner (only while [`FramedScanner::idle`]).
+    pub(crate) fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
+
+    /// Whether `text` has a byte that may begin a marker opening something.
+    fn may_open(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        match self.openers.as_slice() {
+            [a] => find1(*a, bytes).is_some(),
+            [a, b] => find2(*a, *b, bytes).is_some(),
+            more => bytes.iter().any(|c| more.contains(c)),
+        }
+    }
+
+    fn tool(&self, name: &str) -> Option<Arc<Tool>> {
+        self.tools.get_arc(name).cloned()
+    }
+
+    /// Plain text up to the first marker that opens a section or a call.
+    fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        let bytes = text.as_bytes();
+        if !self.text_seen {
+            let mut k = i;
+            while k < bytes.len() && is_ws(bytes[k]) {
+                k += 1;
+            }
+            if k == bytes.len() {
+                em.text(&text[i..]);
+                return text.len();
+            }
+            self.text_seen = true;
+            if self.bare_start && bytes[k] == b'{' {
+                em.text(&text[i..k]);
+                self.state = State::Header(
+                    Block::new(base + k, false, std::mem::take(&mut self.spare_raw)),
+                    String::new(),
+                );
+                return k;
+            }
+        }
+        let mut j = i;
+        while j < bytes.len() {
+            if !self.openers.contains(&bytes[j]) {
+                j += 1;
+                continue;
+            }
+            let rest = &text[j..];
+            if let Some((begin, _)) = self.syntax.section {
+                if rest.starts_with(begin) {
+                    em.text(&text[i..j]);
+                    let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
+                    b.raw.push_str(begin);
+                    self.state = State::Section(b);
+                    return j + begin.len();
+                }
+            }
+            let call = self.syntax.call_begin;
+            if rest.starts_with(call) {
+                em.text(&text[i..j]);
+                let mut b = Block::new(base + j, false, std::mem::take(&mut self.spare_raw));
+                b.raw.push_str(call);
+                self.state = State::Header(b, String::new());
+                return j + call.len();
+            }
+            if is_partial(rest, call)
+                || self
+                    .syntax
+                    .section
+                    .is_some_and(|(begin, _)| is_partial(rest, begin))
+            {
+                em.text(&text[i..j]);
+                return self.held.hold(text, j, base);
+            }
+            if self.stripped
+                && self.bare_openers.contains(&bytes[j])
+                && self.at_line_start(&text[..j])
+            {
+                em.text(&text[i..j]);
+                self.state = State::Bare(Box::new(Bare::new(base + j)));
+                return j;
+            }
+            j += 1;
+        }
+        em.text(&text[i..]);
+        text.len()
+    }
+
+    /// Between calls of a section.
+    fn section(
+        &mut self,
+        mut b: Block,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut k = i;
+        while k < bytes.len() && is_ws(bytes[k]) {
+            k += 1;
+        }
+        b.raw.push_str(&text[i..k]);
+        if k == bytes.len() {
+            self.state = State::Section(b);
+            return k;
+        }
+        let rest = &text[k..];
+        let call = self.syntax.call_begin;
+        if rest.starts_with(call) {
+            b.raw.push_str(call);
+            self.state = State::Header(b, String::new());
+            return k + call.len();
+        }
+        let end = self.syntax.section.map(|(_, end)| end);
+        if let Some(end) = end.filter(|e| rest.starts_with(*e)) {
+            b.raw.push_str(end);
+            self.close_block(b, em);
+            return k + end.len();
+        }
+        if is_partial(rest, call) || end.is_some_and(|e| is_partial(rest, e)) {
+            self.state = State::Section(b);
+            return self.held.hold(text, k, base);
+        }
+        // Something else: the section ends here without its close.
+        self.end_section_early(b, em);
+        k
+    }
+
+    /// A section that ends without its close marker: after calls it stands (the whitespace
+    /// read since is text); without any, its opening was not a call.
+    fn end_section_early(&mut self, b: Block, em: &mut Emitter) {
+        if b.calls > 0 {
+            let (_, rest) = b.split_good(em);
+            em.text(&rest);
+        } else {
+            self.malformed(
+                b,
+                None,
+                "malformed-tool-call",
+                "a tool-call section with no call in it",
+                em,
+            );
+        }
+    }
+
+    /// The markup of a block that ended well (a section close, or a call's close).
+    fn close_block(&mut self, b: Block, em: &mut Emitter) {
+        if b.calls == 0 && b.in_section {
+            self.malformed(
+                b,
+                None,
+                "malformed-tool-call",
+                "a tool-call section with no call in it",
+                em,
+            );
+            return;
+        }
+        em.span(b.start, b.end(), SpanKind::ToolCall);
+        // The block's buffer is kept for the next one (a call allocates none for its markup).
+        self.spare_raw = b.raw;
+    }
+
+    /// The header of a call, up to where its arguments begin.
+    fn header(
+        &mut self,
+        mut b: Block,
+        mut head: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut at_start = head.trim().is_empty();
+        let mut j = i;
+        while j < bytes.len() {
+            if !text.is_char_boundary(j) {
+                j += 1;
+                continue;
+            }
+            for begin in self.syntax.args_begin {
+                let (found, len, keep) = match *begin {
+                    ArgsBegin::Marker(m) => {
+                        if text[j..].starts_with(m) {
+                            (true, m.len(), false)
+                        } else if is_partial(&text[j..], m) {
+                            head.push_str(&text[i..j]);
+                            b.raw.push_str(&text[i..j]);
+                            self.state = State::Header(b, head);
+                            return self.held.hold(text, j, base);
+                        } else {
+                            (false, 0, false)
+                        }
+                    }
+                    ArgsBegin::Object => (bytes[j] == b'{', 0, true),
+                    ArgsBegin::Array | ArgsBegin::KeyedArray => {
+                        (at_start && bytes[j] == b'[', 0, true)
+                    }
+                };
+                if found {
+                    head.push_str(&text[i..j]);
+                    b.raw.push_str(&text[i..j]);
+                    if !keep {
+                        b.raw.push_str(&text[j..j + len]);
+                    }
+                    self.open_body(b, head, *begin == ArgsBegin::KeyedArray, em);
+                    return j + len;
+                }
+            }
+            if !is_ws(bytes[j]) && self.headerless() {
+                head.push_str(&text[i..j]);
+                b.raw.push_str(&text[i..j]);
+                self.state = State::Text;
+                if self.plain_word() {
+                    // A marker that is a plain word (`functools`) followed by something other
+                    // than an array: it was text.
+                    let (_, rest) = b.split_good(em);
+                    em.text(&rest);
+                } else {
+                    let why = "the tool-call marker is not followed by the JSON of its calls";
+                    self.skip_or_fail(b, why.to_string(), em);
+                }
+                return j;
+            }
+            at_start &= is_ws(bytes[j]);
+            j += 1;
+            while j < bytes.len() && !text.is_char_boundary(j) {
+                j += 1;
+            }
+            if head.len() + (j - i) > MAX_HEADER {
+                head.push_str(&text[i..j]);
+                b.raw.push_str(&text[i..j]);
+                self.malformed(
+                    b,
+                    None,
+                    "malformed-tool-call",
+                    "the tool call's header is too long to name a tool",
+                    em,
+                );
+                return j;
+            }
+        }
+        head.push_str(&text[i..]);
+        b.raw.push_str(&text[i..]);
+        self.state = State::Header(b, head);
+        text.len()
+    }
+
+    /// Whether a call ends where its JSON ends, with nothing after it that may still be the
+    /// call's (no suffix, no close marker, no separator to another call): Mistral's
+    /// `[TOOL_CALLS]f[ARGS]{…}`.
+    fn ends_with_json(&self) -> bool {
+        self.syntax.args_suffix.is_none()
+            && self.syntax.call_end.is_none()
+            && self.syntax.separator.is_none()
+    }
+
+    /// Whether the call marker is a plain word (`functools`) rather than a special token.
+    fn plain_word(&self) -> bool {
+        self.syntax
+            .call_begin
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    }
+
+    /// Whether calls have no header: the call's JSON follows its marker.
+    fn headerless(&self) -> bool {
+        self.syntax
+            .args_begin
+            .iter()
+            .all(|b| !matches!(b, ArgsBegin::Marker(_)))
+            && !self.syntax.args_begin.is_empty()
+            && (self.syntax.header)("").is_none()
+    }
+
+    /// The header is read: start the body (or report a header that names no tool).
+    fn open_body(&mut self, b: Block, head: String, keyed: bool, em: &mut Emitter) {
+        let body = if head.trim().is_empty() {
+            let env = if keyed {
+                Envelope::keyed(self.tools.clone())
+            } else {
+                Envelope::new(self.tools.clone(), false, true)
+            };
+            Body::Envelopes {
+                env,
+                id: None,
+                name: None,
+                failed: None,
+            }
+        } else {
+            let Some(h) = (self.syntax.header)(&head).filter(|h| valid_name(&h.name)) else {
+                let why = format!(
+                    "\"{}\" does not name a tool",
+                    head.trim().chars().take(80).collect::<String>()
+                );
+                self.state = State::Text;
+                self.skip_or_fail(b, why, em);
+                return;
+            };
+            let tool = self.tool(&h.name);
+            let known = tool.is_some();
+            let id = em.begin_call_as(&h.name, h.id.as_deref());
+            Body::Args {
+                name: h.name,
+                id,
+                writer: ArgsWriter::new(tool),
+                known,
+            }
+        };
+        self.state = State::Body(
+            b,
+            Box::new(Open {
+                lexer: Lexer::new(),
+                body,
+            }),
+        );
+    }
+
+    /// A broken call: with a close marker to look for, skip to it; else it ends here.
+    fn skip_or_fail(&mut self, b: Block, why: String, em: &mut Emitter) {
+        if self.syntax.call_end.is_some() {
+            self.state = State::Skip(b, why);
+        } else {
+            self.malformed(b, None, "malformed-tool-call", &why, em);
+        }
+    }
+
+    fn body(
+        &mut self,
+        mut b: Block,
+        mut open: Box<Open>,
+        text: &str,
+        i: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let rest = &text[i..];
+        let step = match &mut open.body {
+            Body::Args { writer, .. } => open.lexer.feed(rest, writer),
+            Body::Envelopes { env, .. } => open.lexer.feed(rest, env),
+        };
+        let (consumed, done, error) = match step {
+            Step::NeedMore => (rest.len(), false, None),
+            Step::Done { consumed } => (consumed, true, None),
+            Step::Error { consumed, error } => (consumed, false, Some(error.message)),
+        };
+        b.raw.push_str(&rest[..consumed]);
+        sync(&mut open, em);
+        if let Some(why) = error {
+            self.abort(&mut open, em);
+            let why = format!("the tool call's arguments are not valid JSON ({why})");
+            self.skip_or_fail(b, why, em);
+            return i + consumed;
+        }
+        if done && self.ends_with_json() {
+            // Nothing can follow the JSON that belongs to the call: it ends here, now.
+            self.complete(b, open, em);
+        } else if done {
+            let after = After {
+                suffixed: false,
+                trailing: String::new(),
+            };
+            self.state = State::After(b, open, after);
+        } else {
+            self.state = State::Body(b, open);
+        }
+        i + consumed
+    }
+
+    /// After the JSON: the suffix, then the call's close.
+    #[allow(clippy::too_many_arguments)]
+    fn after(
+        &mut self,
+        mut b: Block,
+        open: Box<Open>,
+        mut after: After,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut k = i;
+        while k < bytes.len() && is_ws(bytes[k]) {
+            k += 1;
+        }
+        after.trailing.push_str(&text[i..k]);
+        if k == bytes.len() {
+            self.state = State::After(b, open, after);
+            return k;
+        }
+        let rest = &text[k..];
+        // A marker of the call: the whitespace before it is the call's too.
+        let take = |b: &mut Block, after: &mut After, marker: &str| {
+            b.raw.push_str(&std::mem::take(&mut after.trailing));
+            b.raw.push_str(marker);
+        };
+        if let (Some(suffix), false) = (self.syntax.args_suffix, after.suffixed) {
+            if rest.starts_with(suffix) {
+                take(&mut b, &mut after, suffix);
+                after.suffixed = true;
+                self.state = State::After(b, open, after);
+                return k + suffix.len();
+            }
+            if is_partial(rest, suffix) {
+                self.state = State::After(b, open, after);
+                return self.held.hold(text, k, base);
+            }
+        }
+        if let Some(end) = self.syntax.call_end {
+            if rest.starts_with(end) {
+                take(&mut b, &mut after, end);
+                self.complete(b, open, em);
+                return k + end.len();
+            }
+            if is_partial(rest, end) {
+                self.state = State::After(b, open, after);
+                return self.held.hold(text, k, base);
+            }
+        } else if let Some(sep) = self.syntax.separator {
+            if rest.starts_with(sep) {
+                // Another call follows, its JSON without an opening marker.
+                take(&mut b, &mut after, sep);
+                if let Some(b) = self.finish_call(b, open, em) {
+                    self.state = State::Header(b, String::new());
+                }
+                return k + sep.len();
+            }
+            if is_partial(rest, sep) {
+                self.state = State::After(b, open, after);
+                return self.held.hold(text, k, base);
+            }
+        }
+        // No close where it should be: the call stands as read (a missing close is forgiven),
+        // what followed it is read again from here, and the whitespace goes back to the text.
+        self.complete_before(b, open, &after.trailing, em);
+        k
+    }
+
+    /// Completes a call whose close is missing; `trailing` (whitespace read after it) is text,
+    /// or part of the section that goes on.
+    fn complete_before(&mut self, b: Block, open: Box<Open>, trailing: &str, em: &mut Emitter) {
+        self.complete(b, open, em);
+        match &mut self.state {
+            State::Section(s) => s.raw.push_str(trailing),
+            _ => em.text(trailing),
+        }
+    }
+
+    /// The call's close was read (or is missing and forgiven): the call ends, and its block
+    /// goes on in its section or ends.
+    fn complete(&mut self, b: Block, open: Box<Open>, em: &mut Emitter) {
+        if let Some(b) = self.finish_call(b, open, em) {
+            if b.in_section {
+                self.state = State::Section(b);
+            } else {
+                em.span(b.start, b.end(), SpanKind::ToolCall);
+                self.spare_raw = b.raw;
+            }
+        }
+    }
+
+    /// Ends the call's parts. On success the block is returned with the call counted among its
+    /// good markup; on failure the call's markup became text (the block's earlier calls stay).
+    fn finish_call(
+        &mut self,
+        mut b: Block,
+        mut open: Box<Open>,
+        em: &mut Emitter,
+    ) -> Option<Block> {
+        self.state = State::Text;
+        match open.body {
+            Body::Args {
+                name,
+                id,
+                mut writer,
+                known,
+            } => {
+                if let Some(d) = writer.take_delta() {
+                    em.input_delta(&id, d);
+                }
+                match writer.finish() {
+                    Ok(args) => {
+                        em.end_call(id.clone(), &name, args);
+                        if !known {
+                            unknown_tool(em, id, &name);
+                        }
+                    }
+                    Err(e) => {
+                        em.abort_call(&id);
+                        let why = format!("tool call \"{name}\": {e}");
+                        self.malformed(b, Some((id, name)), "malformed-tool-call", &why, em);
+                        return None;
+                    }
+                }
+            }
+            Body::Envelopes { .. } => {
+                sync(&mut open, em);
+                let Body::Envelopes {
+                    id, name, failed, ..
+                } = open.body
+                else {
+                    unreachable!("matched above");
+                };
+                if let Some(why) = failed
+                    .or_else(|| name.map(|n| format!("the envelope of \"{n}\" did not close")))
+                {
+                    if let Some(id) = &id {
+                        em.abort_call(id);
+                    }
+                    self.malformed(b, None, "malformed-tool-call", &why, em);
+                    return None;
+                }
+            }
+        }
+        b.calls += 1;
+        b.good = b.raw.len();
+        Some(b)
+    }
+
+    /// Aborts a call whose body broke.
+    fn abort(&mut self, open: &mut Open, em: &mut Emitter) {
+        match &open.body {
+            Body::Args { id, .. } => em.abort_call(id),
+            Body::Envelopes { id: Some(id), .. } => em.abort_call(id),
+            Body::Envelopes { id: None, .. } => {}
+        }
+    }
+
+    fn skip(
+        &mut self,
+        mut b: Block,
+        why: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let end = self.syntax.call_end.expect("skipping needs a close marker");
+        let rest = &text[i..];
+        match rest.find(end) {
+            Some(p) => {
+                b.raw.push_str(&rest[..p + end.len()]);
+                self.malformed(b, None, "malformed-tool-call", &why, em);
+                i + p + end.len()
+            }
+            None => {
+                let keep = partial_len(rest, end);
+                b.raw.push_str(&rest[..rest.len() - keep]);
+                self.state = State::Skip(b, why);
+                if keep > 0 {
+                    self.held.hold(text, text.len() - keep, base)
+                } else {
+                    text.len()
+                }
+            }
+        }
+    }
+
+    /// Markup that could not be read: reported, and kept as text.
+    fn malformed(
+        &mut self,
+        b: Block,
+        call: Option<(PartId, String)>,
+        reason: &str,
+        why: &str,
+        em: &mut Emitter,
+    ) {
+        self.state = State::Text;
+        let (id, name) = call.unzip();
+        em.error(ErrorPart {
+            tool_call_id: id,
+            tool_name: name,
+            ..ErrorPart::reason(reason, why)
+        });
+        // The calls the section completed before stay calls.
+        let (start, rest) = b.split_good(em);
+        em.text(&rest);
+        em.span(start, start + rest.len(), SpanKind::Malformed);
+    }
+
+    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && self.text_seen
+            && !self.may_open(piece)
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            if self.stripped {
+                self.note_line_start(piece);
+            }
+            return;
+        }
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Section(b) => self.section(b, text, i, base, em),
+                State::Header(b, head) => self.header(b, head, text, i, base, em),
+                State::Body(b, open) => self.body(b, open, text, i, em),
+                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
+                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+                State::Bare(bare) => self.bare(bare, text, i, em),
+            };
+        }
+        self.note_line_start(text);
+        self.held.recycle(joined);
+    }
+
+    /// Whether `before` (the text read before a byte) leaves that byte at the start of a line.
+    fn at_line_start(&self, before: &str) -> bool {
+        match before.trim_end_matches([' ', '\t']).as_bytes().last() {
+            Some(b) => *b == b'\n',
+            None => self.line_start,
+        }
+    }
+
+    fn note_line_start(&mut self, text: &str) {
+        self.line_start = self.at_line_start(text);
+    }
+
+    /// A candidate for a call whose marker was stripped.
+    fn bare(&mut self, mut bare: Box<Bare>, text: &str, i: usize, em: &mut Emitter) -> usize {
+        match bare.read(&text[i..]) {
+            None => {
+                self.state = State::Bare(bare);
+                text.len()
+            }
+            Some(k) => {
+                // Not a call: text, and what follows is read as usual.
+                em.text(&bare.raw);
+                i + k
+            }
+        }
+    }
+
+    /// At the end of the output, a candidate that closed (only whitespace after it) and names
+    /// an offered tool is read as the call whose marker was stripped, and reported.
+    fn finish_bare(&mut self, bare: Bare, held: &str, em: &mut Emitter) {
+        let Bare {
+            start,
+            mut raw,
+            closed,
+            ..
+        } = bare;
+        raw.push_str(held);
+        if !closed || !names_offered_tool(raw.trim_end(), &self.tools) {
+            em.text(&raw);
+            return;
+        }
+        self.held.rewind(start);
+        let buf = std::mem::take(&mut self.spare_raw);
+        self.state = State::Header(Block::new(start, false, buf), String::new());
+        let calls = em.call_count();
+        self.feed(&raw, em);
+        self.finish(em);
+        if em.call_count() > calls {
+            em.error(ErrorPart::reason(
+                "missing-call-opener",
+                format!(
+                    "read as a call although its opening marker {} is missing (a server that \
+                     skips special tokens strips it)",
+                    self.syntax.call_begin
+                ),
+            ));
+        }
+    }
+
+    pub(crate) fn finish(&mut self, em: &mut Emitter) {
+        let held = self.held.take();
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&held),
+            State::Section(mut b) => {
+                b.raw.push_str(&held);
+                if b.calls > 0 {
+                    // The section's close is missing at the end: the calls stand.
+                    let (_, rest) = b.split_good(em);
+                    em.text(&rest);
+                } else {
+                    self.malformed(
+                        b,
+                        None,
+                        "unfinished-tool-call",
+                        "the output ended inside a tool-call section",
+                        em,
+                    );
+                }
+            }
+            State::Header(mut b, _) if self.headerless() && self.plain_word() => {
+                // `functools` and nothing after it: a word, not a call.
+                b.raw.push_str(&held);
+                let (_, rest) = b.split_good(em);
+                em.text(&rest);
+            }
+            State::Header(mut b, _) => {
+                b.raw.push_str(&held);
+                self.malformed(
+                    b,
+                    None,
+                    "unfinished-tool-call",
+                    "the output ended before the tool call's arguments",
+                    em,
+                );
+            }
+            State::Body(mut b, mut open) => {
+                b.raw.push_str(&held);
+                let finished = match &mut open.body {
+                    Body::Args { writer, .. } => open.lexer.finish(writer),
+                    Body::Envelopes { env, .. } => open.lexer.finish(env),
+                };
+                match finished {
+                    // Complete JSON without its close: the call is recovered.
+                    Ok(()) if open.lexer.is_done() => self.complete(b, open, em),
+                    _ => {
+                        sync(&mut open, em);
+                        self.abort(&mut open, em);
+                        self.malformed(
+                            b,
+                            None,
+                            "unfinished-tool-call",
+                            "the output ended inside a tool call's arguments",
+                            em,
+                        );
+                    }
+                }
+            }
+            State::After(b, open, mut after) => {
+                after.trailing.push_str(&held);
+                self.complete_before(b, open, &after.trailing, em);
+            }
+            State::Skip(mut b, why) => {
+                b.raw.push_str(&held);
+                self.malformed(b, None, "malformed-tool-call", &why, em);
+            }
+            State::Bare(bare) => {
+                self.finish_bare(*bare, &held, em);
+                return;
+            }
+        }
+        // A section still open after a recovered call ends here.
+        if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
+            let (_, rest) = b.split_good(em);
+            em.text(&rest);
+        }
+    }
+}
+
+impl Scanner for FramedScanner {
+    fn feed(&mut self, text: &str, em: &mut Emitter) {
+        FramedScanner::feed(self, text, em)
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        FramedScanner::finish(self, em)
+    }
+
+    fn in_call(&self) -> bool {
+        !matches!(self.state, State::Text | State::Bare(_))
+    }
+
+    /// After a call's JSON, with no suffix still to come and no close marker required (a
+    /// missing one is forgiven), only a separator to another call may follow: past the call.
+    fn in_args(&self) -> bool {
+        match &self.state {
+            State::Text | State::Bare(_) => false,
+            State::After(_, _, after) => {
+                (self.syntax.args_suffix.is_some() && !after.suffixed)
+                    || self.syntax.call_end.is_some()
+            }
+            _ => true,
+        }
+    }
+
+    fn cut(&mut self, em: &mut Emitter) {
+        if let State::Bare(bare) = std::mem::replace(&mut self.state, State::Text) {
+            // A reasoning marker follows: the candidate is not alone at the end; text.
+            em.text(&bare.raw);
+        }
+        if matches!(self.state, State::Text) {
+            em.text(&self.held.take());
+        }
+    }
+}
+
+/// Whether `json` is a call envelope (or an array of them) that names an offered tool: by its
+/// `name` (or `tool_name`), or as the only key of an object (`{"get_weather": {…}}`).
+fn names_offered_tool(json: &str, tools: &ToolSet) -> bool {
+    fn names(v: &serde_json::Value, tools: &ToolSet) -> bool {
+        let Some(obj) = v.as_object() else {
+            return false;
+        };
+        let named = ["name", "tool_name"]
+            .iter()
+            .filter_map(|k| obj.get(*k).and_then(|n| n.as_str()))
+            .any(|n| tools.get(n).is_some());
+        named || (obj.len() == 1 && obj.keys().all(|k| tools.get(k).is_some()))
+    }
+    match crate::json::parse_relaxed(json) {
+        Ok(serde_json::Value::Array(items)) => {
+            !items.is_empty() && items.iter().all(|v| names(v, tools))
+        }
+        Ok(v) => names(&v, tools),
+        Err(_) => false,
+    }
+}
+
+/// Turns what an envelope body found into parts; the argument deltas of the call in progress.
+fn sync(open: &mut Open, em: &mut Emitter) {
+    match &mut open.body {
+        Body::Args { id, writer, .. } => {
+            if let Some(d) = writer.take_delta() {
+                em.input_delta(id, d);
+            }
+        }
+        Body::Envelopes {
+            env,
+            id,
+            name,
+            failed,
+        } => {
+            for found in env.take_found() {
+                match found {
+                    Found::Named { name: n } => {
+                        *id = Some(em.begin_call(&n));
+                        *name = Some(n);
+                    }
+                    Found::Call {
+                        name: n,
+                        known,
+                        delta,
+                        result,
+                    } => {
+                        let call_id = id.take().unwrap_or_else(|| em.begin_call(&n));
+                        *name = None;
+                        match result {
+                            Ok(args) => {
+                                if let Some(d) = delta {
+                                    em.input_delta(&call_id, d);
+                                }
+                                em.end_call(call_id.clone(), &n, args);
+                                if !known {
+                                    unknown_tool(em, call_id, &n);
+                                }
+                            }
+                            Err(e) => {
+                                em.abort_call(&call_id);
+                                *failed = Some(format!("tool call \"{n}\": {e}"));
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(call_id) = id {
+                if let Some(d) = env.take_delta() {
+                    em.input_delta(call_id, d);
+                }
+            }
+            if let (None, Some(why)) = (&failed, env.refusal()) {
+                *failed = Some(why.to_string());
+            }
+        }
+    }
+}
+
+fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
+    em.error(ErrorPart {
+        tool_call_id: Some(id),
+        tool_name: Some(name.to_string()),
+        ..ErrorPart::reason(
+            "unknown-tool",
+            format!("\"{name}\" is not one of the tools"),
+        )
+    });
+}
+
+/// Whether `rest` (shorter than `marker`) is a beginning of it: the marker may complete in the
+/// next chunk.
+fn is_partial(rest: &str, marker: &str) -> bool {
+    rest.len() < marker.len() && marker.starts_with(rest)
+}
+
+/// How many bytes at the end of `text` may begin `marker`.
+fn partial_len(text: &str, marker: &str) -> usize {
+    let max = (marker.len() - 1).min(text.len());
+    (1..=max)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n) && marker.starts_with(&text[text.len() - n..])
+        })
+        .unwrap_or(0)
+}
+
+/// A name a function can have: letters, digits, `_`, `-`, `.`, `:` (template leftovers such as
+/// `{{ tc.name }}` are not names).
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 256
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    /// `<<NAME|{…}>>`: a marker, the name as the header, a marker, the JSON, a close.
+    static SYNTAX: FramedSyntax = FramedSyntax {
+        section: None,
+        call_begin: "<<",
+        args_begin: &[ArgsBegin::Marker("|")],
+        header: |h| {
+            Some(Header {
+                name: h.trim().to_string(),
+                id: None,
+            })
+        },
+        args_suffix: None,
+        call_end: Some(">>"),
+        separator: None,
+    };
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(FramedScanner::new(&SYNTAX, tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: r#"<<get_weather|{"city": "Paris"}>>"#,
+                unfinished: r#"<<get_weather|{"city": "Pa"#,
+                malformed: r#"<<get_weather|{"city": }>>"#,
+            },
+        );
+    }
+}

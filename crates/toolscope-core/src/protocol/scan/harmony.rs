@@ -1,0 +1,765 @@
+//! The harmony channel reader: messages with a header (`<|start|>` role, `<|channel|>` channel,
+//! `to=` recipient, `<|constrain|>` type) up to `<|message|>`, then content up to an end token;
+//! a recipient makes the message a call, the `analysis` channel is reasoning. The format is
+//! `formats/harmony.rs`.
+
+use crate::args::ArgsWriter;
+use crate::json::lexer::find1;
+use crate::json::{Lexer, Step};
+use crate::part::{ErrorPart, PartId};
+use crate::protocol::scan::framed::valid_name;
+use crate::protocol::span::SpanKind;
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// The channels of the format: reasoning, calls and preambles, the answer.
+const CHANNELS: &[&str] = &["analysis", "commentary", "final"];
+
+pub(crate) const START: &str = "<|start|>";
+
+pub(crate) const CHANNEL: &str = "<|channel|>";
+
+pub(crate) const MESSAGE: &str = "<|message|>";
+
+pub(crate) const CONSTRAIN: &str = "<|constrain|>";
+
+pub(crate) const END: &str = "<|end|>";
+
+pub(crate) const CALL: &str = "<|call|>";
+
+pub(crate) const RETURN: &str = "<|return|>";
+
+/// The special tokens the scanner reads.
+const TOKENS: [&str; 7] = [START, CHANNEL, MESSAGE, CONSTRAIN, END, CALL, RETURN];
+
+/// The longest a header may be before it is taken for text.
+const MAX_HEADER: usize = 512;
+
+/// What plain content becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Reasoning,
+}
+
+/// A call whose arguments are being read.
+struct Call {
+    /// Offset of its header.
+    start: usize,
+    /// Its markup so far: kept as text if it breaks.
+    raw: String,
+    name: String,
+    id: PartId,
+    known: bool,
+    lexer: Lexer,
+    writer: ArgsWriter,
+}
+
+enum State {
+    /// Content that is text or reasoning (text outside any message too), from `start`.
+    Content { kind: Kind, start: usize },
+    /// A header from its `<|start|>` or `<|channel|>` at `start`, up to `<|message|>`.
+    Header { start: usize, raw: String },
+    /// A call's arguments.
+    Body(Box<Call>),
+    /// A call's JSON ended: whitespace, then its end token. The whitespace read is kept apart.
+    After(Box<Call>, String),
+    /// A broken call, skipped to its end: its markup, and why.
+    Skip {
+        start: usize,
+        raw: String,
+        why: String,
+        call: Option<(PartId, String)>,
+    },
+}
+
+/// What [`find_token`] found.
+enum Found {
+    /// A whole token at this offset.
+    Token(usize, &'static str),
+    /// The text's end from this offset may begin a token.
+    Partial(usize),
+    None,
+}
+
+/// The first special token in `text` from `from`, or a beginning of one at its end.
+fn find_token(text: &str, from: usize) -> Found {
+    let bytes = text.as_bytes();
+    let mut j = from;
+    while let Some(k) = find1(b'<', &bytes[j..]) {
+        let at = j + k;
+        // `<` is ASCII: `at` is a char boundary.
+        let rest = &text[at..];
+        if let Some(t) = TOKENS.iter().find(|t| rest.starts_with(**t)) {
+            return Found::Token(at, t);
+        }
+        if TOKENS
+            .iter()
+            .any(|t| rest.len() < t.len() && t.starts_with(rest))
+        {
+            return Found::Partial(at);
+        }
+        j = at + 1;
+    }
+    Found::None
+}
+
+/// What a header says.
+#[derive(Debug, Default, PartialEq)]
+struct HeaderInfo {
+    role: Option<String>,
+    channel: Option<String>,
+    recipient: Option<String>,
+}
+
+impl HeaderInfo {
+    /// Reads a header (from its opening token, `<|message|>` excluded).
+    fn read(raw: &str) -> Self {
+        #[derive(PartialEq)]
+        enum Sec {
+            Role,
+            Channel,
+            Other,
+        }
+        let mut info = HeaderInfo::default();
+        let (mut sec, mut rest) = match raw.strip_prefix(START) {
+            Some(r) => (Sec::Role, r),
+            None => (Sec::Channel, raw.strip_prefix(CHANNEL).unwrap_or(raw)),
+        };
+        loop {
+            let next = [CHANNEL, CONSTRAIN, MESSAGE]
+                .iter()
+                .filter_map(|t| rest.find(t).map(|p| (p, *t)))
+                .min();
+            let seg = next.map_or(rest, |(p, _)| &rest[..p]);
+            for word in seg.split_whitespace() {
+                if let Some(r) = word.strip_prefix("to=") {
+                    info.recipient.get_or_insert_with(|| r.to_string());
+                    continue;
+                }
+                let slot = match sec {
+                    Sec::Role => &mut info.role,
+                    Sec::Channel => &mut info.channel,
+                    Sec::Other => continue,
+                };
+                slot.get_or_insert_with(|| word.to_string());
+            }
+            match next {
+                Some((p, t)) => {
+                    sec = if t == CHANNEL && info.channel.is_none() {
+                        Sec::Channel
+                    } else {
+                        Sec::Other
+                    };
+                    rest = &rest[p + t.len()..];
+                }
+                None => break,
+            }
+        }
+        info
+    }
+
+    /// The tool the message is addressed to, when it is a call: a recipient other than the
+    /// assistant, in an assistant's message. `functions.` is taken off.
+    fn callee(&self) -> Option<&str> {
+        let r = self.recipient.as_deref()?;
+        if r == "assistant" || self.role.as_deref().is_some_and(|role| role != "assistant") {
+            return None;
+        }
+        Some(r.strip_prefix("functions.").unwrap_or(r))
+    }
+}
+
+pub(crate) struct HarmonyScanner {
+    tools: ToolSet,
+    state: State,
+    held: Holdback,
+}
+
+fn emit(em: &mut Emitter, kind: Kind, s: &str) {
+    match kind {
+        Kind::Text => em.text(s),
+        Kind::Reasoning => em.reasoning(s),
+    }
+}
+
+fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
+    em.error(ErrorPart {
+        tool_call_id: Some(id),
+        tool_name: Some(name.to_string()),
+        ..ErrorPart::reason(
+            "unknown-tool",
+            format!("\"{name}\" is not one of the tools"),
+        )
+    });
+}
+
+impl HarmonyScanner {
+    pub(crate) fn new(tools: ToolSet) -> Self {
+        HarmonyScanner {
+            tools,
+            state: State::Content {
+                kind: Kind::Text,
+                start: 0,
+            },
+            held: Holdback::default(),
+        }
+    }
+
+    /// Content ends at `at`: a reasoning block closes with its span.
+    fn close_content(kind: Kind, start: usize, at: usize, em: &mut Emitter) {
+        if kind == Kind::Reasoning {
+            em.end_reasoning();
+            em.span(start, at, SpanKind::Reasoning);
+        }
+    }
+
+    fn content(
+        &mut self,
+        kind: Kind,
+        start: usize,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        match find_token(text, i) {
+            Found::None => {
+                emit(em, kind, &text[i..]);
+                self.state = State::Content { kind, start };
+                text.len()
+            }
+            Found::Partial(j) => {
+                emit(em, kind, &text[i..j]);
+                self.state = State::Content { kind, start };
+                self.held.hold(text, j, base)
+            }
+            Found::Token(j, t) => {
+                emit(em, kind, &text[i..j]);
+                let at = base + j;
+                match t {
+                    START | CHANNEL => {
+                        Self::close_content(kind, start, at, em);
+                        self.state = State::Header {
+                            start: at,
+                            raw: t.to_string(),
+                        };
+                    }
+                    END | CALL | RETURN => {
+                        Self::close_content(kind, start, at, em);
+                        em.span(at, at + t.len(), SpanKind::Markup);
+                        self.state = State::Content {
+                            kind: Kind::Text,
+                            start: at + t.len(),
+                        };
+                    }
+                    // Header tokens out of place are content.
+                    _ => {
+                        emit(em, kind, t);
+                        self.state = State::Content { kind, start };
+                    }
+                }
+                j + t.len()
+            }
+        }
+    }
+
+    fn header(
+        &mut self,
+        start: usize,
+        mut raw: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let found = find_token(text, i);
+        let j = match found {
+            Found::Token(j, _) | Found::Partial(j) => j,
+            Found::None => text.len(),
+        };
+        if raw.len() + (j - i) > MAX_HEADER {
+            // Too long to be a header: cut at the limit, and read on as text.
+            let mut cut = i + MAX_HEADER.saturating_sub(raw.len());
+            while !text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            raw.push_str(&text[i..cut]);
+            self.bad_header(start, raw, false, em);
+            return cut;
+        }
+        raw.push_str(&text[i..j]);
+        match found {
+            Found::None => {
+                self.state = State::Header { start, raw };
+                text.len()
+            }
+            Found::Partial(_) => {
+                self.state = State::Header { start, raw };
+                self.held.hold(text, j, base)
+            }
+            Found::Token(_, t) => match t {
+                MESSAGE => {
+                    raw.push_str(t);
+                    self.open_message(start, raw, em);
+                    j + t.len()
+                }
+                CHANNEL | CONSTRAIN => {
+                    raw.push_str(t);
+                    self.state = State::Header { start, raw };
+                    j + t.len()
+                }
+                // A header cut short by another message or an end: read again as content.
+                _ => {
+                    self.bad_header(start, raw, false, em);
+                    j
+                }
+            },
+        }
+    }
+
+    /// A header that never reached `<|message|>`: its text stays text; if it addressed a tool,
+    /// an error says the call was not made.
+    fn bad_header(&mut self, start: usize, raw: String, at_end: bool, em: &mut Emitter) {
+        self.state = State::Content {
+            kind: Kind::Text,
+            start: start + raw.len(),
+        };
+        match HeaderInfo::read(&raw).callee() {
+            Some(name) => {
+                let (reason, why) = if at_end {
+                    (
+                        "unfinished-tool-call",
+                        format!("the output ended inside the header of a call to \"{name}\""),
+                    )
+                } else {
+                    (
+                        "malformed-tool-call",
+                        format!("the header of a call to \"{name}\" has no <|message|>"),
+                    )
+                };
+                let name = name.to_string();
+                self.malformed(start, raw, Some((None, name)), reason, &why, em);
+            }
+            None => em.text(&raw),
+        }
+    }
+
+    /// A header was read: a call, reasoning, or text follows.
+    fn open_message(&mut self, start: usize, raw: String, em: &mut Emitter) {
+        let info = HeaderInfo::read(&raw);
+        match info.callee() {
+            Some(name) if valid_name(name) => {
+                let tool = self.tools.get_arc(name).cloned();
+                let known = tool.is_some();
+                let id = em.begin_call(name);
+                self.state = State::Body(Box::new(Call {
+                    start,
+                    raw,
+                    name: name.to_string(),
+                    id,
+                    known,
+                    lexer: Lexer::new(),
+                    writer: ArgsWriter::new(tool),
+                }));
+            }
+            Some(name) => {
+                let why = format!(
+                    "\"{}\" does not name a tool",
+                    name.chars().take(80).collect::<String>()
+                );
+                self.state = State::Skip {
+                    start,
+                    raw,
+                    why,
+                    call: None,
+                };
+            }
+            None if info
+                .channel
+                .as_deref()
+                .is_some_and(|c| !CHANNELS.contains(&c)) =>
+            {
+                // No channel harmony knows (a stray `<|channel|>`, a channel of another
+                // format): the header is not taken for markup, and nothing in it is lost.
+                let channel: String = info.channel.unwrap_or_default().chars().take(80).collect();
+                em.error(ErrorPart::reason(
+                    "unknown-channel",
+                    format!(
+                        "a message header names the channel \"{channel}\", which is none of {}: \
+                         kept as text",
+                        CHANNELS.join(", ")
+                    ),
+                ));
+                em.text(&raw);
+                self.state = State::Content {
+                    kind: Kind::Text,
+                    start: start + raw.len(),
+                };
+            }
+            None => {
+                let end = start + raw.len();
+                em.span(start, end, SpanKind::Markup);
+                let kind = if info.channel.as_deref() == Some("analysis") {
+                    Kind::Reasoning
+                } else {
+                    Kind::Text
+                };
+                self.state = State::Content { kind, start: end };
+            }
+        }
+    }
+
+    fn body(&mut self, mut call: Box<Call>, text: &str, i: usize, em: &mut Emitter) -> usize {
+        let rest = &text[i..];
+        let step = call.lexer.feed(rest, &mut call.writer);
+        let (consumed, done, error) = match step {
+            Step::NeedMore => (rest.len(), false, None),
+            Step::Done { consumed } => (consumed, true, None),
+            Step::Error { consumed, error } => (consumed, false, Some(error.message)),
+        };
+        call.raw.push_str(&rest[..consumed]);
+        if let Some(d) = call.writer.take_delta() {
+            em.input_delta(&call.id, d);
+        }
+        if let Some(why) = error {
+            em.abort_call(&call.id);
+            let Call {
+                start,
+                raw,
+                name,
+                id,
+                ..
+            } = *call;
+            self.state = State::Skip {
+                start,
+                raw,
+                why: format!("the arguments of \"{name}\" are not valid JSON ({why})"),
+                call: Some((id, name)),
+            };
+        } else if done {
+            self.state = State::After(call, String::new());
+        } else {
+            self.state = State::Body(call);
+        }
+        i + consumed
+    }
+
+    fn after(
+        &mut self,
+        mut call: Box<Call>,
+        mut trailing: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut k = i;
+        while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        trailing.push_str(&text[i..k]);
+        if k == bytes.len() {
+            self.state = State::After(call, trailing);
+            return k;
+        }
+        let rest = &text[k..];
+        if let Some(t) = [CALL, END, RETURN]
+            .into_iter()
+            .find(|t| rest.starts_with(*t))
+        {
+            call.raw.push_str(&trailing);
+            call.raw.push_str(t);
+            self.complete(call, em);
+            return k + t.len();
+        }
+        if TOKENS
+            .iter()
+            .any(|t| rest.len() < t.len() && t.starts_with(rest))
+        {
+            self.state = State::After(call, trailing);
+            return self.held.hold(text, k, base);
+        }
+        // No end token: the call stands as read, and what follows is read again as content.
+        self.complete(call, em);
+        em.text(&trailing);
+        k
+    }
+
+    /// The call's arguments are complete (its end read, or missing and forgiven).
+    fn complete(&mut self, mut call: Box<Call>, em: &mut Emitter) {
+        let end = call.start + call.raw.len();
+        self.state = State::Content {
+            kind: Kind::Text,
+            start: end,
+        };
+        if let Some(d) = call.writer.take_delta() {
+            em.input_delta(&call.id, d);
+        }
+        let Call {
+            start,
+            raw,
+            name,
+            id,
+            known,
+            writer,
+            ..
+        } = *call;
+        match writer.finish() {
+            Ok(args) => {
+                em.end_call(id.clone(), &name, args);
+                em.span(start, end, SpanKind::ToolCall);
+                if !known {
+                    unknown_tool(em, id, &name);
+                }
+            }
+            Err(e) => {
+                em.abort_call(&id);
+                let why = format!("tool call \"{name}\": {e}");
+                self.malformed(
+                    start,
+                    raw,
+                    Some((Some(id), name)),
+                    "malformed-tool-call",
+                    &why,
+                    em,
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn skip(
+        &mut self,
+        start: usize,
+        mut raw: String,
+        why: String,
+        call: Option<(PartId, String)>,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let mut from = i;
+        loop {
+            match find_token(text, from) {
+                Found::Token(j, t) => match t {
+                    CALL | END | RETURN => {
+                        raw.push_str(&text[i..j + t.len()]);
+                        let call = call.map(|(id, n)| (Some(id), n));
+                        self.malformed(start, raw, call, "malformed-tool-call", &why, em);
+                        return j + t.len();
+                    }
+                    START | CHANNEL => {
+                        raw.push_str(&text[i..j]);
+                        let call = call.map(|(id, n)| (Some(id), n));
+                        self.malformed(start, raw, call, "malformed-tool-call", &why, em);
+                        return j;
+                    }
+                    _ => from = j + t.len(),
+                },
+                Found::Partial(j) => {
+                    raw.push_str(&text[i..j]);
+                    self.state = State::Skip {
+                        start,
+                        raw,
+                        why,
+                        call,
+                    };
+                    return self.held.hold(text, j, base);
+                }
+                Found::None => {
+                    raw.push_str(&text[i..]);
+                    self.state = State::Skip {
+                        start,
+                        raw,
+                        why,
+                        call,
+                    };
+                    return text.len();
+                }
+            }
+        }
+    }
+
+    /// Markup that could not be read: reported, and kept as text.
+    fn malformed(
+        &mut self,
+        start: usize,
+        raw: String,
+        call: Option<(Option<PartId>, String)>,
+        reason: &str,
+        why: &str,
+        em: &mut Emitter,
+    ) {
+        let end = start + raw.len();
+        self.state = State::Content {
+            kind: Kind::Text,
+            start: end,
+        };
+        let (id, name) = match call {
+            Some((id, name)) => (id, Some(name)),
+            None => (None, None),
+        };
+        em.error(ErrorPart {
+            tool_call_id: id,
+            tool_name: name,
+            ..ErrorPart::reason(reason, why)
+        });
+        em.text(&raw);
+        em.span(start, end, SpanKind::Malformed);
+    }
+}
+
+impl Scanner for HarmonyScanner {
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        if let State::Content { kind, .. } = self.state {
+            if self.held.is_empty() && find1(b'<', piece.as_bytes()).is_none() {
+                self.held.advance(piece.len());
+                emit(em, kind, piece);
+                return;
+            }
+        }
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            let state = std::mem::replace(
+                &mut self.state,
+                State::Content {
+                    kind: Kind::Text,
+                    start: 0,
+                },
+            );
+            i = match state {
+                State::Content { kind, start } => self.content(kind, start, text, i, base, em),
+                State::Header { start, raw } => self.header(start, raw, text, i, base, em),
+                State::Body(call) => self.body(call, text, i, em),
+                State::After(call, trailing) => self.after(call, trailing, text, i, base, em),
+                State::Skip {
+                    start,
+                    raw,
+                    why,
+                    call,
+                } => self.skip(start, raw, why, call, text, i, base, em),
+            };
+        }
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        let held = self.held.take();
+        let end = self.held.pos();
+        let state = std::mem::replace(
+            &mut self.state,
+            State::Content {
+                kind: Kind::Text,
+                start: end,
+            },
+        );
+        match state {
+            State::Content { kind, start } => {
+                emit(em, kind, &held);
+                Self::close_content(kind, start, end, em);
+            }
+            State::Header { start, mut raw } => {
+                raw.push_str(&held);
+                self.bad_header(start, raw, true, em);
+            }
+            State::Body(mut call) => {
+                call.raw.push_str(&held);
+                let finished = call.lexer.finish(&mut call.writer);
+                if finished.is_ok() && call.lexer.is_done() {
+                    // Complete JSON without its end token: the call is recovered.
+                    self.complete(call, em);
+                } else {
+                    if let Some(d) = call.writer.take_delta() {
+                        em.input_delta(&call.id, d);
+                    }
+                    em.abort_call(&call.id);
+                    let why = format!("the output ended inside the arguments of \"{}\"", call.name);
+                    let Call {
+                        start,
+                        raw,
+                        name,
+                        id,
+                        ..
+                    } = *call;
+                    self.malformed(
+                        start,
+                        raw,
+                        Some((Some(id), name)),
+                        "unfinished-tool-call",
+                        &why,
+                        em,
+                    );
+                }
+            }
+            State::After(call, mut trailing) => {
+                trailing.push_str(&held);
+                self.complete(call, em);
+                em.text(&trailing);
+            }
+            State::Skip {
+                start,
+                mut raw,
+                why,
+                call,
+            } => {
+                raw.push_str(&held);
+                let call = call.map(|(id, n)| (Some(id), n));
+                self.malformed(start, raw, call, "malformed-tool-call", &why, em);
+            }
+        }
+    }
+
+    fn in_call(&self) -> bool {
+        matches!(
+            self.state,
+            State::Body(_) | State::After(..) | State::Skip { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    #[test]
+    fn headers_are_read() {
+        let h = HeaderInfo::read(
+            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json",
+        );
+        assert_eq!(h.role.as_deref(), Some("assistant"));
+        assert_eq!(h.channel.as_deref(), Some("commentary"));
+        assert_eq!(h.callee(), Some("f"));
+        let h = HeaderInfo::read("<|start|>functions.f to=assistant<|channel|>commentary");
+        assert_eq!(h.callee(), None);
+        assert_eq!(
+            HeaderInfo::read("<|channel|>final").channel.as_deref(),
+            Some("final")
+        );
+    }
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(HarmonyScanner::new(tools))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+                unfinished: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Pa",
+                malformed: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": }<|call|>",
+            },
+        );
+    }
+}

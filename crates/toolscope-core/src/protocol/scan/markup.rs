@@ -1,0 +1,1661 @@
+//! The markup-with-parameters engine: `<function=NAME>` (or an `<invoke name=…>`, a bare `<NAME>`)
+//! with `<parameter=KEY>value</parameter>` children, in the dialects of the qwen3-coder family
+//! (qwen3-coder, seed-oss, minimax-m2, deepseek-dsml, glm-4.5, glm-4.7). A [`Dialect`] names
+//! one family member's tags; the formats that use it are in `formats/`.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::args::ArgsWriter;
+use crate::json::JsonSink;
+use crate::json::lexer::find1;
+use crate::part::{Coercion, ErrorPart, PartId};
+use crate::protocol::span::SpanKind;
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::held_args::{self, HeldArgs};
+use crate::protocol::text::holdback::{Holdback, Separated, strip_separators};
+use crate::protocol::text::names;
+use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::xml::{self, Tag};
+use crate::schema::{SchemaType, property_schema, schema_type};
+use crate::tool::{Tool, ToolSet};
+
+const MAX_NAME: usize = 256;
+
+/// How much whitespace may separate a candidate close tag from what decides it (see
+/// [`MarkupScanner::decide`]); past that, the decision is taken without looking further.
+const MAX_DECIDING_WS: usize = 64;
+
+/// Deepest nesting of qwen markup tracked inside a value (deeper markup is plain value text).
+const MAX_NEST: usize = 64;
+
+/// The markup qwen3-coder uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum QTag {
+    Incomplete,
+    None,
+    OpenToolCall(usize),
+    CloseToolCall(usize),
+    /// (Names are where they are in the text scanned, not copied out of it.)
+    OpenFunction {
+        name: Range<usize>,
+        len: usize,
+        self_closing: bool,
+    },
+    /// `<function=…>` whose name cannot be a function name (`{{ tc.name }}`, empty).
+    BadFunction(usize),
+    CloseFunction(usize),
+    OpenParameter {
+        name: Range<usize>,
+        len: usize,
+        /// The value is JSON, not text (DSML's `string="false"`).
+        json: bool,
+    },
+    CloseParameter(usize),
+    /// `<![CDATA[`: inside a value, opaque to the end of the section.
+    CData(usize),
+}
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+}
+
+/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then
+/// optional whitespace then `>`: `Some(Some(len))`, `Some(None)` while the text ends too early
+/// to tell, `None` when it is not this tag.
+fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
+    let (head, word) = match lit.strip_prefix(b"</") {
+        Some(word) => (&b"</"[..], word),
+        None => (&lit[..1], &lit[1..]),
+    };
+    let n = head.len().min(rest.len());
+    if rest[..n] != head[..n] {
+        return None;
+    }
+    if rest.len() < head.len() {
+        return Some(None);
+    }
+    let mut k = head.len();
+    if head.len() == 2 {
+        while k < rest.len() && is_ws(rest[k]) && k < head.len() + 8 {
+            k += 1;
+        }
+    }
+    let n = word.len().min(rest.len() - k);
+    if rest[k..k + n] != word[..n] {
+        return None;
+    }
+    if n < word.len() {
+        return Some(None);
+    }
+    k += word.len();
+    let ws_start = k;
+    while k < rest.len() && is_ws(rest[k]) && k < ws_start + 8 {
+        k += 1;
+    }
+    match rest.get(k) {
+        None => Some(None),
+        Some(b'>') => Some(Some(k + 1)),
+        Some(_) => None,
+    }
+}
+
+/// Whether `rest` starts with `lit`: `Some(true)` when it does, `Some(false)` while the text ends
+/// inside it, `None` when it does not.
+fn after_literal(rest: &[u8], lit: &[u8]) -> Option<bool> {
+    let n = lit.len().min(rest.len());
+    (rest[..n] == lit[..n]).then_some(n == lit.len())
+}
+
+/// Where `sub`, a slice of `text`, is in it.
+fn range_in(text: &str, sub: &str) -> Range<usize> {
+    let start = sub.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + sub.len()
+}
+
+/// `lit` then a name up to `>` (or `/>`): `Some(Some((name, len, self_closing)))`; the name is
+/// empty when there is none. The name may be quoted; attributes after it (`<parameter=city
+/// note="a > b">`) are read past, a `>` inside their quotes included.
+fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize, bool)>> {
+    let rest = &text.as_bytes()[j..];
+    let lit = lit.as_bytes();
+    if !after_literal(rest, lit)? {
+        return Some(None);
+    }
+    let body = &rest[lit.len()..];
+    // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
+    // (Within the first MAX_NAME bytes: a quote not closed there leaves the tag undecided.)
+    let window = &body[..body.len().min(MAX_NAME)];
+    let mut end = None;
+    let mut p = 0;
+    while let Some(&b) = window.get(p) {
+        match b {
+            b'>' => {
+                end = Some(p);
+                break;
+            }
+            b'<' | b'\n' => return None,
+            b'"' | b'\'' if p == 0 || window[p - 1] == b'=' || is_ws(window[p - 1]) => {
+                match window[p + 1..].iter().position(|&c| c == b) {
+                    Some(e) => p += e + 2,
+                    None => break,
+                }
+            }
+            _ => p += 1,
+        }
+    }
+    let Some(p) = end else {
+        return (body.len() < MAX_NAME).then_some(None);
+    };
+    let raw = &text[j + lit.len()..j + lit.len() + p];
+    let (raw, self_closing) = match raw.strip_suffix('/') {
+        Some(r) => (r, true),
+        None => (raw, false),
+    };
+    let raw = raw.trim();
+    let name = match raw.as_bytes().first() {
+        Some(&q @ (b'"' | b'\'')) => match raw.as_bytes()[1..].iter().position(|&c| c == q) {
+            Some(e) => &raw[1..1 + e],
+            None => raw.trim_matches(['"', '\'']),
+        },
+        _ => match raw.bytes().position(is_ws) {
+            // A first word followed by attributes names the parameter; words without any `=`
+            // are one name with spaces in it.
+            Some(w) if raw.as_bytes()[w..].contains(&b'=') => &raw[..w],
+            _ => raw,
+        },
+    };
+    Some(Some((
+        range_in(text, name),
+        lit.len() + p + 1,
+        self_closing,
+    )))
+}
+
+/// How one family of function-markup formats writes its tags. qwen3-coder's is [`QWEN`]; other
+/// families (Seed-OSS, MiniMax M2, DeepSeek's DSML, GLM) write the same structure — an optional
+/// block, functions, parameters holding raw values — with their own tags, and are read by the
+/// same scanner with everything it forgives and decides.
+pub struct Dialect {
+    /// The block elements that hold calls (`<tool_call` and `</tool_call`); none where a call
+    /// stands alone.
+    pub blocks: &'static [BlockTag],
+    /// How a function opens, and the literal of its close tag (`</function`).
+    pub function: Opener,
+    pub function_close: &'static str,
+    /// How a parameter opens, and the literal of its close tag (`</parameter`).
+    pub parameter: Opener,
+    pub parameter_close: &'static str,
+    /// Whether one newline after a parameter's open tag and one before its close tag separate
+    /// the value from its tags (qwen3-coder) or are content (a family that writes none).
+    pub separators: bool,
+    /// An attribute of the parameter tag that, set to `false`, makes the value JSON rather than
+    /// text (DSML's `string="false"`).
+    pub string_attr: Option<&'static str>,
+    /// A function's open tag and a parameter's, as messages show them (`NAME` stands for the
+    /// name): `<function=NAME>`, `<parameter=…>`.
+    pub function_shown: &'static str,
+    pub parameter_shown: &'static str,
+}
+
+/// A block element's literals: `<tool_call` and `</tool_call`.
+pub struct BlockTag {
+    pub open: &'static str,
+    pub close: &'static str,
+}
+
+/// How a function or a parameter opens, and where its name is.
+pub enum Opener {
+    /// The literal, then the name up to the tag's `>`: `<function=NAME>`, `<invoke name="NAME">`
+    /// (the name may be quoted, attributes may follow it).
+    Named(&'static str),
+    /// The literal, then the name as text up to a newline or a `<`: GLM's `<tool_call>NAME`.
+    Bare(&'static str),
+    /// The name as the text of a key element, then the value's open tag: GLM's
+    /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them).
+    Keyed {
+        key: &'static str,
+        key_close: &'static str,
+        value: &'static str,
+    },
+}
+
+impl Opener {
+    /// The literal the opener starts with.
+    fn lit(&self) -> &'static str {
+        match self {
+            Opener::Named(lit) | Opener::Bare(lit) => lit,
+            Opener::Keyed { key, .. } => key,
+        }
+    }
+
+    /// The element's name with its `<` (`<parameter`), however the name is written after it.
+    fn element(&self) -> &'static str {
+        let lit = self.lit();
+        &lit[..lit.find(['=', ' ']).unwrap_or(lit.len())]
+    }
+}
+
+impl Dialect {
+    /// A function's open tag as messages show it.
+    fn function_tag(&self, name: &str) -> String {
+        self.function_shown.replace("NAME", name)
+    }
+
+    /// The first block tag, as messages show it (`<tool_call>`).
+    fn block_shown(&self) -> String {
+        self.blocks
+            .first()
+            .map_or_else(String::new, |b| format!("{}>", b.open))
+    }
+}
+
+/// The literal then a name as text, up to a newline or `<` (or the end of the output, `at_end`):
+/// `Some(Some((name, len)))`, where `len` does not count the byte that ended the name.
+fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(Range<usize>, usize)>> {
+    let rest = &text.as_bytes()[j..];
+    let lit = lit.as_bytes();
+    if !after_literal(rest, lit)? {
+        return Some(None);
+    }
+    let body = &rest[lit.len()..];
+    let end = body
+        .iter()
+        .take(MAX_NAME)
+        .position(|b| matches!(b, b'\n' | b'<'));
+    let p = match end {
+        Some(p) => p,
+        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit.len()))),
+        None if at_end => body.len(),
+        None => return Some(None),
+    };
+    let name = text[j + lit.len()..j + lit.len() + p].trim();
+    Some(Some((range_in(text, name), lit.len() + p)))
+}
+
+/// A key element then the value's open tag: `<arg_key>NAME</arg_key>` `<arg_value>`.
+fn keyed(
+    text: &str,
+    j: usize,
+    key: &str,
+    key_close: &str,
+    value: &str,
+) -> Option<Option<(Range<usize>, usize)>> {
+    let bytes = text.as_bytes();
+    let open = match closing(&bytes[j..], key.as_bytes())? {
+        Some(len) => j + len,
+        None => return Some(None),
+    };
+    let Some(p) = bytes[open..]
+        .iter()
+        .take(MAX_NAME)
+        .position(|b| matches!(b, b'<' | b'\n'))
+    else {
+        return (bytes.len() - open < MAX_NAME).then_some(None);
+    };
+    if bytes[open + p] != b'<' {
+        return None;
+    }
+    let name = range_in(text, text[open..open + p].trim());
+    let mut k = open + p;
+    k += match closing(&bytes[k..], key_close.as_bytes())? {
+        Some(len) => len,
+        None => return Some(None),
+    };
+    let ws = k;
+    while k < bytes.len() && is_ws(bytes[k]) {
+        k += 1;
+        if k - ws > MAX_DECIDING_WS {
+            return None;
+        }
+    }
+    if k == bytes.len() {
+        return Some(None);
+    }
+    k += match closing(&bytes[k..], value.as_bytes())? {
+        Some(len) => len,
+        None => return Some(None),
+    };
+    Some(Some((name, k - j)))
+}
+
+/// Whether a parameter's open tag sets `attr` to `false` (`string="false"`, quoted or not).
+fn attr_false(tag: &str, attr: &str) -> bool {
+    let (bytes, lit) = (tag.as_bytes(), attr.as_bytes());
+    let Some(&lead) = lit.first() else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(p) = find1(lead, &bytes[from..]) {
+        let at = from + p;
+        if !bytes[at..].starts_with(lit) {
+            from = at + 1;
+            continue;
+        }
+        from = at + lit.len();
+        let before_ok = at > 0 && is_ws(bytes[at - 1]);
+        let rest = tag[from..].trim_start();
+        if let (true, Some(v)) = (before_ok, rest.strip_prefix('=')) {
+            let v = v.trim_start().trim_start_matches(['"', '\'']);
+            if v.starts_with("false") {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// How many bytes the words of a dialect's open tags (after `<`) share at their start, and the
+/// words of its close tags (after `</`): only the byte after those tells the tags apart (DSML's
+/// tags all begin `｜DSML｜`).
+#[derive(Clone, Copy)]
+struct Shared {
+    open: usize,
+    close: usize,
+}
+
+impl Shared {
+    fn of(d: &Dialect) -> Self {
+        fn common<'a>(words: impl Iterator<Item = &'a [u8]>) -> usize {
+            let mut words = words;
+            let Some(first) = words.next() else {
+                return 0;
+            };
+            words.fold(first.len(), |n, w| {
+                n.min(first.iter().zip(w).take_while(|(a, b)| a == b).count())
+            })
+        }
+        let open = d
+            .blocks
+            .iter()
+            .map(|b| b.open)
+            .chain([d.function.lit(), d.parameter.lit()])
+            .map(|lit| &lit.as_bytes()[1..]);
+        let close = d
+            .blocks
+            .iter()
+            .map(|b| b.close)
+            .chain([d.function_close, d.parameter_close])
+            .map(|lit| &lit.as_bytes()[2..]);
+        Shared {
+            open: common(open),
+            close: common(close),
+        }
+    }
+}
+
+fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_end: bool) -> QTag {
+    let rest = &text.as_bytes()[j..];
+    if rest.get(1) == Some(&b'!') || rest.len() == 1 {
+        let lit = b"<![CDATA[";
+        let n = lit.len().min(rest.len());
+        if rest[..n] == lit[..n] {
+            return if n < lit.len() {
+                QTag::Incomplete
+            } else {
+                QTag::CData(lit.len())
+            };
+        }
+    }
+    // Only the tags whose word has the text's byte where the dialect's words begin to differ
+    // are tried: a stream arriving byte by byte asks again at every byte of a tag. (`None`: the
+    // text ends before that byte, and every tag is still possible; a word that ends before it
+    // is always tried.)
+    let closing_tag = rest.get(1) == Some(&b'/');
+    let (word_at, shared) = if closing_tag {
+        let ws = rest[2..].iter().take_while(|b| is_ws(**b)).count();
+        (2 + ws, shared.close)
+    } else {
+        (1, shared.open)
+    };
+    let lead = rest.get(word_at + shared).copied();
+    let may = |lit: &str| {
+        let lit = lit.as_bytes();
+        let word = if closing_tag { &lit[2..] } else { &lit[1..] };
+        lit.starts_with(b"</") == closing_tag
+            && word
+                .get(shared)
+                .is_none_or(|w| lead.is_none_or(|b| *w == b))
+    };
+    if may(d.parameter_close) {
+        if let Some(r) = closing(rest, d.parameter_close.as_bytes()) {
+            return r.map_or(QTag::Incomplete, QTag::CloseParameter);
+        }
+    }
+    if may(d.function_close) {
+        if let Some(r) = closing(rest, d.function_close.as_bytes()) {
+            return r.map_or(QTag::Incomplete, QTag::CloseFunction);
+        }
+    }
+    for b in d.blocks {
+        if may(b.close) {
+            if let Some(r) = closing(rest, b.close.as_bytes()) {
+                return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
+            }
+        }
+    }
+    for b in d.blocks {
+        if may(b.open) {
+            if let Some(r) = closing(rest, b.open.as_bytes()) {
+                return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
+            }
+        }
+    }
+    if closing_tag {
+        return QTag::None;
+    }
+    if may(d.function.lit()) {
+        let opened = match d.function {
+            Opener::Named(lit) => named(text, j, lit),
+            Opener::Bare(lit) => {
+                bare(text, j, lit, at_end).map(|r| r.map(|(name, len)| (name, len, false)))
+            }
+            Opener::Keyed { .. } => None,
+        };
+        if let Some(r) = opened {
+            return r.map_or(QTag::Incomplete, |(name, len, self_closing)| {
+                if names::is_function_name(&text[name.clone()], tools) {
+                    QTag::OpenFunction {
+                        name,
+                        len,
+                        self_closing,
+                    }
+                } else {
+                    QTag::BadFunction(len)
+                }
+            });
+        }
+    }
+    if may(d.parameter.lit()) {
+        let opened = match d.parameter {
+            Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
+            Opener::Bare(lit) => bare(text, j, lit, at_end),
+            Opener::Keyed {
+                key,
+                key_close,
+                value,
+            } => keyed(text, j, key, key_close, value),
+        };
+        if let Some(r) = opened {
+            return match r {
+                None => QTag::Incomplete,
+                Some((name, _)) if name.is_empty() => QTag::None,
+                Some((name, len)) => {
+                    let json = d
+                        .string_attr
+                        .is_some_and(|attr| attr_false(&text[j..j + len], attr));
+                    QTag::OpenParameter { name, len, json }
+                }
+            };
+        }
+    }
+    QTag::None
+}
+
+struct Block {
+    start: usize,
+    wrapped: bool,
+    functions: usize,
+    /// How many of its functions became calls.
+    calls: usize,
+    /// The block's markup so far, from `start`.
+    raw: String,
+    /// Where the spans given so far end: each function's markup gets its own span (a call, or
+    /// malformed markup kept as text), the block's own tags go with its functions.
+    covered: usize,
+}
+
+impl Block {
+    /// A block whose markup so far is `raw`, kept in `buf` (the buffer of an earlier block).
+    fn new(start: usize, wrapped: bool, raw: &str, mut buf: String) -> Self {
+        buf.clear();
+        buf.push_str(raw);
+        Block {
+            start,
+            wrapped,
+            functions: 0,
+            calls: 0,
+            raw: buf,
+            covered: start,
+        }
+    }
+
+    /// The markup from the end of the last span to `end`.
+    fn uncovered(&self, end: usize) -> &str {
+        let from = (self.covered - self.start).min(self.raw.len());
+        let to = (end - self.start).clamp(from, self.raw.len());
+        &self.raw[from..to]
+    }
+
+    /// The markup up to `end` became calls (or, when none of the block's functions did, is
+    /// kept as text: the failure was reported where it happened).
+    fn cover(&mut self, end: usize, em: &mut Emitter) {
+        if self.calls == 0 {
+            self.keep_as_text(end, em);
+        } else if end > self.covered {
+            em.span(self.covered, end, SpanKind::ToolCall);
+            self.covered = end;
+        }
+    }
+
+    /// The markup up to `end` could not be read: it stays in the output as text.
+    fn keep_as_text(&mut self, end: usize, em: &mut Emitter) {
+        em.text(self.uncovered(end));
+        if end > self.covered {
+            em.span(self.covered, end, SpanKind::Malformed);
+            self.covered = end;
+        }
+    }
+}
+
+enum Mode {
+    Stream,
+    Collect(String),
+}
+
+/// Qwen markup written inside a value (a template, a file about tool calls): it is value text,
+/// and its close tags belong to it, not to the value's element.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nest {
+    ToolCall,
+    Function,
+    Parameter,
+}
+
+struct Param {
+    name: String,
+    mode: Mode,
+    sep: Separated,
+    /// The format defines no separating newlines: every byte of the value is content.
+    verbatim: bool,
+    /// The value is JSON (DSML's `string="false"`), not text.
+    json: bool,
+    nest: Vec<Nest>,
+    in_cdata: bool,
+}
+
+impl Param {
+    /// Opens a nested element of value text.
+    fn nest(&mut self, n: Nest) {
+        if self.nest.len() < MAX_NEST {
+            self.nest.push(n);
+        }
+    }
+
+    /// A close tag of kind `n`: closes the innermost nested element of that kind (and what is
+    /// open inside it) when there is one.
+    fn unnest(&mut self, n: Nest) -> bool {
+        match self.nest.iter().rposition(|x| *x == n) {
+            Some(p) => {
+                self.nest.truncate(p);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// What a close tag in a value turned out to be.
+enum Decision {
+    Closes,
+    Text,
+    /// The text ends before it can be told.
+    Undecided,
+}
+
+/// The close tags that may end a value (see [`MarkupScanner::decide`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Closer {
+    Parameter,
+    Function,
+    ToolCall,
+}
+
+struct Func {
+    name: String,
+    tool: Option<Arc<Tool>>,
+    id: PartId,
+    writer: ArgsWriter,
+    args: HeldArgs,
+    stray: String,
+    failed: Option<String>,
+}
+
+enum State {
+    Text,
+    Wrapper(Block),
+    /// A `<tool_call>` block that is not qwen markup, kept as text to its close.
+    Skip(Block),
+    // The function is boxed: the state moves at every piece, and a function is most of it.
+    Function(Block, Box<Func>),
+    Param(Block, Box<Func>, Box<Param>),
+    /// A function written without `<tool_call>` ended; a stray `</tool_call>` may follow (held
+    /// whitespace in the string).
+    AfterBare(Block, String),
+}
+
+pub struct MarkupScanner {
+    tools: ToolSet,
+    dialect: &'static Dialect,
+    shared: Shared,
+    state: State,
+    held: Holdback,
+    /// The input has ended: what was held for lookahead is decided without it.
+    at_end: bool,
+    /// The box of the function that ended last, for the next one.
+    spare: Option<Box<Func>>,
+    /// The box of the parameter that ended last.
+    spare_param: Option<Box<Param>>,
+    /// The markup buffer of the block that ended last.
+    spare_raw: String,
+}
+
+impl Scanner for MarkupScanner {
+    fn feed(&mut self, text: &str, em: &mut Emitter) {
+        self.feed(text, em)
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        self.finish(em)
+    }
+
+    fn in_call(&self) -> bool {
+        !matches!(self.state, State::Text)
+    }
+
+    /// After a function written without its block, only a stray close may follow: past it.
+    fn in_args(&self) -> bool {
+        !matches!(self.state, State::Text | State::AfterBare(..))
+    }
+
+    /// A reasoning marker follows: a tag held back for what follows it is cut off there. A name
+    /// that needed its end (GLM's `<tool_call>NAME`) is a call's start interrupted, kept as text
+    /// and reported; anything shorter is the text it is.
+    fn cut(&mut self, em: &mut Emitter) {
+        if !matches!(self.state, State::Text) || self.held.is_empty() {
+            return;
+        }
+        let start = self.held.held_start();
+        let hold = self.held.take();
+        match qtag(&hold, 0, &self.tools, self.dialect, self.shared, true) {
+            QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
+                em,
+                &hold,
+                start,
+                "is cut off by a reasoning marker and kept as text",
+            ),
+            _ => em.text(&hold),
+        }
+    }
+}
+
+impl MarkupScanner {
+    /// A scanner of function markup written in `dialect`.
+    pub fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
+        MarkupScanner {
+            tools,
+            dialect,
+            shared: Shared::of(dialect),
+            state: State::Text,
+            held: Holdback::default(),
+            at_end: false,
+            spare: None,
+            spare_param: None,
+            spare_raw: String::new(),
+        }
+    }
+
+    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
+            return;
+        }
+        // Inside a value, text without a `<` (or `]`, in CDATA) is content and nothing else.
+        if let State::Param(b, f, p) = &mut self.state {
+            let special = if p.in_cdata { b']' } else { b'<' };
+            if self.held.is_empty() && find1(special, piece.as_bytes()).is_none() {
+                self.held.advance(piece.len());
+                content(f, p, piece);
+                b.raw.push_str(piece);
+                if let Some(d) = f.writer.take_delta() {
+                    em.input_delta(&f.id, d);
+                }
+                return;
+            }
+        }
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Wrapper(b) => self.wrapper(b, text, i, base, em),
+                State::Skip(b) => self.skip(b, text, i, base, em),
+                State::Function(b, f) => self.function(b, f, text, i, base, em),
+                State::Param(b, f, p) => self.param(b, f, p, text, i, base),
+                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+            };
+        }
+        self.held.recycle(joined);
+        if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state {
+            if let Some(d) = f.writer.take_delta() {
+                em.input_delta(&f.id, d);
+            }
+        }
+    }
+
+    fn qtag(&self, text: &str, j: usize) -> QTag {
+        qtag(text, j, &self.tools, self.dialect, self.shared, self.at_end)
+    }
+
+    fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = find1(b'<', &bytes[j..]) {
+            let at = j + p;
+            match self.qtag(text, at) {
+                QTag::OpenToolCall(len) => {
+                    em.text(&text[i..at]);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, true, &text[at..at + len], buf);
+                    self.state = State::Wrapper(block);
+                    return at + len;
+                }
+                QTag::OpenFunction {
+                    name,
+                    len,
+                    self_closing,
+                } => {
+                    em.text(&text[i..at]);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, false, &text[at..at + len], buf);
+                    self.open_function(block, &text[name], self_closing, base + at + len, em);
+                    return at + len;
+                }
+                QTag::Incomplete => {
+                    em.text(&text[i..at]);
+                    return self.held.hold(text, at, base);
+                }
+                QTag::BadFunction(len) => {
+                    em.text(&text[i..at]);
+                    stray_markup(
+                        em,
+                        &text[at..at + len],
+                        base + at,
+                        "is not a function name; the markup is kept as text",
+                    );
+                    return at + len;
+                }
+                QTag::CloseToolCall(len)
+                | QTag::CloseFunction(len)
+                | QTag::CloseParameter(len)
+                | QTag::OpenParameter { len, .. } => {
+                    em.text(&text[i..at]);
+                    stray_markup(
+                        em,
+                        &text[at..at + len],
+                        base + at,
+                        "is outside a tool call and kept as text",
+                    );
+                    return at + len;
+                }
+                QTag::CData(_) | QTag::None => j = at + 1,
+            }
+        }
+        em.text(&text[i..]);
+        text.len()
+    }
+
+    fn open_function(
+        &mut self,
+        mut block: Block,
+        name: &str,
+        self_closing: bool,
+        end: usize,
+        em: &mut Emitter,
+    ) {
+        let tool = self.tools.get_arc(name).cloned();
+        let mut writer = ArgsWriter::new(tool.clone());
+        let _ = writer.begin_object();
+        let id = em.begin_call(name);
+        block.functions += 1;
+        // The box of the last function and its strings, when there is one: a call allocates
+        // none of them anew.
+        let f = match self.spare.take() {
+            Some(mut f) => {
+                f.name.clear();
+                f.name.push_str(name);
+                f.tool = tool;
+                f.id = id;
+                f.writer = writer;
+                f.args = HeldArgs::default();
+                f.stray.clear();
+                f.failed = None;
+                f
+            }
+            None => Box::new(Func {
+                name: name.to_string(),
+                tool,
+                id,
+                writer,
+                args: HeldArgs::default(),
+                stray: String::new(),
+                failed: None,
+            }),
+        };
+        if self_closing {
+            self.end_function(block, f, end, false, em);
+        } else {
+            self.state = State::Function(block, f);
+        }
+    }
+
+    /// Inside `<tool_call>`, between functions.
+    fn wrapper(
+        &mut self,
+        mut b: Block,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while j < bytes.len() && is_ws(bytes[j]) {
+            j += 1;
+        }
+        b.raw.push_str(&text[i..j]);
+        if j == bytes.len() {
+            self.state = State::Wrapper(b);
+            return j;
+        }
+        if bytes[j] == b'<' {
+            match self.qtag(text, j) {
+                QTag::Incomplete => {
+                    self.state = State::Wrapper(b);
+                    return self.held.hold(text, j, base);
+                }
+                QTag::CloseToolCall(len) => {
+                    b.raw.push_str(&text[j..j + len]);
+                    self.end_block(b, base + j + len, em);
+                    return j + len;
+                }
+                QTag::OpenFunction {
+                    name,
+                    len,
+                    self_closing,
+                } => {
+                    b.raw.push_str(&text[j..j + len]);
+                    self.open_function(b, &text[name], self_closing, base + j + len, em);
+                    return j + len;
+                }
+                _ if b.functions > 0 => {
+                    // A wrong close tag where </tool_call> belongs closes the block.
+                    match xml::parse_tag(text, j) {
+                        Tag::Incomplete => {
+                            self.state = State::Wrapper(b);
+                            return self.held.hold(text, j, base);
+                        }
+                        Tag::Close { len, .. } => {
+                            b.raw.push_str(&text[j..j + len]);
+                            self.end_block(b, base + j + len, em);
+                            return j + len;
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Something that is not a function: before any function the block is not qwen markup
+        // (kept as text to its close, reported); after one, the block ends here.
+        if b.functions == 0 {
+            em.error(ErrorPart::reason(
+                "malformed-tool-call",
+                format!(
+                    "a {} block that does not start with {} is kept as text",
+                    self.dialect.block_shown(),
+                    self.dialect.function_tag("…")
+                ),
+            ));
+            em.text(&b.raw);
+            b.raw.clear();
+            self.state = State::Skip(b);
+        } else {
+            let end = b.start + b.raw.len();
+            b.cover(end, em);
+        }
+        j
+    }
+
+    /// A malformed `<tool_call>` block (already reported): text up to its `</tool_call>`, or up to
+    /// a new block or function. `b.raw` counts what was passed on.
+    fn skip(&mut self, mut b: Block, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = find1(b'<', &bytes[j..]) {
+            let at = j + p;
+            match self.qtag(text, at) {
+                QTag::CloseToolCall(len) => {
+                    em.text(&text[i..at + len]);
+                    b.raw.push_str(&text[i..at + len]);
+                    em.span(b.start, base + at + len, SpanKind::Malformed);
+                    return at + len;
+                }
+                QTag::OpenToolCall(_) | QTag::OpenFunction { .. } => {
+                    em.text(&text[i..at]);
+                    em.span(b.start, base + at, SpanKind::Malformed);
+                    return at;
+                }
+                QTag::Incomplete => {
+                    em.text(&text[i..at]);
+                    self.state = State::Skip(b);
+                    return self.held.hold(text, at, base);
+                }
+                _ => j = at + 1,
+            }
+        }
+        em.text(&text[i..]);
+        self.state = State::Skip(b);
+        text.len()
+    }
+
+    fn end_block(&mut self, mut b: Block, end: usize, em: &mut Emitter) {
+        if b.functions == 0 {
+            // `<tool_call></tool_call>`: nothing was called; the markup stays, reported.
+            em.error(ErrorPart::reason(
+                "malformed-tool-call",
+                format!(
+                    "an empty {} block is kept as text",
+                    self.dialect.block_shown()
+                ),
+            ));
+            b.keep_as_text(end, em);
+        } else {
+            b.cover(end, em);
+        }
+        self.retire(b);
+    }
+
+    /// A block is over: its markup's buffer is kept for the next (a call allocates none).
+    fn retire(&mut self, b: Block) {
+        self.spare_raw = b.raw;
+    }
+
+    /// After a function written without `<tool_call>`: whitespace, then a stray `</tool_call>`
+    /// that belongs to it (a model that forgot the opening tag), or anything else.
+    fn after_bare(
+        &mut self,
+        mut b: Block,
+        mut ws: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while j < bytes.len() && is_ws(bytes[j]) && ws.len() + (j - i) < MAX_DECIDING_WS {
+            j += 1;
+        }
+        ws.push_str(&text[i..j]);
+        if j == bytes.len() {
+            self.state = State::AfterBare(b, ws);
+            return j;
+        }
+        if bytes[j] == b'<' {
+            match self.qtag(text, j) {
+                QTag::Incomplete => {
+                    self.state = State::AfterBare(b, ws);
+                    return self.held.hold(text, j, base);
+                }
+                QTag::CloseToolCall(len) => {
+                    b.raw.push_str(&ws);
+                    b.raw.push_str(&text[j..j + len]);
+                    b.cover(base + j + len, em);
+                    self.retire(b);
+                    return j + len;
+                }
+                _ => {}
+            }
+        }
+        em.text(&ws);
+        self.retire(b);
+        j
+    }
+
+    /// Inside a function, between parameters.
+    fn function(
+        &mut self,
+        mut b: Block,
+        mut f: Box<Func>,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while j < bytes.len() {
+            let Some(p) = find1(b'<', &bytes[j..]) else {
+                f.stray.push_str(&text[j..]);
+                b.raw.push_str(&text[j..]);
+                j = bytes.len();
+                break;
+            };
+            let at = j + p;
+            f.stray.push_str(&text[j..at]);
+            b.raw.push_str(&text[j..at]);
+            match self.qtag(text, at) {
+                QTag::Incomplete => {
+                    self.state = State::Function(b, f);
+                    return self.held.hold(text, at, base);
+                }
+                QTag::OpenParameter { name, len, json } => {
+                    b.raw.push_str(&text[at..at + len]);
+                    match self.start_param(&mut f, &text[name], json) {
+                        Ok(p) => self.state = State::Param(b, f, p),
+                        Err(why) => {
+                            f.failed = Some(why);
+                            self.state = State::Function(b, f);
+                        }
+                    }
+                    return at + len;
+                }
+                QTag::CloseFunction(len) => {
+                    b.raw.push_str(&text[at..at + len]);
+                    let end = base + at + len;
+                    self.end_function(b, f, end, false, em);
+                    return at + len;
+                }
+                QTag::CloseToolCall(len) => {
+                    b.raw.push_str(&text[at..at + len]);
+                    let end = base + at + len;
+                    self.end_function(b, f, end, true, em);
+                    return at + len;
+                }
+                QTag::OpenFunction { .. } | QTag::OpenToolCall(_) => {
+                    // A new call begins: this function was never closed.
+                    let end = base + at;
+                    self.end_function(b, f, end, false, em);
+                    return at;
+                }
+                QTag::CloseParameter(len) | QTag::BadFunction(len) => {
+                    f.stray.push_str(&text[at..at + len]);
+                    b.raw.push_str(&text[at..at + len]);
+                    j = at + len;
+                }
+                QTag::CData(_) | QTag::None => {
+                    f.stray.push('<');
+                    b.raw.push('<');
+                    j = at + 1;
+                }
+            }
+        }
+        self.state = State::Function(b, f);
+        j
+    }
+
+    fn start_param(&mut self, f: &mut Func, name: &str, json: bool) -> Result<Box<Param>, String> {
+        f.args.open(f.tool.as_deref(), name, "parameter")?;
+        let stream = !json && f.args.streams(f.tool.as_deref(), name);
+        if stream {
+            let _ = f.writer.key(name);
+            let _ = f.writer.begin_string();
+        }
+        let verbatim = !self.dialect.separators;
+        // The box of the last parameter and its buffers, when there is one.
+        Ok(match self.spare_param.take() {
+            Some(mut p) => {
+                p.name.clear();
+                p.name.push_str(name);
+                p.mode = match std::mem::replace(&mut p.mode, Mode::Stream) {
+                    _ if stream => Mode::Stream,
+                    Mode::Collect(mut buf) => {
+                        buf.clear();
+                        Mode::Collect(buf)
+                    }
+                    Mode::Stream => Mode::Collect(String::new()),
+                };
+                p.sep = Separated::default();
+                p.verbatim = verbatim;
+                p.json = json;
+                p.nest.clear();
+                p.in_cdata = false;
+                p
+            }
+            None => Box::new(Param {
+                name: name.to_string(),
+                mode: if stream {
+                    Mode::Stream
+                } else {
+                    Mode::Collect(String::new())
+                },
+                sep: Separated::default(),
+                verbatim,
+                json,
+                nest: Vec::new(),
+                in_cdata: false,
+            }),
+        })
+    }
+
+    /// Whether `<parameter=name>` can begin a parameter of the function now: the tool takes
+    /// such an argument, and it is not set yet (or may repeat).
+    fn opens(f: &Func, name: &str) -> bool {
+        held_args::declares(f.tool.as_deref(), name) && f.args.can_open(f.tool.as_deref(), name)
+    }
+
+    /// Decides whether a close tag inside a value (ending at `k`) ends the value, from what
+    /// follows it after whitespace: `</parameter>` does when a parameter opens next (whatever
+    /// its name), or the function or the block closes; `</function>` (its
+    /// `</parameter>` forgotten) when the block closes or another call begins; `</tool_call>`
+    /// only at the end of the output. Anything else makes it value text.
+    fn decide(&self, closer: Closer, text: &str, k: usize) -> Decision {
+        let bytes = text.as_bytes();
+        let mut m = k;
+        while m < bytes.len() && is_ws(bytes[m]) {
+            m += 1;
+            if m - k > MAX_DECIDING_WS {
+                return if closer == Closer::ToolCall {
+                    Decision::Text
+                } else {
+                    Decision::Closes
+                };
+            }
+        }
+        if m == bytes.len() {
+            return if self.at_end {
+                Decision::Closes
+            } else {
+                Decision::Undecided
+            };
+        }
+        if bytes[m] != b'<' || closer == Closer::ToolCall {
+            return Decision::Text;
+        }
+        match (closer, self.qtag(text, m)) {
+            // A close tag cut off by the end of the output is the close the model meant.
+            (_, QTag::Incomplete) if self.at_end => Decision::Closes,
+            (_, QTag::Incomplete) => Decision::Undecided,
+            // Whatever the name: a parameter the schema does not list is still a parameter
+            // (a misspelt or undeclared one), kept and left to validation.
+            (Closer::Parameter, QTag::OpenParameter { .. }) => Decision::Closes,
+            (Closer::Parameter, QTag::CloseFunction(_) | QTag::CloseToolCall(_)) => {
+                Decision::Closes
+            }
+            (
+                Closer::Function,
+                QTag::CloseToolCall(_) | QTag::OpenToolCall(_) | QTag::OpenFunction { .. },
+            ) => Decision::Closes,
+            _ => Decision::Text,
+        }
+    }
+
+    fn param(
+        &mut self,
+        mut b: Block,
+        mut f: Box<Func>,
+        mut p: Box<Param>,
+        text: &str,
+        i: usize,
+        base: usize,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        loop {
+            if p.in_cdata {
+                match memchr::memmem::find(&bytes[j..], b"]]>") {
+                    Some(e) => {
+                        let end = j + e + 3;
+                        content(&mut f, &mut p, &text[j..end]);
+                        b.raw.push_str(&text[j..end]);
+                        p.in_cdata = false;
+                        j = end;
+                        continue;
+                    }
+                    None => {
+                        // Keep a possible partial "]]>" for the next chunk.
+                        let tail = &bytes[j..];
+                        let keep = if tail.ends_with(b"]]") {
+                            2
+                        } else {
+                            usize::from(tail.ends_with(b"]"))
+                        };
+                        let cut = if self.at_end {
+                            text.len()
+                        } else {
+                            text.len() - keep
+                        };
+                        content(&mut f, &mut p, &text[j..cut]);
+                        b.raw.push_str(&text[j..cut]);
+                        self.state = State::Param(b, f, p);
+                        return if cut < text.len() {
+                            self.held.hold(text, cut, base)
+                        } else {
+                            text.len()
+                        };
+                    }
+                }
+            }
+            let Some(off) = find1(b'<', &bytes[j..]) else {
+                break;
+            };
+            let at = j + off;
+            content(&mut f, &mut p, &text[j..at]);
+            b.raw.push_str(&text[j..at]);
+            let markup = |len: usize, f: &mut Func, p: &mut Param, b: &mut Block| {
+                content(f, p, &text[at..at + len]);
+                b.raw.push_str(&text[at..at + len]);
+                at + len
+            };
+            let closer = match self.qtag(text, at) {
+                QTag::Incomplete => {
+                    self.state = State::Param(b, f, p);
+                    return self.held.hold(text, at, base);
+                }
+                QTag::CData(len) => {
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    p.in_cdata = true;
+                    continue;
+                }
+                QTag::CloseParameter(len) if !p.unnest(Nest::Parameter) => {
+                    Some((Closer::Parameter, len))
+                }
+                QTag::CloseFunction(len) if !p.unnest(Nest::Function) => {
+                    Some((Closer::Function, len))
+                }
+                QTag::CloseToolCall(len) if !p.unnest(Nest::ToolCall) => {
+                    Some((Closer::ToolCall, len))
+                }
+                QTag::CloseParameter(len) | QTag::CloseFunction(len) | QTag::CloseToolCall(len) => {
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::OpenParameter { name, len, .. } => {
+                    // A `</parameter>` forgotten: a parameter that can begin here ends this one.
+                    if p.nest.is_empty() && Self::opens(&f, &text[name]) {
+                        self.end_param(&mut f, p);
+                        self.state = State::Function(b, f);
+                        return at;
+                    }
+                    // Inside a function written in the value, it opens that function's
+                    // parameter (whose close tag is its own); elsewhere it is just text.
+                    if p.nest.last() == Some(&Nest::Function) {
+                        p.nest(Nest::Parameter);
+                    }
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::OpenFunction { len, .. } | QTag::BadFunction(len) => {
+                    p.nest(Nest::Function);
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::OpenToolCall(len) => {
+                    p.nest(Nest::ToolCall);
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::None => None,
+            };
+            let Some((closer, len)) = closer else {
+                j = markup(1, &mut f, &mut p, &mut b);
+                continue;
+            };
+            match self.decide(closer, text, at + len) {
+                Decision::Undecided => {
+                    self.state = State::Param(b, f, p);
+                    return self.held.hold(text, at, base);
+                }
+                Decision::Text => j = markup(len, &mut f, &mut p, &mut b),
+                Decision::Closes if closer == Closer::Parameter => {
+                    b.raw.push_str(&text[at..at + len]);
+                    self.end_param(&mut f, p);
+                    self.state = State::Function(b, f);
+                    return at + len;
+                }
+                Decision::Closes => {
+                    // The value ends here; the function state reads the close tag itself.
+                    self.end_param(&mut f, p);
+                    self.state = State::Function(b, f);
+                    return at;
+                }
+            }
+        }
+        content(&mut f, &mut p, &text[j..]);
+        b.raw.push_str(&text[j..]);
+        self.state = State::Param(b, f, p);
+        text.len()
+    }
+
+    /// A parameter's value ends; its box is kept for the next.
+    fn end_param(&mut self, f: &mut Func, mut p: Box<Param>) {
+        end_param(f, &mut p);
+        self.spare_param = Some(p);
+    }
+
+    fn end_function(
+        &mut self,
+        b: Block,
+        mut f: Box<Func>,
+        end: usize,
+        close_block: bool,
+        em: &mut Emitter,
+    ) {
+        let known = f.tool.is_some();
+        let stray = f.stray.trim();
+        // A function whose whole body is text: the argument the schema leaves no doubt about.
+        let mut body_why = None;
+        let param_lit = self.dialect.parameter.element();
+        if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
+            match f.tool.as_deref().and_then(held_args::body_argument) {
+                Some(arg) if !f.stray.contains(param_lit) => {
+                    let body = strip_separators(&f.stray).to_string();
+                    let _ = f.writer.key(&arg);
+                    let _ = f.writer.scalar(Value::String(body.clone()));
+                    f.writer.record(Coercion {
+                        path: String::new(),
+                        from: Value::String(body.clone()),
+                        to: serde_json::json!({ arg: body }),
+                    });
+                    f.stray.clear();
+                }
+                _ if !f.stray.contains(param_lit) => {
+                    body_why = Some(format!(
+                        "the body is text, not {} elements, and {} to put it in",
+                        self.dialect.parameter_shown,
+                        if known {
+                            "the schema has no single string argument"
+                        } else {
+                            "the tool is unknown, with no schema"
+                        }
+                    ));
+                }
+                _ => {}
+            }
+        }
+        f.args.write_into(&mut f.writer);
+        let _ = f.writer.end_object();
+        if let Some(d) = f.writer.take_delta() {
+            em.input_delta(&f.id, d);
+        }
+        let result = match f.failed.take().or(body_why) {
+            Some(why) => Err(why),
+            None => std::mem::replace(&mut f.writer, ArgsWriter::new(None)).finish(),
+        };
+        let mut b = b;
+        match result {
+            Ok(args) => {
+                em.end_call(f.id.clone(), &f.name, args);
+                if !known {
+                    em.error(ErrorPart {
+                        tool_call_id: Some(f.id.clone()),
+                        tool_name: Some(f.name.clone()),
+                        ..ErrorPart::reason(
+                            "unknown-tool",
+                            format!("\"{}\" is not one of the tools", f.name),
+                        )
+                    });
+                }
+                let stray = f.stray.trim();
+                if !stray.is_empty() {
+                    em.error(ErrorPart {
+                        tool_call_id: Some(f.id.clone()),
+                        tool_name: Some(f.name.clone()),
+                        ..ErrorPart::reason(
+                            "ignored-text",
+                            format!(
+                                "text inside {} that is not a parameter: {stray}",
+                                self.dialect.function_tag(&f.name)
+                            ),
+                        )
+                    });
+                }
+                b.calls += 1;
+                b.cover(end, em);
+            }
+            Err(why) => {
+                // Nothing was called: the function's markup stays in the output.
+                em.abort_call(&f.id);
+                em.error(ErrorPart {
+                    tool_call_id: Some(f.id.clone()),
+                    tool_name: Some(f.name.clone()),
+                    ..ErrorPart::reason(
+                        "malformed-tool-call",
+                        format!("{}: {why}", self.dialect.function_tag(&f.name)),
+                    )
+                });
+                b.keep_as_text(end, em);
+            }
+        }
+        self.spare = Some(f);
+        if close_block {
+            self.retire(b);
+            return;
+        }
+        self.state = if b.wrapped {
+            State::Wrapper(b)
+        } else {
+            State::AfterBare(b, String::new())
+        };
+    }
+
+    /// A function the output left open: no call, an `unfinished-tool-call` error saying `why`,
+    /// and its markup kept as text.
+    fn unfinished(
+        &mut self,
+        mut b: Block,
+        f: Box<Func>,
+        end: usize,
+        why: String,
+        em: &mut Emitter,
+    ) {
+        em.abort_call(&f.id);
+        em.error(ErrorPart {
+            tool_call_id: Some(f.id.clone()),
+            tool_name: Some(f.name.clone()),
+            ..ErrorPart::reason("unfinished-tool-call", why)
+        });
+        b.keep_as_text(end, em);
+        self.spare = Some(f);
+    }
+
+    pub fn finish(&mut self, em: &mut Emitter) {
+        // What was held for lookahead is read again, now knowing that nothing follows.
+        let start = self.held.held_start();
+        let hold = self.held.take();
+        if !hold.is_empty() {
+            self.at_end = true;
+            self.held.rewind(start);
+            self.feed(&hold, em);
+        }
+        let hold = self.held.take();
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Wrapper(mut b) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                if b.functions == 0 {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside a {} block",
+                            self.dialect.block_shown()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                } else {
+                    b.cover(end, em);
+                }
+            }
+            State::Skip(mut b) => {
+                em.text(&hold);
+                b.raw.push_str(&hold);
+                em.span(b.start, self.held.pos(), SpanKind::Malformed);
+            }
+            State::AfterBare(_, mut ws) => {
+                ws.push_str(&hold);
+                em.text(&ws);
+            }
+            State::Function(mut b, mut f) => {
+                f.stray.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let opener = self.dialect.parameter.lit();
+                let why = if em.output_cut() {
+                    // Cut off before its close: what it would have held is not known.
+                    Some("the output was cut off before")
+                } else if ends_inside_tag(&f.stray, opener) {
+                    // `<param` at the very end: a parameter was beginning, not a value.
+                    Some("the output ended inside a tag, before")
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => {
+                        let why =
+                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
+                        self.unfinished(b, f, end, why, em);
+                    }
+                    None => self.end_function(b, f, end, true, em),
+                }
+            }
+            State::Param(mut b, f, _) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let why = format!(
+                    "the output ended inside a parameter of {}",
+                    self.dialect.function_tag(&f.name)
+                );
+                self.unfinished(b, f, end, why, em);
+            }
+        }
+    }
+}
+
+/// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
+/// it: `<`, `<param`, `<parameter=ci`, with no `>` yet.
+fn ends_inside_tag(text: &str, opener: &str) -> bool {
+    let text = text.trim_end();
+    text.rfind('<').is_some_and(|i| {
+        let tail = &text[i..];
+        !tail.contains('>') && (opener.starts_with(tail) || tail.starts_with(opener))
+    })
+}
+
+/// Qwen markup where it means nothing (a close tag outside a call, a function whose name is not
+/// a name): kept as text, reported.
+fn stray_markup(em: &mut Emitter, tag: &str, start: usize, what: &str) {
+    em.error(ErrorPart::reason(
+        "malformed-tool-call",
+        format!("{tag} {what}"),
+    ));
+    em.text(tag);
+    em.span(start, start + tag.len(), SpanKind::Malformed);
+}
+
+/// Value text, without the separating newlines.
+fn content(f: &mut Func, p: &mut Param, s: &str) {
+    let Param {
+        sep,
+        mode,
+        verbatim,
+        ..
+    } = p;
+    let out = |piece: &str| match mode {
+        Mode::Stream => {
+            let _ = f.writer.string_piece(piece);
+        }
+        Mode::Collect(buf) => buf.push_str(piece),
+    };
+    if *verbatim {
+        sep.push_verbatim(s, out);
+    } else {
+        sep.push(s, out);
+    }
+}
+
+fn end_param(f: &mut Func, p: &mut Param) {
+    let Param { sep, mode, .. } = p;
+    sep.close(|piece| match mode {
+        Mode::Stream => {
+            let _ = f.writer.string_piece(piece);
+        }
+        Mode::Collect(buf) => buf.push_str(piece),
+    });
+    match std::mem::replace(&mut p.mode, Mode::Stream) {
+        Mode::Stream => {
+            let _ = f.writer.end_string();
+        }
+        Mode::Collect(value) => {
+            let value = if p.json {
+                // Written as JSON; text that is not JSON stays text (coercion types it).
+                crate::json::parse_relaxed(value.trim()).unwrap_or(Value::String(value))
+            } else {
+                xml_value(f.tool.as_deref(), &p.name, value)
+            };
+            f.args.complete(&mut f.writer, &p.name, value)
+        }
+    }
+}
+
+/// A value written as XML elements (`<item>1</item>…`, `<0>a</0><1>b</1>`) where the schema asks
+/// for an array or an object is read as those elements, as morph-xml reads them; any other value
+/// stays the text it is (coercion types it).
+fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
+    let structured = tool.is_some_and(|t| {
+        let root = t.schema();
+        property_schema(root, name, root)
+            .is_some_and(|s| matches!(schema_type(s, root), SchemaType::Array | SchemaType::Object))
+    });
+    if structured && text.trim_start().starts_with('<') {
+        if let v @ Value::Object(_) = xml::fragment_value(&text) {
+            return v;
+        }
+    }
+    Value::String(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
+
+    /// `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`, no separator newlines.
+    static DIALECT: Dialect = Dialect {
+        blocks: &[BlockTag {
+            open: "<calls",
+            close: "</calls",
+        }],
+        function: Opener::Named("<fn="),
+        function_close: "</fn",
+        parameter: Opener::Named("<arg="),
+        parameter_close: "</arg",
+        separators: false,
+        string_attr: None,
+        function_shown: "<fn=NAME>",
+        parameter_shown: "<arg=…>",
+    };
+
+    fn make(tools: ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools, &DIALECT))
+    }
+
+    /// A call, text around it, every split, an unfinished call, a malformed one.
+    #[test]
+    fn the_engine_answers_the_standard_cases() {
+        engine_cases(
+            &make,
+            &EngineCase {
+                call: "<calls><fn=get_weather><arg=city>Paris</arg></fn></calls>",
+                unfinished: "<calls><fn=get_weather><arg=city>Pa",
+                malformed: "<calls><fn=><arg=city>Paris</arg></fn></calls>",
+            },
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! What the protocols' own tests share: tools, and a parse checked at every split.
+
+use serde_json::json;
+
+use super::parser::StreamParser;
+use super::spec::Protocol;
+use super::text::scanner::Scanner;
+use crate::part::{Collapsed, Part};
+use crate::tool::{ToolDef, ToolSet};
+
+/// `get_weather(city, days, unit)`, `search(query)`, `write_file(path, content)`.
+pub(crate) fn tools() -> ToolSet {
+    ToolSet::new(vec![
+        ToolDef::new(
+            "get_weather",
+            "Current weather for a city",
+            json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},"unit":{"enum":["c","f"]}},"required":["city"]}),
+        ),
+        ToolDef::new(
+            "search",
+            "Search the web",
+            json!({"type":"object","properties":{"query":{"type":"string"}}}),
+        ),
+        ToolDef::new(
+            "write_file",
+            "Write a file",
+            json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}),
+        ),
+    ])
+    .expect("valid tools")
+}
+
+fn run(p: &Protocol, pieces: &[&[u8]]) -> Vec<Part> {
+    let mut parser = p.stream_parser(&tools());
+    let mut out = Vec::new();
+    for piece in pieces {
+        parser.push(piece, &mut out);
+    }
+    parser.finish(&mut out);
+    out
+}
+
+/// The collapsed parse of `text`, after checking that generate, every split into two
+/// pieces, and one byte at a time all give it.
+/// The cases every protocol answers the same way, written with the protocol's own
+/// renderers: one call, two parallel calls, text before and after, reasoning before the call,
+/// a call split at every byte, a call whose end markup is missing at the end of the output,
+/// a malformed body (text and an error part), an unknown tool (a call and an error part).
+pub(crate) fn standard_cases(p: &Protocol) {
+    let paris = serde_json::json!({"city": "Paris"});
+    let query = serde_json::json!({"query": "rust"});
+    let one = p.format_call("get_weather", &paris);
+    let c = every_split(p, &one);
+    assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{one}");
+    assert!(c.errors.is_empty(), "{one}: {:?}", c.errors);
+    assert_eq!(c.text.trim(), "", "{one}");
+
+    let two = p.format_calls(&[("get_weather", &paris), ("search", &query)]);
+    let c = every_split(p, &two);
+    assert_eq!(
+        c.calls,
+        [
+            ("get_weather".into(), paris.clone()),
+            ("search".into(), query.clone())
+        ],
+        "{two}"
+    );
+    assert!(c.errors.is_empty(), "{two}: {:?}", c.errors);
+
+    let around = format!("Let me look. {one}\nDone.");
+    let c = every_split(p, &around);
+    assert_eq!(c.calls.len(), 1, "{around}");
+    assert!(
+        c.text.starts_with("Let me look.") && c.text.ends_with("Done."),
+        "{around}"
+    );
+
+    if let Some(thought) = p.format_reasoning("Paris needs the weather tool.") {
+        let text = format!("{thought}{one}");
+        let c = every_split(p, &text);
+        assert!(
+            c.reasoning.contains("Paris needs the weather tool."),
+            "{text}"
+        );
+        assert_eq!(c.calls.len(), 1, "{text}");
+        assert!(!c.text.contains("weather tool"), "{text}");
+    }
+
+    // The call's end markup cut off: everything after the JSON's last bracket, or, in a
+    // markup format, after the argument's own close tag (or its value, where the argument
+    // has none).
+    let value_end = one.rfind("Paris").expect("the value is written") + "Paris".len();
+    let cut = match one.rfind(['}', ']']).filter(|j| *j > value_end) {
+        Some(j) => one[..j + 1].to_string(),
+        None => {
+            let rest = &one[value_end..];
+            let nl = usize::from(rest.starts_with('\n'));
+            let close = rest[nl..]
+                .starts_with("</")
+                .then(|| rest[nl..].find('>'))
+                .flatten()
+                .map(|k| value_end + nl + k + 1)
+                .filter(|end| *end < one.trim_end().len());
+            one[..close.unwrap_or(value_end)].to_string()
+        }
+    };
+    // (A format whose call ends where its JSON ends has no end markup to cut.)
+    if cut.len() < one.len() {
+        let c = every_split(p, &cut);
+        assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{cut}");
+        assert!(c.errors.is_empty(), "{cut}: {:?}", c.errors);
+    }
+
+    let bad = p.malformed_call("get_weather", &paris);
+    let c = every_split(p, &bad);
+    assert!(c.calls.is_empty(), "{bad}");
+    assert!(!c.errors.is_empty(), "{bad}");
+    assert_eq!(c.text, bad, "nothing lost");
+
+    let unknown = p.format_call("launch_rocket", &serde_json::json!({"stage": 1}));
+    let c = every_split(p, &unknown);
+    if unknown.contains("<launch_rocket>") {
+        // A format whose element is named after the tool: only a known tool's name opens
+        // a call, and an unknown one's markup is text.
+        assert!(c.calls.is_empty(), "{unknown}");
+        assert_eq!(c.text, unknown, "nothing lost");
+    } else {
+        // Without a schema a markup value stays the text it is (`"1"`); JSON keeps `1`.
+        let stage = c.calls.first().map(|(_, v)| v["stage"].clone());
+        assert_eq!(c.calls.len(), 1, "{unknown}");
+        assert_eq!(c.calls[0].0, "launch_rocket", "{unknown}");
+        assert!(
+            stage == Some(serde_json::json!(1)) || stage == Some(serde_json::json!("1")),
+            "{unknown}: {:?}",
+            c.calls
+        );
+        assert_eq!(c.errors, ["unknown-tool"], "{unknown}");
+    }
+
+    // The prompt reads back as this protocol with these tools; results read back.
+    let prompt = p.system_prompt(&tools());
+    let (back, set) = Protocol::detect_from_prompt(&prompt).expect("the prompt is recognised");
+    assert_eq!(back.with_reasoning_open(p.reasoning_open_setting()), *p);
+    assert_eq!(set.to_json(), tools().to_json());
+    assert_eq!(
+        p.read_result(&p.format_result("get_weather", "18 degrees")),
+        "18 degrees"
+    );
+}
+
+/// Every protocol of the registry answers the standard cases (none opts in or out).
+#[test]
+fn every_protocol_runs_the_standard_cases() {
+    let mut failed = Vec::new();
+    for p in Protocol::all() {
+        let name = p.name();
+        // The calls are written outside reasoning (a family whose template opens it, such
+        // as minimax-m2, is read here as an output that does not start inside it).
+        let p = p.with_reasoning_open(Some(false));
+        if let Err(e) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| standard_cases(&p)))
+        {
+            let why = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            failed.push(format!(
+                "{name}: {}",
+                why.chars().take(400).collect::<String>()
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+pub(crate) fn every_split(p: &Protocol, text: &str) -> Collapsed {
+    let bytes = text.as_bytes();
+    let want = Collapsed::of(&p.parse_generated(&tools(), bytes).parts);
+    assert_eq!(Collapsed::of(&run(p, &[bytes])), want, "stream, one chunk");
+    for cut in 1..bytes.len() {
+        let got = Collapsed::of(&run(p, &[&bytes[..cut], &bytes[cut..]]));
+        assert_eq!(got, want, "split at {cut} of {text:?}");
+    }
+    let ones: Vec<&[u8]> = bytes.chunks(1).collect();
+    assert_eq!(Collapsed::of(&run(p, &ones)), want, "one byte at a time");
+    want
+}
+
+/// A scanner as a format makes it, for the engines' own tests (no format around it: no end
+/// tokens, fences or reasoning splitter).
+pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;
+
+/// Runs a scanner alone over `pieces`, then ends the output (cut off, or as the model meant).
+fn scan(make: MakeScanner, pieces: &[&[u8]], cut: bool) -> Vec<Part> {
+    let mut parser = StreamParser::with_scanner(make(tools()));
+    let mut out = Vec::new();
+    for piece in pieces {
+        parser.push(piece, &mut out);
+    }
+    if cut {
+        parser.finish_cut(&mut out);
+    } else {
+        parser.finish(&mut out);
+    }
+    out
+}
+
+/// The collapsed parse of `text` by a scanner alone, after checking that one chunk, every split
+/// into two pieces and one byte at a time all give it.
+pub(crate) fn scan_every_split(make: MakeScanner, text: &str, cut: bool) -> Collapsed {
+    let bytes = text.as_bytes();
+    let want = Collapsed::of(&scan(make, &[bytes], cut));
+    for at in 1..bytes.len() {
+        let got = Collapsed::of(&scan(make, &[&bytes[..at], &bytes[at..]], cut));
+        assert_eq!(got, want, "split at {at} of {text:?}");
+    }
+    let ones: Vec<&[u8]> = bytes.chunks(1).collect();
+    assert_eq!(
+        Collapsed::of(&scan(make, &ones, cut)),
+        want,
+        "one byte at a time"
+    );
+    want
+}
+
+/// What an engine's own tests give it: one call of `get_weather` with `{"city": "Paris"}` in the
+/// engine's markup, that call cut off inside its arguments, and a malformed call.
+pub(crate) struct EngineCase<'a> {
+    pub call: &'a str,
+    pub unfinished: &'a str,
+    pub malformed: &'a str,
+}
+
+/// The cases every engine answers the same way, run on the scanner alone at every split: a
+/// call; text around it; an unfinished call, reported and kept as text when the output is cut
+/// off, and never taken for a whole call when it stops there; a malformed call, reported and
+/// kept as text.
+pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
+    let paris = json!({"city": "Paris"});
+    for cut in [false, true] {
+        let c = scan_every_split(make, case.call, cut);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), paris.clone())],
+            "{}",
+            case.call
+        );
+        assert!(c.errors.is_empty(), "{}: {:?}", case.call, c.errors);
+        assert_eq!(c.text.trim(), "", "{}", case.call);
+    }
+
+    let around = format!("Let me look.\n{}\nDone.", case.call);
+    let c = scan_every_split(make, &around, false);
+    assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{around}");
+    assert!(c.errors.is_empty(), "{around}: {:?}", c.errors);
+    assert!(
+        c.text.starts_with("Let me look.") && c.text.trim_end().ends_with("Done."),
+        "{around}: {:?}",
+        c.text
+    );
+
+    let c = scan_every_split(make, case.unfinished, true);
+    assert!(c.calls.is_empty(), "{}: {:?}", case.unfinished, c.calls);
+    assert_eq!(c.errors, ["unfinished-tool-call"], "{}", case.unfinished);
+    assert_eq!(c.text, case.unfinished, "nothing lost");
+    let c = scan_every_split(make, case.unfinished, false);
+    assert!(
+        c.calls.iter().all(|(_, v)| *v != paris),
+        "{}: {:?}",
+        case.unfinished,
+        c.calls
+    );
+    assert!(
+        !c.errors.is_empty() || !c.calls.is_empty(),
+        "{}: neither a call nor an error",
+        case.unfinished
+    );
+
+    let c = scan_every_split(make, case.malformed, false);
+    assert!(c.calls.is_empty(), "{}: {:?}", case.malformed, c.calls);
+    assert!(!c.errors.is_empty(), "{}", case.malformed);
+    assert_eq!(c.text, case.malformed, "nothing lost");
+}

@@ -1,0 +1,490 @@
+//! The part emitter every protocol scanner writes through.
+//!
+//! It adds to the [`PartWriter`] (the part grammar: blocks, ids) what is particular to parsing
+//! text a chunk at a time: coalescing deltas so that one chunk of input gives at most one text or
+//! reasoning delta per block and one input delta per call (the number of parts stays
+//! proportional to the number of chunks, not bytes), and the spans of the text that became calls
+//! or reasoning. Nothing is flushed before the scanner says the chunk is done, so the parts of one
+//! chunk come out in the order they were found.
+//!
+//! Offsets: a scanner reports spans in its own coordinates, the bytes it was fed. When reasoning
+//! is split off before the scanner (see `reasoning.rs`), the bytes it never saw are recorded with
+//! [`Emitter::skip`], and spans are moved to offsets of the whole decoded text.
+
+use std::collections::HashSet;
+
+use crate::args::Args;
+use crate::part::{Delta, ErrorPart, Part, PartId, PartWriter, ToolCall};
+use crate::protocol::span::{Span, SpanKind};
+
+/// Whitespace that lays calls out: spaces, tabs and line breaks.
+fn is_layout_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// Which block plain text goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Block {
+    #[default]
+    Text,
+    Reasoning,
+}
+
+#[derive(Default)]
+pub struct Emitter {
+    parts: Vec<Part>,
+    spans: Vec<Span>,
+    writer: PartWriter,
+    /// The text or reasoning delta of this chunk, and which block it goes to.
+    pending: Delta,
+    pending_block: Block,
+    /// Where [`Emitter::text`] writes: the text block, or (inside reasoning that may hold calls)
+    /// the reasoning block.
+    text_block: Block,
+    /// The input delta of this chunk, and the call it belongs to.
+    pending_input: Delta,
+    input_id: Option<PartId>,
+    /// The ids of the calls begun so far: an id the markup gives twice is not reused.
+    call_ids: HashSet<PartId>,
+    calls: usize,
+    /// Bytes of the text the scanner was not fed: `(scanner offset, bytes skipped there and
+    /// before)`, in order.
+    skipped: Vec<(usize, usize)>,
+    /// Bytes taken out of the text as end tokens, before anything read it: `(offset in the
+    /// text after them, bytes taken out there and before)`, in order.
+    removed: Vec<(usize, usize)>,
+    /// Bytes taken out as fence lines around calls, after the end tokens: `(offset in the text
+    /// after them, bytes taken out there and before)`.
+    fenced: Vec<(usize, usize)>,
+    /// The output was cut off (a token limit, a broken stream): at the end, a call whose close
+    /// was not read is unfinished, never recovered.
+    cut: bool,
+    /// A call ended, and no text other than whitespace came after it yet.
+    after_call: bool,
+    /// The whitespace after the last call, held back: it is the call's layout (and not text)
+    /// when another call or the end of the output follows, and text when more text follows.
+    held_space: String,
+}
+
+impl Emitter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
+    ///
+    /// [`StreamParser::finish_cut`]: super::parser::StreamParser::finish_cut
+    pub fn set_output_cut(&mut self) {
+        self.cut = true;
+    }
+
+    /// Whether the output was cut off: scanners then recover no call whose close (its close
+    /// marker, or for a call whose body is one JSON value, the end of that value) was not
+    /// read, and report it as unfinished instead.
+    pub fn output_cut(&self) -> bool {
+        self.cut
+    }
+
+    /// Plain text: into the open text block (opened if needed), or into the reasoning block when
+    /// the scanner reads reasoning that may hold calls.
+    pub fn text(&mut self, s: &str) {
+        let block = self.text_block;
+        self.write(block, s);
+    }
+
+    /// Reasoning text, into the open reasoning block (opened if needed).
+    pub fn reasoning(&mut self, s: &str) {
+        self.write(Block::Reasoning, s);
+    }
+
+    /// From now on, plain text from the scanner is reasoning (`true`) or text (`false`).
+    pub fn set_text_is_reasoning(&mut self, reasoning: bool) {
+        self.text_block = if reasoning {
+            Block::Reasoning
+        } else {
+            Block::Text
+        };
+    }
+
+    fn write(&mut self, block: Block, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        if self.after_call {
+            if block == Block::Text {
+                let rest = s.trim_start_matches(is_layout_space);
+                if rest.is_empty() {
+                    self.held_space.push_str(s);
+                    return;
+                }
+                // Text follows the call: the whitespace before it is that text's.
+                self.after_call = false;
+                if !self.held_space.is_empty() {
+                    let mut held = std::mem::take(&mut self.held_space);
+                    held.push_str(s);
+                    self.write(block, &held);
+                    return;
+                }
+            } else {
+                self.after_call = false;
+                let held = std::mem::take(&mut self.held_space);
+                self.write(Block::Text, &held);
+            }
+        }
+        if !self.pending_input.is_empty() {
+            self.flush_input();
+        }
+        if !self.pending.is_empty() && self.pending_block != block {
+            self.flush_pending();
+        }
+        match block {
+            Block::Text if self.writer.text_id().is_none() => {
+                self.writer.open_text(&mut self.parts);
+            }
+            Block::Reasoning if self.writer.reasoning_id().is_none() => {
+                self.writer.open_reasoning(&mut self.parts);
+            }
+            _ => {}
+        }
+        self.pending_block = block;
+        // The first piece of a chunk is taken whole (usually the only one).
+        if self.pending.is_empty() {
+            self.pending = Delta::from(s);
+        } else {
+            self.pending.push_str(s);
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let delta = std::mem::take(&mut self.pending);
+        match self.pending_block {
+            Block::Text => {
+                if let Some(id) = self.writer.text_id() {
+                    self.parts.push(Part::TextDelta {
+                        id: id.clone(),
+                        delta,
+                    });
+                }
+            }
+            Block::Reasoning => {
+                if let Some(id) = self.writer.reasoning_id() {
+                    self.parts.push(Part::ReasoningDelta {
+                        id: id.clone(),
+                        delta,
+                    });
+                }
+            }
+        }
+    }
+
+    fn flush_input(&mut self) {
+        if !self.pending_input.is_empty() {
+            if let Some(id) = &self.input_id {
+                let delta = std::mem::take(&mut self.pending_input);
+                self.writer.input_delta(id, delta, &mut self.parts);
+            }
+        }
+    }
+
+    /// Closes the open reasoning block, if any.
+    pub fn end_reasoning(&mut self) {
+        self.flush_pending();
+        self.writer.close_reasoning(&mut self.parts);
+    }
+
+    /// Whitespace after the last call that nothing but another call or the end of the output
+    /// followed: the calls' layout, not answer text (a model that pads its answer with newlines
+    /// after a call until the token limit writes no text part of newlines).
+    fn drop_held_space(&mut self) {
+        self.held_space.clear();
+    }
+
+    /// The output ended: whitespace held after the last call is dropped, and whichever block
+    /// is open is closed.
+    pub fn end_output(&mut self) {
+        self.drop_held_space();
+        self.after_call = false;
+        self.end_blocks();
+    }
+
+    /// Closes whichever block is open.
+    pub fn end_blocks(&mut self) {
+        self.flush_pending();
+        self.writer.close_blocks(&mut self.parts);
+    }
+
+    /// A tool call begins: closes the open block and announces the call.
+    pub fn begin_call(&mut self, tool_name: &str) -> PartId {
+        self.begin_call_as(tool_name, None)
+    }
+
+    /// A tool call begins under the id its markup gives (Kimi's `functions.f:0`), or a new one.
+    pub fn begin_call_as(&mut self, tool_name: &str, id: Option<&str>) -> PartId {
+        self.drop_held_space();
+        self.after_call = false;
+        self.end_blocks();
+        self.flush_input();
+        let given = id.filter(|i| !i.is_empty()).map(PartId::from);
+        let reused = given
+            .as_ref()
+            .filter(|g| self.call_ids.contains(*g))
+            .cloned();
+        let id = match given.filter(|_| reused.is_none()) {
+            Some(i) => i,
+            None => loop {
+                let fresh = self.writer.next_call_id();
+                if !self.call_ids.contains(&fresh) {
+                    break fresh;
+                }
+            },
+        };
+        self.call_ids.insert(id.clone());
+        self.input_id = Some(id.clone());
+        self.writer.start_call(&id, tool_name, &mut self.parts);
+        if let Some(reused) = reused {
+            // Two calls cannot share an id: the second gets its own, and the user is told.
+            self.parts.push(Part::error(ErrorPart {
+                tool_call_id: Some(id.clone()),
+                tool_name: Some(tool_name.to_string()),
+                ..ErrorPart::reason(
+                    "duplicate-call-id",
+                    format!("the call id \"{reused}\" was given before in this output; this call is \"{id}\""),
+                )
+            }));
+        }
+        id
+    }
+
+    /// A piece of the call's canonical input JSON (taken as it is when it is the first of
+    /// this chunk, so a one-piece delta is never copied).
+    ///
+    /// Deltas always belong to the call begun last (scanners finish a call before they begin
+    /// the next), so the id is not compared on this hot path.
+    pub fn input_delta(&mut self, id: &PartId, delta: Delta) {
+        if delta.is_empty() {
+            return;
+        }
+        debug_assert_eq!(
+            self.input_id.as_ref(),
+            Some(id),
+            "a delta for a call not begun last"
+        );
+        if self.input_id.is_none() {
+            self.input_id = Some(id.clone());
+        }
+        if self.pending_input.is_empty() {
+            self.pending_input = delta;
+        } else {
+            self.pending_input.push_str(&delta);
+        }
+    }
+
+    /// The call is complete.
+    pub fn end_call(&mut self, id: PartId, tool_name: &str, args: Args) {
+        self.flush_input();
+        let call = ToolCall {
+            tool_call_id: id,
+            tool_name: tool_name.to_string(),
+            input: args.input,
+            coercions: args.coercions,
+            invalid: args.invalid,
+            ..Default::default()
+        };
+        self.writer.end_call(call, &mut self.parts);
+        self.calls += 1;
+        self.after_call = true;
+    }
+
+    /// A call that was announced turned out malformed: its input ends, no tool-call follows.
+    pub fn abort_call(&mut self, id: &PartId) {
+        // What follows a malformed call is text, whitespace included.
+        self.after_call_text();
+        self.flush_input();
+        self.writer.abort_call(id, &mut self.parts);
+    }
+
+    /// The part writer, for a caller that writes into the same answer (the provider assembler,
+    /// for reasoning that arrives apart from the text this emitter parses).
+    pub fn writer(&mut self) -> &mut PartWriter {
+        &mut self.writer
+    }
+
+    /// Whatever follows is text: held whitespace goes out as text.
+    fn after_call_text(&mut self) {
+        if self.after_call {
+            self.after_call = false;
+            let held = std::mem::take(&mut self.held_space);
+            self.write(Block::Text, &held);
+        }
+    }
+
+    pub fn error(&mut self, e: ErrorPart) {
+        self.flush_pending();
+        self.flush_input();
+        self.parts.push(Part::error(e));
+    }
+
+    /// `len` bytes of the text were not fed to the scanner, before its byte `at`.
+    pub fn skip(&mut self, at: usize, len: usize) {
+        record(&mut self.skipped, at, len);
+    }
+
+    /// The offset in the whole text of the scanner's byte `at`: after the bytes skipped before
+    /// it (and at it, for the start of a span; not for its end).
+    fn text_offset(&self, at: usize, start: bool) -> usize {
+        self.whole_offset(shift(&self.skipped, at, start), start)
+    }
+
+    /// The offset in the whole text of byte `at` of the text after the end tokens and fences
+    /// were taken out.
+    fn whole_offset(&self, at: usize, start: bool) -> usize {
+        shift(&self.removed, shift(&self.fenced, at, start), start)
+    }
+
+    /// `len` bytes (a fence line around a call) were taken out of the text the end-token filter
+    /// passed on, before byte `at` of what the fence filter passes on.
+    pub fn remove_fence(&mut self, at: usize, len: usize) {
+        record(&mut self.fenced, at, len);
+    }
+
+    /// A span in the coordinates of the text the fence filter reads (after the end tokens were
+    /// taken out); kept in order among the spans the others report later.
+    pub fn fence_span(&mut self, start: usize, end: usize, kind: SpanKind) {
+        let start = shift(&self.removed, start, true);
+        let end = shift(&self.removed, end, false);
+        self.text_span_whole(start, end, kind);
+    }
+
+    /// `len` bytes (an end token) were taken out of the text before its byte `at`: nothing
+    /// after the end-token filter sees them.
+    pub fn remove(&mut self, at: usize, len: usize) {
+        record(&mut self.removed, at, len);
+    }
+
+    /// A span in the scanner's coordinates.
+    pub fn span(&mut self, start: usize, end: usize, kind: SpanKind) {
+        if end > start {
+            let start = self.text_offset(start, true);
+            let end = self.text_offset(end, false);
+            self.spans.push(Span { start, end, kind });
+        }
+    }
+
+    /// A span in the coordinates of the text the reasoning splitter reads (reasoning, found
+    /// before the scanner).
+    pub fn text_span(&mut self, start: usize, end: usize, kind: SpanKind) {
+        if end > start {
+            let start = self.whole_offset(start, true);
+            let end = self.whole_offset(end, false);
+            self.spans.push(Span { start, end, kind });
+        }
+    }
+
+    /// A span in the coordinates of the whole text, found before anything else reads it (an
+    /// end token); kept in order among the spans the others report later.
+    pub fn text_span_whole(&mut self, start: usize, end: usize, kind: SpanKind) {
+        let at = self.spans.partition_point(|s| s.start <= start);
+        self.spans.insert(at, Span { start, end, kind });
+    }
+
+    pub fn spans(&self) -> &[Span] {
+        &self.spans
+    }
+
+    /// How many tool calls were completed.
+    pub fn call_count(&self) -> usize {
+        self.calls
+    }
+
+    /// Parts go straight into the caller's vector from here on (no copy at the end).
+    pub fn attach(&mut self, out: &mut Vec<Part>) {
+        std::mem::swap(&mut self.parts, out);
+    }
+
+    /// Ends the chunk: flushes the pending deltas into the caller's vector and gives it back.
+    pub fn detach(&mut self, out: &mut Vec<Part>) {
+        self.flush_pending();
+        self.flush_input();
+        std::mem::swap(&mut self.parts, out);
+    }
+}
+
+/// Records `len` bytes left out before byte `at` in a list of `(offset, bytes left out there and
+/// before)`.
+fn record(list: &mut Vec<(usize, usize)>, at: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let total = list.last().map_or(0, |(_, t)| *t) + len;
+    match list.last_mut() {
+        Some(last) if last.0 == at => last.1 = total,
+        _ => list.push((at, total)),
+    }
+}
+
+/// Byte `at` of the shorter text as an offset in the longer one: after the bytes left out
+/// before it (and at it, for the start of a span; not for its end).
+fn shift(list: &[(usize, usize)], at: usize, start: bool) -> usize {
+    if list.is_empty() {
+        return at;
+    }
+    let n = list.partition_point(|(p, _)| if start { *p <= at } else { *p < at });
+    at + n.checked_sub(1).map_or(0, |i| list[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_move_past_the_bytes_the_scanner_never_saw() {
+        let mut em = Emitter::new();
+        // 10 bytes of reasoning before the scanner's byte 0, 5 more before its byte 20.
+        em.skip(0, 10);
+        em.skip(20, 5);
+        em.span(0, 20, SpanKind::ToolCall);
+        em.span(20, 30, SpanKind::ToolCall);
+        let spans: Vec<(usize, usize)> = em.spans().iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(spans, [(10, 30), (35, 45)]);
+    }
+
+    #[test]
+    fn text_and_reasoning_coalesce_per_block_and_never_overlap() {
+        let mut em = Emitter::new();
+        let mut out = Vec::new();
+        em.attach(&mut out);
+        em.reasoning("a");
+        em.reasoning("b");
+        em.text("c");
+        em.set_text_is_reasoning(true);
+        em.text("d");
+        em.end_blocks();
+        em.detach(&mut out);
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|p| match p {
+                Part::ReasoningDelta { delta, .. } | Part::TextDelta { delta, .. } => {
+                    format!("{} {delta}", p.type_name())
+                }
+                other => other.type_name().to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "reasoning-start",
+                "reasoning-delta ab",
+                "reasoning-end",
+                "text-start",
+                "text-delta c",
+                "text-end",
+                "reasoning-start",
+                "reasoning-delta d",
+                "reasoning-end"
+            ]
+        );
+    }
+}

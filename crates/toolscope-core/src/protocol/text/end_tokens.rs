@@ -1,0 +1,154 @@
+//! A family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`, gemma4's
+//! `<turn|>`), taken out of the output before the reasoning splitter and the scanner see it: they
+//! are format, not text. They stay in the raw output, where a `Markup` span covers each one, and
+//! the spans of everything after them keep the offsets of the whole text.
+//!
+//! A token split across chunks is held back only while the chunk's end could still be its
+//! beginning, so the cost stays linear and every chunking gives the same result.
+
+use super::emit::Emitter;
+use crate::protocol::span::SpanKind;
+
+pub(crate) struct EndTokens {
+    tokens: &'static [&'static str],
+    /// The first bytes of the tokens, for finding candidates.
+    firsts: Vec<u8>,
+    /// Text that may begin a token, held for the next piece.
+    held: String,
+    /// Offset in the whole decoded text of the next byte to arrive.
+    pos: usize,
+    /// Bytes passed on so far (the coordinates of what reads the text after this filter).
+    passed: usize,
+}
+
+impl EndTokens {
+    /// A filter of `tokens`; `None` when there are none.
+    pub(crate) fn new(tokens: &'static [&'static str]) -> Option<Self> {
+        let mut firsts: Vec<u8> = tokens
+            .iter()
+            .filter_map(|t| t.as_bytes().first().copied())
+            .collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        (!firsts.is_empty()).then(|| EndTokens {
+            tokens,
+            firsts,
+            held: String::new(),
+            pos: 0,
+            passed: 0,
+        })
+    }
+
+    fn may_begin(&self, b: u8) -> bool {
+        self.firsts.contains(&b)
+    }
+
+    /// Whether `bytes` holds a byte that may begin a token (searched, not looped over).
+    fn may_hold_one(&self, bytes: &[u8]) -> bool {
+        match self.firsts.as_slice() {
+            [a] => memchr::memchr(*a, bytes).is_some(),
+            [a, b] => memchr::memchr2(*a, *b, bytes).is_some(),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, bytes).is_some(),
+            _ => bytes.iter().any(|b| self.may_begin(*b)),
+        }
+    }
+
+    /// The next piece of text: `pass` receives what is not a token, in order.
+    #[inline]
+    pub(crate) fn feed(
+        &mut self,
+        piece: &str,
+        em: &mut Emitter,
+        mut pass: impl FnMut(&str, &mut Emitter),
+    ) {
+        if self.held.is_empty() && !self.may_hold_one(piece.as_bytes()) {
+            self.pos += piece.len();
+            self.passed += piece.len();
+            pass(piece, em);
+            return;
+        }
+        let mut joined = std::mem::take(&mut self.held);
+        let base = self.pos - joined.len();
+        self.pos += piece.len();
+        joined.push_str(piece);
+        let text = joined.as_str();
+        let bytes = text.as_bytes();
+        // Where the text not yet passed on begins.
+        let mut from = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            if !self.may_begin(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let rest = &text[i..];
+            if let Some(token) = self.tokens.iter().find(|t| rest.starts_with(**t)) {
+                self.give(&text[from..i], em, &mut pass);
+                em.remove(self.passed, token.len());
+                em.text_span_whole(base + i, base + i + token.len(), SpanKind::Markup);
+                i += token.len();
+                from = i;
+                continue;
+            }
+            if self.tokens.iter().any(|t| t.starts_with(rest)) {
+                // The end of the piece may begin a token: held for the next.
+                self.give(&text[from..i], em, &mut pass);
+                self.held.push_str(rest);
+                return;
+            }
+            i += 1;
+        }
+        self.give(&text[from..], em, &mut pass);
+    }
+
+    fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl FnMut(&str, &mut Emitter)) {
+        if !text.is_empty() {
+            self.passed += text.len();
+            pass(text, em);
+        }
+    }
+
+    /// The text is over: what was held is text.
+    pub(crate) fn finish(&mut self, em: &mut Emitter, mut pass: impl FnMut(&str, &mut Emitter)) {
+        let held = std::mem::take(&mut self.held);
+        self.give(&held, em, &mut pass);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(tokens: &'static [&'static str], chunks: &[&str]) -> (String, Vec<(usize, usize)>) {
+        let mut f = EndTokens::new(tokens).unwrap();
+        let mut em = Emitter::new();
+        let mut out = String::new();
+        for c in chunks {
+            f.feed(c, &mut em, |s, _| out.push_str(s));
+        }
+        f.finish(&mut em, |s, _| out.push_str(s));
+        let spans = em.spans().iter().map(|s| (s.start, s.end)).collect();
+        (out, spans)
+    }
+
+    #[test]
+    fn tokens_are_taken_out_whole_or_split() {
+        const T: &[&str] = &["<|im_end|>", "<|endoftext|>"];
+        let whole = run(T, &["Hi.<|im_end|>\n<|endoftext|>"]);
+        assert_eq!(whole, ("Hi.\n".to_string(), vec![(3, 13), (14, 27)]));
+        let text = "Hi.<|im_end|>\n<|endoftext|>";
+        let bytes: Vec<String> = text.chars().map(String::from).collect();
+        let split: Vec<&str> = bytes.iter().map(String::as_str).collect();
+        assert_eq!(run(T, &split), whole);
+    }
+
+    #[test]
+    fn what_only_looks_like_a_token_is_text() {
+        const T: &[&str] = &["<|im_end|>"];
+        assert_eq!(
+            run(T, &["a <|im_", "start|> b <|im_en"]).0,
+            "a <|im_start|> b <|im_en"
+        );
+        assert_eq!(run(T, &["<", "|", "x"]).0, "<|x");
+    }
+}

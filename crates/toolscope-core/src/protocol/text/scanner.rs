@@ -1,0 +1,34 @@
+//! The interface between the text pipeline and a protocol's scanner: what the stream parser
+//! feeds, piece by piece, once the UTF-8 is decoded and the end tokens, fences and reasoning
+//! are taken out.
+
+use super::emit::Emitter;
+
+/// A scanner: the part of a stream parser that knows one protocol's markup. It receives the
+/// decoded text piece by piece and writes parts through the [`Emitter`]; it must give the same
+/// parts (up to how deltas are split) however the text is cut into pieces.
+pub(crate) trait Scanner: Send {
+    /// The next piece of text.
+    fn feed(&mut self, text: &str, em: &mut Emitter);
+    /// The text is over: recover or report what is still open.
+    fn finish(&mut self, em: &mut Emitter);
+
+    /// Whether the text fed so far left the scanner inside a call (a reasoning marker there is
+    /// the call's own text). Text held back because it may begin a call does not count.
+    fn in_call(&self) -> bool;
+
+    /// Whether the text fed so far left the scanner inside a call's arguments or before its
+    /// required close (so that a code fence line there is the call's own text). Past the end of
+    /// a call, waiting only for markup that may follow it (a close that may be left out, a
+    /// separator to another call), it is not. By default, [`Scanner::in_call`].
+    fn in_args(&self) -> bool {
+        self.in_call()
+    }
+
+    /// A reasoning marker follows the text fed so far (and the scanner is not inside a call):
+    /// text held back because it might begin a marker cannot, and is written now, on its side
+    /// of the marker. Needed where calls count inside reasoning (the scanner's text is then
+    /// reasoning on one side of the marker and text on the other); by default nothing is held
+    /// across markers that matters.
+    fn cut(&mut self, _em: &mut Emitter) {}
+}
