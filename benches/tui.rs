@@ -72,7 +72,7 @@ fn big_run() -> RunView {
         let text = if i % 500 == 499 {
             // A long line, 100 KB, as one piece.
             format!("{}\n", "x".repeat(100 * 1024))
-        } else if i % 3 == 0 {
+        } else if i.is_multiple_of(3) {
             let call = format!(
                 "<tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}</tool_call>\n"
             );

@@ -221,10 +221,10 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return super::fail_usage(&format!("run: {e}")),
     };
-    if let Some(path) = &args.save {
-        if let Err(e) = super::check_writable(path) {
-            return super::fail_usage(&e);
-        }
+    if let Some(path) = &args.save
+        && let Err(e) = super::check_writable(path)
+    {
+        return super::fail_usage(&e);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -284,10 +284,10 @@ pub fn run(args: RunArgs) -> u8 {
             1
         }
     };
-    if let (Some(path), Some(tape)) = (&args.save, tape) {
-        if let Err(e) = tape.finish().save(path) {
-            return super::fail_usage(&e.to_string());
-        }
+    if let (Some(path), Some(tape)) = (&args.save, tape)
+        && let Err(e) = tape.finish().save(path)
+    {
+        return super::fail_usage(&e.to_string());
     }
     code
 }

@@ -299,10 +299,12 @@ impl Incremental {
             let mut state = Some(self.checkpoints[cp].clone());
             let mut buf = String::new();
             for (i, line) in lines.iter().enumerate().take(end).skip(cp * CHECKPOINT) {
-                if i > 0 && i % CHECKPOINT == 0 && self.checkpoints.len() == i / CHECKPOINT {
-                    if let Some(s) = &state {
-                        self.checkpoints.push(s.clone());
-                    }
+                if i > 0
+                    && i % CHECKPOINT == 0
+                    && self.checkpoints.len() == i / CHECKPOINT
+                    && let Some(s) = &state
+                {
+                    self.checkpoints.push(s.clone());
                 }
                 self.classes
                     .push(classify_line(syn, &mut state, line, &mut buf));

@@ -212,10 +212,10 @@ fn own_types(schema: &Value) -> Option<Types> {
             }
         }
     };
-    if let Some(ts) = types.as_mut() {
-        if map_field(obj, "nullable") == Some(&Value::Bool(true)) {
-            ts.push(JsonType::Null);
-        }
+    if let Some(ts) = types.as_mut()
+        && map_field(obj, "nullable") == Some(&Value::Bool(true))
+    {
+        ts.push(JsonType::Null);
     }
     types
 }
@@ -424,13 +424,12 @@ impl<'s> Cx<'s, '_> {
             enum_options(resolve(b, this.root))
                 .is_none_or(|o| !matches!(enum_match(x, o), EnumMatch::None))
         };
-        if is_null_text(s) {
-            if let Some(&(b, _)) = candidates
+        if is_null_text(s)
+            && let Some(&(b, _)) = candidates
                 .iter()
                 .find(|(_, ts)| ts.contains(JsonType::Null))
-            {
-                return Choice::Branch(b);
-            }
+        {
+            return Choice::Branch(b);
         }
         let structured = looks_like_json(s);
         let mut string_branch = None;
@@ -461,17 +460,18 @@ impl<'s> Cx<'s, '_> {
 
     /// Coerces `v` to satisfy all of `members` (resolved schema objects with shape keywords).
     fn apply(&mut self, v: Value, members: &[&'s Value], may_wrap: bool) -> Value {
-        if !v.is_object() && !v.is_array() {
-            if let Some(options) = members.iter().find_map(|m| enum_options(m)) {
-                match enum_match(&v, options) {
-                    EnumMatch::Exact => return v,
-                    EnumMatch::One(i) => {
-                        let to = options[i].clone();
-                        self.record(v, &to);
-                        return to;
-                    }
-                    EnumMatch::None => {}
+        if !v.is_object()
+            && !v.is_array()
+            && let Some(options) = members.iter().find_map(|m| enum_options(m))
+        {
+            match enum_match(&v, options) {
+                EnumMatch::Exact => return v,
+                EnumMatch::One(i) => {
+                    let to = options[i].clone();
+                    self.record(v, &to);
+                    return to;
                 }
+                EnumMatch::None => {}
             }
         }
         let types = members
@@ -539,11 +539,11 @@ impl<'s> Cx<'s, '_> {
                 }
                 return v;
             }
-            if let Some(new) = self.convert(&v, t, members, may_wrap) {
-                if t.fits(&new) {
-                    self.record(v, &new);
-                    return new;
-                }
+            if let Some(new) = self.convert(&v, t, members, may_wrap)
+                && t.fits(&new)
+            {
+                self.record(v, &new);
+                return new;
             }
         }
         v
@@ -578,10 +578,10 @@ impl<'s> Cx<'s, '_> {
                 _ => {
                     let mut schemas: Vec<&'s Value> = Vec::new();
                     for m in members {
-                        if let Some(s) = schema::property_schema(m, &key, self.root) {
-                            if !schemas.iter().any(|x| std::ptr::eq(*x, s)) {
-                                schemas.push(s);
-                            }
+                        if let Some(s) = schema::property_schema(m, &key, self.root)
+                            && !schemas.iter().any(|x| std::ptr::eq(*x, s))
+                        {
+                            schemas.push(s);
                         }
                     }
                     if schemas.is_empty() {
@@ -650,14 +650,14 @@ impl<'s> Cx<'s, '_> {
         if let (Value::String(s), false) = (v, t == JsonType::String) {
             // Double-encoded: a JSON string literal holding the value (`"\"42\""`,
             // `"\"{'k': 1}\""`) is read for what it holds.
-            if let Some(inner) = json_string_literal(s) {
-                if self.depth < MAX_VALUE_DEPTH {
-                    self.depth += 1;
-                    let got = self.convert(&Value::String(inner), t, members, may_wrap);
-                    self.depth -= 1;
-                    if got.is_some() {
-                        return got;
-                    }
+            if let Some(inner) = json_string_literal(s)
+                && self.depth < MAX_VALUE_DEPTH
+            {
+                self.depth += 1;
+                let got = self.convert(&Value::String(inner), t, members, may_wrap);
+                self.depth -= 1;
+                if got.is_some() {
+                    return got;
                 }
             }
         }
@@ -810,10 +810,11 @@ fn branch_score(v: &Value, branch: &Value) -> (u8, usize) {
             for (k, value) in map {
                 let Some(p) = props.get(k) else { continue };
                 declared += 1;
-                if let Some(options) = enum_options(p) {
-                    if options.len() == 1 && !json_eq(&options[0], value) {
-                        agrees = false;
-                    }
+                if let Some(options) = enum_options(p)
+                    && options.len() == 1
+                    && !json_eq(&options[0], value)
+                {
+                    agrees = false;
                 }
             }
             (u8::from(agrees), declared)
@@ -862,13 +863,13 @@ fn item_schema<'s>(
 /// The array an XML protocol meant: `{item: [...]}` or `{item: x}`, an object whose keys are
 /// all indices (in index order), or a single key wrapping an array.
 fn xml_array(obj: &Map<String, Value>) -> Option<Vec<Value>> {
-    if obj.len() == 1 {
-        if let Some(item) = obj.get("item") {
-            return Some(match item {
-                Value::Array(items) => items.clone(),
-                one => vec![one.clone()],
-            });
-        }
+    if obj.len() == 1
+        && let Some(item) = obj.get("item")
+    {
+        return Some(match item {
+            Value::Array(items) => items.clone(),
+            one => vec![one.clone()],
+        });
     }
     if !obj.is_empty() {
         let indexed: Option<Vec<(u64, &Value)>> = obj

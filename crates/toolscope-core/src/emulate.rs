@@ -284,15 +284,15 @@ fn rewritten(r: &str, renames: &Renames) -> Option<String> {
         Some("definitions") => Some(&renames.definitions),
         _ => None,
     };
-    if let (Some(table), Some(second)) = (table, second) {
-        if let Some(key) = table.get(&unescape_token(second)) {
-            let mut out = format!("#/$defs/{}", pointer_token(key));
-            if let Some(rest) = rest {
-                out.push('/');
-                out.push_str(rest);
-            }
-            return Some(out);
+    if let (Some(table), Some(second)) = (table, second)
+        && let Some(key) = table.get(&unescape_token(second))
+    {
+        let mut out = format!("#/$defs/{}", pointer_token(key));
+        if let Some(rest) = rest {
+            out.push('/');
+            out.push_str(rest);
         }
+        return Some(out);
     }
     let whole = renames.whole.as_ref()?;
     Some(format!("#/$defs/{}{pointer}", pointer_token(whole)))

@@ -187,22 +187,21 @@ fn strip_special(text: &str) -> String {
             ("</TOOLCALL", ">"),
             ("<TOOLCALL", ">"),
         ] {
-            if let Some(after) = rest.strip_prefix(open) {
-                if let Some(end) = after.find(close) {
-                    if !after[..end].contains(['<', '{', '"', '\n']) {
-                        rest = &after[end + close.len()..];
-                        continue 'outer;
-                    }
-                }
+            if let Some(after) = rest.strip_prefix(open)
+                && let Some(end) = after.find(close)
+                && !after[..end].contains(['<', '{', '"', '\n'])
+            {
+                rest = &after[end + close.len()..];
+                continue 'outer;
             }
         }
-        if let Some(after) = rest.strip_prefix('[') {
-            if let Some(end) = after.find(']') {
-                let inner = &after[..end];
-                if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
-                    rest = &after[end + 1..];
-                    continue;
-                }
+        if let Some(after) = rest.strip_prefix('[')
+            && let Some(end) = after.find(']')
+        {
+            let inner = &after[..end];
+            if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                rest = &after[end + 1..];
+                continue;
             }
         }
         let c = rest.chars().next().unwrap();

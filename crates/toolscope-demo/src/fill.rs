@@ -193,10 +193,10 @@ impl Filler<'_> {
         if let Some(c) = obj.get("const") {
             return c.clone();
         }
-        if let Some(Value::Array(values)) = obj.get("enum") {
-            if let Some(v) = self.pick_enum(values, obj.get("default")) {
-                return v;
-            }
+        if let Some(Value::Array(values)) = obj.get("enum")
+            && let Some(v) = self.pick_enum(values, obj.get("default"))
+        {
+            return v;
         }
         if depth >= MAX_DEPTH {
             return simplest(obj);
@@ -334,18 +334,18 @@ impl Filler<'_> {
         if let Some(m) = min {
             n = n.max(m);
         }
-        if let Some(m) = xmin {
-            if n <= m {
-                n = m + step;
-            }
+        if let Some(m) = xmin
+            && n <= m
+        {
+            n = m + step;
         }
         if let Some(m) = max {
             n = n.min(m);
         }
-        if let Some(m) = xmax {
-            if n >= m {
-                n = m - step;
-            }
+        if let Some(m) = xmax
+            && n >= m
+        {
+            n = m - step;
         }
         if integer {
             n = n.round();
@@ -439,13 +439,13 @@ impl Filler<'_> {
 
     fn raw_string(&mut self, hint: &Hint, obj: &Map<String, Value>) -> String {
         let default = obj.get("default").and_then(Value::as_str);
-        if let Some(d) = default {
-            if matches!(
+        if let Some(d) = default
+            && matches!(
                 hint.kind,
                 Kind::Generic | Kind::Unit | Kind::Language | Kind::Time
-            ) {
-                return d.to_string();
-            }
+            )
+        {
+            return d.to_string();
         }
         // What the prompt offers for this kind of value, if anything.
         let p = self.prompt;
@@ -516,20 +516,20 @@ impl Filler<'_> {
     /// Free text: the call's focus, a keyword for the later items of an array (and for tag-like
     /// properties), else the prompt's subject.
     fn text_from_prompt(&mut self, hint: &Hint) -> Option<String> {
-        if hint.index > 0 || is_tag_like(hint) {
-            if let Some(k) = self.next_keyword() {
-                return Some(k);
-            }
+        if (hint.index > 0 || is_tag_like(hint))
+            && let Some(k) = self.next_keyword()
+        {
+            return Some(k);
         }
         if let Some(focus) = self.focus.take() {
             return Some(focus);
         }
         // A property of no known kind ("restaurant", "product") most likely wants a name the
         // prompt gives ("Chez Panisse"); a query wants the whole subject.
-        if hint.kind == Kind::Generic {
-            if let Some(name) = self.next_name(None) {
-                return Some(name);
-            }
+        if hint.kind == Kind::Generic
+            && let Some(name) = self.next_name(None)
+        {
+            return Some(name);
         }
         (!self.prompt.subject.is_empty() && hint.index == 0).then(|| self.prompt.subject.clone())
     }

@@ -201,15 +201,15 @@ pub fn stem(word: &str) -> String {
             return w[..w.len() - 2].to_string();
         }
     }
-    if n > 5 {
-        if let Some(s) = w.strip_suffix("ing") {
-            return s.to_string();
-        }
+    if n > 5
+        && let Some(s) = w.strip_suffix("ing")
+    {
+        return s.to_string();
     }
-    if n > 4 {
-        if let Some(s) = w.strip_suffix("ed") {
-            return s.to_string();
-        }
+    if n > 4
+        && let Some(s) = w.strip_suffix("ed")
+    {
+        return s.to_string();
     }
     if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
         w.pop();

@@ -251,10 +251,10 @@ impl ArgsWriter {
         };
         event(&mut hold.builder)?;
         hold.depth = hold.depth.saturating_add_signed(depth_change);
-        if hold.depth == 0 {
-            if let Some(v) = hold.builder.take() {
-                self.complete_hold(v);
-            }
+        if hold.depth == 0
+            && let Some(v) = hold.builder.take()
+        {
+            self.complete_hold(v);
         }
         Ok(())
     }
@@ -499,11 +499,14 @@ pub fn write_escaped(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     // One plain character (a stream arriving byte by byte).
-    if let [b] = bytes {
-        if *b >= 0x20 && *b != b'"' && *b != b'\\' && b.is_ascii() {
-            out.push(*b as char);
-            return;
-        }
+    if let [b] = bytes
+        && *b >= 0x20
+        && *b != b'"'
+        && *b != b'\\'
+        && b.is_ascii()
+    {
+        out.push(*b as char);
+        return;
     }
     let mut start = 0;
     let mut i = 0;

@@ -585,10 +585,10 @@ fn invalid(text: &str, e: serde_json::Error) -> String {
     let Ok(value) = serde_json::from_str::<Value>(text) else {
         return format!("not a valid session: {e}");
     };
-    if let Some(mcp) = value.get("mcp").filter(|m| !m.is_null()) {
-        if let Err(e) = McpRecord::deserialize(mcp) {
-            return format!("not a valid session: its \"mcp\" record: {e}");
-        }
+    if let Some(mcp) = value.get("mcp").filter(|m| !m.is_null())
+        && let Err(e) = McpRecord::deserialize(mcp)
+    {
+        return format!("not a valid session: its \"mcp\" record: {e}");
     }
     match value.get("steps") {
         Some(Value::Array(steps)) => {

@@ -382,14 +382,14 @@ impl FramedScanner {
                 continue;
             }
             let rest = &text[j..];
-            if let Some((begin, _)) = self.syntax.section {
-                if rest.starts_with(begin) {
-                    em.text(&text[i..j]);
-                    let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
-                    b.raw.push_str(begin);
-                    self.state = State::Section(b);
-                    return j + begin.len();
-                }
+            if let Some((begin, _)) = self.syntax.section
+                && rest.starts_with(begin)
+            {
+                em.text(&text[i..j]);
+                let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
+                b.raw.push_str(begin);
+                self.state = State::Section(b);
+                return j + begin.len();
             }
             let call = self.syntax.call_begin;
             if rest.starts_with(call) {
@@ -1190,10 +1190,10 @@ fn sync(open: &mut Open, em: &mut Emitter) {
                     }
                 }
             }
-            if let Some(call_id) = id {
-                if let Some(d) = env.take_delta() {
-                    em.input_delta(call_id, d);
-                }
+            if let Some(call_id) = id
+                && let Some(d) = env.take_delta()
+            {
+                em.input_delta(call_id, d);
             }
             if let (None, Some(why)) = (&failed, env.refusal()) {
                 *failed = Some(why.to_string());

@@ -224,10 +224,9 @@ fn bare_value(tok: &str) -> Value {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.'))
+        && let Some(v) = number_value(tok)
     {
-        if let Some(v) = number_value(tok) {
-            return v;
-        }
+        return v;
     }
     if tok.len() >= 2 && tok.starts_with('\'') && tok.ends_with('\'') {
         return Value::String(tok[1..tok.len() - 1].to_string());

@@ -616,12 +616,13 @@ impl HarmonyScanner {
 
 impl Scanner for HarmonyScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        if let State::Content { kind, .. } = self.state {
-            if self.held.is_empty() && find1(b'<', piece.as_bytes()).is_none() {
-                self.held.advance(piece.len());
-                emit(em, kind, piece);
-                return;
-            }
+        if let State::Content { kind, .. } = self.state
+            && self.held.is_empty()
+            && find1(b'<', piece.as_bytes()).is_none()
+        {
+            self.held.advance(piece.len());
+            emit(em, kind, piece);
+            return;
         }
         let (text, base) = self.held.join(piece);
         let text = text.as_ref();

@@ -513,18 +513,18 @@ impl JsonScanner {
         }
         // Inside a string value of the call body, text without its quote or a backslash is a
         // string piece and nothing else.
-        if let State::Body(call) = &mut self.state {
-            if let Some(quote) = call.lexer.plain_string_quote() {
-                if self.held.is_empty() && find2(quote, b'\\', piece.as_bytes()).is_none() {
-                    self.held.advance(piece.len());
-                    call.lexer.skip_string_piece(piece.len());
-                    // The envelope never refuses a string piece.
-                    let _ = call.env.string_piece(piece);
-                    push_raw(&mut call.raw, piece);
-                    Self::sync(call, em);
-                    return;
-                }
-            }
+        if let State::Body(call) = &mut self.state
+            && let Some(quote) = call.lexer.plain_string_quote()
+            && self.held.is_empty()
+            && find2(quote, b'\\', piece.as_bytes()).is_none()
+        {
+            self.held.advance(piece.len());
+            call.lexer.skip_string_piece(piece.len());
+            // The envelope never refuses a string piece.
+            let _ = call.env.string_piece(piece);
+            push_raw(&mut call.raw, piece);
+            Self::sync(call, em);
+            return;
         }
         self.feed_marked(piece, em);
     }
@@ -750,10 +750,10 @@ impl JsonScanner {
         if call.env.has_found() {
             Self::sync_found(call, em);
         }
-        if let Some(id) = &call.id {
-            if let Some(d) = call.env.take_delta() {
-                em.input_delta(id, d);
-            }
+        if let Some(id) = &call.id
+            && let Some(d) = call.env.take_delta()
+        {
+            em.input_delta(id, d);
         }
     }
 
@@ -1061,22 +1061,23 @@ impl JsonScanner {
                     Match::No => {}
                 }
             }
-            if Some(b) == start_byte && call.mode == Mode::Tagged {
-                if let Some(d) = &self.start {
-                    match d.matches(text, j) {
-                        Match::Full(_) => {
-                            call.raw.push_str(&text[i..j]);
-                            let why = call.failed.take().unwrap_or_default();
-                            self.malformed(call, base + j, "malformed-tool-call", why, em);
-                            return j;
-                        }
-                        Match::Partial => {
-                            call.raw.push_str(&text[i..j]);
-                            self.state = State::Skip(call);
-                            return self.held.hold(text, j, base);
-                        }
-                        Match::No => {}
+            if Some(b) == start_byte
+                && call.mode == Mode::Tagged
+                && let Some(d) = &self.start
+            {
+                match d.matches(text, j) {
+                    Match::Full(_) => {
+                        call.raw.push_str(&text[i..j]);
+                        let why = call.failed.take().unwrap_or_default();
+                        self.malformed(call, base + j, "malformed-tool-call", why, em);
+                        return j;
                     }
+                    Match::Partial => {
+                        call.raw.push_str(&text[i..j]);
+                        self.state = State::Skip(call);
+                        return self.held.hold(text, j, base);
+                    }
+                    Match::No => {}
                 }
             }
             j += 1;
@@ -1167,24 +1168,24 @@ impl JsonScanner {
                     } else {
                         &self.end
                     };
-                    if call.mode != Mode::Bare {
-                        if let Some((p, len)) = end.find(&call.raw, call.body_start) {
-                            let abs = call.start + p;
-                            if abs >= self.refeed_guard {
-                                let again = call.raw.split_off(p + len);
-                                self.refeed_guard = self.held.pos();
-                                let resume = call.start + call.raw.len();
-                                self.malformed(
-                                    call,
-                                    resume,
-                                    "malformed-tool-call",
-                                    "the tool call is not valid JSON".into(),
-                                    em,
-                                );
-                                self.held.rewind(resume);
-                                self.feed(&again, em);
-                                continue;
-                            }
+                    if call.mode != Mode::Bare
+                        && let Some((p, len)) = end.find(&call.raw, call.body_start)
+                    {
+                        let abs = call.start + p;
+                        if abs >= self.refeed_guard {
+                            let again = call.raw.split_off(p + len);
+                            self.refeed_guard = self.held.pos();
+                            let resume = call.start + call.raw.len();
+                            self.malformed(
+                                call,
+                                resume,
+                                "malformed-tool-call",
+                                "the tool call is not valid JSON".into(),
+                                em,
+                            );
+                            self.held.rewind(resume);
+                            self.feed(&again, em);
+                            continue;
                         }
                     }
                     let (reason, why) = match (call.failed.take(), result) {

@@ -419,28 +419,28 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
                 .get(shared)
                 .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
-    if may(d.parameter_close) {
-        if let Some(r) = closing(rest, d.parameter_close.as_bytes()) {
-            return r.map_or(QTag::Incomplete, QTag::CloseParameter);
-        }
+    if may(d.parameter_close)
+        && let Some(r) = closing(rest, d.parameter_close.as_bytes())
+    {
+        return r.map_or(QTag::Incomplete, QTag::CloseParameter);
     }
-    if may(d.function_close) {
-        if let Some(r) = closing(rest, d.function_close.as_bytes()) {
-            return r.map_or(QTag::Incomplete, QTag::CloseFunction);
+    if may(d.function_close)
+        && let Some(r) = closing(rest, d.function_close.as_bytes())
+    {
+        return r.map_or(QTag::Incomplete, QTag::CloseFunction);
+    }
+    for b in d.blocks {
+        if may(b.close)
+            && let Some(r) = closing(rest, b.close.as_bytes())
+        {
+            return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
         }
     }
     for b in d.blocks {
-        if may(b.close) {
-            if let Some(r) = closing(rest, b.close.as_bytes()) {
-                return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
-            }
-        }
-    }
-    for b in d.blocks {
-        if may(b.open) {
-            if let Some(r) = closing(rest, b.open.as_bytes()) {
-                return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
-            }
+        if may(b.open)
+            && let Some(r) = closing(rest, b.open.as_bytes())
+        {
+            return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
         }
     }
     if closing_tag {
@@ -739,10 +739,10 @@ impl MarkupScanner {
             };
         }
         self.held.recycle(joined);
-        if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state {
-            if let Some(d) = f.writer.take_delta() {
-                em.input_delta(&f.id, d);
-            }
+        if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state
+            && let Some(d) = f.writer.take_delta()
+        {
+            em.input_delta(&f.id, d);
         }
     }
 
@@ -1611,10 +1611,11 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
         property_schema(root, name, root)
             .is_some_and(|s| matches!(schema_type(s, root), SchemaType::Array | SchemaType::Object))
     });
-    if structured && text.trim_start().starts_with('<') {
-        if let v @ Value::Object(_) = xml::fragment_value(&text) {
-            return v;
-        }
+    if structured
+        && text.trim_start().starts_with('<')
+        && let v @ Value::Object(_) = xml::fragment_value(&text)
+    {
+        return v;
     }
     Value::String(text)
 }

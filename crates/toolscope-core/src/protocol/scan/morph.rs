@@ -162,10 +162,10 @@ impl MorphScanner {
                 self.held.advance(piece.len());
                 call.raw.push_str(piece);
                 content(call, p, piece);
-                if let Some(id) = &call.id {
-                    if let Some(d) = call.writer.take_delta() {
-                        em.input_delta(id, d);
-                    }
+                if let Some(id) = &call.id
+                    && let Some(d) = call.writer.take_delta()
+                {
+                    em.input_delta(id, d);
                 }
                 return;
             }
@@ -185,12 +185,10 @@ impl MorphScanner {
         }
         if let State::InParam(call, _) | State::Between(call) | State::Body(call, _) =
             &mut self.state
+            && let Some(id) = &call.id
+            && let Some(d) = call.writer.take_delta()
         {
-            if let Some(id) = &call.id {
-                if let Some(d) = call.writer.take_delta() {
-                    em.input_delta(id, d);
-                }
-            }
+            em.input_delta(id, d);
         }
     }
 
@@ -823,10 +821,10 @@ impl MorphScanner {
             _ => call.args.complete(&mut call.writer, &p.name, value),
         }
         call.last_param_end = end;
-        if let Some(id) = &call.id {
-            if let Some(d) = call.writer.take_delta() {
-                em.input_delta(id, d);
-            }
+        if let Some(id) = &call.id
+            && let Some(d) = call.writer.take_delta()
+        {
+            em.input_delta(id, d);
         }
         if close {
             self.close_call(call, end, em);

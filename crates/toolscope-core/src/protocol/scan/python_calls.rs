@@ -208,10 +208,10 @@ impl ValueReader {
 
     /// A string's characters, a pending surrogate written first.
     fn str_piece(&mut self, w: &mut ArgsWriter, text: &str) -> Result<(), String> {
-        if let Vs::Str(st) = &mut self.st {
-            if st.high.take().is_some() {
-                self.piece(w, "\u{fffd}")?;
-            }
+        if let Vs::Str(st) = &mut self.st
+            && st.high.take().is_some()
+        {
+            self.piece(w, "\u{fffd}")?;
         }
         self.piece(w, text)
     }
@@ -288,10 +288,10 @@ impl ValueReader {
     /// A string literal closed; the value goes on if another literal follows (never complete
     /// here: `Ok(false)`).
     fn end_string(&mut self, w: &mut ArgsWriter) -> Result<bool, String> {
-        if let Vs::Str(st) = &mut self.st {
-            if st.high.take().is_some() {
-                self.piece(w, "\u{fffd}")?;
-            }
+        if let Vs::Str(st) = &mut self.st
+            && st.high.take().is_some()
+        {
+            self.piece(w, "\u{fffd}")?;
         }
         self.st = Vs::StrGap;
         Ok(false)
@@ -825,10 +825,10 @@ impl ListReader {
 
     /// The open call's new argument text, as a delta.
     fn sync(&mut self, em: &mut Emitter) {
-        if let Some(c) = &mut self.call {
-            if let Some(d) = c.writer.take_delta() {
-                em.input_delta(&c.id, d);
-            }
+        if let Some(c) = &mut self.call
+            && let Some(d) = c.writer.take_delta()
+        {
+            em.input_delta(&c.id, d);
         }
     }
 
@@ -1274,20 +1274,20 @@ impl PyCallsScanner {
                 self.state = State::List(b, Box::new(reader));
                 return j + 1;
             }
-            if let (Some(o), Some(f)) = (open, first) {
-                if c == f {
-                    let rest = &text[j..];
-                    if rest.starts_with(o) {
-                        self.emit_text(&text[i..j], em);
-                        let mut b = Block::new(base + j, true);
-                        b.raw.push_str(o);
-                        self.state = State::Opened(b);
-                        return j + o.len();
-                    }
-                    if rest.len() < o.len() && o.starts_with(rest) {
-                        self.emit_text(&text[i..j], em);
-                        return self.held.hold(text, j, base);
-                    }
+            if let (Some(o), Some(f)) = (open, first)
+                && c == f
+            {
+                let rest = &text[j..];
+                if rest.starts_with(o) {
+                    self.emit_text(&text[i..j], em);
+                    let mut b = Block::new(base + j, true);
+                    b.raw.push_str(o);
+                    self.state = State::Opened(b);
+                    return j + o.len();
+                }
+                if rest.len() < o.len() && o.starts_with(rest) {
+                    self.emit_text(&text[i..j], em);
+                    return self.held.hold(text, j, base);
                 }
             }
             j += 1;

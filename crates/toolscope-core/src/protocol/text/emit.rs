@@ -181,11 +181,11 @@ impl Emitter {
     }
 
     fn flush_input(&mut self) {
-        if !self.pending_input.is_empty() {
-            if let Some(id) = &self.input_id {
-                let delta = std::mem::take(&mut self.pending_input);
-                self.writer.input_delta(id, delta, &mut self.parts);
-            }
+        if !self.pending_input.is_empty()
+            && let Some(id) = &self.input_id
+        {
+            let delta = std::mem::take(&mut self.pending_input);
+            self.writer.input_delta(id, delta, &mut self.parts);
         }
     }
 

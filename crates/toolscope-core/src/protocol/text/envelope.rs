@@ -193,22 +193,21 @@ impl Envelope {
         let result = match &mut call.args {
             ArgsValue::Writing(w) => {
                 let r = event(w);
-                if w.is_done() {
-                    if let ArgsValue::Writing(w) =
+                if w.is_done()
+                    && let ArgsValue::Writing(w) =
                         std::mem::replace(&mut call.args, ArgsValue::None)
-                    {
-                        call.args = ArgsValue::Written(w);
-                    }
+                {
+                    call.args = ArgsValue::Written(w);
                 }
                 r
             }
             ArgsValue::Held(b, depth) => {
                 let r = event(b);
                 *depth = depth.saturating_add_signed(depth_change);
-                if *depth == 0 {
-                    if let Some(v) = b.take() {
-                        call.args = ArgsValue::Done(v);
-                    }
+                if *depth == 0
+                    && let Some(v) = b.take()
+                {
+                    call.args = ArgsValue::Done(v);
                 }
                 r
             }

@@ -104,10 +104,10 @@ pub fn example_args(schema: &Value, root: &Value, depth: usize) -> Value {
     if let Some(v) = schema.get("default").or_else(|| schema.get("const")) {
         return v.clone();
     }
-    if let Some(Value::Array(vals)) = schema.get("enum") {
-        if let Some(v) = vals.first() {
-            return v.clone();
-        }
+    if let Some(Value::Array(vals)) = schema.get("enum")
+        && let Some(v) = vals.first()
+    {
+        return v.clone();
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(first) = schema

@@ -44,23 +44,24 @@ impl Utf8Decoder {
     pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
         // One ASCII byte (a stream arriving byte by byte): a slice of a static table, with
         // nothing to validate.
-        if let [b] = chunk {
-            if *b < 0x80 && self.carry.is_empty() {
-                let i = *b as usize;
-                self.offset += 1;
-                f(&ASCII[i..i + 1], None);
-                return;
-            }
+        if let [b] = chunk
+            && *b < 0x80
+            && self.carry.is_empty()
+        {
+            let i = *b as usize;
+            self.offset += 1;
+            f(&ASCII[i..i + 1], None);
+            return;
         }
         // The common case, inline: nothing carried over and the whole chunk valid.
-        if self.carry.is_empty() {
-            if let Ok(s) = std::str::from_utf8(chunk) {
-                self.offset += chunk.len();
-                if !s.is_empty() {
-                    f(s, None);
-                }
-                return;
+        if self.carry.is_empty()
+            && let Ok(s) = std::str::from_utf8(chunk)
+        {
+            self.offset += chunk.len();
+            if !s.is_empty() {
+                f(s, None);
             }
+            return;
         }
         self.decode_dyn(chunk, &mut f)
     }
