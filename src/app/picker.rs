@@ -293,17 +293,7 @@ impl Picker {
             return None;
         }
         let (kind, base) = (self.kind(), self.base_url_text());
-        let asked = match &self.models {
-            ModelList::NotAsked => None,
-            ModelList::Listing { provider, base_url }
-            | ModelList::Listed {
-                provider, base_url, ..
-            }
-            | ModelList::Failed {
-                provider, base_url, ..
-            } => Some((*provider, base_url.clone())),
-        };
-        (asked != Some((kind, base.clone()))).then_some((kind, base))
+        (self.asked() != Some((kind, base.clone()))).then_some((kind, base))
     }
 
     /// The chosen provider, model, base URL and settings, or the first field that is wrong.
