@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Stdout, Write};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use toolscope::app::providers;
 use toolscope_core::protocol::Protocol;
-use toolscope_core::provider::ProviderKind;
+use toolscope_core::provider::{Limits, ProviderKind, Timeouts};
 
 pub mod lint;
 pub mod parse;
@@ -216,5 +216,87 @@ impl Output {
     pub fn close(mut self) -> u8 {
         self.flush();
         0
+    }
+}
+
+/// How long a request waits and how much of its answer is held: the flags `run` and the
+/// playground share.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WireArgs {
+    /// Seconds to wait for a connection.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = run::positive_secs)]
+    pub connect_timeout: f64,
+    /// Seconds to wait for the answer to begin: the response, then the first token. A server on
+    /// a CPU sends nothing while it reads a long prompt, so this is longer than the idle timeout.
+    #[arg(long, value_name = "SECS", default_value_t = toolscope_core::provider::DEFAULT_FIRST_TOKEN_SECS, value_parser = run::positive_secs)]
+    pub first_token_timeout: f64,
+    /// Seconds a stream that has begun may send nothing before it counts as stalled (an error
+    /// part of category provider_timeout).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = run::positive_secs)]
+    pub idle_timeout: f64,
+    /// The largest wire event (one SSE event, one NDJSON line, a whole body), in MiB: a larger
+    /// one ends the answer with a provider_invalid_response error quoting its start.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_event_mib: u32,
+    /// The most raw wire text one answer keeps, in MiB: beyond it the oldest raw events are
+    /// dropped from memory and from a saved session (with a raw-dropped warning); every part is
+    /// kept.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_raw_mib: u32,
+}
+
+/// The flags' defaults (as when none is given).
+impl Default for WireArgs {
+    fn default() -> Self {
+        let (t, l) = (Timeouts::default(), Limits::default());
+        WireArgs {
+            connect_timeout: t.connect_secs,
+            first_token_timeout: t.first_token_secs,
+            idle_timeout: t.idle_secs,
+            max_event_mib: (l.event_bytes >> 20) as u32,
+            max_raw_mib: (l.raw_bytes >> 20) as u32,
+        }
+    }
+}
+
+impl WireArgs {
+    /// Sets the waits and bounds these flags give.
+    pub fn apply(&self, timeouts: &mut Timeouts, limits: &mut Limits) {
+        timeouts.connect_secs = self.connect_timeout;
+        timeouts.first_token_secs = self.first_token_timeout;
+        timeouts.idle_secs = self.idle_timeout;
+        limits.event_bytes = (self.max_event_mib as usize) << 20;
+        limits.raw_bytes = (self.max_raw_mib as usize) << 20;
+    }
+}
+
+#[cfg(test)]
+mod wire_args_tests {
+    use super::WireArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        wire: WireArgs,
+    }
+
+    /// What a caller that builds the arguments by hand gets is what no flag gives.
+    #[test]
+    fn the_default_is_what_no_flag_gives() {
+        let parsed = Flags::parse_from(["toolscope"]).wire;
+        let default = WireArgs::default();
+        assert_eq!(format!("{parsed:?}"), format!("{default:?}"));
+        let f = Flags::parse_from([
+            "toolscope",
+            "--max-raw-mib",
+            "2",
+            "--first-token-timeout",
+            "5",
+        ]);
+        let (mut t, mut l) = Default::default();
+        f.wire.apply(&mut t, &mut l);
+        assert_eq!(l.raw_bytes, 2 << 20);
+        assert_eq!(t.first_token_secs, 5.0);
     }
 }

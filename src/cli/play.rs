@@ -76,24 +76,9 @@ pub struct PlayArgs {
     #[arg(long, value_name = "MB", default_value_t = super::DEFAULT_MCP_MAX_MESSAGE_MB,
           value_parser = super::mcp_max_message_parser())]
     pub mcp_max_message: u64,
-    /// Seconds to wait for a connection.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = super::run::positive_secs)]
-    pub connect_timeout: f64,
-    /// Seconds to wait for an answer to begin (the response, then its first token): a server
-    /// on a CPU reading a long prompt sends nothing for minutes.
-    #[arg(long, value_name = "SECS", default_value_t = toolscope_core::provider::DEFAULT_FIRST_TOKEN_SECS, value_parser = super::run::positive_secs)]
-    pub first_token_timeout: f64,
-    /// Seconds a stream that has begun may send nothing before it counts as stalled.
-    #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = super::run::positive_secs)]
-    pub idle_timeout: f64,
-    /// The largest wire event (one SSE event, one NDJSON line, a whole body), in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub max_event_mib: u32,
-    /// The most raw wire text one answer keeps in memory, in MiB: beyond it the oldest wire
-    /// events are dropped (the Raw pane says so, a saved session has a raw-dropped warning);
-    /// every part is kept.
-    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_raw_mib: u32,
+    /// The waits and bounds of each request.
+    #[command(flatten)]
+    pub wire: super::WireArgs,
 }
 
 fn dirs() -> Option<directories::ProjectDirs> {
@@ -210,11 +195,7 @@ fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
         mcp_timeout_ms: (args.mcp_timeout * 1000.0).round() as u64,
         ..Setup::default()
     };
-    setup.timeouts.connect_secs = args.connect_timeout;
-    setup.timeouts.first_token_secs = args.first_token_timeout;
-    setup.timeouts.idle_secs = args.idle_timeout;
-    setup.limits.event_bytes = (args.max_event_mib as usize) << 20;
-    setup.limits.raw_bytes = (args.max_raw_mib as usize) << 20;
+    args.wire.apply(&mut setup.timeouts, &mut setup.limits);
     let (state, problems) = remembered(&setup.state);
     state.apply(&mut setup, &providers::all());
     if let Some(p) = args.provider {

@@ -89,30 +89,14 @@ pub struct RunArgs {
     /// Save the run as a session file (written atomically when the run ends).
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
-    /// Seconds to wait for a connection.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
-    pub connect_timeout: f64,
-    /// Seconds a stream that has begun may send nothing before it counts as stalled (an error
-    /// part of category provider_timeout).
-    #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = positive_secs)]
-    pub idle_timeout: f64,
-    /// Seconds to wait for the answer to begin: the response, then the first token. A server on
-    /// a CPU sends nothing while it reads a long prompt, so this is longer than the idle timeout.
-    #[arg(long, value_name = "SECS", default_value_t = toolscope_core::provider::DEFAULT_FIRST_TOKEN_SECS, value_parser = positive_secs)]
-    pub first_token_timeout: f64,
+    /// The waits and bounds of each request.
+    #[command(flatten)]
+    pub wire: super::WireArgs,
     /// Seconds the whole run may take (every turn and tool call of an --execute loop): then it
     /// stops with an error part (category provider_timeout) after what was received, which
     /// --save keeps; exit 1.
     #[arg(long, value_name = "SECS", value_parser = positive_secs)]
     pub deadline: Option<f64>,
-    /// The largest wire event (one SSE event, one NDJSON line, a whole body), in MiB: a larger
-    /// one ends the answer with a provider_invalid_response error quoting its start.
-    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub max_event_mib: u32,
-    /// With --save: the most raw wire text one answer keeps, in MiB; beyond it the oldest raw
-    /// events are dropped (with a raw-dropped warning), every part is kept.
-    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_raw_mib: u32,
     /// Take tools from an MCP server run as a child process (stdio): the command and its
     /// arguments, split like a shell would (quotes, backslashes) but not run through one;
     /// `toolscope` as the program is this toolscope. Repeatable.
@@ -200,15 +184,11 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
         None => {}
     }
     r.stream = !args.no_stream;
-    r.limits.event_bytes = (args.max_event_mib as usize) << 20;
-    r.limits.raw_bytes = (args.max_raw_mib as usize) << 20;
+    args.wire.apply(&mut r.timeouts, &mut r.limits);
     if let Some(m) = args.max_tokens {
         r.sampling.max_tokens = Some(m);
     }
     r.sampling.temperature = args.temperature;
-    r.timeouts.connect_secs = args.connect_timeout;
-    r.timeouts.idle_secs = args.idle_timeout;
-    r.timeouts.first_token_secs = args.first_token_timeout;
     Ok(r)
 }
 
