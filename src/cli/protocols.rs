@@ -1,5 +1,6 @@
 //! `toolscope protocols`: the text protocols this build speaks, from the registry, one per line
-//! (name, then the model families that write it), or as JSONL with `--json`. Scripts iterate it
+//! (name, the model families that write it, then the servers' names for its parser, as
+//! `vllm: hermes, sglang: qwen25`), or as JSONL with `--json`. Scripts iterate it
 //! instead of listing protocol names by hand.
 
 use clap::Args;
@@ -11,7 +12,8 @@ use super::Output;
 
 #[derive(Args, Debug)]
 pub struct ProtocolsArgs {
-    /// One JSON object per protocol: name, aliases, families, reasoning markers.
+    /// One JSON object per protocol: name, aliases, families, the servers' parser names,
+    /// reasoning markers.
     #[arg(long)]
     pub json: bool,
 }
@@ -26,6 +28,9 @@ pub fn run(args: ProtocolsArgs) -> u8 {
                     "name": p.name(),
                     "aliases": p.aliases(),
                     "families": p.families(),
+                    "serverParsers": p.server_parsers().iter()
+                        .map(|(server, name)| json!({"server": server, "name": name}))
+                        .collect::<Vec<_>>(),
                     "reasoning": r.markers.map(|(open, close)| json!({"open": open, "close": close})),
                     "startsInsideReasoning": r.starts_inside,
                     "callsInsideReasoning": r.calls_inside,
@@ -33,7 +38,17 @@ pub fn run(args: ProtocolsArgs) -> u8 {
                 .to_string(),
             );
         } else {
-            out.line(&format!("{}\t{}", p.name(), p.families()));
+            let servers: Vec<String> = p
+                .server_parsers()
+                .iter()
+                .map(|(server, name)| format!("{server}: {name}"))
+                .collect();
+            out.line(&format!(
+                "{}\t{}\t{}",
+                p.name(),
+                p.families(),
+                servers.join(", ")
+            ));
         }
     }
     out.close()

@@ -88,6 +88,13 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// The model families that write this format, for help texts and the picker.
     fn families(&self) -> &'static str;
 
+    /// The names inference servers give this format's parser (`--tool-call-parser` and the
+    /// like), as `(server, name)` pairs: `("vllm", "hermes")`, `("sglang", "qwen25")`,
+    /// `("llama.cpp", "Hermes 2 Pro")`. A user who knows their server's parser finds ours.
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// The call markers that identify this format at the start of a call, for `--protocol
     /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
     /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
@@ -244,6 +251,11 @@ impl Protocol {
     /// The model families that write this format.
     pub fn families(&self) -> &'static str {
         self.spec.families()
+    }
+
+    /// The names inference servers give this format's parser, as `(server, name)` pairs.
+    pub fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        self.spec.server_parsers()
     }
 
     /// How the family marks reasoning.
@@ -567,6 +579,8 @@ pub(crate) struct Card {
     /// where they are built from the tools.
     pub markers: &'static [&'static str],
     pub reasoning: Reasoning,
+    /// The servers' names for its parser (see [`ProtocolSpec::server_parsers`]).
+    pub servers: &'static [(&'static str, &'static str)],
 }
 
 /// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field (all but
@@ -590,6 +604,10 @@ macro_rules! card_methods {
 
         fn families(&self) -> &'static str {
             self.card.families
+        }
+
+        fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+            self.card.servers
         }
 
         fn end_tokens(&self) -> &'static [&'static str] {

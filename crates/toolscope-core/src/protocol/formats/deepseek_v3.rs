@@ -88,6 +88,7 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
         name: "deepseek-v3",
         aliases: &[],
         families: "DeepSeek R1, V3",
+        servers: &[],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",

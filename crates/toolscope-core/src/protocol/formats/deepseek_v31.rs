@@ -52,6 +52,7 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
         name: "deepseek-v3.1",
         aliases: &[],
         families: "DeepSeek V3.1",
+        servers: &[],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[CALLS_BEGIN, CALL_BEGIN],
         reasoning: Reasoning::THINK,

@@ -86,6 +86,7 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
         name: "deepseek-dsml",
         aliases: &["deepseek-v3.2", "deepseek-v4"],
         families: "DeepSeek V3.2, V4",
+        servers: &[],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜DSML｜function_calls>",
@@ -157,6 +158,7 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         name: "minimax-m2",
         aliases: &[],
         families: "MiniMax M2, M2.1, M2.5",
+        servers: &[],
         end_tokens: &["[e~["],
         markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
         reasoning: Reasoning {

@@ -71,6 +71,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
         name: "functools",
         aliases: &[],
         families: "Phi-4-mini, FireFunction v2",
+        servers: &[],
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
@@ -105,6 +106,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
         name: "nemotron",
         aliases: &[],
         families: "Nemotron Nano v2 (9B, 12B)",
+        servers: &[],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
@@ -138,6 +140,7 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         name: "granite",
         aliases: &[],
         families: "Granite 3.0–3.3",
+        servers: &[],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,

@@ -87,6 +87,7 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
         name: "kimi-k2",
         aliases: &[],
         families: "Kimi K2, K2 Thinking",
+        servers: &[],
         end_tokens: &["<|im_end|>"],
         markers: &[SECTION_BEGIN, CALL_BEGIN],
         reasoning: Reasoning {

@@ -62,6 +62,7 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
         name: "qwen3-coder",
         aliases: &[],
         families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
+        servers: &[],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<tool_call> <function=", "<function="],
         reasoning: Reasoning::THINK,

@@ -36,6 +36,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
         name: "seed-oss",
         aliases: &[],
         families: "ByteDance Seed-OSS 36B",
+        servers: &[],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning {
