@@ -9,7 +9,7 @@
 //! any chunking (down to single bytes, inside UTF-8 sequences) yields the same calls and text. A
 //! *provider* request ([`provider::Request`]) is mapped to its wire, and what comes back is cut
 //! into wire events and decoded into the same parts, live or from a recorded session. With the
-//! `http` feature (off by default), the `mcp` module takes tools from Model Context Protocol servers and
+//! `mcp` feature (off by default), the `mcp` module takes tools from Model Context Protocol servers and
 //! runs their calls there.
 //!
 //! # Example: a streaming parse
@@ -74,6 +74,40 @@
 //! [`protocol::Protocol::parse_generated`] parses a whole text at once and gives the generate
 //! parts (`text`, `tool-call`, `error`); it runs the same stream parser, so the two paths agree.
 //!
+//! # The stream parser's contract
+//!
+//! A [`protocol::StreamParser`] reads one model output. What it promises:
+//!
+//! - **Feed chunks, get parts.** [`push`](protocol::StreamParser::push) takes the next bytes, of
+//!   any size: one byte, a whole answer, a cut inside a UTF-8 sequence or inside a marker. It
+//!   appends to `out` the parts those bytes complete: `text-start`/`-delta`/`-end`,
+//!   `reasoning-start`/`-delta`/`-end`, `tool-input-start`/`-delta`/`-end`, `tool-call`, `error`.
+//! - **Any chunking, the same answer.** The text, the reasoning, the calls (names, ids, coerced
+//!   input, coercions and violations) and the errors are the same for every way of cutting the
+//!   output into chunks; only where the deltas are cut differs. The deltas of a block add up to
+//!   its whole; argument deltas add up to the canonical JSON of the call's coerced input.
+//! - **Committed parts never change.** A part once appended is final: no later chunk edits,
+//!   retracts or reorders it. This is why some bytes are held back.
+//! - **What is held back, and why.** Only what the next bytes must decide: the bytes at a
+//!   chunk's end that could begin a marker (`<tool_` could become `<tool_call>` or stay text), a
+//!   UTF-8 sequence cut in two, and argument text whose meaning is not yet settled (a number that
+//!   may grow, a value the schema may coerce). Everything else is emitted as soon as it arrives.
+//!   What is held back is bounded by the longest marker of the format, not by the output.
+//! - **Finish.** [`finish`](protocol::StreamParser::finish) ends an output that ended as the
+//!   model meant it to: held-back bytes are emitted, a call missing only its close marker at the
+//!   very end is recovered, any other unfinished call is reported. For an output that was cut
+//!   off (a token limit, a broken stream), [`finish_cut`](protocol::StreamParser::finish_cut)
+//!   recovers nothing: a call still open is an `unfinished-tool-call` error with its markup kept
+//!   as text, so a call with arguments cut short is never taken for a whole one. Bytes pushed
+//!   after either are ignored.
+//! - **Reset for reuse.** [`reset`](protocol::StreamParser::reset) makes the parser new for the
+//!   next output with the same protocol, settings and tools, as if it were just made.
+//! - **Nothing is lost, nothing is silent.** Every byte of the output ends up as text, as
+//!   reasoning, inside a call's span, or inside a markup span: the family's format tokens, or
+//!   markup an `error` part reports as unreadable ([`protocol::StreamParser::spans`]). Invalid UTF-8 is replaced by U+FFFD and
+//!   reported once. Malformed input never panics.
+//! - **Linear cost.** Work is proportional to the bytes fed, whatever the chunk size.
+//!
 //! # Modules
 //!
 //! - [`tool`]: tool definitions, the [`tool::ToolSet`] of one request (tools files in the
@@ -99,12 +133,14 @@
 //!
 //! # Features
 //!
-//! - `http` (default): sending a request and streaming its answer, `provider::Run`, built on
-//!   reqwest and tokio.
-//!
-//! With `default-features = false` the crate is the pure library: it parses, coerces, maps
+//! With default features (none) the crate is the pure library: it parses, coerces, maps
 //! requests to wire bodies, decodes recorded or otherwise obtained wire events and handles
 //! sessions, and pulls in no async runtime or network stack.
+//!
+//! - `http`: sending a request and streaming its answer, `provider::Run`, built on reqwest and
+//!   tokio.
+//! - `mcp` (implies `http`): the `mcp` module, tools from Model Context Protocol servers (stdio
+//!   child processes and streamable HTTP) and running their calls there, built on rmcp.
 //!
 //! The crate never imports ratatui, crossterm, syntect or a text-area crate; the toolscope CLI
 //! and terminal UI are both thin clients of it.
@@ -117,7 +153,7 @@ pub mod emulate;
 pub mod error;
 pub mod json;
 pub mod lint;
-#[cfg(feature = "http")]
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod mcp_result;
 pub mod part;

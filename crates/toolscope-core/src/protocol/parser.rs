@@ -19,6 +19,7 @@ impl Protocol {
     /// A stream parser for this protocol and these tools.
     pub fn stream_parser(&self, tools: &ToolSet) -> StreamParser {
         let mut parser = StreamParser::with_scanner(self.spec.scanner(self, tools));
+        parser.origin = Some(Origin::Protocol(Box::new((self.clone(), tools.clone()))));
         let r = self.spec.reasoning();
         if let Some((open, close)) = r.markers {
             let splitter =
@@ -44,6 +45,12 @@ impl Protocol {
 /// writes under a response format that forces a call (`required` or a named tool). Text around
 /// the JSON stays text; JSON that is not a valid call is kept as text with an `error` part.
 pub fn answer_parser(tools: &ToolSet) -> StreamParser {
+    let mut parser = answer_scanner(tools);
+    parser.origin = Some(Origin::Answer(tools.clone()));
+    parser
+}
+
+fn answer_scanner(tools: &ToolSet) -> StreamParser {
     StreamParser::with_scanner(Box::new(JsonScanner::new(
         tools.clone(),
         JsonScannerConfig {
@@ -73,6 +80,14 @@ pub struct StreamParser {
     em: Emitter,
     invalid_reported: bool,
     finished: bool,
+    /// What made it, so that [`StreamParser::reset`] can make it again.
+    origin: Option<Origin>,
+}
+
+/// What a stream parser was made from.
+enum Origin {
+    Protocol(Box<(Protocol, ToolSet)>),
+    Answer(ToolSet),
 }
 
 impl StreamParser {
@@ -86,7 +101,21 @@ impl StreamParser {
             em: Emitter::new(),
             invalid_reported: false,
             finished: false,
+            origin: None,
         }
+    }
+
+    /// Makes the parser new again, for the next output with the same protocol, settings and
+    /// tools: nothing of the last output is kept (not its held-back bytes, its open call, its
+    /// spans or its call ids).
+    pub fn reset(&mut self) {
+        let fresh = match self.origin.take() {
+            Some(Origin::Protocol(made)) => made.0.stream_parser(&made.1),
+            Some(Origin::Answer(tools)) => answer_parser(&tools),
+            // Only the engines' own tests make a parser from a bare scanner; they never reset.
+            None => return,
+        };
+        *self = fresh;
     }
 
     /// Parses the next chunk of bytes and appends the parts it completes to `out`.

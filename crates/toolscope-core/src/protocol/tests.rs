@@ -245,3 +245,49 @@ fn a_duplicate_name_or_arguments_key_is_malformed_on_both_paths() {
     assert_eq!(c.calls.len(), 1);
     assert_eq!(c.calls[0].1, json!({"path":"/b"}));
 }
+
+/// `reset` makes a used parser parse the next output exactly as a new one would: nothing of the
+/// last output (a call left open halfway, held-back bytes, the call count) carries over, for
+/// every protocol and for the tool-choice answer parser.
+#[test]
+fn reset_parses_the_next_output_as_a_new_parser_would() {
+    let tools = tools();
+    let feed = |parser: &mut StreamParser, text: &str| {
+        let mut out = Vec::new();
+        parser.push_str(text, &mut out);
+        parser.finish(&mut out);
+        out
+    };
+    for p in Protocol::all() {
+        let call = p.format_call("get_weather", &json!({"city": "Paris"}));
+        let second = format!("Before.\n{call}");
+        let mut used = p.stream_parser(&tools);
+        // Halfway through a call, then reset without finishing.
+        let mut out = Vec::new();
+        used.push(&call.as_bytes()[..call.len() / 2], &mut out);
+        used.reset();
+        assert_eq!(
+            feed(&mut used, &second),
+            feed(&mut p.stream_parser(&tools), &second),
+            "{}",
+            p.name()
+        );
+        // After a finished output.
+        used.reset();
+        assert_eq!(used.call_count(), 0, "{}", p.name());
+        assert_eq!(
+            feed(&mut used, &second),
+            feed(&mut p.stream_parser(&tools), &second),
+            "{}",
+            p.name()
+        );
+    }
+    let answer = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let mut used = answer_parser(&tools);
+    feed(&mut used, answer);
+    used.reset();
+    assert_eq!(
+        feed(&mut used, answer),
+        feed(&mut answer_parser(&tools), answer)
+    );
+}

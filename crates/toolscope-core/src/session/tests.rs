@@ -595,7 +595,7 @@ fn a_failed_call_replays_as_the_error_part_the_loop_printed() {
         panic!("{replayed:?}")
     };
     assert_eq!(e.category, Some(ErrorCategory::ToolExecutionFailed));
-    #[cfg(feature = "http")]
+    #[cfg(feature = "mcp")]
     {
         let Some(Step::ToolCall(call)) = session.steps.first() else {
             panic!("a call")
