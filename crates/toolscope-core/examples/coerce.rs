@@ -41,7 +41,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // What still contradicts the schema after coercion (a tool of a tool set validates it).
     let tools = ToolSet::new(vec![ToolDef::new("tool", "", schema)])?;
-    let violations = tools.get("tool").map_or_else(Vec::new, |t| t.validate(&coerced.value));
+    let violations = tools
+        .get("tool")
+        .map_or_else(Vec::new, |t| t.validate(&coerced.value));
     if violations.is_empty() {
         println!("valid against the schema");
     }

@@ -37,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("--- a call to {}, as the model writes it:", tool.name());
         println!("{}", protocol.format_call(tool.name(), &input));
         println!("--- its result, as the history gives it back:");
-        println!("{}", protocol.format_result(tool.name(), "{\"temperature\": 18}"));
+        println!(
+            "{}",
+            protocol.format_result(tool.name(), "{\"temperature\": 18}")
+        );
     }
     Ok(())
 }

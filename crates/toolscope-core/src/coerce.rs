@@ -51,7 +51,7 @@ pub fn coerce(value: Value, schema: &Value) -> Coerced {
 
 /// Coerces `value` found at JSON pointer `path` under `schema` (`None`: no schema), resolving
 /// `$ref`s against `root`, and appends each change to `out`.
-pub fn coerce_at(
+pub(crate) fn coerce_at(
     value: Value,
     schema: Option<&Value>,
     root: &Value,

@@ -17,12 +17,12 @@ use crate::json::pointer;
 use crate::tool::{ToolChoice, ToolDef, ToolSet};
 
 /// The name the response format is sent under (providers require one; it only labels it).
-pub const RESPONSE_FORMAT_NAME: &str = "tool_call";
+pub(crate) const RESPONSE_FORMAT_NAME: &str = "tool_call";
 
 /// A JSON-schema response format constraining a model's answer to one tool call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResponseFormat {
-    /// The label the format is sent under: always [`RESPONSE_FORMAT_NAME`].
+    /// The label the format is sent under: always `tool_call`.
     pub name: String,
     /// For one forced tool, its description (absent when it has none); for `required`, a sentence
     /// naming every tool.

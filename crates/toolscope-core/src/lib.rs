@@ -117,9 +117,6 @@
 //!   tools, history rendering, and the whole-text and stream parsers with their spans.
 //! - [`coerce`] and [`schema`]: bringing argument values to the types their JSON Schema asks
 //!   for, recording each change; navigating schemas (`$ref`, property and item schemas).
-//! - [`args`]: tool-call arguments as they stream in, written out as the canonical JSON of the
-//!   coerced value in deltas that can no longer change.
-//! - [`json`]: relaxed JSON as models write it, read incrementally; JSON pointers.
 //! - [`emulate`]: tool choice on models without native tools, through a JSON-schema response
 //!   format.
 //! - [`provider`]: the provider-neutral request, its mapping to each provider's wire, the SSE
@@ -147,15 +144,15 @@
 
 #![warn(missing_docs)]
 
-pub mod args;
+pub(crate) mod args;
 pub mod coerce;
 pub mod emulate;
 pub mod error;
-pub mod json;
+pub(crate) mod json;
 pub mod lint;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod mcp_result;
+pub(crate) mod mcp_result;
 pub mod part;
 pub mod protocol;
 pub mod provider;

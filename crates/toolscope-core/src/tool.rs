@@ -133,7 +133,7 @@ pub enum ToolsError {
     #[error("not valid JSON: {0}")]
     Json(String),
     /// The document nests arrays and objects deeper than the JSON reader goes
-    /// ([`JSON_DEPTH_LIMIT`] levels); holds where it gave up.
+    /// (128 levels); holds where it gave up.
     #[error(
         "nested deeper than {JSON_DEPTH_LIMIT} levels (the JSON reader's limit), {0}: a schema this deep cannot be read"
     )]
@@ -158,7 +158,7 @@ pub enum ToolsError {
 }
 
 /// How deep serde_json reads nested arrays and objects before it gives up.
-pub const JSON_DEPTH_LIMIT: usize = 128;
+pub(crate) const JSON_DEPTH_LIMIT: usize = 128;
 
 /// Why a tool name cannot be used: a control character (a newline, an escape sequence) would
 /// reach the model's prompt, a terminal or a log as a control, not as text.

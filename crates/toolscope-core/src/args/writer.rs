@@ -105,11 +105,6 @@ impl ArgsWriter {
         self.done
     }
 
-    /// The tool whose schema this writer follows.
-    pub fn tool(&self) -> Option<&Arc<Tool>> {
-        self.tool.as_ref()
-    }
-
     /// Writes a value that arrived whole (coerced at the root).
     pub fn write_whole(&mut self, value: Value) {
         self.hold = Some(Hold {

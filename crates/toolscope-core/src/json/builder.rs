@@ -31,11 +31,6 @@ impl ValueBuilder {
         self.done.take()
     }
 
-    /// Whether the top-level value is complete (and not yet taken).
-    pub fn is_done(&self) -> bool {
-        self.done.is_some()
-    }
-
     /// A whole value, where the next value goes.
     pub(crate) fn value(&mut self, v: Value) {
         self.insert(v);

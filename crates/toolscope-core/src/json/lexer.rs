@@ -187,18 +187,6 @@ impl Lexer {
             )
     }
 
-    /// True inside a string or a comment, where delimiters do not count.
-    pub fn in_string_or_comment(&self) -> bool {
-        matches!(
-            self.state,
-            State::Str { .. }
-                | State::Escape { .. }
-                | State::Unicode { .. }
-                | State::LineComment(_)
-                | State::BlockComment(..)
-        )
-    }
-
     /// Inside a string value (not a key) with nothing pending: its quote. Text without that
     /// quote and without a backslash would go to the sink whole as one string piece, leaving the
     /// lexer where it is; [`Lexer::skip_string_piece`] accounts for such text given to the sink
@@ -218,11 +206,6 @@ impl Lexer {
     /// [`Lexer::plain_string_quote`]).
     pub fn skip_string_piece(&mut self, len: usize) {
         self.offset += len;
-    }
-
-    /// How deep the lexer is (0 at top level).
-    pub fn depth(&self) -> usize {
-        self.stack.len()
     }
 
     fn error(&mut self, at: usize, message: impl Into<String>) -> Step {

@@ -27,6 +27,7 @@ pub fn push(path: &mut String, token: &str) {
 }
 
 /// The pointer of member `token` (a key or an index) of the value at `path`.
+#[cfg(test)]
 pub fn child(path: &str, token: &str) -> String {
     let mut p = String::with_capacity(path.len() + token.len() + 1);
     p.push_str(path);

@@ -11,7 +11,7 @@ use crate::tool::{ToolDef, ToolSet, ToolsError};
 use super::McpError;
 
 /// The longest tool name the provider APIs accept.
-pub const MAX_TOOL_NAME: usize = 64;
+pub(crate) const MAX_TOOL_NAME: usize = 64;
 
 /// Where a tool offered to the model is served.
 #[derive(Clone, Debug, PartialEq, Eq)]

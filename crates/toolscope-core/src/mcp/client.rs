@@ -32,7 +32,7 @@ pub type StderrSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 const MAX_PAGES: usize = 10_000;
 
 /// How long connecting (spawning or reaching the server, and `initialize`) may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest message read from a server by default: 256 MiB.
 pub const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;

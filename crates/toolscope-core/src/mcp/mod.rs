@@ -14,7 +14,7 @@
 //!   unusable names renamed (`SERVER__NAME`) and reported, each MCP tool routed back to its
 //!   server under its own name.
 //! - [`outcome`]: a `CallToolResult` as a `tool-result` part and as the text of the tool message
-//!   the model reads (from [`crate::mcp_result`], which needs no feature: sessions replay
+//!   the model reads (from the crate's `mcp_result` module, which needs no feature: sessions replay
 //!   recorded results through it).
 //!
 //! A failure here (the server cannot start, fails a request, exits mid-call, times out) is an
@@ -32,8 +32,8 @@ mod stdio;
 use crate::part::ErrorPart;
 
 pub use crate::mcp_result::{CallOutcome, outcome};
-pub use catalog::{Catalog, MAX_TOOL_NAME, McpRoute, Rename};
-pub use client::{CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE, McpClient, McpOptions, StderrSink};
+pub use catalog::{Catalog, McpRoute, Rename};
+pub use client::{DEFAULT_MAX_MESSAGE, McpClient, McpOptions, StderrSink};
 pub use spec::{McpServerSpec, split_command};
 /// The token that cancels a running [`McpClient::call_tool`].
 pub use tokio_util::sync::CancellationToken;

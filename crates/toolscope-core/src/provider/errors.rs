@@ -212,7 +212,7 @@ pub(crate) fn status_error(
 
 /// The error for an HTTP response with a failure `status` and this `body` (`retry_after` from its
 /// headers, in seconds). What a run reports for it; a replay of a recorded failure calls this.
-pub fn response_error(
+pub(crate) fn response_error(
     status: u16,
     retry_after: Option<f64>,
     body: &str,

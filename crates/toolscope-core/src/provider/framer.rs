@@ -21,7 +21,7 @@ pub struct WireFramer {
 /// A wire event larger than the limit: the answer ends there, and only its start is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Oversize {
-    /// Its first bytes (at most [`OVERSIZE_HEAD`](super::sse::OVERSIZE_HEAD)), as text.
+    /// Its first bytes (at most 4,096), as text.
     pub head: String,
     /// How many of its bytes had arrived when it passed the limit.
     pub seen: usize,

@@ -47,7 +47,7 @@ mod wire_request;
 mod wires;
 
 pub use decoder::Decoder;
-pub use errors::response_error;
+
 pub use event::{OutputText, RawEvent, RunEvent};
 pub use framer::{Oversize, WireFramer};
 pub use keys::{Keys, Secret};
@@ -59,12 +59,11 @@ pub use request::{
 };
 #[cfg(feature = "http")]
 pub use run::{Run, run};
-pub use secret_url::{KEY_PARAMS, REDACTED, endpoint, is_key_param, redact_url, url_secrets};
+pub use secret_url::{endpoint, redact_url};
 pub use spec::{Auth, Capabilities, ProviderKind, ProviderSpec, Wire};
 pub use table::PROVIDERS;
 pub use wire_request::{wire_body, wire_request};
 pub use wires::WireRequest;
-pub use wires::anthropic::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION};
 
 #[cfg(test)]
 mod tests;

@@ -40,7 +40,7 @@ impl NdjsonDecoder {
     }
 
     /// Once a line passed the limit: its first bytes (at most
-    /// [`OVERSIZE_HEAD`](super::sse::OVERSIZE_HEAD)) and how many had arrived when it did.
+    /// 4,096) and how many had arrived when it did.
     pub fn oversize(&self) -> Option<(&[u8], usize)> {
         self.oversize.as_ref().map(|(h, n)| (h.as_slice(), *n))
     }

@@ -621,7 +621,7 @@ mod tools_as_defs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ANTHROPIC_DEFAULT_MAX_TOKENS;
+    use crate::provider::wires::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
     use crate::tool::ToolDef;
     use serde_json::{Value, json};
 

@@ -12,7 +12,7 @@
 
 /// Query parameters whose value is taken for a key, compared without case and with `-` and `_`
 /// alike.
-pub const KEY_PARAMS: &[&str] = &[
+pub(crate) const KEY_PARAMS: &[&str] = &[
     "key",
     "api_key",
     "apikey",
@@ -36,10 +36,10 @@ pub const KEY_PARAMS: &[&str] = &[
 ];
 
 /// What replaces a secret.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Whether a query parameter's name is one of [`KEY_PARAMS`].
-pub fn is_key_param(name: &str) -> bool {
+pub(crate) fn is_key_param(name: &str) -> bool {
     let name = name.trim().to_ascii_lowercase().replace('-', "_");
     KEY_PARAMS.contains(&name.as_str())
 }
@@ -131,7 +131,7 @@ fn redact_query(q: &str) -> String {
 
 /// The secret values in `url` (the user information, its password alone, each key parameter's
 /// value, as written and percent-decoded), for redacting them from text that might echo them.
-pub fn url_secrets(url: &str) -> Vec<String> {
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let p = pieces(url);
     let mut out = Vec::new();
     if let Some(u) = p.userinfo {

@@ -41,7 +41,7 @@ pub struct SseDecoder {
 }
 
 /// How many bytes of an event over the limit are kept to quote it.
-pub const OVERSIZE_HEAD: usize = 4096;
+pub(crate) const OVERSIZE_HEAD: usize = 4096;
 
 impl Default for SseDecoder {
     fn default() -> Self {
@@ -73,7 +73,7 @@ impl SseDecoder {
         }
     }
 
-    /// Once an event passed the limit: its first bytes (at most [`OVERSIZE_HEAD`]) and how many
+    /// Once an event passed the limit: its first bytes (at most 4,096) and how many
     /// of its bytes had arrived when it did. Nothing after it is decoded.
     pub fn oversize(&self) -> Option<(&[u8], usize)> {
         self.oversize.as_ref().map(|(h, n)| (h.as_slice(), *n))

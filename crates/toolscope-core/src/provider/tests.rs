@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::part::{Collapsed, FinishReason, Part, ToolCall, Usage};
 use crate::protocol::{Protocol, Span};
+use crate::provider::wires::anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
 use crate::tool::{ToolChoice, ToolDef, ToolSet};
 
 fn tools() -> ToolSet {

@@ -633,7 +633,7 @@ pub struct SessionSummary {
 }
 
 /// The current time as RFC 3339 UTC (`2026-11-21T04:30:00Z`).
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -661,11 +661,6 @@ pub fn rfc3339(secs: u64) -> String {
         (rem % 3600) / 60,
         rem % 60
     )
-}
-
-/// A file name for a session saved now: `session-2026-11-21T04-30-00Z.json`.
-pub fn timestamped_name() -> String {
-    format!("session-{}.json", now_rfc3339().replace(':', "-"))
 }
 
 #[cfg(test)]

@@ -19,9 +19,9 @@ use super::WireFormat;
 use super::shared::{self, names};
 
 /// Anthropic requires `max_tokens`; this is what a new request puts there.
-pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
+pub(crate) const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The `anthropic-version` header sent with every Anthropic request.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The key of this wire's entries in provider metadata.
 pub(crate) const METADATA_KEY: &str = "anthropic";
