@@ -103,8 +103,13 @@ impl Transcript {
                     if let Some(c) = content {
                         t.push(i, "model", RowKind::Text, c, width);
                     }
-                    for c in tool_calls {
-                        let who = if content.is_some() { "" } else { "model" };
+                    for (k, c) in tool_calls.iter().enumerate() {
+                        // One label for the answer: its text's, or its first call's.
+                        let who = if content.is_none() && k == 0 {
+                            "model"
+                        } else {
+                            ""
+                        };
                         let summary = format!("→ {}", call_summary(&c.tool_name, &c.input));
                         t.push_made(i, who, RowKind::Call, summary, width);
                     }
@@ -282,7 +287,8 @@ mod tests {
                 s(1, "model", "→ "),
                 s(1, "", "get_weathe"),
                 s(1, "", "r()"),
-                s(1, "model", "→ f()"),
+                // The second call of the same answer is not a second `model` turn.
+                s(1, "", "→ f()"),
                 s(2, "tool", "f ⇐ ok"),
                 s(3, "tool", "c9 ⇐ lost"),
                 s(4, "model", "done"),
