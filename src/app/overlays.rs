@@ -16,7 +16,7 @@ use super::message::FilePurpose;
 use super::notice::notice;
 use super::picker::{ModelList, Picker, PickerField};
 use super::protocol_picker::PickerOutcome;
-use super::runs::{self, quit, remember, start_run};
+use super::runs::{self, quit, remember};
 use super::session_update as sessions;
 use super::text_log::Scroll;
 use super::{App, Effect, Focus, Overlay, editor};
@@ -346,8 +346,7 @@ fn confirmed(app: &mut App, action: Pending, fx: &mut Vec<Effect>) {
             notice(app, format!("deleted {what}"), false);
         }
         Pending::RunFrom(i) => {
-            app.prompt.cut_after(i);
-            start_run(app, fx);
+            runs::rerun_from(app, i, fx);
         }
     }
 }

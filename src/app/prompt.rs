@@ -16,6 +16,7 @@ use toolscope_core::part::ToolCall;
 use toolscope_core::provider::{Message, Reasoning};
 
 use super::editor;
+use super::run_view::RunId;
 use super::transcript::Transcript;
 
 pub const EXAMPLE_SYSTEM: &str = "You are a helpful assistant. Use a tool when it helps.";
@@ -44,6 +45,17 @@ pub struct Prompt {
     pub selected: usize,
     /// The system prompt and message the fields were made with (what typing changes).
     made_with: (String, String),
+    /// The conversation as it stood before a re-run dropped its later messages (the answer it
+    /// runs again, and what followed), with the run that replaces them once it has started:
+    /// given back when that run brings no answer (it failed, was stopped, or was empty).
+    dropped: Option<(Option<RunId>, Dropped)>,
+}
+
+/// The part of the conversation a re-run takes away until its answer arrives.
+struct Dropped {
+    history: Vec<Message>,
+    pending: Vec<ToolCall>,
+    results: Vec<TextArea<'static>>,
 }
 
 /// What Ctrl+R would send, worked out from the conversation and the fields.
@@ -83,6 +95,7 @@ impl Prompt {
             transcript_scroll: 0,
             selected: 0,
             made_with,
+            dropped: None,
         }
     }
 
@@ -215,6 +228,9 @@ impl Prompt {
 
     /// The request carrying `out` was sent: what was typed joins the conversation.
     pub fn commit(&mut self, out: &Outgoing) {
+        if out.again {
+            self.keep_dropped();
+        }
         *self.history_mut() = out.messages.clone();
         self.pending.clear();
         self.results.clear();
@@ -279,6 +295,7 @@ impl Prompt {
 
     /// Replaces the conversation (a session was opened): no call waits for a result.
     pub fn set_history(&mut self, messages: Vec<Message>) {
+        self.dropped = None;
         *self.history_mut() = messages;
         self.pending.clear();
         self.results.clear();
@@ -338,6 +355,7 @@ impl Prompt {
                 .collect(),
             _ => Vec::new(),
         };
+        self.dropped = None;
         let before = self.history.len();
         let mut k = 0;
         self.history_mut().retain(|m| {
@@ -401,11 +419,55 @@ impl Prompt {
             None => return 0,
         };
         let dropped = self.history.len() - keep;
+        if dropped > 0 || !self.pending.is_empty() {
+            self.keep_dropped();
+        }
         self.history_mut().truncate(keep);
         self.pending.clear();
         self.results.clear();
         self.selected = self.selected.min(self.history.len().saturating_sub(1));
         dropped
+    }
+
+    /// Keeps the conversation as it stands, to give back if the re-run about to start brings no
+    /// answer (a re-run already waiting keeps the conversation from before it).
+    fn keep_dropped(&mut self) {
+        if self.dropped.is_none() {
+            self.dropped = Some((
+                None,
+                Dropped {
+                    history: self.history.clone(),
+                    pending: self.pending.clone(),
+                    results: self.results.clone(),
+                },
+            ));
+        }
+    }
+
+    /// The re-run that replaces the dropped messages started as run `id`.
+    pub fn dropped_for(&mut self, id: RunId) {
+        if let Some((run, _)) = &mut self.dropped {
+            *run = Some(id);
+        }
+    }
+
+    /// Run `id` ended (`None`: the re-run never started). With an answer the dropped messages
+    /// are gone for good; without one they come back. Returns whether they came back.
+    pub fn rerun_ended(&mut self, id: Option<RunId>, answered: bool) -> bool {
+        if !self.dropped.as_ref().is_some_and(|(run, _)| *run == id) {
+            return false;
+        }
+        let Some((_, before)) = self.dropped.take() else {
+            return false;
+        };
+        if answered {
+            return false;
+        }
+        *self.history_mut() = before.history;
+        self.pending = before.pending;
+        self.results = before.results;
+        self.selected = self.selected.min(self.history.len().saturating_sub(1));
+        true
     }
 
     /// Messages a re-run from message `i` would drop.

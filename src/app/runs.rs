@@ -44,7 +44,11 @@ pub(super) fn detected_notice(app: &mut App, id: RunId) {
 /// result field for each call; the focus goes to the first result field, or to the (empty)
 /// message field, when it was in the Prompt pane.
 pub(super) fn run_finished(app: &mut App, id: RunId) {
-    if app.run.record.id != Some(id) || app.run.record.state != RunState::Done {
+    if app.run.record.id != Some(id) {
+        return;
+    }
+    if app.run.record.state != RunState::Done {
+        rerun_ended(app, Some(id), false);
         return;
     }
     // A replayed answer is in its session file already; a live one is not saved yet.
@@ -72,7 +76,9 @@ pub(super) fn run_finished(app: &mut App, id: RunId) {
     if !replayed {
         app.unsaved_turns = true;
     }
-    if !joined {
+    if rerun_ended(app, Some(id), joined) {
+        // The earlier answer is back, with its own result fields.
+    } else if !joined {
         notice(
             app,
             "the answer was empty; it does not join the conversation",
@@ -89,6 +95,30 @@ pub(super) fn run_finished(app: &mut App, id: RunId) {
     app.restyle();
 }
 
+/// A re-run (`r` in the conversation, or Ctrl+R with nothing new typed) ended, or never
+/// started (`id` none): without an answer, the messages it dropped come back, and a notice says
+/// so. Returns whether they came back.
+fn rerun_ended(app: &mut App, id: Option<RunId>, answered: bool) -> bool {
+    let back = app.prompt.rerun_ended(id, answered);
+    if back {
+        notice(
+            app,
+            "the re-run brought no answer: the conversation is as it was before it",
+            true,
+        );
+    }
+    back
+}
+
+/// `r` on message `i` of the conversation: the turn runs again from there, its later messages
+/// set aside until the new answer arrives (they come back if none does). A run still streaming
+/// is stopped first, so the conversation is cut as it stands after it.
+pub(super) fn rerun_from(app: &mut App, i: usize, fx: &mut Vec<Effect>) {
+    cancel_all(app, fx);
+    app.prompt.cut_after(i);
+    start_run(app, fx);
+}
+
 /// Cancels every run that is streaming.
 pub(super) fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
     let mut cancel = |v: &mut RunView| {
@@ -99,7 +129,11 @@ pub(super) fn cancel_all(app: &mut App, fx: &mut Vec<Effect>) {
             fx.push(Effect::CancelRun { id });
         }
     };
+    let main = app.run.is_running().then_some(app.run.record.id).flatten();
     cancel(&mut app.run);
+    if main.is_some() {
+        rerun_ended(app, main, false);
+    }
     if let Some(c) = &mut app.compare {
         c.columns.iter_mut().for_each(cancel);
     }
@@ -186,6 +220,7 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
                 app.focus = Focus::Result(i);
             }
             notice(app, format!("not sent: {}", e.why), true);
+            app.prompt.rerun_ended(None, false);
             return;
         }
     };
@@ -196,6 +231,7 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
         RunState::NotSent { message } => {
             let m = message.clone();
             notice(app, m, true);
+            app.prompt.rerun_ended(None, false);
         }
         _ => {
             // A turn that sends the results of executed MCP calls goes on the loop; any other
@@ -210,6 +246,9 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
                 app.trail.clear();
             }
             app.prompt.commit(&out);
+            if let Some(id) = app.run.record.id {
+                app.prompt.dropped_for(id);
+            }
             app.unsaved_turns = true;
             if out.again {
                 notice(

@@ -627,8 +627,7 @@ fn transcript_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('r') => {
             let later = app.prompt.later_than(i);
             if later == 0 {
-                app.prompt.cut_after(i);
-                start_run(app, fx);
+                super::runs::rerun_from(app, i, fx);
             } else {
                 ask(
                     app,

@@ -350,3 +350,91 @@ fn saving_and_loading_tools_go_through_effects() {
     assert_eq!(app.tools.valid.len(), 1);
     assert!(app.notice.as_ref().unwrap().text.contains("loaded 1 tools"));
 }
+
+/// A failed provider run: an error part, then the end of the stream.
+fn fail(app: &mut App, id: RunId) {
+    let error = toolscope_core::error::ProviderError::new(
+        toolscope_core::error::ErrorCategory::ProviderUnavailable,
+        "connection refused",
+    );
+    update(
+        app,
+        Message::Run {
+            id,
+            at_ms: 5,
+            event: RunEvent::Part(Part::Error(Box::new(error.to_part()))),
+        },
+    );
+    update(app, Message::RunEnded { id, at_ms: 6 });
+}
+
+/// The conversation after one question answered with a get_weather call, its result typed.
+fn answered_once(app: &mut App) -> Vec<Msg> {
+    let fx = update(app, ctrl('r'));
+    let (id, _) = started(&fx)[0].clone();
+    answer_with_call(app, id);
+    app.prompt.results[0] = ratatui_textarea::TextArea::from(["18°C"]);
+    assert_eq!(app.prompt.history().len(), 2);
+    app.prompt.history().to_vec()
+}
+
+#[test]
+fn a_rerun_that_fails_gives_the_earlier_answer_back() {
+    // Ctrl+R with nothing new typed runs the last turn again, its answer set aside.
+    let mut app = app();
+    let before = answered_once(&mut app);
+    app.prompt.results[0] = ratatui_textarea::TextArea::default();
+    let fx = update(&mut app, ctrl('r'));
+    let (id, request) = started(&fx)[0].clone();
+    assert_eq!(request.messages, before[..1]);
+    assert_eq!(app.prompt.history().len(), 1, "set aside while it runs");
+    fail(&mut app, id);
+    assert_eq!(
+        app.prompt.history(),
+        before,
+        "the failed re-run took the answer"
+    );
+    assert_eq!(
+        app.prompt.pending.len(),
+        1,
+        "its call waits for a result again"
+    );
+    assert_eq!(app.prompt.results.len(), 1);
+    assert!(
+        app.notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("the re-run brought no answer")
+    );
+
+    // `r` on the answer, then Esc while it streams: the answer and its typed result come back.
+    let mut app = self::app();
+    let before = answered_once(&mut app);
+    app.focus = Focus::Transcript;
+    app.prompt.selected = 1;
+    update(&mut app, key(KeyCode::Char('r')));
+    // It asks first (the answer goes), then runs.
+    let fx = update(&mut app, key(KeyCode::Char('y')));
+    assert_eq!(started(&fx).len(), 1);
+    assert_eq!(app.prompt.history().len(), 1);
+    update(&mut app, key(KeyCode::Esc));
+    assert!(!app.run.is_running());
+    assert_eq!(app.prompt.history(), before);
+    assert_eq!(
+        super::super::editor::text_of(&app.prompt.results[0]),
+        "18°C"
+    );
+
+    // A re-run that answers replaces the answer for good.
+    let mut app = self::app();
+    answered_once(&mut app);
+    app.prompt.results[0] = ratatui_textarea::TextArea::default();
+    let fx = update(&mut app, ctrl('r'));
+    let (id, _) = started(&fx)[0].clone();
+    answer_with_call(&mut app, id);
+    assert_eq!(app.prompt.history().len(), 2);
+    // Nothing is set aside any more: a later stop or failure has nothing to give back.
+    assert!(!app.prompt.rerun_ended(Some(id), false));
+    assert!(!app.prompt.rerun_ended(None, false));
+}
