@@ -454,10 +454,7 @@ impl Prompt {
     /// Run `id` ended (`None`: the re-run never started). With an answer the dropped messages
     /// are gone for good; without one they come back. Returns whether they came back.
     pub fn rerun_ended(&mut self, id: Option<RunId>, answered: bool) -> bool {
-        if !self.dropped.as_ref().is_some_and(|(run, _)| *run == id) {
-            return false;
-        }
-        let Some((_, before)) = self.dropped.take() else {
+        let Some((_, before)) = self.dropped.take_if(|(run, _)| *run == id) else {
             return false;
         };
         if answered {
