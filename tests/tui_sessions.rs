@@ -540,3 +540,69 @@ fn reparse_with_auto_reads_each_protocol_session_as_its_protocol() {
         );
     }
 }
+
+/// F8 then Ctrl+S saves what was sent and received, with the re-parse beside it as a re-parse,
+/// never as if the request had been sent under the new protocol.
+#[test]
+fn saving_after_a_reparse_keeps_what_was_sent_and_the_reparse_beside_it() {
+    let session = load("protocol-hermes.json");
+    let mut a = app(160, 48);
+    a.pace = Pace::Instant;
+    let _ = open(&mut a, "protocol-hermes.json");
+    a.protocol = Some(Protocol::from_name("morph-xml").unwrap());
+    update(&mut a, fkey(8));
+    assert_eq!(tool_calls(&parts(&a)), 0);
+    update(&mut a, ctrl('s'));
+    assert!(matches!(a.overlay, Some(Overlay::Path { .. })));
+    let fx = update(&mut a, key(KeyCode::Enter));
+    let saved = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::SaveSession { session, .. } => Some(session.clone()),
+            _ => None,
+        })
+        .expect("a save");
+    assert_eq!(
+        saved.request.protocol.as_ref().map(|p| p.name()),
+        Some("hermes"),
+        "the request as it was sent"
+    );
+    assert_eq!(
+        saved.parts, session.parts,
+        "the parts as they were received"
+    );
+    assert_eq!(saved.events, session.events);
+    let reparse = saved.reparse.as_ref().expect("the re-parse, beside it");
+    assert_eq!(reparse.protocol, "morph-xml");
+    assert_eq!(tool_calls(&reparse.parts), 0);
+    // The file says so, and reads back the same.
+    let json = serde_json::to_string(&*saved).unwrap();
+    let back = Session::from_json(&json).unwrap();
+    assert_eq!(back.reparse, saved.reparse);
+    // Opening it says it holds a re-parse.
+    let mut b = app(160, 48);
+    update(
+        &mut b,
+        Message::SessionLoaded {
+            path: bundled("protocol-hermes.json"),
+            result: Ok(Box::new(back)),
+        },
+    );
+    assert!(notice_text(&b).contains("saved with a re-parse as morph-xml"));
+
+    // Saved as recorded: no re-parse in the file.
+    let mut c = app(160, 48);
+    c.pace = Pace::Instant;
+    let _ = open(&mut c, "protocol-hermes.json");
+    update(&mut c, ctrl('s'));
+    let fx = update(&mut c, key(KeyCode::Enter));
+    let plain = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::SaveSession { session, .. } => Some(session.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(plain.reparse.is_none());
+    assert!(!serde_json::to_string(&*plain).unwrap().contains("reparse"));
+}

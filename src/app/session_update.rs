@@ -91,6 +91,20 @@ fn session_of(app: &App, name: Option<String>) -> Option<Session> {
     use super::mcp::TrailStep;
     use toolscope_core::session::Recorder;
 
+    // The main run is the open session played back: save that session, what was sent and
+    // received, with the reading on screen (a re-parse) beside it, never in its place.
+    if let Some(o) = &app.opened
+        && app
+            .playback
+            .as_ref()
+            .is_some_and(|p| Some(p.id) == app.run.record.id)
+    {
+        let mut s = (*o.session).clone();
+        s.name = name.or(s.name);
+        s.reparse = reparse_of(o, &app.run.record.parts.parts);
+        return Some(s);
+    }
+
     let current = app.run.session(None)?;
     let Some(TrailStep::Turn { session: first, .. }) = app.trail.first() else {
         // No loop: the run alone, with the servers its tools came from.
@@ -339,10 +353,23 @@ pub(super) fn open(
     app.pace = pace;
     let id = app.next_id();
     let title = app.opened.as_ref().map(Opened::title).unwrap_or_default();
+    let reparsed = app
+        .opened
+        .as_ref()
+        .and_then(|o| o.session.reparse.as_ref())
+        .map(|r| {
+            format!(
+                " · saved with a re-parse as {} (Ctrl+L {} then F8 shows it)",
+                r.protocol, r.protocol
+            )
+        })
+        .unwrap_or_default();
     play(app, id, ReplayOptions::default(), pace, false, fx);
     notice(
         app,
-        format!("opened {title} · F5 pause · F6 step · F7 speed · F8 re-parse · F9 re-send"),
+        format!(
+            "opened {title} · F5 pause · F6 step · F7 speed · F8 re-parse · F9 re-send{reparsed}"
+        ),
         false,
     );
     app.restyle();
@@ -559,6 +586,31 @@ fn restart(app: &mut App, fx: &mut Vec<Effect>) {
     let id = app.next_id();
     let pace = app.pace;
     play(app, id, options, pace, false, fx);
+}
+
+/// The open session's re-parse as saved beside it: how it was read and what that gave; none
+/// when it is read as recorded.
+fn reparse_of(o: &Opened, parts: &[toolscope_core::part::Part]) -> Option<session::Reparse> {
+    let options = &o.options;
+    if options.protocol.is_none() && options.tools.is_none() {
+        return None;
+    }
+    let protocol = match &options.protocol {
+        Some(Some(p)) => p.name().to_string(),
+        Some(None) if options.detect_protocol => "auto".into(),
+        Some(None) => "native".into(),
+        None => o
+            .session
+            .request
+            .protocol
+            .as_ref()
+            .map_or("native".into(), |p| p.name().to_string()),
+    };
+    Some(session::Reparse {
+        protocol,
+        tools: options.tools.as_ref().map(|t| t.to_json()),
+        parts: parts.to_vec(),
+    })
 }
 
 /// How the open session is read now (as recorded, or as last re-parsed).

@@ -135,6 +135,25 @@ pub struct Session {
     /// The MCP loop after the first model turn, in order; empty for a one-turn session.
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// A re-reading of the recorded answer that was on screen when the session was saved (the
+    /// playground's F8: another protocol, or other tools); absent when it was saved as
+    /// recorded. What was sent and received is `request`, `events` and `parts` either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reparse: Option<Reparse>,
+}
+
+/// How a saved session's answer was re-read when it was saved, and what that reading gave.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reparse {
+    /// The protocol it was read with: a protocol's name, `native`, or `auto`.
+    pub protocol: String,
+    /// The tools it was coerced and validated against (a JSON array of tool definitions);
+    /// absent when they were the request's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// The parts of that reading, in order.
+    pub parts: Vec<Part>,
 }
 
 impl Serialize for Session {
@@ -158,6 +177,8 @@ impl Serialize for Session {
             parts: &'a [Part],
             #[serde(skip_serializing_if = "none")]
             steps: &'a [Step],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reparse: Option<&'a Reparse>,
         }
         Out {
             format: &self.format,
@@ -172,6 +193,7 @@ impl Serialize for Session {
             end: &self.end,
             parts: &self.parts,
             steps: &self.steps,
+            reparse: self.reparse.as_ref(),
         }
         .serialize(s)
     }
@@ -332,6 +354,7 @@ impl Session {
             end: end.to_vec(),
             parts: parts.to_vec(),
             steps: Vec::new(),
+            reparse: None,
         }
     }
 

@@ -283,6 +283,7 @@ impl Recorder {
             end,
             parts,
             steps,
+            reparse: None,
         };
         session.version = session.format_version();
         session
