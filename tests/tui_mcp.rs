@@ -651,6 +651,13 @@ async fn the_loop_gives_every_call_in_the_conversation_its_own_id() {
     ])
     .await;
     h.press(key(KeyCode::F(12)));
+    // To a provider other than the demo, the loop asks first.
+    assert!(
+        h.screen().contains("up to 8 requests to openai (m)"),
+        "{}",
+        h.screen()
+    );
+    h.press(key(KeyCode::Char('y')));
     h.until("the loop ends", |a| {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })
@@ -690,6 +697,13 @@ async fn the_loop_stops_at_a_cut_answer_without_running_its_calls() {
     ])
     .await;
     h.press(key(KeyCode::F(12)));
+    // To a provider other than the demo, the loop asks first.
+    assert!(
+        h.screen().contains("up to 8 requests to openai (m)"),
+        "{}",
+        h.screen()
+    );
+    h.press(key(KeyCode::Char('y')));
     h.until("the loop ends", |a| {
         a.mcp.auto.is_none() && !a.is_running() && !a.mcp.executing()
     })

@@ -35,6 +35,10 @@ pub enum Pending {
     DeleteMessage(usize),
     /// Drop the turns after message `i` and run the conversation from there.
     RunFrom(usize),
+    /// Send the next request once per tool-choice mode, side by side (Ctrl+K).
+    Compare,
+    /// Start the MCP loop (F12), which sends up to its step limit of requests.
+    Loop,
 }
 
 impl Confirm {

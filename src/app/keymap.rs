@@ -117,7 +117,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::Char('k'), CTRL)],
         keys: "Ctrl+K",
         action: Action::Compare,
-        help: "compare auto, required, none, a forced tool, each judged",
+        help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo)",
     },
     Binding {
         chords: &[(KeyCode::Char('g'), CTRL)],
@@ -135,7 +135,7 @@ pub const GLOBAL: &[Binding] = &[
         chords: &[(KeyCode::F(12), NONE)],
         keys: "F12",
         action: Action::Loop,
-        help: "MCP loop: execute, send, repeat until a text answer (Esc stops; --max-steps)",
+        help: "MCP loop: execute, send, repeat until a text answer (asks first, except on the demo; Esc stops; --max-steps)",
     },
     Binding {
         chords: &[(KeyCode::F(11), NONE)],

@@ -485,6 +485,30 @@ fn focus_after(app: &App) -> Focus {
 /// F12: the automatic loop. With calls waiting, it executes them and sends; otherwise it
 /// sends the conversation; then each answer's calls are executed and sent back, up to the step
 /// limit.
+/// F12: starts the loop at once on the demo model; to any other provider it asks first, saying
+/// how many requests it may send where.
+pub(super) fn ask_loop(app: &mut App, fx: &mut Vec<Effect>) {
+    let refused = app.is_running()
+        || app.mcp.executing()
+        || app.mcp.servers.is_empty()
+        || (!app.prompt.pending.is_empty() && cut_reason(&app.run.record.parts.parts).is_some());
+    if !super::runs::costs(app) || refused {
+        // Nothing to ask (the demo), or start_loop says why it cannot start.
+        return start_loop(app, fx);
+    }
+    let max = app.mcp.max_steps;
+    let to = super::runs::destination(app);
+    super::confirm::ask(
+        app,
+        super::confirm::Confirm::new(
+            format!("Start the MCP loop: up to {max} requests to {to}?"),
+            "y start it",
+            super::confirm::Pending::Loop,
+        )
+        .detail("it sends a request after each round of tool results, until an answer has no calls (--max-steps sets the limit)"),
+    );
+}
+
 pub(super) fn start_loop(app: &mut App, fx: &mut Vec<Effect>) {
     if app.is_running() || app.mcp.executing() {
         notice(app, "wait for the run to end, or Esc stops it", true);

@@ -345,6 +345,8 @@ fn confirmed(app: &mut App, action: Pending, fx: &mut Vec<Effect>) {
             };
             notice(app, format!("deleted {what}"), false);
         }
+        Pending::Compare => runs::start_compare(app, fx),
+        Pending::Loop => super::mcp_update::start_loop(app, fx),
         Pending::RunFrom(i) => {
             runs::rerun_from(app, i, fx);
         }

@@ -10,6 +10,7 @@ use toolscope_core::provider::{Message, Request};
 use toolscope_core::tool::ToolChoice;
 
 use super::compare::Compare;
+use super::confirm::{Confirm, Pending, ask};
 use super::notice::notice;
 use super::remember::Remembered;
 use super::request_view::{RequestView, UNKNOWN_BASE};
@@ -259,6 +260,44 @@ pub(super) fn start_run(app: &mut App, fx: &mut Vec<Effect>) {
             }
         }
     }
+}
+
+/// Whether a request goes to a provider that costs or counts (anything but the built-in demo,
+/// which answers inside the playground): sending several of them asks first.
+pub(super) fn costs(app: &App) -> bool {
+    app.provider != toolscope_demo::provider()
+}
+
+/// Who a request goes to, as a question names it: `openai (gpt-4o-mini)`.
+pub(super) fn destination(app: &App) -> String {
+    if app.model.is_empty() {
+        app.provider.name().to_string()
+    } else {
+        format!("{} ({})", app.provider.name(), app.model)
+    }
+}
+
+/// Ctrl+K: compares at once on the demo model; to any other provider it asks first, saying how
+/// many requests go where (one per tool-choice mode).
+pub(super) fn ask_compare(app: &mut App, fx: &mut Vec<Effect>) {
+    if !costs(app) {
+        return start_compare(app, fx);
+    }
+    app.sync_offered();
+    let modes = choice::compare_modes(app.offered());
+    let labels: Vec<String> = modes.iter().map(|m| m.label()).collect();
+    ask(
+        app,
+        Confirm::new(
+            format!("Send {} requests to {}?", modes.len(), destination(app)),
+            "y send them",
+            Pending::Compare,
+        )
+        .detail(format!(
+            "one per tool choice, side by side: {}",
+            labels.join(", ")
+        )),
+    );
 }
 
 /// Ctrl+K: the next request under auto, required, none and the first tool forced, side by side.

@@ -367,10 +367,10 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         }
         Action::Picker => open_picker(app, fx),
         Action::Request => overlays::open_request(app, None),
-        Action::Compare => start_compare(app, fx),
+        Action::Compare => super::runs::ask_compare(app, fx),
         Action::Execute => mcp_update::execute_all(app, fx),
         Action::ExecuteOne => mcp_update::execute_focused(app, fx),
-        Action::Loop => mcp_update::start_loop(app, fx),
+        Action::Loop => mcp_update::ask_loop(app, fx),
         Action::AddServer => mcp_update::open_add_server(app),
         Action::NewConversation => {
             // A typed result was never sent, so no saved session holds it: ask before it goes.

@@ -438,3 +438,37 @@ fn a_rerun_that_fails_gives_the_earlier_answer_back() {
     assert!(!app.prompt.rerun_ended(Some(id), false));
     assert!(!app.prompt.rerun_ended(None, false));
 }
+
+/// Ctrl+K sends one request per tool-choice mode: to the demo at once, to any other provider
+/// only after asking, with the count and the destination in the question.
+#[test]
+fn compare_asks_before_sending_several_requests_to_a_real_provider() {
+    let mut app = app();
+    assert_eq!(
+        started(&update(&mut app, ctrl('k'))).len(),
+        4,
+        "the demo: at once"
+    );
+
+    let mut app = self::app();
+    app.provider = toolscope_core::provider::ProviderKind::OPENAI;
+    app.model = "gpt-x".into();
+    app.base_url = Some("http://127.0.0.1:9/v1".into());
+    assert!(started(&update(&mut app, ctrl('k'))).is_empty());
+    let Some(super::super::Overlay::Confirm(c)) = &app.overlay else {
+        panic!("asks: {:?}", app.overlay.is_some())
+    };
+    assert_eq!(c.question, "Send 4 requests to openai (gpt-x)?");
+    // No: nothing is sent.
+    assert!(started(&update(&mut app, key(KeyCode::Char('n')))).is_empty());
+    assert!(app.overlay.is_none() && app.compare.is_none());
+    // Yes: the four requests go.
+    update(&mut app, ctrl('k'));
+    let runs = started(&update(&mut app, key(KeyCode::Char('y'))));
+    assert_eq!(runs.len(), 4);
+    assert!(
+        runs.iter()
+            .all(|(_, r)| r.provider == toolscope_core::provider::ProviderKind::OPENAI)
+    );
+    assert!(app.compare.is_some());
+}
