@@ -87,6 +87,24 @@ impl Edit {
     }
 }
 
+/// Whether `next`, just made, is more of the typing `last` holds: both insert text without
+/// taking any away or ending a line, `next` one character right where `last` left the cursor
+/// (nothing came between), and that character does not start a word after a space.
+fn joins_typing(last: &Edit, next: &Edit) -> bool {
+    let mut typed = next.inserted.chars();
+    let (Some(c), None) = (typed.next(), typed.next()) else {
+        return false;
+    };
+    last.removed.is_empty()
+        && next.removed.is_empty()
+        && c != '\n'
+        && !last.inserted.is_empty()
+        && !last.inserted.contains('\n')
+        && last.cursor_after == next.at
+        && last.state_after == next.state_before
+        && (c.is_whitespace() || !last.inserted.ends_with(char::is_whitespace))
+}
+
 /// The width of `c` in cells at cell column `col` (a tab reaches the next stop; a control
 /// character takes none).
 pub fn char_cells(c: char, col: usize) -> usize {
@@ -408,6 +426,16 @@ impl CodeEditor {
         self.goal = None;
         self.redo.clear();
         self.history_bytes += edit.bytes();
+        // Typing goes back a word at a time: a character typed right after the last one joins
+        // its undo step, unless it starts a new word after a space or a line ends.
+        if let Some(last) = self.undo.back_mut()
+            && joins_typing(last, &edit)
+        {
+            last.inserted.push_str(&edit.inserted);
+            last.cursor_after = edit.cursor_after;
+            last.state_after = edit.state_after;
+            return true;
+        }
         self.undo.push_back(edit);
         while self.undo.len() > HISTORY_STEPS
             || (self.history_bytes > HISTORY_BYTES && self.undo.len() > 1)
@@ -861,8 +889,9 @@ mod tests {
         assert_eq!(e.text(), "[\n  1,\n  2\n]");
         let edited = e.state();
         assert_ne!(edited, start);
-        // One undo step per edit, back to the start.
-        for _ in 0..5 {
+        // One undo step per edit (typing a word at a time: `,`, the line break, the indent,
+        // `2`), back to the start.
+        for _ in 0..4 {
             assert!(e.input(with(KeyCode::Char('z'), CTRL)));
         }
         assert_eq!(e.text(), "[\n  1\n]");
@@ -883,6 +912,46 @@ mod tests {
         assert_eq!(e.text(), "[\n  1,\n  3\n]");
         assert_ne!(e.state(), edited);
         assert_ne!(e.state(), start);
+    }
+
+    #[test]
+    fn undo_takes_typing_back_a_word_at_a_time() {
+        let mut e = CodeEditor::new("");
+        typed(&mut e, "hello brave world");
+        assert!(e.undo());
+        assert_eq!(e.text(), "hello brave ");
+        assert!(e.undo());
+        assert_eq!(e.text(), "hello ");
+        assert!(e.redo());
+        assert_eq!(e.text(), "hello brave ");
+        assert!(e.undo() && e.undo());
+        assert_eq!(e.text(), "");
+        // Typing elsewhere, a deletion or a line break starts a new step.
+        let mut e = CodeEditor::new("ab");
+        typed(&mut e, "xy");
+        e.input(key(KeyCode::End));
+        typed(&mut e, "zz");
+        e.input(key(KeyCode::Backspace));
+        typed(&mut e, "w");
+        e.input(key(KeyCode::Enter));
+        typed(&mut e, "v");
+        assert_eq!(e.text(), "xyabzw\nv");
+        let mut seen = vec![e.text()];
+        while e.undo() {
+            seen.push(e.text());
+        }
+        assert_eq!(
+            seen,
+            [
+                "xyabzw\nv",
+                "xyabzw\n",
+                "xyabzw",
+                "xyabz",
+                "xyabzz",
+                "xyab",
+                "ab"
+            ]
+        );
     }
 
     #[test]

@@ -228,7 +228,7 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     (
         "Editors",
         "Ctrl+Z / Ctrl+Y",
-        "undo / redo (Tools, prompt, results, fields)",
+        "undo / redo a word of typing at a time (Tools, prompt, results, fields)",
     ),
     ("Tool choice", "←/→", "choose the mode or the forced tool"),
     ("Prompt", "type", "system prompt, message, tool results"),
