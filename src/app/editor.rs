@@ -129,7 +129,7 @@ pub fn undo_word(t: &mut TextArea<'_>) -> bool {
             // Right before the last one, and not the end of a word before its spaces.
             t.cursor().0 == row
                 && t.cursor().1 + 1 == col
-                && !(c.is_whitespace() && !last.is_whitespace())
+                && (!c.is_whitespace() || last.is_whitespace())
         });
         match joined {
             Some(c) => last = c,
