@@ -661,3 +661,44 @@ fn mcp_servers_in_the_tools_pane() {
         a.mcp.selected = 1;
     });
 }
+
+/// The key bar: the status line shows the keys that act in the focused pane, at 80 and 160
+/// columns (whole entries only, the help key last), and while a search is typed or shown.
+#[test]
+fn the_key_bar_follows_the_focus() {
+    use toolscope::tui::panes;
+    let focuses = [
+        ("Tools", Focus::Tools),
+        ("MCP", Focus::Mcp),
+        ("Tool choice", Focus::ToolChoice),
+        ("System", Focus::System),
+        ("Message", Focus::Composer),
+        ("Result", Focus::Result(0)),
+        ("Conversation", Focus::Transcript),
+        ("Raw", Focus::Raw),
+        ("Parts", Focus::Parts),
+    ];
+    let mut shots = String::new();
+    for width in [80u16, 160] {
+        for (name, focus) in focuses {
+            let mut a = app(width, 48);
+            a.focus = focus;
+            let line = pane(&a, width, 1, |f, r, a, _| panes::status::draw(f, r, a));
+            shots.push_str(&format!("{name:>12} {}\n", line.trim_end()));
+        }
+        let mut a = app(width, 48);
+        a.focus = Focus::Raw;
+        a.search = Some(toolscope::app::search::Search::new(
+            toolscope::app::search::SearchPane::Raw,
+        ));
+        let line = pane(&a, width, 1, |f, r, a, _| panes::status::draw(f, r, a));
+        shots.push_str(&format!("{:>12} {}\n", "typing /", line.trim_end()));
+        if let Some(s) = &mut a.search {
+            s.editing = false;
+        }
+        let line = pane(&a, width, 1, |f, r, a, _| panes::status::draw(f, r, a));
+        shots.push_str(&format!("{:>12} {}\n", "found", line.trim_end()));
+    }
+    assert!(shots.contains("Enter edit · d delete · r re-run · v view"));
+    assert_snapshot!("key_bar", shots);
+}

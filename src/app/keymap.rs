@@ -2,6 +2,7 @@
 //! overlay read, so the help cannot drift from the behaviour. It is the state machine's: keys
 //! become actions here, and the terminal layer only shows the table (through [`super::help`]).
 
+use super::Focus;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What a global key asks for.
@@ -271,6 +272,83 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Mouse", "click, wheel", "focus a pane, scroll it"),
 ];
 
+/// The keys that act where the focus is, for the status line's key bar (helix, lazygit): the
+/// pane's own keys first, then the run key and help. Each key is one the help lists (a test
+/// checks it), written short (`^R` for Ctrl+R).
+pub fn key_bar(
+    focus: Focus,
+    searching: bool,
+    typing_query: bool,
+) -> &'static [(&'static str, &'static str)] {
+    if typing_query {
+        return &[("Enter", "find"), ("Esc", "close")];
+    }
+    if searching && matches!(focus, Focus::Raw | Focus::Parts) {
+        return &[
+            ("n/N", "next/previous"),
+            ("/", "new search"),
+            ("Esc", "close"),
+        ];
+    }
+    match focus {
+        Focus::Tools => &[
+            ("^Z", "undo"),
+            ("F3", "load"),
+            ("F4", "save"),
+            ("^R", "run"),
+            ("F1", "help"),
+        ],
+        Focus::Mcp => &[
+            ("Enter", "copy tool"),
+            ("a", "add"),
+            ("d", "remove"),
+            ("r", "reconnect"),
+            ("v", "view"),
+            ("F1", "help"),
+        ],
+        Focus::ToolChoice => &[
+            ("←/→", "choose"),
+            ("^T", "next mode"),
+            ("^R", "run"),
+            ("F1", "help"),
+        ],
+        Focus::System | Focus::Composer => &[
+            ("^R", "send"),
+            ("^Z", "undo"),
+            ("^K", "compare"),
+            ("^E", "request"),
+            ("F1", "help"),
+        ],
+        Focus::Result(_) => &[
+            ("^R", "send results"),
+            ("^G", "run on MCP"),
+            ("^Z", "undo"),
+            ("F1", "help"),
+        ],
+        Focus::Transcript => &[
+            ("Enter", "edit"),
+            ("d", "delete"),
+            ("r", "re-run"),
+            ("v", "view"),
+            ("F1", "help"),
+        ],
+        Focus::Raw => &[
+            ("↑↓", "scroll"),
+            ("End", "follow"),
+            ("/", "search"),
+            ("F2", "wire"),
+            ("F1", "help"),
+        ],
+        Focus::Parts => &[
+            ("↑↓", "select"),
+            ("Enter", "detail"),
+            ("c", "copy"),
+            ("/", "search"),
+            ("F1", "help"),
+        ],
+    }
+}
+
 /// The global action of `key`, if it has one.
 pub fn global(key: &KeyEvent) -> Option<Action> {
     GLOBAL
@@ -294,6 +372,57 @@ fn matches(key: &KeyEvent, code: KeyCode, mods: KeyModifiers) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The key bar and the help agree: every key the bar shows is one the help lists, for the
+    /// pane or for everywhere.
+    #[test]
+    fn the_key_bar_shows_keys_the_help_lists() {
+        let focuses = [
+            Focus::Tools,
+            Focus::Mcp,
+            Focus::ToolChoice,
+            Focus::System,
+            Focus::Composer,
+            Focus::Result(0),
+            Focus::Transcript,
+            Focus::Raw,
+            Focus::Parts,
+        ];
+        let listed: Vec<String> = GLOBAL
+            .iter()
+            .map(|b| b.keys.to_string())
+            .chain(PANE_KEYS.iter().map(|(_, k, _)| k.to_string()))
+            .chain(["Enter".to_string(), "Esc".to_string()])
+            .collect();
+        let in_help = |key: &str| {
+            let long = key.replace('^', "Ctrl+");
+            let parts: Vec<&str> = long.split('/').collect();
+            listed.iter().any(|l| {
+                l.split([' ', '/']).any(|w| w == long)
+                    || (parts.len() > 1 && l.contains(&long.replace('/', " ")))
+                    || l.contains(&long)
+            })
+        };
+        for f in focuses {
+            for (search, typing) in [(false, false), (true, false), (true, true)] {
+                let bar = key_bar(f, search, typing);
+                assert!(!bar.is_empty(), "{f:?}");
+                for (key, what) in bar {
+                    assert!(in_help(key), "{f:?}: {key} ({what}) is not in the help");
+                }
+            }
+        }
+        // The conversation's bar is the one the issue asked for.
+        assert_eq!(
+            key_bar(Focus::Transcript, false, false)[..4],
+            [
+                ("Enter", "edit"),
+                ("d", "delete"),
+                ("r", "re-run"),
+                ("v", "view")
+            ]
+        );
+    }
 
     fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, mods)

@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::compare::format_ms;
+use crate::app::keymap;
 use crate::app::parts::usage_text;
 use crate::app::{App, RunState, RunView};
 use crate::tui::text::fit;
@@ -92,10 +93,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
                 theme.ui.accent
             }),
         ),
-        None => Span::styled(
-            "^R run ^E request ^P model ^K compare F1 help ",
-            base.fg(theme.ui.muted),
-        ),
+        None => {
+            let used: usize = left.iter().map(|s| s.width()).sum();
+            let room = (area.width as usize).saturating_sub(used + 2);
+            Span::styled(key_bar(app, room), base.fg(theme.ui.muted))
+        }
     };
     frame.render_widget(Paragraph::new("").style(base), area);
     let left_w: usize = left.iter().map(|s| s.width()).sum();
@@ -189,5 +191,45 @@ pub fn run_stats(run: &RunView) -> Vec<String> {
             out.push(t.trim_start_matches(" · ").to_string());
         }
     }
+    out
+}
+
+/// The keys that act where the focus is (see [`keymap::key_bar`]), `Enter edit · d delete · …`,
+/// as many whole entries as fit in `room` cells (the help key kept last when it fits).
+fn key_bar(app: &App, room: usize) -> String {
+    let search = app.search.as_ref();
+    let bar = keymap::key_bar(
+        app.focus,
+        search.is_some(),
+        search.is_some_and(|s| s.editing),
+    );
+    let entries: Vec<String> = bar.iter().map(|(k, what)| format!("{k} {what}")).collect();
+    // Joined by " · ", with a space after the last.
+    let width = |e: &[String]| {
+        e.iter().map(|x| x.chars().count()).sum::<usize>() + 3 * e.len().saturating_sub(1) + 1
+    };
+    let (help, keys) = match entries.split_last() {
+        Some((last, rest)) if last.starts_with("F1") => (Some(last.clone()), rest.to_vec()),
+        _ => (None, entries.clone()),
+    };
+    let mut shown: Vec<String> = Vec::new();
+    for e in keys {
+        let mut next = shown.clone();
+        next.push(e);
+        let with_help = help.as_ref().map_or(0, |h| h.chars().count() + 3);
+        if width(&next) + with_help > room {
+            break;
+        }
+        shown = next;
+    }
+    if let Some(h) = help {
+        let mut next = shown.clone();
+        next.push(h);
+        if width(&next) <= room {
+            shown = next;
+        }
+    }
+    let mut out = shown.join(" · ");
+    out.push(' ');
     out
 }
