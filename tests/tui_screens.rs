@@ -702,3 +702,39 @@ fn the_key_bar_follows_the_focus() {
     assert!(shots.contains("Enter edit · d delete · r re-run · v view"));
     assert_snapshot!("key_bar", shots);
 }
+
+/// Alt+Z zooms the focused pane to the whole screen (here the Parts pane after a native call)
+/// and back; every pane zooms without a panic at every size.
+#[test]
+fn a_zoomed_pane() {
+    use ratatui::crossterm::event::{KeyEvent, KeyModifiers};
+    let alt_z =
+        || toolscope::app::Message::Key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::ALT));
+    both("zoomed_parts", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, alt_z());
+        assert!(a.zoom);
+    });
+    for (w, h) in [(60, 20), (80, 24), (160, 48)] {
+        for focus in [
+            Focus::Tools,
+            Focus::Mcp,
+            Focus::ToolChoice,
+            Focus::System,
+            Focus::Transcript,
+            Focus::Composer,
+            Focus::Raw,
+            Focus::Parts,
+        ] {
+            let mut a = app(w, h);
+            a.focus = focus;
+            send(&mut a, alt_z());
+            let zoomed = screen(&a, w, h);
+            send(&mut a, alt_z());
+            assert!(!a.zoom);
+            assert_ne!(zoomed, screen(&a, w, h), "{focus:?} at {w}×{h}");
+        }
+    }
+}

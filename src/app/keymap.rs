@@ -33,6 +33,7 @@ pub enum Action {
     Reparse,
     Resend,
     LastMessage,
+    Zoom,
     Help,
     Quit,
 }
@@ -203,6 +204,12 @@ pub const GLOBAL: &[Binding] = &[
         keys: "F10",
         action: Action::LastMessage,
         help: "the last status message in full (a click on the status line too); in Tools, every warning",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('z'), ALT)],
+        keys: "Alt+Z",
+        action: Action::Zoom,
+        help: "zoom the focused pane to the whole screen, and back",
     },
     Binding {
         chords: &[(KeyCode::F(1), NONE)],

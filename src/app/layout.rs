@@ -7,7 +7,7 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::{App, choice};
+use super::{App, Focus, choice};
 
 /// Below this size the screen shows a "too small" message instead of panes.
 pub const MIN_WIDTH: u16 = 60;
@@ -68,14 +68,37 @@ pub fn screen(area: Rect, app: &App) -> Screen {
         Layout::vertical([Constraint::Length(choice_rows + 2), Constraint::Min(0)]).areas(right);
     let [raw, parts] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(bottom);
-    Screen::Main(MainAreas {
+    let mut areas = MainAreas {
         tools,
         choice,
         prompt,
         raw,
         parts,
         status,
-    })
+    };
+    if app.zoom {
+        // The focused pane takes the whole body; the others have no room (nothing is drawn
+        // there, and no click lands there).
+        let hidden = Rect::new(body.x, body.y, 0, 0);
+        let mut each = [
+            &mut areas.tools,
+            &mut areas.choice,
+            &mut areas.prompt,
+            &mut areas.raw,
+            &mut areas.parts,
+        ];
+        let zoomed = match app.focus {
+            Focus::Tools | Focus::Mcp => 0,
+            Focus::ToolChoice => 1,
+            Focus::System | Focus::Transcript | Focus::Composer | Focus::Result(_) => 2,
+            Focus::Raw => 3,
+            Focus::Parts => 4,
+        };
+        for (i, r) in each.iter_mut().enumerate() {
+            **r = if i == zoomed { body } else { hidden };
+        }
+    }
+    Screen::Main(areas)
 }
 
 /// Rows the Tool choice pane needs inside its frame at `width`: the pre-send check when it

@@ -246,6 +246,8 @@ pub struct App {
     pub last_notice: Option<Notice>,
     /// The search of the Raw or the Parts pane (`/`).
     pub search: Option<Search>,
+    /// The focused pane fills the screen (Alt+Z), the others hidden until it is pressed again.
+    pub zoom: bool,
     pub themes: Themes,
     pub theme: String,
     /// The providers whose API key is set (the keys themselves stay with the driver).
@@ -307,6 +309,7 @@ impl App {
             notice: None,
             last_notice: None,
             search: None,
+            zoom: false,
             themes,
             theme,
             keys_set: Vec::new(),

@@ -436,6 +436,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Reparse => sessions::reparse(app, fx),
         Action::Resend => sessions::resend(app, fx),
         Action::LastMessage => show_last_notice(app),
+        Action::Zoom => app.zoom = !app.zoom,
         Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::Quit => ask_quit(app, fx),
     }

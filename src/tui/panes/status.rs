@@ -203,7 +203,12 @@ fn key_bar(app: &App, room: usize) -> String {
         search.is_some(),
         search.is_some_and(|s| s.editing),
     );
-    let entries: Vec<String> = bar.iter().map(|(k, what)| format!("{k} {what}")).collect();
+    // A zoomed pane says first how to give the others their room back.
+    let zoomed = app.zoom.then(|| "Alt+Z unzoom".to_string());
+    let entries: Vec<String> = zoomed
+        .into_iter()
+        .chain(bar.iter().map(|(k, what)| format!("{k} {what}")))
+        .collect();
     // Joined by " · ", with a space after the last.
     let width = |e: &[String]| {
         e.iter().map(|x| x.chars().count()).sum::<usize>() + 3 * e.len().saturating_sub(1) + 1
