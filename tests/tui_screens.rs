@@ -412,6 +412,21 @@ fn session_picker() {
     });
 }
 
+/// `/` filters the session picker: the matches best first, their letters marked.
+#[test]
+fn session_picker_filtered() {
+    both("session_picker_filtered", |a| {
+        a.sessions.project = Some("sessions".into());
+        send(a, ctrl('o'));
+        let entries = toolscope::app::session::list(&["sessions".into()]);
+        toolscope::app::update(a, toolscope::app::Message::SessionsListed { entries });
+        send(a, key(KeyCode::Char('/')));
+        for c in "dsml".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+}
+
 #[test]
 fn session_replay_paused_mid_stream() {
     both("session_paused", |a| {
@@ -737,4 +752,44 @@ fn a_zoomed_pane() {
             assert_ne!(zoomed, screen(&a, w, h), "{focus:?} at {w}×{h}");
         }
     }
+}
+
+/// The filter's matched letters are marked in the file names (bold, underlined), the others not.
+#[test]
+fn the_session_filter_marks_the_matched_letters() {
+    use ratatui::style::Modifier;
+    let mut a = app(160, 48);
+    a.sessions.project = Some("sessions".into());
+    send(&mut a, ctrl('o'));
+    let entries = toolscope::app::session::list(&["sessions".into()]);
+    toolscope::app::update(&mut a, toolscope::app::Message::SessionsListed { entries });
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "dsml".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    t.draw(|f| toolscope::tui::draw(f, &a, &View::new()))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let name = "protocol-deepseek-dsml.json";
+    let (x, y) = (0..48u16)
+        .find_map(|y| {
+            let row: String = (0..160u16)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            row.find(name)
+                .map(|at| (row[..at].chars().count() as u16, y))
+        })
+        .expect("the row");
+    let marked: String = name
+        .chars()
+        .enumerate()
+        .filter(|&(k, _)| {
+            buf[(x + k as u16, y)]
+                .modifier
+                .contains(Modifier::UNDERLINED)
+        })
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(marked, "dsml");
 }

@@ -606,3 +606,60 @@ fn saving_after_a_reparse_keeps_what_was_sent_and_the_reparse_beside_it() {
     assert!(plain.reparse.is_none());
     assert!(!serde_json::to_string(&*plain).unwrap().contains("reparse"));
 }
+
+/// `/` in the session picker filters the bundled sessions as you type (fuzzy, best match
+/// first), Backspace widens it, Esc drops the filter and a second Esc closes; Enter opens the
+/// selected match.
+#[test]
+fn the_session_picker_filters_as_you_type() {
+    let mut a = app(160, 48);
+    a.sessions.project = Some(bundled(""));
+    update(&mut a, ctrl('o'));
+    let entries = toolscope::app::session::list(&[bundled("")]);
+    let all = entries.len();
+    assert!(all >= 40, "{all}");
+    update(&mut a, Message::SessionsListed { entries });
+    let names = |a: &App| -> Vec<String> {
+        let Some(Overlay::Sessions(p)) = &a.overlay else {
+            panic!("the picker")
+        };
+        p.shown().map(|(e, _)| e.file_name()).collect()
+    };
+    update(&mut a, key(KeyCode::Char('/')));
+    for c in "kimi".chars() {
+        update(&mut a, key(KeyCode::Char(c)));
+    }
+    assert_eq!(names(&a), ["protocol-kimi-k2.json"]);
+    let s = screen(&a, 160, 48);
+    assert!(s.contains("/kimi") && s.contains("1 of"), "{s}");
+    // Backspace widens; a fuzzy query finds letters in order, word starts first.
+    for _ in 0..4 {
+        update(&mut a, key(KeyCode::Backspace));
+    }
+    for c in "m2".chars() {
+        update(&mut a, key(KeyCode::Char(c)));
+    }
+    let found = names(&a);
+    assert_eq!(found[0], "protocol-minimax-m2.json", "{found:?}");
+    assert!(found.len() < all);
+    // Nothing matches: the list says so.
+    update(&mut a, key(KeyCode::Char('q')));
+    update(&mut a, key(KeyCode::Char('q')));
+    assert!(names(&a).is_empty());
+    assert!(screen(&a, 160, 48).contains("no session matches /m2qq"));
+    // Esc drops the filter (the picker stays), a second Esc closes.
+    update(&mut a, key(KeyCode::Esc));
+    assert_eq!(names(&a).len(), all);
+    update(&mut a, key(KeyCode::Char('/')));
+    for c in "forced".chars() {
+        update(&mut a, key(KeyCode::Char(c)));
+    }
+    let fx = update(&mut a, key(KeyCode::Enter));
+    assert!(
+        matches!(&fx[..], [Effect::LoadSession { path }] if path.ends_with("mode-forced-tool.json")),
+        "{fx:?}"
+    );
+    update(&mut a, ctrl('o'));
+    update(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_none());
+}

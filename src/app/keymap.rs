@@ -274,7 +274,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "scroll; top, end; copy as curl; other compare column",
     ),
     ("Picker", "Tab ←/→ ↑↓", "fields; choices; listed models"),
-    ("Sessions", "↑↓ Enter", "in the Ctrl+O picker: choose, open"),
+    (
+        "Sessions",
+        "↑↓ / Enter",
+        "in the Ctrl+O picker: choose; filter as you type (fuzzy); open",
+    ),
     ("Questions", "y n", "yes (Enter) or no (Esc)"),
     ("Mouse", "click, wheel", "focus a pane, scroll it"),
 ];

@@ -16,6 +16,7 @@ pub mod confirm;
 pub mod detail;
 pub mod editor;
 pub mod effect;
+pub mod fuzzy;
 pub mod glyph;
 pub mod help;
 pub mod keymap;

@@ -182,14 +182,75 @@ pub struct SessionEntry {
 pub struct SessionPicker {
     /// `None` while the folders are being read.
     pub entries: Option<Vec<SessionEntry>>,
+    /// The row selected among those [`SessionPicker::shown`].
     pub selected: usize,
     /// The folders listed, for the header and an empty list's message.
     pub dirs: Vec<PathBuf>,
+    /// The `/` filter: what was typed (empty: every session), and whether it is being typed.
+    pub filter: String,
+    pub typing: bool,
+    /// The entries the filter leaves, best match first: each entry's index and the positions of
+    /// its file name's matched letters.
+    shown: Vec<(usize, Vec<usize>)>,
 }
 
 impl SessionPicker {
+    /// A picker over `dirs`, waiting for their listing.
+    pub fn new(dirs: Vec<PathBuf>) -> SessionPicker {
+        SessionPicker {
+            entries: None,
+            selected: 0,
+            dirs,
+            filter: String::new(),
+            typing: false,
+            shown: Vec::new(),
+        }
+    }
+
+    /// The listing arrived.
+    pub fn set_entries(&mut self, entries: Vec<SessionEntry>) {
+        self.entries = Some(entries);
+        self.refilter();
+    }
+
+    /// The filter changed: the rows are matched again, the best first and selected.
+    pub fn set_filter(&mut self, filter: String) {
+        self.filter = filter;
+        self.refilter();
+        self.selected = 0;
+    }
+
+    fn refilter(&mut self) {
+        let Some(entries) = &self.entries else {
+            return;
+        };
+        let texts: Vec<String> = entries.iter().map(SessionEntry::haystack).collect();
+        self.shown = super::fuzzy::filter(&self.filter, texts.iter().map(String::as_str))
+            .into_iter()
+            .map(|(i, m)| {
+                let name_len = entries[i].file_name().chars().count();
+                let marks = m.positions.into_iter().filter(|&p| p < name_len).collect();
+                (i, marks)
+            })
+            .collect();
+        self.selected = self.selected.min(self.shown.len().saturating_sub(1));
+    }
+
+    /// The rows shown: each entry with the positions of its file name's matched letters.
+    pub fn shown(&self) -> impl Iterator<Item = (&SessionEntry, &[usize])> {
+        let entries = self.entries.as_deref().unwrap_or_default();
+        self.shown
+            .iter()
+            .filter_map(|(i, marks)| Some((entries.get(*i)?, marks.as_slice())))
+    }
+
+    /// How many rows are shown.
+    pub fn shown_len(&self) -> usize {
+        self.shown.len()
+    }
+
     pub fn step(&mut self, delta: isize) {
-        let n = self.entries.as_ref().map_or(0, Vec::len);
+        let n = self.shown.len();
         if n == 0 {
             return;
         }
@@ -197,7 +258,39 @@ impl SessionPicker {
     }
 
     pub fn chosen(&self) -> Option<&SessionEntry> {
-        self.entries.as_ref()?.get(self.selected)
+        let (i, _) = self.shown.get(self.selected)?;
+        self.entries.as_ref()?.get(*i)
+    }
+}
+
+impl SessionEntry {
+    /// The file's name.
+    pub fn file_name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// What the filter matches: the file name first (its letters are the ones marked), then
+    /// the provider, model, tool choice and protocol.
+    fn haystack(&self) -> String {
+        let mut text = self.file_name();
+        if let Ok(s) = &self.summary {
+            for part in [
+                Some(s.provider.as_str()),
+                Some(s.model.as_str()),
+                s.tool_choice.as_deref(),
+                s.protocol.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                text.push(' ');
+                text.push_str(part);
+            }
+        }
+        text
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use toolscope_core::provider::RunEvent;
 use toolscope_core::session::{self, ReplayOptions, Session};
@@ -195,17 +195,12 @@ pub(super) fn would_replace(app: &App) -> Vec<String> {
 pub(super) fn open_picker(app: &mut App, fx: &mut Vec<Effect>) {
     let dirs = app.sessions.all();
     fx.push(Effect::ListSessions { dirs: dirs.clone() });
-    app.overlay = Some(Overlay::Sessions(Box::new(SessionPicker {
-        entries: None,
-        selected: 0,
-        dirs,
-    })));
+    app.overlay = Some(Overlay::Sessions(Box::new(SessionPicker::new(dirs))));
 }
 
 pub(super) fn listed(app: &mut App, entries: Vec<SessionEntry>) {
     if let Some(Overlay::Sessions(p)) = &mut app.overlay {
-        p.selected = p.selected.min(entries.len().saturating_sub(1));
-        p.entries = Some(entries);
+        p.set_entries(entries);
     }
 }
 
@@ -213,7 +208,37 @@ pub(super) fn picker_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     let Some(Overlay::Sessions(p)) = &mut app.overlay else {
         return;
     };
+    // `/` filters the list as you type (fuzzy, by file name, provider, model, mode, protocol);
+    // Esc drops the filter, a second Esc closes; Enter opens the selected row either way.
+    if p.typing {
+        match key.code {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                let mut f = p.filter.clone();
+                f.push(c);
+                p.set_filter(f);
+                return;
+            }
+            KeyCode::Backspace => {
+                let mut f = p.filter.clone();
+                f.pop();
+                p.set_filter(f);
+                return;
+            }
+            KeyCode::Esc => {
+                p.typing = false;
+                p.set_filter(String::new());
+                return;
+            }
+            _ => {}
+        }
+    }
     match key.code {
+        KeyCode::Char('/') => p.typing = true,
+        KeyCode::Esc if !p.filter.is_empty() => p.set_filter(String::new()),
         KeyCode::Esc => app.overlay = None,
         KeyCode::Up => p.step(-1),
         KeyCode::Down => p.step(1),

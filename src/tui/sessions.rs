@@ -94,13 +94,18 @@ fn row_text(cells: [&str; 6], widths: [usize; 6]) -> String {
 
 pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     let theme = app.theme();
+    // As tall as the whole list, so that filtering does not make the window jump.
     let rows = p.entries.as_ref().map_or(1, |e| e.len().max(1)) as u16;
     let inner = window(
         frame,
         app,
         centered(area, 112, rows + 5),
         "Open a session",
-        " ↑/↓ choose · Enter open · Esc close ",
+        if p.typing || !p.filter.is_empty() {
+            " ↑/↓ choose · Enter open · Esc clear the filter "
+        } else {
+            " ↑/↓ choose · / filter · Enter open · Esc close "
+        },
     );
     if inner.height < 3 {
         return;
@@ -120,13 +125,31 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
         ..inner
     };
     let dirs: Vec<String> = p.dirs.iter().map(|d| d.display().to_string()).collect();
-    frame.render_widget(
-        Paragraph::new(Span::styled(
+    let header = if p.typing || !p.filter.is_empty() {
+        let total = p.entries.as_ref().map_or(0, Vec::len);
+        Line::from(vec![
+            Span::styled(
+                format!("/{}", p.filter),
+                Style::default()
+                    .fg(theme.ui.accent)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                if p.typing { "▏" } else { "" },
+                Style::default().fg(theme.ui.accent),
+            ),
+            Span::styled(
+                format!("  {} of {total} sessions", p.shown_len()),
+                muted(theme),
+            ),
+        ])
+    } else {
+        Line::from(Span::styled(
             fit(&format!("from {}", dirs.join(" and ")), width),
             muted(theme),
-        )),
-        line(0),
-    );
+        ))
+    };
+    frame.render_widget(Paragraph::new(header), line(0));
     let heading = Style::default()
         .fg(theme.ui.title)
         .add_modifier(Modifier::BOLD);
@@ -152,8 +175,18 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
         );
         return;
     }
+    if p.shown_len() == 0 {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                format!("no session matches /{}", p.filter),
+                muted(theme),
+            )),
+            line(2),
+        );
+        return;
+    }
     let top = p.selected.saturating_sub(list_h.saturating_sub(1));
-    for (i, e) in entries.iter().enumerate().skip(top).take(list_h) {
+    for (i, (e, marks)) in p.shown().enumerate().skip(top).take(list_h) {
         let cells = cells_of(e);
         let file = &cells[0];
         let (text, mut style) = match &e.summary {
@@ -170,8 +203,22 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
             style = selected(theme);
         }
         let text = format!("{:<width$}", fit(&text, width));
+        // The filter's matched letters in the file name are marked (a cut name marks what
+        // shows of it).
+        let shown_name = fit(file, cols[0]).chars().count();
+        let mark = style
+            .fg(theme.ui.accent)
+            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+        let spans: Vec<Span> = text
+            .chars()
+            .enumerate()
+            .map(|(k, c)| {
+                let marked = k < shown_name && marks.contains(&k);
+                Span::styled(c.to_string(), if marked { mark } else { style })
+            })
+            .collect();
         frame.render_widget(
-            Paragraph::new(Span::styled(text, style)),
+            Paragraph::new(Line::from(spans)),
             line(2 + (i - top) as u16),
         );
     }
