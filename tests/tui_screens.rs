@@ -793,3 +793,28 @@ fn the_session_filter_marks_the_matched_letters() {
         .collect();
     assert_eq!(marked, "dsml");
 }
+
+/// `/` in the Tool choice pane: the modes filtered as you type, the tool found by a part of its
+/// name, Enter makes it the choice.
+#[test]
+fn the_tool_choice_is_found_by_typing() {
+    both("choice_filtered", |a| {
+        a.focus = Focus::ToolChoice;
+        send(a, key(KeyCode::Char('/')));
+        for c in "wf".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+    let mut a = app(160, 48);
+    a.focus = Focus::ToolChoice;
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "wf".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    send(&mut a, key(KeyCode::Enter));
+    assert!(a.overlay.is_none());
+    assert_eq!(
+        a.choice,
+        toolscope_core::tool::ToolChoice::Tool("write_file".into())
+    );
+}

@@ -238,7 +238,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "Ctrl+Z / Ctrl+Y",
         "undo / redo a word of typing at a time (Tools, prompt, results, fields)",
     ),
-    ("Tool choice", "←/→", "choose the mode or the forced tool"),
+    (
+        "Tool choice",
+        "←/→ / Enter",
+        "choose the mode or the forced tool; find one by typing (fuzzy)",
+    ),
     ("Prompt", "type", "system prompt, message, tool results"),
     (
         "Conversation",

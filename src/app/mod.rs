@@ -10,6 +10,7 @@
 //! of recorded sessions.
 
 pub mod choice;
+pub mod choice_picker;
 pub mod code_editor;
 pub mod compare;
 pub mod confirm;
@@ -187,6 +188,8 @@ pub enum Overlay {
     Picker(Box<Picker>),
     /// The protocol picker (Ctrl+L).
     Protocols(Box<protocol_picker::ProtocolPicker>),
+    /// The tool-choice modes filtered as you type (`/` in the Tool choice pane).
+    Choices(Box<choice_picker::ChoicePicker>),
     /// Asks for a file path.
     Path {
         purpose: FilePurpose,

@@ -67,6 +67,20 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 );
             }
         },
+        Overlay::Choices(p) => match p.key(key) {
+            super::choice_picker::ChoiceOutcome::Open => {}
+            super::choice_picker::ChoiceOutcome::Closed => app.overlay = None,
+            super::choice_picker::ChoiceOutcome::Chosen(choice) => {
+                app.overlay = None;
+                app.choice = choice;
+                let label = app.choice.label();
+                notice(
+                    app,
+                    format!("tool choice: {label} (applies to the next run)"),
+                    false,
+                );
+            }
+        },
         Overlay::Sessions(_) => sessions::picker_key(app, key, fx),
         Overlay::Restore(_) => sessions::restore_key(app, key, fx),
         Overlay::Path {

@@ -322,6 +322,11 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         Focus::ToolChoice => match key.code {
             KeyCode::Left | KeyCode::Up => set_choice(app, -1),
             KeyCode::Right | KeyCode::Down => set_choice(app, 1),
+            KeyCode::Char('/') | KeyCode::Enter => {
+                app.sync_offered();
+                let p = super::choice_picker::ChoicePicker::new(app.offered(), &app.choice);
+                app.overlay = Some(Overlay::Choices(Box::new(p)));
+            }
             _ => {}
         },
         Focus::Raw => raw_key(app, key),
@@ -852,6 +857,10 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
         Some(Overlay::Protocols(p)) => {
             p.filter.push_str(text.trim());
             p.selected = 0;
+            return;
+        }
+        Some(Overlay::Choices(p)) => {
+            p.paste(&text);
             return;
         }
         Some(Overlay::Edit { editor: e, .. }) => {

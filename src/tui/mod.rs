@@ -115,6 +115,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
             Some(Overlay::Help { scroll }) => help::draw(frame, area, app, *scroll),
             Some(Overlay::Picker(p)) => overlay::picker(frame, area, app, p),
             Some(Overlay::Protocols(p)) => overlay::protocols(frame, area, app, p),
+            Some(Overlay::Choices(p)) => overlay::choices(frame, area, app, p),
             Some(Overlay::Path {
                 purpose,
                 save,

@@ -413,3 +413,94 @@ pub fn protocols(frame: &mut Frame<'_>, area: Rect, app: &App, p: &ProtocolPicke
         );
     }
 }
+
+/// The tool-choice modes (`/` in the Tool choice pane): the filter as typed, then the modes it
+/// leaves, best first, their label's matched letters marked.
+pub fn choices(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    p: &crate::app::choice_picker::ChoicePicker,
+) {
+    let theme = app.theme();
+    let inner = window(
+        frame,
+        app,
+        centered(area, 84, p.len().max(1) as u16 + 4),
+        "Tool choice",
+        " type to filter · ↑/↓ choose · Enter use · Esc clear, close ",
+    );
+    if inner.height < 2 {
+        return;
+    }
+    let width = inner.width as usize;
+    let line = |i: u16| Rect {
+        y: inner.y + i,
+        height: 1,
+        ..inner
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("/", Style::default().fg(theme.ui.accent)),
+            Span::styled(format!("{}▏", p.filter), Style::default().fg(theme.ui.text)),
+            Span::styled(
+                format!(
+                    "  {} of {} · current: {}",
+                    p.shown_len(),
+                    p.len(),
+                    app.choice.label()
+                ),
+                muted(theme),
+            ),
+        ])),
+        line(0),
+    );
+    let rows = (inner.height - 1) as usize;
+    if p.shown_len() == 0 {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                fit("no tool choice matches the filter", width),
+                muted(theme),
+            )),
+            line(1),
+        );
+        return;
+    }
+    let first = p.selected.saturating_sub(rows.saturating_sub(1));
+    let label_width = p
+        .shown()
+        .map(|(e, _)| e.label.chars().count())
+        .max()
+        .unwrap_or(6)
+        .min(width / 2)
+        + 2;
+    for (i, (e, marks)) in p.shown().enumerate().skip(first).take(rows) {
+        let style = choice(theme, i == p.selected);
+        let mark = style
+            .fg(theme.ui.accent)
+            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+        let label = fit(&e.label, label_width - 2);
+        let mut spans: Vec<Span> = label
+            .chars()
+            .enumerate()
+            .map(|(k, c)| {
+                Span::styled(c.to_string(), if marks.contains(&k) { mark } else { style })
+            })
+            .collect();
+        let used = label.chars().count();
+        let rest = fit(&e.detail, width.saturating_sub(label_width));
+        spans.push(Span::styled(
+            format!(
+                "{:pad$}{rest:<w$}",
+                "",
+                pad = label_width - used,
+                w = width.saturating_sub(label_width)
+            ),
+            style,
+        ));
+        frame.render_widget(
+            Paragraph::new(Line::from(spans)),
+            line((i - first + 1) as u16),
+        );
+    }
+}
