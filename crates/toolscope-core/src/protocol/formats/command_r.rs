@@ -71,6 +71,15 @@ impl ProtocolSpec for CommandR {
         "Command R7B, Command A"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "cohere_command3"),
+            ("vllm", "cohere_command4"),
+            ("sglang", "cohere_command4"),
+            ("llama.cpp", "Command R7B"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<|END_OF_TURN_TOKEN|>"]
     }

@@ -71,6 +71,14 @@ impl ProtocolSpec for Harmony {
         "gpt-oss"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "openai"),
+            ("sglang", "gpt-oss"),
+            ("llama.cpp", "GPT-OSS"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &[END, RETURN, CALL]
     }

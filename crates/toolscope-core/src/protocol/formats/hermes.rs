@@ -39,6 +39,17 @@ impl ProtocolSpec for Hermes {
         "Hermes 2/3/4, Qwen 2.5/3, Granite 4"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "hermes"),
+            ("vllm", "granite4"),
+            ("sglang", "hermes"),
+            ("sglang", "qwen25"),
+            ("sglang", "qwen"),
+            ("llama.cpp", "Hermes 2 Pro"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<|im_end|>", "<|endoftext|>"]
     }

@@ -87,7 +87,11 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
         name: "kimi-k2",
         aliases: &[],
         families: "Kimi K2, K2 Thinking",
-        servers: &[],
+        servers: &[
+            ("vllm", "kimi_k2"),
+            ("sglang", "kimi_k2"),
+            ("llama.cpp", "Kimi K2"),
+        ],
         end_tokens: &["<|im_end|>"],
         markers: &[SECTION_BEGIN, CALL_BEGIN],
         reasoning: Reasoning {

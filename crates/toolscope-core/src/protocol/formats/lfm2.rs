@@ -269,6 +269,14 @@ impl ProtocolSpec for Lfm2 {
         "Liquid LFM2, LFM2.5"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "lfm2"),
+            ("sglang", "lfm2"),
+            ("llama.cpp", "LFM2 with JSON tools"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<|im_end|>", "<|endoftext|>"]
     }

@@ -69,6 +69,15 @@ impl ProtocolSpec for Mistral {
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "mistral"),
+            ("sglang", "mistral"),
+            ("llama.cpp", "Mistral Nemo"),
+            ("llama.cpp", "Magistral"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["</s>"]
     }

@@ -50,6 +50,15 @@ impl ProtocolSpec for Pythonic {
         "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "pythonic"),
+            ("vllm", "llama4_pythonic"),
+            ("vllm", "olmo3"),
+            ("sglang", "pythonic"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &[
             "<|eot_id|>",
