@@ -589,7 +589,13 @@ impl FramedScanner {
                     if !keep {
                         b.raw.push_str(&text[j..j + len]);
                     }
-                    self.open_body(b, head, *begin == ArgsBegin::KeyedArray, em);
+                    if *begin == ArgsBegin::Object
+                        && let Some(junk) = self.junk_before_array(&head)
+                    {
+                        self.open_array_after_junk(b, junk, em);
+                    } else {
+                        self.open_body(b, head, *begin == ArgsBegin::KeyedArray, em);
+                    }
                     return j + len;
                 }
             }
@@ -658,6 +664,45 @@ impl FramedScanner {
             .all(|b| !matches!(b, ArgsBegin::Marker(_)))
             && !self.syntax.args_begin.is_empty()
             && (self.syntax.header)("").is_none()
+    }
+
+    /// Where a format's calls may be an array of envelopes, a header that is stray text and then
+    /// the array's `[` (`[TOOL_CALLS]  junk [{…}]`, read up to the first item's `{`): the stray
+    /// text, trimmed.
+    fn junk_before_array(&self, head: &str) -> Option<String> {
+        if !self.syntax.args_begin.contains(&ArgsBegin::Array) {
+            return None;
+        }
+        let junk = head.trim_end().strip_suffix('[')?.trim();
+        (!junk.is_empty()).then(|| junk.chars().take(80).collect())
+    }
+
+    /// The array of envelopes after stray text: its `[` was read into the header. The calls are
+    /// read; the stray text stays in the call's markup, and an error says it was ignored.
+    fn open_array_after_junk(&mut self, b: Block, junk: String, em: &mut Emitter) {
+        let mut env = Envelope::new(self.tools.clone(), false, true);
+        let mut lexer = Lexer::new();
+        // The `[` is whole JSON so far: the lexer wants more.
+        let _ = lexer.feed("[", &mut env);
+        em.error(ErrorPart::reason(
+            "ignored-text",
+            format!(
+                "text between {} and the calls' JSON is not part of a call: {junk}",
+                self.begin_of(&b)
+            ),
+        ));
+        self.state = State::Body(
+            b,
+            Box::new(Open {
+                lexer,
+                body: Body::Envelopes {
+                    env,
+                    id: None,
+                    name: None,
+                    failed: None,
+                },
+            }),
+        );
     }
 
     /// The header is read: start the body (or report a header that names no tool).
