@@ -512,8 +512,10 @@ impl FramedScanner {
         k
     }
 
-    /// A section that ends without its close marker: after calls it stands (the whitespace
-    /// read since is text); without any, its opening was not a call.
+    /// A section that ends without its close marker (something else follows, the output ends, or
+    /// a reasoning marker comes between its calls): after calls it stands (the whitespace read
+    /// since is text); without any, its opening was not a call, and all of its markup (what
+    /// the section held back included) is a malformed span.
     fn end_section_early(&mut self, b: Block, em: &mut Emitter) {
         if b.calls > 0 {
             let (_, rest) = b.split_good(em);
@@ -1188,8 +1190,14 @@ impl Scanner for FramedScanner {
         FramedScanner::finish(self, em)
     }
 
+    /// Between the calls of a section, or after a call's JSON (waiting only for its close), a
+    /// reasoning marker cannot be a call's own text: it is the model moving on, and the section
+    /// ends there (see [`Scanner::cut`]).
     fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text | State::Bare(_))
+        !matches!(
+            self.state,
+            State::Text | State::Bare(_) | State::Section(_) | State::After(..)
+        )
     }
 
     /// After a call's JSON, with no suffix still to come and no close marker required (a
@@ -1205,9 +1213,24 @@ impl Scanner for FramedScanner {
     }
 
     fn cut(&mut self, em: &mut Emitter) {
-        if let State::Bare(bare) = std::mem::replace(&mut self.state, State::Text) {
+        match std::mem::replace(&mut self.state, State::Text) {
             // A reasoning marker follows: the candidate is not alone at the end; text.
-            em.text(&bare.raw);
+            State::Bare(bare) => em.text(&bare.raw),
+            // A reasoning marker after a call's JSON: the call stands as read (its close is
+            // missing, forgiven), and its section ends with it.
+            State::After(b, open, mut after) => {
+                after.trailing.push_str(&self.held.take());
+                self.complete_before(b, open, &after.trailing, em);
+                if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
+                    self.end_section_early(b, em);
+                }
+            }
+            // Between a section's calls: the section ends without its close.
+            State::Section(mut b) => {
+                b.raw.push_str(&self.held.take());
+                self.end_section_early(b, em);
+            }
+            other => self.state = other,
         }
         if matches!(self.state, State::Text) {
             em.text(&self.held.take());
