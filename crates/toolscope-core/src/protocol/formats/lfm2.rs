@@ -42,6 +42,7 @@ const QUOTE: char = '"';
 static SYNTAX: PySyntax = PySyntax {
     wrap: Some((CALL_START, CALL_END)),
     bare: false,
+    lines: false,
 };
 
 /// The JSON form: an array of call envelopes between the same markers.
