@@ -5,8 +5,9 @@
 //!
 //! - `hermes` (Hermes 2/3/4, Qwen 2.5/3, Granite 4): markup inside `<think>` is reasoning.
 //! - `trinity` (Arcee Trinity): the same calls, which the model also makes from inside its
-//!   `<think>` block; those count as calls. `--protocol auto` knows it by a call that opens its
-//!   reasoning (`<think>` then `<tool_call>`); any other hermes-shaped output reads as `hermes`.
+//!   `<think>` block; those count as calls. `--protocol auto` knows it by a call inside its
+//!   reasoning (the detector gives a call marker inside reasoning to the protocols whose calls
+//!   count there); any other hermes-shaped output reads as `hermes`.
 
 use serde_json::Value;
 
@@ -54,7 +55,7 @@ pub(crate) static TRINITY: Hermes = Hermes {
         families: "Arcee Trinity",
         servers: &[("sglang", "trinity")],
         end_tokens: END_TOKENS,
-        markers: &["<think> <tool_call> {", "<think> <tool_call> ["],
+        markers: &["<tool_call> {", "<tool_call> ["],
         reasoning: Reasoning {
             markers: Some(("<think>", "</think>")),
             starts_inside: false,
@@ -85,6 +86,19 @@ impl ProtocolSpec for Hermes {
 
     fn delimiters(&self) -> Option<Delimiters> {
         Some(Delimiters::hermes())
+    }
+
+    /// A member whose calls count inside reasoning writes them there: its `<think>` block is
+    /// left open for the calls that follow (the block ends with the output).
+    fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
+        let r = self.card.reasoning;
+        let (open, close) = r.markers?;
+        Some(match (p.reasoning_open(), r.calls_inside) {
+            (true, true) => format!("{text}\n"),
+            (true, false) => format!("{text}\n{close}\n"),
+            (false, true) => format!("{open}\n{text}\n"),
+            (false, false) => format!("{open}\n{text}\n{close}\n"),
+        })
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
@@ -234,13 +248,16 @@ mod tests {
         assert!(c.reasoning.contains("tool_call"));
     }
 
-    /// `--protocol auto` tells the two apart by a call that opens the reasoning.
+    /// `--protocol auto` tells the two apart by a call inside the reasoning.
     #[test]
-    fn auto_picks_trinity_from_a_call_that_opens_its_reasoning() {
+    fn auto_picks_trinity_from_a_call_inside_its_reasoning() {
         let tools = crate::protocol::tests_support::tools();
         let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
         let d = Protocol::detect(&tools, format!("<think>\n{call}\n</think>").as_bytes());
         assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
+        let d = Protocol::detect(&tools, format!("<think>Paris: {call}</think>").as_bytes());
+        assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
+        assert!(d.reason.contains("inside reasoning"), "{}", d.reason);
         let d = Protocol::detect(&tools, format!("<think>hm</think>\n{call}").as_bytes());
         assert_eq!(d.protocol.name(), "hermes", "{}", d.reason);
     }
