@@ -10,11 +10,11 @@
 //! `name`/`arguments` for `tool_name`/`parameters`; every action block of an answer is read.
 //! Command R+ writes the same list after `Action:` in a JSON code fence:
 //!
-//! ```text
+//! ~~~text
 //! Action: ```json
 //! [{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]
 //! ```
-//! ```
+//! ~~~
 //!
 //! The model reasons between `<|START_THINKING|>` and `<|END_THINKING|>` and writes its answer
 //! between `<|START_RESPONSE|>` and `<|END_RESPONSE|>` (the later Command A models:
