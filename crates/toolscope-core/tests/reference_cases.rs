@@ -99,8 +99,8 @@ fn differences() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "X16-line-prefixed",
-            "semantics 1: a bare `name:` line before argument tags is not among DESIGN.md's tolerances (it would turn prose into calls), so neither path reads it; the reference reads it only when generating",
-            json!([text("get_weather:\n<city>Seoul</city>\n")]),
+            "semantics 1 and issue 26: a known tool's name on a line of its own, followed by an argument tag its schema lists, is a call on both paths (reported as missing-call-tag); the reference reads it only when generating",
+            json!([weather("Seoul")]),
         ),
         (
             "X19-regex-meta-tool-name",
@@ -156,6 +156,8 @@ fn expected_errors() -> Vec<(&'static str, Vec<&'static str>)> {
         // hermes and qwen3-coder accept any tool name and flag an unknown one.
         ("H15-unknown-tool-name", vec!["unknown-tool"]),
         ("X10-duplicate-string-tags", malformed.clone()),
+        // The call's element is missing: read, and reported.
+        ("X16-line-prefixed", vec!["missing-call-tag"]),
         ("Y07-invalid-yaml", malformed.clone()),
         ("Y08-non-mapping", malformed.clone()),
         ("Y09-xml-children-fallback", malformed.clone()),

@@ -12,6 +12,9 @@
 //! - A reasoning marker that one protocol uses decides too (`[THINK]`, `<|START_THINKING|>`).
 //!   One that several use (`<think>`) only narrows the choice to them: the next call marker
 //!   decides among them (or, if it belongs to none of them, on its own).
+//! - A call marker inside reasoning (after a reasoning open marker, before its close) goes to
+//!   the protocols whose calls count there, when some of its owners are such (`<think>` then
+//!   `<tool_call> {` is Arcee Trinity's, not hermes').
 //! - Without any call marker, the output is read with the first protocol the reasoning markers
 //!   left, or with the first of the registry when there was no marker at all (the output is then
 //!   plain text in every protocol).
@@ -54,6 +57,8 @@ struct Entry {
     /// The protocols that declare it, as registry indices in registry order.
     owners: Vec<usize>,
     reasoning: bool,
+    /// A reasoning marker that opens reasoning (else it closes it).
+    opens: bool,
 }
 
 /// Reads an output, whole or as it arrives, until it knows the protocol.
@@ -65,6 +70,8 @@ pub struct Detector {
     from: usize,
     /// The protocols a shared reasoning marker left, and that marker.
     narrowed: Option<(Vec<usize>, String)>,
+    /// The last reasoning marker found opened reasoning.
+    in_reasoning: bool,
     decided: Option<Detected>,
 }
 
@@ -73,7 +80,7 @@ impl Detector {
     /// morph-xml, can only be recognised for them).
     pub fn new(tools: &ToolSet) -> Self {
         let mut entries: Vec<Entry> = Vec::new();
-        let mut add = |pattern: &str, owner: usize, reasoning: bool| {
+        let mut add = |pattern: &str, owner: usize, reasoning: bool, opens: bool| {
             let pieces: Vec<Vec<u8>> = pattern
                 .split(' ')
                 .filter(|p| !p.is_empty())
@@ -84,7 +91,7 @@ impl Detector {
             }
             match entries
                 .iter_mut()
-                .find(|e| e.pieces == pieces && e.reasoning == reasoning)
+                .find(|e| e.pieces == pieces && e.reasoning == reasoning && e.opens == opens)
             {
                 Some(e) if !e.owners.contains(&owner) => e.owners.push(owner),
                 Some(_) => {}
@@ -92,16 +99,17 @@ impl Detector {
                     pieces,
                     owners: vec![owner],
                     reasoning,
+                    opens,
                 }),
             }
         };
         for (i, spec) in REGISTRY.iter().enumerate() {
             for m in spec.markers(tools) {
-                add(&m, i, false);
+                add(&m, i, false, false);
             }
             if let Some((open, close)) = spec.reasoning().markers {
-                add(open, i, true);
-                add(close, i, true);
+                add(open, i, true, true);
+                add(close, i, true, false);
             }
         }
         let mut first = [false; 256];
@@ -114,6 +122,7 @@ impl Detector {
             buf: Vec::new(),
             from: 0,
             narrowed: None,
+            in_reasoning: false,
             decided: None,
         }
     }
@@ -198,6 +207,7 @@ impl Detector {
             None => e.owners.clone(),
         };
         if e.reasoning {
+            self.in_reasoning = e.opens;
             match within.len() {
                 0 => {}
                 1 => {
@@ -210,13 +220,25 @@ impl Detector {
             }
             return;
         }
-        let owners = if within.is_empty() {
+        let mut owners = if within.is_empty() {
             e.owners.clone()
         } else {
             within
         };
+        let mut inside = "";
+        if self.in_reasoning {
+            let counted: Vec<usize> = owners
+                .iter()
+                .copied()
+                .filter(|&o| REGISTRY[o].reasoning().calls_inside)
+                .collect();
+            if !counted.is_empty() && counted.len() < owners.len() {
+                owners = counted;
+                inside = " inside reasoning, where only its calls count";
+            }
+        }
         let reason = if owners.len() == 1 {
-            format!("the call marker {} at byte {at}", shown(&marker))
+            format!("the call marker {} at byte {at}{inside}", shown(&marker))
         } else {
             format!(
                 "the call marker {} at byte {at}, which {} all read: the first of them",

@@ -37,7 +37,8 @@ use spec::ProtocolSpec;
 /// that implements [`ProtocolSpec`] (a format's type, or its family's table entry); everything
 /// that lists protocols iterates this.
 static REGISTRY: &[&dyn ProtocolSpec] = &[
-    &formats::hermes::Hermes,
+    &formats::hermes::HERMES,
+    &formats::hermes::TRINITY,
     &formats::gemma::Gemma,
     &formats::morph_xml::MorphXml,
     &formats::yaml_xml::YamlXml,

@@ -291,3 +291,41 @@ fn reset_parses_the_next_output_as_a_new_parser_would() {
         feed(&mut answer_parser(&tools), answer)
     );
 }
+
+/// The servers' parser names each protocol lists: only servers we know, and one server's name
+/// for its parser leads to one protocol only (a user who knows their server's parser finds
+/// exactly one of ours).
+#[test]
+fn server_parser_names_are_known_servers_and_unique_per_server() {
+    const SERVERS: &[&str] = &["vllm", "sglang", "llama.cpp"];
+    let mut seen = std::collections::HashMap::new();
+    for p in Protocol::all() {
+        for (server, name) in p.server_parsers() {
+            assert!(
+                SERVERS.contains(server),
+                "{}: unknown server {server:?}",
+                p.name()
+            );
+            assert!(
+                !name.trim().is_empty(),
+                "{}: empty name for {server}",
+                p.name()
+            );
+            if let Some(other) = seen.insert((*server, *name), p.name()) {
+                panic!(
+                    "{server} parser {name:?} listed by both {other} and {}",
+                    p.name()
+                );
+            }
+        }
+    }
+    // The families the servers read are there (a spot check that the table is filled in).
+    for (protocol, server, name) in [
+        ("hermes", "vllm", "hermes"),
+        ("harmony", "sglang", "gpt-oss"),
+        ("kimi-k2", "llama.cpp", "Kimi K2"),
+    ] {
+        let p = Protocol::from_name(protocol).unwrap();
+        assert!(p.server_parsers().contains(&(server, name)), "{protocol}");
+    }
+}

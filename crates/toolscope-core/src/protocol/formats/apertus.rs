@@ -62,6 +62,14 @@ impl ProtocolSpec for Apertus {
         "Apertus 8B, 70B"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "apertus"),
+            ("sglang", "apertus2509"),
+            ("llama.cpp", "Apertus"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<|assistant_end|>"]
     }

@@ -5,9 +5,21 @@
 //! <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>
 //! ```
 //!
-//! Parallel calls are more items of the array, numbered by `tool_call_id`. The model reasons
-//! between `<|START_THINKING|>` and `<|END_THINKING|>` and writes its answer between
-//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` (those two markers stay in the text). The template
+//! Parallel calls are more items of the array, numbered by `tool_call_id`; an action block may
+//! also hold one object instead of a list (Command A), on lines of its own, and name the keys
+//! `name`/`arguments` for `tool_name`/`parameters`; every action block of an answer is read.
+//! Command R+ writes the same list after `Action:` in a JSON code fence:
+//!
+//! ~~~text
+//! Action: ```json
+//! [{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]
+//! ```
+//! ~~~
+//!
+//! The model reasons between `<|START_THINKING|>` and `<|END_THINKING|>` and writes its answer
+//! between `<|START_RESPONSE|>` and `<|END_RESPONSE|>` (the later Command A models:
+//! `<|START_TEXT|>` and `<|END_TEXT|>`); those markers are format, taken out of the answer like
+//! the end-of-turn token and spanned as markup in the raw output. The template
 //! lists the tools as a JSON array under `## Available Tools`, and gives results back between
 //! `<|START_TOOL_RESULT|>` and `<|END_TOOL_RESULT|>` as `{"tool_call_id", "results", "is_error"}`
 //! objects.
@@ -32,11 +44,23 @@ const RESULT_END: &str = "<|END_TOOL_RESULT|>";
 const TOOLS_HEADING: &str = "## Available Tools";
 const FENCE_BEGIN: &str = "```json\n";
 const FENCE_END: &str = "\n```";
+/// Command R+'s frame of its actions.
+const PLUS_ACTION_BEGIN: &str = "Action: ```json";
+const PLUS_ACTION_END: &str = "```";
+/// The family's format tokens that are not text: the end of turn, and the markers around the
+/// answer.
+const FORMAT_TOKENS: &[&str] = &[
+    "<|END_OF_TURN_TOKEN|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+];
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: None,
     call_begin: ACTION_BEGIN,
-    args_begin: &[ArgsBegin::Array],
+    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
     header: |_| None,
     args_suffix: None,
     call_end: Some(ACTION_END),
@@ -68,15 +92,29 @@ impl ProtocolSpec for CommandR {
     }
 
     fn families(&self) -> &'static str {
-        "Command R7B, Command A"
+        "Command R7B, Command R+, Command A"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "cohere_command3"),
+            ("vllm", "cohere_command4"),
+            ("sglang", "cohere_command4"),
+            ("llama.cpp", "Command R7B"),
+        ]
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|END_OF_TURN_TOKEN|>"]
+        FORMAT_TOKENS
     }
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![ACTION_BEGIN.into(), "<|START_RESPONSE|>".into()]
+        vec![
+            ACTION_BEGIN.into(),
+            "<|START_RESPONSE|>".into(),
+            "<|START_TEXT|>".into(),
+            PLUS_ACTION_BEGIN.into(),
+        ]
     }
 
     fn reasoning(&self) -> Reasoning {
@@ -147,7 +185,11 @@ impl ProtocolSpec for CommandR {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(FramedScanner::new(&SYNTAX, tools.clone()).stripped_opener())
+        Box::new(
+            FramedScanner::new(&SYNTAX, tools.clone())
+                .stripped_opener()
+                .alt_frame(PLUS_ACTION_BEGIN, PLUS_ACTION_END),
+        )
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
@@ -167,7 +209,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::span::SpanKind;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
+        p().parse_generated(&tools(), text.as_bytes())
+            .spans
+            .iter()
+            .map(|s| (s.kind, &text[s.start..s.end]))
+            .collect()
+    }
 
     fn p() -> Protocol {
         Protocol::from_name("command-r").unwrap()
@@ -188,12 +239,100 @@ mod tests {
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
+    /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
+    /// `<|START_TEXT|>` in the later Command A models) are format: the answer is what they hold.
     #[test]
-    fn an_answer_is_text() {
-        let text = "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>";
+    fn the_answer_markers_are_format() {
+        for (text, answer) in [
+            (
+                "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>",
+                "It is sunny.",
+            ),
+            ("<|START_TEXT|>It is sunny.<|END_TEXT|>", "It is sunny."),
+            (
+                "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
+                "Hi there.",
+            ),
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}");
+            assert_eq!(c.text, answer, "{text}");
+            // Nothing lost: the markers are under markup spans.
+            let parsed = p().parse_generated(&tools(), text.as_bytes());
+            for marker in [
+                "<|START_RESPONSE|>",
+                "<|END_RESPONSE|>",
+                "<|START_TEXT|>",
+                "<|END_TEXT|>",
+            ] {
+                if let Some(at) = text.find(marker) {
+                    assert!(
+                        parsed.spans.iter().any(|s| s.kind == SpanKind::Markup
+                            && s.start <= at
+                            && at + marker.len() <= s.end),
+                        "{marker} in {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Command A: an action block may hold one object instead of a list, on lines of its own,
+    /// with `name`/`arguments` for `tool_name`/`parameters`; every action block is read.
+    #[test]
+    fn command_a_action_blocks() {
+        let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
+        let c = every_split(&p(), one);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
+        assert_eq!(spans(one), [(SpanKind::ToolCall, one)]);
+
+        let named = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]<|END_ACTION|>";
+        let c = every_split(&p(), named);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+
+        let two =
+            format!("<|START_THINKING|>Both.<|END_THINKING|>{one}\n{named}<|END_OF_TURN_TOKEN|>");
+        let c = every_split(&p(), &two);
+        assert_eq!(c.reasoning, "Both.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert!(c.errors.is_empty() && c.text.trim().is_empty(), "{c:?}");
+    }
+
+    /// Command R+ writes its actions after `Action:` in a JSON code fence.
+    #[test]
+    fn command_r_plus_actions_in_a_fence() {
+        let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
         let c = every_split(&p(), text);
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        assert_eq!(c.text, text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 2}))]
+        );
+        assert!(c.errors.is_empty(), "{c:?}");
+        assert_eq!(c.text, "I will look it up.\n");
+        let action = &text[text.find("Action:").unwrap()..];
+        assert_eq!(spans(text), [(SpanKind::ToolCall, action)]);
+        // Two calls, and a missing close fence at the end.
+        let two = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}, {\"tool_name\": \"search\", \"parameters\": {\"query\": \"q\"}}]";
+        let c = every_split(&p(), two);
+        assert_eq!(c.calls.len(), 2);
+        assert!(c.errors.is_empty());
+        // A malformed body is text and an error.
+        let bad = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": }}]\n```";
+        let c = every_split(&p(), bad);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, bad);
+        // The word in prose is text.
+        let prose = "Action: none needed. The answer is 4.";
+        let c = every_split(&p(), prose);
+        assert_eq!((c.text.as_str(), c.calls.len()), (prose, 0));
     }
 
     #[test]

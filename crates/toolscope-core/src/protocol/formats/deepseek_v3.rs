@@ -88,7 +88,11 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
         name: "deepseek-v3",
         aliases: &[],
         families: "DeepSeek R1, V3",
-        servers: &[],
+        servers: &[
+            ("vllm", "deepseek_v3"),
+            ("sglang", "deepseekv3"),
+            ("llama.cpp", "DeepSeek R1"),
+        ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",

@@ -52,7 +52,11 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
         name: "deepseek-v3.1",
         aliases: &[],
         families: "DeepSeek V3.1",
-        servers: &[],
+        servers: &[
+            ("vllm", "deepseek_v31"),
+            ("sglang", "deepseekv31"),
+            ("llama.cpp", "DeepSeek V3.1"),
+        ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[CALLS_BEGIN, CALL_BEGIN],
         reasoning: Reasoning::THINK,

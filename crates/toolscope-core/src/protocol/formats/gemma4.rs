@@ -78,6 +78,10 @@ impl ProtocolSpec for Gemma4 {
         "Gemma 4"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("vllm", "gemma4"), ("sglang", "gemma4")]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<turn|>", "<|tool_response>", "<eos>"]
     }

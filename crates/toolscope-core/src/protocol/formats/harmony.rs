@@ -16,6 +16,15 @@
 //! - the `analysis` channel is reasoning;
 //! - `final`, `commentary` without a recipient, and text outside any message are text.
 //!
+//! A recipient is any name: `to=functions.NAME` calls NAME, and a built-in tool's recipient
+//! (`to=browser.search`, `to=container.exec`, `to=python`) is a call to that name, which the
+//! tool list does not have (an `unknown-tool` error says so), never plain text.
+//!
+//! LLM-jp 4.1 writes the same format with a space after every special token
+//! (`<|start|> assistant<|channel|> analysis<|message|> …<|end|> `, recipient
+//! ` to=functions.f`): a header with such a space marks the output as spaced, and from then on
+//! one space after `<|message|>` or an end token is format (a span of markup), not content.
+//!
 //! Headers and end tokens become neither text nor reasoning: they are reported as
 //! [`SpanKind::Markup`] spans (the header and close of a call are in its call span).
 //!
@@ -68,7 +77,15 @@ impl ProtocolSpec for Harmony {
     }
 
     fn families(&self) -> &'static str {
-        "gpt-oss"
+        "gpt-oss, LLM-jp 4.1"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "openai"),
+            ("sglang", "gpt-oss"),
+            ("llama.cpp", "GPT-OSS"),
+        ]
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
@@ -490,6 +507,91 @@ mod tests {
         let c = every_split(&p(), text);
         assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
         assert!(c.errors.is_empty());
+    }
+
+    /// The recipient in the role header, before the channel, in every channel a call comes
+    /// from and with or without the content type's `<|constrain|>` token.
+    #[test]
+    fn the_recipient_in_the_role_header_in_any_channel() {
+        for header in [
+            "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>",
+            "<|start|>assistant to=functions.get_weather<|channel|>analysis json<|message|>",
+            "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>",
+            "<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
+            "<|start|>assistant to=functions.get_weather<|channel|>analysis<|message|>",
+        ] {
+            let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Oslo"}))],
+                "{text}"
+            );
+            assert!(
+                c.errors.is_empty() && c.reasoning.is_empty() && c.text.is_empty(),
+                "{text}: {c:?}"
+            );
+            assert_eq!(spans(&text), [(SpanKind::ToolCall, text.as_str())]);
+        }
+        // After reasoning, as gpt-oss writes it.
+        let text = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{\"city\": \"Oslo\"}<|call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Need weather.");
+        assert_eq!(c.calls.len(), 1);
+    }
+
+    /// A call to a built-in tool (the browser, the python container) is a call to that name,
+    /// reported as a tool the list does not have, never plain text.
+    #[test]
+    fn built_in_tools_are_calls_by_their_name() {
+        for (text, name) in [
+            (
+                "<|start|>assistant<|channel|>commentary to=container.exec <|constrain|>json<|message|>{\"cmd\": [\"ls\"]}<|call|>",
+                "container.exec",
+            ),
+            (
+                "<|start|>assistant to=browser.search<|channel|>analysis<|message|>{\"query\": \"q\"}<|call|>",
+                "browser.search",
+            ),
+            (
+                "<|channel|>analysis to=python code<|message|>{\"code\": \"1+1\"}<|call|>",
+                "python",
+            ),
+        ] {
+            let c = every_split(&p(), text);
+            assert_eq!(c.calls.len(), 1, "{text}: {c:?}");
+            assert_eq!(c.calls[0].0, name, "{text}");
+            assert_eq!(c.errors, ["unknown-tool"], "{text}");
+            assert!(c.text.is_empty() && c.reasoning.is_empty(), "{text}: {c:?}");
+        }
+    }
+
+    /// LLM-jp 4.1 writes a space after every special token: the same messages, read the same
+    /// (one space after `<|message|>` is the tokenizer's, any more are the content's).
+    #[test]
+    fn spaced_special_tokens_read_the_same() {
+        let text = "<|channel|> analysis<|message|> The user wants Oslo.<|end|> <|start|> assistant<|channel|> commentary to=functions.get_weather <|constrain|> json<|message|> {\"city\": \"Oslo\"}<|call|> ";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "The user wants Oslo.");
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
+        // The recipient in the role header, and a final answer.
+        let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
+        let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            (c.reasoning.as_str(), c.text.as_str()),
+            ("hmm", " Two spaces kept one.")
+        );
+        // Every byte is still covered by a span or is text.
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let covered: usize = parsed.spans.iter().map(|s| s.end - s.start).sum();
+        assert_eq!(covered + c.text.len(), text.len(), "{:?}", parsed.spans);
+        // Unspaced output keeps a space that follows `<|message|>`: it is the content's.
+        let c = every_split(&p(), "<|channel|>final<|message|> Hi<|return|>");
+        assert_eq!(c.text, " Hi");
     }
 
     #[test]

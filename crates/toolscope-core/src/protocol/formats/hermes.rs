@@ -1,17 +1,68 @@
-//! `hermes`: a JSON `{"name", "arguments"}` envelope between `<tool_call>` and `</tool_call>`
-//! (the delimiters are configurable), results in `<tool_response>`. Parsing is the shared JSON
-//! envelope scanner; this file renders calls, results and the prompt's format section.
+//! The hermes family, one table entry per member ([`Hermes`]): a JSON `{"name", "arguments"}`
+//! envelope between `<tool_call>` and `</tool_call>` (the delimiters are configurable), results
+//! in `<tool_response>`, reasoning in `<think>` … `</think>`. Parsing is the shared JSON envelope
+//! scanner; this file renders calls, results and the prompt's format section.
+//!
+//! - `hermes` (Hermes 2/3/4, Qwen 2.5/3, Granite 4): markup inside `<think>` is reasoning.
+//! - `trinity` (Arcee Trinity): the same calls, which the model also makes from inside its
+//!   `<think>` block; those count as calls. `--protocol auto` knows it by a call inside its
+//!   reasoning (the detector gives a call marker inside reasoning to the protocols whose calls
+//!   count there); any other hermes-shaped output reads as `hermes`.
 
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Delimiters, Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::spec::{
+    Card, Delimiters, Protocol, ProtocolSpec, Reasoning, card_methods, framed,
+};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
+/// One member of the family: its names, models, end tokens, markers and how it reasons.
+pub(crate) struct Hermes {
+    card: Card,
+}
+
+/// The family's end tokens (ChatML).
+const END_TOKENS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
+
 /// `hermes`.
-pub(crate) struct Hermes;
+pub(crate) static HERMES: Hermes = Hermes {
+    card: Card {
+        name: "hermes",
+        aliases: &[],
+        families: "Hermes 2/3/4, Qwen 2.5/3, Granite 4",
+        servers: &[
+            ("vllm", "hermes"),
+            ("vllm", "granite4"),
+            ("sglang", "hermes"),
+            ("sglang", "qwen25"),
+            ("sglang", "qwen"),
+            ("llama.cpp", "Hermes 2 Pro"),
+        ],
+        end_tokens: END_TOKENS,
+        markers: &["<tool_call> {", "<tool_call> ["],
+        reasoning: Reasoning::THINK,
+    },
+};
+
+/// `trinity`: hermes calls that count inside `<think>` too.
+pub(crate) static TRINITY: Hermes = Hermes {
+    card: Card {
+        name: "trinity",
+        aliases: &["arcee-trinity"],
+        families: "Arcee Trinity",
+        servers: &[("sglang", "trinity")],
+        end_tokens: END_TOKENS,
+        markers: &["<tool_call> {", "<tool_call> ["],
+        reasoning: Reasoning {
+            markers: Some(("<think>", "</think>")),
+            starts_inside: false,
+            calls_inside: true,
+        },
+    },
+};
 
 impl Delimiters {
     /// `<tool_call>` … `</tool_call>`, results in `<tool_response>` … `</tool_response>`.
@@ -31,28 +82,23 @@ fn delimiters_of(p: &Protocol) -> Delimiters {
 }
 
 impl ProtocolSpec for Hermes {
-    fn name(&self) -> &'static str {
-        "hermes"
-    }
-
-    fn families(&self) -> &'static str {
-        "Hermes 2/3/4, Qwen 2.5/3, Granite 4"
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|endoftext|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec!["<tool_call> {".into(), "<tool_call> [".into()]
-    }
+    card_methods!();
 
     fn delimiters(&self) -> Option<Delimiters> {
         Some(Delimiters::hermes())
     }
 
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+    /// A member whose calls count inside reasoning writes them there: its `<think>` block is
+    /// left open for the calls that follow (the block ends with the output).
+    fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
+        let r = self.card.reasoning;
+        let (open, close) = r.markers?;
+        Some(match (p.reasoning_open(), r.calls_inside) {
+            (true, true) => format!("{text}\n"),
+            (true, false) => format!("{text}\n{close}\n"),
+            (false, true) => format!("{open}\n{text}\n"),
+            (false, false) => format!("{open}\n{text}\n{close}\n"),
+        })
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
@@ -162,4 +208,57 @@ pub fn prompt_section(d: &Delimiters, example_name: &str, example: &Value) -> St
         d.response_start.trim_end(),
         d.response_end.trim_start(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
+
+    /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
+    /// them stays reasoning.
+    #[test]
+    fn trinity_calls_inside_think_count() {
+        let p = Protocol::from_name("trinity").unwrap();
+        let c = every_split(&p, THOUGHT_AND_CALL);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert!(c.errors.is_empty(), "{c:?}");
+        assert!(
+            c.reasoning.contains("The user wants Paris.") && c.reasoning.contains("Now I wait.")
+        );
+        assert!(!c.reasoning.contains("tool_call"), "{c:?}");
+        assert_eq!(c.text.trim(), "Checking.");
+        // Outside reasoning, as hermes.
+        let call = p.format_call("search", &json!({"query": "rust"}));
+        let c = every_split(&p, &format!("<think>hm</think>\n{call}"));
+        assert_eq!(c.calls, [("search".into(), json!({"query": "rust"}))]);
+        assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
+    }
+
+    /// For hermes itself, markup inside `<think>` is reasoning.
+    #[test]
+    fn hermes_calls_inside_think_are_reasoning() {
+        let p = Protocol::from_name("hermes").unwrap();
+        let c = every_split(&p, THOUGHT_AND_CALL);
+        assert!(c.calls.is_empty(), "{c:?}");
+        assert!(c.reasoning.contains("tool_call"));
+    }
+
+    /// `--protocol auto` tells the two apart by a call inside the reasoning.
+    #[test]
+    fn auto_picks_trinity_from_a_call_inside_its_reasoning() {
+        let tools = crate::protocol::tests_support::tools();
+        let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+        let d = Protocol::detect(&tools, format!("<think>\n{call}\n</think>").as_bytes());
+        assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
+        let d = Protocol::detect(&tools, format!("<think>Paris: {call}</think>").as_bytes());
+        assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
+        assert!(d.reason.contains("inside reasoning"), "{}", d.reason);
+        let d = Protocol::detect(&tools, format!("<think>hm</think>\n{call}").as_bytes());
+        assert_eq!(d.protocol.name(), "hermes", "{}", d.reason);
+    }
 }

@@ -86,7 +86,12 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
         name: "deepseek-dsml",
         aliases: &["deepseek-v3.2", "deepseek-v4"],
         families: "DeepSeek V3.2, V4",
-        servers: &[],
+        servers: &[
+            ("vllm", "deepseek_v32"),
+            ("vllm", "deepseek_v4"),
+            ("sglang", "deepseekv32"),
+            ("sglang", "deepseekv4"),
+        ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜DSML｜function_calls>",
@@ -158,7 +163,11 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         name: "minimax-m2",
         aliases: &[],
         families: "MiniMax M2, M2.1, M2.5",
-        servers: &[],
+        servers: &[
+            ("vllm", "minimax_m2"),
+            ("sglang", "minimax-m2"),
+            ("llama.cpp", "MiniMax-M2"),
+        ],
         end_tokens: &["[e~["],
         markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
         reasoning: Reasoning {

@@ -87,7 +87,11 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
         name: "kimi-k2",
         aliases: &[],
         families: "Kimi K2, K2 Thinking",
-        servers: &[],
+        servers: &[
+            ("vllm", "kimi_k2"),
+            ("sglang", "kimi_k2"),
+            ("llama.cpp", "Kimi K2"),
+        ],
         end_tokens: &["<|im_end|>"],
         markers: &[SECTION_BEGIN, CALL_BEGIN],
         reasoning: Reasoning {
@@ -280,6 +284,39 @@ mod tests {
         assert_eq!(c.reasoning, "b <|tool_calls");
         assert_eq!(c.text, "a <|tool_callc <");
         assert!(c.calls.is_empty() && c.errors.is_empty());
+    }
+
+    /// With reasoning open, `</think>` right after a section's opening (or after a call whose
+    /// close never came) is the close of the reasoning, not reasoning text: the section breaks
+    /// (reported) or its calls stand, and every byte is under a span.
+    #[test]
+    fn the_think_close_after_a_section_opening_closes_the_reasoning() {
+        let p = p().with_reasoning_open(Some(true));
+        let text = "<|tool_calls_section_begin|></think>";
+        let c = every_split(&p, text);
+        assert_eq!(c.reasoning, "<|tool_calls_section_begin|>");
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert!(c.text.is_empty() && c.calls.is_empty(), "{c:?}");
+        let parsed = p.parse_generated(&tools(), text.as_bytes());
+        assert!(
+            parsed
+                .spans
+                .iter()
+                .any(|s| s.kind == SpanKind::Reasoning && s.start == 0 && s.end == text.len()),
+            "{:?}",
+            parsed.spans
+        );
+        // Then the answer follows, outside reasoning.
+        let c = every_split(&p, "hmm <|tool_calls_section_begin|></think>It is sunny.");
+        assert_eq!(c.text, "It is sunny.");
+        // After a call whose close markers never came, the call stands.
+        let text = format!(
+            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}</think>It is sunny."
+        );
+        let c = every_split(&p, &text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert_eq!(c.text, "It is sunny.");
+        assert!(c.errors.is_empty(), "{c:?}");
     }
 
     #[test]

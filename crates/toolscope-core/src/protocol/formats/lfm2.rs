@@ -42,6 +42,7 @@ const QUOTE: char = '"';
 static SYNTAX: PySyntax = PySyntax {
     wrap: Some((CALL_START, CALL_END)),
     bare: false,
+    lines: false,
 };
 
 /// The JSON form: an array of call envelopes between the same markers.
@@ -267,6 +268,14 @@ impl ProtocolSpec for Lfm2 {
 
     fn families(&self) -> &'static str {
         "Liquid LFM2, LFM2.5"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "lfm2"),
+            ("sglang", "lfm2"),
+            ("llama.cpp", "LFM2 with JSON tools"),
+        ]
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {

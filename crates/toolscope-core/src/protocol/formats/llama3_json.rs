@@ -49,6 +49,15 @@ impl ProtocolSpec for Llama3Json {
         "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "llama3_json"),
+            ("vllm", "llama4_json"),
+            ("sglang", "llama3"),
+            ("llama.cpp", "Llama 3.x"),
+        ]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &[
             "<|eot_id|>",

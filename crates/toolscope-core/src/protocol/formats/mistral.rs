@@ -8,7 +8,10 @@
 //! ```
 //!
 //! A call ends where its JSON ends; parallel calls repeat `[TOOL_CALLS]` (or are more items of
-//! the v3 array). The tools are listed as OpenAI-style function objects between
+//! the v3 array). Stray text between `[TOOL_CALLS]` and the v3 array (`[TOOL_CALLS]  junk [{…}]`)
+//! does not hide the calls: they are read, and an `ignored-text` error names the stray text. The
+//! tokenizers v13 and later write reasoning as the special tokens `[THINK]` … `[/THINK]` and a
+//! call as its name, `[ARGS]` and the JSON, without an id. The tools are listed as OpenAI-style function objects between
 //! `[AVAILABLE_TOOLS]` and `[/AVAILABLE_TOOLS]`, results come back between `[TOOL_RESULTS]` and
 //! `[/TOOL_RESULTS]`, and Magistral reasons between `[THINK]` and `[/THINK]`.
 
@@ -67,6 +70,15 @@ impl ProtocolSpec for Mistral {
 
     fn families(&self) -> &'static str {
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "mistral"),
+            ("sglang", "mistral"),
+            ("llama.cpp", "Mistral Nemo"),
+            ("llama.cpp", "Magistral"),
+        ]
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
@@ -186,6 +198,53 @@ mod tests {
             assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{text}");
             assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
         }
+    }
+
+    /// Text between `[TOOL_CALLS]` and the v3 array does not hide the calls: they are read, the
+    /// stray text stays in the call's markup with an `ignored-text` error, and what follows the
+    /// array is text.
+    #[test]
+    fn text_before_the_array_does_not_hide_the_calls() {
+        let text =
+            r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(c.errors, ["ignored-text"]);
+        assert_eq!(c.text, " trail");
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let call_span = &parsed.spans[0];
+        assert_eq!(
+            &text[call_span.start..call_span.end],
+            text.strip_suffix(" trail").unwrap()
+        );
+        // Two calls, the array on a line of its own.
+        let text = "[TOOL_CALLS] calls:\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}]";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls.len(), 2);
+        assert_eq!(c.errors, ["ignored-text"]);
+        // Junk and no array stays malformed text.
+        let text = "[TOOL_CALLS] just words {\"x\": 1}";
+        let c = every_split(&p(), text);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        assert_eq!(c.text, text);
+    }
+
+    /// Tokenizers v13 and later: `[THINK]` … `[/THINK]`, then a call by name with `[ARGS]` and no
+    /// id, or the name right before its JSON.
+    #[test]
+    fn v13_reasoning_and_calls() {
+        let text = r#"[THINK]The user wants Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search{"query": "rust"}"#;
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "The user wants Paris.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("search".into(), json!({"query": "rust"}))
+            ]
+        );
+        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
     }
 
     #[test]

@@ -19,6 +19,11 @@
 //! its only required one), reported as a coercion; otherwise, or when no close tag follows (a
 //! mention of the tag in prose), the markup stays as text with an error part. A tool's close tag
 //! with no call open is reported too: a known tool's tag never passes silently.
+//!
+//! Two ways of writing a call wrong are read as calls: the tool's name on a line of its own
+//! (`get_weather` or `get_weather:`) followed by argument tags that its schema lists, with no
+//! element around them (the call starts at the name and is reported as `missing-call-tag`), and
+//! a tool's tag with spaces after its `<` (`< get_location/>`).
 
 use serde_json::Value;
 
@@ -140,4 +145,115 @@ pub fn prompt_section(example_name: &str, example: &Value) -> String {
          Write one element per call. Results come back in a <tool_response> element.\n",
         format_call(example_name, example)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::{Collapsed, Part};
+    use crate::tool::ToolDef;
+
+    fn p() -> Protocol {
+        Protocol::from_name("morph-xml").unwrap()
+    }
+
+    fn tools() -> ToolSet {
+        ToolSet::new(vec![
+            ToolDef::new(
+                "get_weather",
+                "Weather",
+                json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}),
+            ),
+            ToolDef::new("get_location", "Where am I", json!({"type":"object"})),
+        ])
+        .unwrap()
+    }
+
+    fn run(pieces: &[&[u8]]) -> Vec<Part> {
+        let mut parser = p().stream_parser(&tools());
+        let mut out = Vec::new();
+        for piece in pieces {
+            parser.push(piece, &mut out);
+        }
+        parser.finish(&mut out);
+        out
+    }
+
+    /// The parse of `text` whole, after checking every split into two and one byte at a time.
+    fn every_split(text: &str) -> Collapsed {
+        let bytes = text.as_bytes();
+        let want = Collapsed::of(&run(&[bytes]));
+        for cut in 1..bytes.len() {
+            let got = Collapsed::of(&run(&[&bytes[..cut], &bytes[cut..]]));
+            assert_eq!(got, want, "split at {cut} of {text:?}");
+        }
+        let ones: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(Collapsed::of(&run(&ones)), want, "one byte at a time");
+        want
+    }
+
+    /// A call written as the tool's name on a line of its own, its argument tags below, is a
+    /// call (reported: its element is missing).
+    #[test]
+    fn a_tool_name_on_its_own_line_then_its_arguments() {
+        for text in [
+            "get_weather\n<city>Seoul</city>",
+            "get_weather:\n<city>Seoul</city>\n<days>2</days>",
+            "Let me check.\n  get_weather\n\n<city>Seoul</city>\n</get_weather>",
+        ] {
+            let c = every_split(text);
+            assert_eq!(c.calls.len(), 1, "{text:?}: {c:?}");
+            assert_eq!(c.calls[0].0, "get_weather");
+            assert_eq!(c.calls[0].1["city"], "Seoul", "{text:?}");
+            assert_eq!(c.errors, ["missing-call-tag"], "{text:?}");
+            assert!(
+                !c.text.contains("get_weather") && !c.text.contains("Seoul"),
+                "{c:?}"
+            );
+        }
+        let c = every_split("get_weather:\n<city>Seoul</city>\n<days>2</days>\nDone.");
+        assert_eq!(c.calls[0].1, json!({"city": "Seoul", "days": 2}));
+        assert_eq!(c.text.trim(), "Done.");
+        // The call's span starts at the name.
+        let text = "Sure.\nget_weather\n<city>Seoul</city>";
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let span = parsed
+            .spans
+            .iter()
+            .find(|s| s.kind == crate::protocol::SpanKind::ToolCall);
+        assert_eq!(
+            span.map(|s| &text[s.start..s.end]),
+            Some("get_weather\n<city>Seoul</city>")
+        );
+        // Not a call: the name in prose, the name followed by other markup or text.
+        for text in [
+            "Call get_weather\n<city>Seoul</city>",
+            "get_weather\nis the tool for this.",
+            "get_weather\n<b>bold</b>",
+            "get_weathers\n<city>Seoul</city>",
+            "get_weather",
+        ] {
+            let c = every_split(text);
+            assert!(c.calls.is_empty(), "{text:?}: {c:?}");
+            assert_eq!(c.text, text, "{text:?}");
+        }
+    }
+
+    /// A self-closing call with a space after its `<` is a call.
+    #[test]
+    fn a_spaced_self_closing_call() {
+        for text in [
+            "< get_location/>",
+            "Here: < get_location />",
+            "<  get_weather>\n<city>Oslo</city>\n</get_weather>",
+        ] {
+            let c = every_split(text);
+            assert_eq!(c.calls.len(), 1, "{text:?}: {c:?}");
+            assert!(c.errors.is_empty(), "{text:?}: {c:?}");
+        }
+        let c = every_split("a < b and c > d");
+        assert_eq!(c.text, "a < b and c > d");
+    }
 }

@@ -8,7 +8,9 @@
 //!
 //! The model answers with the list, most often as its whole answer; text before it happens. A
 //! bare `[` opens a list only when a name and `(` follow (see `scan/python_calls.rs`), so brackets in
-//! prose stay text. The template lists the functions as a JSON list and asks for the calls in
+//! prose stay text. Granite 3.3 and 4.0 in their pythonic mode write no list: one call per line,
+//! bare (`get_weather(location="SF", unit="celsius")`); such a line is a call when it starts with
+//! an offered tool's name and `(` right after it, and text otherwise. The template lists the functions as a JSON list and asks for the calls in
 //! this form; results come back in an `ipython` turn. The family does not reason in text.
 
 use serde_json::Value;
@@ -39,6 +41,7 @@ const QUOTE: char = '\'';
 static SYNTAX: PySyntax = PySyntax {
     wrap: Some((PYTHON_START, PYTHON_END)),
     bare: true,
+    lines: true,
 };
 
 impl ProtocolSpec for Pythonic {
@@ -47,7 +50,16 @@ impl ProtocolSpec for Pythonic {
     }
 
     fn families(&self) -> &'static str {
-        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3"
+        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("vllm", "pythonic"),
+            ("vllm", "llama4_pythonic"),
+            ("vllm", "olmo3"),
+            ("sglang", "pythonic"),
+        ]
     }
 
     fn end_tokens(&self) -> &'static [&'static str] {
@@ -171,6 +183,61 @@ mod tests {
         assert_eq!(c.calls, [("launch".into(), json!({"stage": 1}))]);
         assert_eq!(c.errors, ["unknown-tool"]);
         assert_eq!(c.text, "Calling:\n  \nand mid-line [launch(stage=2)]");
+    }
+
+    /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, no list and no markers; only the
+    /// names of offered tools count.
+    #[test]
+    fn granite_bare_call_lines() {
+        let text = "get_weather(city=\"SF\", unit=\"c\")\nsearch(query=\"rain\")";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "SF", "unit": "c"})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert!(c.errors.is_empty(), "{c:?}");
+        assert_eq!(c.text.trim(), "");
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let calls: Vec<&str> = parsed
+            .spans
+            .iter()
+            .filter(|s| s.kind == crate::protocol::SpanKind::ToolCall)
+            .map(|s| &text[s.start..s.end])
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "get_weather(city=\"SF\", unit=\"c\")",
+                "search(query=\"rain\")"
+            ]
+        );
+        // Text before, indentation, and text after on the next line.
+        let c = every_split(&p(), "I will check.\n  get_weather(city='Oslo')\nDone.");
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        assert_eq!(c.text, "I will check.\n  \nDone.");
+        // Not calls: names of tools not offered, mid-line calls, a name then a space.
+        for text in [
+            "launch(stage=1)",
+            "print(x)\nlen(y)",
+            "Use get_weather(city='Oslo') for that.",
+            "search (the web) for it",
+            "get_weather is the tool",
+            "get_weather",
+        ] {
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty(), "{text}: {c:?}");
+            assert!(c.errors.is_empty(), "{text}: {c:?}");
+            assert_eq!(c.text, text);
+        }
+        // A broken call line is an error and text; an unfinished one too.
+        let c = every_split(&p(), "get_weather(city=)");
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors, ["malformed-tool-call"]);
+        let c = every_split(&p(), "get_weather(city='Os");
+        assert_eq!(c.errors, ["unfinished-tool-call"]);
     }
 
     #[test]

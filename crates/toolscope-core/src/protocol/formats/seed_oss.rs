@@ -36,7 +36,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
         name: "seed-oss",
         aliases: &[],
         families: "ByteDance Seed-OSS 36B",
-        servers: &[],
+        servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning {

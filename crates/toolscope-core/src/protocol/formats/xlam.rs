@@ -41,6 +41,10 @@ impl ProtocolSpec for Xlam {
         "Salesforce xLAM, xLAM-2"
     }
 
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("vllm", "xlam")]
+    }
+
     fn end_tokens(&self) -> &'static [&'static str] {
         &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
     }

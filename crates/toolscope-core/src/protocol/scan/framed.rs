@@ -9,6 +9,10 @@
 //! JSON (a closing code fence), and the marker that closes one call — or none, when a call ends
 //! where its JSON ends.
 //!
+//! A format may also have a second frame for its calls (see [`FramedScanner::alt_frame`]): another
+//! pair of markers around the same body, as Command R+'s `Action: ```json` … ```` ``` ```` beside
+//! Command A's `<|START_ACTION|>` … `<|END_ACTION|>`.
+//!
 //! What the scanner forgives: a call opened without its section marker, a missing call or
 //! section close at the end of the output or before the next call, whitespace between the
 //! pieces. A call that cannot be read stays in the output as text, with an error part saying why;
@@ -87,6 +91,8 @@ struct Block {
     /// The bytes of `raw` that hold completed calls: what stays a call span if the rest of the
     /// block breaks.
     good: usize,
+    /// The call was opened by the scanner's second frame (see [`FramedScanner::alt_frame`]).
+    alt: bool,
 }
 
 impl Block {
@@ -99,6 +105,7 @@ impl Block {
             in_section,
             calls: 0,
             good: 0,
+            alt: false,
         }
     }
 
@@ -260,6 +267,8 @@ pub(crate) struct FramedScanner {
     text_seen: bool,
     /// The markup buffer of the block that ended last.
     spare_raw: String,
+    /// A second frame of one call: its opening and closing markers.
+    alt: Option<(&'static str, &'static str)>,
 }
 
 impl FramedScanner {
@@ -281,6 +290,35 @@ impl FramedScanner {
             line_start: true,
             text_seen: false,
             spare_raw: String::new(),
+            alt: None,
+        }
+    }
+
+    /// Also reads calls framed by `begin` … `end` (a call, not a section: the body as the
+    /// format's own calls have it), a second way the family writes them. A `begin` that is a
+    /// plain word and is not followed by a call's JSON is text.
+    pub(crate) fn alt_frame(mut self, begin: &'static str, end: &'static str) -> Self {
+        self.alt = Some((begin, end));
+        let b = begin.as_bytes()[0];
+        if !self.openers.contains(&b) {
+            self.openers.push(b);
+        }
+        self
+    }
+
+    /// The marker that opened `b`'s calls.
+    fn begin_of(&self, b: &Block) -> &'static str {
+        match self.alt {
+            Some((begin, _)) if b.alt => begin,
+            _ => self.syntax.call_begin,
+        }
+    }
+
+    /// The marker that closes a call of `b`.
+    fn end_of(&self, b: &Block) -> Option<&'static str> {
+        match self.alt {
+            Some((_, end)) if b.alt => Some(end),
+            _ => self.syntax.call_end,
         }
     }
 
@@ -399,11 +437,22 @@ impl FramedScanner {
                 self.state = State::Header(b, String::new());
                 return j + call.len();
             }
+            if let Some((alt, _)) = self.alt
+                && rest.starts_with(alt)
+            {
+                em.text(&text[i..j]);
+                let mut b = Block::new(base + j, false, std::mem::take(&mut self.spare_raw));
+                b.raw.push_str(alt);
+                b.alt = true;
+                self.state = State::Header(b, String::new());
+                return j + alt.len();
+            }
             if is_partial(rest, call)
                 || self
                     .syntax
                     .section
                     .is_some_and(|(begin, _)| is_partial(rest, begin))
+                || self.alt.is_some_and(|(alt, _)| is_partial(rest, alt))
             {
                 em.text(&text[i..j]);
                 return self.held.hold(text, j, base);
@@ -463,8 +512,10 @@ impl FramedScanner {
         k
     }
 
-    /// A section that ends without its close marker: after calls it stands (the whitespace
-    /// read since is text); without any, its opening was not a call.
+    /// A section that ends without its close marker (something else follows, the output ends, or
+    /// a reasoning marker comes between its calls): after calls it stands (the whitespace read
+    /// since is text); without any, its opening was not a call, and all of its markup (what
+    /// the section held back included) is a malformed span.
     fn end_section_early(&mut self, b: Block, em: &mut Emitter) {
         if b.calls > 0 {
             let (_, rest) = b.split_good(em);
@@ -540,7 +591,13 @@ impl FramedScanner {
                     if !keep {
                         b.raw.push_str(&text[j..j + len]);
                     }
-                    self.open_body(b, head, *begin == ArgsBegin::KeyedArray, em);
+                    if *begin == ArgsBegin::Object
+                        && let Some(junk) = self.junk_before_array(&head)
+                    {
+                        self.open_array_after_junk(b, junk, em);
+                    } else {
+                        self.open_body(b, head, *begin == ArgsBegin::KeyedArray, em);
+                    }
                     return j + len;
                 }
             }
@@ -548,7 +605,7 @@ impl FramedScanner {
                 head.push_str(&text[i..j]);
                 b.raw.push_str(&text[i..j]);
                 self.state = State::Text;
-                if self.plain_word() {
+                if self.plain_word(&b) {
                     // A marker that is a plain word (`functools`) followed by something other
                     // than an array: it was text.
                     let (_, rest) = b.split_good(em);
@@ -586,16 +643,16 @@ impl FramedScanner {
     /// Whether a call ends where its JSON ends, with nothing after it that may still be the
     /// call's (no suffix, no close marker, no separator to another call): Mistral's
     /// `[TOOL_CALLS]f[ARGS]{…}`.
-    fn ends_with_json(&self) -> bool {
+    fn ends_with_json(&self, b: &Block) -> bool {
         self.syntax.args_suffix.is_none()
-            && self.syntax.call_end.is_none()
+            && self.end_of(b).is_none()
             && self.syntax.separator.is_none()
     }
 
-    /// Whether the call marker is a plain word (`functools`) rather than a special token.
-    fn plain_word(&self) -> bool {
-        self.syntax
-            .call_begin
+    /// Whether the marker that opened `b` is a plain word (`functools`) rather than a special
+    /// token.
+    fn plain_word(&self, b: &Block) -> bool {
+        self.begin_of(b)
             .bytes()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric())
@@ -609,6 +666,45 @@ impl FramedScanner {
             .all(|b| !matches!(b, ArgsBegin::Marker(_)))
             && !self.syntax.args_begin.is_empty()
             && (self.syntax.header)("").is_none()
+    }
+
+    /// Where a format's calls may be an array of envelopes, a header that is stray text and then
+    /// the array's `[` (`[TOOL_CALLS]  junk [{…}]`, read up to the first item's `{`): the stray
+    /// text, trimmed.
+    fn junk_before_array(&self, head: &str) -> Option<String> {
+        if !self.syntax.args_begin.contains(&ArgsBegin::Array) {
+            return None;
+        }
+        let junk = head.trim_end().strip_suffix('[')?.trim();
+        (!junk.is_empty()).then(|| junk.chars().take(80).collect())
+    }
+
+    /// The array of envelopes after stray text: its `[` was read into the header. The calls are
+    /// read; the stray text stays in the call's markup, and an error says it was ignored.
+    fn open_array_after_junk(&mut self, b: Block, junk: String, em: &mut Emitter) {
+        let mut env = Envelope::new(self.tools.clone(), false, true);
+        let mut lexer = Lexer::new();
+        // The `[` is whole JSON so far: the lexer wants more.
+        let _ = lexer.feed("[", &mut env);
+        em.error(ErrorPart::reason(
+            "ignored-text",
+            format!(
+                "text between {} and the calls' JSON is not part of a call: {junk}",
+                self.begin_of(&b)
+            ),
+        ));
+        self.state = State::Body(
+            b,
+            Box::new(Open {
+                lexer,
+                body: Body::Envelopes {
+                    env,
+                    id: None,
+                    name: None,
+                    failed: None,
+                },
+            }),
+        );
     }
 
     /// The header is read: start the body (or report a header that names no tool).
@@ -656,7 +752,7 @@ impl FramedScanner {
 
     /// A broken call: with a close marker to look for, skip to it; else it ends here.
     fn skip_or_fail(&mut self, b: Block, why: String, em: &mut Emitter) {
-        if self.syntax.call_end.is_some() {
+        if self.end_of(&b).is_some() {
             self.state = State::Skip(b, why);
         } else {
             self.malformed(b, None, "malformed-tool-call", &why, em);
@@ -689,7 +785,7 @@ impl FramedScanner {
             self.skip_or_fail(b, why, em);
             return i + consumed;
         }
-        if done && self.ends_with_json() {
+        if done && self.ends_with_json(&b) {
             // Nothing can follow the JSON that belongs to the call: it ends here, now.
             self.complete(b, open, em);
         } else if done {
@@ -744,7 +840,7 @@ impl FramedScanner {
                 return self.held.hold(text, k, base);
             }
         }
-        if let Some(end) = self.syntax.call_end {
+        if let Some(end) = self.end_of(&b) {
             if rest.starts_with(end) {
                 take(&mut b, &mut after, end);
                 self.complete(b, open, em);
@@ -873,7 +969,7 @@ impl FramedScanner {
         base: usize,
         em: &mut Emitter,
     ) -> usize {
-        let end = self.syntax.call_end.expect("skipping needs a close marker");
+        let end = self.end_of(&b).expect("skipping needs a close marker");
         let rest = &text[i..];
         match rest.find(end) {
             Some(p) => {
@@ -1026,7 +1122,7 @@ impl FramedScanner {
                     );
                 }
             }
-            State::Header(mut b, _) if self.headerless() && self.plain_word() => {
+            State::Header(mut b, _) if self.headerless() && self.plain_word(&b) => {
                 // `functools` and nothing after it: a word, not a call.
                 b.raw.push_str(&held);
                 let (_, rest) = b.split_good(em);
@@ -1094,8 +1190,14 @@ impl Scanner for FramedScanner {
         FramedScanner::finish(self, em)
     }
 
+    /// Between the calls of a section, or after a call's JSON (waiting only for its close), a
+    /// reasoning marker cannot be a call's own text: it is the model moving on, and the section
+    /// ends there (see [`Scanner::cut`]).
     fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text | State::Bare(_))
+        !matches!(
+            self.state,
+            State::Text | State::Bare(_) | State::Section(_) | State::After(..)
+        )
     }
 
     /// After a call's JSON, with no suffix still to come and no close marker required (a
@@ -1103,18 +1205,32 @@ impl Scanner for FramedScanner {
     fn in_args(&self) -> bool {
         match &self.state {
             State::Text | State::Bare(_) => false,
-            State::After(_, _, after) => {
-                (self.syntax.args_suffix.is_some() && !after.suffixed)
-                    || self.syntax.call_end.is_some()
+            State::After(b, _, after) => {
+                (self.syntax.args_suffix.is_some() && !after.suffixed) || self.end_of(b).is_some()
             }
             _ => true,
         }
     }
 
     fn cut(&mut self, em: &mut Emitter) {
-        if let State::Bare(bare) = std::mem::replace(&mut self.state, State::Text) {
+        match std::mem::replace(&mut self.state, State::Text) {
             // A reasoning marker follows: the candidate is not alone at the end; text.
-            em.text(&bare.raw);
+            State::Bare(bare) => em.text(&bare.raw),
+            // A reasoning marker after a call's JSON: the call stands as read (its close is
+            // missing, forgiven), and its section ends with it.
+            State::After(b, open, mut after) => {
+                after.trailing.push_str(&self.held.take());
+                self.complete_before(b, open, &after.trailing, em);
+                if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
+                    self.end_section_early(b, em);
+                }
+            }
+            // Between a section's calls: the section ends without its close.
+            State::Section(mut b) => {
+                b.raw.push_str(&self.held.take());
+                self.end_section_early(b, em);
+            }
+            other => self.state = other,
         }
         if matches!(self.state, State::Text) {
             em.text(&self.held.take());

@@ -1,7 +1,9 @@
 //! The harmony channel reader: messages with a header (`<|start|>` role, `<|channel|>` channel,
 //! `to=` recipient, `<|constrain|>` type) up to `<|message|>`, then content up to an end token;
-//! a recipient makes the message a call, the `analysis` channel is reasoning. The format is
-//! `formats/harmony.rs`.
+//! a recipient makes the message a call, the `analysis` channel is reasoning. An output that
+//! writes a space after its special tokens (`<|channel|> analysis<|message|> …`) reads the same:
+//! header words are split on whitespace anyway, and one space after `<|message|>` or an end
+//! token is format. The format is `formats/harmony.rs`.
 
 use crate::args::ArgsWriter;
 use crate::json::lexer::find1;
@@ -176,6 +178,18 @@ pub(crate) struct HarmonyScanner {
     tools: ToolSet,
     state: State,
     held: Holdback,
+    /// The output writes a space after its special tokens (LLM-jp's tokenizer does): seen in a
+    /// header, and from then on one space after `<|message|>` or an end token is format.
+    spaced: bool,
+    /// One space, if the next byte is one, is format (see `spaced`).
+    eat_space: bool,
+}
+
+/// Whether a header shows the spaced style: a space right after one of its special tokens.
+fn spaced_header(raw: &str) -> bool {
+    [START, CHANNEL, CONSTRAIN]
+        .iter()
+        .any(|t| raw.contains(&format!("{t} ")[..]))
 }
 
 fn emit(em: &mut Emitter, kind: Kind, s: &str) {
@@ -205,6 +219,8 @@ impl HarmonyScanner {
                 start: 0,
             },
             held: Holdback::default(),
+            spaced: false,
+            eat_space: false,
         }
     }
 
@@ -225,6 +241,15 @@ impl HarmonyScanner {
         base: usize,
         em: &mut Emitter,
     ) -> usize {
+        if std::mem::take(&mut self.eat_space) && text.as_bytes()[i] == b' ' {
+            let at = base + i;
+            em.span(at, at + 1, SpanKind::Markup);
+            self.state = State::Content {
+                kind,
+                start: at + 1,
+            };
+            return i + 1;
+        }
         match find_token(text, i) {
             Found::None => {
                 emit(em, kind, &text[i..]);
@@ -250,6 +275,7 @@ impl HarmonyScanner {
                     END | CALL | RETURN => {
                         Self::close_content(kind, start, at, em);
                         em.span(at, at + t.len(), SpanKind::Markup);
+                        self.eat_space = self.spaced;
                         self.state = State::Content {
                             kind: Kind::Text,
                             start: at + t.len(),
@@ -350,6 +376,7 @@ impl HarmonyScanner {
     /// A header was read: a call, reasoning, or text follows.
     fn open_message(&mut self, start: usize, raw: String, em: &mut Emitter) {
         let info = HeaderInfo::read(&raw);
+        self.spaced |= spaced_header(&raw);
         match info.callee() {
             Some(name) if valid_name(name) => {
                 let tool = self.tools.get_arc(name).cloned();
@@ -402,6 +429,7 @@ impl HarmonyScanner {
             None => {
                 let end = start + raw.len();
                 em.span(start, end, SpanKind::Markup);
+                self.eat_space = self.spaced;
                 let kind = if info.channel.as_deref() == Some("analysis") {
                     Kind::Reasoning
                 } else {
@@ -474,6 +502,7 @@ impl HarmonyScanner {
             call.raw.push_str(&trailing);
             call.raw.push_str(t);
             self.complete(call, em);
+            self.eat_space = self.spaced;
             return k + t.len();
         }
         if TOKENS
@@ -551,6 +580,7 @@ impl HarmonyScanner {
                         raw.push_str(&text[i..j + t.len()]);
                         let call = call.map(|(id, n)| (Some(id), n));
                         self.malformed(start, raw, call, "malformed-tool-call", &why, em);
+                        self.eat_space = self.spaced;
                         return j + t.len();
                     }
                     START | CHANNEL => {
@@ -617,6 +647,7 @@ impl HarmonyScanner {
 impl Scanner for HarmonyScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         if let State::Content { kind, .. } = self.state
+            && !self.eat_space
             && self.held.is_empty()
             && find1(b'<', piece.as_bytes()).is_none()
         {

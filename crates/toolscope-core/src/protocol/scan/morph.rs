@@ -1,6 +1,8 @@
 //! The morph engine: a call is an element named after the tool, `<NAME><KEY>value</KEY></NAME>`,
-//! its children the arguments (nested elements are objects, repeated ones arrays). The format
-//! that uses it is `formats/morph_xml.rs`.
+//! its children the arguments (nested elements are objects, repeated ones arrays). Two ways
+//! models write it wrong are read too: the tool's name on a line of its own (`get_weather` or
+//! `get_weather:`) followed by argument tags the schema lists, and a tool's tag with spaces after
+//! its `<` (`< get_location/>`). The format that uses it is `formats/morph_xml.rs`.
 
 use std::sync::Arc;
 
@@ -123,6 +125,34 @@ pub struct MorphScanner {
     held: Holdback,
     /// The input has ended: what was held for lookahead is decided without it.
     at_end: bool,
+    /// The next byte to arrive is at the start of a line (after spaces or tabs).
+    line_start: bool,
+}
+
+/// How many spaces may follow a tag's `<`, or precede a tool's name on its line.
+const MAX_SPACES: usize = 16;
+
+/// The longest tool name looked for at the start of a line.
+const MAX_NAME: usize = 256;
+
+/// Whether the line state after `text` is the start of a line, given `was` before it.
+fn line_start_after(text: &str, was: bool) -> bool {
+    match text.trim_end_matches([' ', '\t']).as_bytes().last() {
+        Some(b) => *b == b'\n',
+        None => was,
+    }
+}
+
+/// A byte of a tool's name written bare on its line.
+fn is_bare_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.') || b >= 0x80
+}
+
+/// Whether `tool`'s schema lists `arg` among its properties (a schema without properties
+/// does not vouch for a bare name line).
+fn lists_argument(tool: &Tool, arg: &str) -> bool {
+    let root = crate::schema::resolve(tool.schema(), tool.schema());
+    property_schema(root, arg, root).is_some()
 }
 
 impl Scanner for MorphScanner {
@@ -146,12 +176,18 @@ impl MorphScanner {
             state: State::Text,
             held: Holdback::default(),
             at_end: false,
+            line_start: true,
         }
     }
 
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: only a `<` can start anything.
-        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
+        // Plain text with nothing held, not at a line's start and without a line break: only a
+        // `<` can start anything.
+        if matches!(self.state, State::Text)
+            && !self.line_start
+            && find1(b'\n', piece.as_bytes()).is_none()
+            && self.held.pass_plain_text(piece, em)
+        {
             return;
         }
         // Inside a string argument, text without markup (`<`, `&`, or CDATA's end) is content
@@ -159,6 +195,7 @@ impl MorphScanner {
         if let State::InParam(call, p) = &mut self.state {
             let plain = !p.in_cdata && !matches!(p.mode, ParamMode::Tree(_));
             if plain && self.held.is_empty() && find2(b'<', b'&', piece.as_bytes()).is_none() {
+                self.line_start = line_start_after(piece, self.line_start);
                 self.held.advance(piece.len());
                 call.raw.push_str(piece);
                 content(call, p, piece);
@@ -183,6 +220,12 @@ impl MorphScanner {
                 State::Skip(call) => self.skip(call, text, i, base, em),
             };
         }
+        let read = if self.held.is_empty() {
+            text.len()
+        } else {
+            self.held.held_start() - base
+        };
+        self.line_start = line_start_after(&text[..read], self.line_start);
         if let State::InParam(call, _) | State::Between(call) | State::Body(call, _) =
             &mut self.state
             && let Some(id) = &call.id
@@ -194,10 +237,26 @@ impl MorphScanner {
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
+        if line_start_after(&text[..i], self.line_start)
+            && let Some(next) = self.name_line(text, i, i, base, em)
+        {
+            return next;
+        }
         let mut j = i;
-        while let Some(p) = find1(b'<', &bytes[j..]) {
+        while let Some(p) = find2(b'<', b'\n', &bytes[j..]) {
             let at = j + p;
-            match match_tool_open(text, at, &self.tools) {
+            if bytes[at] == b'\n' {
+                if let Some(next) = self.name_line(text, i, at + 1, base, em) {
+                    return next;
+                }
+                j = at + 1;
+                continue;
+            }
+            let open = match match_tool_open(text, at, &self.tools) {
+                ToolOpen::No => self.spaced_tool_open(text, at),
+                found => found,
+            };
+            match open {
                 ToolOpen::Open {
                     name,
                     len,
@@ -208,20 +267,7 @@ impl MorphScanner {
                         em.text("<");
                         return at + 1;
                     };
-                    let mut call = Box::new(Call {
-                        name,
-                        writer: ArgsWriter::new(Some(tool.clone())),
-                        tool,
-                        start: base + at,
-                        raw: text[at..at + len].to_string(),
-                        id: None,
-                        args: HeldArgs::default(),
-                        last_param_end: base + at + len,
-                        trailing: String::new(),
-                        failed: None,
-                    });
-                    // Writing into a fresh writer cannot be refused.
-                    let _ = call.writer.begin_object();
+                    let call = new_call(name, tool, base + at, &text[at..at + len]);
                     if self_closing {
                         self.close_call(call, base + at + len, em);
                     } else {
@@ -259,6 +305,149 @@ impl MorphScanner {
         }
         em.text(&text[i..]);
         text.len()
+    }
+
+    /// A tool's open tag with spaces after its `<` (`< get_location/>`, `<  get_weather>`) at
+    /// `text[at]`: the spaces, the tool's name, optional spaces, then `>` or `/>`.
+    fn spaced_tool_open(&self, text: &str, at: usize) -> ToolOpen {
+        let bytes = text.as_bytes();
+        let mut k = at + 1;
+        while k < bytes.len() && matches!(bytes[k], b' ' | b'\t') && k - at <= MAX_SPACES {
+            k += 1;
+        }
+        if k == at + 1 || k - at > MAX_SPACES {
+            return ToolOpen::No;
+        }
+        let may_follow = !self.at_end;
+        if k == bytes.len() {
+            return if may_follow {
+                ToolOpen::Partial
+            } else {
+                ToolOpen::No
+            };
+        }
+        let n = k;
+        while k < bytes.len() && xml::is_name_byte(bytes[k]) && k - n <= MAX_NAME {
+            k += 1;
+        }
+        let name = &text[n..k];
+        if k == bytes.len() {
+            let prefix = !name.is_empty() && self.tools.iter().any(|t| t.name().starts_with(name));
+            return if may_follow && prefix {
+                ToolOpen::Partial
+            } else {
+                ToolOpen::No
+            };
+        }
+        if self.tools.get(name).is_none() {
+            return ToolOpen::No;
+        }
+        while k < bytes.len() && xml::is_ws(bytes[k]) && k - n <= MAX_NAME + MAX_SPACES {
+            k += 1;
+        }
+        let self_closing = bytes.get(k) == Some(&b'/');
+        let close = k + usize::from(self_closing);
+        match bytes.get(close) {
+            Some(b'>') => ToolOpen::Open {
+                name: name.to_string(),
+                len: close + 1 - at,
+                self_closing,
+            },
+            None if may_follow => ToolOpen::Partial,
+            _ => ToolOpen::No,
+        }
+    }
+
+    /// A tool's name written on a line of its own (the line starts at `ls`; text not yet given
+    /// out starts at `i`), `get_weather` or `get_weather:`, followed (after blank space) by an
+    /// argument tag its schema lists: a call whose element is missing, opened at the name and
+    /// reported. `None` when the line is not one; the offset to read on from when it is, or
+    /// when the text ends before it can be told (the line is held).
+    fn name_line(
+        &mut self,
+        text: &str,
+        i: usize,
+        ls: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let may_follow = !self.at_end;
+        let mut n = ls;
+        while n < bytes.len() && matches!(bytes[n], b' ' | b'\t') && n - ls <= MAX_SPACES {
+            n += 1;
+        }
+        if n == bytes.len() || n - ls > MAX_SPACES {
+            return None;
+        }
+        let mut k = n;
+        while k < bytes.len() && is_bare_name_byte(bytes[k]) && k - n <= MAX_NAME {
+            k += 1;
+        }
+        // A name is at most MAX_NAME long; `text[n..k]` stops at a char boundary (the loop
+        // stopped at an ASCII byte or the end) unless it was cut by the limit.
+        if k == n || k - n > MAX_NAME || !text.is_char_boundary(k) {
+            return None;
+        }
+        let hold = |this: &mut Self, em: &mut Emitter| {
+            em.text(&text[i..n]);
+            Some(this.held.hold(text, n, base))
+        };
+        let name = &text[n..k];
+        if k == bytes.len() {
+            let prefix = self.tools.iter().any(|t| t.name().starts_with(name));
+            return if may_follow && prefix {
+                hold(self, em)
+            } else {
+                None
+            };
+        }
+        let tool = self.tools.get_arc(name).cloned()?;
+        if bytes[k] == b':' {
+            k += 1;
+        }
+        while k < bytes.len()
+            && matches!(bytes[k], b' ' | b'\t' | b'\r')
+            && k - n <= MAX_NAME + MAX_SPACES
+        {
+            k += 1;
+        }
+        if k == bytes.len() {
+            return if may_follow { hold(self, em) } else { None };
+        }
+        if bytes[k] != b'\n' {
+            return None;
+        }
+        let line_end = k;
+        while k < bytes.len() && xml::is_ws(bytes[k]) && k - line_end <= MAX_DECIDING_WS {
+            k += 1;
+        }
+        if k == bytes.len() {
+            return if may_follow { hold(self, em) } else { None };
+        }
+        if bytes[k] != b'<' {
+            return None;
+        }
+        match parse_tag(text, k) {
+            Tag::Incomplete if may_follow => hold(self, em),
+            Tag::Open { name: arg, .. } if lists_argument(&tool, arg) => {
+                em.text(&text[i..n]);
+                em.error(ErrorPart {
+                    tool_name: Some(name.to_string()),
+                    ..ErrorPart::reason(
+                        "missing-call-tag",
+                        format!(
+                            "read as a call of {name} although its name stands on a line of its \
+                             own instead of <{name}> around the arguments"
+                        ),
+                    )
+                });
+                let call = new_call(name.to_string(), tool, base + n, &text[n..k]);
+                self.state = State::Open(call);
+                Some(k)
+            }
+            _ => None,
+        }
     }
 
     /// Between arguments (`started`: at least one argument was seen).
@@ -1037,6 +1226,25 @@ fn push_tree(p: &mut Param, s: &str) {
     if let ParamMode::Tree(buf) = &mut p.mode {
         buf.push_str(s);
     }
+}
+
+/// A call opened at `start` by `opening` (its open tag, or its name line).
+fn new_call(name: String, tool: Arc<Tool>, start: usize, opening: &str) -> Box<Call> {
+    let mut call = Box::new(Call {
+        name,
+        writer: ArgsWriter::new(Some(tool.clone())),
+        tool,
+        start,
+        raw: opening.to_string(),
+        id: None,
+        args: HeldArgs::default(),
+        last_param_end: start + opening.len(),
+        trailing: String::new(),
+        failed: None,
+    });
+    // Writing into a fresh writer cannot be refused.
+    let _ = call.writer.begin_object();
+    call
 }
 
 /// The complete value of an argument (its closing separator dropped).

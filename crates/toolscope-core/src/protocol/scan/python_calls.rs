@@ -17,6 +17,10 @@
 //! name that is not a tool gives an `unknown-tool` error). Only that ambiguous start (`[get_wea`
 //! at a chunk's end) is held back; text streams out as it comes.
 //!
+//! Bare call lines (Granite's form, [`PySyntax::lines`]): a call of an offered tool alone at the
+//! start of a line, `get_weather(city="SF")`, no brackets and no markers, is a call; its name
+//! must be a tool's and be followed directly by `(`, else the line is text, with no error.
+//!
 //! Each call begins as soon as its `name(` is read; its arguments stream as canonical JSON
 //! through the [`ArgsWriter`] (string pieces as they arrive, other values once complete).
 //! Positional arguments are named by the tool's schema, in the order of its properties; for a
@@ -45,6 +49,9 @@ pub(crate) struct PySyntax {
     pub wrap: Option<(&'static str, &'static str)>,
     /// A list is also read bare in text.
     pub bare: bool,
+    /// A call of an offered tool alone at the start of a line, without a list around it, is
+    /// read too (one call per line).
+    pub lines: bool,
 }
 
 /// The longest a call's name may be.
@@ -760,6 +767,8 @@ struct ListReader {
     any_name: bool,
     /// The list is inside the format's markers.
     wrapped: bool,
+    /// Not a list: one call, bare at the start of a line; it ends at its `)`.
+    single: bool,
     st: St,
     call: Option<Call>,
     value: ValueReader,
@@ -780,12 +789,21 @@ impl ListReader {
             tools,
             any_name,
             wrapped,
+            single: false,
             st: St::BeforeName { gap: 0 },
             call: None,
             value: ValueReader::new(),
             calls: 0,
             pos: 0,
             good: 0,
+        }
+    }
+
+    /// One call bare at a line's start (a tool's name, then `(` right after it).
+    fn single_line(tools: ToolSet) -> Self {
+        ListReader {
+            single: true,
+            ..ListReader::new(tools, false, false)
         }
     }
 
@@ -895,6 +913,10 @@ impl ListReader {
                     return fail("a call's name must be followed by '('");
                 }
                 let (name, gap) = (std::mem::take(name), *gap);
+                if self.single && gap > 0 {
+                    // `search (the web)`: prose, not a call line.
+                    return fail("not a call line");
+                }
                 let tool = self.tools.get_arc(&name).cloned();
                 if self.undecided()
                     && !self.wrapped
@@ -1107,7 +1129,7 @@ impl ListReader {
                 }
                 self.calls += 1;
                 self.good = self.pos + i + 1;
-                self.st = St::AfterCall;
+                self.st = if self.single { St::Done } else { St::AfterCall };
                 Ok(i + 1)
             }
             Err(e) => {
@@ -1205,16 +1227,27 @@ pub(crate) struct PyCallsScanner {
     held: Holdback,
     /// Only whitespace since the start of the line (a bare list may call any name there).
     line_blank: bool,
+    /// The first bytes of the tools' names (for bare call lines).
+    name_firsts: Vec<u8>,
 }
 
 impl PyCallsScanner {
     pub(crate) fn new(syntax: &'static PySyntax, tools: ToolSet) -> Self {
         PyCallsScanner {
             syntax,
-            tools,
             state: State::Text,
             held: Holdback::default(),
             line_blank: true,
+            name_firsts: {
+                let mut f: Vec<u8> = tools
+                    .iter()
+                    .filter_map(|t| t.name().bytes().next())
+                    .collect();
+                f.sort_unstable();
+                f.dedup();
+                f
+            },
+            tools,
         }
     }
 
@@ -1237,6 +1270,9 @@ impl PyCallsScanner {
     /// Whether `piece` has a byte that may open a list or a wrap.
     fn may_open(&self, piece: &str) -> bool {
         let b = piece.as_bytes();
+        if self.syntax.lines && (self.line_blank || crate::json::lexer::find1(b'\n', b).is_some()) {
+            return true;
+        }
         let open = self.syntax.wrap.map(|(o, _)| o.as_bytes()[0]);
         match (self.syntax.bare, open) {
             (true, Some(o)) => crate::json::lexer::find2(b'[', o, b).is_some(),
@@ -1251,7 +1287,7 @@ impl PyCallsScanner {
             return;
         }
         em.text(s);
-        if self.syntax.bare {
+        if self.syntax.bare || self.syntax.lines {
             self.line_blank = match s.rfind('\n') {
                 Some(p) => s[p + 1..].bytes().all(is_ws),
                 None => self.line_blank && s.bytes().all(is_ws),
@@ -1263,9 +1299,25 @@ impl PyCallsScanner {
         let bytes = text.as_bytes();
         let open = self.syntax.wrap.map(|(o, _)| o);
         let first = open.map(|o| o.as_bytes()[0]);
+        let mut blank = self.line_blank;
         let mut j = i;
         while j < bytes.len() {
             let c = bytes[j];
+            if self.syntax.lines {
+                if blank && self.name_firsts.contains(&c) {
+                    // Maybe a call alone on its line: the reader decides, from the name on.
+                    self.emit_text(&text[i..j], em);
+                    let b = Block::new(base + j, false);
+                    let reader = ListReader::single_line(self.tools.clone());
+                    self.state = State::List(b, Box::new(reader));
+                    return j;
+                }
+                if c == b'\n' {
+                    blank = true;
+                } else if !is_ws(c) {
+                    blank = false;
+                }
+            }
             if c == b'[' && self.syntax.bare {
                 self.emit_text(&text[i..j], em);
                 let mut b = Block::new(base + j, false);
@@ -1364,7 +1416,7 @@ impl PyCallsScanner {
             Outcome::Error(n, why) => {
                 b.raw.push_str(&rest[..n]);
                 if reader.calls > 0 {
-                    b.good = b.prefix + 1 + reader.good;
+                    b.good = b.prefix + usize::from(!reader.single) + reader.good;
                 }
                 self.fail(b, why, em);
                 i + n
@@ -1521,7 +1573,7 @@ impl Scanner for PyCallsScanner {
             State::List(mut b, mut reader) => {
                 b.raw.push_str(&held);
                 if reader.calls > 0 {
-                    b.good = b.prefix + 1 + reader.good;
+                    b.good = b.prefix + usize::from(!reader.single) + reader.good;
                 }
                 match reader.finish(em) {
                     Ok(()) if reader.calls == 0 => self.emit_text(&b.raw, em),
@@ -1681,6 +1733,7 @@ mod tests {
     static SYNTAX: PySyntax = PySyntax {
         wrap: Some(("<py>", "</py>")),
         bare: false,
+        lines: false,
     };
 
     fn make(tools: ToolSet) -> Box<dyn Scanner> {

@@ -1,5 +1,11 @@
 //! The yaml engine: a call is an element named after the tool whose body is a YAML mapping of
 //! the arguments. The format that uses it is `formats/yaml_xml.rs`.
+//!
+//! A model prompted for this format sometimes writes a hermes call instead: JSON in a
+//! `<tool_call>` element. A `<tool_call>` followed by `{` or `[` is handed to the framed engine,
+//! which reads the JSON as call envelopes (to `</tool_call>`, or to the JSON's end when the close
+//! is missing) and reports what breaks; anything else in `<tool_call>` is text as before, and
+//! the yaml-xml calls inside it are read.
 
 use std::sync::Arc;
 
@@ -11,6 +17,7 @@ use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
 use crate::part::{Coercion, ErrorPart};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args;
@@ -131,12 +138,62 @@ fn opens_block(tail: &[u8]) -> bool {
 enum State {
     Text,
     Body(Box<Call>),
+    /// A hermes call (JSON in `<tool_call>`), read by the framed engine until it is done.
+    Hermes,
+}
+
+/// The hermes call a model writes instead of this format's: call envelopes in `<tool_call>`.
+const HERMES_OPEN: &str = "<tool_call>";
+
+static HERMES: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: HERMES_OPEN,
+    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some("</tool_call>"),
+    separator: None,
+};
+
+/// The most whitespace looked through after `<tool_call>` for the JSON's first byte.
+const MAX_HERMES_WS: usize = 64;
+
+/// What follows a `<` in text, for a hermes call.
+enum HermesOpen {
+    /// `<tool_call>`, whitespace, then `{` or `[`.
+    Yes,
+    /// It may still become one.
+    Partial,
+    No,
+}
+
+fn hermes_open(text: &str, at: usize) -> HermesOpen {
+    let rest = &text.as_bytes()[at..];
+    let tag = HERMES_OPEN.as_bytes();
+    if rest.len() < tag.len() {
+        return if tag.starts_with(rest) {
+            HermesOpen::Partial
+        } else {
+            HermesOpen::No
+        };
+    }
+    if !rest.starts_with(tag) {
+        return HermesOpen::No;
+    }
+    let after = &rest[tag.len()..];
+    match after.iter().position(|b| !xml::is_ws(*b)) {
+        Some(p) if p <= MAX_HERMES_WS && matches!(after[p], b'{' | b'[') => HermesOpen::Yes,
+        None if after.len() <= MAX_HERMES_WS => HermesOpen::Partial,
+        _ => HermesOpen::No,
+    }
 }
 
 pub struct YamlScanner {
     tools: ToolSet,
     state: State,
     held: Holdback,
+    /// Reads the hermes calls (see [`State::Hermes`]), in the output's coordinates.
+    hermes: FramedScanner,
 }
 
 /// A tool's open tag at `text[j]`: plain (`<name>`), self-closed (`<name/>`, no arguments) or
@@ -239,6 +296,7 @@ impl Scanner for YamlScanner {
 impl YamlScanner {
     pub fn new(tools: ToolSet) -> Self {
         YamlScanner {
+            hermes: FramedScanner::new(&HERMES, tools.clone()),
             tools,
             state: State::Text,
             held: Holdback::default(),
@@ -257,8 +315,31 @@ impl YamlScanner {
             i = match std::mem::replace(&mut self.state, State::Text) {
                 State::Text => self.text(text, i, base, em),
                 State::Body(call) => self.body(call, text, i, base, em),
+                State::Hermes => self.hermes(text, i, base, em),
             };
         }
+    }
+
+    /// A hermes call: the framed engine reads it a character at a time, so that it stops
+    /// where the call ends and this scanner reads on from there.
+    fn hermes(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        if self.hermes.idle() {
+            let passed = base + i - self.hermes.pos();
+            if passed > 0 {
+                self.hermes.pass_over(passed);
+            }
+        }
+        let mut k = i;
+        while k < text.len() {
+            let n = text[k..].chars().next().map_or(1, char::len_utf8);
+            self.hermes.feed(&text[k..k + n], em);
+            k += n;
+            if self.hermes.idle() {
+                return k;
+            }
+        }
+        self.state = State::Hermes;
+        k
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -312,7 +393,18 @@ impl YamlScanner {
                     em.span(base + at, base + at + len, SpanKind::Malformed);
                     return at + len;
                 }
-                Open::No => j = at + 1,
+                Open::No => match hermes_open(text, at) {
+                    HermesOpen::Yes => {
+                        em.text(&text[i..at]);
+                        self.state = State::Hermes;
+                        return at;
+                    }
+                    HermesOpen::Partial => {
+                        em.text(&text[i..at]);
+                        return self.held.hold(text, at, base);
+                    }
+                    HermesOpen::No => j = at + 1,
+                },
             }
         }
         em.text(&text[i..]);
@@ -467,6 +559,10 @@ impl YamlScanner {
                 call.raw.push_str(&hold);
                 let end = call.start + call.raw.len();
                 self.complete(&call, end, true, em);
+            }
+            State::Hermes => {
+                em.text(&hold);
+                self.hermes.finish(em);
             }
         }
     }
