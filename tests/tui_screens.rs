@@ -818,3 +818,16 @@ fn the_tool_choice_is_found_by_typing() {
         toolscope_core::tool::ToolChoice::Tool("write_file".into())
     );
 }
+
+/// At 80×24, after one call, the conversation shows the question, the call and the result
+/// field (the Prompt pane takes more of a short screen once there is a conversation).
+#[test]
+fn the_conversation_after_one_call_fits_at_80x24() {
+    let mut a = app(80, 24);
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("you     What's the weather"), "{s}");
+    assert!(s.contains("model   → get_weather"), "{s}");
+    assert!(s.contains("result  get_weather"), "{s}");
+}

@@ -58,7 +58,14 @@ pub fn screen(area: Rect, app: &App) -> Screen {
             status,
         });
     }
-    let top_height = (body.height * 9 / 20).max(9);
+    // Once there is a conversation the Prompt pane needs the room more than Raw and Parts do
+    // on a short screen: at 80×24 the question, the call and its result field all show.
+    let share = if app.prompt.history().is_empty() || body.height >= 40 {
+        9
+    } else {
+        13
+    };
+    let top_height = (body.height * share / 20).max(9);
     let [top, bottom] =
         Layout::vertical([Constraint::Length(top_height), Constraint::Min(0)]).areas(body);
     let [tools, right] =
