@@ -59,6 +59,8 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::invoke::DEEPSEEK_DSML,
     &formats::glm::GLM45,
     &formats::glm::GLM47,
+    &formats::glm::HY_V3,
+    &formats::glm::SOLAR_OPEN,
     &formats::pythonic::Pythonic,
     &formats::lfm2::Lfm2,
     &formats::gemma4::Gemma4,

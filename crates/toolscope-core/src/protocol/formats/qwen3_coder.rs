@@ -125,6 +125,7 @@ pub const QWEN: Dialect = Dialect {
     }],
     function: Opener::Named("<function="),
     function_close: "</function",
+    name_sep: None,
     parameter: Opener::Named("<parameter="),
     parameter_close: "</parameter",
     separators: true,

@@ -185,6 +185,9 @@ pub struct Dialect {
     /// How a function opens, and the literal of its close tag (`</function`).
     pub function: Opener,
     pub function_close: &'static str,
+    /// A tag that may follow a function's name written as text (HY3's `<tool_sep>` after
+    /// `<tool_call>NAME`): part of the function's opening, not its body.
+    pub name_sep: Option<&'static str>,
     /// How a parameter opens, and the literal of its close tag (`</parameter`).
     pub parameter: Opener,
     pub parameter_close: &'static str,
@@ -214,7 +217,9 @@ pub enum Opener {
     /// The literal, then the name as text up to a newline or a `<`: GLM's `<tool_call>NAME`.
     Bare(&'static str),
     /// The name as the text of a key element, then the value's open tag: GLM's
-    /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them).
+    /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them). Where the key's
+    /// close tag opens the value itself (`<|tool_arg:start|>NAME<|tool_arg:value|>`), `value` is
+    /// empty.
     Keyed {
         key: &'static str,
         key_close: &'static str,
@@ -254,7 +259,13 @@ impl Dialect {
 
 /// The literal then a name as text, up to a newline or `<` (or the end of the output, `at_end`):
 /// `Some(Some((name, len)))`, where `len` does not count the byte that ended the name.
-fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(Range<usize>, usize)>> {
+fn bare(
+    text: &str,
+    j: usize,
+    lit: &str,
+    name_sep: Option<&str>,
+    at_end: bool,
+) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
     let lit = lit.as_bytes();
     if !after_literal(rest, lit)? {
@@ -272,7 +283,16 @@ fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(Range<u
         None => return Some(None),
     };
     let name = text[j + lit.len()..j + lit.len() + p].trim();
-    Some(Some((range_in(text, name), lit.len() + p)))
+    let mut len = lit.len() + p;
+    // The tag that may end the name belongs to the opening.
+    if let Some(sep) = name_sep {
+        match after_literal(&rest[len..], sep.as_bytes()) {
+            Some(true) => len += sep.len(),
+            Some(false) if !at_end && rest.len() > len => return Some(None),
+            _ => {}
+        }
+    }
+    Some(Some((range_in(text, name), len)))
 }
 
 /// A key element then the value's open tag: `<arg_key>NAME</arg_key>` `<arg_value>`.
@@ -304,6 +324,9 @@ fn keyed(
         Some(len) => len,
         None => return Some(None),
     };
+    if value.is_empty() {
+        return Some(Some((name, k - j)));
+    }
     let ws = k;
     while k < bytes.len() && is_ws(bytes[k]) {
         k += 1;
@@ -449,9 +472,8 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if may(d.function.lit()) {
         let opened = match d.function {
             Opener::Named(lit) => named(text, j, lit),
-            Opener::Bare(lit) => {
-                bare(text, j, lit, at_end).map(|r| r.map(|(name, len)| (name, len, false)))
-            }
+            Opener::Bare(lit) => bare(text, j, lit, d.name_sep, at_end)
+                .map(|r| r.map(|(name, len)| (name, len, false))),
             Opener::Keyed { .. } => None,
         };
         if let Some(r) = opened {
@@ -471,7 +493,7 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
             Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
-            Opener::Bare(lit) => bare(text, j, lit, at_end),
+            Opener::Bare(lit) => bare(text, j, lit, None, at_end),
             Opener::Keyed {
                 key,
                 key_close,
@@ -1635,6 +1657,7 @@ mod tests {
         }],
         function: Opener::Named("<fn="),
         function_close: "</fn",
+        name_sep: None,
         parameter: Opener::Named("<arg="),
         parameter_close: "</arg",
         separators: false,
