@@ -56,7 +56,7 @@ fn protocol(args: &ParseArgs) -> Result<Option<Protocol>, String> {
         }
         return Ok(None);
     };
-    let mut p = args.reasoning.apply(named.clone());
+    let mut p = args.reasoning.apply(named.clone())?;
     if args.call_start.is_some() || args.call_end.is_some() {
         let Some(mut d) = p.delimiters() else {
             return Err(format!(
@@ -126,7 +126,10 @@ pub fn run(args: ParseArgs) -> u8 {
         None => {
             let d = Protocol::detect(&tools, &bytes);
             report_detected(&d);
-            args.reasoning.apply(d.protocol)
+            match args.reasoning.apply(d.protocol) {
+                Ok(p) => p,
+                Err(e) => return fail_usage(&e),
+            }
         }
     };
     let chunk = if args.stream {

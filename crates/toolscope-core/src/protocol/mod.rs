@@ -60,6 +60,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::glm::GLM45,
     &formats::glm::GLM47,
     &formats::glm::HY_V3,
+    &formats::glm::HY_V4,
     &formats::glm::SOLAR_OPEN,
     &formats::pythonic::Pythonic,
     &formats::lfm2::Lfm2,

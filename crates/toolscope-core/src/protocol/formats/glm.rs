@@ -84,6 +84,7 @@ const GLM_DIALECT: Dialect = Dialect {
     },
     parameter_close: "</arg_value",
     separators: false,
+    suffixed: false,
     string_attr: None,
     function_shown: "<tool_call>NAME",
     parameter_shown: "<arg_key>…</arg_key><arg_value>…</arg_value>",
@@ -228,6 +229,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         },
         parameter_close: "<|tool_arg:end|",
         separators: false,
+        suffixed: false,
         string_attr: None,
         function_shown: "<|tool_call:start|>NAME",
         parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
@@ -235,76 +237,154 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
     gap: "\n ",
 };
 
+/// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
+/// checkpoint's suffix (`<tool_call:6124c78e>`), reasoning in `<think:SUFFIX>`. The parser
+/// learns the suffix from the first marker (and says so); `--marker-suffix` sets it.
+pub(crate) static HY_V4: Glm = Glm {
+    card: Card {
+        name: "hy-v4",
+        aliases: &["hy4"],
+        families: "Tencent HY v4",
+        servers: &[("vllm", "hy_v4")],
+        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            // Stems: a suffix and `>` complete them.
+            markers: Some(("<think:", "</think:")),
+            ..Reasoning::THINK
+        },
+    },
+    marks: Marks {
+        block: ("<tool_calls>", "</tool_calls>"),
+        call: "<tool_call>",
+        name_end: "",
+        after_name: "",
+        key: ("<arg_key>", "</arg_key>"),
+        value: ("<arg_value>", "</arg_value>"),
+        sep: "",
+        call_end: "</tool_call>",
+        join: "",
+        result: ("<tool_response>", "</tool_response>"),
+        tools: (
+            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+            "</tools>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<tool_calls",
+            close: "</tool_calls",
+        }],
+        suffixed: true,
+        function_shown: "<tool_call:…>NAME",
+        parameter_shown: "<arg_key:…>…</arg_key:…><arg_value:…>…</arg_value:…>",
+        ..GLM_DIALECT
+    },
+    gap: " ",
+};
+
+/// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
+const DEFAULT_SUFFIX: &str = "opensource";
+
 impl Glm {
+    /// Whether every marker carries a suffix.
+    fn suffixed(&self) -> bool {
+        self.dialect.suffixed
+    }
+
+    /// The suffix to write markers with: the protocol's setting, else the default; none for a
+    /// member whose markers carry none.
+    fn suffix<'a>(&self, p: &'a Protocol) -> Option<&'a str> {
+        self.suffixed()
+            .then(|| p.marker_suffix().unwrap_or(DEFAULT_SUFFIX))
+    }
+
+    /// A mark as written: with `:SUFFIX` before its `>` when there is a suffix.
+    fn m(mark: &str, sfx: Option<&str>) -> String {
+        match (sfx, mark.rfind('>')) {
+            (Some(sfx), Some(gt)) => format!("{}:{sfx}{}", &mark[..gt], &mark[gt..]),
+            _ => mark.to_string(),
+        }
+    }
+
     /// One call, without the block.
-    fn call(&self, name: &str, input: &Value) -> String {
+    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
         let m = &self.marks;
-        let mut s = format!("{}{name}{}{}", m.call, m.name_end, m.after_name);
+        let mut s = format!(
+            "{}{name}{}{}",
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
+            m.after_name
+        );
         if let Value::Object(args) = input {
             for (k, v) in args {
                 let text = prompt::value_text(v);
                 s.push_str(&format!(
                     "{}{k}{}{}{}{text}{}{}",
-                    m.key.0,
-                    m.key.1,
+                    Self::m(m.key.0, sfx),
+                    Self::m(m.key.1, sfx),
                     m.sep_between_key_and_value(),
-                    m.value.0,
-                    m.value.1,
+                    Self::m(m.value.0, sfx),
+                    Self::m(m.value.1, sfx),
                     m.sep
                 ));
             }
         }
-        s.push_str(m.call_end);
+        s.push_str(&Self::m(m.call_end, sfx));
         s
     }
 
     /// A turn's calls, in the block where the member writes one.
-    fn calls(&self, calls: &[(&str, &Value)]) -> String {
+    fn calls(&self, calls: &[(&str, &Value)], sfx: Option<&str>) -> String {
         let m = &self.marks;
         let body = calls
             .iter()
-            .map(|(name, input)| self.call(name, input))
+            .map(|(name, input)| self.call(name, input, sfx))
             .collect::<Vec<_>>()
             .join(m.join);
-        format!("{}{body}{}", m.block.0, m.block.1)
+        format!(
+            "{}{body}{}",
+            Self::m(m.block.0, sfx),
+            Self::m(m.block.1, sfx)
+        )
     }
 
     /// The format skeleton the prompt shows, which also recognises the prompt.
-    fn skeleton(&self) -> String {
+    fn skeleton(&self, sfx: Option<&str>) -> String {
         let m = &self.marks;
         let arg = |n: usize| {
             format!(
                 "{}{{arg-key-{n}}}{}{}{}{{arg-value-{n}}}{}{}",
-                m.key.0,
-                m.key.1,
+                Self::m(m.key.0, sfx),
+                Self::m(m.key.1, sfx),
                 m.sep_between_key_and_value(),
-                m.value.0,
-                m.value.1,
+                Self::m(m.value.0, sfx),
+                Self::m(m.value.1, sfx),
                 m.sep
             )
         };
         format!(
             "{}{{function-name}}{}{}{}{}...{}{}",
-            m.call,
-            m.name_end,
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
             m.after_name,
             arg(1),
             arg(2),
             m.sep,
-            m.call_end
+            Self::m(m.call_end, sfx)
         )
     }
 
-    fn system_prompt(&self, tools: &ToolSet) -> String {
+    fn system_prompt(&self, tools: &ToolSet, sfx: Option<&str>) -> String {
         let m = &self.marks;
         let (name, example) = prompt::example_call(tools);
+        let call = Self::m(m.call, sfx);
         let block = if m.block.0.is_empty() {
-            format!("Write one {} element per call.", m.call)
+            format!("Write one {call} element per call.")
         } else {
             format!(
-                "Write all the calls of a turn in one {} block, one {} element per call.",
-                m.block.0.trim(),
-                m.call
+                "Write all the calls of a turn in one {} block, one {call} element per call.",
+                Self::m(m.block.0.trim(), sfx),
             )
         };
         format!(
@@ -317,37 +397,48 @@ impl Glm {
             m.tools.0,
             prompt::json_tool_lines(tools, true, "", ""),
             m.tools.1,
-            self.skeleton(),
-            self.calls(&[(&name, &example)]),
-            m.result.0,
+            self.skeleton(sfx),
+            self.calls(&[(&name, &example)], sfx),
+            Self::m(m.result.0, sfx),
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        if !system.contains(&self.skeleton()) {
-            return None;
-        }
         let m = &self.marks;
+        let protocol = Protocol::from_name(self.card.name).ok()?;
+        let protocol = if !self.suffixed() {
+            system.contains(&self.skeleton(None)).then_some(protocol)?
+        } else {
+            // The suffix the skeleton was written with: the default is no setting.
+            let stem = &m.call[..m.call.len() - 1];
+            let at = system.find(&format!("{stem}:"))? + stem.len() + 1;
+            let sfx = &system[at..at + system[at..].find('>')?];
+            if !system.contains(&self.skeleton(Some(sfx))) {
+                return None;
+            }
+            let setting = (sfx != DEFAULT_SUFFIX).then_some(sfx);
+            protocol.with_marker_suffix(setting).ok()?
+        };
         let tools = prompt::read_json_tool_lines(system, m.tools.0, m.tools.1, "", "")?;
-        Some((Protocol::from_name(self.card.name).ok()?, tools))
+        Some((protocol, tools))
     }
 
     /// A key without its value, in a call whose name is a template leftover: the markup breaks
     /// where an argument belongs.
-    fn malformed_call(&self, input: &Value) -> String {
+    fn malformed_call(&self, input: &Value, sfx: Option<&str>) -> String {
         let m = &self.marks;
         let (key, _) = prompt::first_argument(input);
         format!(
             "{}{}{{{{ tc.name }}}}{}{}{}{key}{}{}{}{}",
-            m.block.0,
-            m.call,
-            m.name_end,
+            Self::m(m.block.0, sfx),
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
             m.after_name,
-            m.key.0,
-            m.key.1,
+            Self::m(m.key.0, sfx),
+            Self::m(m.key.1, sfx),
             m.sep,
-            m.call_end,
-            m.block.1
+            Self::m(m.call_end, sfx),
+            Self::m(m.block.1, sfx)
         )
     }
 }
@@ -368,15 +459,16 @@ impl ProtocolSpec for Glm {
     card_methods!(without markers);
 
     /// The call's opening with a name in it, then what follows the name: a key, or the call's
-    /// close. Any name: the shape tells the family, not the tools offered.
+    /// close. Any name: the shape tells the family, not the tools offered. (A suffixed member's
+    /// markers are known by their stems and a colon.)
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         let m = &self.marks;
-        let open = format!(
-            "{}{}{}",
-            m.call,
-            crate::protocol::text::fences::NAME,
-            m.name_end
-        );
+        let name = crate::protocol::text::fences::NAME;
+        if self.suffixed() {
+            let stem = |mark: &str| mark[..mark.len() - 1].to_string() + ":";
+            return vec![stem(m.block.0), stem(m.call)];
+        }
+        let open = format!("{}{name}{}", m.call, m.name_end);
         let gap = self.gap;
         let mut out = vec![
             format!("{open}{gap}{}", m.key.0),
@@ -388,38 +480,62 @@ impl ProtocolSpec for Glm {
         out
     }
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        Glm::system_prompt(self, tools)
+    fn takes_marker_suffix(&self) -> bool {
+        self.suffixed()
+    }
+
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
+        Glm::system_prompt(self, tools, self.suffix(p))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
         Glm::read_prompt(self, system)
     }
 
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        self.calls(&[(name, input)])
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.calls(&[(name, input)], self.suffix(p))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        self.calls(calls)
+    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
+        self.calls(calls, self.suffix(p))
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        let m = &self.marks;
-        format!("{}{}{result}{}{}", m.result.0, m.sep, m.sep, m.result.1)
+    fn format_result(&self, p: &Protocol, _name: &str, result: &str) -> String {
+        let (m, sfx) = (&self.marks, self.suffix(p));
+        format!(
+            "{}{}{result}{}{}",
+            Self::m(m.result.0, sfx),
+            m.sep,
+            m.sep,
+            Self::m(m.result.1, sfx)
+        )
     }
 
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        let m = &self.marks;
-        prompt::between(text, m.result.0, m.result.1)
+    fn read_result(&self, p: &Protocol, text: &str) -> String {
+        let (m, sfx) = (&self.marks, self.suffix(p));
+        prompt::between(text, &Self::m(m.result.0, sfx), &Self::m(m.result.1, sfx))
     }
 
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), self.dialect))
+    fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix()))
     }
 
-    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
-        Glm::malformed_call(self, input)
+    fn malformed_call(&self, p: &Protocol, _name: &str, input: &Value) -> String {
+        Glm::malformed_call(self, input, self.suffix(p))
+    }
+
+    /// A suffixed member's reasoning markers are stems, completed by the suffix.
+    fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
+        let (open, close) = self.card.reasoning.markers?;
+        let (open, close) = match self.suffix(p) {
+            Some(sfx) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
+            None => (open.to_string(), close.to_string()),
+        };
+        Some(if p.reasoning_open() {
+            format!("{text}\n{close}\n")
+        } else {
+            format!("{open}\n{text}\n{close}\n")
+        })
     }
 }
 
@@ -840,6 +956,119 @@ mod tests {
                 p().read_result(&p().format_result("get_weather", "sunny")),
                 "sunny"
             );
+        }
+    }
+
+    mod hy_v4 {
+        use serde_json::json;
+
+        use crate::part::Part;
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("hy-v4").unwrap()
+        }
+
+        const CALLS: &str = "<tool_calls:6124c78e><tool_call:6124c78e>get_weather<arg_key:6124c78e>city</arg_key:6124c78e><arg_value:6124c78e>Beijing</arg_value:6124c78e><arg_key:6124c78e>days</arg_key:6124c78e><arg_value:6124c78e>2</arg_value:6124c78e></tool_call:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>";
+
+        /// The notices of a whole parse.
+        fn notices(p: &Protocol, text: &str) -> Vec<String> {
+            p.parse_generated(&tools(), text.as_bytes())
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        #[test]
+        fn the_suffix_is_learned_from_the_first_marker_and_said() {
+            let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{CALLS}");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Beijing", "days": 2})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.reasoning, "Two tools.");
+            assert_eq!(c.text, "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let said = notices(&p(), &text);
+            assert_eq!(said.len(), 2, "{said:?}");
+            assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
+            // Calls alone teach it too.
+            assert_eq!(notices(&p(), CALLS).len(), 1);
+        }
+
+        #[test]
+        fn markers_with_another_suffix_once_learned_are_text() {
+            let other = "<tool_call:deadbeef>search<arg_key:deadbeef>query</arg_key:deadbeef><arg_value:deadbeef>x</arg_value:deadbeef></tool_call:deadbeef>";
+            let text = format!("{CALLS} then {other}");
+            let c = every_split(&p(), &text);
+            assert_eq!(c.calls.len(), 2);
+            assert_eq!(c.text, format!(" then {other}"));
+            // Reasoning markers with another suffix than the set one are text.
+            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
+            let c = every_split(&set, &format!("<think:abc>x</think:abc>{other}"));
+            assert!(c.calls.is_empty() && c.reasoning.is_empty(), "{c:?}");
+            assert!(
+                notices(&set, CALLS).is_empty(),
+                "a set suffix is not learned"
+            );
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_a_cut_call_is_reported() {
+            let content = "a </arg_value:6124c78e> b\n<tool_call:x>";
+            let text = format!(
+                "<tool_calls:6124c78e><tool_call:6124c78e>write_file<arg_key:6124c78e>content</arg_key:6124c78e><arg_value:6124c78e>{content}</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
+            let cut = "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Bei";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+        }
+
+        #[test]
+        fn it_writes_its_markers_with_the_set_suffix_and_auto_finds_it() {
+            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
+            let call = set.format_call("search", &json!({"query": "rain"}));
+            assert_eq!(
+                call,
+                "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
+            );
+            assert!(
+                p().format_call("search", &json!({}))
+                    .starts_with("<tool_calls:opensource>")
+            );
+            let prompt = set.system_prompt(&tools());
+            let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, set);
+            let d = Protocol::detect(&tools(), CALLS.as_bytes());
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let d = Protocol::detect(&tools(), b"<think:ab12>hm</think:ab12>");
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            assert!(
+                Protocol::from_name("hy-v3")
+                    .unwrap()
+                    .with_marker_suffix(Some("x"))
+                    .is_err()
+            );
+            assert!(p().with_marker_suffix(Some("a b")).is_err());
+            let json = serde_json::to_value(&set).unwrap();
+            assert_eq!(json["markerSuffix"], "6124c78e");
+            assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);
         }
     }
 }

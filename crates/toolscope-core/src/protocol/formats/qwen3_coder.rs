@@ -129,6 +129,7 @@ pub const QWEN: Dialect = Dialect {
     parameter: Opener::Named("<parameter="),
     parameter_close: "</parameter",
     separators: true,
+    suffixed: false,
     string_attr: None,
     function_shown: "<function=NAME>",
     parameter_shown: "<parameter=…>",

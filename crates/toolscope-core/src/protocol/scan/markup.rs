@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
-use crate::part::{Coercion, ErrorPart, PartId};
+use crate::part::{Coercion, ErrorPart, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -58,14 +58,33 @@ enum QTag {
     CData(usize),
 }
 
+/// The suffix a suffixed dialect's markers carry (`<tool_call:SUFFIX>`), as far as it is known.
+#[derive(Clone, Copy)]
+enum Sfx<'a> {
+    /// The dialect's markers carry none.
+    No,
+    /// Not known yet: any suffix (or none).
+    Any,
+    /// This one (or none).
+    Is(&'a str),
+}
+
+/// The longest marker suffix read.
+const MAX_SUFFIX: usize = 64;
+
+const fn suffix_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')
+}
+
 const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
-/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then
-/// optional whitespace then `>`: `Some(Some(len))`, `Some(None)` while the text ends too early
-/// to tell, `None` when it is not this tag.
-fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
+/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then,
+/// in a suffixed dialect, an optional `:SUFFIX`, then optional whitespace then `>`:
+/// `Some(Some(len))`, `Some(None)` while the text ends too early to tell, `None` when it is not
+/// this tag.
+fn closing(rest: &[u8], lit: &[u8], sfx: Sfx) -> Option<Option<usize>> {
     let (head, word) = match lit.strip_prefix(b"</") {
         Some(word) => (&b"</"[..], word),
         None => (&lit[..1], &lit[1..]),
@@ -91,6 +110,25 @@ fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
         return Some(None);
     }
     k += word.len();
+    if !matches!(sfx, Sfx::No) && rest.get(k) == Some(&b':') {
+        let run = rest[k + 1..]
+            .iter()
+            .take(MAX_SUFFIX + 1)
+            .take_while(|b| suffix_byte(**b))
+            .count();
+        if k + 1 + run == rest.len() && run <= MAX_SUFFIX {
+            return Some(None);
+        }
+        if run == 0 || run > MAX_SUFFIX {
+            return None;
+        }
+        if let Sfx::Is(known) = sfx
+            && rest[k + 1..k + 1 + run] != *known.as_bytes()
+        {
+            return None;
+        }
+        k += 1 + run;
+    }
     let ws_start = k;
     while k < rest.len() && is_ws(rest[k]) && k < ws_start + 8 {
         k += 1;
@@ -191,6 +229,11 @@ pub struct Dialect {
     /// How a parameter opens, and the literal of its close tag (`</parameter`).
     pub parameter: Opener,
     pub parameter_close: &'static str,
+    /// Whether every marker carries a per-checkpoint suffix before its `>`
+    /// (`<tool_call:6124c78e>`, `</arg_value:6124c78e>`): the scanner reads any suffix until the
+    /// first marker teaches it (and says so), or the one it is given. (Bare, keyed and close
+    /// tags only.)
+    pub suffixed: bool,
     /// Whether one newline after a parameter's open tag and one before its close tag separate
     /// the value from its tags (qwen3-coder) or are content (a family that writes none).
     pub separators: bool,
@@ -264,26 +307,35 @@ fn bare(
     j: usize,
     lit: &str,
     name_sep: Option<&str>,
+    sfx: Sfx,
     at_end: bool,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
-    let lit = lit.as_bytes();
-    if !after_literal(rest, lit)? {
-        return Some(None);
-    }
-    let body = &rest[lit.len()..];
+    let lit_len = match (sfx, lit.strip_suffix('>')) {
+        (Sfx::Any | Sfx::Is(_), Some(stem)) => match closing(rest, stem.as_bytes(), sfx)? {
+            Some(len) => len,
+            None => return Some(None),
+        },
+        _ => {
+            if !after_literal(rest, lit.as_bytes())? {
+                return Some(None);
+            }
+            lit.len()
+        }
+    };
+    let body = &rest[lit_len..];
     let end = body
         .iter()
         .take(MAX_NAME)
         .position(|b| matches!(b, b'\n' | b'<'));
     let p = match end {
         Some(p) => p,
-        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit.len()))),
+        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit_len))),
         None if at_end => body.len(),
         None => return Some(None),
     };
-    let name = text[j + lit.len()..j + lit.len() + p].trim();
-    let mut len = lit.len() + p;
+    let name = text[j + lit_len..j + lit_len + p].trim();
+    let mut len = lit_len + p;
     // The tag that may end the name belongs to the opening.
     if let Some(sep) = name_sep {
         match after_literal(&rest[len..], sep.as_bytes()) {
@@ -299,12 +351,11 @@ fn bare(
 fn keyed(
     text: &str,
     j: usize,
-    key: &str,
-    key_close: &str,
-    value: &str,
+    (key, key_close, value): (&str, &str, &str),
+    sfx: Sfx,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let bytes = text.as_bytes();
-    let open = match closing(&bytes[j..], key.as_bytes())? {
+    let open = match closing(&bytes[j..], key.as_bytes(), sfx)? {
         Some(len) => j + len,
         None => return Some(None),
     };
@@ -320,7 +371,7 @@ fn keyed(
     }
     let name = range_in(text, text[open..open + p].trim());
     let mut k = open + p;
-    k += match closing(&bytes[k..], key_close.as_bytes())? {
+    k += match closing(&bytes[k..], key_close.as_bytes(), sfx)? {
         Some(len) => len,
         None => return Some(None),
     };
@@ -337,7 +388,7 @@ fn keyed(
     if k == bytes.len() {
         return Some(None);
     }
-    k += match closing(&bytes[k..], value.as_bytes())? {
+    k += match closing(&bytes[k..], value.as_bytes(), sfx)? {
         Some(len) => len,
         None => return Some(None),
     };
@@ -409,7 +460,15 @@ impl Shared {
     }
 }
 
-fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_end: bool) -> QTag {
+fn qtag(
+    text: &str,
+    j: usize,
+    tools: &ToolSet,
+    d: &Dialect,
+    shared: Shared,
+    sfx: Sfx,
+    at_end: bool,
+) -> QTag {
     let rest = &text.as_bytes()[j..];
     if rest.get(1) == Some(&b'!') || rest.len() == 1 {
         let lit = b"<![CDATA[";
@@ -443,25 +502,25 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
                 .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
     if may(d.parameter_close)
-        && let Some(r) = closing(rest, d.parameter_close.as_bytes())
+        && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseParameter);
     }
     if may(d.function_close)
-        && let Some(r) = closing(rest, d.function_close.as_bytes())
+        && let Some(r) = closing(rest, d.function_close.as_bytes(), sfx)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseFunction);
     }
     for b in d.blocks {
         if may(b.close)
-            && let Some(r) = closing(rest, b.close.as_bytes())
+            && let Some(r) = closing(rest, b.close.as_bytes(), sfx)
         {
             return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
         }
     }
     for b in d.blocks {
         if may(b.open)
-            && let Some(r) = closing(rest, b.open.as_bytes())
+            && let Some(r) = closing(rest, b.open.as_bytes(), sfx)
         {
             return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
         }
@@ -472,7 +531,7 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if may(d.function.lit()) {
         let opened = match d.function {
             Opener::Named(lit) => named(text, j, lit),
-            Opener::Bare(lit) => bare(text, j, lit, d.name_sep, at_end)
+            Opener::Bare(lit) => bare(text, j, lit, d.name_sep, sfx, at_end)
                 .map(|r| r.map(|(name, len)| (name, len, false))),
             Opener::Keyed { .. } => None,
         };
@@ -493,12 +552,12 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
             Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
-            Opener::Bare(lit) => bare(text, j, lit, None, at_end),
+            Opener::Bare(lit) => bare(text, j, lit, None, sfx, at_end),
             Opener::Keyed {
                 key,
                 key_close,
                 value,
-            } => keyed(text, j, key, key_close, value),
+            } => keyed(text, j, (key, key_close, value), sfx),
         };
         if let Some(r) = opened {
             return match r {
@@ -672,6 +731,8 @@ pub struct MarkupScanner {
     spare_param: Option<Box<Param>>,
     /// The markup buffer of the block that ended last.
     spare_raw: String,
+    /// The suffix the markers carry, for a suffixed dialect: given, or learned from the first.
+    suffix: Option<String>,
 }
 
 impl Scanner for MarkupScanner {
@@ -701,7 +762,15 @@ impl Scanner for MarkupScanner {
         }
         let start = self.held.held_start();
         let hold = self.held.take();
-        match qtag(&hold, 0, &self.tools, self.dialect, self.shared, true) {
+        match qtag(
+            &hold,
+            0,
+            &self.tools,
+            self.dialect,
+            self.shared,
+            self.sfx(),
+            true,
+        ) {
             QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
                 em,
                 &hold,
@@ -726,6 +795,7 @@ impl MarkupScanner {
             spare: None,
             spare_param: None,
             spare_raw: String::new(),
+            suffix: None,
         }
     }
 
@@ -769,7 +839,53 @@ impl MarkupScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag(text, j, &self.tools, self.dialect, self.shared, self.at_end)
+        qtag(
+            text,
+            j,
+            &self.tools,
+            self.dialect,
+            self.shared,
+            self.sfx(),
+            self.at_end,
+        )
+    }
+
+    /// The suffix the markers carry, as far as it is known.
+    fn sfx(&self) -> Sfx<'_> {
+        match (&self.suffix, self.dialect.suffixed) {
+            (_, false) => Sfx::No,
+            (Some(s), true) => Sfx::Is(s),
+            (None, true) => Sfx::Any,
+        }
+    }
+
+    /// The suffix of `tag`, the first marker of a call (`<tool_calls:SUFFIX>`), when the
+    /// dialect's markers carry one and it is not known yet: it is from now on, and a notice
+    /// says so.
+    fn learn(&mut self, tag: &str, em: &mut Emitter) {
+        if !self.dialect.suffixed || self.suffix.is_some() {
+            return;
+        }
+        let Some(head) = tag.find('>').map(|e| &tag[..e]) else {
+            return;
+        };
+        let Some(sfx) = head.find(':').map(|c| head[c + 1..].trim_end()) else {
+            return;
+        };
+        em.notice(Warning::new(
+            "learned-marker-suffix",
+            format!(
+                "the call markers carry the suffix \"{sfx}\" (learned from {head}>); markers with another suffix are text"
+            ),
+        ));
+        self.suffix = Some(sfx.to_string());
+    }
+
+    /// The scanner with the suffix its dialect's markers carry set (`None`: learned from the
+    /// first marker).
+    pub fn with_suffix(mut self, suffix: Option<&str>) -> Self {
+        self.suffix = suffix.map(str::to_string);
+        self
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -780,6 +896,7 @@ impl MarkupScanner {
             match self.qtag(text, at) {
                 QTag::OpenToolCall(len) => {
                     em.text(&text[i..at]);
+                    self.learn(&text[at..at + len], em);
                     let buf = std::mem::take(&mut self.spare_raw);
                     let block = Block::new(base + at, true, &text[at..at + len], buf);
                     self.state = State::Wrapper(block);
@@ -791,6 +908,7 @@ impl MarkupScanner {
                     self_closing,
                 } => {
                     em.text(&text[i..at]);
+                    self.learn(&text[at..at + len], em);
                     let buf = std::mem::take(&mut self.spare_raw);
                     let block = Block::new(base + at, false, &text[at..at + len], buf);
                     self.open_function(block, &text[name], self_closing, base + at + len, em);
@@ -1661,6 +1779,7 @@ mod tests {
         parameter: Opener::Named("<arg="),
         parameter_close: "</arg",
         separators: false,
+        suffixed: false,
         string_attr: None,
         function_shown: "<fn=NAME>",
         parameter_shown: "<arg=…>",
