@@ -131,6 +131,13 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         false
     }
 
+    /// The endings that complete the reasoning markers, where they are stems the family ends
+    /// several ways (K2 Horizon by effort: `>`, `_fast>`, `_faster>`; any opener goes with any
+    /// closer). Empty where the markers are whole.
+    fn reasoning_endings(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The system prompt that teaches a model the tools and this format.
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String;
 
@@ -296,6 +303,13 @@ impl Protocol {
     /// Whether the format's markers carry a per-checkpoint suffix (`<tool_call:SUFFIX>`).
     pub fn takes_marker_suffix(&self) -> bool {
         self.spec.takes_marker_suffix()
+    }
+
+    /// Whether the reasoning markers (see [`Reasoning`]) are stems that the rest of a marker, up
+    /// to its `>`, completes: a per-checkpoint suffix (hy-v4's `<think:` SUFFIX `>`) or an
+    /// ending by effort (K2 Horizon's `<ifm|think` `_fast>`).
+    pub fn reasoning_stems(&self) -> bool {
+        self.spec.takes_marker_suffix() || !self.spec.reasoning_endings().is_empty()
     }
 
     /// The markers' suffix as set (`None`: learned from the output).

@@ -340,8 +340,10 @@ fn bare(
     if let Some(sep) = name_sep {
         match after_literal(&rest[len..], sep.as_bytes()) {
             Some(true) => len += sep.len(),
-            Some(false) if !at_end && rest.len() > len => return Some(None),
-            _ => {}
+            Some(false) if !at_end => return Some(None),
+            // Cut off by the end of the output: the separator begun, not a body.
+            Some(false) => len = rest.len(),
+            None => {}
         }
     }
     Some(Some((range_in(text, name), len)))
