@@ -62,6 +62,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::glm::HY_V3,
     &formats::glm::HY_V4,
     &formats::glm::SOLAR_OPEN,
+    &formats::glm::K2_HORIZON,
     &formats::pythonic::Pythonic,
     &formats::lfm2::Lfm2,
     &formats::gemma4::Gemma4,

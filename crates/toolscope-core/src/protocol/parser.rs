@@ -30,6 +30,15 @@ impl Protocol {
                     r.calls_inside,
                     self.reasoning_open(),
                 )
+            } else if !self.spec.reasoning_endings().is_empty() {
+                // The markers are stems that one of the endings completes.
+                ReasoningSplitter::with_endings(
+                    open,
+                    close,
+                    self.spec.reasoning_endings(),
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
             } else {
                 ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open())
             };

@@ -69,6 +69,9 @@ pub(crate) struct Glm {
     /// What `--protocol auto` allows between a call's opening (the name in it) and what follows
     /// it (`\n ` where the member writes a newline: a space stands for any run of whitespace).
     gap: &'static str,
+    /// Where the reasoning markers are stems ended several ways (K2 Horizon's by effort), the
+    /// endings, the one written first; empty where they are whole.
+    endings: &'static [&'static str],
 }
 
 /// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
@@ -80,6 +83,7 @@ const GLM_DIALECT: Dialect = Dialect {
     parameter: Opener::Keyed {
         key: "<arg_key",
         key_close: "</arg_key",
+        kind: None,
         value: "<arg_value",
     },
     parameter_close: "</arg_value",
@@ -129,6 +133,7 @@ pub(crate) static GLM45: Glm = Glm {
     marks: glm_marks("\n"),
     dialect: &GLM_DIALECT,
     gap: "\n ",
+    endings: &[],
 };
 
 /// `glm-4.7`: the prompt, past calls and results are written the 4.7 way; the same scanner reads
@@ -146,6 +151,7 @@ pub(crate) static GLM47: Glm = Glm {
     marks: glm_marks(""),
     dialect: &GLM_DIALECT,
     gap: " ",
+    endings: &[],
 };
 
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
@@ -185,6 +191,7 @@ pub(crate) static HY_V3: Glm = Glm {
         ..GLM_DIALECT
     },
     gap: " ",
+    endings: &[],
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -225,6 +232,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         parameter: Opener::Keyed {
             key: "<|tool_arg:start|",
             key_close: "<|tool_arg:value|",
+            kind: None,
             value: "",
         },
         parameter_close: "<|tool_arg:end|",
@@ -235,6 +243,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
     },
     gap: "\n ",
+    endings: &[],
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -281,6 +290,67 @@ pub(crate) static HY_V4: Glm = Glm {
         ..GLM_DIALECT
     },
     gap: " ",
+    endings: &[],
+};
+
+/// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
+/// `<ifm|tool_calls>` block; an argument may give its type in `<ifm|arg_type>` before its value,
+/// and a call may hold a JSON envelope instead. Reasoning in `<ifm|think>`, `<ifm|think_fast>`
+/// or `<ifm|think_faster>` by effort (any closer ends any of them), opened by the template.
+pub(crate) static K2_HORIZON: Glm = Glm {
+    card: Card {
+        name: "k2-horizon",
+        aliases: &["k2-v3"],
+        families: "IFM K2 Horizon",
+        servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
+        end_tokens: &["<|ifm|im_end|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            // Stems: `>`, `_fast>` or `_faster>` end them.
+            markers: Some(("<ifm|think", "</ifm|think")),
+            starts_inside: true,
+            calls_inside: false,
+        },
+    },
+    marks: Marks {
+        block: ("<ifm|tool_calls>", "</ifm|tool_calls>"),
+        call: "<ifm|tool_call>",
+        name_end: "",
+        after_name: "\n",
+        key: ("<ifm|arg_key>", "</ifm|arg_key>"),
+        value: ("<ifm|arg_value>", "</ifm|arg_value>"),
+        sep: "",
+        call_end: "</ifm|tool_call>",
+        join: "",
+        result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
+        tools: (
+            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+            "</tools>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<ifm|tool_calls",
+            close: "</ifm|tool_calls",
+        }],
+        function: Opener::BareOrJson("<ifm|tool_call>"),
+        function_close: "</ifm|tool_call",
+        name_sep: None,
+        parameter: Opener::Keyed {
+            key: "<ifm|arg_key",
+            key_close: "</ifm|arg_key",
+            kind: Some(("<ifm|arg_type", "</ifm|arg_type")),
+            value: "<ifm|arg_value",
+        },
+        parameter_close: "</ifm|arg_value",
+        separators: false,
+        suffixed: false,
+        string_attr: None,
+        function_shown: "<ifm|tool_call>NAME",
+        parameter_shown: "<ifm|arg_key>…</ifm|arg_key><ifm|arg_value>…</ifm|arg_value>",
+    },
+    gap: " ",
+    endings: &[">", "_fast>", "_faster>"],
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
@@ -477,7 +547,14 @@ impl ProtocolSpec for Glm {
         if !m.block.0.is_empty() {
             out.push(format!("{} {}", m.block.0.trim(), m.call));
         }
+        if matches!(self.dialect.function, Opener::BareOrJson(_)) {
+            out.push(format!("{} {{\"name\"", m.call));
+        }
         out
+    }
+
+    fn reasoning_endings(&self) -> &'static [&'static str] {
+        self.endings
     }
 
     fn takes_marker_suffix(&self) -> bool {
@@ -527,9 +604,10 @@ impl ProtocolSpec for Glm {
     /// A suffixed member's reasoning markers are stems, completed by the suffix.
     fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
         let (open, close) = self.card.reasoning.markers?;
-        let (open, close) = match self.suffix(p) {
-            Some(sfx) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
-            None => (open.to_string(), close.to_string()),
+        let (open, close) = match (self.suffix(p), self.endings.first()) {
+            (Some(sfx), _) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
+            (None, Some(end)) => (format!("{open}{end}"), format!("{close}{end}")),
+            (None, None) => (open.to_string(), close.to_string()),
         };
         Some(if p.reasoning_open() {
             format!("{text}\n{close}\n")
@@ -1069,6 +1147,121 @@ mod tests {
             let json = serde_json::to_value(&set).unwrap();
             assert_eq!(json["markerSuffix"], "6124c78e");
             assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);
+        }
+    }
+
+    mod k2_horizon {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("k2-horizon").unwrap()
+        }
+
+        #[test]
+        fn the_three_argument_styles_read_alike() {
+            let want = [
+                (
+                    "get_weather".to_string(),
+                    json!({"city": "Oslo", "days": 2}),
+                ),
+                ("search".to_string(), json!({"query": "rain"})),
+            ];
+            for text in [
+                "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Oslo</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+                "<ifm|tool_calls>\n<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Oslo</ifm|arg_value>\n<ifm|arg_key>days</ifm|arg_key>\n<ifm|arg_type>integer</ifm|arg_type>\n<ifm|arg_value>2</ifm|arg_value>\n</ifm|tool_call>\n<ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call>\n</ifm|tool_calls>",
+                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}</ifm|tool_call>\n<ifm|tool_call>{\"name\": \"search\", \"arguments\": \"{\\\"query\\\": \\\"rain\\\"}\"}</ifm|tool_call></ifm|tool_calls>",
+            ] {
+                let c = every_split(&p().with_reasoning_open(Some(false)), text);
+                assert_eq!(c.calls, want, "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+                assert_eq!(c.text.trim(), "", "{text}");
+            }
+        }
+
+        #[test]
+        fn reasoning_by_effort_opened_by_the_template() {
+            let call = p().format_call("search", &json!({"query": "rain"}));
+            assert_eq!(
+                call,
+                "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
+            );
+            for close in ["</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"] {
+                let c = every_split(&p(), &format!("Rain first.{close}Sure.{call}"));
+                assert_eq!(c.reasoning, "Rain first.", "{close}");
+                assert_eq!(c.text, "Sure.", "{close}");
+                assert_eq!(c.calls.len(), 1, "{close}");
+            }
+            // Written whole, any opener goes with any closer; a marker of no effort is text.
+            let open = p().with_reasoning_open(Some(false));
+            let c = every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x");
+            assert_eq!(c.reasoning, "hm");
+            assert_eq!(c.text, "ok <ifm|thinking> x");
+            // A call inside reasoning is reasoning.
+            let c = every_split(&p(), &format!("maybe {call}</ifm|think>"));
+            assert!(c.calls.is_empty());
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_broken_calls_are_reported() {
+            let p = p().with_reasoning_open(Some(false));
+            let content = "\n a </ifm|arg_value> b\n";
+            let text = format!(
+                "<ifm|tool_calls><ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key><ifm|arg_value>{content}</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
+            );
+            let c = every_split(&p, &text);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
+
+            let cut = "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Os";
+            let c = every_split(&p, cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+
+            let cut_json = "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {";
+            let c = every_split(&p, cut_json);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut_json);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+
+            let bad_json = "<ifm|tool_calls><ifm|tool_call>{\"arguments\": {}}</ifm|tool_call></ifm|tool_calls>";
+            let c = every_split(&p, bad_json);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad_json);
+            assert_eq!(c.errors, ["malformed-tool-call"]);
+
+            // The whole JSON without its close, at the end of the output, is the call.
+            let c = every_split(
+                &p,
+                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
+            );
+            assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        }
+
+        #[test]
+        fn auto_finds_every_style_and_the_prompt_reads_back() {
+            for text in [
+                "<ifm|tool_call>any_tool\n<ifm|arg_key>a</ifm|arg_key>",
+                "<ifm|tool_call>{\"name\": \"x\"}",
+                "plan</ifm|think_faster>answer",
+                "<ifm|tool_calls>\n<ifm|tool_call>",
+            ] {
+                let d = Protocol::detect(&tools(), text.as_bytes());
+                assert_eq!(d.protocol.name(), "k2-horizon", "{text}: {}", d.reason);
+            }
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            assert_eq!(
+                p().read_result(&p().format_result("get_weather", "sunny")),
+                "sunny"
+            );
         }
     }
 }

@@ -46,6 +46,8 @@ enum QTag {
     },
     /// `<function=…>` whose name cannot be a function name (`{{ tc.name }}`, empty).
     BadFunction(usize),
+    /// A bare opener followed by a JSON envelope (its literal's length).
+    OpenJson(usize),
     CloseFunction(usize),
     OpenParameter {
         name: Range<usize>,
@@ -259,13 +261,19 @@ pub enum Opener {
     Named(&'static str),
     /// The literal, then the name as text up to a newline or a `<`: GLM's `<tool_call>NAME`.
     Bare(&'static str),
+    /// As [`Opener::Bare`], or the literal then a JSON envelope `{"name": …, "arguments": …}`
+    /// up to the function's close (K2 Horizon's JSON style in `<ifm|tool_call>`).
+    BareOrJson(&'static str),
     /// The name as the text of a key element, then the value's open tag: GLM's
     /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them). Where the key's
     /// close tag opens the value itself (`<|tool_arg:start|>NAME<|tool_arg:value|>`), `value` is
-    /// empty.
+    /// empty. `kind` is a type element that may stand between the key and the value (K2
+    /// Horizon's `<ifm|arg_type>string</ifm|arg_type>`: its open and close literals); the
+    /// schema types the value whatever it says.
     Keyed {
         key: &'static str,
         key_close: &'static str,
+        kind: Option<(&'static str, &'static str)>,
         value: &'static str,
     },
 }
@@ -274,7 +282,7 @@ impl Opener {
     /// The literal the opener starts with.
     fn lit(&self) -> &'static str {
         match self {
-            Opener::Named(lit) | Opener::Bare(lit) => lit,
+            Opener::Named(lit) | Opener::Bare(lit) | Opener::BareOrJson(lit) => lit,
             Opener::Keyed { key, .. } => key,
         }
     }
@@ -311,17 +319,9 @@ fn bare(
     at_end: bool,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
-    let lit_len = match (sfx, lit.strip_suffix('>')) {
-        (Sfx::Any | Sfx::Is(_), Some(stem)) => match closing(rest, stem.as_bytes(), sfx)? {
-            Some(len) => len,
-            None => return Some(None),
-        },
-        _ => {
-            if !after_literal(rest, lit.as_bytes())? {
-                return Some(None);
-            }
-            lit.len()
-        }
+    let lit_len = match opener_len(rest, lit, sfx)? {
+        Some(len) => len,
+        None => return Some(None),
     };
     let body = &rest[lit_len..];
     let end = body
@@ -349,11 +349,34 @@ fn bare(
     Some(Some((range_in(text, name), len)))
 }
 
+/// The length of a bare opener's literal at the start of `rest` (with its suffix, in a
+/// suffixed dialect).
+fn opener_len(rest: &[u8], lit: &str, sfx: Sfx) -> Option<Option<usize>> {
+    match (sfx, lit.strip_suffix('>')) {
+        (Sfx::Any | Sfx::Is(_), Some(stem)) => closing(rest, stem.as_bytes(), sfx),
+        _ => Some(after_literal(rest, lit.as_bytes())?.then_some(lit.len())),
+    }
+}
+
+/// A bare opener followed (after whitespace) by `{`: the length of the literal, where the JSON
+/// envelope begins.
+fn json_opener(text: &str, j: usize, lit: &str, sfx: Sfx, at_end: bool) -> Option<Option<usize>> {
+    let rest = &text.as_bytes()[j..];
+    let len = opener_len(rest, lit, sfx)??;
+    match rest[len..].iter().find(|b| !is_ws(**b)) {
+        Some(b'{') => Some(Some(len)),
+        Some(_) => None,
+        None if at_end || rest.len() - len > MAX_DECIDING_WS => None,
+        None => Some(None),
+    }
+}
+
 /// A key element then the value's open tag: `<arg_key>NAME</arg_key>` `<arg_value>`.
 fn keyed(
     text: &str,
     j: usize,
     (key, key_close, value): (&str, &str, &str),
+    kind: Option<(&str, &str)>,
     sfx: Sfx,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let bytes = text.as_bytes();
@@ -389,6 +412,33 @@ fn keyed(
     }
     if k == bytes.len() {
         return Some(None);
+    }
+    // A type element before the value: its text is read past.
+    if let Some((open, close)) = kind
+        && let Some(r) = closing(&bytes[k..], open.as_bytes(), sfx)
+    {
+        let Some(len) = r else {
+            return Some(None);
+        };
+        k += len;
+        let Some(p) = bytes[k..].iter().take(MAX_NAME).position(|b| *b == b'<') else {
+            return (bytes.len() - k < MAX_NAME).then_some(None);
+        };
+        k += p;
+        k += match closing(&bytes[k..], close.as_bytes(), sfx)? {
+            Some(len) => len,
+            None => return Some(None),
+        };
+        let ws = k;
+        while k < bytes.len() && is_ws(bytes[k]) {
+            k += 1;
+            if k - ws > MAX_DECIDING_WS {
+                return None;
+            }
+        }
+        if k == bytes.len() {
+            return Some(None);
+        }
     }
     k += match closing(&bytes[k..], value.as_bytes(), sfx)? {
         Some(len) => len,
@@ -530,11 +580,22 @@ fn qtag(
     if closing_tag {
         return QTag::None;
     }
+    if let Opener::BareOrJson(lit) = d.function
+        && may(lit)
+    {
+        match json_opener(text, j, lit, sfx, at_end) {
+            Some(Some(len)) => return QTag::OpenJson(len),
+            Some(None) => return QTag::Incomplete,
+            None => {}
+        }
+    }
     if may(d.function.lit()) {
         let opened = match d.function {
             Opener::Named(lit) => named(text, j, lit),
-            Opener::Bare(lit) => bare(text, j, lit, d.name_sep, sfx, at_end)
-                .map(|r| r.map(|(name, len)| (name, len, false))),
+            Opener::Bare(lit) | Opener::BareOrJson(lit) => {
+                bare(text, j, lit, d.name_sep, sfx, at_end)
+                    .map(|r| r.map(|(name, len)| (name, len, false)))
+            }
             Opener::Keyed { .. } => None,
         };
         if let Some(r) = opened {
@@ -554,12 +615,13 @@ fn qtag(
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
             Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
-            Opener::Bare(lit) => bare(text, j, lit, None, sfx, at_end),
+            Opener::Bare(lit) | Opener::BareOrJson(lit) => bare(text, j, lit, None, sfx, at_end),
             Opener::Keyed {
                 key,
                 key_close,
+                kind,
                 value,
-            } => keyed(text, j, (key, key_close, value), sfx),
+            } => keyed(text, j, (key, key_close, value), kind, sfx),
         };
         if let Some(r) = opened {
             return match r {
@@ -717,6 +779,8 @@ enum State {
     /// A function written without `<tool_call>` ended; a stray `</tool_call>` may follow (held
     /// whitespace in the string).
     AfterBare(Block, String),
+    /// A JSON envelope after a bare opener, up to the function's close (the JSON so far).
+    Json(Block, String),
 }
 
 pub struct MarkupScanner {
@@ -830,6 +894,7 @@ impl MarkupScanner {
                 State::Function(b, f) => self.function(b, f, text, i, base, em),
                 State::Param(b, f, p) => self.param(b, f, p, text, i, base),
                 State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+                State::Json(b, json) => self.json(b, json, text, i, base, em),
             };
         }
         self.held.recycle(joined);
@@ -928,6 +993,13 @@ impl MarkupScanner {
                         base + at,
                         "is not a function name; the markup is kept as text",
                     );
+                    return at + len;
+                }
+                QTag::OpenJson(len) => {
+                    em.text(&text[i..at]);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, false, &text[at..at + len], buf);
+                    self.state = State::Json(block, String::new());
                     return at + len;
                 }
                 QTag::CloseToolCall(len)
@@ -1033,6 +1105,11 @@ impl MarkupScanner {
                     self.open_function(b, &text[name], self_closing, base + j + len, em);
                     return j + len;
                 }
+                QTag::OpenJson(len) => {
+                    b.raw.push_str(&text[j..j + len]);
+                    self.state = State::Json(b, String::new());
+                    return j + len;
+                }
                 _ if b.functions > 0 => {
                     // A wrong close tag where </tool_call> belongs closes the block.
                     match xml::parse_tag(text, j) {
@@ -1086,7 +1163,7 @@ impl MarkupScanner {
                     em.span(b.start, base + at + len, SpanKind::Malformed);
                     return at + len;
                 }
-                QTag::OpenToolCall(_) | QTag::OpenFunction { .. } => {
+                QTag::OpenToolCall(_) | QTag::OpenFunction { .. } | QTag::OpenJson(_) => {
                     em.text(&text[i..at]);
                     em.span(b.start, base + at, SpanKind::Malformed);
                     return at;
@@ -1168,6 +1245,110 @@ impl MarkupScanner {
         j
     }
 
+    /// Inside a JSON envelope after a bare opener: up to the function's close (or the block's).
+    fn json(
+        &mut self,
+        mut b: Block,
+        mut json: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = find1(b'<', &bytes[j..]) {
+            let at = j + p;
+            let close = match self.qtag(text, at) {
+                QTag::Incomplete => {
+                    json.push_str(&text[i..at]);
+                    b.raw.push_str(&text[i..at]);
+                    self.state = State::Json(b, json);
+                    return self.held.hold(text, at, base);
+                }
+                QTag::CloseFunction(len) => Some((len, false)),
+                QTag::CloseToolCall(len) => Some((len, true)),
+                _ => None,
+            };
+            let Some((len, block)) = close else {
+                j = at + 1;
+                continue;
+            };
+            json.push_str(&text[i..at]);
+            b.raw.push_str(&text[i..at + len]);
+            self.end_json(b, &json, base + at + len, block, em);
+            return at + len;
+        }
+        json.push_str(&text[i..]);
+        b.raw.push_str(&text[i..]);
+        self.state = State::Json(b, json);
+        text.len()
+    }
+
+    /// A JSON envelope is over: a call of the tool it names, with its arguments, or its markup
+    /// kept as text and reported.
+    fn end_json(
+        &mut self,
+        mut b: Block,
+        json: &str,
+        end: usize,
+        close_block: bool,
+        em: &mut Emitter,
+    ) {
+        b.functions += 1;
+        match read_envelope(json) {
+            Ok((name, input)) => {
+                let tool = self.tools.get_arc(&name).cloned();
+                let id = em.begin_call(&name);
+                let mut writer = ArgsWriter::new(tool.clone());
+                writer.write_whole(input);
+                if let Some(d) = writer.take_delta() {
+                    em.input_delta(&id, d);
+                }
+                match writer.finish() {
+                    Ok(args) => {
+                        em.end_call(id.clone(), &name, args);
+                        if tool.is_none() {
+                            em.error(ErrorPart {
+                                tool_call_id: Some(id),
+                                tool_name: Some(name.clone()),
+                                ..ErrorPart::reason(
+                                    "unknown-tool",
+                                    format!("\"{name}\" is not one of the tools"),
+                                )
+                            });
+                        }
+                        b.calls += 1;
+                        b.cover(end, em);
+                    }
+                    Err(why) => {
+                        em.abort_call(&id);
+                        em.error(ErrorPart {
+                            tool_call_id: Some(id),
+                            tool_name: Some(name.clone()),
+                            ..ErrorPart::reason("malformed-tool-call", why)
+                        });
+                        b.keep_as_text(end, em);
+                    }
+                }
+            }
+            Err(why) => {
+                em.error(ErrorPart::reason(
+                    "malformed-tool-call",
+                    format!("{}{{…}}: {why}", self.dialect.function.lit()),
+                ));
+                b.keep_as_text(end, em);
+            }
+        }
+        if close_block {
+            self.retire(b);
+        } else if b.wrapped {
+            self.state = State::Wrapper(b);
+        } else {
+            self.state = State::AfterBare(b, String::new());
+        }
+    }
+
     /// Inside a function, between parameters.
     fn function(
         &mut self,
@@ -1218,7 +1399,7 @@ impl MarkupScanner {
                     self.end_function(b, f, end, true, em);
                     return at + len;
                 }
-                QTag::OpenFunction { .. } | QTag::OpenToolCall(_) => {
+                QTag::OpenFunction { .. } | QTag::OpenToolCall(_) | QTag::OpenJson(_) => {
                     // A new call begins: this function was never closed.
                     let end = base + at;
                     self.end_function(b, f, end, false, em);
@@ -1330,7 +1511,10 @@ impl MarkupScanner {
             }
             (
                 Closer::Function,
-                QTag::CloseToolCall(_) | QTag::OpenToolCall(_) | QTag::OpenFunction { .. },
+                QTag::CloseToolCall(_)
+                | QTag::OpenToolCall(_)
+                | QTag::OpenFunction { .. }
+                | QTag::OpenJson(_),
             ) => Decision::Closes,
             _ => Decision::Text,
         }
@@ -1431,7 +1615,7 @@ impl MarkupScanner {
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
                 }
-                QTag::OpenFunction { len, .. } | QTag::BadFunction(len) => {
+                QTag::OpenFunction { len, .. } | QTag::BadFunction(len) | QTag::OpenJson(len) => {
                     p.nest(Nest::Function);
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
@@ -1642,6 +1826,25 @@ impl MarkupScanner {
                 ws.push_str(&hold);
                 em.text(&ws);
             }
+            State::Json(mut b, mut json) => {
+                json.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                // Without its close, the envelope is a call only when the output ended as the
+                // model meant it and the JSON is whole.
+                if !em.output_cut() && read_envelope(&json).is_ok() {
+                    self.end_json(b, &json, end, true, em);
+                } else {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside the JSON of {}",
+                            self.dialect.function.lit()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                }
+            }
             State::Function(mut b, mut f) => {
                 f.stray.push_str(&hold);
                 b.raw.push_str(&hold);
@@ -1676,6 +1879,27 @@ impl MarkupScanner {
             }
         }
     }
+}
+
+/// A call envelope: `{"name": …, "arguments": {…}}` (also `parameters`; arguments given as a
+/// JSON string are opened).
+fn read_envelope(json: &str) -> Result<(String, Value), String> {
+    let Ok(Value::Object(mut env)) = crate::json::parse_relaxed(json.trim()) else {
+        return Err("the body is not a JSON object".into());
+    };
+    let Some(Value::String(name)) = env.remove("name") else {
+        return Err("the JSON has no \"name\"".into());
+    };
+    if name.is_empty() {
+        return Err("the JSON's \"name\" is empty".into());
+    }
+    let input = match env.remove("arguments").or_else(|| env.remove("parameters")) {
+        None => Value::Object(Default::default()),
+        Some(Value::String(s)) => crate::json::parse_relaxed(s.trim())
+            .map_err(|_| "the arguments string is not JSON".to_string())?,
+        Some(v) => v,
+    };
+    Ok((name, input))
 }
 
 /// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of

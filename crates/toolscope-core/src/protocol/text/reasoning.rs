@@ -24,6 +24,9 @@ pub(crate) struct ReasoningSplitter {
     /// For markers that carry a per-checkpoint suffix not known yet (`<think:SUFFIX>`): the
     /// markers' stems (`<think:`, `</think:`), until the first marker teaches the suffix.
     learning: Option<(&'static str, &'static str)>,
+    /// For markers that are stems a family ends several ways (K2 Horizon's `<ifm|think` by
+    /// effort: `>`, `_fast>`, `_faster>`): the endings; any opener goes with any closer.
+    endings: &'static [&'static str],
     calls_inside: bool,
     inside: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
@@ -63,6 +66,7 @@ impl ReasoningSplitter {
             open: Cow::Borrowed(open),
             close: Cow::Borrowed(close),
             learning: None,
+            endings: &[],
             calls_inside,
             inside: starts_inside,
             held: String::new(),
@@ -86,6 +90,20 @@ impl ReasoningSplitter {
             Some(sfx) => s.set_suffix(open_stem, close_stem, sfx),
             None => s.learning = Some((open_stem, close_stem)),
         }
+        s
+    }
+
+    /// A splitter for markers written as a stem and one of `endings` (`<ifm|think` then `>`,
+    /// `_fast>` or `_faster>`).
+    pub(crate) fn with_endings(
+        open_stem: &'static str,
+        close_stem: &'static str,
+        endings: &'static [&'static str],
+        calls_inside: bool,
+        starts_inside: bool,
+    ) -> Self {
+        let mut s = Self::new(open_stem, close_stem, calls_inside, starts_inside);
+        s.endings = endings;
         s
     }
 
@@ -118,7 +136,7 @@ impl ReasoningSplitter {
         let Some(first) = find1(marker.as_bytes()[0], bytes) else {
             return Err(0);
         };
-        if self.learning.is_none() {
+        if self.learning.is_none() && self.endings.is_empty() {
             return match find_from(bytes, marker.as_bytes(), first) {
                 Some(k) => Ok((k, marker.len())),
                 None => Err(partial_suffix(rest, marker)),
@@ -131,6 +149,26 @@ impl ReasoningSplitter {
                 return Err(partial_suffix(rest, marker));
             };
             let tail = &bytes[k + marker.len()..];
+            if !self.endings.is_empty() {
+                // The longest ending that completes the stem here.
+                let mut best = None;
+                for e in self.endings {
+                    let e = e.as_bytes();
+                    if tail.starts_with(e) {
+                        best = best.max(Some(e.len()));
+                    } else if e.starts_with(tail) {
+                        // The text ends inside it: hold from the stem.
+                        return Err(rest.len() - k);
+                    }
+                }
+                match best {
+                    Some(n) => return Ok((k, marker.len() + n)),
+                    None => {
+                        from = k + 1;
+                        continue;
+                    }
+                }
+            }
             let run = tail
                 .iter()
                 .take(MAX_SUFFIX + 1)
