@@ -112,6 +112,11 @@ pub fn run(args: ParseArgs) -> u8 {
     if args.stream && args.chunk_size.is_none() && !args.stats {
         let parser = match protocol {
             Some(p) => Live::Named(Box::new(p.stream_parser(&tools))),
+            None if args.reasoning.marker_suffix.is_some() => {
+                return fail_usage(
+                    "--marker-suffix needs a named protocol when the output is parsed live: with --protocol auto, the suffix is learned from the first marker",
+                );
+            }
             None => Live::Auto(Box::new(AutoParser::new(&tools, args.reasoning.setting()))),
         };
         return parse_live(parser, &mut input, &name, out);
