@@ -45,6 +45,9 @@ pub fn protocol_choice_parser() -> impl TypedValueParser<Value = ProtocolChoice>
 /// Why `--reasoning-open` is refused beside `--protocol auto` on a live request.
 pub const AUTO_REASONING: &str = "--reasoning-open and --no-reasoning-open need a named protocol: with --protocol auto, the detected family's default applies (and text after a server's own reasoning field is read as outside reasoning)";
 
+/// Why `--marker-suffix` is refused beside `--protocol auto` on a live request.
+pub const AUTO_SUFFIX: &str = "--marker-suffix needs a named protocol on a live request: with --protocol auto, the suffix is learned from the first marker";
+
 /// The one line that says which protocol `--protocol auto` chose, and why (stderr).
 pub fn report_detected(d: &toolscope_core::protocol::Detected) {
     report_detection(d.protocol.name(), &d.reason);
@@ -57,8 +60,9 @@ pub fn report_detection(protocol: &str, reason: &str) {
 
 /// `--reasoning-open` / `--no-reasoning-open`: whether the output is read as starting inside
 /// reasoning (templates that open the think block themselves), overriding the protocol's
-/// family default.
-#[derive(clap::Args, Debug, Default, Clone, Copy)]
+/// family default; and `--marker-suffix`, the per-checkpoint suffix of a format whose markers
+/// carry one. The protocol settings a flag makes.
+#[derive(clap::Args, Debug, Default, Clone)]
 pub struct ReasoningArgs {
     /// Read the output as starting inside reasoning (the chat template opened the think block).
     #[arg(long, conflicts_with = "no_reasoning_open")]
@@ -66,11 +70,15 @@ pub struct ReasoningArgs {
     /// Read the output as starting outside reasoning, whatever the family's default.
     #[arg(long)]
     pub no_reasoning_open: bool,
+    /// The suffix every marker carries, for a format whose markers carry one (hy-v4's
+    /// `<tool_call:SUFFIX>`); without it the parser learns it from the first marker.
+    #[arg(long, value_name = "SUFFIX")]
+    pub marker_suffix: Option<String>,
 }
 
 impl ReasoningArgs {
-    /// The setting given, if any.
-    pub fn setting(self) -> Option<bool> {
+    /// The reasoning-open setting given, if any.
+    pub fn setting(&self) -> Option<bool> {
         match (self.reasoning_open, self.no_reasoning_open) {
             (true, _) => Some(true),
             (_, true) => Some(false),
@@ -78,11 +86,23 @@ impl ReasoningArgs {
         }
     }
 
-    /// `protocol` with the setting applied (unchanged without one).
-    pub fn apply(self, protocol: Protocol) -> Protocol {
-        match self.setting() {
+    /// Whether any protocol setting was given.
+    pub fn any(&self) -> bool {
+        self.setting().is_some() || self.marker_suffix.is_some()
+    }
+
+    /// `protocol` with the settings applied (unchanged without any), or why one does not apply
+    /// to it (a marker suffix for a format whose markers carry none).
+    pub fn apply(&self, protocol: Protocol) -> Result<Protocol, String> {
+        let protocol = match self.setting() {
             Some(open) => protocol.with_reasoning_open(Some(open)),
             None => protocol,
+        };
+        match &self.marker_suffix {
+            Some(s) => protocol
+                .with_marker_suffix(Some(s))
+                .map_err(|e| format!("--marker-suffix: {e}")),
+            None => Ok(protocol),
         }
     }
 }

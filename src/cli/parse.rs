@@ -56,7 +56,7 @@ fn protocol(args: &ParseArgs) -> Result<Option<Protocol>, String> {
         }
         return Ok(None);
     };
-    let mut p = args.reasoning.apply(named.clone());
+    let mut p = args.reasoning.apply(named.clone())?;
     if args.call_start.is_some() || args.call_end.is_some() {
         let Some(mut d) = p.delimiters() else {
             return Err(format!(
@@ -112,6 +112,11 @@ pub fn run(args: ParseArgs) -> u8 {
     if args.stream && args.chunk_size.is_none() && !args.stats {
         let parser = match protocol {
             Some(p) => Live::Named(Box::new(p.stream_parser(&tools))),
+            None if args.reasoning.marker_suffix.is_some() => {
+                return fail_usage(
+                    "--marker-suffix needs a named protocol when the output is parsed live: with --protocol auto, the suffix is learned from the first marker",
+                );
+            }
             None => Live::Auto(Box::new(AutoParser::new(&tools, args.reasoning.setting()))),
         };
         return parse_live(parser, &mut input, &name, out);
@@ -126,7 +131,10 @@ pub fn run(args: ParseArgs) -> u8 {
         None => {
             let d = Protocol::detect(&tools, &bytes);
             report_detected(&d);
-            args.reasoning.apply(d.protocol)
+            match args.reasoning.apply(d.protocol) {
+                Ok(p) => p,
+                Err(e) => return fail_usage(&e),
+            }
         }
     };
     let chunk = if args.stream {

@@ -211,12 +211,15 @@ fn setup_of(args: &PlayArgs) -> Result<(Setup, Themes, Vec<String>), String> {
     }
     match &args.protocol {
         Some(ProtocolChoice::Named(p)) => {
-            setup.protocol = Some(args.reasoning.apply(p.clone()));
+            setup.protocol = Some(args.reasoning.apply(p.clone())?);
             setup.detect_protocol = false;
         }
         Some(ProtocolChoice::Auto) => {
             if args.reasoning.setting().is_some() {
                 return Err(super::AUTO_REASONING.into());
+            }
+            if args.reasoning.marker_suffix.is_some() {
+                return Err(super::AUTO_SUFFIX.into());
             }
             setup.protocol = None;
             setup.detect_protocol = true;

@@ -84,17 +84,20 @@ pub fn run(args: ReplayArgs) -> u8 {
             Err(e) => return fail_usage(&format!("replay: {e}")),
         },
     };
-    if args.reasoning.setting().is_some() {
+    if args.reasoning.any() {
         let base = match &protocol {
             Some(p) => p.clone(),
             None => session.request.protocol.clone(),
         };
         let Some(base) = base else {
             return fail_usage(
-                "replay: --reasoning-open and --no-reasoning-open need a protocol (--protocol NAME, or a session recorded with one)",
+                "replay: --reasoning-open, --no-reasoning-open and --marker-suffix need a protocol (--protocol NAME, or a session recorded with one)",
             );
         };
-        protocol = Some(Some(args.reasoning.apply(base)));
+        protocol = Some(Some(match args.reasoning.apply(base) {
+            Ok(p) => p,
+            Err(e) => return fail_usage(&format!("replay: {e}")),
+        }));
     }
     let tools = match &args.tools {
         None => None,

@@ -174,10 +174,13 @@ fn request_of(args: &RunArgs) -> Result<Request, String> {
     }
     r.tool_choice = args.tool_choice.clone();
     match &args.protocol {
-        Some(ProtocolChoice::Named(p)) => r.protocol = Some(args.reasoning.apply(p.clone())),
+        Some(ProtocolChoice::Named(p)) => r.protocol = Some(args.reasoning.apply(p.clone())?),
         Some(ProtocolChoice::Auto) => {
             if args.reasoning.setting().is_some() {
                 return Err(super::AUTO_REASONING.into());
+            }
+            if args.reasoning.marker_suffix.is_some() {
+                return Err(super::AUTO_SUFFIX.into());
             }
             r.detect_protocol = true;
         }

@@ -421,14 +421,29 @@ proptest! {
                     block.start == 0 && protocol.is_some_and(|p| p.reasoning_open());
                 // A marker inside markup that failed as a call was the call's text, and stays
                 // (as reasoning, with the rest of that markup).
+                // Stems (`<think:`) are completed by the rest of the marker, up to its `>`.
+                let stems = protocol.is_some_and(|p| p.reasoning_stems());
                 if !opened_by_template
                     && body.starts_with(open)
                     && !in_span(SpanKind::Malformed, block.start)
                 {
-                    body.drain(..open.len());
+                    let len = match body.find('>') {
+                        Some(gt) if stems => gt + 1,
+                        _ => open.len(),
+                    };
+                    body.drain(..len);
                 }
-                if body.ends_with(close) && !in_span(SpanKind::Malformed, block.end - close.len()) {
-                    body.truncate(body.len() - close.len());
+                let close_at = if stems {
+                    body.rfind(close).filter(|&at| {
+                        body.ends_with('>') && !body[at..body.len() - 1].contains('>')
+                    })
+                } else {
+                    body.ends_with(close).then(|| body.len() - close.len())
+                };
+                if let Some(at) = close_at
+                    && !in_span(SpanKind::Malformed, block.end - (body.len() - at))
+                {
+                    body.truncate(at);
                 }
             }
             thought.push_str(&body);

@@ -229,7 +229,10 @@ pub struct Source {
     pub cited_text: Option<String>,
 }
 
-/// A finding of the stream lint (see [`crate::lint`]).
+/// The codes of the warnings that are notices (see [`Warning::is_notice`]).
+pub const NOTICE_CODES: &[&str] = &["learned-marker-suffix"];
+
+/// A finding of the stream lint (see [`crate::lint`]), or a notice of what a parser learned.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Warning {
@@ -253,6 +256,13 @@ impl Warning {
             message: message.into(),
             ..Warning::default()
         }
+    }
+
+    /// Whether this is a notice rather than a finding: something a parser learned from the
+    /// output and says (`learned-marker-suffix`: the suffix a format's markers carry). The
+    /// stream lint does not count notices.
+    pub fn is_notice(&self) -> bool {
+        NOTICE_CODES.contains(&self.code.as_str())
     }
 }
 

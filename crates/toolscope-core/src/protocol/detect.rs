@@ -348,6 +348,26 @@ mod tests {
         );
     }
 
+    /// The shape of the markup tells the family, not the names of the tools offered: a GLM
+    /// call to a tool the list does not hold is still GLM (and not hermes, whose `<tool_call>`
+    /// it shares).
+    #[test]
+    fn the_shape_decides_whatever_the_tool_name() {
+        assert_eq!(
+            pick(
+                "<tool_call>any_name\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>"
+            ),
+            "glm-4.5"
+        );
+        assert_eq!(
+            pick("<tool_call>weather.v2<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>"),
+            "glm-4.7"
+        );
+        let none = ToolSet::empty();
+        let d = detect(&none, b"<tool_call>f\n<arg_key>k</arg_key>");
+        assert_eq!(d.protocol.name(), "glm-4.5", "{}", d.reason);
+    }
+
     #[test]
     fn a_shared_reasoning_marker_narrows_and_a_call_marker_decides() {
         assert_eq!(pick("<think>hm</think><TOOLCALL>[]"), "nemotron");

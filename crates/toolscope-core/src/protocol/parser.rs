@@ -22,8 +22,27 @@ impl Protocol {
         parser.origin = Some(Origin::Protocol(Box::new((self.clone(), tools.clone()))));
         let r = self.spec.reasoning();
         if let Some((open, close)) = r.markers {
-            let splitter =
-                ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open());
+            let splitter = if self.spec.takes_marker_suffix() {
+                // The markers are stems (`<think:`) that a suffix and `>` complete.
+                ReasoningSplitter::suffixed(
+                    open,
+                    close,
+                    self.marker_suffix(),
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
+            } else if !self.spec.reasoning_endings().is_empty() {
+                // The markers are stems that one of the endings completes.
+                ReasoningSplitter::with_endings(
+                    open,
+                    close,
+                    self.spec.reasoning_endings(),
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
+            } else {
+                ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open())
+            };
             splitter.begin(&mut parser.em);
             parser.reasoning = Some(splitter);
         }
@@ -353,7 +372,7 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
                 }
                 reasoning.push_str(&t);
             }
-            Part::ToolCall(_) | Part::Error(_) => {
+            Part::ToolCall(_) | Part::Error(_) | Part::Warning(_) => {
                 flush(&mut out, &mut text, &mut reasoning);
                 out.push(part);
             }

@@ -125,6 +125,19 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         None
     }
 
+    /// Whether the format's markers carry a per-checkpoint suffix (`<tool_call:SUFFIX>`): the
+    /// parser learns it from the first marker, and `--marker-suffix` sets it.
+    fn takes_marker_suffix(&self) -> bool {
+        false
+    }
+
+    /// The endings that complete the reasoning markers, where they are stems the family ends
+    /// several ways (K2 Horizon by effort: `>`, `_fast>`, `_faster>`; any opener goes with any
+    /// closer). Empty where the markers are whole.
+    fn reasoning_endings(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The system prompt that teaches a model the tools and this format.
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String;
 
@@ -196,6 +209,9 @@ pub struct Protocol {
     pub(super) delimiters: Option<Delimiters>,
     /// Whether the output starts inside reasoning; `None`: the family's default.
     pub(super) reasoning_open: Option<bool>,
+    /// The suffix of every marker, for a format whose markers carry one; `None`: learned from
+    /// the output.
+    pub(super) marker_suffix: Option<String>,
 }
 
 impl Protocol {
@@ -209,6 +225,7 @@ impl Protocol {
             spec,
             delimiters: None,
             reasoning_open: None,
+            marker_suffix: None,
         }
     }
 
@@ -281,6 +298,44 @@ impl Protocol {
     pub fn with_reasoning_open(mut self, open: Option<bool>) -> Self {
         self.reasoning_open = open.filter(|o| *o != self.spec.reasoning().starts_inside);
         self
+    }
+
+    /// Whether the format's markers carry a per-checkpoint suffix (`<tool_call:SUFFIX>`).
+    pub fn takes_marker_suffix(&self) -> bool {
+        self.spec.takes_marker_suffix()
+    }
+
+    /// Whether the reasoning markers (see [`Reasoning`]) are stems that the rest of a marker, up
+    /// to its `>`, completes: a per-checkpoint suffix (hy-v4's `<think:` SUFFIX `>`) or an
+    /// ending by effort (K2 Horizon's `<ifm|think` `_fast>`).
+    pub fn reasoning_stems(&self) -> bool {
+        self.spec.takes_marker_suffix() || !self.spec.reasoning_endings().is_empty()
+    }
+
+    /// The markers' suffix as set (`None`: learned from the output).
+    pub fn marker_suffix(&self) -> Option<&str> {
+        self.marker_suffix.as_deref()
+    }
+
+    /// This protocol with its markers' suffix set (`None`: learned from the output); an error
+    /// for a format whose markers carry none, or a suffix that is not a run of letters, digits,
+    /// `_` and `-`.
+    pub fn with_marker_suffix(mut self, suffix: Option<&str>) -> Result<Self, String> {
+        if let Some(s) = suffix {
+            if !self.takes_marker_suffix() {
+                return Err(format!(
+                    "the {} protocol's markers carry no suffix (--marker-suffix is for formats such as hy-v4)",
+                    self.name()
+                ));
+            }
+            if !is_marker_suffix(s) {
+                return Err(format!(
+                    "\"{s}\" is not a marker suffix (1 to 64 letters, digits, '_' or '-')"
+                ));
+            }
+        }
+        self.marker_suffix = suffix.map(str::to_string);
+        Ok(self)
     }
 
     /// Reasoning as the family writes it in its output (see [`Reasoning`]), for a model that
@@ -359,6 +414,7 @@ impl PartialEq for Protocol {
         self.name() == other.name()
             && self.delimiters == other.delimiters
             && self.reasoning_open == other.reasoning_open
+            && self.marker_suffix == other.marker_suffix
     }
 }
 
@@ -369,6 +425,7 @@ impl std::hash::Hash for Protocol {
         self.name().hash(state);
         self.delimiters.hash(state);
         self.reasoning_open.hash(state);
+        self.marker_suffix.hash(state);
     }
 }
 
@@ -382,8 +439,18 @@ impl fmt::Debug for Protocol {
         if let Some(open) = self.reasoning_open {
             d.field("reasoning_open", &open);
         }
+        if let Some(s) = &self.marker_suffix {
+            d.field("marker_suffix", s);
+        }
         d.finish()
     }
+}
+
+/// Whether `s` can be a marker suffix: 1 to 64 ASCII letters, digits, `_` and `-`.
+pub(crate) fn is_marker_suffix(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }
 
 /// How a protocol is saved in a session: `{"name": "hermes", "call_start": …, …}`; the
@@ -397,6 +464,12 @@ struct SavedProtocol {
         skip_serializing_if = "Option::is_none"
     )]
     reasoning_open: Option<bool>,
+    #[serde(
+        default,
+        rename = "markerSuffix",
+        skip_serializing_if = "Option::is_none"
+    )]
+    marker_suffix: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     call_start: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -413,6 +486,7 @@ impl Serialize for Protocol {
         SavedProtocol {
             name: self.name().to_string(),
             reasoning_open: self.reasoning_open,
+            marker_suffix: self.marker_suffix.clone(),
             call_start: d.as_ref().map(|d| d.call_start.clone()),
             call_end: d.as_ref().map(|d| d.call_end.clone()),
             response_start: d.as_ref().map(|d| d.response_start.clone()),
@@ -427,7 +501,9 @@ impl<'de> Deserialize<'de> for Protocol {
         let saved = SavedProtocol::deserialize(d)?;
         let p = Protocol::from_name(&saved.name)
             .map_err(D::Error::custom)?
-            .with_reasoning_open(saved.reasoning_open);
+            .with_reasoning_open(saved.reasoning_open)
+            .with_marker_suffix(saved.marker_suffix.as_deref())
+            .map_err(D::Error::custom)?;
         let Some(own) = p.spec.delimiters() else {
             return Ok(p);
         };

@@ -87,16 +87,15 @@ pub(crate) fn standard_cases(p: &Protocol) {
     }
 
     // The call's end markup cut off: everything after the JSON's last bracket, or, in a
-    // markup format, after the argument's own close tag (or its value, where the argument
-    // has none).
+    // markup format, after the argument's own close tag (`</…>`, or a special token `<|…|>`;
+    // or its value, where the argument has none).
     let value_end = one.rfind("Paris").expect("the value is written") + "Paris".len();
     let cut = match one.rfind(['}', ']']).filter(|j| *j > value_end) {
         Some(j) => one[..j + 1].to_string(),
         None => {
             let rest = &one[value_end..];
             let nl = usize::from(rest.starts_with('\n'));
-            let close = rest[nl..]
-                .starts_with("</")
+            let close = (rest[nl..].starts_with("</") || rest[nl..].starts_with("<|"))
                 .then(|| rest[nl..].find('>'))
                 .flatten()
                 .map(|k| value_end + nl + k + 1)

@@ -239,7 +239,9 @@ impl Session {
             let mut decoder = Decoder::new(&session.request);
             let mut collect = |event: usize, events: Vec<RunEvent>| {
                 for e in events {
-                    if let RunEvent::Part(Part::Warning(w)) = e {
+                    if let RunEvent::Part(Part::Warning(w)) = e
+                        && !w.is_notice()
+                    {
                         out.push(Finding {
                             turn,
                             event,

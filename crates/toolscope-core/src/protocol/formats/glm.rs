@@ -1,7 +1,7 @@
-//! The GLM family of the markup engine, one table entry per member ([`Glm`]): `glm-4.5` (GLM 4.5
-//! and 4.6) and `glm-4.7` (GLM 4.7 and GLM 5). A call is a `<tool_call>` element holding the
-//! function's name as text, then each argument as a key element and a value element, one per
-//! line:
+//! The arg-key family of the markup engine, one table entry per member ([`Glm`]): `glm-4.5` (GLM
+//! 4.5 and 4.6, and the models that adopted its markup), `glm-4.7` (GLM 4.7 and GLM 5), `hy-v3`
+//! (Tencent HY3) and `solar-open` (Upstage Solar Open 2). A call holds the function's name as
+//! text after its opening marker, then each argument as a key element and a value element:
 //!
 //! ```text
 //! <tool_call>get_weather
@@ -12,53 +12,133 @@
 //! </tool_call>
 //! ```
 //!
-//! Values follow `<arg_value>` at once: every byte up to `</arg_value>` is the value, typed by
-//! the schema (the template writes text as it is and anything else as JSON). GLM 4.7 writes the
-//! same markup without the newlines
-//! (`<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>`);
-//! both are read by the function-markup scanner qwen3-coder uses, with all it forgives and
-//! decides (close tags inside values decided by what follows, a missing `</arg_value>` or
-//! `</tool_call>`), so either reads the other's output. The model reasons in `<think>` …
-//! `</think>`. The template lists the tools one JSON object per line in `<tools>` and gives each
-//! result back in a `<tool_response>` element of an observation turn.
+//! Values follow the value's open marker at once: every byte up to its close is the value, typed
+//! by the schema (the templates write text as it is and anything else as JSON). GLM 4.7 writes
+//! the same markup without the newlines; HY3 puts its calls in one `<tool_calls>` block and ends
+//! the name with `<tool_sep>`; Solar Open writes special tokens
+//! (`<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Paris<|tool_arg:end|>\n<|tool_call:end|>`).
+//! Each member's [`Dialect`] tells the function-markup scanner qwen3-coder uses its markers, so
+//! each reads with all it forgives and decides (close tags inside values decided by what
+//! follows, a missing value close or call close); the `<tool_call>` members read each other's
+//! output. A member's [`Marks`] are how it writes a call, its prompt and its results.
+//!
+//! GLM's template lists the tools one JSON object per line in `<tools>` and gives each result
+//! back in a `<tool_response>` element of an observation turn; the other members' prompts
+//! follow their own templates' wording around the same list.
 
 use serde_json::Value;
 
-use crate::protocol::scan::markup::{Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
-/// One member of the family: its names, and what it writes between the elements of a call.
+/// How a member writes a call: its markers, in the order they appear.
+pub(crate) struct Marks {
+    /// The block around a turn's calls (`<tool_calls>`, `</tool_calls>`); empty where each call
+    /// stands alone.
+    block: (&'static str, &'static str),
+    /// What opens a call, before the name.
+    call: &'static str,
+    /// What follows the name (HY3's `<tool_sep>`), then the separator after it.
+    name_end: &'static str,
+    after_name: &'static str,
+    /// The key element's markers, and the value element's.
+    key: (&'static str, &'static str),
+    value: (&'static str, &'static str),
+    /// Between the key and the value, and after each value.
+    sep: &'static str,
+    /// What closes a call.
+    call_end: &'static str,
+    /// Between two calls of one turn.
+    join: &'static str,
+    /// Around a tool result.
+    result: (&'static str, &'static str),
+    /// Around the tool list in the prompt (its heading included), and a result's name for the
+    /// prompt's wording (`<tool_response>`).
+    tools: (&'static str, &'static str),
+}
+
+/// One member of the family: its names, how it writes its calls, how the scanner reads them.
 pub(crate) struct Glm {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// Between the elements of a call, and around a result (a newline in 4.5, nothing in 4.7).
-    sep: &'static str,
-    /// What `--protocol auto` allows between a tool's name and what follows it (`\n ` where the
-    /// family writes a newline: a space stands for any run of whitespace).
+    marks: Marks,
+    dialect: &'static Dialect,
+    /// What `--protocol auto` allows between a call's opening (the name in it) and what follows
+    /// it (`\n ` where the member writes a newline: a space stands for any run of whitespace).
     gap: &'static str,
+    /// Where the reasoning markers are stems ended several ways (K2 Horizon's by effort), the
+    /// endings, the one written first; empty where they are whole.
+    endings: &'static [&'static str],
 }
 
-/// `glm-4.5`.
+/// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
+const GLM_DIALECT: Dialect = Dialect {
+    blocks: &[],
+    function: Opener::Bare("<tool_call>"),
+    function_close: "</tool_call",
+    name_sep: None,
+    parameter: Opener::Keyed {
+        key: "<arg_key",
+        key_close: "</arg_key",
+        kind: None,
+        value: "<arg_value",
+    },
+    parameter_close: "</arg_value",
+    separators: false,
+    suffixed: false,
+    string_attr: None,
+    function_shown: "<tool_call>NAME",
+    parameter_shown: "<arg_key>…</arg_key><arg_value>…</arg_value>",
+};
+
+const GLM_TOOLS: (&str, &str) = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
+    "</tools>",
+);
+
+const GLM_END_TOKENS: &[&str] = &["<|user|>", "<|observation|>", "<|endoftext|>"];
+
+/// GLM 4.5's marks, with `sep` between the elements (a newline; nothing in 4.7).
+const fn glm_marks(sep: &'static str) -> Marks {
+    Marks {
+        block: ("", ""),
+        call: "<tool_call>",
+        name_end: "",
+        after_name: sep,
+        key: ("<arg_key>", "</arg_key>"),
+        value: ("<arg_value>", "</arg_value>"),
+        sep,
+        call_end: "</tool_call>",
+        join: "\n",
+        result: ("<tool_response>", "</tool_response>"),
+        tools: GLM_TOOLS,
+    }
+}
+
+/// `glm-4.5`, and the models that write its markup byte for byte (Ling 3, Poolside v1, iFlytek
+/// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
 pub(crate) static GLM45: Glm = Glm {
     card: Card {
         name: "glm-4.5",
-        aliases: &["glm-4.6"],
-        families: "GLM 4.5, 4.6",
+        aliases: &["glm-4.6", "ling-3", "poolside", "spark", "hyperclova-x"],
+        families: "GLM 4.5, 4.6; Ling 3, Poolside v1, iFlytek Spark 2.5, HyperCLOVA X SEED Think",
         servers: &[
             ("vllm", "glm45"),
             ("sglang", "glm45"),
             ("sglang", "glm"),
             ("llama.cpp", "GLM 4.5"),
         ],
-        end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        end_tokens: GLM_END_TOKENS,
         markers: &[],
         reasoning: Reasoning::THINK,
     },
-    sep: "\n",
+    marks: glm_marks("\n"),
+    dialect: &GLM_DIALECT,
     gap: "\n ",
+    endings: &[],
 };
 
 /// `glm-4.7`: the prompt, past calls and results are written the 4.7 way; the same scanner reads
@@ -69,137 +149,476 @@ pub(crate) static GLM47: Glm = Glm {
         aliases: &["glm-5"],
         families: "GLM 4.7, GLM 5",
         servers: &[("vllm", "glm47"), ("sglang", "glm47")],
-        end_tokens: &["<|user|>", "<|observation|>", "<|endoftext|>"],
+        end_tokens: GLM_END_TOKENS,
         markers: &[],
         reasoning: Reasoning::THINK,
     },
-    sep: "",
+    marks: glm_marks(""),
+    dialect: &GLM_DIALECT,
     gap: " ",
+    endings: &[],
 };
 
-/// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
-const DIALECT: Dialect = Dialect {
-    blocks: &[],
-    function: Opener::Bare("<tool_call>"),
-    function_close: "</tool_call",
-    parameter: Opener::Keyed {
-        key: "<arg_key",
-        key_close: "</arg_key",
-        value: "<arg_value",
+/// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
+pub(crate) static HY_V3: Glm = Glm {
+    card: Card {
+        name: "hy-v3",
+        aliases: &["hy3"],
+        families: "Tencent HY3",
+        servers: &[("vllm", "hy_v3")],
+        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        markers: &[],
+        reasoning: Reasoning::THINK,
     },
-    parameter_close: "</arg_value",
-    separators: false,
-    string_attr: None,
-    function_shown: "<tool_call>NAME",
-    parameter_shown: "<arg_key>…</arg_key><arg_value>…</arg_value>",
+    marks: Marks {
+        block: ("<tool_calls>\n", "\n</tool_calls>"),
+        call: "<tool_call>",
+        name_end: "<tool_sep>",
+        after_name: "\n",
+        key: ("<arg_key>", "</arg_key>"),
+        value: ("<arg_value>", "</arg_value>"),
+        sep: "\n",
+        call_end: "</tool_call>",
+        join: "\n",
+        result: ("<tool_response>", "</tool_response>"),
+        tools: (
+            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+            "</tools>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<tool_calls",
+            close: "</tool_calls",
+        }],
+        name_sep: Some("<tool_sep>"),
+        function_shown: "<tool_call>NAME<tool_sep>",
+        ..GLM_DIALECT
+    },
+    gap: " ",
+    endings: &[],
 };
 
-const TOOLS_BEGIN: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n";
-const TOOLS_END: &str = "</tools>";
-const RESULT_BEGIN: &str = "<tool_response>";
-const RESULT_END: &str = "</tool_response>";
+/// `solar-open`: the arg-key structure in special tokens; each call its own block.
+pub(crate) static SOLAR_OPEN: Glm = Glm {
+    card: Card {
+        name: "solar-open",
+        aliases: &["solar-open2"],
+        families: "Upstage Solar Open 2",
+        servers: &[("vllm", "solar_open2"), ("sglang", "solar_open2")],
+        end_tokens: &["<|im:end|>", "<|endoftext|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            markers: Some(("<|think:start|>", "<|think:end|>")),
+            ..Reasoning::THINK
+        },
+    },
+    marks: Marks {
+        block: ("", ""),
+        call: "<|tool_call:start|>",
+        name_end: "",
+        after_name: "\n",
+        key: ("<|tool_arg:start|>", "<|tool_arg:value|>"),
+        value: ("", "<|tool_arg:end|>"),
+        sep: "\n",
+        call_end: "<|tool_call:end|>",
+        join: "\n",
+        result: ("<|tool_response:start|>", "<|tool_response:end|>"),
+        tools: (
+            "# Tools\n\nYou can call the following tools. Each is a JSON object on its own line between <|tool:start|> and <|tool:end|>:\n<|tool:start|>\n",
+            "<|tool:end|>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[],
+        function: Opener::Bare("<|tool_call:start|>"),
+        function_close: "<|tool_call:end|",
+        name_sep: None,
+        parameter: Opener::Keyed {
+            key: "<|tool_arg:start|",
+            key_close: "<|tool_arg:value|",
+            kind: None,
+            value: "",
+        },
+        parameter_close: "<|tool_arg:end|",
+        separators: false,
+        suffixed: false,
+        string_attr: None,
+        function_shown: "<|tool_call:start|>NAME",
+        parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
+    },
+    gap: "\n ",
+    endings: &[],
+};
 
-/// GLM's system prompt, its format block written with `sep` between the elements (a newline in
-/// 4.5, nothing in 4.7).
-fn system_prompt(tools: &ToolSet, sep: &str) -> String {
-    let (name, example) = prompt::example_call(tools);
-    format!(
-        "{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
-         For each function call, output the function name and arguments within the following XML format:\n\
-         <tool_call>{{function-name}}{sep}<arg_key>{{arg-key-1}}</arg_key>{sep}<arg_value>{{arg-value-1}}</arg_value>{sep}\
-         <arg_key>{{arg-key-2}}</arg_key>{sep}<arg_value>{{arg-value-2}}</arg_value>{sep}...{sep}</tool_call>\n\n\
-         For example:\n{}\n\n\
-         Write text values as they are and numbers, booleans, arrays and objects as JSON. Write one \
-         <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
-         result comes back in a <tool_response> element.\n",
-        prompt::json_tool_lines(tools, true, "", ""),
-        format_call(&name, &example, sep)
-    )
-}
+/// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
+/// checkpoint's suffix (`<tool_call:6124c78e>`), reasoning in `<think:SUFFIX>`. The parser
+/// learns the suffix from the first marker (and says so); `--marker-suffix` sets it.
+pub(crate) static HY_V4: Glm = Glm {
+    card: Card {
+        name: "hy-v4",
+        aliases: &["hy4"],
+        families: "Tencent HY v4",
+        servers: &[("vllm", "hy_v4")],
+        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            // Stems: a suffix and `>` complete them.
+            markers: Some(("<think:", "</think:")),
+            ..Reasoning::THINK
+        },
+    },
+    marks: Marks {
+        block: ("<tool_calls>", "</tool_calls>"),
+        call: "<tool_call>",
+        name_end: "",
+        after_name: "",
+        key: ("<arg_key>", "</arg_key>"),
+        value: ("<arg_value>", "</arg_value>"),
+        sep: "",
+        call_end: "</tool_call>",
+        join: "",
+        result: ("<tool_response>", "</tool_response>"),
+        tools: (
+            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+            "</tools>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<tool_calls",
+            close: "</tool_calls",
+        }],
+        suffixed: true,
+        function_shown: "<tool_call:…>NAME",
+        parameter_shown: "<arg_key:…>…</arg_key:…><arg_value:…>…</arg_value:…>",
+        ..GLM_DIALECT
+    },
+    gap: " ",
+    endings: &[],
+};
 
-/// Reads back [`system_prompt`] written with `sep`, as the protocol named `name`.
-fn read_prompt(name: &str, system: &str, sep: &str) -> Option<(Protocol, ToolSet)> {
-    let format = format!("<tool_call>{{function-name}}{sep}<arg_key>");
-    if !system.contains(&format) {
-        return None;
+/// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
+/// `<ifm|tool_calls>` block; an argument may give its type in `<ifm|arg_type>` before its value,
+/// and a call may hold a JSON envelope instead. Reasoning in `<ifm|think>`, `<ifm|think_fast>`
+/// or `<ifm|think_faster>` by effort (any closer ends any of them), opened by the template.
+pub(crate) static K2_HORIZON: Glm = Glm {
+    card: Card {
+        name: "k2-horizon",
+        aliases: &["k2-v3"],
+        families: "IFM K2 Horizon",
+        servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
+        end_tokens: &["<|ifm|im_end|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            // Stems: `>`, `_fast>` or `_faster>` end them.
+            markers: Some(("<ifm|think", "</ifm|think")),
+            starts_inside: true,
+            calls_inside: false,
+        },
+    },
+    marks: Marks {
+        block: ("<ifm|tool_calls>", "</ifm|tool_calls>"),
+        call: "<ifm|tool_call>",
+        name_end: "",
+        after_name: "\n",
+        key: ("<ifm|arg_key>", "</ifm|arg_key>"),
+        value: ("<ifm|arg_value>", "</ifm|arg_value>"),
+        sep: "",
+        call_end: "</ifm|tool_call>",
+        join: "",
+        result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
+        tools: (
+            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+            "</tools>",
+        ),
+    },
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<ifm|tool_calls",
+            close: "</ifm|tool_calls",
+        }],
+        function: Opener::BareOrJson("<ifm|tool_call>"),
+        function_close: "</ifm|tool_call",
+        name_sep: None,
+        parameter: Opener::Keyed {
+            key: "<ifm|arg_key",
+            key_close: "</ifm|arg_key",
+            kind: Some(("<ifm|arg_type", "</ifm|arg_type")),
+            value: "<ifm|arg_value",
+        },
+        parameter_close: "</ifm|arg_value",
+        separators: false,
+        suffixed: false,
+        string_attr: None,
+        function_shown: "<ifm|tool_call>NAME",
+        parameter_shown: "<ifm|arg_key>…</ifm|arg_key><ifm|arg_value>…</ifm|arg_value>",
+    },
+    gap: " ",
+    endings: &[">", "_fast>", "_faster>"],
+};
+
+/// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
+const DEFAULT_SUFFIX: &str = "opensource";
+
+impl Glm {
+    /// Whether every marker carries a suffix.
+    fn suffixed(&self) -> bool {
+        self.dialect.suffixed
     }
-    let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
-    Some((Protocol::from_name(name).ok()?, tools))
-}
 
-/// A call as GLM writes it, `sep` between its elements.
-fn format_call(name: &str, input: &Value, sep: &str) -> String {
-    let mut s = format!("<tool_call>{name}{sep}");
-    if let Value::Object(args) = input {
-        for (k, v) in args {
-            let text = prompt::value_text(v);
-            s.push_str(&format!(
-                "<arg_key>{k}</arg_key>{sep}<arg_value>{text}</arg_value>{sep}"
-            ));
+    /// The suffix to write markers with: the protocol's setting, else the default; none for a
+    /// member whose markers carry none.
+    fn suffix<'a>(&self, p: &'a Protocol) -> Option<&'a str> {
+        self.suffixed()
+            .then(|| p.marker_suffix().unwrap_or(DEFAULT_SUFFIX))
+    }
+
+    /// A mark as written: with `:SUFFIX` before its `>` when there is a suffix.
+    fn m(mark: &str, sfx: Option<&str>) -> String {
+        match (sfx, mark.rfind('>')) {
+            (Some(sfx), Some(gt)) => format!("{}:{sfx}{}", &mark[..gt], &mark[gt..]),
+            _ => mark.to_string(),
         }
     }
-    s.push_str("</tool_call>");
-    s
+
+    /// One call, without the block.
+    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        let mut s = format!(
+            "{}{name}{}{}",
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
+            m.after_name
+        );
+        if let Value::Object(args) = input {
+            for (k, v) in args {
+                let text = prompt::value_text(v);
+                s.push_str(&format!(
+                    "{}{k}{}{}{}{text}{}{}",
+                    Self::m(m.key.0, sfx),
+                    Self::m(m.key.1, sfx),
+                    m.sep_between_key_and_value(),
+                    Self::m(m.value.0, sfx),
+                    Self::m(m.value.1, sfx),
+                    m.sep
+                ));
+            }
+        }
+        s.push_str(&Self::m(m.call_end, sfx));
+        s
+    }
+
+    /// A turn's calls, in the block where the member writes one.
+    fn calls(&self, calls: &[(&str, &Value)], sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        let body = calls
+            .iter()
+            .map(|(name, input)| self.call(name, input, sfx))
+            .collect::<Vec<_>>()
+            .join(m.join);
+        format!(
+            "{}{body}{}",
+            Self::m(m.block.0, sfx),
+            Self::m(m.block.1, sfx)
+        )
+    }
+
+    /// The format skeleton the prompt shows, which also recognises the prompt.
+    fn skeleton(&self, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        let arg = |n: usize| {
+            format!(
+                "{}{{arg-key-{n}}}{}{}{}{{arg-value-{n}}}{}{}",
+                Self::m(m.key.0, sfx),
+                Self::m(m.key.1, sfx),
+                m.sep_between_key_and_value(),
+                Self::m(m.value.0, sfx),
+                Self::m(m.value.1, sfx),
+                m.sep
+            )
+        };
+        format!(
+            "{}{{function-name}}{}{}{}{}...{}{}",
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
+            m.after_name,
+            arg(1),
+            arg(2),
+            m.sep,
+            Self::m(m.call_end, sfx)
+        )
+    }
+
+    fn system_prompt(&self, tools: &ToolSet, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        let (name, example) = prompt::example_call(tools);
+        let call = Self::m(m.call, sfx);
+        let block = if m.block.0.is_empty() {
+            format!("Write one {call} element per call.")
+        } else {
+            format!(
+                "Write all the calls of a turn in one {} block, one {call} element per call.",
+                Self::m(m.block.0.trim(), sfx),
+            )
+        };
+        format!(
+            "{}{}{}\n\n\
+             For each function call, output the function name and arguments within the following XML format:\n\
+             {}\n\n\
+             For example:\n{}\n\n\
+             Write text values as they are and numbers, booleans, arrays and objects as JSON. {block} \
+             Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
+            m.tools.0,
+            prompt::json_tool_lines(tools, true, "", ""),
+            m.tools.1,
+            self.skeleton(sfx),
+            self.calls(&[(&name, &example)], sfx),
+            Self::m(m.result.0, sfx),
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let m = &self.marks;
+        let protocol = Protocol::from_name(self.card.name).ok()?;
+        let protocol = if !self.suffixed() {
+            system.contains(&self.skeleton(None)).then_some(protocol)?
+        } else {
+            // The suffix the skeleton was written with: the default is no setting.
+            let stem = &m.call[..m.call.len() - 1];
+            let at = system.find(&format!("{stem}:"))? + stem.len() + 1;
+            let sfx = &system[at..at + system[at..].find('>')?];
+            if !system.contains(&self.skeleton(Some(sfx))) {
+                return None;
+            }
+            let setting = (sfx != DEFAULT_SUFFIX).then_some(sfx);
+            protocol.with_marker_suffix(setting).ok()?
+        };
+        let tools = prompt::read_json_tool_lines(system, m.tools.0, m.tools.1, "", "")?;
+        Some((protocol, tools))
+    }
+
+    /// A key without its value, in a call whose name is a template leftover: the markup breaks
+    /// where an argument belongs.
+    fn malformed_call(&self, input: &Value, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        let (key, _) = prompt::first_argument(input);
+        format!(
+            "{}{}{{{{ tc.name }}}}{}{}{}{key}{}{}{}{}",
+            Self::m(m.block.0, sfx),
+            Self::m(m.call, sfx),
+            Self::m(m.name_end, sfx),
+            m.after_name,
+            Self::m(m.key.0, sfx),
+            Self::m(m.key.1, sfx),
+            m.sep,
+            Self::m(m.call_end, sfx),
+            Self::m(m.block.1, sfx)
+        )
+    }
 }
 
-/// A result, `sep` around it.
-fn format_result(result: &str, sep: &str) -> String {
-    format!("{RESULT_BEGIN}{sep}{result}{sep}{RESULT_END}")
-}
-
-fn read_result(text: &str) -> String {
-    prompt::between(text, RESULT_BEGIN, RESULT_END)
-}
-
-/// A key without its value: the markup breaks where an argument belongs.
-fn malformed_call(input: &Value, sep: &str) -> String {
-    let (key, _) = crate::protocol::text::prompt::first_argument(input);
-    format!("<tool_call>{{{{ tc.name }}}}{sep}<arg_key>{key}</arg_key>{sep}</tool_call>")
+impl Marks {
+    /// Between a key's close and its value's open: the separator, unless the key's close opens
+    /// the value itself (no value marker).
+    fn sep_between_key_and_value(&self) -> &'static str {
+        if self.value.0.is_empty() {
+            ""
+        } else {
+            self.sep
+        }
+    }
 }
 
 impl ProtocolSpec for Glm {
     card_methods!(without markers);
 
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+    /// The call's opening with a name in it, then what follows the name: a key, or the call's
+    /// close. Any name: the shape tells the family, not the tools offered. (A suffixed member's
+    /// markers are known by their stems and a colon.)
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        let m = &self.marks;
+        let name = crate::protocol::text::fences::NAME;
+        if self.suffixed() {
+            let stem = |mark: &str| mark[..mark.len() - 1].to_string() + ":";
+            return vec![stem(m.block.0), stem(m.call)];
+        }
+        let open = format!("{}{name}{}", m.call, m.name_end);
         let gap = self.gap;
-        tools
-            .iter()
-            .flat_map(|t| {
-                let name = &t.def.name;
-                [
-                    format!("<tool_call>{name}{gap}<arg_key>"),
-                    format!("<tool_call>{name}{gap}</tool_call>"),
-                ]
-            })
-            .collect()
+        let mut out = vec![
+            format!("{open}{gap}{}", m.key.0),
+            format!("{open}{gap}{}", m.call_end),
+        ];
+        if !m.block.0.is_empty() {
+            out.push(format!("{} {}", m.block.0.trim(), m.call));
+        }
+        if matches!(self.dialect.function, Opener::BareOrJson(_)) {
+            out.push(format!("{} {{\"name\"", m.call));
+        }
+        out
     }
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        system_prompt(tools, self.sep)
+    fn reasoning_endings(&self) -> &'static [&'static str] {
+        self.endings
+    }
+
+    fn takes_marker_suffix(&self) -> bool {
+        self.suffixed()
+    }
+
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
+        Glm::system_prompt(self, tools, self.suffix(p))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_prompt(self.name(), system, self.sep)
+        Glm::read_prompt(self, system)
     }
 
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input, self.sep)
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.calls(&[(name, input)], self.suffix(p))
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format_result(result, self.sep)
+    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
+        self.calls(calls, self.suffix(p))
     }
 
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        read_result(text)
+    fn format_result(&self, p: &Protocol, _name: &str, result: &str) -> String {
+        let (m, sfx) = (&self.marks, self.suffix(p));
+        format!(
+            "{}{}{result}{}{}",
+            Self::m(m.result.0, sfx),
+            m.sep,
+            m.sep,
+            Self::m(m.result.1, sfx)
+        )
     }
 
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), &DIALECT))
+    fn read_result(&self, p: &Protocol, text: &str) -> String {
+        let (m, sfx) = (&self.marks, self.suffix(p));
+        prompt::between(text, &Self::m(m.result.0, sfx), &Self::m(m.result.1, sfx))
     }
 
-    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
-        malformed_call(input, self.sep)
+    fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix()))
+    }
+
+    fn malformed_call(&self, p: &Protocol, _name: &str, input: &Value) -> String {
+        Glm::malformed_call(self, input, self.suffix(p))
+    }
+
+    /// A suffixed member's reasoning markers are stems, completed by the suffix.
+    fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
+        let (open, close) = self.card.reasoning.markers?;
+        let (open, close) = match (self.suffix(p), self.endings.first()) {
+            (Some(sfx), _) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
+            (None, Some(end)) => (format!("{open}{end}"), format!("{close}{end}")),
+            (None, None) => (open.to_string(), close.to_string()),
+        };
+        Some(if p.reasoning_open() {
+            format!("{text}\n{close}\n")
+        } else {
+            format!("{open}\n{text}\n{close}\n")
+        })
     }
 }
 
@@ -415,6 +834,439 @@ mod tests {
             assert!(c.calls.is_empty());
             assert_eq!(c.text, bad);
             assert!(!c.errors.is_empty());
+        }
+    }
+
+    mod hy_v3 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("hy-v3").unwrap()
+        }
+
+        const CALL: &str = "<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
+
+        #[test]
+        fn one_call_in_its_block_with_reasoning_and_text_around() {
+            let text = format!(
+                "<think>Beijing.</think>Checking.\n<tool_calls>\n{CALL}\n</tool_calls>\nDone."
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Beijing", "days": 2}))]
+            );
+            assert_eq!(c.reasoning, "Beijing.");
+            assert_eq!(c.text, "Checking.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn parallel_calls_in_one_block_as_written() {
+            let text = p().format_calls(&[
+                ("get_weather", &json!({"city": "Beijing"})),
+                ("search", &json!({"query": "rain"})),
+            ]);
+            assert_eq!(
+                text,
+                "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Beijing"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text, "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_call_without_arguments_inline_or_on_lines_and_without_its_block() {
+            for text in [
+                "<tool_calls><tool_call>search<tool_sep></tool_call></tool_calls>",
+                "<tool_calls>\n<tool_call>search<tool_sep>\n</tool_call>\n</tool_calls>",
+                "<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
+            ] {
+                let c = every_split(&p(), text);
+                assert_eq!(c.calls.len(), 1, "{text}");
+                assert_eq!(c.calls[0].0, "search", "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+                assert_eq!(c.text, "", "{text}");
+            }
+        }
+
+        #[test]
+        fn values_are_byte_exact() {
+            let content = "\n  x = \"</arg_value>\"\n<tool_sep>\n";
+            let text = format!(
+                "<tool_calls>\n<tool_call>write_file<tool_sep>\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>\n</tool_calls>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"content": content, "path": "/a.py"})
+                )]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_and_malformed_calls_are_kept_and_reported() {
+            let cut = "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Bei";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+
+            let bad = p().malformed_call("get_weather", &json!({"city": "Beijing"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+        }
+
+        #[test]
+        fn auto_reads_it_whatever_the_name_and_the_prompt_reads_back() {
+            let d = Protocol::detect(&tools(), format!("<tool_calls>\n{CALL}").as_bytes());
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let d = Protocol::detect(&tools(), b"<tool_call>other_tool<tool_sep>\n<arg_key>");
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let prompt = p().system_prompt(&tools());
+            assert!(
+                prompt.contains("<tool_call>{function-name}<tool_sep>\n<arg_key>"),
+                "{prompt}"
+            );
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+        }
+    }
+
+    mod solar_open {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("solar-open").unwrap()
+        }
+
+        const CALL: &str = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Seoul<|tool_arg:end|>\n<|tool_arg:start|>days<|tool_arg:value|>2<|tool_arg:end|>\n<|tool_call:end|>";
+
+        #[test]
+        fn one_call_with_reasoning_and_text_around() {
+            let text = format!("<|think:start|>Seoul.<|think:end|>Checking.{CALL}Done.<|im:end|>");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Seoul", "days": 2}))]
+            );
+            assert_eq!(c.reasoning, "Seoul.");
+            assert_eq!(c.text, "Checking.Done.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn repeated_blocks_are_parallel_calls_and_the_written_form_reads_back() {
+            let call = p().format_call("search", &json!({"query": "rain"}));
+            assert_eq!(
+                call,
+                "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
+            );
+            let text = format!("{CALL}{call}");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_calls_without_arguments_count() {
+            let content = "\nfn main() {}\n<|tool_arg:end|> not yet\n";
+            let text = format!(
+                "<|tool_call:start|>write_file\n<|tool_arg:start|>content<|tool_arg:value|>{content}<|tool_arg:end|>\n<|tool_call:end|><|tool_call:start|>search<|tool_call:end|>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("write_file".into(), json!({"content": content})),
+                    ("search".into(), json!({}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_and_malformed_calls_are_kept_and_reported() {
+            let cut = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Se";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p().malformed_call("get_weather", &json!({"city": "Seoul"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+        }
+
+        #[test]
+        fn auto_reads_it_and_the_prompt_reads_back() {
+            let d = Protocol::detect(&tools(), format!("Sure. {CALL}").as_bytes());
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let d = Protocol::detect(&tools(), b"<|think:start|>hm<|think:end|>ok");
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            assert_eq!(
+                p().read_result(&p().format_result("get_weather", "sunny")),
+                "sunny"
+            );
+        }
+    }
+
+    mod hy_v4 {
+        use serde_json::json;
+
+        use crate::part::Part;
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("hy-v4").unwrap()
+        }
+
+        const CALLS: &str = "<tool_calls:6124c78e><tool_call:6124c78e>get_weather<arg_key:6124c78e>city</arg_key:6124c78e><arg_value:6124c78e>Beijing</arg_value:6124c78e><arg_key:6124c78e>days</arg_key:6124c78e><arg_value:6124c78e>2</arg_value:6124c78e></tool_call:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>";
+
+        /// The notices of a whole parse.
+        fn notices(p: &Protocol, text: &str) -> Vec<String> {
+            p.parse_generated(&tools(), text.as_bytes())
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        #[test]
+        fn the_suffix_is_learned_from_the_first_marker_and_said() {
+            let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{CALLS}");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Beijing", "days": 2})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.reasoning, "Two tools.");
+            assert_eq!(c.text, "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let said = notices(&p(), &text);
+            assert_eq!(said.len(), 2, "{said:?}");
+            assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
+            // Calls alone teach it too.
+            assert_eq!(notices(&p(), CALLS).len(), 1);
+        }
+
+        #[test]
+        fn markers_with_another_suffix_once_learned_are_text() {
+            let other = "<tool_call:deadbeef>search<arg_key:deadbeef>query</arg_key:deadbeef><arg_value:deadbeef>x</arg_value:deadbeef></tool_call:deadbeef>";
+            let text = format!("{CALLS} then {other}");
+            let c = every_split(&p(), &text);
+            assert_eq!(c.calls.len(), 2);
+            assert_eq!(c.text, format!(" then {other}"));
+            // Reasoning markers with another suffix than the set one are text.
+            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
+            let c = every_split(&set, &format!("<think:abc>x</think:abc>{other}"));
+            assert!(c.calls.is_empty() && c.reasoning.is_empty(), "{c:?}");
+            assert!(
+                notices(&set, CALLS).is_empty(),
+                "a set suffix is not learned"
+            );
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_a_cut_call_is_reported() {
+            let content = "a </arg_value:6124c78e> b\n<tool_call:x>";
+            let text = format!(
+                "<tool_calls:6124c78e><tool_call:6124c78e>write_file<arg_key:6124c78e>content</arg_key:6124c78e><arg_value:6124c78e>{content}</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
+            let cut = "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Bei";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+        }
+
+        #[test]
+        fn it_writes_its_markers_with_the_set_suffix_and_auto_finds_it() {
+            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
+            let call = set.format_call("search", &json!({"query": "rain"}));
+            assert_eq!(
+                call,
+                "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
+            );
+            assert!(
+                p().format_call("search", &json!({}))
+                    .starts_with("<tool_calls:opensource>")
+            );
+            let prompt = set.system_prompt(&tools());
+            let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, set);
+            let d = Protocol::detect(&tools(), CALLS.as_bytes());
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            let d = Protocol::detect(&tools(), b"<think:ab12>hm</think:ab12>");
+            assert_eq!(d.protocol, p(), "{}", d.reason);
+            assert!(
+                Protocol::from_name("hy-v3")
+                    .unwrap()
+                    .with_marker_suffix(Some("x"))
+                    .is_err()
+            );
+            assert!(p().with_marker_suffix(Some("a b")).is_err());
+            let json = serde_json::to_value(&set).unwrap();
+            assert_eq!(json["markerSuffix"], "6124c78e");
+            assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);
+        }
+    }
+
+    mod k2_horizon {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("k2-horizon").unwrap()
+        }
+
+        #[test]
+        fn the_three_argument_styles_read_alike() {
+            let want = [
+                (
+                    "get_weather".to_string(),
+                    json!({"city": "Oslo", "days": 2}),
+                ),
+                ("search".to_string(), json!({"query": "rain"})),
+            ];
+            for text in [
+                "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Oslo</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+                "<ifm|tool_calls>\n<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Oslo</ifm|arg_value>\n<ifm|arg_key>days</ifm|arg_key>\n<ifm|arg_type>integer</ifm|arg_type>\n<ifm|arg_value>2</ifm|arg_value>\n</ifm|tool_call>\n<ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call>\n</ifm|tool_calls>",
+                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}</ifm|tool_call>\n<ifm|tool_call>{\"name\": \"search\", \"arguments\": \"{\\\"query\\\": \\\"rain\\\"}\"}</ifm|tool_call></ifm|tool_calls>",
+            ] {
+                let c = every_split(&p().with_reasoning_open(Some(false)), text);
+                assert_eq!(c.calls, want, "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+                assert_eq!(c.text.trim(), "", "{text}");
+            }
+        }
+
+        #[test]
+        fn reasoning_by_effort_opened_by_the_template() {
+            let call = p().format_call("search", &json!({"query": "rain"}));
+            assert_eq!(
+                call,
+                "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
+            );
+            for close in ["</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"] {
+                let c = every_split(&p(), &format!("Rain first.{close}Sure.{call}"));
+                assert_eq!(c.reasoning, "Rain first.", "{close}");
+                assert_eq!(c.text, "Sure.", "{close}");
+                assert_eq!(c.calls.len(), 1, "{close}");
+            }
+            // Written whole, any opener goes with any closer; a marker of no effort is text.
+            let open = p().with_reasoning_open(Some(false));
+            let c = every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x");
+            assert_eq!(c.reasoning, "hm");
+            assert_eq!(c.text, "ok <ifm|thinking> x");
+            // A call inside reasoning is reasoning.
+            let c = every_split(&p(), &format!("maybe {call}</ifm|think>"));
+            assert!(c.calls.is_empty());
+        }
+
+        #[test]
+        fn values_are_byte_exact_and_broken_calls_are_reported() {
+            let p = p().with_reasoning_open(Some(false));
+            let content = "\n a </ifm|arg_value> b\n";
+            let text = format!(
+                "<ifm|tool_calls><ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key><ifm|arg_value>{content}</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
+            );
+            let c = every_split(&p, &text);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
+
+            let cut = "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Os";
+            let c = every_split(&p, cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+
+            let cut_json = "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {";
+            let c = every_split(&p, cut_json);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut_json);
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+
+            let bad_json = "<ifm|tool_calls><ifm|tool_call>{\"arguments\": {}}</ifm|tool_call></ifm|tool_calls>";
+            let c = every_split(&p, bad_json);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad_json);
+            assert_eq!(c.errors, ["malformed-tool-call"]);
+
+            // The whole JSON without its close, at the end of the output, is the call.
+            let c = every_split(
+                &p,
+                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
+            );
+            assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        }
+
+        #[test]
+        fn auto_finds_every_style_and_the_prompt_reads_back() {
+            for text in [
+                "<ifm|tool_call>any_tool\n<ifm|arg_key>a</ifm|arg_key>",
+                "<ifm|tool_call>{\"name\": \"x\"}",
+                "plan</ifm|think_faster>answer",
+                "<ifm|tool_calls>\n<ifm|tool_call>",
+            ] {
+                let d = Protocol::detect(&tools(), text.as_bytes());
+                assert_eq!(d.protocol.name(), "k2-horizon", "{text}: {}", d.reason);
+            }
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            assert_eq!(
+                p().read_result(&p().format_result("get_weather", "sunny")),
+                "sunny"
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
-use crate::part::{Coercion, ErrorPart, PartId};
+use crate::part::{Coercion, ErrorPart, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -46,6 +46,8 @@ enum QTag {
     },
     /// `<function=…>` whose name cannot be a function name (`{{ tc.name }}`, empty).
     BadFunction(usize),
+    /// A bare opener followed by a JSON envelope (its literal's length).
+    OpenJson(usize),
     CloseFunction(usize),
     OpenParameter {
         name: Range<usize>,
@@ -58,14 +60,33 @@ enum QTag {
     CData(usize),
 }
 
+/// The suffix a suffixed dialect's markers carry (`<tool_call:SUFFIX>`), as far as it is known.
+#[derive(Clone, Copy)]
+enum Sfx<'a> {
+    /// The dialect's markers carry none.
+    No,
+    /// Not known yet: any suffix (or none).
+    Any,
+    /// This one (or none).
+    Is(&'a str),
+}
+
+/// The longest marker suffix read.
+const MAX_SUFFIX: usize = 64;
+
+const fn suffix_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')
+}
+
 const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
-/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then
-/// optional whitespace then `>`: `Some(Some(len))`, `Some(None)` while the text ends too early
-/// to tell, `None` when it is not this tag.
-fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
+/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then,
+/// in a suffixed dialect, an optional `:SUFFIX`, then optional whitespace then `>`:
+/// `Some(Some(len))`, `Some(None)` while the text ends too early to tell, `None` when it is not
+/// this tag.
+fn closing(rest: &[u8], lit: &[u8], sfx: Sfx) -> Option<Option<usize>> {
     let (head, word) = match lit.strip_prefix(b"</") {
         Some(word) => (&b"</"[..], word),
         None => (&lit[..1], &lit[1..]),
@@ -91,6 +112,25 @@ fn closing(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
         return Some(None);
     }
     k += word.len();
+    if !matches!(sfx, Sfx::No) && rest.get(k) == Some(&b':') {
+        let run = rest[k + 1..]
+            .iter()
+            .take(MAX_SUFFIX + 1)
+            .take_while(|b| suffix_byte(**b))
+            .count();
+        if k + 1 + run == rest.len() && run <= MAX_SUFFIX {
+            return Some(None);
+        }
+        if run == 0 || run > MAX_SUFFIX {
+            return None;
+        }
+        if let Sfx::Is(known) = sfx
+            && rest[k + 1..k + 1 + run] != *known.as_bytes()
+        {
+            return None;
+        }
+        k += 1 + run;
+    }
     let ws_start = k;
     while k < rest.len() && is_ws(rest[k]) && k < ws_start + 8 {
         k += 1;
@@ -185,9 +225,17 @@ pub struct Dialect {
     /// How a function opens, and the literal of its close tag (`</function`).
     pub function: Opener,
     pub function_close: &'static str,
+    /// A tag that may follow a function's name written as text (HY3's `<tool_sep>` after
+    /// `<tool_call>NAME`): part of the function's opening, not its body.
+    pub name_sep: Option<&'static str>,
     /// How a parameter opens, and the literal of its close tag (`</parameter`).
     pub parameter: Opener,
     pub parameter_close: &'static str,
+    /// Whether every marker carries a per-checkpoint suffix before its `>`
+    /// (`<tool_call:6124c78e>`, `</arg_value:6124c78e>`): the scanner reads any suffix until the
+    /// first marker teaches it (and says so), or the one it is given. (Bare, keyed and close
+    /// tags only.)
+    pub suffixed: bool,
     /// Whether one newline after a parameter's open tag and one before its close tag separate
     /// the value from its tags (qwen3-coder) or are content (a family that writes none).
     pub separators: bool,
@@ -213,11 +261,19 @@ pub enum Opener {
     Named(&'static str),
     /// The literal, then the name as text up to a newline or a `<`: GLM's `<tool_call>NAME`.
     Bare(&'static str),
+    /// As [`Opener::Bare`], or the literal then a JSON envelope `{"name": …, "arguments": …}`
+    /// up to the function's close (K2 Horizon's JSON style in `<ifm|tool_call>`).
+    BareOrJson(&'static str),
     /// The name as the text of a key element, then the value's open tag: GLM's
-    /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them).
+    /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them). Where the key's
+    /// close tag opens the value itself (`<|tool_arg:start|>NAME<|tool_arg:value|>`), `value` is
+    /// empty. `kind` is a type element that may stand between the key and the value (K2
+    /// Horizon's `<ifm|arg_type>string</ifm|arg_type>`: its open and close literals); the
+    /// schema types the value whatever it says.
     Keyed {
         key: &'static str,
         key_close: &'static str,
+        kind: Option<(&'static str, &'static str)>,
         value: &'static str,
     },
 }
@@ -226,7 +282,7 @@ impl Opener {
     /// The literal the opener starts with.
     fn lit(&self) -> &'static str {
         match self {
-            Opener::Named(lit) | Opener::Bare(lit) => lit,
+            Opener::Named(lit) | Opener::Bare(lit) | Opener::BareOrJson(lit) => lit,
             Opener::Keyed { key, .. } => key,
         }
     }
@@ -254,37 +310,77 @@ impl Dialect {
 
 /// The literal then a name as text, up to a newline or `<` (or the end of the output, `at_end`):
 /// `Some(Some((name, len)))`, where `len` does not count the byte that ended the name.
-fn bare(text: &str, j: usize, lit: &str, at_end: bool) -> Option<Option<(Range<usize>, usize)>> {
+fn bare(
+    text: &str,
+    j: usize,
+    lit: &str,
+    name_sep: Option<&str>,
+    sfx: Sfx,
+    at_end: bool,
+) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
-    let lit = lit.as_bytes();
-    if !after_literal(rest, lit)? {
-        return Some(None);
-    }
-    let body = &rest[lit.len()..];
+    let lit_len = match opener_len(rest, lit, sfx)? {
+        Some(len) => len,
+        None => return Some(None),
+    };
+    let body = &rest[lit_len..];
     let end = body
         .iter()
         .take(MAX_NAME)
         .position(|b| matches!(b, b'\n' | b'<'));
     let p = match end {
         Some(p) => p,
-        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit.len()))),
+        None if body.len() >= MAX_NAME => return Some(Some((j..j, lit_len))),
         None if at_end => body.len(),
         None => return Some(None),
     };
-    let name = text[j + lit.len()..j + lit.len() + p].trim();
-    Some(Some((range_in(text, name), lit.len() + p)))
+    let name = text[j + lit_len..j + lit_len + p].trim();
+    let mut len = lit_len + p;
+    // The tag that may end the name belongs to the opening.
+    if let Some(sep) = name_sep {
+        match after_literal(&rest[len..], sep.as_bytes()) {
+            Some(true) => len += sep.len(),
+            Some(false) if !at_end => return Some(None),
+            // Cut off by the end of the output: the separator begun, not a body.
+            Some(false) => len = rest.len(),
+            None => {}
+        }
+    }
+    Some(Some((range_in(text, name), len)))
+}
+
+/// The length of a bare opener's literal at the start of `rest` (with its suffix, in a
+/// suffixed dialect).
+fn opener_len(rest: &[u8], lit: &str, sfx: Sfx) -> Option<Option<usize>> {
+    match (sfx, lit.strip_suffix('>')) {
+        (Sfx::Any | Sfx::Is(_), Some(stem)) => closing(rest, stem.as_bytes(), sfx),
+        _ => Some(after_literal(rest, lit.as_bytes())?.then_some(lit.len())),
+    }
+}
+
+/// A bare opener followed (after whitespace) by `{`: the length of the literal, where the JSON
+/// envelope begins.
+fn json_opener(text: &str, j: usize, lit: &str, sfx: Sfx, at_end: bool) -> Option<Option<usize>> {
+    let rest = &text.as_bytes()[j..];
+    let len = opener_len(rest, lit, sfx)??;
+    match rest[len..].iter().find(|b| !is_ws(**b)) {
+        Some(b'{') => Some(Some(len)),
+        Some(_) => None,
+        None if at_end || rest.len() - len > MAX_DECIDING_WS => None,
+        None => Some(None),
+    }
 }
 
 /// A key element then the value's open tag: `<arg_key>NAME</arg_key>` `<arg_value>`.
 fn keyed(
     text: &str,
     j: usize,
-    key: &str,
-    key_close: &str,
-    value: &str,
+    (key, key_close, value): (&str, &str, &str),
+    kind: Option<(&str, &str)>,
+    sfx: Sfx,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let bytes = text.as_bytes();
-    let open = match closing(&bytes[j..], key.as_bytes())? {
+    let open = match closing(&bytes[j..], key.as_bytes(), sfx)? {
         Some(len) => j + len,
         None => return Some(None),
     };
@@ -300,10 +396,13 @@ fn keyed(
     }
     let name = range_in(text, text[open..open + p].trim());
     let mut k = open + p;
-    k += match closing(&bytes[k..], key_close.as_bytes())? {
+    k += match closing(&bytes[k..], key_close.as_bytes(), sfx)? {
         Some(len) => len,
         None => return Some(None),
     };
+    if value.is_empty() {
+        return Some(Some((name, k - j)));
+    }
     let ws = k;
     while k < bytes.len() && is_ws(bytes[k]) {
         k += 1;
@@ -314,7 +413,34 @@ fn keyed(
     if k == bytes.len() {
         return Some(None);
     }
-    k += match closing(&bytes[k..], value.as_bytes())? {
+    // A type element before the value: its text is read past.
+    if let Some((open, close)) = kind
+        && let Some(r) = closing(&bytes[k..], open.as_bytes(), sfx)
+    {
+        let Some(len) = r else {
+            return Some(None);
+        };
+        k += len;
+        let Some(p) = bytes[k..].iter().take(MAX_NAME).position(|b| *b == b'<') else {
+            return (bytes.len() - k < MAX_NAME).then_some(None);
+        };
+        k += p;
+        k += match closing(&bytes[k..], close.as_bytes(), sfx)? {
+            Some(len) => len,
+            None => return Some(None),
+        };
+        let ws = k;
+        while k < bytes.len() && is_ws(bytes[k]) {
+            k += 1;
+            if k - ws > MAX_DECIDING_WS {
+                return None;
+            }
+        }
+        if k == bytes.len() {
+            return Some(None);
+        }
+    }
+    k += match closing(&bytes[k..], value.as_bytes(), sfx)? {
         Some(len) => len,
         None => return Some(None),
     };
@@ -386,7 +512,15 @@ impl Shared {
     }
 }
 
-fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_end: bool) -> QTag {
+fn qtag(
+    text: &str,
+    j: usize,
+    tools: &ToolSet,
+    d: &Dialect,
+    shared: Shared,
+    sfx: Sfx,
+    at_end: bool,
+) -> QTag {
     let rest = &text.as_bytes()[j..];
     if rest.get(1) == Some(&b'!') || rest.len() == 1 {
         let lit = b"<![CDATA[";
@@ -420,25 +554,25 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
                 .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
     if may(d.parameter_close)
-        && let Some(r) = closing(rest, d.parameter_close.as_bytes())
+        && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseParameter);
     }
     if may(d.function_close)
-        && let Some(r) = closing(rest, d.function_close.as_bytes())
+        && let Some(r) = closing(rest, d.function_close.as_bytes(), sfx)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseFunction);
     }
     for b in d.blocks {
         if may(b.close)
-            && let Some(r) = closing(rest, b.close.as_bytes())
+            && let Some(r) = closing(rest, b.close.as_bytes(), sfx)
         {
             return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
         }
     }
     for b in d.blocks {
         if may(b.open)
-            && let Some(r) = closing(rest, b.open.as_bytes())
+            && let Some(r) = closing(rest, b.open.as_bytes(), sfx)
         {
             return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
         }
@@ -446,11 +580,21 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if closing_tag {
         return QTag::None;
     }
+    if let Opener::BareOrJson(lit) = d.function
+        && may(lit)
+    {
+        match json_opener(text, j, lit, sfx, at_end) {
+            Some(Some(len)) => return QTag::OpenJson(len),
+            Some(None) => return QTag::Incomplete,
+            None => {}
+        }
+    }
     if may(d.function.lit()) {
         let opened = match d.function {
             Opener::Named(lit) => named(text, j, lit),
-            Opener::Bare(lit) => {
-                bare(text, j, lit, at_end).map(|r| r.map(|(name, len)| (name, len, false)))
+            Opener::Bare(lit) | Opener::BareOrJson(lit) => {
+                bare(text, j, lit, d.name_sep, sfx, at_end)
+                    .map(|r| r.map(|(name, len)| (name, len, false)))
             }
             Opener::Keyed { .. } => None,
         };
@@ -471,12 +615,13 @@ fn qtag(text: &str, j: usize, tools: &ToolSet, d: &Dialect, shared: Shared, at_e
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
             Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
-            Opener::Bare(lit) => bare(text, j, lit, at_end),
+            Opener::Bare(lit) | Opener::BareOrJson(lit) => bare(text, j, lit, None, sfx, at_end),
             Opener::Keyed {
                 key,
                 key_close,
+                kind,
                 value,
-            } => keyed(text, j, key, key_close, value),
+            } => keyed(text, j, (key, key_close, value), kind, sfx),
         };
         if let Some(r) = opened {
             return match r {
@@ -634,6 +779,8 @@ enum State {
     /// A function written without `<tool_call>` ended; a stray `</tool_call>` may follow (held
     /// whitespace in the string).
     AfterBare(Block, String),
+    /// A JSON envelope after a bare opener, up to the function's close (the JSON so far).
+    Json(Block, String),
 }
 
 pub struct MarkupScanner {
@@ -650,6 +797,8 @@ pub struct MarkupScanner {
     spare_param: Option<Box<Param>>,
     /// The markup buffer of the block that ended last.
     spare_raw: String,
+    /// The suffix the markers carry, for a suffixed dialect: given, or learned from the first.
+    suffix: Option<String>,
 }
 
 impl Scanner for MarkupScanner {
@@ -679,7 +828,15 @@ impl Scanner for MarkupScanner {
         }
         let start = self.held.held_start();
         let hold = self.held.take();
-        match qtag(&hold, 0, &self.tools, self.dialect, self.shared, true) {
+        match qtag(
+            &hold,
+            0,
+            &self.tools,
+            self.dialect,
+            self.shared,
+            self.sfx(),
+            true,
+        ) {
             QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
                 em,
                 &hold,
@@ -704,6 +861,7 @@ impl MarkupScanner {
             spare: None,
             spare_param: None,
             spare_raw: String::new(),
+            suffix: None,
         }
     }
 
@@ -736,6 +894,7 @@ impl MarkupScanner {
                 State::Function(b, f) => self.function(b, f, text, i, base, em),
                 State::Param(b, f, p) => self.param(b, f, p, text, i, base),
                 State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+                State::Json(b, json) => self.json(b, json, text, i, base, em),
             };
         }
         self.held.recycle(joined);
@@ -747,7 +906,53 @@ impl MarkupScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag(text, j, &self.tools, self.dialect, self.shared, self.at_end)
+        qtag(
+            text,
+            j,
+            &self.tools,
+            self.dialect,
+            self.shared,
+            self.sfx(),
+            self.at_end,
+        )
+    }
+
+    /// The suffix the markers carry, as far as it is known.
+    fn sfx(&self) -> Sfx<'_> {
+        match (&self.suffix, self.dialect.suffixed) {
+            (_, false) => Sfx::No,
+            (Some(s), true) => Sfx::Is(s),
+            (None, true) => Sfx::Any,
+        }
+    }
+
+    /// The suffix of `tag`, the first marker of a call (`<tool_calls:SUFFIX>`), when the
+    /// dialect's markers carry one and it is not known yet: it is from now on, and a notice
+    /// says so.
+    fn learn(&mut self, tag: &str, em: &mut Emitter) {
+        if !self.dialect.suffixed || self.suffix.is_some() {
+            return;
+        }
+        let Some(head) = tag.find('>').map(|e| &tag[..e]) else {
+            return;
+        };
+        let Some(sfx) = head.find(':').map(|c| head[c + 1..].trim_end()) else {
+            return;
+        };
+        em.notice(Warning::new(
+            "learned-marker-suffix",
+            format!(
+                "the call markers carry the suffix \"{sfx}\" (learned from {head}>); markers with another suffix are text"
+            ),
+        ));
+        self.suffix = Some(sfx.to_string());
+    }
+
+    /// The scanner with the suffix its dialect's markers carry set (`None`: learned from the
+    /// first marker).
+    pub fn with_suffix(mut self, suffix: Option<&str>) -> Self {
+        self.suffix = suffix.map(str::to_string);
+        self
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
@@ -758,6 +963,7 @@ impl MarkupScanner {
             match self.qtag(text, at) {
                 QTag::OpenToolCall(len) => {
                     em.text(&text[i..at]);
+                    self.learn(&text[at..at + len], em);
                     let buf = std::mem::take(&mut self.spare_raw);
                     let block = Block::new(base + at, true, &text[at..at + len], buf);
                     self.state = State::Wrapper(block);
@@ -769,6 +975,7 @@ impl MarkupScanner {
                     self_closing,
                 } => {
                     em.text(&text[i..at]);
+                    self.learn(&text[at..at + len], em);
                     let buf = std::mem::take(&mut self.spare_raw);
                     let block = Block::new(base + at, false, &text[at..at + len], buf);
                     self.open_function(block, &text[name], self_closing, base + at + len, em);
@@ -786,6 +993,13 @@ impl MarkupScanner {
                         base + at,
                         "is not a function name; the markup is kept as text",
                     );
+                    return at + len;
+                }
+                QTag::OpenJson(len) => {
+                    em.text(&text[i..at]);
+                    let buf = std::mem::take(&mut self.spare_raw);
+                    let block = Block::new(base + at, false, &text[at..at + len], buf);
+                    self.state = State::Json(block, String::new());
                     return at + len;
                 }
                 QTag::CloseToolCall(len)
@@ -891,6 +1105,11 @@ impl MarkupScanner {
                     self.open_function(b, &text[name], self_closing, base + j + len, em);
                     return j + len;
                 }
+                QTag::OpenJson(len) => {
+                    b.raw.push_str(&text[j..j + len]);
+                    self.state = State::Json(b, String::new());
+                    return j + len;
+                }
                 _ if b.functions > 0 => {
                     // A wrong close tag where </tool_call> belongs closes the block.
                     match xml::parse_tag(text, j) {
@@ -944,7 +1163,7 @@ impl MarkupScanner {
                     em.span(b.start, base + at + len, SpanKind::Malformed);
                     return at + len;
                 }
-                QTag::OpenToolCall(_) | QTag::OpenFunction { .. } => {
+                QTag::OpenToolCall(_) | QTag::OpenFunction { .. } | QTag::OpenJson(_) => {
                     em.text(&text[i..at]);
                     em.span(b.start, base + at, SpanKind::Malformed);
                     return at;
@@ -1026,6 +1245,110 @@ impl MarkupScanner {
         j
     }
 
+    /// Inside a JSON envelope after a bare opener: up to the function's close (or the block's).
+    fn json(
+        &mut self,
+        mut b: Block,
+        mut json: String,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let mut j = i;
+        while let Some(p) = find1(b'<', &bytes[j..]) {
+            let at = j + p;
+            let close = match self.qtag(text, at) {
+                QTag::Incomplete => {
+                    json.push_str(&text[i..at]);
+                    b.raw.push_str(&text[i..at]);
+                    self.state = State::Json(b, json);
+                    return self.held.hold(text, at, base);
+                }
+                QTag::CloseFunction(len) => Some((len, false)),
+                QTag::CloseToolCall(len) => Some((len, true)),
+                _ => None,
+            };
+            let Some((len, block)) = close else {
+                j = at + 1;
+                continue;
+            };
+            json.push_str(&text[i..at]);
+            b.raw.push_str(&text[i..at + len]);
+            self.end_json(b, &json, base + at + len, block, em);
+            return at + len;
+        }
+        json.push_str(&text[i..]);
+        b.raw.push_str(&text[i..]);
+        self.state = State::Json(b, json);
+        text.len()
+    }
+
+    /// A JSON envelope is over: a call of the tool it names, with its arguments, or its markup
+    /// kept as text and reported.
+    fn end_json(
+        &mut self,
+        mut b: Block,
+        json: &str,
+        end: usize,
+        close_block: bool,
+        em: &mut Emitter,
+    ) {
+        b.functions += 1;
+        match read_envelope(json) {
+            Ok((name, input)) => {
+                let tool = self.tools.get_arc(&name).cloned();
+                let id = em.begin_call(&name);
+                let mut writer = ArgsWriter::new(tool.clone());
+                writer.write_whole(input);
+                if let Some(d) = writer.take_delta() {
+                    em.input_delta(&id, d);
+                }
+                match writer.finish() {
+                    Ok(args) => {
+                        em.end_call(id.clone(), &name, args);
+                        if tool.is_none() {
+                            em.error(ErrorPart {
+                                tool_call_id: Some(id),
+                                tool_name: Some(name.clone()),
+                                ..ErrorPart::reason(
+                                    "unknown-tool",
+                                    format!("\"{name}\" is not one of the tools"),
+                                )
+                            });
+                        }
+                        b.calls += 1;
+                        b.cover(end, em);
+                    }
+                    Err(why) => {
+                        em.abort_call(&id);
+                        em.error(ErrorPart {
+                            tool_call_id: Some(id),
+                            tool_name: Some(name.clone()),
+                            ..ErrorPart::reason("malformed-tool-call", why)
+                        });
+                        b.keep_as_text(end, em);
+                    }
+                }
+            }
+            Err(why) => {
+                em.error(ErrorPart::reason(
+                    "malformed-tool-call",
+                    format!("{}{{…}}: {why}", self.dialect.function.lit()),
+                ));
+                b.keep_as_text(end, em);
+            }
+        }
+        if close_block {
+            self.retire(b);
+        } else if b.wrapped {
+            self.state = State::Wrapper(b);
+        } else {
+            self.state = State::AfterBare(b, String::new());
+        }
+    }
+
     /// Inside a function, between parameters.
     fn function(
         &mut self,
@@ -1076,7 +1399,7 @@ impl MarkupScanner {
                     self.end_function(b, f, end, true, em);
                     return at + len;
                 }
-                QTag::OpenFunction { .. } | QTag::OpenToolCall(_) => {
+                QTag::OpenFunction { .. } | QTag::OpenToolCall(_) | QTag::OpenJson(_) => {
                     // A new call begins: this function was never closed.
                     let end = base + at;
                     self.end_function(b, f, end, false, em);
@@ -1188,7 +1511,10 @@ impl MarkupScanner {
             }
             (
                 Closer::Function,
-                QTag::CloseToolCall(_) | QTag::OpenToolCall(_) | QTag::OpenFunction { .. },
+                QTag::CloseToolCall(_)
+                | QTag::OpenToolCall(_)
+                | QTag::OpenFunction { .. }
+                | QTag::OpenJson(_),
             ) => Decision::Closes,
             _ => Decision::Text,
         }
@@ -1289,7 +1615,7 @@ impl MarkupScanner {
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
                 }
-                QTag::OpenFunction { len, .. } | QTag::BadFunction(len) => {
+                QTag::OpenFunction { len, .. } | QTag::BadFunction(len) | QTag::OpenJson(len) => {
                     p.nest(Nest::Function);
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
@@ -1500,6 +1826,25 @@ impl MarkupScanner {
                 ws.push_str(&hold);
                 em.text(&ws);
             }
+            State::Json(mut b, mut json) => {
+                json.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                // Without its close, the envelope is a call only when the output ended as the
+                // model meant it and the JSON is whole.
+                if !em.output_cut() && read_envelope(&json).is_ok() {
+                    self.end_json(b, &json, end, true, em);
+                } else {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside the JSON of {}",
+                            self.dialect.function.lit()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                }
+            }
             State::Function(mut b, mut f) => {
                 f.stray.push_str(&hold);
                 b.raw.push_str(&hold);
@@ -1534,6 +1879,27 @@ impl MarkupScanner {
             }
         }
     }
+}
+
+/// A call envelope: `{"name": …, "arguments": {…}}` (also `parameters`; arguments given as a
+/// JSON string are opened).
+fn read_envelope(json: &str) -> Result<(String, Value), String> {
+    let Ok(Value::Object(mut env)) = crate::json::parse_relaxed(json.trim()) else {
+        return Err("the body is not a JSON object".into());
+    };
+    let Some(Value::String(name)) = env.remove("name") else {
+        return Err("the JSON has no \"name\"".into());
+    };
+    if name.is_empty() {
+        return Err("the JSON's \"name\" is empty".into());
+    }
+    let input = match env.remove("arguments").or_else(|| env.remove("parameters")) {
+        None => Value::Object(Default::default()),
+        Some(Value::String(s)) => crate::json::parse_relaxed(s.trim())
+            .map_err(|_| "the arguments string is not JSON".to_string())?,
+        Some(v) => v,
+    };
+    Ok((name, input))
 }
 
 /// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
@@ -1635,9 +2001,11 @@ mod tests {
         }],
         function: Opener::Named("<fn="),
         function_close: "</fn",
+        name_sep: None,
         parameter: Opener::Named("<arg="),
         parameter_close: "</arg",
         separators: false,
+        suffixed: false,
         string_attr: None,
         function_shown: "<fn=NAME>",
         parameter_shown: "<arg=…>",

@@ -327,6 +327,15 @@ impl Emitter {
         self.parts.push(Part::error(e));
     }
 
+    /// Something the parser learned from the output and says (a marker suffix): a `warning`
+    /// part whose code is a notice (see [`Warning::is_notice`](crate::part::Warning::is_notice)),
+    /// emitted where it was learned.
+    pub fn notice(&mut self, w: crate::part::Warning) {
+        self.flush_pending();
+        self.flush_input();
+        self.parts.push(Part::warning(w));
+    }
+
     /// `len` bytes of the text were not fed to the scanner, before its byte `at`.
     pub fn skip(&mut self, at: usize, len: usize) {
         record(&mut self.skipped, at, len);

@@ -284,6 +284,19 @@ pub(crate) enum Match {
     No,
 }
 
+/// In a marker, a slot for a function's name (any name, not only the tools' own): a run of one
+/// or more letters, digits, `_`, `-`, `.`, `:` or non-ASCII bytes, as long as the text makes it.
+/// Markers say `<tool_call>{NAME} <arg_key>` with it, so the shape of the markup tells the format
+/// whatever the name.
+pub(crate) const NAME: &str = "\u{1}";
+
+/// The most bytes a name slot takes.
+const MAX_NAME: usize = 256;
+
+const fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':') || b >= 0x80
+}
+
 pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool) -> Match {
     let mut k = pos;
     let short = if at_end { Match::No } else { Match::Partial };
@@ -297,14 +310,29 @@ pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool)
                 }
             }
         }
-        let n = piece.len().min(buf.len() - k);
-        if buf[k..k + n] != piece[..n] {
-            return Match::No;
+        // The literal runs of the piece, a name slot between two of them.
+        for (r, run) in piece.split(|b| *b == NAME.as_bytes()[0]).enumerate() {
+            if r > 0 {
+                let start = k;
+                while k < buf.len() && name_byte(buf[k]) && k - start < MAX_NAME {
+                    k += 1;
+                }
+                if k == buf.len() && k - start < MAX_NAME {
+                    return short;
+                }
+                if k == start {
+                    return Match::No;
+                }
+            }
+            let n = run.len().min(buf.len() - k);
+            if buf[k..k + n] != run[..n] {
+                return Match::No;
+            }
+            if n < run.len() {
+                return short;
+            }
+            k += n;
         }
-        if n < piece.len() {
-            return short;
-        }
-        k += n;
     }
     Match::Full(k - pos)
 }

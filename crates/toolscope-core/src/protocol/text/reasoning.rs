@@ -15,11 +15,18 @@ use std::borrow::Cow;
 use super::emit::Emitter;
 use super::scanner::Scanner;
 use crate::json::lexer::find1;
+use crate::part::Warning;
 use crate::protocol::span::SpanKind;
 
 pub(crate) struct ReasoningSplitter {
-    open: &'static str,
-    close: &'static str,
+    open: Cow<'static, str>,
+    close: Cow<'static, str>,
+    /// For markers that carry a per-checkpoint suffix not known yet (`<think:SUFFIX>`): the
+    /// markers' stems (`<think:`, `</think:`), until the first marker teaches the suffix.
+    learning: Option<(&'static str, &'static str)>,
+    /// For markers that are stems a family ends several ways (K2 Horizon's `<ifm|think` by
+    /// effort: `>`, `_fast>`, `_faster>`): the endings; any opener goes with any closer.
+    endings: &'static [&'static str],
     calls_inside: bool,
     inside: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
@@ -56,8 +63,10 @@ impl ReasoningSplitter {
         starts_inside: bool,
     ) -> Self {
         ReasoningSplitter {
-            open,
-            close,
+            open: Cow::Borrowed(open),
+            close: Cow::Borrowed(close),
+            learning: None,
+            endings: &[],
             calls_inside,
             inside: starts_inside,
             held: String::new(),
@@ -65,6 +74,131 @@ impl ReasoningSplitter {
             fed: 0,
             block_start: 0,
         }
+    }
+
+    /// A splitter for markers written as a stem, a suffix and `>` (`<think:` SUFFIX `>`): with
+    /// the suffix given, or learned from the first marker (and said in a notice).
+    pub(crate) fn suffixed(
+        open_stem: &'static str,
+        close_stem: &'static str,
+        suffix: Option<&str>,
+        calls_inside: bool,
+        starts_inside: bool,
+    ) -> Self {
+        let mut s = Self::new(open_stem, close_stem, calls_inside, starts_inside);
+        match suffix {
+            Some(sfx) => s.set_suffix(open_stem, close_stem, sfx),
+            None => s.learning = Some((open_stem, close_stem)),
+        }
+        s
+    }
+
+    /// A splitter for markers written as a stem and one of `endings` (`<ifm|think` then `>`,
+    /// `_fast>` or `_faster>`).
+    pub(crate) fn with_endings(
+        open_stem: &'static str,
+        close_stem: &'static str,
+        endings: &'static [&'static str],
+        calls_inside: bool,
+        starts_inside: bool,
+    ) -> Self {
+        let mut s = Self::new(open_stem, close_stem, calls_inside, starts_inside);
+        s.endings = endings;
+        s
+    }
+
+    fn set_suffix(&mut self, open_stem: &str, close_stem: &str, sfx: &str) {
+        self.open = Cow::Owned(format!("{open_stem}{sfx}>"));
+        self.close = Cow::Owned(format!("{close_stem}{sfx}>"));
+        self.learning = None;
+    }
+
+    /// The marker looked for now, or its stem while the suffix is not known.
+    fn marker(&self) -> &str {
+        match self.learning {
+            Some((open, close)) => {
+                if self.inside {
+                    close
+                } else {
+                    open
+                }
+            }
+            None if self.inside => &self.close,
+            None => &self.open,
+        }
+    }
+
+    /// Where the marker looked for is in `rest` (its start and length), or how many bytes at
+    /// the end may begin it (to hold for the next piece).
+    fn find_marker(&self, rest: &str) -> Result<(usize, usize), usize> {
+        let marker = self.marker();
+        let bytes = rest.as_bytes();
+        let Some(first) = find1(marker.as_bytes()[0], bytes) else {
+            return Err(0);
+        };
+        if self.learning.is_none() && self.endings.is_empty() {
+            return match find_from(bytes, marker.as_bytes(), first) {
+                Some(k) => Ok((k, marker.len())),
+                None => Err(partial_suffix(rest, marker)),
+            };
+        }
+        // A stem, then a suffix and `>`.
+        let mut from = first;
+        loop {
+            let Some(k) = find_from(bytes, marker.as_bytes(), from) else {
+                return Err(partial_suffix(rest, marker));
+            };
+            let tail = &bytes[k + marker.len()..];
+            if !self.endings.is_empty() {
+                // The longest ending that completes the stem here.
+                let mut best = None;
+                for e in self.endings {
+                    let e = e.as_bytes();
+                    if tail.starts_with(e) {
+                        best = best.max(Some(e.len()));
+                    } else if e.starts_with(tail) {
+                        // The text ends inside it: hold from the stem.
+                        return Err(rest.len() - k);
+                    }
+                }
+                match best {
+                    Some(n) => return Ok((k, marker.len() + n)),
+                    None => {
+                        from = k + 1;
+                        continue;
+                    }
+                }
+            }
+            let run = tail
+                .iter()
+                .take(MAX_SUFFIX + 1)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+                .count();
+            if run == tail.len() && run <= MAX_SUFFIX {
+                // The text ends inside the suffix: hold from the stem.
+                return Err(rest.len() - k);
+            }
+            if (1..=MAX_SUFFIX).contains(&run) && tail[run] == b'>' {
+                return Ok((k, marker.len() + run + 1));
+            }
+            from = k + 1;
+        }
+    }
+
+    /// The first marker was `marker`: its suffix is the markers' from now on.
+    fn learn(&mut self, marker: &str, em: &mut Emitter) {
+        let Some((open, close)) = self.learning else {
+            return;
+        };
+        let stem = if self.inside { close } else { open };
+        let sfx = &marker[stem.len()..marker.len() - 1];
+        em.notice(Warning::new(
+            "learned-marker-suffix",
+            format!(
+                "the reasoning markers carry the suffix \"{sfx}\" (learned from {marker}): {open}{sfx}> … {close}{sfx}>"
+            ),
+        ));
+        self.set_suffix(open, close, sfx);
     }
 
     /// Whether the output starts inside reasoning: the emitter must then route the scanner's
@@ -119,21 +253,18 @@ impl ReasoningSplitter {
         // The common case, without the machinery of `feed_marked` (a stream arriving a few
         // bytes at a time): nothing held, and no byte of the piece can begin the marker looked
         // for.
-        if self.held.is_empty() {
-            let marker = if self.inside { self.close } else { self.open };
-            if find1(marker.as_bytes()[0], piece.as_bytes()).is_none() {
-                self.pos += piece.len();
-                // What `pass` does, spelled out: through `pass` this path costs about 1% more
-                // instructions at 1-byte chunks (cachegrind).
-                if self.inside && !self.calls_inside {
-                    em.reasoning(piece);
-                    self.skip(piece.len(), em);
-                } else if !piece.is_empty() {
-                    self.fed += piece.len();
-                    scanner.feed(piece, em);
-                }
-                return;
+        if self.held.is_empty() && find1(self.marker().as_bytes()[0], piece.as_bytes()).is_none() {
+            self.pos += piece.len();
+            // What `pass` does, spelled out: through `pass` this path costs about 1% more
+            // instructions at 1-byte chunks (cachegrind).
+            if self.inside && !self.calls_inside {
+                em.reasoning(piece);
+                self.skip(piece.len(), em);
+            } else if !piece.is_empty() {
+                self.fed += piece.len();
+                scanner.feed(piece, em);
             }
+            return;
         }
         self.feed_marked(piece, scanner, em);
     }
@@ -154,25 +285,24 @@ impl ReasoningSplitter {
         let mut hold_from = text.len();
         let mut i = 0;
         while i < text.len() {
-            let marker = if self.inside { self.close } else { self.open };
             let rest = &text[i..];
-            // Most pieces hold no byte that could begin the marker: skip the substring search
-            // (whose set-up costs more than a one-byte piece) and the hold-back check.
-            let first = find1(marker.as_bytes()[0], rest.as_bytes());
-            let may_hold = first.is_some();
-            let found = first.and_then(|p| find_from(rest.as_bytes(), marker.as_bytes(), p));
-            match found {
-                Some(k) => {
+            match self.find_marker(rest) {
+                Ok((k, len)) => {
                     let before = &rest[..k];
+                    let marker = &rest[k..k + len];
                     let at = base + i + k;
+                    let learns = self.learning.is_some();
                     if !self.inside {
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
                             // Inside a call, the marker is the call's own text.
                             self.give_scanner(marker, scanner, em);
                         } else {
+                            if learns {
+                                self.learn(marker, em);
+                            }
                             scanner.cut(em);
-                            self.skip(marker.len(), em);
+                            self.skip(len, em);
                             self.enter(at, em);
                         }
                     } else if self.calls_inside {
@@ -180,25 +310,26 @@ impl ReasoningSplitter {
                         if scanner.in_call() {
                             self.give_scanner(marker, scanner, em);
                         } else {
+                            if learns {
+                                self.learn(marker, em);
+                            }
                             // What the scanner holds is reasoning, not the text after it.
                             scanner.cut(em);
-                            self.skip(marker.len(), em);
-                            self.leave(at + marker.len(), em);
+                            self.skip(len, em);
+                            self.leave(at + len, em);
                         }
                     } else {
                         em.reasoning(before);
-                        self.skip(k + marker.len(), em);
-                        self.leave(at + marker.len(), em);
+                        if learns {
+                            self.learn(marker, em);
+                        }
+                        self.skip(k + len, em);
+                        self.leave(at + len, em);
                     }
-                    i += k + marker.len();
+                    i += k + len;
                 }
-                None => {
+                Err(keep) => {
                     // The end may begin the marker: hold that much back.
-                    let keep = if may_hold {
-                        partial_suffix(rest, marker)
-                    } else {
-                        0
-                    };
                     self.pass(&rest[..rest.len() - keep], scanner, em);
                     hold_from = text.len() - keep;
                     break;
@@ -237,6 +368,9 @@ impl ReasoningSplitter {
         }
     }
 }
+
+/// The longest marker suffix read.
+const MAX_SUFFIX: usize = 64;
 
 /// The length of the longest end of `text` that is a beginning of `marker` (shorter than it).
 fn partial_suffix(text: &str, marker: &str) -> usize {
