@@ -1,7 +1,7 @@
 //! The formats (written out, so that rustfmt and every tool see them): each implements
 //! [`ProtocolSpec`](super::spec::ProtocolSpec) with its prompt text, its history rendering and
 //! the engine it reads with (from `scan/`). A family that shares an engine is a table of
-//! constants with one implementation (`json_array`, `sections`, `invoke`, `glm`, `qwen3_coder`):
+//! constants with one implementation (`json_array`, `tagged_json`, `sections`, `invoke`, `glm`, `qwen3_coder`):
 //! a new member is one table entry and its prompt text.
 
 pub(super) mod apertus;
@@ -24,5 +24,6 @@ pub(super) mod pythonic;
 pub(super) mod qwen3_coder;
 pub(super) mod sections;
 pub(super) mod seed_oss;
+pub(super) mod tagged_json;
 pub(super) mod xlam;
 pub(super) mod yaml_xml;
