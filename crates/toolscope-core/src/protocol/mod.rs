@@ -67,4 +67,6 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::json_array::JAMBA,
     &formats::json_array::HUNYUAN,
     &formats::tagged_json::INTERNLM,
+    &formats::plamo3::PLAMO3,
+    &formats::glm::GLM_FLASH,
 ];

@@ -19,6 +19,7 @@ pub(super) mod kimi_k2;
 pub(super) mod lfm2;
 pub(super) mod llama3_json;
 pub(super) mod mistral;
+pub(super) mod plamo3;
 pub(super) mod morph_xml;
 pub(super) mod pythonic;
 pub(super) mod qwen3_coder;
