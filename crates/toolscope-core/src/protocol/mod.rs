@@ -69,4 +69,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::tagged_json::INTERNLM,
     &formats::plamo3::PLAMO3,
     &formats::glm::GLM_FLASH,
+    &formats::functionary::Functionary,
 ];

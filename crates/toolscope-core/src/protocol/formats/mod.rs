@@ -8,6 +8,7 @@ pub(super) mod apertus;
 pub(super) mod command_r;
 pub(super) mod deepseek_v3;
 pub(super) mod deepseek_v31;
+pub(super) mod functionary;
 pub(super) mod gemma;
 pub(super) mod gemma4;
 pub(super) mod glm;

@@ -260,6 +260,8 @@ pub(crate) struct FramedScanner {
     text_seen: bool,
     /// The markup buffer of the block that ended last.
     spare_raw: String,
+    /// A header that opens text, not a call (Functionary's `>>>all`): its markup is format.
+    text_header: Option<&'static str>,
 }
 
 impl FramedScanner {
@@ -281,7 +283,15 @@ impl FramedScanner {
             line_start: true,
             text_seen: false,
             spare_raw: String::new(),
+            text_header: None,
         }
+    }
+
+    /// A call marker whose header is `header` opens text, not a call: the marker, the header and
+    /// what ends it are format (a markup span), and what follows is text.
+    pub(crate) fn text_header(mut self, header: &'static str) -> Self {
+        self.text_header = Some(header);
+        self
     }
 
     /// Also reads a call whose opening marker is left out at the very start of the output: the
@@ -613,6 +623,13 @@ impl FramedScanner {
 
     /// The header is read: start the body (or report a header that names no tool).
     fn open_body(&mut self, b: Block, head: String, keyed: bool, em: &mut Emitter) {
+        if self.text_header.is_some_and(|t| head.trim() == t) {
+            let (at, rest) = b.split_good(em);
+            em.span(at, at + rest.len(), SpanKind::Markup);
+            self.spare_raw = rest;
+            self.state = State::Text;
+            return;
+        }
         let body = if head.trim().is_empty() {
             let env = if keyed {
                 Envelope::keyed(self.tools.clone())
