@@ -70,4 +70,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::plamo3::PLAMO3,
     &formats::glm::GLM_FLASH,
     &formats::functionary::Functionary,
+    &formats::inkling::Inkling,
 ];

@@ -14,6 +14,7 @@ pub(super) mod gemma4;
 pub(super) mod glm;
 pub(super) mod harmony;
 pub(super) mod hermes;
+pub(super) mod inkling;
 pub(super) mod invoke;
 pub(super) mod json_array;
 pub(super) mod kimi_k2;

@@ -58,7 +58,8 @@ pub(crate) struct FramedSyntax {
     /// Where the header ends, tried in order at each position.
     pub args_begin: &'static [ArgsBegin],
     /// Reads a header (the text between the call's opening marker and its arguments); `None`
-    /// when it names no tool. An empty header means the JSON names the tools (envelopes).
+    /// when it names no tool. An empty header, or a header read as an empty name, means the
+    /// JSON names the tools (envelopes).
     pub header: fn(&str) -> Option<Header>,
     /// Text that may follow the arguments' JSON before the call's close (a code fence).
     pub args_suffix: Option<&'static str>,
@@ -630,7 +631,11 @@ impl FramedScanner {
             self.state = State::Text;
             return;
         }
-        let body = if head.trim().is_empty() {
+        // A header read as naming no one (an empty name) leaves the naming to the JSON, like an
+        // empty header (Inkling's optional name before an envelope).
+        let envelopes = head.trim().is_empty()
+            || (self.syntax.header)(&head).is_some_and(|h| h.name.is_empty());
+        let body = if envelopes {
             let env = if keyed {
                 Envelope::keyed(self.tools.clone())
             } else {
