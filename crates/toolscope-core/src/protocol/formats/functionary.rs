@@ -124,7 +124,10 @@ impl ProtocolSpec for Functionary {
         if !system.starts_with(INTRO) {
             return None;
         }
-        Some((Protocol::from_name(self.name()).ok()?, read_namespace(system)?))
+        Some((
+            Protocol::from_name(self.name()).ok()?,
+            read_namespace(system)?,
+        ))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
@@ -221,7 +224,10 @@ mod tests {
         let a = json!({"city": "Paris"});
         let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
         let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), json!({}))]);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), a), ("search".into(), json!({}))]
+        );
         let prompt = p().system_prompt(&tools());
         let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back.name(), "functionary");

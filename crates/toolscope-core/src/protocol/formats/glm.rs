@@ -310,9 +310,7 @@ impl ProtocolSpec for Glm {
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         if self.json_args {
             let (key, value) = prompt::first_argument(input);
-            return format!(
-                "<tool_call>{name}>{{\"{key}\": \"{value}\", \"oops\": }}</tool_call>"
-            );
+            return format!("<tool_call>{name}>{{\"{key}\": \"{value}\", \"oops\": }}</tool_call>");
         }
         malformed_call(input, self.sep)
     }
@@ -593,7 +591,10 @@ mod tests {
             let a = json!({"city": "Paris"});
             let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
             let c = every_split(&p(), &written);
-            assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), json!({}))]);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), a), ("search".into(), json!({}))]
+            );
             let tools = crate::protocol::tests_support::tools();
             let prompt = p().system_prompt(&tools);
             let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();

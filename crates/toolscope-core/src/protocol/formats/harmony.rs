@@ -166,7 +166,10 @@ impl ProtocolSpec for Harmony {
         if !system.contains("must go to the commentary channel") {
             return None;
         }
-        Some((Protocol::from_name(self.name()).ok()?, read_namespace(system)?))
+        Some((
+            Protocol::from_name(self.name()).ok()?,
+            read_namespace(system)?,
+        ))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

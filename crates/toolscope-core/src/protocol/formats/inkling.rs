@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Protocol, ProtocolSpec};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -311,11 +311,7 @@ impl ProtocolSpec for Inkling {
     }
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            MODEL.to_string(),
-            INVOKE.to_string(),
-            THINKING.to_string(),
-        ]
+        vec![MODEL.to_string(), INVOKE.to_string(), THINKING.to_string()]
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -431,7 +427,10 @@ mod tests {
         let a = json!({"city": "Paris"});
         let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
         let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), json!({}))]);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), a), ("search".into(), json!({}))]
+        );
         let prompt = p().system_prompt(&tools());
         let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back.name(), "inkling");

@@ -201,7 +201,8 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     result: ("<tool_output>", "</tool_output>"),
 };
 
-const JAMBA_TOOLS: &str = "# Tools\n\n## Functions\n\nYou have access to the following functions:\n";
+const JAMBA_TOOLS: &str =
+    "# Tools\n\n## Functions\n\nYou have access to the following functions:\n";
 
 fn jamba_prompt(tools: &ToolSet) -> String {
     format!(
@@ -223,8 +224,9 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         families: "Hunyuan-A13B",
         servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
         end_tokens: &["<answer>", "</answer>", "助手：", "<|eos|>"],
-        // The answer marker before the calls tells it from jamba's same array.
-        markers: &["<answer> <tool_calls> ["],
+        // The answer marker before the calls tells it from jamba's same array (whose marker,
+        // declared by both, goes to jamba where nothing else tells).
+        markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
         reasoning: Reasoning::THINK,
     },
     open: "<tool_calls>",

@@ -70,7 +70,10 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 
 fn system_prompt(tools: &ToolSet) -> String {
     let (name, input) = prompt::example_call(tools);
-    let example = format!("{REQUESTS_BEGIN}{}{REQUESTS_END}", block(&name, 0, &input.to_string()));
+    let example = format!(
+        "{REQUESTS_BEGIN}{}{REQUESTS_END}",
+        block(&name, 0, &input.to_string())
+    );
     format!(
         "You can use the following tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
          To call tools, open {REQUESTS_BEGIN}, write one {REQUEST_BEGIN} … {REQUEST_END} block per call \
@@ -133,7 +136,9 @@ mod tests {
     }
 
     fn call(name: &str, args: &str) -> String {
-        format!("{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}")
+        format!(
+            "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
+        )
     }
 
     #[test]
@@ -174,7 +179,9 @@ mod tests {
 
     #[test]
     fn unfinished_and_malformed_calls_are_reported() {
-        let cut = format!("{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa");
+        let cut = format!(
+            "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
+        );
         let c = every_split(&p(), &cut);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors.len(), 1, "{:?}", c.errors);

@@ -13,7 +13,9 @@
 //! - `internlm`: InternLM2 / 2.5 and Intern-S1, `<|action_start|><|plugin|>` before the envelope
 //!   and `<|action_end|>` after it; the envelope's arguments key is `parameters` (`arguments` is
 //!   read as well). The template gives the tools to a `system name=<|plugin|>` turn and the
-//!   results back in an `environment name=<|plugin|>` turn.
+//!   results back in an `environment name=<|plugin|>` turn. Its markers are special tokens a
+//!   server may strip, so it is read by the framed-marker engine, which reads an envelope left
+//!   alone at the end of the output as a call whose opener was stripped (and says so).
 //!
 //! ```text
 //! <longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>
@@ -26,6 +28,7 @@
 
 use serde_json::Value;
 
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
@@ -49,6 +52,10 @@ pub(crate) struct TaggedJson {
     tools: (&'static str, &'static str),
     /// The markers around a tool result.
     result: (&'static str, &'static str),
+    /// The markers are special tokens a server may strip (`skip_special_tokens`): read by the
+    /// framed-marker engine in this syntax, which reads a call whose opener was stripped and
+    /// reports it.
+    special: Option<&'static FramedSyntax>,
 }
 
 /// `longcat`.
@@ -74,6 +81,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     prompt: longcat_prompt,
     tools: ("<longcat_tool_declare>\n", "</longcat_tool_declare>"),
     result: ("<longcat_tool_response>", "</longcat_tool_response>"),
+    special: None,
 };
 
 fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
@@ -103,7 +111,12 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
         end_tokens: &["<response>", "</response>", "</s>"],
         // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
         // from a hermes call (which is the same envelope in the same tags).
-        markers: &["</think> <tool_call> {", "</think> <response>"],
+        // (`<tool_call> {` is hermes' too: where nothing else tells, hermes reads it the same.)
+        markers: &[
+            "</think> <tool_call> {",
+            "</think> <response>",
+            "<tool_call> {",
+        ],
         reasoning: Reasoning {
             markers: Some(("<think>", "</think>")),
             starts_inside: true,
@@ -121,6 +134,7 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
         "</tool_list>",
     ),
     result: ("<tool_output>\n", "\n</tool_output>"),
+    special: None,
 };
 
 fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
@@ -157,6 +171,18 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     prompt: internlm_prompt,
     tools: ("<|im_start|>system name=<|plugin|>\n", "<|im_end|>"),
     result: ("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
+    special: Some(&INTERNLM_SYNTAX),
+};
+
+/// InternLM's tokens around one envelope.
+static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: "<|action_start|><|plugin|>",
+    args_begin: &[ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some("<|action_end|>"),
+    separator: None,
 };
 
 fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
@@ -227,6 +253,9 @@ impl ProtocolSpec for TaggedJson {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        if let Some(syntax) = self.special {
+            return Box::new(FramedScanner::new(syntax, tools.clone()).stripped_opener());
+        }
         Box::new(JsonScanner::new(
             tools.clone(),
             JsonScannerConfig {
@@ -297,7 +326,8 @@ mod tests {
 
         #[test]
         fn an_unfinished_call_and_a_broken_one_are_reported() {
-            let cut = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
+            let cut =
+                "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
             let c = every_split(&p("longcat"), cut);
             assert!(c.calls.is_empty());
             assert_eq!(c.errors.len(), 1, "{:?}", c.errors);

@@ -322,7 +322,10 @@ impl FramedScanner {
         let mut out = Vec::new();
         for b in self.syntax.args_begin {
             match b {
-                ArgsBegin::Object if (self.syntax.header)("").is_some() => out.push(b'{'),
+                // A header that may be empty, or none at all (the JSON is an envelope).
+                ArgsBegin::Object if (self.syntax.header)("").is_some() || self.headerless() => {
+                    out.push(b'{')
+                }
                 ArgsBegin::Array | ArgsBegin::KeyedArray => out.push(b'['),
                 _ => {}
             }
