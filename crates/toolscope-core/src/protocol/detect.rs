@@ -11,7 +11,9 @@
 //!   goes to the first of them in registry order, and the reason says so.
 //! - A reasoning marker that one protocol uses decides too (`[THINK]`, `<|START_THINKING|>`).
 //!   One that several use (`<think>`) only narrows the choice to them: the next call marker
-//!   decides among them (or, if it belongs to none of them, on its own).
+//!   decides among them (or, if it belongs to none of them, on its own). A close marker with no
+//!   reasoning marker before it (`…</think>`: the output started inside reasoning) narrows to
+//!   the protocols whose template opens the reasoning itself, where there are any.
 //! - Without any call marker, the output is read with the first protocol the reasoning markers
 //!   left, or with the first of the registry when there was no marker at all (the output is then
 //!   plain text in every protocol).
@@ -54,6 +56,8 @@ struct Entry {
     /// The protocols that declare it, as registry indices in registry order.
     owners: Vec<usize>,
     reasoning: bool,
+    /// The owners for which this is the close of a reasoning block their output starts inside.
+    inside: Vec<usize>,
 }
 
 /// Reads an output, whole or as it arrives, until it knows the protocol.
@@ -73,7 +77,7 @@ impl Detector {
     /// morph-xml, can only be recognised for them).
     pub fn new(tools: &ToolSet) -> Self {
         let mut entries: Vec<Entry> = Vec::new();
-        let mut add = |pattern: &str, owner: usize, reasoning: bool| {
+        let mut add = |pattern: &str, owner: usize, reasoning: bool, inside: bool| {
             let pieces: Vec<Vec<u8>> = pattern
                 .split(' ')
                 .filter(|p| !p.is_empty())
@@ -82,26 +86,36 @@ impl Detector {
             if pieces.is_empty() {
                 return;
             }
-            match entries
+            let e = match entries
                 .iter_mut()
-                .find(|e| e.pieces == pieces && e.reasoning == reasoning)
+                .position(|e| e.pieces == pieces && e.reasoning == reasoning)
             {
-                Some(e) if !e.owners.contains(&owner) => e.owners.push(owner),
-                Some(_) => {}
-                None => entries.push(Entry {
-                    pieces,
-                    owners: vec![owner],
-                    reasoning,
-                }),
+                Some(k) => &mut entries[k],
+                None => {
+                    entries.push(Entry {
+                        pieces,
+                        owners: Vec::new(),
+                        reasoning,
+                        inside: Vec::new(),
+                    });
+                    entries.last_mut().expect("just pushed")
+                }
+            };
+            if !e.owners.contains(&owner) {
+                e.owners.push(owner);
+            }
+            if inside && !e.inside.contains(&owner) {
+                e.inside.push(owner);
             }
         };
         for (i, spec) in REGISTRY.iter().enumerate() {
             for m in spec.markers(tools) {
-                add(&m, i, false);
+                add(&m, i, false, false);
             }
-            if let Some((open, close)) = spec.reasoning().markers {
-                add(open, i, true);
-                add(close, i, true);
+            let r = spec.reasoning();
+            if let Some((open, close)) = r.markers {
+                add(open, i, true, false);
+                add(close, i, true, r.starts_inside);
             }
         }
         let mut first = [false; 256];
@@ -195,6 +209,8 @@ impl Detector {
                 .copied()
                 .filter(|o| left.contains(o))
                 .collect(),
+            // A close before any open: the output started inside reasoning.
+            None if e.reasoning && !e.inside.is_empty() => e.inside.clone(),
             None => e.owners.clone(),
         };
         if e.reasoning {
@@ -323,6 +339,20 @@ mod tests {
         assert_eq!(
             pick("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}"),
             "deepseek-v3.1"
+        );
+    }
+
+    #[test]
+    fn a_close_before_any_open_narrows_to_the_families_that_start_inside() {
+        assert_eq!(
+            pick(
+                "The user wants Paris.\n</think>\nOn it.\n<tool_call>\n{\"name\": \"get_weather\"}"
+            ),
+            "ernie"
+        );
+        assert_eq!(
+            pick("<think>hm</think>\nOn it.\n<tool_call>\n{\"name\": \"get_weather\"}"),
+            "hermes"
         );
     }
 

@@ -61,6 +61,8 @@ pub(crate) struct JsonArray {
     prompt_sign: Option<&'static str>,
     /// The markers around a tool result.
     result: (&'static str, &'static str),
+    /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
+    answer: Option<(&'static str, &'static str)>,
 }
 
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
@@ -96,6 +98,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     tools: ("<|tool|>", "<|/tool|>"),
     prompt_sign: Some("functools["),
     result: ("<|tool_response|>", "<|/tool_response|>"),
+    answer: None,
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -130,6 +133,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
     prompt_sign: None,
     result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
+    answer: None,
 };
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
@@ -167,6 +171,7 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         "<|start_of_role|>tool_response<|end_of_role|>",
         "<|end_of_text|>",
     ),
+    answer: None,
 };
 
 fn granite_prompt(tools: &ToolSet) -> String {
@@ -199,6 +204,7 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     tools: (JAMBA_TOOLS, "\n\n## Calling tools"),
     prompt_sign: None,
     result: ("<tool_output>", "</tool_output>"),
+    answer: None,
 };
 
 const JAMBA_TOOLS: &str =
@@ -237,6 +243,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     prompt_sign: Some("<answer>"),
     result: ("<tool_response>", "</tool_response>"),
+    answer: Some(("<answer>\n", "\n</answer>")),
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
@@ -272,7 +279,8 @@ impl ProtocolSpec for JsonArray {
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         let array = prompt::envelope_array(calls, "name", "arguments");
-        format!("{}{array}{}", self.open, self.close)
+        let (before, after) = self.answer.unwrap_or(("", ""));
+        format!("{before}{}{array}{}{after}", self.open, self.close)
     }
 
     fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
