@@ -243,7 +243,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     prompt_sign: Some("<answer>"),
     result: ("<tool_response>", "</tool_response>"),
-    answer: Some(("<answer>\n", "\n</answer>")),
+    answer: Some(("<answer>", "</answer>")),
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
