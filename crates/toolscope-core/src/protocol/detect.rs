@@ -11,7 +11,9 @@
 //!   goes to the first of them in registry order, and the reason says so.
 //! - A reasoning marker that one protocol uses decides too (`[THINK]`, `<|START_THINKING|>`).
 //!   One that several use (`<think>`) only narrows the choice to them: the next call marker
-//!   decides among them (or, if it belongs to none of them, on its own).
+//!   decides among them (or, if it belongs to none of them, on its own). A close marker with no
+//!   reasoning marker before it (`…</think>`: the output started inside reasoning) narrows to
+//!   the protocols whose template opens the reasoning itself, where there are any.
 //! - A call marker inside reasoning (after a reasoning open marker, before its close) goes to
 //!   the protocols whose calls count there, when some of its owners are such (`<think>` then
 //!   `<tool_call> {` is Arcee Trinity's, not hermes').
@@ -59,6 +61,11 @@ struct Entry {
     reasoning: bool,
     /// A reasoning marker that opens reasoning (else it closes it).
     opens: bool,
+    /// The owners for which this is the close of a reasoning block their output starts inside.
+    inside: Vec<usize>,
+    /// A call marker that begins with a reasoning close (`</think> <tool_call> {`): it tells an
+    /// output that started inside reasoning, so it does not count after an open marker.
+    after_close: bool,
 }
 
 /// Reads an output, whole or as it arrives, until it knows the protocol.
@@ -72,6 +79,8 @@ pub struct Detector {
     narrowed: Option<(Vec<usize>, String)>,
     /// The last reasoning marker found opened reasoning.
     in_reasoning: bool,
+    /// A reasoning open marker was seen (the output did not start inside reasoning).
+    opened: bool,
     decided: Option<Detected>,
 }
 
@@ -80,7 +89,7 @@ impl Detector {
     /// morph-xml, can only be recognised for them).
     pub fn new(tools: &ToolSet) -> Self {
         let mut entries: Vec<Entry> = Vec::new();
-        let mut add = |pattern: &str, owner: usize, reasoning: bool, opens: bool| {
+        let mut add = |pattern: &str, owner: usize, reasoning: bool, opens: bool, inside: bool| {
             let pieces: Vec<Vec<u8>> = pattern
                 .split(' ')
                 .filter(|p| !p.is_empty())
@@ -89,28 +98,49 @@ impl Detector {
             if pieces.is_empty() {
                 return;
             }
-            match entries
+            let e = match entries
                 .iter_mut()
-                .find(|e| e.pieces == pieces && e.reasoning == reasoning && e.opens == opens)
+                .position(|e| e.pieces == pieces && e.reasoning == reasoning && e.opens == opens)
             {
-                Some(e) if !e.owners.contains(&owner) => e.owners.push(owner),
-                Some(_) => {}
-                None => entries.push(Entry {
-                    pieces,
-                    owners: vec![owner],
-                    reasoning,
-                    opens,
-                }),
+                Some(k) => &mut entries[k],
+                None => {
+                    entries.push(Entry {
+                        pieces,
+                        owners: Vec::new(),
+                        reasoning,
+                        opens,
+                        inside: Vec::new(),
+                        after_close: false,
+                    });
+                    entries.last_mut().expect("just pushed")
+                }
+            };
+            if !e.owners.contains(&owner) {
+                e.owners.push(owner);
+            }
+            if inside && !e.inside.contains(&owner) {
+                e.inside.push(owner);
             }
         };
         for (i, spec) in REGISTRY.iter().enumerate() {
             for m in spec.markers(tools) {
-                add(&m, i, false, false);
+                add(&m, i, false, false, false);
             }
-            if let Some((open, close)) = spec.reasoning().markers {
-                add(open, i, true, true);
-                add(close, i, true, false);
+            let r = spec.reasoning();
+            if let Some((open, close)) = r.markers {
+                add(open, i, true, true, false);
+                add(close, i, true, false, r.starts_inside);
             }
+        }
+        let closes: Vec<Vec<Vec<u8>>> = entries
+            .iter()
+            .filter(|e| e.reasoning && !e.opens)
+            .map(|e| e.pieces.clone())
+            .collect();
+        for e in entries.iter_mut().filter(|e| !e.reasoning) {
+            e.after_close = closes
+                .iter()
+                .any(|c| c.len() < e.pieces.len() && e.pieces[..c.len()] == c[..]);
         }
         let mut first = [false; 256];
         for e in &entries {
@@ -123,6 +153,7 @@ impl Detector {
             from: 0,
             narrowed: None,
             in_reasoning: false,
+            opened: false,
             decided: None,
         }
     }
@@ -173,6 +204,9 @@ impl Detector {
             let mut best: Option<(usize, usize)> = None;
             let mut partial = false;
             for (idx, e) in self.entries.iter().enumerate() {
+                if e.after_close && self.opened {
+                    continue;
+                }
                 match match_at(&self.buf, p, &e.pieces, at_end) {
                     Match::Full(len) if best.is_none_or(|(l, _)| len > l) => {
                         best = Some((len, idx));
@@ -204,10 +238,13 @@ impl Detector {
                 .copied()
                 .filter(|o| left.contains(o))
                 .collect(),
+            // A close before any open: the output started inside reasoning.
+            None if e.reasoning && !e.inside.is_empty() => e.inside.clone(),
             None => e.owners.clone(),
         };
         if e.reasoning {
             self.in_reasoning = e.opens;
+            self.opened |= e.opens;
             match within.len() {
                 0 => {}
                 1 => {
@@ -366,6 +403,20 @@ mod tests {
         let none = ToolSet::empty();
         let d = detect(&none, b"<tool_call>f\n<arg_key>k</arg_key>");
         assert_eq!(d.protocol.name(), "glm-4.5", "{}", d.reason);
+    }
+
+    #[test]
+    fn a_close_before_any_open_narrows_to_the_families_that_start_inside() {
+        assert_eq!(
+            pick(
+                "The user wants Paris.\n</think>\nOn it.\n<tool_call>\n{\"name\": \"get_weather\"}"
+            ),
+            "ernie"
+        );
+        assert_eq!(
+            pick("<think>hm</think>\nOn it.\n<tool_call>\n{\"name\": \"get_weather\"}"),
+            "hermes"
+        );
     }
 
     #[test]

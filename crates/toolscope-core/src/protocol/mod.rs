@@ -67,4 +67,13 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::pythonic::Pythonic,
     &formats::lfm2::Lfm2,
     &formats::gemma4::Gemma4,
+    &formats::tagged_json::LONGCAT,
+    &formats::tagged_json::ERNIE,
+    &formats::json_array::JAMBA,
+    &formats::json_array::HUNYUAN,
+    &formats::tagged_json::INTERNLM,
+    &formats::plamo3::PLAMO3,
+    &formats::glm::GLM_FLASH,
+    &formats::functionary::Functionary,
+    &formats::inkling::Inkling,
 ];

@@ -297,7 +297,7 @@ fn reset_parses_the_next_output_as_a_new_parser_would() {
 /// exactly one of ours).
 #[test]
 fn server_parser_names_are_known_servers_and_unique_per_server() {
-    const SERVERS: &[&str] = &["vllm", "sglang", "llama.cpp"];
+    const SERVERS: &[&str] = &["vllm", "sglang", "llama.cpp", "fastdeploy"];
     let mut seen = std::collections::HashMap::new();
     for p in Protocol::all() {
         for (server, name) in p.server_parsers() {

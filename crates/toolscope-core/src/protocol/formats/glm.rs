@@ -25,9 +25,16 @@
 //! GLM's template lists the tools one JSON object per line in `<tools>` and gives each result
 //! back in a `<tool_response>` element of an observation turn; the other members' prompts
 //! follow their own templates' wording around the same list.
+//!
+//! `glm-flash` (GLM-5.3-Flash) writes the arguments as one JSON object after the name and a `>`,
+//! the close optional: `<tool_call>get_weather>{"city": "Paris"}</tool_call>`; it may also write
+//! the 4.7 markup. A block whose name is followed by `>` is read by the framed-marker engine, any
+//! other by the markup engine (see `scan/forms.rs`).
 
 use serde_json::Value;
 
+use crate::protocol::scan::forms::{Form, FormSwitch};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
@@ -72,6 +79,8 @@ pub(crate) struct Glm {
     /// Where the reasoning markers are stems ended several ways (K2 Horizon's by effort), the
     /// endings, the one written first; empty where they are whole.
     endings: &'static [&'static str],
+    /// The member writes JSON arguments after `NAME>` (and reads both forms).
+    json_args: bool,
 }
 
 /// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
@@ -139,6 +148,7 @@ pub(crate) static GLM45: Glm = Glm {
     dialect: &GLM_DIALECT,
     gap: "\n ",
     endings: &[],
+    json_args: false,
 };
 
 /// `glm-4.7`: the prompt, past calls and results are written the 4.7 way; the same scanner reads
@@ -157,7 +167,93 @@ pub(crate) static GLM47: Glm = Glm {
     dialect: &GLM_DIALECT,
     gap: " ",
     endings: &[],
+    json_args: false,
 };
+
+/// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
+pub(crate) static GLM_FLASH: Glm = Glm {
+    card: Card {
+        name: "glm-flash",
+        aliases: &["glm-5.3-flash"],
+        families: "GLM-5.3-Flash",
+        servers: &[],
+        end_tokens: GLM_END_TOKENS,
+        markers: &[],
+        reasoning: Reasoning::THINK,
+    },
+    marks: glm_marks(""),
+    dialect: &GLM_DIALECT,
+    gap: " ",
+    endings: &[],
+    json_args: true,
+};
+
+/// The JSON form: `<tool_call>NAME>{…}`, the close optional.
+static FLASH_SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: "<tool_call>",
+    args_begin: &[ArgsBegin::Marker(">")],
+    header: |head| {
+        let name = head.trim();
+        valid_name(name).then(|| Header {
+            name: name.to_string(),
+            id: None,
+        })
+    },
+    args_suffix: None,
+    call_end: Some("</tool_call>"),
+    separator: None,
+};
+
+/// The longest name looked through to tell the two forms apart; past it, the markup form.
+const MAX_NAME: usize = 256;
+
+/// The form of the block `s` opens (`s` starts with `<tool_call>`): JSON when the name is
+/// followed by `>`.
+fn flash_form(s: &str, at_end: bool) -> Form {
+    let b = &s.as_bytes()["<tool_call>".len()..];
+    let mut i = 0;
+    while i < b.len() && i <= MAX_NAME {
+        match b[i] {
+            b'>' => return if i > 0 { Form::Other } else { Form::Main },
+            b'<' | b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'"' => return Form::Main,
+            _ => i += 1,
+        }
+    }
+    if i > MAX_NAME || at_end {
+        Form::Main
+    } else {
+        Form::Unknown
+    }
+}
+
+const FLASH_FORMAT: &str = "<tool_call>{function-name}>{arguments-json}</tool_call>";
+
+/// GLM-5.3-Flash's system prompt: the tool lines, then the JSON call form.
+fn flash_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         For each function call, output the function name, a >, then the arguments as one JSON object, within \
+         <tool_call> and </tool_call>:\n{FLASH_FORMAT}\n\n\
+         For example:\n{}\n\n\
+         Write one <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
+         result comes back in a <tool_response> element.\n",
+        GLM_TOOLS.0,
+        prompt::json_tool_lines(tools, true, "", ""),
+        GLM_TOOLS.1,
+        flash_call(&name, &example)
+    )
+}
+
+fn flash_call(name: &str, input: &Value) -> String {
+    let args = if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!("<tool_call>{name}>{args}</tool_call>")
+}
 
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 pub(crate) static HY_V3: Glm = Glm {
@@ -197,6 +293,7 @@ pub(crate) static HY_V3: Glm = Glm {
     },
     gap: " ",
     endings: &[],
+    json_args: false,
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -249,6 +346,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
     },
     gap: "\n ",
     endings: &[],
+    json_args: false,
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -296,6 +394,7 @@ pub(crate) static HY_V4: Glm = Glm {
     },
     gap: " ",
     endings: &[],
+    json_args: false,
 };
 
 /// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
@@ -356,6 +455,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
+    json_args: false,
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
@@ -539,6 +639,9 @@ impl ProtocolSpec for Glm {
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         let m = &self.marks;
         let name = crate::protocol::text::fences::NAME;
+        if self.json_args {
+            return vec![format!("{}{name}>", m.call)];
+        }
         if self.suffixed() {
             let stem = |mark: &str| mark[..mark.len() - 1].to_string() + ":";
             return vec![stem(m.block.0), stem(m.call)];
@@ -567,18 +670,39 @@ impl ProtocolSpec for Glm {
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
+        if self.json_args {
+            return flash_prompt(tools);
+        }
         Glm::system_prompt(self, tools, self.suffix(p))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if self.json_args {
+            if !system.contains(FLASH_FORMAT) {
+                return None;
+            }
+            let tools =
+                prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
+            return Some((Protocol::from_name(self.card.name).ok()?, tools));
+        }
+        if system.contains(FLASH_FORMAT) {
+            return None;
+        }
         Glm::read_prompt(self, system)
     }
 
     fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        if self.json_args {
+            return flash_call(name, input);
+        }
         self.calls(&[(name, input)], self.suffix(p))
     }
 
     fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
+        if self.json_args {
+            let written: Vec<String> = calls.iter().map(|(n, i)| flash_call(n, i)).collect();
+            return written.join("\n");
+        }
         self.calls(calls, self.suffix(p))
     }
 
@@ -599,10 +723,19 @@ impl ProtocolSpec for Glm {
     }
 
     fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix()))
+        let markup = MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix());
+        if !self.json_args {
+            return Box::new(markup);
+        }
+        let json = FramedScanner::new(&FLASH_SYNTAX, tools.clone());
+        Box::new(FormSwitch::new(markup, json, "<tool_call>", flash_form))
     }
 
-    fn malformed_call(&self, p: &Protocol, _name: &str, input: &Value) -> String {
+    fn malformed_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        if self.json_args {
+            let (key, value) = prompt::first_argument(input);
+            return format!("<tool_call>{name}>{{\"{key}\": \"{value}\", \"oops\": }}</tool_call>");
+        }
         Glm::malformed_call(self, input, self.suffix(p))
     }
 
@@ -1267,6 +1400,78 @@ mod tests {
                 p().read_result(&p().format_result("get_weather", "sunny")),
                 "sunny"
             );
+        }
+    }
+
+    mod glm_flash {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("glm-flash").unwrap()
+        }
+
+        #[test]
+        fn json_arguments_after_the_name_with_and_without_the_close() {
+            let text = "<think>Two calls.</think>Checking.<tool_call>get_weather>{\"city\": \"Paris\", \"days\": 3}</tool_call><tool_call>search>{\"query\": \"rain\"}";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "Two calls.");
+            assert_eq!(c.text, "Checking.");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn the_4_7_markup_is_read_beside_it() {
+            let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>\n<tool_call>search>{\"query\": \"a<tool_call>b\"}</tool_call> done";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "a<tool_call>b"}))
+                ]
+            );
+            // The newline between the calls is layout (see the emitter).
+            assert_eq!(c.text, " done");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_and_malformed_calls_are_reported() {
+            let cut = "<tool_call>get_weather>{\"city\": \"Pa";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            let bad = "<tool_call>get_weather>{\"city\" 1}</tool_call> after";
+            let c = every_split(&p(), bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            assert!(c.text.ends_with(" after"), "{:?}", c.text);
+        }
+
+        #[test]
+        fn written_calls_and_the_prompt_read_back() {
+            let a = json!({"city": "Paris"});
+            let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
+            let c = every_split(&p(), &written);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), a), ("search".into(), json!({}))]
+            );
+            let tools = crate::protocol::tests_support::tools();
+            let prompt = p().system_prompt(&tools);
+            let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back.name(), "glm-flash");
+            assert_eq!(read.len(), tools.len());
         }
     }
 }

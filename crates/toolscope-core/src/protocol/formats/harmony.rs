@@ -56,6 +56,57 @@ const NAMESPACE_OPEN: &str = "namespace functions {";
 
 const NAMESPACE_CLOSE: &str = "} // namespace functions";
 
+/// The tools as a TypeScript-like `namespace functions`: each tool's description as comments,
+/// its exact JSON Schema on a comment line (what [`read_namespace`] reads back), and a
+/// `type NAME = (_: {…}) => any;` declaration. Functionary's template writes the same namespace.
+pub(crate) fn namespace(tools: &ToolSet) -> String {
+    let mut s = String::from(NAMESPACE_OPEN);
+    s.push_str("\n\n");
+    for t in tools.iter() {
+        for line in t
+            .def
+            .description
+            .lines()
+            .filter(|_| !t.def.description.is_empty())
+        {
+            s.push_str("// ");
+            s.push_str(line);
+            s.push('\n');
+        }
+        s.push_str(SCHEMA_LINE);
+        s.push_str(&Value::Object(def_json(&t.def)).to_string());
+        s.push('\n');
+        s.push_str(&format!("type {} = ", t.def.name));
+        render_function_type(&mut s, t.schema());
+        s.push_str(";\n\n");
+    }
+    s.push_str(NAMESPACE_CLOSE);
+    s
+}
+
+/// The tools of a [`namespace`] in `system`.
+pub(crate) fn read_namespace(system: &str) -> Option<ToolSet> {
+    let start = system.find(NAMESPACE_OPEN)? + NAMESPACE_OPEN.len();
+    let end = start + system[start..].find(NAMESPACE_CLOSE)?;
+    let defs = system[start..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix(SCHEMA_LINE))
+        .map(|json| {
+            let v: Value = serde_json::from_str(json).ok()?;
+            Some(ToolDef {
+                name: v.get("name")?.as_str()?.to_string(),
+                description: v
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                parameters: v.get("parameters")?.clone(),
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    ToolSet::new(defs).ok()
+}
+
 fn call(name: &str, input: &Value) -> String {
     let args = if input.is_object() {
         input.to_string()
@@ -117,27 +168,7 @@ impl ProtocolSpec for Harmony {
             "# Valid channels: analysis, commentary, final. Channel must be included for every message.\n\
              Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n## functions\n\n",
         );
-        s.push_str(NAMESPACE_OPEN);
-        s.push_str("\n\n");
-        for t in tools.iter() {
-            for line in t
-                .def
-                .description
-                .lines()
-                .filter(|_| !t.def.description.is_empty())
-            {
-                s.push_str("// ");
-                s.push_str(line);
-                s.push('\n');
-            }
-            s.push_str(SCHEMA_LINE);
-            s.push_str(&Value::Object(def_json(&t.def)).to_string());
-            s.push('\n');
-            s.push_str(&format!("type {} = ", t.def.name));
-            render_function_type(&mut s, t.schema());
-            s.push_str(";\n\n");
-        }
-        s.push_str(NAMESPACE_CLOSE);
+        s.push_str(&namespace(tools));
         let (name, example) = prompt::example_call(tools);
         s.push_str(&format!(
             "\n\nTo call a tool, write a message to it on the commentary channel, with its arguments as one JSON object, \
@@ -149,27 +180,12 @@ impl ProtocolSpec for Harmony {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let start = system.find(NAMESPACE_OPEN)? + NAMESPACE_OPEN.len();
-        let end = start + system[start..].find(NAMESPACE_CLOSE)?;
-        let defs = system[start..end]
-            .lines()
-            .filter_map(|l| l.strip_prefix(SCHEMA_LINE))
-            .map(|json| {
-                let v: Value = serde_json::from_str(json).ok()?;
-                Some(ToolDef {
-                    name: v.get("name")?.as_str()?.to_string(),
-                    description: v
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    parameters: v.get("parameters")?.clone(),
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
+        if !system.contains("must go to the commentary channel") {
+            return None;
+        }
         Some((
             Protocol::from_name(self.name()).ok()?,
-            ToolSet::new(defs).ok()?,
+            read_namespace(system)?,
         ))
     }
 

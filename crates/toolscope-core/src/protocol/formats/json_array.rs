@@ -18,10 +18,21 @@
 //!   under a `tool_response` role; Granite 3.2 and later reason in `<think>` … `</think>` when
 //!   thinking is on.
 //!
+//! - `jamba`: AI21 Jamba 1.5–1.7, the array between `<tool_calls>` and `</tool_calls>`. The
+//!   template lists the tools as JSON in a `# Tools` section of the system turn and gives results
+//!   back in a `tool` turn as `<tool_output>` elements; a turn ends with `<|eom|>`.
+//! - `hunyuan`: Tencent Hunyuan-A13B, the array between `<tool_calls>` and `</tool_calls>` (the
+//!   same markup as jamba's: `--protocol auto` tells them apart by Hunyuan's `<answer>` around
+//!   it). The model reasons in `<think>` … `</think>` and writes its answer in `<answer>` …
+//!   `</answer>`, markers that are format, not text; calls inside `<think>` are reasoning. The
+//!   template's assistant prefix `助手：` that a model may repeat is format too.
+//!
 //! ```text
 //! functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]
 //! <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>
 //! <|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]
+//! <tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>
+//! <answer>\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>\n</answer>
 //! ```
 
 use serde_json::Value;
@@ -50,6 +61,8 @@ pub(crate) struct JsonArray {
     prompt_sign: Option<&'static str>,
     /// The markers around a tool result.
     result: (&'static str, &'static str),
+    /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
+    answer: Option<(&'static str, &'static str)>,
 }
 
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
@@ -85,6 +98,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     tools: ("<|tool|>", "<|/tool|>"),
     prompt_sign: Some("functools["),
     result: ("<|tool_response|>", "<|/tool_response|>"),
+    answer: None,
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -119,6 +133,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
     prompt_sign: None,
     result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
+    answer: None,
 };
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
@@ -156,6 +171,7 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         "<|start_of_role|>tool_response<|end_of_role|>",
         "<|end_of_text|>",
     ),
+    answer: None,
 };
 
 fn granite_prompt(tools: &ToolSet) -> String {
@@ -164,6 +180,80 @@ fn granite_prompt(tools: &ToolSet) -> String {
          the user, reply with <|tool_call|> followed by a JSON list of the calls, each an object with the tool's \
          \"name\" and its \"arguments\". If no listed tool can do what is asked, tell the user you cannot.\n\
          {GRANITE_TOOLS}\n{}\n<|end_of_text|>\n",
+        prompt::json_tools(tools, true)
+    )
+}
+
+/// `jamba`.
+pub(crate) static JAMBA: JsonArray = JsonArray {
+    card: Card {
+        name: "jamba",
+        aliases: &[],
+        families: "AI21 Jamba 1.5, 1.6, 1.7",
+        servers: &[("vllm", "jamba")],
+        end_tokens: &["<|eom|>"],
+        markers: &["<tool_calls> ["],
+        // Jamba Reasoning thinks in `<think>` … `</think>`.
+        reasoning: Reasoning::THINK,
+    },
+    open: "<tool_calls>",
+    close: "</tool_calls>",
+    syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
+    stripped_opener: true,
+    prompt: jamba_prompt,
+    tools: (JAMBA_TOOLS, "\n\n## Calling tools"),
+    prompt_sign: None,
+    result: ("<tool_output>", "</tool_output>"),
+    answer: None,
+};
+
+const JAMBA_TOOLS: &str =
+    "# Tools\n\n## Functions\n\nYou have access to the following functions:\n";
+
+fn jamba_prompt(tools: &ToolSet) -> String {
+    format!(
+        "{JAMBA_TOOLS}{}\n\n## Calling tools\n\
+         To call functions, write <tool_calls> followed by a JSON list of the calls, each an object with the \
+         function's \"name\" and its \"arguments\", then </tool_calls>:\n\
+         <tool_calls>[{{\"name\": <function name>, \"arguments\": <arguments object>}}]</tool_calls>\n\
+         Several calls go in the one list. Results come back in <tool_output> elements. Call a function only \
+         when it helps; otherwise answer in text.\n",
+        prompt::json_tools(tools, true)
+    )
+}
+
+/// `hunyuan`. A13B's tokenizer ends a turn with `<|eos|>`.
+pub(crate) static HUNYUAN: JsonArray = JsonArray {
+    card: Card {
+        name: "hunyuan",
+        aliases: &["hunyuan-a13b"],
+        families: "Hunyuan-A13B",
+        servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
+        end_tokens: &["<answer>", "</answer>", "助手：", "<|eos|>"],
+        // The answer marker before the calls tells it from jamba's same array (whose marker,
+        // declared by both, goes to jamba where nothing else tells).
+        markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
+        reasoning: Reasoning::THINK,
+    },
+    open: "<tool_calls>",
+    close: "</tool_calls>",
+    syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
+    stripped_opener: true,
+    prompt: hunyuan_prompt,
+    tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
+    prompt_sign: Some("<answer>"),
+    result: ("<tool_response>", "</tool_response>"),
+    answer: Some(("<answer>", "</answer>")),
+};
+
+const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
+
+fn hunyuan_prompt(tools: &ToolSet) -> String {
+    format!(
+        "{HUNYUAN_TOOLS}{}\n\n如果你决定调用函数，先在 <think> 与 </think> 之间思考，然后在 <answer> 与 </answer> 之间，\
+         用 <tool_calls> 与 </tool_calls> 包住一个 JSON 列表，每个调用是一个含 \"name\" 与 \"arguments\" 的对象：\n\
+         <answer>\n<tool_calls>[{{\"name\": <函数名>, \"arguments\": <参数对象>}}]</tool_calls>\n</answer>\n\
+         多个调用写在同一个列表里。函数结果在 <tool_response> 中返回。不需要函数时，直接在 <answer> 中回答。\n",
         prompt::json_tools(tools, true)
     )
 }
@@ -189,7 +279,8 @@ impl ProtocolSpec for JsonArray {
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         let array = prompt::envelope_array(calls, "name", "arguments");
-        format!("{}{array}{}", self.open, self.close)
+        let (before, after) = self.answer.unwrap_or(("", ""));
+        format!("{before}{}{array}{}{after}", self.open, self.close)
     }
 
     fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
@@ -347,6 +438,89 @@ mod tests {
             assert!(c.calls.is_empty());
             assert_eq!(c.text, text);
             assert_eq!(c.errors.len(), 1);
+        }
+    }
+
+    mod jamba {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("jamba").unwrap()
+        }
+
+        #[test]
+        fn the_family_format_byte_for_byte() {
+            let text = "Let me check.\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]</tool_calls><|eom|>";
+            let c = every_split(&p(), text);
+            assert_eq!(c.text, "Let me check.\n");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty());
+        }
+
+        #[test]
+        fn unfinished_and_malformed_arrays_are_reported() {
+            let cut = "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            let bad = "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\" \"x\"}}]</tool_calls> after";
+            let c = every_split(&p(), bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            assert!(c.text.ends_with(" after"));
+        }
+    }
+
+    mod hunyuan {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("hunyuan").unwrap()
+        }
+
+        #[test]
+        fn reasoning_then_calls_in_the_answer() {
+            let text = "<think>\nWeather first.\n</think>\n<answer>\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {}}]</tool_calls>\n</answer>";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "\nWeather first.\n");
+            assert_eq!(c.text.trim(), "");
+            assert!(!c.text.contains("answer"));
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({}))
+                ]
+            );
+            assert!(c.errors.is_empty());
+        }
+
+        #[test]
+        fn calls_inside_think_are_reasoning() {
+            let text = "<think>\nMaybe <tool_calls>[{\"name\": \"search\", \"arguments\": {}}]</tool_calls>\n</think>\n<answer>\nNo call needed.\n</answer>";
+            let c = every_split(&p(), text);
+            assert!(c.calls.is_empty());
+            assert!(c.reasoning.contains("<tool_calls>"));
+            assert_eq!(c.text.trim(), "No call needed.");
+        }
+
+        #[test]
+        fn a_leading_assistant_prefix_is_format() {
+            let text = "助手：It is sunny in Paris.";
+            let c = every_split(&p(), text);
+            assert_eq!(c.text, "It is sunny in Paris.");
         }
     }
 }

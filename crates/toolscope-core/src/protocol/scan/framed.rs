@@ -62,7 +62,8 @@ pub(crate) struct FramedSyntax {
     /// Where the header ends, tried in order at each position.
     pub args_begin: &'static [ArgsBegin],
     /// Reads a header (the text between the call's opening marker and its arguments); `None`
-    /// when it names no tool. An empty header means the JSON names the tools (envelopes).
+    /// when it names no tool. An empty header, or a header read as an empty name, means the
+    /// JSON names the tools (envelopes).
     pub header: fn(&str) -> Option<Header>,
     /// Text that may follow the arguments' JSON before the call's close (a code fence).
     pub args_suffix: Option<&'static str>,
@@ -269,6 +270,8 @@ pub(crate) struct FramedScanner {
     spare_raw: String,
     /// A second frame of one call: its opening and closing markers.
     alt: Option<(&'static str, &'static str)>,
+    /// A header that opens text, not a call (Functionary's `>>>all`): its markup is format.
+    text_header: Option<&'static str>,
 }
 
 impl FramedScanner {
@@ -291,6 +294,7 @@ impl FramedScanner {
             text_seen: false,
             spare_raw: String::new(),
             alt: None,
+            text_header: None,
         }
     }
 
@@ -322,6 +326,13 @@ impl FramedScanner {
         }
     }
 
+    /// A call marker whose header is `header` opens text, not a call: the marker, the header and
+    /// what ends it are format (a markup span), and what follows is text.
+    pub(crate) fn text_header(mut self, header: &'static str) -> Self {
+        self.text_header = Some(header);
+        self
+    }
+
     /// Also reads a call whose opening marker is left out at the very start of the output: the
     /// output begins (after whitespace) with the call's JSON.
     pub(crate) fn bare_first_call(mut self) -> Self {
@@ -349,7 +360,10 @@ impl FramedScanner {
         let mut out = Vec::new();
         for b in self.syntax.args_begin {
             match b {
-                ArgsBegin::Object if (self.syntax.header)("").is_some() => out.push(b'{'),
+                // A header that may be empty, or none at all (the JSON is an envelope).
+                ArgsBegin::Object if (self.syntax.header)("").is_some() || self.headerless() => {
+                    out.push(b'{')
+                }
                 ArgsBegin::Array | ArgsBegin::KeyedArray => out.push(b'['),
                 _ => {}
             }
@@ -709,7 +723,18 @@ impl FramedScanner {
 
     /// The header is read: start the body (or report a header that names no tool).
     fn open_body(&mut self, b: Block, head: String, keyed: bool, em: &mut Emitter) {
-        let body = if head.trim().is_empty() {
+        if self.text_header.is_some_and(|t| head.trim() == t) {
+            let (at, rest) = b.split_good(em);
+            em.span(at, at + rest.len(), SpanKind::Markup);
+            self.spare_raw = rest;
+            self.state = State::Text;
+            return;
+        }
+        // A header read as naming no one (an empty name) leaves the naming to the JSON, like an
+        // empty header (Inkling's optional name before an envelope).
+        let envelopes = head.trim().is_empty()
+            || (self.syntax.header)(&head).is_some_and(|h| h.name.is_empty());
+        let body = if envelopes {
             let env = if keyed {
                 Envelope::keyed(self.tools.clone())
             } else {

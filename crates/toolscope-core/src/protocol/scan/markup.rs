@@ -865,6 +865,37 @@ impl MarkupScanner {
         }
     }
 
+    /// In text, holding nothing back: a caller that gives some of the text to another scanner
+    /// may do so here.
+    pub(crate) fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    /// The offset of the next byte this scanner reads.
+    pub(crate) fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    /// `len` bytes went to another scanner (only while [`MarkupScanner::idle`]).
+    pub(crate) fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
+
+    /// Another scanner's block follows: a function written without its block is not followed by
+    /// a stray close, and the whitespace read after it is text.
+    pub(crate) fn settle(&mut self, em: &mut Emitter) {
+        if !self.held.is_empty() {
+            return;
+        }
+        if !matches!(self.state, State::AfterBare(..)) {
+            return;
+        }
+        if let State::AfterBare(b, ws) = std::mem::replace(&mut self.state, State::Text) {
+            em.text(&ws);
+            self.retire(b);
+        }
+    }
+
     pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {

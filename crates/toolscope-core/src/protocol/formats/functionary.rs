@@ -1,0 +1,236 @@
+//! `functionary`: MeetKai Functionary, both of its call forms, read by the framed-marker engine
+//! (one syntax per form, behind a form switch):
+//!
+//! ```text
+//! >>>get_weather
+//! {"city": "Paris"}>>>all
+//! It is sunny.
+//! <function=get_weather>{"city": "Paris"}</function>
+//! ```
+//!
+//! v3.2 (Llama 3 based) writes `>>>` then a recipient: a function's name, a newline and its
+//! arguments as one JSON object (the call ends where the object ends), or `all` and a newline
+//! before plain text to the user. v3.1 (Llama 3.1 based) writes
+//! `<function=NAME>{…}</function>`, the close optional at the end. They are one protocol: the
+//! two forms never look alike, a server's Functionary parser reads both, and a user need not
+//! know which checkpoint wrote an output. History and the prompt are written the v3.2 way (the
+//! later release): the tools as a TypeScript-like `namespace functions`, results in a `tool`
+//! turn. A turn ends with `<|eot_id|>` (v3.1 also `<|eom_id|>`).
+
+use serde_json::Value;
+
+use crate::protocol::scan::forms::{Form, FormSwitch};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+use super::harmony::{namespace, read_namespace};
+
+/// `functionary`.
+pub(crate) struct Functionary;
+
+/// The recipient that opens text, not a call.
+const ALL: &str = "all";
+const V31_OPEN: &str = "<function=";
+const V31_CLOSE: &str = "</function>";
+const RESULT_BEGIN: &str = "<|start_header_id|>tool<|end_header_id|>\n\n";
+const RESULT_END: &str = "<|eot_id|>";
+const INTRO: &str = "// Supported function definitions that should be called when necessary.\n";
+
+fn name_header(head: &str) -> Option<Header> {
+    let name = head.trim();
+    valid_name(name).then(|| Header {
+        name: name.to_string(),
+        id: None,
+    })
+}
+
+/// v3.2: `>>>NAME\n{…}`, the call ending with its JSON.
+static V32: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: ">>>",
+    args_begin: &[ArgsBegin::Marker("\n")],
+    header: name_header,
+    args_suffix: None,
+    call_end: None,
+    separator: None,
+};
+
+/// v3.1: `<function=NAME>{…}</function>`.
+static V31: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: V31_OPEN,
+    args_begin: &[ArgsBegin::Marker(">")],
+    header: name_header,
+    args_suffix: None,
+    call_end: Some(V31_CLOSE),
+    separator: None,
+};
+
+fn call(name: &str, input: &Value) -> String {
+    let args = if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!(">>>{name}\n{args}")
+}
+
+impl ProtocolSpec for Functionary {
+    fn name(&self) -> &'static str {
+        "functionary"
+    }
+
+    fn families(&self) -> &'static str {
+        "MeetKai Functionary v3.1, v3.2"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("llama.cpp", "Functionary v3.2"),
+            ("llama.cpp", "Functionary v3.1 Llama 3.1"),
+        ]
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|eot_id|>", "<|eom_id|>"]
+    }
+
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        let mut m = vec![">>>all".to_string()];
+        for t in tools.iter() {
+            m.push(format!(">>>{} {{", t.def.name));
+            m.push(format!("{V31_OPEN}{}>", t.def.name));
+        }
+        m
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "{INTRO}{}\n\n\
+             Start every message with >>> and a recipient. To call a function, the recipient is its name, then a \
+             newline and its arguments as one JSON object:\n{}\n\
+             To write to the user, the recipient is all, then a newline and your text:\n>>>all\nYour answer.\n\
+             Several calls are several such messages one after another. Call functions only when they help.\n",
+            namespace(tools),
+            call(&name, &example)
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.starts_with(INTRO) {
+            return None;
+        }
+        Some((
+            Protocol::from_name(self.name()).ok()?,
+            read_namespace(system)?,
+        ))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        call(name, input)
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls.iter().map(|(n, i)| call(n, i)).collect()
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{RESULT_BEGIN}{result}{RESULT_END}")
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        let v32 = FramedScanner::new(&V32, tools.clone()).text_header(ALL);
+        let v31 = FramedScanner::new(&V31, tools.clone());
+        Box::new(FormSwitch::new(v32, v31, V31_OPEN, |_, _| Form::Other))
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!(">>>{name}\n{{\"{key}\": \"{value}\", \"oops\": }}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("functionary").unwrap()
+    }
+
+    #[test]
+    fn v3_2_calls_and_text_to_all() {
+        let text = ">>>all\nLet me check.\n>>>get_weather\n{\"city\": \"Paris\", \"days\": 3}>>>search\n{\"query\": \"rain\"}";
+        let c = every_split(&p(), text);
+        assert_eq!(c.text, "Let me check.\n");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn v3_1_calls_with_text_around() {
+        let text = "Checking.<function=get_weather>{\"city\": \"Paris\"}</function>\n<function=search>{\"query\": \"a</function>b\"}<|eom_id|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.text, "Checking.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("search".into(), json!({"query": "a</function>b"}))
+            ]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        for cut in [
+            ">>>get_weather\n{\"city\": \"Pa",
+            "<function=get_weather>{\"city\": \"Pa",
+        ] {
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty(), "{cut}");
+            assert_eq!(c.errors.len(), 1, "{cut}: {:?}", c.errors);
+        }
+        for bad in [
+            ">>>get_weather\n{\"city\" 1} after",
+            "<function=get_weather>{\"city\" 1}</function> after",
+        ] {
+            let c = every_split(&p(), bad);
+            assert!(c.calls.is_empty(), "{bad}");
+            assert_eq!(c.errors.len(), 1, "{bad}: {:?}", c.errors);
+        }
+    }
+
+    #[test]
+    fn written_calls_and_the_prompt_read_back() {
+        let a = json!({"city": "Paris"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
+        let c = every_split(&p(), &written);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), a), ("search".into(), json!({}))]
+        );
+        let prompt = p().system_prompt(&tools());
+        let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back.name(), "functionary");
+        assert_eq!(read.len(), tools().len());
+    }
+}

@@ -1,0 +1,439 @@
+//! `inkling`: Inkling's message blocks, in any order, each opened by `<|message_model|>` and a
+//! content token and closed by `<|end_message|>`:
+//!
+//! ```text
+//! <|message_model|><|content_thinking|>The user wants Paris.<|end_message|>
+//! <|message_model|><|content_text|>Let me check.<|end_message|>
+//! <|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>
+//! ```
+//!
+//! A tool block holds one `{"name", "args"}` envelope (the key is `args`), read whole (opener,
+//! name, token, JSON, close) by the framed-marker engine; the tool's name may also stand
+//! between `<|message_model|>` and the content token. A thinking block is reasoning, a text
+//! block text; their tokens are format. The blocks are found here (the protocol has no reasoning
+//! markers of its own): a thinking or text block ends at `<|end_message|>`, or where the next
+//! block opens, or where the output ends. Parallel calls are more tool blocks. The model has no chat
+//! template: the prompt below lists the tools as JSON, one a line, and a result comes back in a
+//! `<|message_tool|>` block.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
+use crate::protocol::span::SpanKind;
+use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::text::emit::Emitter;
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// `inkling`.
+pub(crate) struct Inkling;
+
+const MODEL: &str = "<|message_model|>";
+const TEXT: &str = "<|content_text|>";
+const THINKING: &str = "<|content_thinking|>";
+const INVOKE: &str = "<|content_invoke_tool_json|>";
+const END: &str = "<|end_message|>";
+const TOOL: &str = "<|message_tool|>";
+const TOOLS_BEGIN: &str = "<tools>\n";
+const TOOLS_END: &str = "</tools>";
+
+/// The longest header (a tool's name) between `<|message_model|>` and the content token.
+const MAX_HEADER: usize = 256;
+
+/// A tool block: the opener, an optional name (the envelope names the tool), the content token,
+/// the envelope, the close.
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: MODEL,
+    args_begin: &[ArgsBegin::Marker(INVOKE)],
+    header: |head| {
+        valid_name(head.trim()).then(|| Header {
+            name: String::new(),
+            id: None,
+        })
+    },
+    args_suffix: None,
+    call_end: Some(END),
+    separator: None,
+};
+
+/// The block being read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Text, a text block or a tool block: the engine reads it.
+    Text,
+    /// A thinking block, from this offset (its opening tokens).
+    Thinking(usize),
+}
+
+/// What a `<|message_model|>` header ended with.
+enum Opened {
+    /// A content token: the block's kind and where its content begins.
+    Kind(&'static str, usize),
+    /// Not known yet.
+    Partial,
+    /// Not a block opener.
+    Not,
+}
+
+/// What follows `<|message_model|>` at the start of `s` (`s` starts with it).
+fn opened(s: &str, at_end: bool) -> Opened {
+    let rest = &s[MODEL.len()..];
+    let Some(p) = rest.find("<|") else {
+        return if at_end || rest.len() > MAX_HEADER {
+            Opened::Not
+        } else {
+            Opened::Partial
+        };
+    };
+    if p > MAX_HEADER || rest[..p].contains('\n') {
+        return Opened::Not;
+    }
+    let token = &rest[p..];
+    for kind in [TEXT, THINKING, INVOKE] {
+        if token.starts_with(kind) {
+            return Opened::Kind(kind, MODEL.len() + p);
+        }
+        if kind.starts_with(token) && !at_end {
+            return Opened::Partial;
+        }
+    }
+    Opened::Not
+}
+
+/// Where the next block opener or close (`<|message_model|>`, `<|end_message|>`, or a piece of
+/// one at the end) is in `s`.
+fn find_token(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut k = 0;
+    while let Some(d) = crate::json::lexer::find1(b'<', &b[k..]) {
+        let at = k + d;
+        let tail = &s[at..];
+        if [MODEL, END]
+            .iter()
+            .any(|t| tail.starts_with(t) || t.starts_with(tail))
+        {
+            return Some(at);
+        }
+        k = at + 1;
+    }
+    None
+}
+
+/// Finds the blocks; the framed engine reads what is not thinking (see the module
+/// documentation).
+struct InklingScanner {
+    calls: FramedScanner,
+    mode: Mode,
+    /// Bytes read (the engine's offsets count them; it skips what it did not read).
+    fed: usize,
+    /// A block opener (or a piece of one) and what follows it, until its kind is known.
+    look: String,
+}
+
+impl InklingScanner {
+    fn give(&mut self, s: &str, em: &mut Emitter) {
+        if s.is_empty() {
+            return;
+        }
+        let passed = self.fed - self.calls.pos();
+        if passed > 0 {
+            self.calls.pass_over(passed);
+        }
+        self.calls.feed(s, em);
+        self.fed += s.len();
+    }
+
+    /// Tokens that are format: a markup span, not given to the engine.
+    fn markup(&mut self, len: usize, em: &mut Emitter) {
+        em.span(self.fed, self.fed + len, SpanKind::Markup);
+        self.fed += len;
+    }
+
+    fn end_thinking(&mut self, em: &mut Emitter) {
+        if let Mode::Thinking(start) = self.mode {
+            em.end_reasoning();
+            em.span(start, self.fed, SpanKind::Reasoning);
+            self.mode = Mode::Text;
+        }
+    }
+
+    /// Reads `s` from `i` up to where it must wait for more; gives back where it stopped.
+    fn read(&mut self, s: &str, mut i: usize, at_end: bool, em: &mut Emitter) -> usize {
+        while i < s.len() {
+            let rest = &s[i..];
+            if let Mode::Thinking(_) = self.mode {
+                let Some(at) = find_token(rest) else {
+                    em.reasoning(rest);
+                    self.fed += rest.len();
+                    return s.len();
+                };
+                em.reasoning(&rest[..at]);
+                self.fed += at;
+                i += at;
+                let rest = &s[i..];
+                if rest.starts_with(END) {
+                    self.fed += END.len();
+                    i += END.len();
+                    self.end_thinking(em);
+                } else if rest.starts_with(MODEL) {
+                    self.end_thinking(em);
+                } else if at_end {
+                    em.reasoning(rest);
+                    self.fed += rest.len();
+                    return s.len();
+                } else {
+                    return i;
+                }
+                continue;
+            }
+            if !self.calls.idle() {
+                // Inside a call (or a piece of its marker held): the engine decides, up to the
+                // next `<`.
+                let n = crate::json::lexer::find1(b'<', &rest.as_bytes()[1..])
+                    .map_or(rest.len(), |p| p + 1);
+                self.give(&rest[..n], em);
+                i += n;
+                continue;
+            }
+            let Some(at) = find_token(rest) else {
+                self.give(rest, em);
+                return s.len();
+            };
+            self.give(&rest[..at], em);
+            i += at;
+            let rest = &s[i..];
+            if rest.starts_with(END) {
+                // The close of a text block.
+                self.markup(END.len(), em);
+                i += END.len();
+                continue;
+            }
+            if !rest.starts_with(MODEL) {
+                if at_end {
+                    self.give(rest, em);
+                    return s.len();
+                }
+                return i;
+            }
+            match opened(rest, at_end) {
+                Opened::Partial => return i,
+                Opened::Not => {
+                    self.give(MODEL, em);
+                    i += MODEL.len();
+                }
+                Opened::Kind(kind, _) if kind == INVOKE => {
+                    // The engine reads the whole tool block, from its opener.
+                    self.give(MODEL, em);
+                    i += MODEL.len();
+                }
+                Opened::Kind(kind, content) => {
+                    let start = self.fed;
+                    let len = content + kind.len();
+                    if kind == THINKING {
+                        self.fed += len;
+                        self.mode = Mode::Thinking(start);
+                    } else {
+                        self.markup(len, em);
+                    }
+                    i += len;
+                }
+            }
+        }
+        s.len()
+    }
+}
+
+impl Scanner for InklingScanner {
+    fn feed(&mut self, text: &str, em: &mut Emitter) {
+        let joined: Cow<'_, str> = if self.look.is_empty() {
+            Cow::Borrowed(text)
+        } else {
+            let mut s = std::mem::take(&mut self.look);
+            s.push_str(text);
+            Cow::Owned(s)
+        };
+        let s = joined.as_ref();
+        let stop = self.read(s, 0, false, em);
+        self.look.push_str(&s[stop..]);
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        let look = std::mem::take(&mut self.look);
+        self.read(&look, 0, true, em);
+        self.end_thinking(em);
+        let passed = self.fed - self.calls.pos();
+        if passed > 0 && self.calls.idle() {
+            self.calls.pass_over(passed);
+        }
+        self.calls.finish(em);
+    }
+
+    fn in_call(&self) -> bool {
+        self.calls.in_call()
+    }
+
+    fn in_args(&self) -> bool {
+        self.calls.in_args()
+    }
+}
+
+fn call(name: &str, input: &Value) -> String {
+    let args = if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    format!(
+        "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{args}}}{END}",
+        Value::from(name)
+    )
+}
+
+impl ProtocolSpec for Inkling {
+    fn name(&self) -> &'static str {
+        "inkling"
+    }
+
+    fn families(&self) -> &'static str {
+        "Inkling"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("sglang", "inkling")]
+    }
+
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &["<|endoftext|>", "<|content_model_end_sampling|>"]
+    }
+
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        vec![MODEL.to_string(), INVOKE.to_string(), THINKING.to_string()]
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "You can call these tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+             To call a tool, write a model message whose content is the call as JSON, with the tool's \"name\" \
+             and its \"args\":\n{}\n\
+             Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
+             only when it helps; otherwise answer in a text message.\n",
+            prompt::json_tool_lines(tools, true, "", ""),
+            call(&name, &example)
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(INVOKE) {
+            return None;
+        }
+        let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        call(name, input)
+    }
+
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls.iter().map(|(n, i)| call(n, i)).collect()
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{TOOL}{TEXT}{result}{END}")
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, &format!("{TOOL}{TEXT}"), END)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(InklingScanner {
+            calls: FramedScanner::new(&SYNTAX, tools.clone()),
+            mode: Mode::Text,
+            fed: 0,
+            look: String::new(),
+        })
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!(
+            "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{{\"{key}\": \"{value}\", \"oops\": }}}}{END}",
+            Value::from(name)
+        )
+    }
+
+    fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {
+        Some(format!("{MODEL}{THINKING}{text}{END}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("inkling").unwrap()
+    }
+
+    #[test]
+    fn thinking_text_and_tool_blocks() {
+        let text = "<|message_model|><|content_thinking|>The user wants Paris.<|end_message|><|message_model|><|content_text|>Let me check.<|end_message|><|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|><|message_model|>search<|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{\"query\":\"rain\"}}<|end_message|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "The user wants Paris.");
+        assert_eq!(c.text, "Let me check.");
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn blocks_in_any_order() {
+        let text = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{}}<|end_message|><|message_model|><|content_thinking|>Then text.<|end_message|><|message_model|><|content_text|>Done.<|end_message|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.calls, [("search".into(), json!({}))]);
+        assert_eq!(c.reasoning, "Then text.");
+        assert_eq!(c.text, "Done.");
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        let cut = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Pa";
+        let c = every_split(&p(), cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let bad = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\": }}<|end_message|><|message_model|><|content_text|>after<|end_message|>";
+        let c = every_split(&p(), bad);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        assert!(c.text.ends_with("after"), "{:?} {:?}", c.text, c.errors);
+    }
+
+    #[test]
+    fn written_calls_and_the_prompt_read_back() {
+        let a = json!({"city": "Paris"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
+        let c = every_split(&p(), &written);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), a), ("search".into(), json!({}))]
+        );
+        let prompt = p().system_prompt(&tools());
+        let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back.name(), "inkling");
+        assert_eq!(read.len(), tools().len());
+    }
+}

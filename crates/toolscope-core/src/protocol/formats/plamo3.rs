@@ -1,0 +1,207 @@
+//! `plamo3`: PLaMo 3's tags around each call's name and JSON arguments, a member of the
+//! special-token section family.
+//!
+//! ```text
+//! <|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>get_weather<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{"city": "Paris"}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>
+//! ```
+//!
+//! Parallel calls are more `tool_request` blocks in the one `tool_requests` section. The
+//! arguments may also follow `<|plamo:begin_tool_arguments:plamo|>` at once, without the
+//! `<|plamo:constrain|>json<|plamo:msg|>` pair (the earlier form). The tags are not single
+//! tokens, so a stream may split them anywhere: the engine holds back only a tail that could
+//! still begin one. The model reasons between `<|plamo:begin_think:plamo|>` and
+//! `<|plamo:end_think:plamo|>`. The prompt lists the tools as JSON, one a line, and results come
+//! back each between `<|plamo:begin_tool_result:plamo|>` and `<|plamo:end_tool_result:plamo|>`.
+
+use super::sections::Sectioned;
+use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::text::prompt;
+use crate::tool::ToolSet;
+
+const REQUESTS_BEGIN: &str = "<|plamo:begin_tool_requests:plamo|>";
+const REQUESTS_END: &str = "<|plamo:end_tool_requests:plamo|>";
+const REQUEST_BEGIN: &str = "<|plamo:begin_tool_request:plamo|>";
+const REQUEST_END: &str = "<|plamo:end_tool_request:plamo|>";
+const NAME_BEGIN: &str = "<|plamo:begin_tool_name:plamo|>";
+const NAME_END: &str = "<|plamo:end_tool_name:plamo|>";
+const ARGS_BEGIN: &str = "<|plamo:begin_tool_arguments:plamo|>";
+const ARGS_END: &str = "<|plamo:end_tool_arguments:plamo|>";
+const CONSTRAIN: &str = "<|plamo:constrain|>json";
+const MSG: &str = "<|plamo:msg|>";
+const RESULT_BEGIN: &str = "<|plamo:begin_tool_result:plamo|>";
+const RESULT_END: &str = "<|plamo:end_tool_result:plamo|>";
+const TOOLS_BEGIN: &str = "<|plamo:begin_tools:plamo|>\n";
+const TOOLS_END: &str = "<|plamo:end_tools:plamo|>";
+
+/// The header between `<|plamo:begin_tool_request:plamo|>` and the arguments: the name in its
+/// tags, then the arguments' tag, with the `constrain`/`msg` pair's first half when the
+/// arguments follow `<|plamo:msg|>`.
+fn header(head: &str) -> Option<Header> {
+    let rest = head.trim_start().strip_prefix(NAME_BEGIN)?;
+    let (name, rest) = rest.split_once(NAME_END)?;
+    let rest = rest.trim_start().strip_prefix(ARGS_BEGIN)?.trim();
+    if !(rest.is_empty() || rest == CONSTRAIN) {
+        return None;
+    }
+    let name = name.trim();
+    valid_name(name).then(|| Header {
+        name: name.to_string(),
+        id: None,
+    })
+}
+
+static SYNTAX: FramedSyntax = FramedSyntax {
+    section: Some((REQUESTS_BEGIN, REQUESTS_END)),
+    call_begin: REQUEST_BEGIN,
+    // `<|plamo:msg|>` where the arguments follow it, else the arguments' `{` itself.
+    args_begin: &[ArgsBegin::Marker(MSG), ArgsBegin::Object],
+    header,
+    args_suffix: Some(ARGS_END),
+    call_end: Some(REQUEST_END),
+    separator: None,
+};
+
+fn block(name: &str, _index: usize, args: &str) -> String {
+    format!(
+        "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
+    )
+}
+
+fn system_prompt(tools: &ToolSet) -> String {
+    let (name, input) = prompt::example_call(tools);
+    let example = format!(
+        "{REQUESTS_BEGIN}{}{REQUESTS_END}",
+        block(&name, 0, &input.to_string())
+    );
+    format!(
+        "You can use the following tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+         To call tools, open {REQUESTS_BEGIN}, write one {REQUEST_BEGIN} … {REQUEST_END} block per call \
+         (the tool's name between {NAME_BEGIN} and {NAME_END}, then its arguments as a JSON object between \
+         {ARGS_BEGIN}{CONSTRAIN}{MSG} and {ARGS_END}), and close {REQUESTS_END}.\n\n\
+         For example:\n{example}\n\n\
+         Each result comes back between {RESULT_BEGIN} and {RESULT_END}. Call a tool only when it helps; \
+         otherwise answer in text.\n",
+        prompt::json_tool_lines(tools, true, "", ""),
+    )
+}
+
+fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+    if !system.contains(REQUESTS_BEGIN) {
+        return None;
+    }
+    let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
+    Some((Protocol::from_name(name).ok()?, tools))
+}
+
+/// `plamo3`.
+pub(crate) static PLAMO3: Sectioned = Sectioned {
+    card: Card {
+        name: "plamo3",
+        aliases: &["plamo-3"],
+        families: "PLaMo 3",
+        servers: &[("vllm", "plamo3")],
+        end_tokens: &[],
+        markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
+        reasoning: Reasoning {
+            markers: Some(("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")),
+            starts_inside: false,
+            calls_inside: false,
+        },
+    },
+    syntax: &SYNTAX,
+    section: (REQUESTS_BEGIN, REQUESTS_END),
+    block,
+    joiner: "",
+    prompt: system_prompt,
+    read_prompt,
+    results: |results| {
+        results
+            .iter()
+            .map(|(_, r)| format!("{RESULT_BEGIN}{r}{RESULT_END}"))
+            .collect()
+    },
+    read_result: |text| prompt::between(text, RESULT_BEGIN, RESULT_END),
+};
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::every_split;
+
+    fn p() -> Protocol {
+        Protocol::from_name("plamo3").unwrap()
+    }
+
+    fn call(name: &str, args: &str) -> String {
+        format!(
+            "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
+        )
+    }
+
+    #[test]
+    fn one_call_byte_for_byte_with_reasoning_and_text() {
+        let text = format!(
+            "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}",
+            call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris weather.");
+        assert_eq!(c.text, "Checking.");
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn parallel_calls_in_one_section_and_the_form_without_msg() {
+        let old = format!(
+            "{REQUEST_BEGIN}{NAME_BEGIN}search{NAME_END}{ARGS_BEGIN}{{\"query\": \"rain\"}}{ARGS_END}{REQUEST_END}"
+        );
+        let text = format!(
+            "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
+            call("get_weather", "{\"city\": \"Paris\"}")
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        let cut = format!(
+            "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
+        );
+        let c = every_split(&p(), &cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let bad = format!(
+            "{REQUESTS_BEGIN}{}{REQUESTS_END} after",
+            call("get_weather", "{\"city\" 1}")
+        );
+        let c = every_split(&p(), &bad);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        assert!(c.text.ends_with(" after"));
+    }
+
+    #[test]
+    fn written_calls_read_back() {
+        let a = json!({"city": "Paris"});
+        let b = json!({"query": "x"});
+        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
+        let c = every_split(&p(), &written);
+        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+    }
+}

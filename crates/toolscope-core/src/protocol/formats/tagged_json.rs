@@ -1,0 +1,415 @@
+//! The tagged-JSON family: one `{"name": …, "arguments": {…}}` call envelope between an open and
+//! a close marker per call, consecutive blocks for parallel calls, read by the JSON-envelope
+//! scanner `hermes` uses (with everything it forgives: a missing close at the end, a close or
+//! tag-like text inside a string value, relaxed JSON, `arguments` as a JSON string). A member is
+//! one table entry ([`TaggedJson`]) and its prompt text:
+//!
+//! - `longcat`: Meituan LongCat-Flash, `<longcat_tool_call>` … `</longcat_tool_call>`; results in
+//!   `<longcat_tool_response>`; LongCat-Flash-Thinking reasons in `<longcat_think>` …
+//!   `</longcat_think>`.
+//! - `ernie`: Baidu ERNIE 4.5, `<tool_call>\n{…}\n</tool_call>`; the thinking models' template
+//!   opens the reasoning itself, so the output starts inside it and shows only `</think>`; a
+//!   plain answer may sit in `<response>` … `</response>`, markers that are format, not text.
+//! - `internlm`: InternLM2 / 2.5 and Intern-S1, `<|action_start|><|plugin|>` before the envelope
+//!   and `<|action_end|>` after it; the envelope's arguments key is `parameters` (`arguments` is
+//!   read as well). The template gives the tools to a `system name=<|plugin|>` turn and the
+//!   results back in an `environment name=<|plugin|>` turn. Its markers are special tokens a
+//!   server may strip, so it is read by the framed-marker engine, which reads an envelope left
+//!   alone at the end of the output as a call whose opener was stripped (and says so).
+//!
+//! ```text
+//! <longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>
+//! <tool_call>
+//! {"name": "get_weather", "arguments": {"city": "Paris"}}
+//! </tool_call>
+//! <|action_start|><|plugin|>
+//! {"name": "get_weather", "parameters": {"city": "Paris"}}<|action_end|>
+//! ```
+
+use serde_json::Value;
+
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// One member of the family.
+pub(crate) struct TaggedJson {
+    /// Its names, models, end tokens and reasoning markers.
+    card: Card,
+    /// The markers around one call's envelope.
+    open: &'static str,
+    close: &'static str,
+    /// What the family writes between a marker and the envelope (a newline, or nothing).
+    pad_open: &'static str,
+    pad_close: &'static str,
+    /// The envelope's key for the arguments.
+    args_key: &'static str,
+    /// The prompt text; it lists the tools one JSON object a line between `tools`.
+    prompt: fn(&TaggedJson, &ToolSet) -> String,
+    tools: (&'static str, &'static str),
+    /// The markers around a tool result.
+    result: (&'static str, &'static str),
+    /// The markers are special tokens a server may strip (`skip_special_tokens`): read by the
+    /// framed-marker engine in this syntax, which reads a call whose opener was stripped and
+    /// reports it.
+    special: Option<&'static FramedSyntax>,
+}
+
+/// `longcat`.
+pub(crate) static LONGCAT: TaggedJson = TaggedJson {
+    card: Card {
+        name: "longcat",
+        aliases: &["longcat-flash"],
+        families: "LongCat-Flash (Chat, Thinking)",
+        servers: &[("vllm", "longcat")],
+        end_tokens: &["</longcat_s>", "<longcat_s>"],
+        markers: &["<longcat_tool_call>"],
+        reasoning: Reasoning {
+            markers: Some(("<longcat_think>", "</longcat_think>")),
+            starts_inside: false,
+            calls_inside: false,
+        },
+    },
+    open: "<longcat_tool_call>",
+    close: "</longcat_tool_call>",
+    pad_open: "",
+    pad_close: "",
+    args_key: "arguments",
+    prompt: longcat_prompt,
+    tools: ("<longcat_tool_declare>\n", "</longcat_tool_declare>"),
+    result: ("<longcat_tool_response>", "</longcat_tool_response>"),
+    special: None,
+};
+
+fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+    format!(
+        "## Tools\nYou have access to the following tools:\n\n{}{}{}\n\n\
+         ## Tool call format\nTo call a tool, write its name and arguments as one JSON object between \
+         <longcat_tool_call> and </longcat_tool_call>:\n\
+         <longcat_tool_call>{{\"name\": <tool name>, \"arguments\": <arguments object>}}</longcat_tool_call>\n\n\
+         For example:\n{}\n\n\
+         Write one block per call; for several calls, several blocks one after another. Results come back \
+         between <longcat_tool_response> and </longcat_tool_response>. Call a tool only when it helps; \
+         otherwise answer in text.\n",
+        m.tools.0,
+        prompt::json_tool_lines(tools, true, "", ""),
+        m.tools.1,
+        example(m, tools),
+    )
+}
+
+/// `ernie`. ERNIE 4.5's tokenizer ends a turn with `</s>`.
+pub(crate) static ERNIE: TaggedJson = TaggedJson {
+    card: Card {
+        name: "ernie",
+        aliases: &["ernie-4.5"],
+        families: "ERNIE 4.5 (and its Thinking models)",
+        servers: &[("vllm", "ernie45"), ("fastdeploy", "ernie-x1")],
+        end_tokens: &["<response>", "</response>", "</s>"],
+        // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
+        // from a hermes call (which is the same envelope in the same tags).
+        // (`<tool_call> {` is hermes' too: where nothing else tells, hermes reads it the same.)
+        markers: &[
+            "</think> <tool_call> {",
+            "</think> <response>",
+            "<tool_call> {",
+        ],
+        reasoning: Reasoning {
+            markers: Some(("<think>", "</think>")),
+            starts_inside: true,
+            calls_inside: false,
+        },
+    },
+    open: "<tool_call>",
+    close: "</tool_call>",
+    pad_open: "\n",
+    pad_close: "\n",
+    args_key: "arguments",
+    prompt: ernie_prompt,
+    tools: (
+        "You are provided with these functions, one JSON object a line:\n<tool_list>\n",
+        "</tool_list>",
+    ),
+    result: ("<tool_output>\n", "\n</tool_output>"),
+    special: None,
+};
+
+fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+    format!(
+        "{}{}{}\n\n\
+         To call a function, write a JSON object with its name and its arguments between <tool_call> and \
+         </tool_call>, each on its own line:\n<tool_call>\n{{\"name\": <function name>, \"arguments\": <arguments object>}}\n</tool_call>\n\n\
+         For example:\n{}\n\n\
+         Write one <tool_call> block per call, one after another. Each result comes back between \
+         <tool_output> and </tool_output>. If no function is needed, answer the user directly.\n",
+        m.tools.0,
+        prompt::json_tool_lines(tools, true, "", ""),
+        m.tools.1,
+        example(m, tools),
+    )
+}
+
+/// `internlm`.
+pub(crate) static INTERNLM: TaggedJson = TaggedJson {
+    card: Card {
+        name: "internlm",
+        aliases: &["internlm2", "intern-s1"],
+        families: "InternLM2, InternLM2.5, Intern-S1",
+        servers: &[("vllm", "internlm"), ("sglang", "interns1")],
+        end_tokens: &["<|im_end|>", "</s>"],
+        markers: &["<|action_start|> <|plugin|>"],
+        reasoning: Reasoning::THINK,
+    },
+    open: "<|action_start|><|plugin|>",
+    close: "<|action_end|>",
+    pad_open: "\n",
+    pad_close: "",
+    args_key: "parameters",
+    prompt: internlm_prompt,
+    tools: ("<|im_start|>system name=<|plugin|>\n", "<|im_end|>"),
+    result: ("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
+    special: Some(&INTERNLM_SYNTAX),
+};
+
+/// InternLM's tokens around one envelope.
+static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: "<|action_start|><|plugin|>",
+    args_begin: &[ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: Some("<|action_end|>"),
+    separator: None,
+};
+
+fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+    format!(
+        "You have access to the plugins listed below. To use one, write <|action_start|><|plugin|>, then a \
+         JSON object with the plugin's \"name\" and its \"parameters\", then <|action_end|>:\n\
+         <|action_start|><|plugin|>\n{{\"name\": <plugin name>, \"parameters\": <parameters object>}}<|action_end|>\n\n\
+         For example:\n{}\n\n\
+         Several calls are several such blocks one after another. Results come back from the environment. \
+         Call a plugin only when it helps; otherwise answer in text.\n{}{}{}\n",
+        example(m, tools),
+        m.tools.0,
+        prompt::json_tool_lines(tools, true, "", ""),
+        m.tools.1,
+    )
+}
+
+/// The prompt's example call.
+fn example(m: &TaggedJson, tools: &ToolSet) -> String {
+    let (name, input) = prompt::example_call(tools);
+    m.call(&name, &input)
+}
+
+impl TaggedJson {
+    fn call(&self, name: &str, input: &Value) -> String {
+        let args = if input.is_object() {
+            input.to_string()
+        } else {
+            "{}".to_string()
+        };
+        format!(
+            "{}{}{{\"name\": {}, \"{}\": {args}}}{}{}",
+            self.open,
+            self.pad_open,
+            Value::from(name),
+            self.args_key,
+            self.pad_close,
+            self.close
+        )
+    }
+}
+
+impl ProtocolSpec for TaggedJson {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        (self.prompt)(self, tools)
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(self.open) {
+            return None;
+        }
+        let tools = prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", "")?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        self.call(name, input)
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{}{result}{}", self.result.0, self.result.1)
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, self.result.0, self.result.1)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        if let Some(syntax) = self.special {
+            return Box::new(FramedScanner::new(syntax, tools.clone()).stripped_opener());
+        }
+        Box::new(JsonScanner::new(
+            tools.clone(),
+            JsonScannerConfig {
+                call_start: Some(self.open.to_string()),
+                call_end: self.close.to_string(),
+                loose_json: true,
+                commit_loose: false,
+                alt_start: None,
+                bare_arrays: false,
+            },
+        ))
+    }
+
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!(
+            "{}{}{{\"name\": {}, \"{}\": {{\"{key}\": \"{value}\", \"oops\": }}}}{}{}",
+            self.open,
+            self.pad_open,
+            Value::from(name),
+            self.args_key,
+            self.pad_close,
+            self.close
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::every_split;
+
+    fn p(name: &str) -> Protocol {
+        Protocol::from_name(name).unwrap()
+    }
+
+    mod longcat {
+        use super::*;
+
+        #[test]
+        fn one_call_byte_for_byte() {
+            let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
+            let c = every_split(&p("longcat"), text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+        }
+
+        #[test]
+        fn consecutive_blocks_with_text_and_reasoning() {
+            let text = "<longcat_think>\nTwo lookups.\n</longcat_think>\nChecking.\n<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</longcat_tool_call>\n<longcat_tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}</longcat_tool_call>";
+            let c = every_split(&p("longcat"), text);
+            assert_eq!(c.reasoning, "\nTwo lookups.\n");
+            assert_eq!(c.text.trim(), "Checking.");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn an_unfinished_call_and_a_broken_one_are_reported() {
+            let cut =
+                "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
+            let c = every_split(&p("longcat"), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            assert_eq!(c.text, cut);
+            let broken = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</longcat_tool_call> ok";
+            let c = every_split(&p("longcat"), broken);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            assert!(c.text.ends_with(" ok"));
+        }
+    }
+
+    mod ernie {
+        use super::*;
+
+        #[test]
+        fn reasoning_opened_by_the_template_then_calls() {
+            let text = "The user wants the weather.\n</think>\n\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}\n</tool_call>\n";
+            let c = every_split(&p("ernie"), text);
+            assert_eq!(c.reasoning, "The user wants the weather.\n");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn the_response_markers_are_format() {
+            let text = "Simple.\n</think>\n\n<response>\nIt is sunny.\n</response>";
+            let c = every_split(&p("ernie"), text);
+            assert_eq!(c.reasoning, "Simple.\n");
+            assert_eq!(c.text.trim(), "It is sunny.");
+            assert!(!c.text.contains("response"));
+            assert!(c.calls.is_empty());
+        }
+
+        #[test]
+        fn a_call_inside_reasoning_is_reasoning() {
+            let text = "Maybe <tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>\n</think>\nNo.";
+            let c = every_split(&p("ernie"), text);
+            assert!(c.calls.is_empty());
+            assert!(c.reasoning.contains("<tool_call>"));
+            assert_eq!(c.text.trim(), "No.");
+        }
+    }
+
+    mod internlm {
+        use super::*;
+
+        #[test]
+        fn parameters_or_arguments_and_consecutive_blocks() {
+            let text = "I will look it up.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}<|action_end|>\n<|action_start|><|plugin|>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}<|action_end|><|im_end|>";
+            let c = every_split(&p("internlm"), text);
+            assert_eq!(c.text.trim(), "I will look it up.");
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_missing_action_end_at_the_end_is_forgiven() {
+            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
+            let c = every_split(&p("internlm"), text);
+            assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        }
+
+        #[test]
+        fn a_broken_call_is_text_with_an_error() {
+            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\" 1}}<|action_end|>";
+            let c = every_split(&p("internlm"), text);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.errors.len(), 1);
+        }
+    }
+}
