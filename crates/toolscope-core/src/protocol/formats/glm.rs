@@ -87,6 +87,9 @@ const DIALECT: Dialect = Dialect {
     string_attr: None,
     function_shown: "<tool_call>NAME",
     parameter_shown: "<arg_key>…</arg_key><arg_value>…</arg_value>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
 };
 
 const TOOLS_BEGIN: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n";

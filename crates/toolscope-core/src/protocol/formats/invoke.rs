@@ -1,6 +1,6 @@
-//! The invoke family of the markup engine: calls are `<invoke name=…>` elements in one block,
-//! each argument a `<parameter name=…>` element holding its value as raw text, the tags
-//! optionally prefixed (DeepSeek's `｜DSML｜`). A member is one table entry ([`Invoke`]: its
+//! The invoke family of the markup engine: calls are `<invoke name=…>` elements (in one block,
+//! or framed, or alone), each argument a `<parameter name=…>` element holding its value as raw
+//! text, the tags optionally prefixed (DeepSeek's `｜DSML｜`, Step's `steptml:`). A member is one table entry ([`Invoke`]: its
 //! names, tags, tool list and result markers, the engine's [`Dialect`]) and its prompt text.
 //!
 //! - `deepseek-dsml`: DeepSeek V3.2 and V4, whose calls are DSML markup — `<｜DSML｜invoke>`
@@ -23,6 +23,33 @@
 //!   block). The model reasons in `<think>` … `</think>`; in thinking mode the template opens the
 //!   block itself (`--reasoning-open`). The template lists the tools as JSON inside `<functions>`
 //!   after the call format, and gives results back in `<function_results>`, one `<result>` each.
+//!
+//!   DeepSeek V4.1 writes the same markup with a space after `｜DSML｜` (`<｜DSML｜ calls>`,
+//!   `<｜DSML｜ invoke name="f">`, `</｜DSML｜ parameter>`), and outputs in the wild spell the
+//!   prefix in ASCII (`<|DSML|invoke`): both are read as DSML (the engine's dialect variants).
+//!
+//! - `gigachat`: GigaChat 3.5 writes GCML, DSML's markup under the prefix `｜GCML｜` in a
+//!   `<｜GCML｜tool_calls>` block. The earlier models' calls are read by the same protocol:
+//!   GigaChat 3's `function call<|role_sep|>` (after `<|message_sep|>`, which ends a message and
+//!   is format) and GigaChat 3.1's `<|function_call|>`, each followed by one
+//!   `{"name": …, "arguments": …}` object. They are branches of one protocol rather than
+//!   protocols of their own because a user who runs "GigaChat" cannot be asked which generation
+//!   writes which markers, and the markers cannot be confused with each other or with text.
+//!
+//! - `step3`: Step-3's calls are steptml markup framed by special tokens:
+//!   `<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">
+//!   <steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜>
+//!   <｜tool_calls_end｜>` (no `▁`). The frame of each call belongs to the block; an invoke
+//!   without parameters is a call without arguments. Values are typed by the schema.
+//!
+//! - `dots`: rednote dots writes `<invoke>` markup in a `<dots_function_call>` block, or one
+//!   `{"name": …, "arguments": …}` object in the same block (read by the JSON engine, chosen by
+//!   the first byte after the block's tag).
+//!
+//! - `minicpm5`: MiniCPM 5 writes `<function name="f"><param name="k">v</param></function>`,
+//!   one element per call and no block; values may be CDATA; the collapsed
+//!   `<functionname="f">` that the model sometimes writes is read as `<function name="f">`. Its
+//!   template opens the reasoning block, so the output shows only `</think>`.
 //!
 //! - `minimax-m2`: MiniMax M2 and M2.5. Calls are `<invoke>` elements in a `<minimax:tool_call>`
 //!   block, each argument a `<parameter name=…>` element holding its value as raw text:
@@ -48,6 +75,9 @@
 
 use serde_json::Value;
 
+use crate::protocol::scan::forked::{Branch, Forked, always};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
@@ -59,12 +89,20 @@ use crate::tool::ToolSet;
 pub(crate) struct Invoke {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// What every tag's name starts with (`｜DSML｜`), and the block element's name.
+    /// The tags around all calls of one answer (none: each call stands alone), and around
+    /// each call inside them (Step-3's frame).
+    block: (&'static str, &'static str),
+    frame: (&'static str, &'static str),
+    /// What every element's name starts with (`｜DSML｜`), and the names of the call's and the
+    /// argument's elements (`invoke`, `parameter`).
     prefix: &'static str,
-    block: &'static str,
+    elements: (&'static str, &'static str),
     /// Each parameter says whether its value is text (`string="true"`) or JSON.
     string_attr: bool,
     dialect: &'static Dialect,
+    /// The engines that read the family's other call forms, beside the markup (GigaChat's JSON
+    /// calls), each opened by its marker.
+    branches: fn(&ToolSet) -> Vec<Branch>,
     /// The prompt text; the markers around its list of tools, and around each tool's line.
     prompt: fn(&ToolSet) -> String,
     tools: (&'static str, &'static str),
@@ -75,6 +113,40 @@ pub(crate) struct Invoke {
     results: Option<(&'static str, &'static str)>,
 }
 
+fn no_branches(_: &ToolSet) -> Vec<Branch> {
+    Vec::new()
+}
+
+/// DSML's markup under the prefix `$p` (`｜DSML｜`, GigaChat's `｜GCML｜`), with the block
+/// elements `$block` and the dialect variants `$variants`.
+macro_rules! dsml {
+    ($p:literal, [$($block:literal),*], $variants:expr) => {
+        Dialect {
+            blocks: &[$(BlockTag {
+                open: concat!("<", $p, $block),
+                close: concat!("</", $p, $block),
+            }),*],
+            function: Opener::Named(concat!("<", $p, "invoke name=")),
+            function_close: concat!("</", $p, "invoke"),
+            parameter: Opener::Named(concat!("<", $p, "parameter name=")),
+            parameter_close: concat!("</", $p, "parameter"),
+            separators: false,
+            string_attr: Some("string"),
+            function_shown: concat!("<", $p, "invoke name=\"NAME\">"),
+            parameter_shown: concat!("<", $p, "parameter name=…>"),
+            variants: $variants,
+            frames: &[],
+            colon_close: false,
+        }
+    };
+}
+
+/// DeepSeek V4.1's spaced DSML, and the ASCII spellings.
+const DSML_SPACED: Dialect = dsml!("｜DSML｜ ", ["calls", "tool_calls", "function_calls"], &[]);
+const DSML_ASCII: Dialect = dsml!("|DSML|", ["function_calls", "tool_calls", "calls"], &[]);
+const DSML_ASCII_SPACED: Dialect =
+    dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
+
 const DSML_TOOLS: (&str, &str) = (
     "Here are the functions available in JSONSchema format:\n<functions>\n",
     "</functions>",
@@ -84,40 +156,39 @@ const DSML_TOOLS: (&str, &str) = (
 pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     card: Card {
         name: "deepseek-dsml",
-        aliases: &["deepseek-v3.2", "deepseek-v4"],
-        families: "DeepSeek V3.2, V4",
-        servers: &[],
+        aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
+        families: "DeepSeek V3.2, V4, V4.1",
+        servers: &[
+            ("vllm", "deepseek_v32"),
+            ("vllm", "deepseek_v4"),
+            ("vllm", "deepseek_v41"),
+        ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜DSML｜function_calls>",
             "<｜DSML｜tool_calls>",
             "<｜DSML｜invoke name=",
+            "<｜DSML｜ calls>",
+            "<｜DSML｜ invoke name=",
+            "<|DSML|function_calls>",
+            "<|DSML|tool_calls>",
+            "<|DSML|invoke name=",
+            "<|DSML| calls>",
+            "<|DSML| invoke name=",
         ],
         reasoning: Reasoning::THINK,
     },
+    block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
+    frame: ("", ""),
     prefix: "｜DSML｜",
-    block: "function_calls",
+    elements: ("invoke", "parameter"),
     string_attr: true,
-    dialect: &Dialect {
-        blocks: &[
-            BlockTag {
-                open: "<｜DSML｜function_calls",
-                close: "</｜DSML｜function_calls",
-            },
-            BlockTag {
-                open: "<｜DSML｜tool_calls",
-                close: "</｜DSML｜tool_calls",
-            },
-        ],
-        function: Opener::Named("<｜DSML｜invoke name="),
-        function_close: "</｜DSML｜invoke",
-        parameter: Opener::Named("<｜DSML｜parameter name="),
-        parameter_close: "</｜DSML｜parameter",
-        separators: false,
-        string_attr: Some("string"),
-        function_shown: "<｜DSML｜invoke name=\"NAME\">",
-        parameter_shown: "<｜DSML｜parameter name=…>",
-    },
+    dialect: &dsml!(
+        "｜DSML｜",
+        ["function_calls", "tool_calls"],
+        &[&DSML_SPACED, &DSML_ASCII, &DSML_ASCII_SPACED]
+    ),
+    branches: no_branches,
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
     tool_line: ("", ""),
@@ -125,25 +196,315 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     results: Some(("<function_results>", "</function_results>")),
 };
 
-fn dsml_prompt(tools: &ToolSet) -> String {
+/// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
+fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     let tools_json = prompt::json_tool_lines(tools, false, "", "");
-    let (p, block) = (DEEPSEEK_DSML.prefix, DEEPSEEK_DSML.block);
+    let (open, close) = member.block;
+    let p = member.prefix;
     format!(
         "## Tools\n\n\
          You have access to a set of tools you can use to answer the user's question.\n\
-         You can invoke functions by writing a \"<{p}{block}>\" block like the following as part of your reply:\n\
-         <{p}{block}>\n<{p}invoke name=\"$FUNCTION_NAME\">\n\
+         You can invoke functions by writing a \"{open}\" block like the following as part of your reply:\n\
+         {open}\n<{p}invoke name=\"$FUNCTION_NAME\">\n\
          <{p}parameter name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE</{p}parameter>\n...\n\
-         </{p}invoke>\n</{p}{block}>\n\n\
+         </{p}invoke>\n{close}\n\n\
          Write string values as they are, without quotes or escaping, with string=\"true\"; write \
          numbers, booleans, arrays and objects as JSON, with string=\"false\". Several invokes in one \
          block are calls made together. For example:\n{}\n\n\
-         Results come back in <function_results>, one <result> per call.\n\n\
+         Results come back in {}, one {} per call.\n\n\
          {}{tools_json}{}\n",
-        DEEPSEEK_DSML.invokes(&[(&name, &example)]),
-        DSML_TOOLS.0,
-        DSML_TOOLS.1,
+        member.invokes(&[(&name, &example)]),
+        member.results.map_or("", |r| r.0),
+        member.result.0,
+        member.tools.0,
+        member.tools.1,
+    )
+}
+
+fn dsml_prompt(tools: &ToolSet) -> String {
+    dsml_style_prompt(&DEEPSEEK_DSML, tools)
+}
+
+/// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
+static GIGACHAT3: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: "function call<|role_sep|>",
+    args_begin: &[ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: None,
+    separator: None,
+};
+static GIGACHAT31: FramedSyntax = FramedSyntax {
+    call_begin: "<|function_call|>",
+    ..GIGACHAT3
+};
+
+fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
+    [&GIGACHAT3, &GIGACHAT31]
+        .into_iter()
+        .map(|syntax| Branch {
+            marker: syntax.call_begin,
+            takes: always,
+            scanner: Box::new(FramedScanner::new(syntax, tools.clone())),
+        })
+        .collect()
+}
+
+/// `gigachat`.
+pub(crate) static GIGACHAT: Invoke = Invoke {
+    card: Card {
+        name: "gigachat",
+        aliases: &["gigachat3", "gigachat3.5"],
+        families: "GigaChat 3, 3.1, 3.5",
+        servers: &[("vllm", "gigachat3")],
+        end_tokens: &["</s>", "<|message_sep|>"],
+        markers: &[
+            "<｜GCML｜tool_calls>",
+            "<｜GCML｜invoke name=",
+            "<|function_call|>",
+            "function call<|role_sep|>",
+        ],
+        reasoning: Reasoning::NONE,
+    },
+    block: ("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
+    frame: ("", ""),
+    prefix: "｜GCML｜",
+    elements: ("invoke", "parameter"),
+    string_attr: true,
+    dialect: &dsml!("｜GCML｜", ["tool_calls", "function_calls"], &[]),
+    branches: gigachat_branches,
+    prompt: |tools| dsml_style_prompt(&GIGACHAT, tools),
+    tools: DSML_TOOLS,
+    tool_line: ("", ""),
+    result: ("<result>", "</result>"),
+    results: Some(("<function_results>", "</function_results>")),
+};
+
+/// `step3`.
+pub(crate) static STEP3: Invoke = Invoke {
+    card: Card {
+        name: "step3",
+        aliases: &[],
+        families: "Step-3",
+        servers: &[("vllm", "step3"), ("sglang", "step3")],
+        end_tokens: &[],
+        markers: &[
+            "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
+            "<steptml:invoke name=",
+        ],
+        reasoning: Reasoning::THINK,
+    },
+    block: ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
+    frame: ("<｜tool_call_begin｜>function<｜tool_sep｜>", "<｜tool_call_end｜>"),
+    prefix: "steptml:",
+    elements: ("invoke", "parameter"),
+    string_attr: false,
+    dialect: &Dialect {
+        blocks: &[
+            BlockTag {
+                open: "<｜tool_calls_begin｜",
+                close: "<｜tool_calls_end｜",
+            },
+            // A call framed without its block.
+            BlockTag {
+                open: "<｜tool_call_begin｜",
+                close: "<｜tool_calls_end｜",
+            },
+        ],
+        function: Opener::Named("<steptml:invoke name="),
+        function_close: "</steptml:invoke",
+        parameter: Opener::Named("<steptml:parameter name="),
+        parameter_close: "</steptml:parameter",
+        separators: false,
+        string_attr: None,
+        function_shown: "<steptml:invoke name=\"NAME\">",
+        parameter_shown: "<steptml:parameter name=…>",
+        variants: &[],
+        frames: &[
+            "<｜tool_call_begin｜>",
+            "function<｜tool_sep｜>",
+            "<｜tool_call_end｜>",
+        ],
+        colon_close: false,
+    },
+    branches: no_branches,
+    prompt: step3_prompt,
+    tools: ("# Tools\n\nYou have the following tools:\n<tools>\n", "</tools>"),
+    tool_line: ("", ""),
+    result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
+    results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
+};
+
+fn step3_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call tools, write them in one block, each call framed and written as steptml markup:\n\
+         <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"tool_name\">\
+         <steptml:parameter name=\"argument\">value</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
+         framed calls in one block are calls made together.\n",
+        STEP3.tools.0,
+        prompt::json_tool_lines(tools, false, "", ""),
+        STEP3.tools.1,
+        STEP3.invokes(&[(&name, &example)])
+    )
+}
+
+/// dots' JSON form: one call envelope in the block.
+fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
+    vec![Branch {
+        marker: "<dots_function_call>",
+        takes: |text, at_end| {
+            let rest = text["<dots_function_call>".len()..].trim_start();
+            match rest.bytes().next() {
+                Some(b) => Some(b == b'{'),
+                None if at_end => Some(false),
+                None => None,
+            }
+        },
+        scanner: Box::new(JsonScanner::new(
+            tools.clone(),
+            JsonScannerConfig {
+                call_start: Some("<dots_function_call>".into()),
+                call_end: "</dots_function_call>".into(),
+                loose_json: false,
+                commit_loose: false,
+                alt_start: None,
+                bare_arrays: false,
+            },
+        )),
+    }]
+}
+
+/// `dots`.
+pub(crate) static DOTS: Invoke = Invoke {
+    card: Card {
+        name: "dots",
+        aliases: &[],
+        families: "rednote dots.llm",
+        servers: &[("vllm", "dots"), ("sglang", "dots")],
+        end_tokens: &["<|endofresponse|>", "<|im_end|>"],
+        markers: &["<dots_function_call>"],
+        reasoning: Reasoning::THINK,
+    },
+    block: ("<dots_function_call>", "</dots_function_call>"),
+    frame: ("", ""),
+    prefix: "",
+    elements: ("invoke", "parameter"),
+    string_attr: false,
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<dots_function_call",
+            close: "</dots_function_call",
+        }],
+        function: Opener::Named("<invoke name="),
+        function_close: "</invoke",
+        parameter: Opener::Named("<parameter name="),
+        parameter_close: "</parameter",
+        separators: false,
+        string_attr: Some("string"),
+        function_shown: "<invoke name=\"NAME\">",
+        parameter_shown: "<parameter name=…>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+    },
+    branches: dots_branches,
+    prompt: dots_prompt,
+    tools: MINIMAX_TOOLS,
+    tool_line: ("<tool>", "</tool>"),
+    result: ("<response>", "</response>"),
+    results: None,
+};
+
+fn dots_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call tools, write a <dots_function_call> block:\n\
+         <dots_function_call>\n<invoke name=\"tool_name\">\n<parameter name=\"argument\">value</parameter>\n</invoke>\n</dots_function_call>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
+         <invoke> elements in one block are calls made together. Results come back in a tool turn, \
+         each in a <response> element.\n",
+        MINIMAX_TOOLS.0,
+        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
+        MINIMAX_TOOLS.1,
+        DOTS.invokes(&[(&name, &example)])
+    )
+}
+
+/// `<function name=…>` and the collapsed `<functionname=…>`.
+const MINICPM_TAGS: Dialect = Dialect {
+    blocks: &[],
+    function: Opener::Named("<function name="),
+    function_close: "</function",
+    parameter: Opener::Named("<param name="),
+    parameter_close: "</param",
+    separators: false,
+    string_attr: None,
+    function_shown: "<function name=\"NAME\">",
+    parameter_shown: "<param name=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+};
+const MINICPM_COLLAPSED: Dialect = Dialect {
+    function: Opener::Named("<functionname="),
+    ..MINICPM_TAGS
+};
+
+/// `minicpm5`.
+pub(crate) static MINICPM5: Invoke = Invoke {
+    card: Card {
+        name: "minicpm5",
+        aliases: &[],
+        families: "MiniCPM 5",
+        servers: &[("vllm", "minicpm5")],
+        end_tokens: &["<|im_end|>", "<|endoftext|>"],
+        markers: &["<function name=", "<functionname="],
+        reasoning: Reasoning {
+            starts_inside: true,
+            ..Reasoning::THINK
+        },
+    },
+    block: ("", ""),
+    frame: ("", ""),
+    prefix: "",
+    elements: ("function", "param"),
+    string_attr: false,
+    dialect: &Dialect {
+        variants: &[&MINICPM_COLLAPSED],
+        ..MINICPM_TAGS
+    },
+    branches: no_branches,
+    prompt: minicpm_prompt,
+    tools: (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
+        "</tools>",
+    ),
+    tool_line: ("", ""),
+    result: ("<tool_response>", "</tool_response>"),
+    results: None,
+};
+
+fn minicpm_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call a function, write one <function> element per call:\n\
+         <function name=\"tool_name\"><param name=\"argument\">value</param></function>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
+         numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
+        MINICPM5.tools.0,
+        prompt::json_tool_lines(tools, false, "", ""),
+        MINICPM5.tools.1,
+        MINICPM5.invokes(&[(&name, &example)])
     )
 }
 
@@ -166,8 +527,10 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
             ..Reasoning::THINK
         },
     },
+    block: ("<minimax:tool_call>", "</minimax:tool_call>"),
+    frame: ("", ""),
     prefix: "",
-    block: "minimax:tool_call",
+    elements: ("invoke", "parameter"),
     string_attr: false,
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -182,7 +545,11 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         string_attr: None,
         function_shown: "<invoke name=\"NAME\">",
         parameter_shown: "<parameter name=…>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
     },
+    branches: no_branches,
     prompt: minimax_prompt,
     tools: MINIMAX_TOOLS,
     tool_line: ("<tool>", "</tool>"),
@@ -192,12 +559,12 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
 
 fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
-    let block = MINIMAX_M2.block;
+    let (open, close) = MINIMAX_M2.block;
     format!(
         "{}{}{}\n\n\
          When making tool calls, use XML format to invoke tools and pass parameters:\n\n\
-         <{block}>\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
-         <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n</{block}>\n\n\
+         {open}\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
+         <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n{close}\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
@@ -210,12 +577,19 @@ fn minimax_prompt(tools: &ToolSet) -> String {
 }
 
 impl Invoke {
-    /// Calls as the family writes them: every invoke in one block.
+    /// Calls as the family writes them: every invoke in one block (each in its frame), or
+    /// each alone.
     fn invokes(&self, calls: &[(&str, &Value)]) -> String {
-        let (prefix, block) = (self.prefix, self.block);
-        let mut s = format!("<{prefix}{block}>\n");
+        let (p, (inv, par)) = (self.prefix, self.elements);
+        let (open, close) = self.block;
+        let mut s = String::new();
+        if !open.is_empty() {
+            s.push_str(open);
+            s.push('\n');
+        }
         for (name, input) in calls {
-            s.push_str(&format!("<{prefix}invoke name=\"{name}\">\n"));
+            s.push_str(self.frame.0);
+            s.push_str(&format!("<{p}{inv} name=\"{name}\">\n"));
             if let Value::Object(args) = input {
                 for (k, v) in args {
                     let (text, is_string) = (prompt::value_text(v), v.is_string());
@@ -225,18 +599,30 @@ impl Invoke {
                         String::new()
                     };
                     s.push_str(&format!(
-                        "<{prefix}parameter name=\"{k}\"{attr}>{text}</{prefix}parameter>\n"
+                        "<{p}{par} name=\"{k}\"{attr}>{text}</{p}{par}>\n"
                     ));
                 }
             }
-            s.push_str(&format!("</{prefix}invoke>\n"));
+            s.push_str(&format!("</{p}{inv}>{}\n", self.frame.1));
         }
-        s.push_str(&format!("</{prefix}{block}>"));
+        if close.is_empty() {
+            s.pop();
+        } else {
+            s.push_str(close);
+        }
         s
     }
 
     fn one_result(&self, result: &str) -> String {
         format!("{}{result}{}", self.result.0, self.result.1)
+    }
+
+    /// What only this family's prompt has: its block, or its call element.
+    fn prompt_key(&self) -> String {
+        match self.block.0 {
+            "" => format!("<{}{} name=", self.prefix, self.elements.0),
+            open => open.to_string(),
+        }
     }
 }
 
@@ -248,7 +634,7 @@ impl ProtocolSpec for Invoke {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        if !system.contains(&format!("<{}{}>", self.prefix, self.block)) {
+        if !system.contains(&self.prompt_key()) {
             return None;
         }
         let (begin, end) = self.tools;
@@ -294,20 +680,31 @@ impl ProtocolSpec for Invoke {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), self.dialect))
+        let markup = MarkupScanner::new(tools.clone(), self.dialect);
+        let branches = (self.branches)(tools);
+        if branches.is_empty() {
+            Box::new(markup)
+        } else {
+            Box::new(Forked::new(Box::new(markup), branches))
+        }
     }
 
     /// An invoke without a name.
     fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
         let (key, value) = first_argument(input);
-        let (p, block) = (self.prefix, self.block);
+        let (p, (inv, par)) = (self.prefix, self.elements);
         let attr = if self.string_attr {
             " string=\"true\""
         } else {
             ""
         };
+        let (open, close) = self.block;
+        let (fo, fc) = self.frame;
+        let nl = |s: &str| if s.is_empty() { String::new() } else { format!("{s}\n") };
         format!(
-            "<{p}{block}>\n<{p}invoke name=\"\">\n<{p}parameter name=\"{key}\"{attr}>{value}</{p}parameter>\n</{p}invoke>\n</{p}{block}>"
+            "{}{fo}<{p}{inv} name=\"\">\n<{p}{par} name=\"{key}\"{attr}>{value}</{p}{par}>\n</{p}{inv}>{fc}{}",
+            nl(open),
+            if close.is_empty() { String::new() } else { format!("\n{close}") }
         )
     }
 }

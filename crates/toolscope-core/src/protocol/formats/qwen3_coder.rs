@@ -117,8 +117,16 @@ impl ProtocolSpec for FunctionMarkup {
     }
 }
 
-/// qwen3-coder's markup.
+/// qwen3-coder's markup, with the repairs StepFun's models need: `<function get_weather>` for
+/// `<function=get_weather>`, and `<parameter=-C:` at the end of a line for `<parameter=-C>`.
 pub const QWEN: Dialect = Dialect {
+    variants: &[&QWEN_SPACED],
+    colon_close: true,
+    ..QWEN_TAGS
+};
+
+/// qwen3-coder's tags as Qwen writes them.
+const QWEN_TAGS: Dialect = Dialect {
     blocks: &[BlockTag {
         open: "<tool_call",
         close: "</tool_call",
@@ -131,6 +139,15 @@ pub const QWEN: Dialect = Dialect {
     string_attr: None,
     function_shown: "<function=NAME>",
     parameter_shown: "<parameter=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+};
+
+/// `<function get_weather>`, read as `<function=get_weather>`.
+const QWEN_SPACED: Dialect = Dialect {
+    function: Opener::Named("<function "),
+    ..QWEN_TAGS
 };
 
 /// A past call as qwen3-coder markup.
