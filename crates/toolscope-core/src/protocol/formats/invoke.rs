@@ -961,4 +961,337 @@ mod tests {
             );
         }
     }
+
+    mod deepseek_dsml_v41 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("deepseek-v4.1").unwrap()
+        }
+
+        #[test]
+        fn spaced_dsml_is_read_with_its_space() {
+            let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "Let me check.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let d = Protocol::detect(&tools(), text.as_bytes());
+            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
+        }
+
+        #[test]
+        fn ascii_dsml_is_read_spaced_or_not() {
+            for sp in ["", " "] {
+                let text = format!(
+                    "<|DSML|{sp}function_calls>\n<|DSML|{sp}invoke name=\"get_weather\">\n<|DSML|{sp}parameter name=\"city\" string=\"true\">Oslo</|DSML|{sp}parameter>\n</|DSML|{sp}invoke>\n</|DSML|{sp}function_calls>"
+                );
+                let c = every_split(&p(), &text);
+                assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+                assert_eq!(c.text.trim(), "");
+                assert!(c.errors.is_empty(), "{:?}", c.errors);
+            }
+        }
+
+        #[test]
+        fn spaced_dsml_cut_off_is_reported() {
+            let cut = "<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+        }
+    }
+
+    mod gigachat {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("gigachat").unwrap()
+        }
+
+        const GCML: &str = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Paris</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
+
+        #[test]
+        fn gcml_calls_with_text_around() {
+            let text = format!("Checking.\n{GCML}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.text, "Checking.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn parallel_gcml_invokes() {
+            let text = p().format_calls(&[
+                ("get_weather", &json!({"city": "Oslo"})),
+                ("search", &json!({"query": "rain"})),
+            ]);
+            assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Oslo"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+        }
+
+        #[test]
+        fn gigachat_3_and_3_1_json_calls() {
+            let v3 = "Sure.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": 2}}</s>";
+            let c = every_split(&p(), v3);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Rome", "days": 2}))]
+            );
+            assert_eq!(c.text.trim(), "Sure.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+
+            let v31 = "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
+            let c = every_split(&p(), v31);
+            assert_eq!(c.calls, [("search".into(), json!({"query": "news"}))]);
+            assert_eq!(c.text, "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_marker_inside_a_gcml_value_is_the_value() {
+            let text = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"write_file\"><｜GCML｜parameter name=\"content\" string=\"true\">say <|function_call|>{}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"content": "say <|function_call|>{}"})
+                )]
+            );
+        }
+
+        #[test]
+        fn unfinished_and_malformed() {
+            let cut = "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"));
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+        }
+
+        #[test]
+        fn the_prompt_reads_back_and_auto_picks_each_form() {
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            for text in [
+                GCML,
+                "<|function_call|>{\"name\": \"search\", \"arguments\": {}}",
+            ] {
+                let d = Protocol::detect(&tools(), text.as_bytes());
+                assert_eq!(d.protocol.name(), "gigachat", "{}", d.reason);
+            }
+        }
+    }
+
+    mod step3 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("step3").unwrap()
+        }
+
+        const CALL: &str = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Paris</steptml:parameter><steptml:parameter name=\"days\">3</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
+
+        #[test]
+        fn one_call_with_reasoning_and_text_around() {
+            let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.reasoning, "Weather.");
+            assert_eq!(c.text, "Let me look.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn parallel_calls_on_lines_and_a_call_without_parameters() {
+            let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("search".into(), json!({"query": "rain"})),
+                    ("search".into(), json!({}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let written = p().format_calls(&[
+                ("search", &json!({"query": "rain"})),
+                ("get_weather", &json!({"city": "Oslo"})),
+            ]);
+            assert_eq!(every_split(&p(), &written).calls.len(), 2);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+            let d = Protocol::detect(&tools(), CALL.as_bytes());
+            assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+        }
+    }
+
+    mod dots {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("dots").unwrap()
+        }
+
+        #[test]
+        fn invoke_markup_in_the_block() {
+            let text = "Checking.\n<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">rain</parameter>\n</invoke>\n</dots_function_call>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_json_object_in_the_block() {
+            let text = "<think>Rain?</think>\n<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</dots_function_call>\nDone.";
+            let c = every_split(&p(), text);
+            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+            assert_eq!(c.reasoning, "Rain?");
+            assert_eq!(c.text.trim(), "Done.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            for cut in [
+                "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
+                "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+            ] {
+                let c = every_split(&p(), cut);
+                assert!(c.calls.is_empty());
+                assert_eq!(c.text, cut, "nothing lost");
+                assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"), "{:?}", c.errors);
+            }
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert!(!c.errors.is_empty());
+            let call = p().format_call("get_weather", &json!({"city": "Paris"}));
+            let d = Protocol::detect(&tools(), call.as_bytes());
+            assert_eq!(d.protocol.name(), "dots", "{}", d.reason);
+        }
+    }
+
+    mod minicpm5 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("minicpm5").unwrap()
+        }
+
+        #[test]
+        fn calls_after_reasoning_that_the_template_opened() {
+            let text = "Two cities.\n</think>\nChecking.\n<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param></function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("get_weather".into(), json!({"city": "Oslo"}))
+                ]
+            );
+            assert_eq!(c.reasoning.trim(), "Two cities.");
+            assert_eq!(c.text.trim(), "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn cdata_values_and_the_collapsed_tag() {
+            let p = p().with_reasoning_open(Some(false));
+            let text = "<functionname=\"write_file\"><param name=\"path\">/a.html</param><param name=\"content\"><![CDATA[<b>x</param></b>]]></param></function>";
+            let c = every_split(&p, text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"path": "/a.html", "content": "<![CDATA[<b>x</param></b>]]>"})
+                )]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            let p = p().with_reasoning_open(Some(false));
+            let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
+            let c = every_split(&p, cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p, &bad);
+            assert!(c.calls.is_empty());
+            assert!(!c.errors.is_empty());
+            let call = p.format_call("get_weather", &json!({"city": "Paris"}));
+            let d = Protocol::detect(&tools(), call.as_bytes());
+            assert_eq!(d.protocol.name(), "minicpm5", "{}", d.reason);
+        }
+    }
 }
