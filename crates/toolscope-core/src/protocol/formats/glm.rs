@@ -90,6 +90,7 @@ const DIALECT: Dialect = Dialect {
     variants: &[],
     frames: &[],
     colon_close: false,
+    unwrap_cdata: false,
 };
 
 const TOOLS_BEGIN: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n";

@@ -137,6 +137,7 @@ macro_rules! dsml {
             variants: $variants,
             frames: &[],
             colon_close: false,
+            unwrap_cdata: false,
         }
     };
 }
@@ -328,6 +329,7 @@ pub(crate) static STEP3: Invoke = Invoke {
             "<｜tool_call_end｜>",
         ],
         colon_close: false,
+        unwrap_cdata: false,
     },
     branches: no_branches,
     prompt: step3_prompt,
@@ -412,6 +414,7 @@ pub(crate) static DOTS: Invoke = Invoke {
         variants: &[],
         frames: &[],
         colon_close: false,
+        unwrap_cdata: false,
     },
     branches: dots_branches,
     prompt: dots_prompt,
@@ -452,6 +455,7 @@ const MINICPM_TAGS: Dialect = Dialect {
     variants: &[],
     frames: &[],
     colon_close: false,
+    unwrap_cdata: true,
 };
 const MINICPM_COLLAPSED: Dialect = Dialect {
     function: Opener::Named("<functionname="),
@@ -548,6 +552,7 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         variants: &[],
         frames: &[],
         colon_close: false,
+        unwrap_cdata: false,
     },
     branches: no_branches,
     prompt: minimax_prompt,
@@ -1271,7 +1276,7 @@ mod tests {
                 c.calls,
                 [(
                     "write_file".into(),
-                    json!({"path": "/a.html", "content": "<![CDATA[<b>x</param></b>]]>"})
+                    json!({"path": "/a.html", "content": "<b>x</param></b>"})
                 )]
             );
             assert!(c.errors.is_empty(), "{:?}", c.errors);

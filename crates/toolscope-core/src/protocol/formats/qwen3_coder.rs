@@ -122,6 +122,7 @@ impl ProtocolSpec for FunctionMarkup {
 pub const QWEN: Dialect = Dialect {
     variants: &[&QWEN_SPACED],
     colon_close: true,
+    unwrap_cdata: false,
     ..QWEN_TAGS
 };
 
@@ -142,6 +143,7 @@ const QWEN_TAGS: Dialect = Dialect {
     variants: &[],
     frames: &[],
     colon_close: false,
+    unwrap_cdata: false,
 };
 
 /// `<function get_weather>`, read as `<function=get_weather>`.

@@ -246,6 +246,7 @@ mod tests {
         variants: &[],
         frames: &[],
         colon_close: false,
+        unwrap_cdata: false,
     };
 
     /// `<<` then a JSON call envelope.

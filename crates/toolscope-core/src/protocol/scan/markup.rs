@@ -226,6 +226,9 @@ pub struct Dialect {
     /// (`<parameter=-C:`), is read as closed there (and a repeated `parameter=` is dropped from
     /// its name): a repair some models need.
     pub colon_close: bool,
+    /// A CDATA section in a value is its content (MiniCPM's `<![CDATA[…]]>` values), rather
+    /// than value text kept as written.
+    pub unwrap_cdata: bool,
 }
 
 /// A block element's literals: `<tool_call` and `</tool_call`.
@@ -1312,7 +1315,8 @@ impl MarkupScanner {
                 match memchr::memmem::find(&bytes[j..], b"]]>") {
                     Some(e) => {
                         let end = j + e + 3;
-                        content(&mut f, &mut p, &text[j..end]);
+                        let upto = if self.dialect.unwrap_cdata { end - 3 } else { end };
+                        content(&mut f, &mut p, &text[j..upto]);
                         b.raw.push_str(&text[j..end]);
                         p.in_cdata = false;
                         j = end;
@@ -1359,7 +1363,12 @@ impl MarkupScanner {
                     return self.held.hold(text, at, base);
                 }
                 QTag::CData(len) => {
-                    j = markup(len, &mut f, &mut p, &mut b);
+                    j = if self.dialect.unwrap_cdata {
+                        b.raw.push_str(&text[at..at + len]);
+                        at + len
+                    } else {
+                        markup(len, &mut f, &mut p, &mut b)
+                    };
                     p.in_cdata = true;
                     continue;
                 }
@@ -1746,6 +1755,7 @@ mod tests {
         variants: &[],
         frames: &[],
         colon_close: false,
+        unwrap_cdata: false,
     };
 
     fn make(tools: ToolSet) -> Box<dyn Scanner> {
