@@ -597,7 +597,11 @@ impl Invoke {
             s.push_str(&format!("<{p}{inv} name=\"{name}\">\n"));
             if let Value::Object(args) = input {
                 for (k, v) in args {
-                    let (text, is_string) = (prompt::value_text(v), v.is_string());
+                    let (mut text, is_string) = (prompt::value_text(v), v.is_string());
+                    if self.dialect.unwrap_cdata && text.contains(['<', '&']) {
+                        // Markup in a value goes in CDATA, which the reader unwraps.
+                        text = format!("<![CDATA[{}]]>", text.replace("]]>", "]]]]><![CDATA[>"));
+                    }
                     let attr = if self.string_attr {
                         format!(" string=\"{is_string}\"")
                     } else {
@@ -1279,6 +1283,16 @@ mod tests {
                     json!({"path": "/a.html", "content": "<b>x</param></b>"})
                 )]
             );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn values_with_markup_are_written_in_cdata_and_read_back() {
+            let p = p().with_reasoning_open(Some(false));
+            let content = "a <![CDATA[ x ]]> </param></function> & b\n";
+            let call = p.format_call("write_file", &json!({"content": content}));
+            let c = every_split(&p, &call);
+            assert_eq!(c.calls, [("write_file".into(), json!({"content": content}))]);
             assert!(c.errors.is_empty(), "{:?}", c.errors);
         }
 
