@@ -145,8 +145,7 @@ macro_rules! dsml {
 /// DeepSeek V4.1's spaced DSML, and the ASCII spellings.
 const DSML_SPACED: Dialect = dsml!("｜DSML｜ ", ["calls", "tool_calls", "function_calls"], &[]);
 const DSML_ASCII: Dialect = dsml!("|DSML|", ["function_calls", "tool_calls", "calls"], &[]);
-const DSML_ASCII_SPACED: Dialect =
-    dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
+const DSML_ASCII_SPACED: Dialect = dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
 
 const DSML_TOOLS: (&str, &str) = (
     "Here are the functions available in JSONSchema format:\n<functions>\n",
@@ -298,7 +297,10 @@ pub(crate) static STEP3: Invoke = Invoke {
         reasoning: Reasoning::THINK,
     },
     block: ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
-    frame: ("<｜tool_call_begin｜>function<｜tool_sep｜>", "<｜tool_call_end｜>"),
+    frame: (
+        "<｜tool_call_begin｜>function<｜tool_sep｜>",
+        "<｜tool_call_end｜>",
+    ),
     prefix: "steptml:",
     elements: ("invoke", "parameter"),
     string_attr: false,
@@ -333,7 +335,10 @@ pub(crate) static STEP3: Invoke = Invoke {
     },
     branches: no_branches,
     prompt: step3_prompt,
-    tools: ("# Tools\n\nYou have the following tools:\n<tools>\n", "</tools>"),
+    tools: (
+        "# Tools\n\nYou have the following tools:\n<tools>\n",
+        "</tools>",
+    ),
     tool_line: ("", ""),
     result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
     results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
@@ -607,9 +612,7 @@ impl Invoke {
                     } else {
                         String::new()
                     };
-                    s.push_str(&format!(
-                        "<{p}{par} name=\"{k}\"{attr}>{text}</{p}{par}>\n"
-                    ));
+                    s.push_str(&format!("<{p}{par} name=\"{k}\"{attr}>{text}</{p}{par}>\n"));
                 }
             }
             s.push_str(&format!("</{p}{inv}>{}\n", self.frame.1));
@@ -709,11 +712,21 @@ impl ProtocolSpec for Invoke {
         };
         let (open, close) = self.block;
         let (fo, fc) = self.frame;
-        let nl = |s: &str| if s.is_empty() { String::new() } else { format!("{s}\n") };
+        let nl = |s: &str| {
+            if s.is_empty() {
+                String::new()
+            } else {
+                format!("{s}\n")
+            }
+        };
         format!(
             "{}{fo}<{p}{inv} name=\"\">\n<{p}{par} name=\"{key}\"{attr}>{value}</{p}{par}>\n</{p}{inv}>{fc}{}",
             nl(open),
-            if close.is_empty() { String::new() } else { format!("\n{close}") }
+            if close.is_empty() {
+                String::new()
+            } else {
+                format!("\n{close}")
+            }
         )
     }
 }
@@ -1073,7 +1086,8 @@ mod tests {
             assert_eq!(c.text.trim(), "Sure.");
             assert!(c.errors.is_empty(), "{:?}", c.errors);
 
-            let v31 = "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
+            let v31 =
+                "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
             let c = every_split(&p(), v31);
             assert_eq!(c.calls, [("search".into(), json!({"query": "news"}))]);
             assert_eq!(c.text, "");
@@ -1233,7 +1247,11 @@ mod tests {
                 let c = every_split(&p(), cut);
                 assert!(c.calls.is_empty());
                 assert_eq!(c.text, cut, "nothing lost");
-                assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"), "{:?}", c.errors);
+                assert!(
+                    c.errors.iter().any(|e| e == "unfinished-tool-call"),
+                    "{:?}",
+                    c.errors
+                );
             }
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
             let c = every_split(&p(), &bad);
@@ -1292,7 +1310,10 @@ mod tests {
             let content = "a <![CDATA[ x ]]> </param></function> & b\n";
             let call = p.format_call("write_file", &json!({"content": content}));
             let c = every_split(&p, &call);
-            assert_eq!(c.calls, [("write_file".into(), json!({"content": content}))]);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
             assert!(c.errors.is_empty(), "{:?}", c.errors);
         }
 

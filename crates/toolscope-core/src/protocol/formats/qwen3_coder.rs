@@ -62,7 +62,7 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
         name: "qwen3-coder",
         aliases: &[],
         families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
-        servers: &[],
+        servers: &[("vllm", "qwen3_coder"), ("vllm", "step3p5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<tool_call> <function=", "<function="],
         reasoning: Reasoning::THINK,
@@ -187,8 +187,8 @@ pub fn prompt_section(example_name: &str, example: &Value) -> String {
 mod tests {
     use serde_json::json;
 
-    use crate::protocol::spec::Protocol;
     use crate::part::Collapsed;
+    use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::every_split;
     use crate::tool::{ToolDef, ToolSet};
 
@@ -199,10 +199,19 @@ mod tests {
     #[test]
     fn a_string_or_object_parameter_keeps_text_that_is_not_json_and_the_rest_coerce() {
         for (memo, bad) in [
-            (json!({"anyOf": [{"type": "string"}, {"type": "object"}]}), "{rent, march"),
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                "{rent, march",
+            ),
             (json!({"type": ["string", "object"]}), "{\"month\": }"),
-            (json!({"oneOf": [{"type": "object"}, {"type": "string"}]}), "{'a': [1, }"),
-            (json!({"anyOf": [{"type": "string"}, {"type": "object"}]}), "<b>rent</b> due"),
+            (
+                json!({"oneOf": [{"type": "object"}, {"type": "string"}]}),
+                "{'a': [1, }",
+            ),
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                "<b>rent</b> due",
+            ),
             (json!({"type": ["string", "object"]}), "<note>march</note>"),
         ] {
             union_case(memo, bad);
@@ -219,7 +228,9 @@ mod tests {
             }}),
         )])
         .unwrap();
-        let text = format!("<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>");
+        let text = format!(
+            "<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>"
+        );
         let whole = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
         assert_eq!(
             whole.calls,

@@ -1315,7 +1315,11 @@ impl MarkupScanner {
                 match memchr::memmem::find(&bytes[j..], b"]]>") {
                     Some(e) => {
                         let end = j + e + 3;
-                        let upto = if self.dialect.unwrap_cdata { end - 3 } else { end };
+                        let upto = if self.dialect.unwrap_cdata {
+                            end - 3
+                        } else {
+                            end
+                        };
                         content(&mut f, &mut p, &text[j..upto]);
                         b.raw.push_str(&text[j..end]);
                         p.in_cdata = false;
