@@ -633,7 +633,10 @@ fn the_session_picker_filters_as_you_type() {
     assert_eq!(found[0], "protocol-kimi-k2.json", "the closest first");
     assert!(found.len() < all / 4, "{found:?}");
     let s = screen(&a, 160, 48);
-    assert!(s.contains("/kimi") && s.contains(&format!("{} of {all}", found.len())), "{s}");
+    assert!(
+        s.contains("/kimi") && s.contains(&format!("{} of {all}", found.len())),
+        "{s}"
+    );
     // Backspace widens; a fuzzy query finds letters in order, word starts first.
     for _ in 0..4 {
         update(&mut a, key(KeyCode::Backspace));

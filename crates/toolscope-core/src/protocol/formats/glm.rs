@@ -101,6 +101,10 @@ const GLM_DIALECT: Dialect = Dialect {
     string_attr: None,
     function_shown: "<tool_call>NAME",
     parameter_shown: "<arg_key>…</arg_key><arg_value>…</arg_value>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
 };
 
 const GLM_TOOLS: (&str, &str) = (
@@ -343,6 +347,10 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         string_attr: None,
         function_shown: "<|tool_call:start|>NAME",
         parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
     },
     gap: "\n ",
     endings: &[],
@@ -452,6 +460,10 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         string_attr: None,
         function_shown: "<ifm|tool_call>NAME",
         parameter_shown: "<ifm|arg_key>…</ifm|arg_key><ifm|arg_value>…</ifm|arg_value>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
@@ -681,8 +693,7 @@ impl ProtocolSpec for Glm {
             if !system.contains(FLASH_FORMAT) {
                 return None;
             }
-            let tools =
-                prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
+            let tools = prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
             return Some((Protocol::from_name(self.card.name).ok()?, tools));
         }
         if system.contains(FLASH_FORMAT) {

@@ -1,6 +1,6 @@
-//! The invoke family of the markup engine: calls are `<invoke name=…>` elements in one block,
-//! each argument a `<parameter name=…>` element holding its value as raw text, the tags
-//! optionally prefixed (DeepSeek's `｜DSML｜`). A member is one table entry ([`Invoke`]: its
+//! The invoke family of the markup engine: calls are `<invoke name=…>` elements (in one block,
+//! or framed, or alone), each argument a `<parameter name=…>` element holding its value as raw
+//! text, the tags optionally prefixed (DeepSeek's `｜DSML｜`, Step's `steptml:`). A member is one table entry ([`Invoke`]: its
 //! names, tags, tool list and result markers, the engine's [`Dialect`]) and its prompt text.
 //!
 //! - `deepseek-dsml`: DeepSeek V3.2 and V4, whose calls are DSML markup — `<｜DSML｜invoke>`
@@ -23,6 +23,33 @@
 //!   block). The model reasons in `<think>` … `</think>`; in thinking mode the template opens the
 //!   block itself (`--reasoning-open`). The template lists the tools as JSON inside `<functions>`
 //!   after the call format, and gives results back in `<function_results>`, one `<result>` each.
+//!
+//!   DeepSeek V4.1 writes the same markup with a space after `｜DSML｜` (`<｜DSML｜ calls>`,
+//!   `<｜DSML｜ invoke name="f">`, `</｜DSML｜ parameter>`), and outputs in the wild spell the
+//!   prefix in ASCII (`<|DSML|invoke`): both are read as DSML (the engine's dialect variants).
+//!
+//! - `gigachat`: GigaChat 3.5 writes GCML, DSML's markup under the prefix `｜GCML｜` in a
+//!   `<｜GCML｜tool_calls>` block. The earlier models' calls are read by the same protocol:
+//!   GigaChat 3's `function call<|role_sep|>` (after `<|message_sep|>`, which ends a message and
+//!   is format) and GigaChat 3.1's `<|function_call|>`, each followed by one
+//!   `{"name": …, "arguments": …}` object. They are branches of one protocol rather than
+//!   protocols of their own because a user who runs "GigaChat" cannot be asked which generation
+//!   writes which markers, and the markers cannot be confused with each other or with text.
+//!
+//! - `step3`: Step-3's calls are steptml markup framed by special tokens:
+//!   `<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">
+//!   <steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜>
+//!   <｜tool_calls_end｜>` (no `▁`). The frame of each call belongs to the block; an invoke
+//!   without parameters is a call without arguments. Values are typed by the schema.
+//!
+//! - `dots`: rednote dots writes `<invoke>` markup in a `<dots_function_call>` block, or one
+//!   `{"name": …, "arguments": …}` object in the same block (read by the JSON engine, chosen by
+//!   the first byte after the block's tag).
+//!
+//! - `minicpm5`: MiniCPM 5 writes `<function name="f"><param name="k">v</param></function>`,
+//!   one element per call and no block; values may be CDATA; the collapsed
+//!   `<functionname="f">` that the model sometimes writes is read as `<function name="f">`. Its
+//!   template opens the reasoning block, so the output shows only `</think>`.
 //!
 //! - `minimax-m2`: MiniMax M2 and M2.5. Calls are `<invoke>` elements in a `<minimax:tool_call>`
 //!   block, each argument a `<parameter name=…>` element holding its value as raw text:
@@ -48,6 +75,9 @@
 
 use serde_json::Value;
 
+use crate::protocol::scan::forked::{Branch, Forked, always};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
@@ -59,12 +89,20 @@ use crate::tool::ToolSet;
 pub(crate) struct Invoke {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// What every tag's name starts with (`｜DSML｜`), and the block element's name.
+    /// The tags around all calls of one answer (none: each call stands alone), and around
+    /// each call inside them (Step-3's frame).
+    block: (&'static str, &'static str),
+    frame: (&'static str, &'static str),
+    /// What every element's name starts with (`｜DSML｜`), and the names of the call's and the
+    /// argument's elements (`invoke`, `parameter`).
     prefix: &'static str,
-    block: &'static str,
+    elements: (&'static str, &'static str),
     /// Each parameter says whether its value is text (`string="true"`) or JSON.
     string_attr: bool,
     dialect: &'static Dialect,
+    /// The engines that read the family's other call forms, beside the markup (GigaChat's JSON
+    /// calls), each opened by its marker.
+    branches: fn(&ToolSet) -> Vec<Branch>,
     /// The prompt text; the markers around its list of tools, and around each tool's line.
     prompt: fn(&ToolSet) -> String,
     tools: (&'static str, &'static str),
@@ -75,6 +113,42 @@ pub(crate) struct Invoke {
     results: Option<(&'static str, &'static str)>,
 }
 
+fn no_branches(_: &ToolSet) -> Vec<Branch> {
+    Vec::new()
+}
+
+/// DSML's markup under the prefix `$p` (`｜DSML｜`, GigaChat's `｜GCML｜`), with the block
+/// elements `$block` and the dialect variants `$variants`.
+macro_rules! dsml {
+    ($p:literal, [$($block:literal),*], $variants:expr) => {
+        Dialect {
+            blocks: &[$(BlockTag {
+                open: concat!("<", $p, $block),
+                close: concat!("</", $p, $block),
+            }),*],
+            function: Opener::Named(concat!("<", $p, "invoke name=")),
+            function_close: concat!("</", $p, "invoke"),
+            name_sep: None,
+            parameter: Opener::Named(concat!("<", $p, "parameter name=")),
+            parameter_close: concat!("</", $p, "parameter"),
+            separators: false,
+            suffixed: false,
+            string_attr: Some("string"),
+            function_shown: concat!("<", $p, "invoke name=\"NAME\">"),
+            parameter_shown: concat!("<", $p, "parameter name=…>"),
+            variants: $variants,
+            frames: &[],
+            colon_close: false,
+            unwrap_cdata: false,
+        }
+    };
+}
+
+/// DeepSeek V4.1's spaced DSML, and the ASCII spellings.
+const DSML_SPACED: Dialect = dsml!("｜DSML｜ ", ["calls", "tool_calls", "function_calls"], &[]);
+const DSML_ASCII: Dialect = dsml!("|DSML|", ["function_calls", "tool_calls", "calls"], &[]);
+const DSML_ASCII_SPACED: Dialect = dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
+
 const DSML_TOOLS: (&str, &str) = (
     "Here are the functions available in JSONSchema format:\n<functions>\n",
     "</functions>",
@@ -84,11 +158,12 @@ const DSML_TOOLS: (&str, &str) = (
 pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     card: Card {
         name: "deepseek-dsml",
-        aliases: &["deepseek-v3.2", "deepseek-v4"],
-        families: "DeepSeek V3.2, V4",
+        aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
+        families: "DeepSeek V3.2, V4, V4.1",
         servers: &[
             ("vllm", "deepseek_v32"),
             ("vllm", "deepseek_v4"),
+            ("vllm", "deepseek_v41"),
             ("sglang", "deepseekv32"),
             ("sglang", "deepseekv4"),
         ],
@@ -97,34 +172,27 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
             "<｜DSML｜function_calls>",
             "<｜DSML｜tool_calls>",
             "<｜DSML｜invoke name=",
+            "<｜DSML｜ calls>",
+            "<｜DSML｜ invoke name=",
+            "<|DSML|function_calls>",
+            "<|DSML|tool_calls>",
+            "<|DSML|invoke name=",
+            "<|DSML| calls>",
+            "<|DSML| invoke name=",
         ],
         reasoning: Reasoning::THINK,
     },
+    block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
+    frame: ("", ""),
     prefix: "｜DSML｜",
-    block: "function_calls",
+    elements: ("invoke", "parameter"),
     string_attr: true,
-    dialect: &Dialect {
-        blocks: &[
-            BlockTag {
-                open: "<｜DSML｜function_calls",
-                close: "</｜DSML｜function_calls",
-            },
-            BlockTag {
-                open: "<｜DSML｜tool_calls",
-                close: "</｜DSML｜tool_calls",
-            },
-        ],
-        function: Opener::Named("<｜DSML｜invoke name="),
-        function_close: "</｜DSML｜invoke",
-        name_sep: None,
-        parameter: Opener::Named("<｜DSML｜parameter name="),
-        parameter_close: "</｜DSML｜parameter",
-        separators: false,
-        suffixed: false,
-        string_attr: Some("string"),
-        function_shown: "<｜DSML｜invoke name=\"NAME\">",
-        parameter_shown: "<｜DSML｜parameter name=…>",
-    },
+    dialect: &dsml!(
+        "｜DSML｜",
+        ["function_calls", "tool_calls"],
+        &[&DSML_SPACED, &DSML_ASCII, &DSML_ASCII_SPACED]
+    ),
+    branches: no_branches,
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
     tool_line: ("", ""),
@@ -132,25 +200,330 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     results: Some(("<function_results>", "</function_results>")),
 };
 
-fn dsml_prompt(tools: &ToolSet) -> String {
+/// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
+fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     let tools_json = prompt::json_tool_lines(tools, false, "", "");
-    let (p, block) = (DEEPSEEK_DSML.prefix, DEEPSEEK_DSML.block);
+    let (open, close) = member.block;
+    let p = member.prefix;
     format!(
         "## Tools\n\n\
          You have access to a set of tools you can use to answer the user's question.\n\
-         You can invoke functions by writing a \"<{p}{block}>\" block like the following as part of your reply:\n\
-         <{p}{block}>\n<{p}invoke name=\"$FUNCTION_NAME\">\n\
+         You can invoke functions by writing a \"{open}\" block like the following as part of your reply:\n\
+         {open}\n<{p}invoke name=\"$FUNCTION_NAME\">\n\
          <{p}parameter name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE</{p}parameter>\n...\n\
-         </{p}invoke>\n</{p}{block}>\n\n\
+         </{p}invoke>\n{close}\n\n\
          Write string values as they are, without quotes or escaping, with string=\"true\"; write \
          numbers, booleans, arrays and objects as JSON, with string=\"false\". Several invokes in one \
          block are calls made together. For example:\n{}\n\n\
-         Results come back in <function_results>, one <result> per call.\n\n\
+         Results come back in {}, one {} per call.\n\n\
          {}{tools_json}{}\n",
-        DEEPSEEK_DSML.invokes(&[(&name, &example)]),
-        DSML_TOOLS.0,
-        DSML_TOOLS.1,
+        member.invokes(&[(&name, &example)]),
+        member.results.map_or("", |r| r.0),
+        member.result.0,
+        member.tools.0,
+        member.tools.1,
+    )
+}
+
+fn dsml_prompt(tools: &ToolSet) -> String {
+    dsml_style_prompt(&DEEPSEEK_DSML, tools)
+}
+
+/// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
+static GIGACHAT3: FramedSyntax = FramedSyntax {
+    section: None,
+    call_begin: "function call<|role_sep|>",
+    args_begin: &[ArgsBegin::Object],
+    header: |_| None,
+    args_suffix: None,
+    call_end: None,
+    separator: None,
+};
+static GIGACHAT31: FramedSyntax = FramedSyntax {
+    call_begin: "<|function_call|>",
+    ..GIGACHAT3
+};
+
+fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
+    [&GIGACHAT3, &GIGACHAT31]
+        .into_iter()
+        .map(|syntax| Branch {
+            marker: syntax.call_begin,
+            takes: always,
+            scanner: Box::new(FramedScanner::new(syntax, tools.clone())),
+        })
+        .collect()
+}
+
+/// `gigachat`.
+pub(crate) static GIGACHAT: Invoke = Invoke {
+    card: Card {
+        name: "gigachat",
+        aliases: &["gigachat3", "gigachat3.5"],
+        families: "GigaChat 3, 3.1, 3.5",
+        servers: &[("vllm", "gigachat3")],
+        end_tokens: &["</s>", "<|message_sep|>"],
+        markers: &[
+            "<｜GCML｜tool_calls>",
+            "<｜GCML｜invoke name=",
+            "<|function_call|>",
+            "function call<|role_sep|>",
+        ],
+        reasoning: Reasoning::NONE,
+    },
+    block: ("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
+    frame: ("", ""),
+    prefix: "｜GCML｜",
+    elements: ("invoke", "parameter"),
+    string_attr: true,
+    dialect: &dsml!("｜GCML｜", ["tool_calls", "function_calls"], &[]),
+    branches: gigachat_branches,
+    prompt: |tools| dsml_style_prompt(&GIGACHAT, tools),
+    tools: DSML_TOOLS,
+    tool_line: ("", ""),
+    result: ("<result>", "</result>"),
+    results: Some(("<function_results>", "</function_results>")),
+};
+
+/// `step3`.
+pub(crate) static STEP3: Invoke = Invoke {
+    card: Card {
+        name: "step3",
+        aliases: &[],
+        families: "Step-3",
+        servers: &[("vllm", "step3"), ("sglang", "step3")],
+        end_tokens: &[],
+        markers: &[
+            "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
+            "<steptml:invoke name=",
+        ],
+        reasoning: Reasoning::THINK,
+    },
+    block: ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
+    frame: (
+        "<｜tool_call_begin｜>function<｜tool_sep｜>",
+        "<｜tool_call_end｜>",
+    ),
+    prefix: "steptml:",
+    elements: ("invoke", "parameter"),
+    string_attr: false,
+    dialect: &Dialect {
+        blocks: &[
+            BlockTag {
+                open: "<｜tool_calls_begin｜",
+                close: "<｜tool_calls_end｜",
+            },
+            // A call framed without its block.
+            BlockTag {
+                open: "<｜tool_call_begin｜",
+                close: "<｜tool_calls_end｜",
+            },
+        ],
+        function: Opener::Named("<steptml:invoke name="),
+        function_close: "</steptml:invoke",
+        parameter: Opener::Named("<steptml:parameter name="),
+        parameter_close: "</steptml:parameter",
+        separators: false,
+        string_attr: None,
+        function_shown: "<steptml:invoke name=\"NAME\">",
+        parameter_shown: "<steptml:parameter name=…>",
+        variants: &[],
+        frames: &[
+            "<｜tool_call_begin｜>",
+            "function<｜tool_sep｜>",
+            "<｜tool_call_end｜>",
+        ],
+        colon_close: false,
+        unwrap_cdata: false,
+        name_sep: None,
+        suffixed: false,
+    },
+    branches: no_branches,
+    prompt: step3_prompt,
+    tools: (
+        "# Tools\n\nYou have the following tools:\n<tools>\n",
+        "</tools>",
+    ),
+    tool_line: ("", ""),
+    result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
+    results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
+};
+
+fn step3_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call tools, write them in one block, each call framed and written as steptml markup:\n\
+         <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"tool_name\">\
+         <steptml:parameter name=\"argument\">value</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
+         framed calls in one block are calls made together.\n",
+        STEP3.tools.0,
+        prompt::json_tool_lines(tools, false, "", ""),
+        STEP3.tools.1,
+        STEP3.invokes(&[(&name, &example)])
+    )
+}
+
+/// dots' JSON form: one call envelope in the block.
+fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
+    vec![Branch {
+        marker: "<dots_function_call>",
+        takes: |text, at_end| {
+            let rest = text["<dots_function_call>".len()..].trim_start();
+            match rest.bytes().next() {
+                Some(b) => Some(b == b'{'),
+                None if at_end => Some(false),
+                None => None,
+            }
+        },
+        scanner: Box::new(JsonScanner::new(
+            tools.clone(),
+            JsonScannerConfig {
+                call_start: Some("<dots_function_call>".into()),
+                call_end: "</dots_function_call>".into(),
+                loose_json: false,
+                commit_loose: false,
+                alt_start: None,
+                bare_arrays: false,
+            },
+        )),
+    }]
+}
+
+/// `dots`.
+pub(crate) static DOTS: Invoke = Invoke {
+    card: Card {
+        name: "dots",
+        aliases: &[],
+        families: "rednote dots.llm",
+        servers: &[("vllm", "dots"), ("sglang", "dots")],
+        end_tokens: &["<|endofresponse|>", "<|im_end|>"],
+        markers: &["<dots_function_call>"],
+        reasoning: Reasoning::THINK,
+    },
+    block: ("<dots_function_call>", "</dots_function_call>"),
+    frame: ("", ""),
+    prefix: "",
+    elements: ("invoke", "parameter"),
+    string_attr: false,
+    dialect: &Dialect {
+        blocks: &[BlockTag {
+            open: "<dots_function_call",
+            close: "</dots_function_call",
+        }],
+        function: Opener::Named("<invoke name="),
+        function_close: "</invoke",
+        parameter: Opener::Named("<parameter name="),
+        parameter_close: "</parameter",
+        separators: false,
+        string_attr: Some("string"),
+        function_shown: "<invoke name=\"NAME\">",
+        parameter_shown: "<parameter name=…>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
+        name_sep: None,
+        suffixed: false,
+    },
+    branches: dots_branches,
+    prompt: dots_prompt,
+    tools: MINIMAX_TOOLS,
+    tool_line: ("<tool>", "</tool>"),
+    result: ("<response>", "</response>"),
+    results: None,
+};
+
+fn dots_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call tools, write a <dots_function_call> block:\n\
+         <dots_function_call>\n<invoke name=\"tool_name\">\n<parameter name=\"argument\">value</parameter>\n</invoke>\n</dots_function_call>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
+         <invoke> elements in one block are calls made together. Results come back in a tool turn, \
+         each in a <response> element.\n",
+        MINIMAX_TOOLS.0,
+        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
+        MINIMAX_TOOLS.1,
+        DOTS.invokes(&[(&name, &example)])
+    )
+}
+
+/// `<function name=…>` and the collapsed `<functionname=…>`.
+const MINICPM_TAGS: Dialect = Dialect {
+    blocks: &[],
+    function: Opener::Named("<function name="),
+    function_close: "</function",
+    parameter: Opener::Named("<param name="),
+    parameter_close: "</param",
+    separators: false,
+    string_attr: None,
+    function_shown: "<function name=\"NAME\">",
+    parameter_shown: "<param name=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: true,
+    name_sep: None,
+    suffixed: false,
+};
+const MINICPM_COLLAPSED: Dialect = Dialect {
+    function: Opener::Named("<functionname="),
+    ..MINICPM_TAGS
+};
+
+/// `minicpm5`.
+pub(crate) static MINICPM5: Invoke = Invoke {
+    card: Card {
+        name: "minicpm5",
+        aliases: &[],
+        families: "MiniCPM 5",
+        servers: &[("vllm", "minicpm5")],
+        end_tokens: &["<|im_end|>", "<|endoftext|>"],
+        markers: &["<function name=", "<functionname="],
+        reasoning: Reasoning {
+            starts_inside: true,
+            ..Reasoning::THINK
+        },
+    },
+    block: ("", ""),
+    frame: ("", ""),
+    prefix: "",
+    elements: ("function", "param"),
+    string_attr: false,
+    dialect: &Dialect {
+        variants: &[&MINICPM_COLLAPSED],
+        ..MINICPM_TAGS
+    },
+    branches: no_branches,
+    prompt: minicpm_prompt,
+    tools: (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
+        "</tools>",
+    ),
+    tool_line: ("", ""),
+    result: ("<tool_response>", "</tool_response>"),
+    results: None,
+};
+
+fn minicpm_prompt(tools: &ToolSet) -> String {
+    let (name, example) = prompt::example_call(tools);
+    format!(
+        "{}{}{}\n\n\
+         To call a function, write one <function> element per call:\n\
+         <function name=\"tool_name\"><param name=\"argument\">value</param></function>\n\n\
+         For example:\n{}\n\n\
+         Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
+         numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
+        MINICPM5.tools.0,
+        prompt::json_tool_lines(tools, false, "", ""),
+        MINICPM5.tools.1,
+        MINICPM5.invokes(&[(&name, &example)])
     )
 }
 
@@ -177,8 +550,10 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
             ..Reasoning::THINK
         },
     },
+    block: ("<minimax:tool_call>", "</minimax:tool_call>"),
+    frame: ("", ""),
     prefix: "",
-    block: "minimax:tool_call",
+    elements: ("invoke", "parameter"),
     string_attr: false,
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -195,7 +570,12 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         string_attr: None,
         function_shown: "<invoke name=\"NAME\">",
         parameter_shown: "<parameter name=…>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
     },
+    branches: no_branches,
     prompt: minimax_prompt,
     tools: MINIMAX_TOOLS,
     tool_line: ("<tool>", "</tool>"),
@@ -205,12 +585,12 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
 
 fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
-    let block = MINIMAX_M2.block;
+    let (open, close) = MINIMAX_M2.block;
     format!(
         "{}{}{}\n\n\
          When making tool calls, use XML format to invoke tools and pass parameters:\n\n\
-         <{block}>\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
-         <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n</{block}>\n\n\
+         {open}\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
+         <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n{close}\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
@@ -223,33 +603,54 @@ fn minimax_prompt(tools: &ToolSet) -> String {
 }
 
 impl Invoke {
-    /// Calls as the family writes them: every invoke in one block.
+    /// Calls as the family writes them: every invoke in one block (each in its frame), or
+    /// each alone.
     fn invokes(&self, calls: &[(&str, &Value)]) -> String {
-        let (prefix, block) = (self.prefix, self.block);
-        let mut s = format!("<{prefix}{block}>\n");
+        let (p, (inv, par)) = (self.prefix, self.elements);
+        let (open, close) = self.block;
+        let mut s = String::new();
+        if !open.is_empty() {
+            s.push_str(open);
+            s.push('\n');
+        }
         for (name, input) in calls {
-            s.push_str(&format!("<{prefix}invoke name=\"{name}\">\n"));
+            s.push_str(self.frame.0);
+            s.push_str(&format!("<{p}{inv} name=\"{name}\">\n"));
             if let Value::Object(args) = input {
                 for (k, v) in args {
-                    let (text, is_string) = (prompt::value_text(v), v.is_string());
+                    let (mut text, is_string) = (prompt::value_text(v), v.is_string());
+                    if self.dialect.unwrap_cdata && text.contains(['<', '&']) {
+                        // Markup in a value goes in CDATA, which the reader unwraps.
+                        text = format!("<![CDATA[{}]]>", text.replace("]]>", "]]]]><![CDATA[>"));
+                    }
                     let attr = if self.string_attr {
                         format!(" string=\"{is_string}\"")
                     } else {
                         String::new()
                     };
-                    s.push_str(&format!(
-                        "<{prefix}parameter name=\"{k}\"{attr}>{text}</{prefix}parameter>\n"
-                    ));
+                    s.push_str(&format!("<{p}{par} name=\"{k}\"{attr}>{text}</{p}{par}>\n"));
                 }
             }
-            s.push_str(&format!("</{prefix}invoke>\n"));
+            s.push_str(&format!("</{p}{inv}>{}\n", self.frame.1));
         }
-        s.push_str(&format!("</{prefix}{block}>"));
+        if close.is_empty() {
+            s.pop();
+        } else {
+            s.push_str(close);
+        }
         s
     }
 
     fn one_result(&self, result: &str) -> String {
         format!("{}{result}{}", self.result.0, self.result.1)
+    }
+
+    /// What only this family's prompt has: its block, or its call element.
+    fn prompt_key(&self) -> String {
+        match self.block.0 {
+            "" => format!("<{}{} name=", self.prefix, self.elements.0),
+            open => open.to_string(),
+        }
     }
 }
 
@@ -261,7 +662,7 @@ impl ProtocolSpec for Invoke {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        if !system.contains(&format!("<{}{}>", self.prefix, self.block)) {
+        if !system.contains(&self.prompt_key()) {
             return None;
         }
         let (begin, end) = self.tools;
@@ -307,20 +708,41 @@ impl ProtocolSpec for Invoke {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools.clone(), self.dialect))
+        let markup = MarkupScanner::new(tools.clone(), self.dialect);
+        let branches = (self.branches)(tools);
+        if branches.is_empty() {
+            Box::new(markup)
+        } else {
+            Box::new(Forked::new(Box::new(markup), branches))
+        }
     }
 
     /// An invoke without a name.
     fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
         let (key, value) = first_argument(input);
-        let (p, block) = (self.prefix, self.block);
+        let (p, (inv, par)) = (self.prefix, self.elements);
         let attr = if self.string_attr {
             " string=\"true\""
         } else {
             ""
         };
+        let (open, close) = self.block;
+        let (fo, fc) = self.frame;
+        let nl = |s: &str| {
+            if s.is_empty() {
+                String::new()
+            } else {
+                format!("{s}\n")
+            }
+        };
         format!(
-            "<{p}{block}>\n<{p}invoke name=\"\">\n<{p}parameter name=\"{key}\"{attr}>{value}</{p}parameter>\n</{p}invoke>\n</{p}{block}>"
+            "{}{fo}<{p}{inv} name=\"\">\n<{p}{par} name=\"{key}\"{attr}>{value}</{p}{par}>\n</{p}{inv}>{fc}{}",
+            nl(open),
+            if close.is_empty() {
+                String::new()
+            } else {
+                format!("\n{close}")
+            }
         )
     }
 }
@@ -575,6 +997,357 @@ mod tests {
                 p().read_result(&p().format_result("get_weather", "sunny")),
                 "sunny"
             );
+        }
+    }
+
+    mod deepseek_dsml_v41 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("deepseek-v4.1").unwrap()
+        }
+
+        #[test]
+        fn spaced_dsml_is_read_with_its_space() {
+            let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "Let me check.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let d = Protocol::detect(&tools(), text.as_bytes());
+            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
+        }
+
+        #[test]
+        fn ascii_dsml_is_read_spaced_or_not() {
+            for sp in ["", " "] {
+                let text = format!(
+                    "<|DSML|{sp}function_calls>\n<|DSML|{sp}invoke name=\"get_weather\">\n<|DSML|{sp}parameter name=\"city\" string=\"true\">Oslo</|DSML|{sp}parameter>\n</|DSML|{sp}invoke>\n</|DSML|{sp}function_calls>"
+                );
+                let c = every_split(&p(), &text);
+                assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+                assert_eq!(c.text.trim(), "");
+                assert!(c.errors.is_empty(), "{:?}", c.errors);
+            }
+        }
+
+        #[test]
+        fn spaced_dsml_cut_off_is_reported() {
+            let cut = "<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+        }
+    }
+
+    mod gigachat {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("gigachat").unwrap()
+        }
+
+        const GCML: &str = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Paris</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
+
+        #[test]
+        fn gcml_calls_with_text_around() {
+            let text = format!("Checking.\n{GCML}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.text, "Checking.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn parallel_gcml_invokes() {
+            let text = p().format_calls(&[
+                ("get_weather", &json!({"city": "Oslo"})),
+                ("search", &json!({"query": "rain"})),
+            ]);
+            assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Oslo"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+        }
+
+        #[test]
+        fn gigachat_3_and_3_1_json_calls() {
+            let v3 = "Sure.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": 2}}</s>";
+            let c = every_split(&p(), v3);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Rome", "days": 2}))]
+            );
+            assert_eq!(c.text.trim(), "Sure.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+
+            let v31 =
+                "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
+            let c = every_split(&p(), v31);
+            assert_eq!(c.calls, [("search".into(), json!({"query": "news"}))]);
+            assert_eq!(c.text, "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_marker_inside_a_gcml_value_is_the_value() {
+            let text = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"write_file\"><｜GCML｜parameter name=\"content\" string=\"true\">say <|function_call|>{}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"content": "say <|function_call|>{}"})
+                )]
+            );
+        }
+
+        #[test]
+        fn unfinished_and_malformed() {
+            let cut = "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"));
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+        }
+
+        #[test]
+        fn the_prompt_reads_back_and_auto_picks_each_form() {
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+            for text in [
+                GCML,
+                "<|function_call|>{\"name\": \"search\", \"arguments\": {}}",
+            ] {
+                let d = Protocol::detect(&tools(), text.as_bytes());
+                assert_eq!(d.protocol.name(), "gigachat", "{}", d.reason);
+            }
+        }
+    }
+
+    mod step3 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("step3").unwrap()
+        }
+
+        const CALL: &str = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Paris</steptml:parameter><steptml:parameter name=\"days\">3</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
+
+        #[test]
+        fn one_call_with_reasoning_and_text_around() {
+            let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+            );
+            assert_eq!(c.reasoning, "Weather.");
+            assert_eq!(c.text, "Let me look.\n\nDone.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn parallel_calls_on_lines_and_a_call_without_parameters() {
+            let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("search".into(), json!({"query": "rain"})),
+                    ("search".into(), json!({}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let written = p().format_calls(&[
+                ("search", &json!({"query": "rain"})),
+                ("get_weather", &json!({"city": "Oslo"})),
+            ]);
+            assert_eq!(every_split(&p(), &written).calls.len(), 2);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
+            let c = every_split(&p(), cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, bad, "nothing lost");
+            assert!(!c.errors.is_empty());
+            let d = Protocol::detect(&tools(), CALL.as_bytes());
+            assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
+            let prompt = p().system_prompt(&tools());
+            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
+            assert_eq!(back, p());
+            assert_eq!(set.to_json(), tools().to_json());
+        }
+    }
+
+    mod dots {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("dots").unwrap()
+        }
+
+        #[test]
+        fn invoke_markup_in_the_block() {
+            let text = "Checking.\n<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">rain</parameter>\n</invoke>\n</dots_function_call>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!(c.text.trim(), "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn a_json_object_in_the_block() {
+            let text = "<think>Rain?</think>\n<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</dots_function_call>\nDone.";
+            let c = every_split(&p(), text);
+            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+            assert_eq!(c.reasoning, "Rain?");
+            assert_eq!(c.text.trim(), "Done.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            for cut in [
+                "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
+                "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+            ] {
+                let c = every_split(&p(), cut);
+                assert!(c.calls.is_empty());
+                assert_eq!(c.text, cut, "nothing lost");
+                assert!(
+                    c.errors.iter().any(|e| e == "unfinished-tool-call"),
+                    "{:?}",
+                    c.errors
+                );
+            }
+            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p(), &bad);
+            assert!(c.calls.is_empty());
+            assert!(!c.errors.is_empty());
+            let call = p().format_call("get_weather", &json!({"city": "Paris"}));
+            let d = Protocol::detect(&tools(), call.as_bytes());
+            assert_eq!(d.protocol.name(), "dots", "{}", d.reason);
+        }
+    }
+
+    mod minicpm5 {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::{every_split, tools};
+
+        fn p() -> Protocol {
+            Protocol::from_name("minicpm5").unwrap()
+        }
+
+        #[test]
+        fn calls_after_reasoning_that_the_template_opened() {
+            let text = "Two cities.\n</think>\nChecking.\n<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param></function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>";
+            let c = every_split(&p(), text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    ("get_weather".into(), json!({"city": "Oslo"}))
+                ]
+            );
+            assert_eq!(c.reasoning.trim(), "Two cities.");
+            assert_eq!(c.text.trim(), "Checking.");
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn cdata_values_and_the_collapsed_tag() {
+            let p = p().with_reasoning_open(Some(false));
+            let text = "<functionname=\"write_file\"><param name=\"path\">/a.html</param><param name=\"content\"><![CDATA[<b>x</param></b>]]></param></function>";
+            let c = every_split(&p, text);
+            assert_eq!(
+                c.calls,
+                [(
+                    "write_file".into(),
+                    json!({"path": "/a.html", "content": "<b>x</param></b>"})
+                )]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn values_with_markup_are_written_in_cdata_and_read_back() {
+            let p = p().with_reasoning_open(Some(false));
+            let content = "a <![CDATA[ x ]]> </param></function> & b\n";
+            let call = p.format_call("write_file", &json!({"content": content}));
+            let c = every_split(&p, &call);
+            assert_eq!(
+                c.calls,
+                [("write_file".into(), json!({"content": content}))]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn unfinished_malformed_and_auto() {
+            let p = p().with_reasoning_open(Some(false));
+            let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
+            let c = every_split(&p, cut);
+            assert!(c.calls.is_empty());
+            assert_eq!(c.text, cut, "nothing lost");
+            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
+            let c = every_split(&p, &bad);
+            assert!(c.calls.is_empty());
+            assert!(!c.errors.is_empty());
+            let call = p.format_call("get_weather", &json!({"city": "Paris"}));
+            let d = Protocol::detect(&tools(), call.as_bytes());
+            assert_eq!(d.protocol.name(), "minicpm5", "{}", d.reason);
         }
     }
 }

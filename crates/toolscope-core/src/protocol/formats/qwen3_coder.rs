@@ -125,8 +125,17 @@ impl ProtocolSpec for FunctionMarkup {
     }
 }
 
-/// qwen3-coder's markup.
+/// qwen3-coder's markup, with the repairs StepFun's models need: `<function get_weather>` for
+/// `<function=get_weather>`, and `<parameter=-C:` at the end of a line for `<parameter=-C>`.
 pub const QWEN: Dialect = Dialect {
+    variants: &[&QWEN_SPACED],
+    colon_close: true,
+    unwrap_cdata: false,
+    ..QWEN_TAGS
+};
+
+/// qwen3-coder's tags as Qwen writes them.
+const QWEN_TAGS: Dialect = Dialect {
     blocks: &[BlockTag {
         open: "<tool_call",
         close: "</tool_call",
@@ -141,6 +150,16 @@ pub const QWEN: Dialect = Dialect {
     string_attr: None,
     function_shown: "<function=NAME>",
     parameter_shown: "<parameter=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+};
+
+/// `<function get_weather>`, read as `<function=get_weather>`.
+const QWEN_SPACED: Dialect = Dialect {
+    function: Opener::Named("<function "),
+    ..QWEN_TAGS
 };
 
 /// A past call as qwen3-coder markup.
@@ -172,4 +191,87 @@ pub fn prompt_section(example_name: &str, example: &Value) -> String {
          <tool_call> block per call. Results come back in a <tool_response> block.\n",
         format_call(example_name, example)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::part::Collapsed;
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::every_split;
+    use crate::tool::{ToolDef, ToolSet};
+
+    fn p() -> Protocol {
+        Protocol::from_name("qwen3-coder").unwrap()
+    }
+
+    #[test]
+    fn a_string_or_object_parameter_keeps_text_that_is_not_json_and_the_rest_coerce() {
+        for (memo, bad) in [
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                "{rent, march",
+            ),
+            (json!({"type": ["string", "object"]}), "{\"month\": }"),
+            (
+                json!({"oneOf": [{"type": "object"}, {"type": "string"}]}),
+                "{'a': [1, }",
+            ),
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                "<b>rent</b> due",
+            ),
+            (json!({"type": ["string", "object"]}), "<note>march</note>"),
+        ] {
+            union_case(memo, bad);
+        }
+    }
+
+    fn union_case(memo: serde_json::Value, bad: &str) {
+        let tools = ToolSet::new(vec![ToolDef::new(
+            "pay",
+            "Pay",
+            json!({"type": "object", "properties": {
+                "memo": memo,
+                "amount": {"type": "integer"}
+            }}),
+        )])
+        .unwrap();
+        let text = format!(
+            "<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>"
+        );
+        let whole = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        assert_eq!(
+            whole.calls,
+            [("pay".into(), json!({"memo": bad, "amount": 42}))],
+            "{text}"
+        );
+        let mut parser = p().stream_parser(&tools);
+        let mut out = Vec::new();
+        for b in text.as_bytes().chunks(1) {
+            parser.push(b, &mut out);
+        }
+        parser.finish(&mut out);
+        assert_eq!(Collapsed::of(&out), whole);
+        // JSON that is an object is the object.
+        let text = text.replace(bad, "{\"month\": 3}");
+        let c = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        assert_eq!(
+            c.calls,
+            [("pay".into(), json!({"memo": {"month": 3}, "amount": 42}))]
+        );
+    }
+
+    #[test]
+    fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
+        let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert_eq!(c.text.trim(), "");
+    }
 }

@@ -86,6 +86,8 @@ const DIALECT: Dialect = Dialect {
         close: "</seed:tool_call",
     }],
     separators: false,
+    variants: &[],
+    colon_close: false,
     ..QWEN
 };
 

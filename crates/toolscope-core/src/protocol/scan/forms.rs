@@ -298,6 +298,10 @@ mod tests {
         string_attr: None,
         function_shown: "<<NAME",
         parameter_shown: "<key>…</key><value>…</value>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
     };
 
     fn form(s: &str, at_end: bool) -> Form {

@@ -1206,6 +1206,20 @@ impl FramedScanner {
     }
 }
 
+impl super::forked::Handover for FramedScanner {
+    fn idle(&self) -> bool {
+        FramedScanner::idle(self)
+    }
+
+    fn pos(&self) -> usize {
+        FramedScanner::pos(self)
+    }
+
+    fn pass_over(&mut self, len: usize) {
+        FramedScanner::pass_over(self, len);
+    }
+}
+
 impl Scanner for FramedScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
         FramedScanner::feed(self, text, em)

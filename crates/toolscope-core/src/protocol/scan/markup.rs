@@ -158,7 +158,12 @@ fn range_in(text: &str, sub: &str) -> Range<usize> {
 /// `lit` then a name up to `>` (or `/>`): `Some(Some((name, len, self_closing)))`; the name is
 /// empty when there is none. The name may be quoted; attributes after it (`<parameter=city
 /// note="a > b">`) are read past, a `>` inside their quotes included.
-fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize, bool)>> {
+fn named(
+    text: &str,
+    j: usize,
+    lit: &str,
+    colon_close: bool,
+) -> Option<Option<(Range<usize>, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
     let lit = lit.as_bytes();
     if !after_literal(rest, lit)? {
@@ -175,6 +180,17 @@ fn named(text: &str, j: usize, lit: &str) -> Option<Option<(Range<usize>, usize,
             b'>' => {
                 end = Some(p);
                 break;
+            }
+            b'\n' if colon_close => {
+                // `<parameter=-C:` then the end of the line: the tag ends at its `:`.
+                let line = &text[j + lit.len()..j + lit.len() + p];
+                let name = line.trim_end().strip_suffix(':')?.trim();
+                let name = name.strip_prefix("parameter=").unwrap_or(name);
+                if name.is_empty() || name.contains(['<', '>', '"', ' ']) {
+                    return None;
+                }
+                let len = lit.len() + line.trim_end().len();
+                return Some(Some((range_in(text, name), len, false)));
             }
             b'<' | b'\n' => return None,
             b'"' | b'\'' if p == 0 || window[p - 1] == b'=' || is_ws(window[p - 1]) => {
@@ -246,6 +262,21 @@ pub struct Dialect {
     /// name): `<function=NAME>`, `<parameter=…>`.
     pub function_shown: &'static str,
     pub parameter_shown: &'static str,
+    /// Other spellings of the same tags, read alike (DeepSeek V4.1's `<｜DSML｜ invoke`, the
+    /// ASCII `<|DSML|invoke`, MiniCPM's collapsed `<functionname=`). Their own `variants`,
+    /// `frames` and shown tags are not used.
+    pub variants: &'static [&'static Dialect],
+    /// Markup that frames each function inside a block and belongs to the block (Step-3's
+    /// `<｜tool_call_begin｜>function<｜tool_sep｜>` … `<｜tool_call_end｜>`): read past between
+    /// functions.
+    pub frames: &'static [&'static str],
+    /// A parameter's open tag whose `>` was left out, ending in `:` at the end of its line
+    /// (`<parameter=-C:`), is read as closed there (and a repeated `parameter=` is dropped from
+    /// its name): a repair some models need.
+    pub colon_close: bool,
+    /// A CDATA section in a value is its content (MiniCPM's `<![CDATA[…]]>` values), rather
+    /// than value text kept as written.
+    pub unwrap_cdata: bool,
 }
 
 /// A block element's literals: `<tool_call` and `</tool_call`.
@@ -591,7 +622,7 @@ fn qtag(
     }
     if may(d.function.lit()) {
         let opened = match d.function {
-            Opener::Named(lit) => named(text, j, lit),
+            Opener::Named(lit) => named(text, j, lit, false),
             Opener::Bare(lit) | Opener::BareOrJson(lit) => {
                 bare(text, j, lit, d.name_sep, sfx, at_end)
                     .map(|r| r.map(|(name, len)| (name, len, false)))
@@ -614,7 +645,9 @@ fn qtag(
     }
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
-            Opener::Named(lit) => named(text, j, lit).map(|r| r.map(|(name, len, _)| (name, len))),
+            Opener::Named(lit) => {
+                named(text, j, lit, d.colon_close).map(|r| r.map(|(name, len, _)| (name, len)))
+            }
             Opener::Bare(lit) | Opener::BareOrJson(lit) => bare(text, j, lit, None, sfx, at_end),
             Opener::Keyed {
                 key,
@@ -637,6 +670,46 @@ fn qtag(
         }
     }
     QTag::None
+}
+
+/// The tag at `text[j]` as any of the `readers` (a dialect and its variants) reads it: the first
+/// that reads a tag there, unless one before it still waits for more text.
+fn qtag_any(
+    text: &str,
+    j: usize,
+    tools: &ToolSet,
+    readers: &[(&'static Dialect, Shared)],
+    sfx: Sfx,
+    at_end: bool,
+) -> QTag {
+    let mut incomplete = false;
+    for (d, shared) in readers {
+        match qtag(text, j, tools, d, *shared, sfx, at_end) {
+            QTag::None => {}
+            QTag::Incomplete => incomplete = true,
+            _ if incomplete => return QTag::Incomplete,
+            t => return t,
+        }
+    }
+    if incomplete {
+        QTag::Incomplete
+    } else {
+        QTag::None
+    }
+}
+
+/// Whether `rest` starts with one of `frames`: `Some(Some(len))`, `Some(None)` while the text
+/// ends inside one, `None` when it does not.
+fn frame_at(rest: &[u8], frames: &[&str]) -> Option<Option<usize>> {
+    let mut partial = false;
+    for f in frames {
+        match after_literal(rest, f.as_bytes()) {
+            Some(true) => return Some(Some(f.len())),
+            Some(false) => partial = true,
+            None => {}
+        }
+    }
+    partial.then_some(None)
 }
 
 struct Block {
@@ -786,7 +859,8 @@ enum State {
 pub struct MarkupScanner {
     tools: ToolSet,
     dialect: &'static Dialect,
-    shared: Shared,
+    /// The dialect and its variants, each with the bytes its tags share.
+    readers: Vec<(&'static Dialect, Shared)>,
     state: State,
     held: Holdback,
     /// The input has ended: what was held for lookahead is decided without it.
@@ -828,15 +902,7 @@ impl Scanner for MarkupScanner {
         }
         let start = self.held.held_start();
         let hold = self.held.take();
-        match qtag(
-            &hold,
-            0,
-            &self.tools,
-            self.dialect,
-            self.shared,
-            self.sfx(),
-            true,
-        ) {
+        match qtag_any(&hold, 0, &self.tools, &self.readers, self.sfx(), true) {
             QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
                 em,
                 &hold,
@@ -848,13 +914,30 @@ impl Scanner for MarkupScanner {
     }
 }
 
+impl super::forked::Handover for MarkupScanner {
+    fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
+}
+
 impl MarkupScanner {
     /// A scanner of function markup written in `dialect`.
     pub fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
         MarkupScanner {
             tools,
             dialect,
-            shared: Shared::of(dialect),
+            readers: std::iter::once(dialect)
+                .chain(dialect.variants.iter().copied())
+                .map(|d| (d, Shared::of(d)))
+                .collect(),
             state: State::Text,
             held: Holdback::default(),
             at_end: false,
@@ -937,15 +1020,7 @@ impl MarkupScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag(
-            text,
-            j,
-            &self.tools,
-            self.dialect,
-            self.shared,
-            self.sfx(),
-            self.at_end,
-        )
+        qtag_any(text, j, &self.tools, &self.readers, self.sfx(), self.at_end)
     }
 
     /// The suffix the markers carry, as far as it is known.
@@ -1108,13 +1183,28 @@ impl MarkupScanner {
     ) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while j < bytes.len() && is_ws(bytes[j]) {
-            j += 1;
-        }
-        b.raw.push_str(&text[i..j]);
-        if j == bytes.len() {
-            self.state = State::Wrapper(b);
-            return j;
+        loop {
+            let from = j;
+            while j < bytes.len() && is_ws(bytes[j]) {
+                j += 1;
+            }
+            b.raw.push_str(&text[from..j]);
+            if j == bytes.len() {
+                self.state = State::Wrapper(b);
+                return j;
+            }
+            // The frame around each function is the block's own markup.
+            match frame_at(&bytes[j..], self.dialect.frames) {
+                Some(Some(len)) => {
+                    b.raw.push_str(&text[j..j + len]);
+                    j += len;
+                }
+                Some(None) if !self.at_end => {
+                    self.state = State::Wrapper(b);
+                    return self.held.hold(text, j, base);
+                }
+                _ => break,
+            }
         }
         if bytes[j] == b'<' {
             match self.qtag(text, j) {
@@ -1567,7 +1657,12 @@ impl MarkupScanner {
                 match memchr::memmem::find(&bytes[j..], b"]]>") {
                     Some(e) => {
                         let end = j + e + 3;
-                        content(&mut f, &mut p, &text[j..end]);
+                        let upto = if self.dialect.unwrap_cdata {
+                            end - 3
+                        } else {
+                            end
+                        };
+                        content(&mut f, &mut p, &text[j..upto]);
                         b.raw.push_str(&text[j..end]);
                         p.in_cdata = false;
                         j = end;
@@ -1614,7 +1709,12 @@ impl MarkupScanner {
                     return self.held.hold(text, at, base);
                 }
                 QTag::CData(len) => {
-                    j = markup(len, &mut f, &mut p, &mut b);
+                    j = if self.dialect.unwrap_cdata {
+                        b.raw.push_str(&text[at..at + len]);
+                        at + len
+                    } else {
+                        markup(len, &mut f, &mut p, &mut b)
+                    };
                     p.in_cdata = true;
                     continue;
                 }
@@ -2040,6 +2140,10 @@ mod tests {
         string_attr: None,
         function_shown: "<fn=NAME>",
         parameter_shown: "<arg=…>",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
     };
 
     fn make(tools: ToolSet) -> Box<dyn Scanner> {

@@ -1,6 +1,7 @@
 //! The engines, each named for the shape of call it reads. An engine implements
 //! [`Scanner`](super::text::scanner::Scanner) and is configured by the formats that use it.
 
+pub(crate) mod forked;
 pub(crate) mod forms;
 pub(crate) mod framed;
 pub(crate) mod gemma_values;
