@@ -107,8 +107,28 @@ struct OpenCall {
     args: Option<ArgsStream>,
     /// The argument text as sent, kept to report it if it does not parse.
     raw: String,
+    /// How the streamed `{}` that some servers send before the arguments (sent whole after it)
+    /// stands: see [`EmptyFirst`].
+    empty_first: EmptyFirst,
     provider_executed: bool,
     metadata: Option<Value>,
+}
+
+/// A server that streams a call's arguments as `{}` and then sends them whole (`{}` then
+/// `{"city":"Paris"}`): the first `{}` is held back until the next fragment shows whether the
+/// arguments follow; if they do, it is dropped (with an `empty-args-streamed` warning), so the
+/// call's arguments are the ones sent whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum EmptyFirst {
+    /// Nothing of the arguments has arrived yet.
+    #[default]
+    Nothing,
+    /// The first fragment was `{}`, held back.
+    Held,
+    /// The held `{}` was followed by the arguments and dropped.
+    Dropped,
+    /// The arguments began otherwise, or the `{}` stood alone.
+    No,
 }
 
 /// A call whose arguments stopped short of a whole JSON value: cut by the token limit, or
@@ -513,6 +533,7 @@ impl Assembler {
             pending: String::new(),
             args,
             raw: String::new(),
+            empty_first: EmptyFirst::Nothing,
             provider_executed,
             metadata: None,
         });
@@ -537,6 +558,34 @@ impl Assembler {
                     text: fragment.clone(),
                     tool_call_id: Some(call.id.clone()),
                 }));
+                match call.empty_first {
+                    EmptyFirst::Nothing if fragment.trim() == "{}" => {
+                        call.empty_first = EmptyFirst::Held;
+                        return;
+                    }
+                    EmptyFirst::Nothing => call.empty_first = EmptyFirst::No,
+                    EmptyFirst::Held if fragment.trim().is_empty() => return,
+                    EmptyFirst::Held if fragment.trim_start().starts_with('{') => {
+                        call.empty_first = EmptyFirst::Dropped;
+                        let name = call.name.clone().unwrap_or_default();
+                        let warning = Warning {
+                            tool_call_id: Some(call.id.clone()),
+                            tool_name: Some(name.clone()),
+                            ..Warning::new(
+                                lint::EMPTY_ARGS_STREAMED,
+                                format!(
+                                    "the arguments of {name} were streamed as `{{}}`, then sent whole: read as the whole ones"
+                                ),
+                            )
+                        };
+                        out.push(RunEvent::Part(Part::warning(warning)));
+                    }
+                    EmptyFirst::Held => {
+                        call.empty_first = EmptyFirst::No;
+                        args.push("{}");
+                    }
+                    _ => {}
+                }
                 args.push(&fragment);
                 if let Some(delta) = args.take_delta() {
                     let id = call.id.clone();
@@ -605,8 +654,19 @@ impl Assembler {
             );
             return;
         };
-        let strict_json = call.raw.trim().is_empty()
-            || serde_json::from_str::<serde::de::IgnoredAny>(&call.raw).is_ok();
+        let mut args = args;
+        let sent = match call.empty_first {
+            EmptyFirst::Held => {
+                // The `{}` stood alone: those are the arguments.
+                args.push("{}");
+                call.raw.as_str()
+            }
+            // The dropped `{}` is not part of the arguments sent whole.
+            EmptyFirst::Dropped => call.raw.trim_start().trim_start_matches("{}"),
+            _ => call.raw.as_str(),
+        };
+        let strict_json =
+            sent.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(sent).is_ok();
         match args.finish() {
             Ok((args, last)) => {
                 if !strict_json {

@@ -1093,3 +1093,68 @@ fn minted_call_ids_continue_after_the_conversations_earlier_calls() {
         .collect();
     assert_eq!(ids, vec!["call-3".to_string()]);
 }
+
+#[test]
+fn arguments_streamed_as_empty_then_sent_whole_read_as_the_whole_ones() {
+    let chunk = |args: &str| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":args}}]}}]})
+        )
+    };
+    let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\"}}]}}]}\n\n";
+    let end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let mut r = request(ProviderKind::OPENAI, None);
+    r.stream = true;
+    let stream = format!(
+        "{start}{}{}{end}",
+        chunk("{}"),
+        chunk("{\"city\": \"Paris\"}")
+    );
+    for size in [1, 7, usize::MAX] {
+        let p = parts(&decode(&r, stream.as_bytes(), size));
+        let c = Collapsed::of(&p);
+        assert_eq!(
+            c.calls,
+            vec![("get_weather".into(), json!({"city":"Paris"}))]
+        );
+        let codes: Vec<&str> = p
+            .iter()
+            .filter_map(|p| match p {
+                Part::Warning(w) if w.code != crate::lint::USAGE_MISSING => Some(w.code.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            codes,
+            [crate::lint::EMPTY_ARGS_STREAMED],
+            "chunks of {size}"
+        );
+        assert!(!p.iter().any(|p| matches!(p, Part::Error(_))));
+    }
+    // `{}` alone is the arguments; `{}` followed by something else is not JSON, as before.
+    r.tools = ToolSet::new(vec![ToolDef::new("get_time", "", json!({"type":"object"}))]).unwrap();
+    let alone = format!(
+        "{}{}{end}",
+        start.replace("get_weather", "get_time"),
+        chunk("{}")
+    );
+    let p = parts(&decode(&r, alone.as_bytes(), 3));
+    assert_eq!(
+        Collapsed::of(&p).calls,
+        vec![("get_time".into(), json!({}))]
+    );
+    assert!(!p.iter().any(|p| matches!(p, Part::Error(_))));
+    assert!(
+        !p.iter()
+            .any(|p| matches!(p, Part::Warning(w) if w.code == crate::lint::EMPTY_ARGS_STREAMED))
+    );
+    let junk = format!(
+        "{}{}{}{end}",
+        start.replace("get_weather", "get_time"),
+        chunk("{}"),
+        chunk("x")
+    );
+    let p = parts(&decode(&r, junk.as_bytes(), usize::MAX));
+    assert!(p.iter().any(|p| matches!(p, Part::Error(_))));
+}
