@@ -24,6 +24,7 @@ pub mod fill;
 mod local;
 pub mod mcp;
 pub mod model;
+pub mod persona;
 pub mod prompt;
 pub mod prose;
 pub mod reply;
@@ -43,7 +44,8 @@ pub use model::{
 pub use reply::{CallText, Fault, Finish, Piece, Reply};
 pub use request::{DEFAULT_MODEL, DemoRequest, RequestError};
 pub use routes::RETRY_AFTER_SECONDS;
-pub use server::{DemoServer, serve};
+pub use persona::Persona;
+pub use server::{DemoServer, serve, serve_persona};
 pub use state::{DemoOptions, DemoStats};
 
 #[cfg(test)]
