@@ -136,9 +136,21 @@ impl Persona {
             Persona::EmptyArgs => reply,
             Persona::QuotedNumbers => rewrite_calls(reply, calls, quote_numbers),
             Persona::StreamDiffers if !request.stream => {
-                rewrite_calls(reply, calls, |v| {
-                    change_first_string(v);
-                })
+                let tools = request.tools.clone();
+                let calls = calls
+                    .into_iter()
+                    .map(|mut c| {
+                        if let (Ok(mut v), Some(tool)) = (
+                            serde_json::from_str::<Value>(&c.arguments),
+                            tools.get(&c.name),
+                        ) {
+                            change_free_string(&mut v, tool.schema());
+                            c.arguments = v.to_string();
+                        }
+                        c
+                    })
+                    .collect();
+                rewrite_calls(reply, calls, |_| {})
             }
             Persona::StreamDiffers => reply,
             Persona::CallInReasoning => {
@@ -198,16 +210,21 @@ fn quote_numbers(v: &mut Value) {
     }
 }
 
-/// Changes the first string found (depth first) so that it differs.
-fn change_first_string(v: &mut Value) -> bool {
-    match v {
-        Value::String(s) => {
-            s.push_str(" (whole)");
-            true
-        }
-        Value::Array(items) => items.iter_mut().any(change_first_string),
-        Value::Object(map) => map.values_mut().any(change_first_string),
-        _ => false,
+/// Changes the first top-level string argument whose schema leaves it free (no enum, const,
+/// format or pattern), so that the arguments differ and stay valid.
+fn change_free_string(v: &mut Value, schema: &Value) {
+    let Value::Object(map) = v else { return };
+    let free = |key: &str| {
+        let p = &schema["properties"][key];
+        ["enum", "const", "format", "pattern", "maxLength"]
+            .iter()
+            .all(|k| p.get(k).is_none())
+    };
+    if let Some((_, Value::String(s))) = map
+        .iter_mut()
+        .find(|(k, v)| v.is_string() && free(k.as_str()))
+    {
+        s.push_str(" (whole)");
     }
 }
 

@@ -1,0 +1,289 @@
+//! `toolscope verify` as a user runs it: the real binary against the demo model (in-process,
+//! and `toolscope serve-demo --persona NAME` as a child process on 127.0.0.1), its scorecard,
+//! its JSON report, its failure sessions, and its exit status for bad input.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+
+fn toolscope() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
+    c.stdin(Stdio::null());
+    c
+}
+
+/// A fresh folder for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolscope-verify-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+/// A demo server (with a persona) as a child process; killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(persona: Option<&str>) -> Server {
+        let mut cmd = toolscope();
+        cmd.args(["serve-demo", "--port", "0", "--pace-ms", "0"]);
+        if let Some(p) = persona {
+            cmd.args(["--persona", p]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve-demo starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("a first line");
+        let url = first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_string();
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn verify(args: &[&str]) -> Output {
+    toolscope()
+        .arg("verify")
+        .args(args)
+        .output()
+        .expect("verify runs")
+}
+
+fn report(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the JSON report"))
+        .expect("JSON")
+}
+
+/// The checks whose overall rate is below 100%.
+fn faults(report: &Value) -> Vec<String> {
+    report["overall"]["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|r| r["passed"] != r["total"])
+        .map(|r| r["check"].as_str().expect("a name").to_string())
+        .collect()
+}
+
+#[test]
+fn the_demo_scores_100_percent_on_the_bundled_suite() {
+    let dir = scratch("demo");
+    let json = dir.join("r.json");
+    let started = Instant::now();
+    let out = verify(&[
+        "--provider",
+        "demo",
+        "--json",
+        json.to_str().unwrap(),
+        "--failures",
+        dir.join("f").to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("score: 100% of answers fully right (28/28)"), "{stdout}");
+    let r = report(&json);
+    assert_eq!(r["schema"], "toolscope-verify/1");
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["overall"]["score"], 1.0);
+    assert_eq!(r["overall"]["calls"]["f1"], 1.0);
+    assert!(faults(&r).is_empty());
+    // Every check the issue lists was applied to some answer.
+    let names: Vec<&str> = r["overall"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    for want in [
+        "answered",
+        "tool-choice",
+        "calls",
+        "schema",
+        "schema-as-sent",
+        "finish",
+        "no-leak",
+        "streamed-args",
+        "stream-equal",
+    ] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    assert!(r["overall"]["latency"]["firstTokenMs"].is_number());
+    assert!(!dir.join("f").exists(), "no failure, no folder");
+    assert!(took.as_secs() < 30, "took {took:?}");
+    eprintln!("verify --provider demo took {took:?}");
+}
+
+/// Runs the bundled suite against a persona; the checks that fell below 100%.
+fn persona_faults(persona: &str) -> (Vec<String>, Value, PathBuf) {
+    let server = Server::start(Some(persona));
+    let dir = scratch(persona);
+    let json = dir.join("r.json");
+    let out = verify(&[
+        "--provider",
+        "openai",
+        "--model",
+        "demo-1",
+        "--base-url",
+        &format!("{}/v1", server.url),
+        "--json",
+        json.to_str().unwrap(),
+        "--failures",
+        dir.join("failures").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&json);
+    (faults(&r), r, dir)
+}
+
+#[test]
+fn persona_leak_is_a_leak_and_nothing_else() {
+    let (f, _, dir) = persona_faults("leak");
+    assert_eq!(f, ["no-leak"]);
+    // The failure is a session that replay opens.
+    let session = dir.join("failures").join("one-call-run1-streamed.json");
+    let out = toolscope()
+        .args(["replay", "--instant", "--jsonl"])
+        .arg(&session)
+        .output()
+        .expect("replay runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text: String = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|p| p["type"] == "text-delta")
+        .map(|p| p["delta"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(text.contains("<tool_call>"), "{text}");
+}
+
+#[test]
+fn persona_drop_parallel_loses_calls_and_nothing_else() {
+    let (f, r, _) = persona_faults("drop-parallel");
+    assert_eq!(f, ["calls"]);
+    assert!(r["overall"]["calls"]["recall"].as_f64().unwrap() < 1.0);
+    assert_eq!(r["overall"]["calls"]["precision"], 1.0);
+}
+
+#[test]
+fn persona_empty_args_is_streamed_args_and_nothing_else() {
+    assert_eq!(persona_faults("empty-args").0, ["streamed-args"]);
+}
+
+#[test]
+fn persona_quoted_numbers_is_schema_as_sent_and_nothing_else() {
+    assert_eq!(persona_faults("quoted-numbers").0, ["schema-as-sent"]);
+}
+
+#[test]
+fn persona_ignore_required_is_tool_choice_and_nothing_else() {
+    assert_eq!(persona_faults("ignore-required").0, ["tool-choice"]);
+}
+
+#[test]
+fn persona_stream_differs_is_stream_equal_and_nothing_else() {
+    assert_eq!(persona_faults("stream-differs").0, ["stream-equal"]);
+}
+
+#[test]
+fn persona_call_in_reasoning_is_that_and_nothing_else() {
+    assert_eq!(persona_faults("call-in-reasoning").0, ["no-call-in-reasoning"]);
+}
+
+#[test]
+fn persona_error_500_third_is_one_unanswered_request() {
+    let (f, r, _) = persona_faults("error-500-third");
+    assert_eq!(f, ["answered"]);
+    let answered = &r["overall"]["checks"][0];
+    assert_eq!(answered["check"], "answered");
+    assert_eq!(answered["total"].as_u64().unwrap() - answered["passed"].as_u64().unwrap(), 1);
+    assert_eq!(r["complete"], true);
+}
+
+#[test]
+fn an_unreachable_endpoint_is_said_and_exits_1() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = scratch("unreachable");
+    let json = dir.join("r.json");
+    let out = verify(&[
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &format!("http://127.0.0.1:{port}/v1"),
+        "--json",
+        json.to_str().unwrap(),
+        "--no-failures",
+        "--concurrency",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot answer: provider_unavailable"), "{stderr}");
+    assert!(stderr.contains("is the server running"), "{stderr}");
+    let r = report(&json);
+    assert_eq!(r["complete"], false);
+    assert_eq!(r["requests"]["done"], 1, "it gave up after the first");
+}
+
+#[test]
+fn a_broken_suite_exits_2_with_one_line() {
+    let dir = scratch("suite");
+    let suite = dir.join("bad.toml");
+    std::fs::write(&suite, "[[scenario]]\nname = \"a\"\nprompt = 3\n").unwrap();
+    let out = verify(&["--provider", "demo", "--suite", suite.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("bad.toml: line 3"), "{stderr}");
+}
+
+#[test]
+fn a_saved_report_sits_beside_the_live_one() {
+    let dir = scratch("against");
+    let json = dir.join("a.json");
+    let first = verify(&["--provider", "demo", "--json", json.to_str().unwrap()]);
+    assert_eq!(first.status.code(), Some(0));
+    let out = verify(&[
+        "--provider",
+        "demo",
+        "--against",
+        json.to_str().unwrap(),
+        "--no-failures",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("[A] score: 100%"), "{stdout}");
+    assert!(stdout.contains("[B] score: 100%"), "{stdout}");
+}
