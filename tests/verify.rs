@@ -287,3 +287,145 @@ fn a_saved_report_sits_beside_the_live_one() {
     assert!(stdout.contains("[A] score: 100%"), "{stdout}");
     assert!(stdout.contains("[B] score: 100%"), "{stdout}");
 }
+
+/// A one-trick HTTP server on 127.0.0.1: every request gets `status` and a body made by
+/// `answer` from whether the request asked for a stream. Runs until the test ends.
+fn fake_server(status: u16, answer: fn(bool) -> (String, &'static str)) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                // Headers, then the body by its content-length.
+                let (head_end, length) = loop {
+                    let n = match conn.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (i + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    match conn.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let body = String::from_utf8_lossy(&buf[head_end..]);
+                let stream = body.contains("\"stream\":true");
+                let (text, kind) = answer(stream);
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = conn.write_all(reply.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_refused_key_is_said_and_exits_1() {
+    let url = fake_server(401, |_| {
+        (
+            r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}"#.into(),
+            "application/json",
+        )
+    });
+    let out = verify(&[
+        "--provider", "openai", "--model", "m", "--base-url", &url, "--no-failures",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot answer: provider_authentication"), "{stderr}");
+    assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
+    assert!(!stderr.contains("sk-"), "{stderr}");
+}
+
+#[test]
+fn a_model_that_answers_nothing_is_said_and_exits_1() {
+    let url = fake_server(200, |stream| {
+        if stream {
+            (
+                concat!(
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                    "data: [DONE]\n\n"
+                )
+                .into(),
+                "text/event-stream",
+            )
+        } else {
+            (
+                r#"{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#.into(),
+                "application/json",
+            )
+        }
+    });
+    let out = verify(&[
+        "--provider", "openai", "--model", "m", "--base-url", &url, "--no-failures",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the model answered nothing"), "{stderr}");
+    assert!(stdout.contains("score: 0%"), "{stdout}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_halfway_prints_what_was_measured_and_exits_130() {
+    // A slow demo server in this process: the test knows when a request is under way.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(toolscope_demo::serve(
+            "127.0.0.1:0".parse().unwrap(),
+            toolscope_demo::DemoOptions {
+                pace: std::time::Duration::from_millis(40),
+            },
+        ))
+        .unwrap();
+    let mut stats = server.watch_stats();
+    let dir = scratch("ctrl-c");
+    let json = dir.join("r.json");
+    let child = toolscope()
+        .args(["verify", "--provider", "openai", "--model", "demo-1", "--no-failures"])
+        .args(["--concurrency", "1", "--base-url", &server.base_url()])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Three answers finished: then stop it.
+    runtime
+        .block_on(stats.wait_for(|s| s.streams_finished >= 2 && s.requests >= 4))
+        .unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(stdout.contains("INCOMPLETE"), "{stdout}");
+    let r = report(&json);
+    assert_eq!(r["complete"], false);
+    let done = r["requests"]["done"].as_u64().unwrap();
+    assert!((3..28).contains(&done), "{done}");
+}
