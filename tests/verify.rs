@@ -70,8 +70,7 @@ fn verify(args: &[&str]) -> Output {
 }
 
 fn report(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("the JSON report"))
-        .expect("JSON")
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the JSON report")).expect("JSON")
 }
 
 /// The checks whose overall rate is below 100%.
@@ -100,8 +99,16 @@ fn the_demo_scores_100_percent_on_the_bundled_suite() {
     ]);
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("score: 100% of answers fully right (28/28)"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("score: 100% of answers fully right (28/28)"),
+        "{stdout}"
+    );
     let r = report(&json);
     assert_eq!(r["schema"], "toolscope-verify/1");
     assert_eq!(r["complete"], true);
@@ -172,7 +179,12 @@ fn persona_leak_is_a_leak_and_nothing_else() {
         .arg(&session)
         .output()
         .expect("replay runs");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text: String = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -212,7 +224,10 @@ fn persona_stream_differs_is_stream_equal_and_nothing_else() {
 
 #[test]
 fn persona_call_in_reasoning_is_that_and_nothing_else() {
-    assert_eq!(persona_faults("call-in-reasoning").0, ["no-call-in-reasoning"]);
+    assert_eq!(
+        persona_faults("call-in-reasoning").0,
+        ["no-call-in-reasoning"]
+    );
 }
 
 #[test]
@@ -221,7 +236,10 @@ fn persona_error_500_third_is_one_unanswered_request() {
     assert_eq!(f, ["answered"]);
     let answered = &r["overall"]["checks"][0];
     assert_eq!(answered["check"], "answered");
-    assert_eq!(answered["total"].as_u64().unwrap() - answered["passed"].as_u64().unwrap(), 1);
+    assert_eq!(
+        answered["total"].as_u64().unwrap() - answered["passed"].as_u64().unwrap(),
+        1
+    );
     assert_eq!(r["complete"], true);
 }
 
@@ -250,7 +268,10 @@ fn an_unreachable_endpoint_is_said_and_exits_1() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot answer: provider_unavailable"), "{stderr}");
+    assert!(
+        stderr.contains("cannot answer: provider_unavailable"),
+        "{stderr}"
+    );
     assert!(stderr.contains("is the server running"), "{stderr}");
     let r = report(&json);
     assert_eq!(r["complete"], false);
@@ -346,11 +367,20 @@ fn a_refused_key_is_said_and_exits_1() {
         )
     });
     let out = verify(&[
-        "--provider", "openai", "--model", "m", "--base-url", &url, "--no-failures",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "--no-failures",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot answer: provider_authentication"), "{stderr}");
+    assert!(
+        stderr.contains("cannot answer: provider_authentication"),
+        "{stderr}"
+    );
     assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
     assert!(!stderr.contains("sk-"), "{stderr}");
 }
@@ -376,7 +406,13 @@ fn a_model_that_answers_nothing_is_said_and_exits_1() {
         }
     });
     let out = verify(&[
-        "--provider", "openai", "--model", "m", "--base-url", &url, "--no-failures",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "--no-failures",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -402,7 +438,14 @@ fn ctrl_c_halfway_prints_what_was_measured_and_exits_130() {
     let dir = scratch("ctrl-c");
     let json = dir.join("r.json");
     let child = toolscope()
-        .args(["verify", "--provider", "openai", "--model", "demo-1", "--no-failures"])
+        .args([
+            "verify",
+            "--provider",
+            "openai",
+            "--model",
+            "demo-1",
+            "--no-failures",
+        ])
         .args(["--concurrency", "1", "--base-url", &server.base_url()])
         .arg("--json")
         .arg(&json)

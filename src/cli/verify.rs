@@ -120,9 +120,11 @@ fn target_of(r: &Request) -> Target {
         provider: r.provider.name().to_string(),
         model: r.model.clone(),
         base_url: r.base_url.as_deref().map(redact_url),
-        protocol: r.protocol.as_ref().map(|p| p.name().to_string()).or(
-            r.detect_protocol.then(|| "auto".to_string()),
-        ),
+        protocol: r
+            .protocol
+            .as_ref()
+            .map(|p| p.name().to_string())
+            .or(r.detect_protocol.then(|| "auto".to_string())),
     }
 }
 
@@ -235,7 +237,14 @@ pub fn run(args: VerifyArgs) -> u8 {
     });
     let (first, second) = outcome;
     let mut code = 0u8;
-    let report = finish(&suite, &first, &args, failures_dir.as_deref(), "", &mut code);
+    let report = finish(
+        &suite,
+        &first,
+        &args,
+        failures_dir.as_deref(),
+        "",
+        &mut code,
+    );
     let other = match (&against, &second) {
         (Some(Against::Saved(r)), _) => Some((**r).clone()),
         (_, Some(m)) => {
@@ -246,7 +255,9 @@ pub fn run(args: VerifyArgs) -> u8 {
     };
     let text = render(&report, other.as_ref());
     let mut stdout = std::io::stdout();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).expect("a report serialises");
         if let Err(e) = write_atomic(path, json.as_bytes()) {
@@ -475,7 +486,12 @@ fn finish(
         }
     }
     let answered = m.judged.iter().filter(|j| j.error.is_none()).count();
-    if answered > 0 && m.judged.iter().filter(|j| j.error.is_none()).all(|j| j.empty) {
+    if answered > 0
+        && m.judged
+            .iter()
+            .filter(|j| j.error.is_none())
+            .all(|j| j.empty)
+    {
         eprintln!(
             "toolscope verify: {tag}the model answered nothing (no text, no call, no reasoning) to any of the {answered} requests it answered"
         );

@@ -6,8 +6,16 @@ use super::report::{Report, Verdict};
 use super::suite::Suite;
 
 /// The page.
-pub fn page(_suite: &Suite, report: &Report, _other: Option<&Report>, _verdicts: &[Verdict<'_>]) -> String {
-    format!("<!doctype html><title>toolscope verify</title><pre>{}</pre>", escape(&super::report::render(report, None)))
+pub fn page(
+    _suite: &Suite,
+    report: &Report,
+    _other: Option<&Report>,
+    _verdicts: &[Verdict<'_>],
+) -> String {
+    format!(
+        "<!doctype html><title>toolscope verify</title><pre>{}</pre>",
+        escape(&super::report::render(report, None))
+    )
 }
 
 /// Text made safe inside HTML.

@@ -170,10 +170,8 @@ impl Report {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let mine: Vec<&Verdict<'_>> = verdicts
-                    .iter()
-                    .filter(|v| v.answer.scenario == i)
-                    .collect();
+                let mine: Vec<&Verdict<'_>> =
+                    verdicts.iter().filter(|v| v.answer.scenario == i).collect();
                 let mut failures: Vec<Failure> = mine
                     .iter()
                     .filter(|v| !v.judged.passed())
@@ -270,7 +268,10 @@ fn summarise(verdicts: &[&Verdict<'_>], runs: u32) -> Summary {
             continue;
         }
         let spread = (runs > 1 && per_run.len() > 1).then(|| {
-            let rates: Vec<f64> = per_run.values().map(|(a, b)| *a as f64 / *b as f64).collect();
+            let rates: Vec<f64> = per_run
+                .values()
+                .map(|(a, b)| *a as f64 / *b as f64)
+                .collect();
             let mean = rates.iter().sum::<f64>() / rates.len() as f64;
             let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
             Spread {
@@ -356,7 +357,13 @@ fn rate_cell(rate: Option<&Rate>) -> String {
         Some(r) => {
             let mut s = format!("{} ({}/{})", pct(r.rate), r.passed, r.total);
             if let Some(sp) = r.spread {
-                let _ = write!(s, " ±{:.1} [{}–{}]", sp.sd * 100.0, pct(sp.min), pct(sp.max));
+                let _ = write!(
+                    s,
+                    " ±{:.1} [{}–{}]",
+                    sp.sd * 100.0,
+                    pct(sp.min),
+                    pct(sp.max)
+                );
             }
             s
         }
@@ -476,7 +483,11 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         }
         let mut line = format!("{:<label_w$}", check.label());
         for r in &reports {
-            let _ = write!(line, "  {:<col$}", rate_cell(summary_rate(&r.overall, *check)));
+            let _ = write!(
+                line,
+                "  {:<col$}",
+                rate_cell(summary_rate(&r.overall, *check))
+            );
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }

@@ -244,8 +244,8 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
     // In reasoning, call markup is a call left there; other special tokens are a leak.
     let in_reasoning = find_call_in_reasoning(tools, &said.reasoning);
     let reasoning_leak = find_leak(tools, &said.reasoning).filter(|l| !l.call);
-    let explained = n < expected.len()
-        && (leak.as_ref().is_some_and(|l| l.call) || in_reasoning.is_some());
+    let explained =
+        n < expected.len() && (leak.as_ref().is_some_and(|l| l.call) || in_reasoning.is_some());
     // Tool choice.
     let honoured = match &scenario.tool_choice {
         _ if explained => None,
@@ -257,7 +257,13 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
                 names_or_none(&said.calls)
             ),
         )),
-        ToolChoice::None => Some((n == 0, format!("`none`, and the answer called {}", names_or_none(&said.calls)))),
+        ToolChoice::None => Some((
+            n == 0,
+            format!(
+                "`none`, and the answer called {}",
+                names_or_none(&said.calls)
+            ),
+        )),
         ToolChoice::Auto => None,
     };
     if let Some((ok, why)) = &honoured {
@@ -307,13 +313,17 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
                     .map(move |k| format!("{} {}: {} → {}", c.tool_name, k.path, k.from, k.to))
             })
             .collect();
-        j.set(Check::SchemaAsSent, coerced.is_empty() && invalid.is_empty(), || {
-            if coerced.is_empty() {
-                invalid.join("; ")
-            } else {
-                format!("coerced: {}", coerced.join("; "))
-            }
-        });
+        j.set(
+            Check::SchemaAsSent,
+            coerced.is_empty() && invalid.is_empty(),
+            || {
+                if coerced.is_empty() {
+                    invalid.join("; ")
+                } else {
+                    format!("coerced: {}", coerced.join("; "))
+                }
+            },
+        );
     }
     // The finish reason: the parts' reason (tool-calls when calls came) and the lint's
     // finding on the wire's own reason.
@@ -343,10 +353,7 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
         });
     }
     if answer.stream && n > 0 {
-        let empty = said
-            .warnings
-            .iter()
-            .any(|w| w == lint::EMPTY_ARGS_STREAMED);
+        let empty = said.warnings.iter().any(|w| w == lint::EMPTY_ARGS_STREAMED);
         j.set(Check::StreamedArgs, !empty, || {
             "arguments streamed as {} and then sent whole".into()
         });
@@ -390,7 +397,8 @@ pub fn judge_pair(streamed: (&Answer, &mut Judged), whole: (&Answer, &Judged)) {
         .unwrap_or(sj.checks.len());
     sj.checks.insert(at, (Check::StreamEqual, ok));
     if !ok {
-        sj.notes.push(format!("{}: {}", Check::StreamEqual.name(), note()));
+        sj.notes
+            .push(format!("{}: {}", Check::StreamEqual.name(), note()));
     }
 }
 
@@ -398,9 +406,7 @@ pub fn judge_pair(streamed: (&Answer, &mut Judged), whole: (&Answer, &Judged)) {
 /// token) from the output text.
 pub fn output_tokens(events: &[RunEvent]) -> u64 {
     let reported = events.iter().rev().find_map(|e| match e.as_part() {
-        Some(Part::Finish {
-            usage: Some(u), ..
-        }) => u.output_tokens,
+        Some(Part::Finish { usage: Some(u), .. }) => u.output_tokens,
         _ => None,
     });
     reported.unwrap_or_else(|| {
@@ -472,10 +478,7 @@ fn requirement_missed(e: &ExpectedCall, input: &Value) -> Option<String> {
         match input.get(arg) {
             None => return Some(format!("argument \"{arg}\" missing")),
             Some(v) if !is_type(v, t) => {
-                return Some(format!(
-                    "argument \"{arg}\" is {}, not {t}",
-                    type_of(v)
-                ));
+                return Some(format!("argument \"{arg}\" is {}, not {t}", type_of(v)));
             }
             _ => {}
         }
@@ -495,7 +498,9 @@ fn requirement_missed(e: &ExpectedCall, input: &Value) -> Option<String> {
             _ => 0,
         };
         if len < *least {
-            return Some(format!("argument \"{arg}\" has length {len}, less than {least}"));
+            return Some(format!(
+                "argument \"{arg}\" has length {len}, less than {least}"
+            ));
         }
     }
     None
@@ -504,7 +509,11 @@ fn requirement_missed(e: &ExpectedCall, input: &Value) -> Option<String> {
 fn is_type(v: &Value, t: &str) -> bool {
     match t {
         "string" => v.is_string(),
-        "integer" => v.as_i64().is_some() || v.as_u64().is_some() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            v.as_i64().is_some()
+                || v.as_u64().is_some()
+                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "number" => v.is_number(),
         "boolean" => v.is_boolean(),
         "object" => v.is_object(),

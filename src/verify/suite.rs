@@ -168,8 +168,10 @@ impl Suite {
                 return Err(format!("scenario \"{}\" is defined twice", raw.name));
             }
             let name = raw.name.clone();
-            scenarios
-                .push(scenario(raw, &file.tools, &all).map_err(|e| format!("scenario \"{name}\": {e}"))?);
+            scenarios.push(
+                scenario(raw, &file.tools, &all)
+                    .map_err(|e| format!("scenario \"{name}\": {e}"))?,
+            );
         }
         Ok(Suite {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
@@ -220,8 +222,8 @@ fn scenario(raw: RawScenario, defs: &[ToolDef], all: &ToolSet) -> Result<Scenari
     tool_choice.validate(&tools).map_err(|e| e.message)?;
     let mut messages = Vec::new();
     for (i, m) in raw.history.into_iter().enumerate() {
-        let m: Message = serde_json::from_value(m)
-            .map_err(|e| format!("history entry {}: {e}", i + 1))?;
+        let m: Message =
+            serde_json::from_value(m).map_err(|e| format!("history entry {}: {e}", i + 1))?;
         messages.push(m);
     }
     let mut prompt = raw.prompt.unwrap_or_default();
@@ -286,7 +288,9 @@ fn scenario(raw: RawScenario, defs: &[ToolDef], all: &ToolSet) -> Result<Scenari
             ));
         }
         ToolChoice::Tool(x) if expect.calls.iter().any(|c| &c.tool != x) => {
-            return Err(format!("tool_choice forces \"{x}\": expect only calls of it"));
+            return Err(format!(
+                "tool_choice forces \"{x}\": expect only calls of it"
+            ));
         }
         _ => {}
     }

@@ -449,7 +449,10 @@ impl Filler<'_> {
         }
         // Code or content to write: a fenced block of the prompt, byte for byte.
         if matches!(hint.kind, Kind::Query | Kind::Generic)
-            && hint.key_stems.iter().any(|s| BLOCK_WORDS.contains(&s.as_str()))
+            && hint
+                .key_stems
+                .iter()
+                .any(|s| BLOCK_WORDS.contains(&s.as_str()))
             && let Some(block) = self.prompt.blocks.get(hint.index)
         {
             return block.clone();

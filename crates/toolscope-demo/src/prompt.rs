@@ -768,7 +768,8 @@ mod tests {
 
     #[test]
     fn fenced_blocks_are_kept_byte_for_byte_and_read_apart() {
-        let text = "Save this as ./a.py:\n```python\n    if x:\n        y = '</parameter>'\n\n```\nthanks";
+        let text =
+            "Save this as ./a.py:\n```python\n    if x:\n        y = '</parameter>'\n\n```\nthanks";
         let p = analyse(text);
         assert_eq!(p.blocks, ["    if x:\n        y = '</parameter>'\n\n"]);
         assert_eq!(p.paths, ["./a.py"]);
