@@ -472,3 +472,69 @@ fn ctrl_c_halfway_prints_what_was_measured_and_exits_130() {
     let done = r["requests"]["done"].as_u64().unwrap();
     assert!((3..28).contains(&done), "{done}");
 }
+
+/// Chromium from the Debian package, if installed.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+}
+
+#[test]
+#[ignore = "needs chromium (the Debian package) to load the HTML report headless"]
+fn the_html_report_renders_in_a_headless_browser_without_console_errors() {
+    let browser = chromium().expect("chromium is installed");
+    let server = Server::start(Some("drop-parallel"));
+    let dir = scratch("html");
+    let html = dir.join("report.html");
+    let out = verify(&[
+        "--provider",
+        "openai",
+        "--model",
+        "demo-1",
+        "--base-url",
+        &format!("{}/v1", server.url),
+        "--report",
+        html.to_str().unwrap(),
+        "--failures",
+        dir.join("f").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Self-contained: nothing to fetch, no script.
+    assert!(!page.contains("<script"), "no script");
+    for attr in ["src=\"http", "href=\"http", "url(http"] {
+        assert!(!page.contains(attr), "{attr}");
+    }
+    let run = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", html.display()))
+        .env("HOME", &dir)
+        .output()
+        .expect("chromium runs");
+    let log = String::from_utf8_lossy(&run.stderr);
+    let dom = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{log}");
+    // Any console message (an error, a blocked fetch under the page's CSP) is a failure.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(dom.contains("<h1>toolscope verify</h1>"), "{dom}");
+    assert!(dom.contains("<svg"), "the chart");
+    assert!(dom.contains("parallel-two · run 1 · streamed"), "a failure");
+    assert!(dom.contains("Raw stream"), "its raw stream");
+}

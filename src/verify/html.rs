@@ -44,6 +44,7 @@ pub fn page(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
          <title>toolscope verify · {}</title><style>{STYLE}</style></head><body><main>",
         escape(&report.target.label())
     );
