@@ -204,12 +204,37 @@ fn persona_drop_parallel_loses_calls_and_nothing_else() {
 
 #[test]
 fn persona_empty_args_is_streamed_args_and_nothing_else() {
-    assert_eq!(persona_faults("empty-args").0, ["streamed-args"]);
+    let (f, _, dir) = persona_faults("empty-args");
+    assert_eq!(f, ["streamed-args"]);
+    let codes = lint_codes(&dir.join("failures").join("one-call-run1-streamed.json"));
+    assert!(
+        codes.contains(&"empty-args-streamed".to_string()),
+        "{codes:?}"
+    );
+}
+
+/// The lint codes `toolscope lint` finds in a saved session.
+fn lint_codes(session: &Path) -> Vec<String> {
+    let out = toolscope()
+        .arg("lint")
+        .arg(session)
+        .output()
+        .expect("lint runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|f| f["type"] == "finding")
+        .map(|f| f["code"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 #[test]
 fn persona_quoted_numbers_is_schema_as_sent_and_nothing_else() {
-    assert_eq!(persona_faults("quoted-numbers").0, ["schema-as-sent"]);
+    let (f, _, dir) = persona_faults("quoted-numbers");
+    assert_eq!(f, ["schema-as-sent"]);
+    // The stream lint says it of the saved answer too.
+    let codes = lint_codes(&dir.join("failures").join("types-run1-streamed.json"));
+    assert!(codes.contains(&"type-mismatch".to_string()), "{codes:?}");
 }
 
 #[test]
@@ -224,9 +249,12 @@ fn persona_stream_differs_is_stream_equal_and_nothing_else() {
 
 #[test]
 fn persona_call_in_reasoning_is_that_and_nothing_else() {
-    assert_eq!(
-        persona_faults("call-in-reasoning").0,
-        ["no-call-in-reasoning"]
+    let (f, _, dir) = persona_faults("call-in-reasoning");
+    assert_eq!(f, ["no-call-in-reasoning"]);
+    let codes = lint_codes(&dir.join("failures").join("one-call-run1-whole.json"));
+    assert!(
+        codes.contains(&"call-in-reasoning".to_string()),
+        "{codes:?}"
     );
 }
 
@@ -537,4 +565,37 @@ fn the_html_report_renders_in_a_headless_browser_without_console_errors() {
     assert!(dom.contains("<svg"), "the chart");
     assert!(dom.contains("parallel-two · run 1 · streamed"), "a failure");
     assert!(dom.contains("Raw stream"), "its raw stream");
+}
+
+#[test]
+fn a_second_endpoint_runs_beside_the_first() {
+    let server = Server::start(Some("ignore-required"));
+    let dir = scratch("against-live");
+    let json = dir.join("a.json");
+    let out = verify(&[
+        "--provider",
+        "demo",
+        "--against",
+        &format!("{}/v1", server.url),
+        "--against-model",
+        "demo-1",
+        "--json",
+        json.to_str().unwrap(),
+        "--failures",
+        dir.join("f").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("[A] score: 100%"), "{stdout}");
+    assert!(stdout.contains("[B] score: 92.9%"), "{stdout}");
+    assert!(stdout.contains("✗ B: tool-choice"), "{stdout}");
+    // The second endpoint's failures go to their own folder.
+    assert!(
+        dir.join("f")
+            .join("against")
+            .join("required-run1-streamed.json")
+            .is_file()
+    );
+    // --json is the first endpoint's report.
+    assert!(faults(&report(&json)).is_empty());
 }

@@ -24,9 +24,8 @@ pub struct ServeDemoArgs {
     /// Milliseconds between two streamed pieces (0 streams as fast as possible).
     #[arg(long, value_name = "N", default_value_t = DemoOptions::DEFAULT_PACE.as_millis() as u64)]
     pub pace_ms: u64,
-    /// Serve with one known server fault switched on (for `toolscope verify` to find): leak,
-    /// drop-parallel, empty-args, quoted-numbers, ignore-required, stream-differs,
-    /// call-in-reasoning, error-500-third.
+    /// Serve with one known server fault switched on, for `toolscope verify` (or any client) to
+    /// find; each is described in the README.
     #[arg(long, value_name = "NAME", value_parser = persona_parser())]
     pub persona: Option<Persona>,
 }

@@ -160,7 +160,7 @@ pub fn run(args: VerifyArgs) -> u8 {
     // --against: a saved report, or a second endpoint.
     enum Against {
         Saved(Box<Report>),
-        Live(Request),
+        Live(Box<Request>),
     }
     let against = match &args.against {
         None => None,
@@ -173,7 +173,7 @@ pub fn run(args: VerifyArgs) -> u8 {
         Some(url) => {
             let model = args.against_model.as_deref().or(Some(given.model.as_str()));
             match template(args.provider, model, Some(url.clone()), &args) {
-                Ok(r) => Some(Against::Live(r)),
+                Ok(r) => Some(Against::Live(Box::new(r))),
                 Err(e) => return super::fail_usage(&format!("verify: --against: {e}")),
             }
         }
@@ -237,19 +237,12 @@ pub fn run(args: VerifyArgs) -> u8 {
     });
     let (first, second) = outcome;
     let mut code = 0u8;
-    let report = finish(
-        &suite,
-        &first,
-        &args,
-        failures_dir.as_deref(),
-        "",
-        &mut code,
-    );
+    let report = finish(&suite, &first, failures_dir.as_deref(), "", &mut code);
     let other = match (&against, &second) {
         (Some(Against::Saved(r)), _) => Some((**r).clone()),
         (_, Some(m)) => {
             let dir = failures_dir.as_ref().map(|d| d.join("against"));
-            Some(finish(&suite, m, &args, dir.as_deref(), "[B] ", &mut code))
+            Some(finish(&suite, m, dir.as_deref(), "[B] ", &mut code))
         }
         _ => None,
     };
@@ -280,7 +273,12 @@ pub fn run(args: VerifyArgs) -> u8 {
     if let Ending::Stopped = first.ending {
         return 128 + signals.last.unwrap_or(2);
     }
-    if report.overall.score < 1.0 || !report.complete {
+    let live_other = match (&second, &other) {
+        (Some(_), Some(o)) => Some(o),
+        _ => None,
+    };
+    let all_right = |r: &Report| r.overall.score >= 1.0 && r.complete;
+    if !all_right(&report) || live_other.is_some_and(|o| !all_right(o)) {
         code = code.max(1);
     }
     code
@@ -412,7 +410,6 @@ fn verdicts(m: &Measured) -> Vec<Verdict<'_>> {
 fn finish(
     suite: &Suite,
     m: &Measured,
-    args: &VerifyArgs,
     failures: Option<&Path>,
     tag: &str,
     code: &mut u8,
@@ -497,7 +494,6 @@ fn finish(
         );
         *code = (*code).max(1);
     }
-    let _ = args;
     Report::build(
         suite,
         Meta {

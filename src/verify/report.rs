@@ -334,7 +334,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
+    Some(if v.len().is_multiple_of(2) {
         (v[m - 1] + v[m]) / 2.0
     } else {
         v[m]
@@ -370,7 +370,7 @@ fn rate_cell(rate: Option<&Rate>) -> String {
     }
 }
 
-fn summary_rate<'a>(s: &'a Summary, check: Check) -> Option<&'a Rate> {
+fn summary_rate(s: &Summary, check: Check) -> Option<&Rate> {
     s.checks.iter().find(|r| r.check == check.name())
 }
 
