@@ -83,6 +83,10 @@ pub struct VerifyArgs {
     /// answer comparable).
     #[arg(long, default_value_t = 0.0)]
     pub temperature: f64,
+    /// The most tokens each answer may generate (a scenario's own `max_tokens` wins): bounds
+    /// a model that runs on, on a slow server.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
     /// List the suite's scenarios and exit.
     #[arg(long)]
     pub list: bool,
@@ -111,6 +115,7 @@ fn template(
         None => {}
     }
     r.sampling.temperature = Some(args.temperature);
+    r.sampling.max_tokens = args.max_tokens;
     args.wire.apply(&mut r.timeouts, &mut r.limits);
     Ok(r)
 }

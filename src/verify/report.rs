@@ -426,6 +426,9 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         let mut failed = Vec::new();
         for (i, r) in reports.iter().enumerate() {
             match r.scenarios.iter().find(|o| o.name == s.name) {
+                Some(o) if o.summary.answers == 0 => {
+                    let _ = write!(line, "  {:<col$}", "not run");
+                }
                 Some(o) => {
                     let m = &o.summary;
                     let cell = format!(
