@@ -13,8 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolscope_core::lint::{self, find_call_in_reasoning, find_leak};
+use toolscope_core::lint::{self, Leak, find_call_in_reasoning, find_leak};
 use toolscope_core::part::{FinishReason, Part, ToolCall};
+use toolscope_core::protocol::{Protocol, SpanKind};
 use toolscope_core::provider::RunEvent;
 use toolscope_core::tool::{ToolChoice, ToolSet};
 
@@ -240,7 +241,7 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
     let expected = &scenario.expect.calls;
     let n = said.calls.len();
     j.empty = n == 0 && said.text.trim().is_empty() && said.reasoning.trim().is_empty();
-    let leak = find_leak(tools, &said.text);
+    let leak = find_leak(tools, &said.text).or_else(|| call_in_text(tools, &said.text));
     // In reasoning, call markup is a call left there; other special tokens are a leak.
     let in_reasoning = find_call_in_reasoning(tools, &said.reasoning);
     let reasoning_leak = find_leak(tools, &said.reasoning).filter(|l| !l.call);
@@ -420,6 +421,38 @@ pub fn output_tokens(events: &[RunEvent]) -> u64 {
             .sum();
         (bytes / 4) as u64
     })
+}
+
+/// A call written in the answer text without any protocol's marker — a JSON envelope naming a
+/// tool, bare or in a fence — that the server did not read as a call: it counts as call markup
+/// left in the text.
+fn call_in_text(tools: &ToolSet, text: &str) -> Option<Leak> {
+    if text.trim().is_empty() || tools.is_empty() {
+        return None;
+    }
+    let detected = Protocol::detect(tools, text.as_bytes());
+    let parsed = detected
+        .protocol
+        .stream_parser(tools)
+        .parse_whole(text.as_bytes());
+    let first = parsed.spans.iter().find(|s| s.kind == SpanKind::ToolCall)?;
+    let at = first.start.min(text.len());
+    let end = first.end.min(text.len()).max(at);
+    let shown: String = text
+        .get(at..end)
+        .unwrap_or_default()
+        .chars()
+        .take(60)
+        .collect();
+    parsed
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::ToolCall(_)))
+        .then(|| Leak {
+            at,
+            markup: shown,
+            call: true,
+        })
 }
 
 fn names_or_none(calls: &[ToolCall]) -> String {
