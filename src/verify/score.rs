@@ -575,3 +575,44 @@ pub fn clip(s: &str, max: usize) -> String {
     let cut: String = s.chars().take(max).collect();
     format!("{cut}…")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolscope_core::tool::ToolDef;
+
+    fn tools() -> ToolSet {
+        ToolSet::new(vec![ToolDef::new(
+            "get_weather",
+            "Weather for a city",
+            json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
+        )])
+        .unwrap()
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_found_and_prose_is_not() {
+        let fenced = "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
+        let found = call_in_text(&tools(), fenced).expect("the fenced envelope");
+        assert!(found.call);
+        assert!(found.markup.contains("get_weather"), "{found:?}");
+        for prose in [
+            "It is sunny in Paris, 18 °C.",
+            "I would use get_weather for that, but tools are off.",
+            "{\"answer\": 42}",
+            "",
+        ] {
+            assert_eq!(call_in_text(&tools(), prose), None, "{prose}");
+        }
+    }
+
+    #[test]
+    fn counts_give_precision_recall_and_f1() {
+        let c = Counts { tp: 1, fp: 0, fn_: 1 };
+        let (p, r, f) = c.prf();
+        assert_eq!((p, r), (1.0, 0.5));
+        assert!((f - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(Counts::default().prf(), (1.0, 1.0, 1.0));
+    }
+}
