@@ -593,7 +593,8 @@ mod tests {
 
     #[test]
     fn a_call_written_as_text_is_found_and_prose_is_not() {
-        let fenced = "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
+        let fenced =
+            "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
         let found = call_in_text(&tools(), fenced).expect("the fenced envelope");
         assert!(found.call);
         assert!(found.markup.contains("get_weather"), "{found:?}");
@@ -609,7 +610,11 @@ mod tests {
 
     #[test]
     fn counts_give_precision_recall_and_f1() {
-        let c = Counts { tp: 1, fp: 0, fn_: 1 };
+        let c = Counts {
+            tp: 1,
+            fp: 0,
+            fn_: 1,
+        };
         let (p, r, f) = c.prf();
         assert_eq!((p, r), (1.0, 0.5));
         assert!((f - 2.0 / 3.0).abs() < 1e-9);
