@@ -448,7 +448,7 @@ fn call_in_text(tools: &ToolSet, text: &str) -> Option<Leak> {
         .parts
         .iter()
         .any(|p| matches!(p, Part::ToolCall(_)))
-        .then(|| Leak {
+        .then_some(Leak {
             at,
             markup: shown,
             call: true,
