@@ -9,3 +9,4 @@
 
 pub mod app;
 pub mod tui;
+pub mod verify;

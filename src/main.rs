@@ -1,5 +1,5 @@
 //! The `toolscope` command: with no subcommand it opens the playground TUI; `parse`, `run`,
-//! `replay`, `lint`, `protocols`, `serve-demo` and `serve-mcp-demo` are headless and print parts (findings,
+//! `replay`, `lint`, `verify`, `protocols`, `serve-demo` and `serve-mcp-demo` are headless and print parts (findings,
 //! protocols) as JSONL.
 //!
 //! Exit status: 0 on success, 1 when a provider or stream failed (after an `error` part) or the
@@ -40,6 +40,8 @@ enum Command {
     Lint(cli::lint::LintArgs),
     /// List the text protocols, from the registry.
     Protocols(cli::protocols::ProtocolsArgs),
+    /// Score an endpoint's tool calling on a battery of scenarios, streamed and whole.
+    Verify(Box<cli::verify::VerifyArgs>),
     /// Serve the built-in demo model as an OpenAI-compatible endpoint on 127.0.0.1.
     ServeDemo(cli::serve_demo::ServeDemoArgs),
     /// Serve the demo tools as an MCP server on stdin and stdout (for --mcp).
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Parse(args)) => cli::parse::run(args),
         Some(Command::Run(args)) => cli::run::run(*args),
+        Some(Command::Verify(args)) => cli::verify::run(*args),
         Some(Command::ServeDemo(args)) => cli::serve_demo::run(args),
         Some(Command::ServeMcpDemo(args)) => cli::serve_mcp_demo::run(args),
         Some(Command::Replay(args)) => cli::replay::run(args),

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod run;
 pub mod serve_demo;
 pub mod serve_mcp_demo;
+pub mod verify;
 
 /// The `--provider` value parser: the names of the application's provider table, listed in
 /// `--help` and in the error for a wrong one.

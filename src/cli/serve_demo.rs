@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use toolscope_demo::DemoOptions;
+use toolscope_demo::{DemoOptions, Persona};
 
 /// The port used when none is given.
 pub const DEFAULT_PORT: u16 = 8377;
@@ -24,6 +24,18 @@ pub struct ServeDemoArgs {
     /// Milliseconds between two streamed pieces (0 streams as fast as possible).
     #[arg(long, value_name = "N", default_value_t = DemoOptions::DEFAULT_PACE.as_millis() as u64)]
     pub pace_ms: u64,
+    /// Serve with one known server fault switched on, for `toolscope verify` (or any client) to
+    /// find; each is described in the README.
+    #[arg(long, value_name = "NAME", value_parser = persona_parser())]
+    pub persona: Option<Persona>,
+}
+
+/// `--persona`: the names of the demo's persona list.
+fn persona_parser() -> impl clap::builder::TypedValueParser<Value = Persona> {
+    use clap::builder::TypedValueParser;
+    let names: Vec<&'static str> = Persona::ALL.iter().map(|p| p.name()).collect();
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|name: String| Persona::from_name(&name).expect("a listed name"))
 }
 
 pub fn run(args: ServeDemoArgs) -> u8 {
@@ -45,7 +57,7 @@ async fn serve(args: ServeDemoArgs) -> u8 {
     let options = DemoOptions {
         pace: Duration::from_millis(args.pace_ms),
     };
-    let server = match toolscope_demo::serve(addr, options).await {
+    let server = match toolscope_demo::serve_persona(addr, options, args.persona).await {
         Ok(s) => s,
         Err(e) => return super::fail_usage(&format!("serve-demo: cannot listen on {addr}: {e}")),
     };
@@ -68,6 +80,9 @@ async fn serve(args: ServeDemoArgs) -> u8 {
         "OpenAI base URL: {} (any model name, any API key). Prompts with #429, #500, #cut or #malformed demonstrate failures. Ctrl+C stops.",
         server.base_url()
     );
+    if let Some(p) = args.persona {
+        eprintln!("persona {}: {}", p.name(), p.about());
+    }
     interrupts.wait().await;
     server.shutdown().await;
     0

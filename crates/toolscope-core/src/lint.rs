@@ -16,7 +16,8 @@
 //! lint` prints them.
 
 use crate::part::{FinishReason, Warning};
-use crate::tool::ToolChoice;
+use crate::protocol::{Protocol, find_call_marker};
+use crate::tool::{ToolChoice, ToolSet};
 
 /// Every code the lint can report, with what it means. The first group is checked by the
 /// decoders of the wires it names, the second once an answer ends.
@@ -66,6 +67,26 @@ pub const CODES: &[(&str, &str)] = &[
         USAGE_MISSING,
         "the answer ended without the usage its wire reports",
     ),
+    (
+        MARKUP_LEAK,
+        "a protocol's call markup or a family's special tokens in the answer text or reasoning, finish reason not `tool-calls`",
+    ),
+    (
+        CALL_IN_REASONING,
+        "call markup inside reasoning, in a family whose calls there do not count",
+    ),
+    (
+        EMPTY_ARGS_STREAMED,
+        "a call streamed as `{}` whose final arguments are not empty",
+    ),
+    (
+        TYPE_MISMATCH,
+        "an argument whose type contradicts the schema (a number sent as a string)",
+    ),
+    (
+        STREAM_DIFFERS,
+        "verify: the streamed and the whole answer to the same request disagree",
+    ),
 ];
 
 /// A streamed tool-call fragment without `index`.
@@ -92,6 +113,84 @@ pub const USAGE_MISSING: &str = "usage-missing";
 pub const EVENT_ORDER: &str = "event-order";
 /// A block type toolscope does not know.
 pub const UNKNOWN_BLOCK: &str = "unknown-block";
+/// Call markup or special tokens in answer text or reasoning.
+pub const MARKUP_LEAK: &str = "markup-leak";
+/// Call markup inside reasoning where calls there do not count.
+pub const CALL_IN_REASONING: &str = "call-in-reasoning";
+/// A call streamed as `{}`, its arguments sent whole afterwards.
+pub const EMPTY_ARGS_STREAMED: &str = "empty-args-streamed";
+/// An argument of the wrong type for its schema.
+pub const TYPE_MISMATCH: &str = "type-mismatch";
+/// The streamed and the whole answer disagree (`toolscope verify`).
+pub const STREAM_DIFFERS: &str = "stream-differs";
+
+/// Special tokens of model families that never belong in answer text or reasoning, beyond the
+/// call markers and end-of-turn tokens the protocol registry declares: the families' own
+/// framing tokens, which a server that skips its parser (or prints special tokens) lets through.
+pub const SPECIAL_TOKENS: &[&str] = &[
+    "<|tool_call_begin|>",
+    "<|tool_call_end|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_argument_begin|>",
+    "\u{ff5c}DSML\u{ff5c}",
+    "]<]minimax[>[",
+    "]~b]",
+    "<|open|>",
+    "<|close|>",
+    "<|sep|>",
+    "<|python_tag|>",
+    "<|tool_call>",
+    "<tool_call|>",
+    "<|START_ACTION|>",
+    "<|tool_calls_section_end|>",
+];
+
+/// Markup found where none belongs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leak {
+    /// Byte offset in the text.
+    pub at: usize,
+    /// The markup as found.
+    pub markup: String,
+    /// A protocol's call marker (rather than a special token).
+    pub call: bool,
+}
+
+/// The first call markup (a call marker of any registered protocol) or special token (an
+/// end-of-turn token of the registry, or one of [`SPECIAL_TOKENS`]) in `text`.
+pub fn find_leak(tools: &ToolSet, text: &str) -> Option<Leak> {
+    let call = find_call_marker(tools, text).map(|m| Leak {
+        at: m.at,
+        markup: m.marker,
+        call: true,
+    });
+    let ends = Protocol::all();
+    let token = ends
+        .iter()
+        .flat_map(|p| p.end_tokens().iter().copied())
+        .chain(SPECIAL_TOKENS.iter().copied())
+        .filter_map(|t| text.find(t).map(|at| (at, t)))
+        .min_by_key(|(at, t)| (*at, usize::MAX - t.len()))
+        .map(|(at, t)| Leak {
+            at,
+            markup: t.to_string(),
+            call: false,
+        });
+    match (call, token) {
+        (Some(c), Some(t)) if t.at < c.at => Some(t),
+        (Some(c), _) => Some(c),
+        (None, t) => t,
+    }
+}
+
+/// The first call markup in reasoning (`None` when there is none).
+pub fn find_call_in_reasoning(tools: &ToolSet, reasoning: &str) -> Option<Leak> {
+    find_call_marker(tools, reasoning).map(|m| Leak {
+        at: m.at,
+        markup: m.marker,
+        call: true,
+    })
+}
 
 /// What the request asked of the answer, for the checks made when it ends.
 #[derive(Clone, Debug, Default)]

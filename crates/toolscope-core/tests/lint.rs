@@ -297,6 +297,70 @@ fn cases() -> Vec<Case> {
             clean: openai(weather("c1"), "tool_calls"),
         },
         Case {
+            code: lint::MARKUP_LEAK,
+            request: chat(|_| {}),
+            bad: openai(
+                vec![chunk(
+                    json!({"content":"<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}),
+                    None,
+                )],
+                "stop",
+            ),
+            clean: openai(
+                vec![chunk(json!({"content":"Sunny, 18 °C."}), None)],
+                "stop",
+            ),
+        },
+        Case {
+            code: lint::CALL_IN_REASONING,
+            request: chat(|_| {}),
+            bad: openai(
+                vec![
+                    chunk(
+                        json!({"reasoning_content":"<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}),
+                        None,
+                    ),
+                    chunk(json!({"content":"Let me check."}), None),
+                ],
+                "stop",
+            ),
+            clean: openai(
+                vec![
+                    chunk(
+                        json!({"reasoning_content":"The user wants the weather."}),
+                        None,
+                    ),
+                    chunk(json!({"content":"Sunny."}), None),
+                ],
+                "stop",
+            ),
+        },
+        Case {
+            code: lint::EMPTY_ARGS_STREAMED,
+            request: chat(|_| {}),
+            bad: openai(
+                vec![
+                    call_start(0, "c1", "get_weather"),
+                    call_args(0, "{}"),
+                    call_args(0, "{\"city\":\"Paris\"}"),
+                ],
+                "tool_calls",
+            ),
+            clean: openai(weather("c1"), "tool_calls"),
+        },
+        Case {
+            code: lint::TYPE_MISMATCH,
+            request: chat(|_| {}),
+            bad: openai(
+                vec![
+                    call_start(0, "c1", "get_weather"),
+                    call_args(0, "{\"city\":42}"),
+                ],
+                "tool_calls",
+            ),
+            clean: openai(weather("c1"), "tool_calls"),
+        },
+        Case {
             code: lint::USAGE_MISSING,
             request: chat(|_| {}),
             bad: sse(&[
@@ -313,6 +377,10 @@ fn cases() -> Vec<Case> {
 fn every_check_fires_on_its_broken_body_and_stays_quiet_on_the_clean_one() {
     let cases = cases();
     for (code, _) in lint::CODES {
+        // `toolscope verify` finds this one, comparing two answers; no decoder can.
+        if *code == lint::STREAM_DIFFERS {
+            continue;
+        }
         assert!(
             cases.iter().any(|c| c.code == *code),
             "no case for the lint code {code}"

@@ -447,6 +447,16 @@ impl Filler<'_> {
         {
             return d.to_string();
         }
+        // Code or content to write: a fenced block of the prompt, byte for byte.
+        if matches!(hint.kind, Kind::Query | Kind::Generic)
+            && hint
+                .key_stems
+                .iter()
+                .any(|s| BLOCK_WORDS.contains(&s.as_str()))
+            && let Some(block) = self.prompt.blocks.get(hint.index)
+        {
+            return block.clone();
+        }
         // What the prompt offers for this kind of value, if anything.
         let p = self.prompt;
         let nth = |list: &[String]| list.get(hint.index).cloned();
@@ -594,6 +604,11 @@ impl Filler<'_> {
             .count()
     }
 }
+
+/// Property names that take a fenced block of the prompt whole (`content`, `code`, …).
+const BLOCK_WORDS: &[&str] = &[
+    "code", "content", "source", "body", "script", "snippet", "data", "text", "patch", "diff",
+];
 
 #[rustfmt::skip]
 const LANGUAGES: &[&str] = &[

@@ -24,6 +24,7 @@ pub mod fill;
 mod local;
 pub mod mcp;
 pub mod model;
+pub mod persona;
 pub mod prompt;
 pub mod prose;
 pub mod reply;
@@ -40,10 +41,11 @@ pub use model::{
     TRIGGER_CUT, TRIGGER_MALFORMED, TRIGGER_RATE_LIMIT, TRIGGER_SERVER_ERROR, respond,
     respond_to_body,
 };
+pub use persona::Persona;
 pub use reply::{CallText, Fault, Finish, Piece, Reply};
 pub use request::{DEFAULT_MODEL, DemoRequest, RequestError};
 pub use routes::RETRY_AFTER_SECONDS;
-pub use server::{DemoServer, serve};
+pub use server::{DemoServer, serve, serve_persona};
 pub use state::{DemoOptions, DemoStats};
 
 #[cfg(test)]

@@ -106,6 +106,10 @@ pub struct Prompt {
     pub expression: Option<String>,
     /// What the prompt is about, for query-like arguments.
     pub subject: String,
+    /// The fenced blocks (```` ``` ````) of the prompt, byte for byte: the text after the
+    /// opening fence's line up to the closing fence, its last newline included. The rest of the
+    /// prompt is read without them.
+    pub blocks: Vec<String>,
 }
 
 impl Prompt {
@@ -113,6 +117,8 @@ impl Prompt {
     /// a capitalised word at the start of a sentence counts as a name only when it is not one of
     /// them ("Weather in Paris" names Paris, not Weather).
     pub fn analyse(text: &str, vocabulary: &HashSet<String>) -> Prompt {
+        let (rest, blocks) = take_fenced_blocks(text);
+        let text = rest.as_str();
         let words = split_words(text);
         let names = find_names(text, &words, vocabulary);
         let lists = find_lists(&words, &names);
@@ -141,6 +147,7 @@ impl Prompt {
             times,
             expression,
             subject,
+            blocks,
         }
     }
 
@@ -382,6 +389,36 @@ fn find_numbers(words: &[Word]) -> Vec<NumberAt> {
             value.is_finite().then_some(NumberAt { value, word: i })
         })
         .collect()
+}
+
+/// The prompt without its fenced blocks (each left as one space), and the blocks. A fence left
+/// open runs to the end of the prompt.
+fn take_fenced_blocks(text: &str) -> (String, Vec<String>) {
+    const FENCE: &str = "```";
+    let mut rest = String::with_capacity(text.len());
+    let mut blocks = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find(FENCE).map(|i| from + i) {
+        // The language tag runs to the end of the fence's line.
+        let Some(line_end) = text[open..].find('\n').map(|i| open + i) else {
+            break;
+        };
+        let start = line_end + 1;
+        let (block_end, after) = if text[start..].starts_with(FENCE) {
+            (start, start + FENCE.len())
+        } else {
+            match text[start..].find("\n```").map(|i| start + i) {
+                Some(close) => (close + 1, close + 1 + FENCE.len()),
+                None => (text.len(), text.len()),
+            }
+        };
+        rest.push_str(&text[from..open]);
+        rest.push(' ');
+        blocks.push(text[start..block_end].to_string());
+        from = after;
+    }
+    rest.push_str(&text[from..]);
+    (rest, blocks)
 }
 
 fn find_quoted(text: &str) -> Vec<String> {
@@ -727,6 +764,18 @@ mod tests {
             assert_eq!(analyse(prompt).subject, want, "{prompt}");
         }
         assert_eq!(analyse("").subject, "");
+    }
+
+    #[test]
+    fn fenced_blocks_are_kept_byte_for_byte_and_read_apart() {
+        let text =
+            "Save this as ./a.py:\n```python\n    if x:\n        y = '</parameter>'\n\n```\nthanks";
+        let p = analyse(text);
+        assert_eq!(p.blocks, ["    if x:\n        y = '</parameter>'\n\n"]);
+        assert_eq!(p.paths, ["./a.py"]);
+        assert!(!p.text.contains("parameter"));
+        let p = analyse("a\n```\n```\nb ```\nopen");
+        assert_eq!(p.blocks, ["", "open"]);
     }
 
     #[test]

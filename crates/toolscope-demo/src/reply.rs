@@ -17,6 +17,9 @@ pub enum Piece {
     },
     /// A fragment of a call's arguments text.
     CallArgs { index: usize, fragment: String },
+    /// A fragment of reasoning, sent apart from the answer (`reasoning_content`); only the
+    /// server personas write it.
+    Reasoning(String),
 }
 
 /// A failure the prompt asked for (see the failure demos in the module docs of `demo`).
@@ -148,6 +151,17 @@ impl Reply {
         text
     }
 
+    /// The reasoning, joined (`None` when the reply has none).
+    pub fn reasoning(&self) -> Option<String> {
+        let mut text = None::<String>;
+        for p in &self.pieces {
+            if let Piece::Reasoning(t) = p {
+                text.get_or_insert_with(String::new).push_str(t);
+            }
+        }
+        text
+    }
+
     /// The tool calls, joined from their pieces.
     pub fn tool_calls(&self) -> Vec<CallText> {
         let mut calls: Vec<CallText> = Vec::new();
@@ -163,7 +177,7 @@ impl Reply {
                         c.arguments.push_str(fragment);
                     }
                 }
-                Piece::Text(_) => {}
+                Piece::Text(_) | Piece::Reasoning(_) => {}
             }
         }
         calls

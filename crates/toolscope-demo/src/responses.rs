@@ -350,6 +350,8 @@ pub fn events(reply: &Reply, meta: &Meta) -> Vec<Value> {
                 });
                 next_index += 1;
             }
+            // Reasoning is written by the server personas only, which serve Chat Completions.
+            Piece::Reasoning(_) => {}
             Piece::CallArgs { fragment, .. } => {
                 if let Some(o) = open.as_mut() {
                     o.text.push_str(fragment);

@@ -107,7 +107,11 @@ enum Api {
 }
 
 async fn completions(request: Request<Incoming>, shared: Arc<Shared>, api: Api) -> Response<Body> {
-    shared.stats.send_modify(|s| s.requests += 1);
+    let mut request_number = 0;
+    shared.stats.send_modify(|s| {
+        s.requests += 1;
+        request_number = s.requests;
+    });
     let bytes = match Limited::new(request.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -164,7 +168,10 @@ async fn completions(request: Request<Incoming>, shared: Arc<Shared>, api: Api) 
             );
         }
     };
-    let reply = model::respond(&request);
+    let mut reply = model::respond(&request);
+    if let Some(persona) = shared.persona {
+        reply = persona.apply(reply, &request, request_number);
+    }
     match reply.fault {
         Some(Fault::RateLimit) => return rate_limited(&request.model),
         Some(Fault::ServerError) => {

@@ -18,6 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::persona::Persona;
 use crate::routes;
 use crate::state::{DemoOptions, DemoStats, Shared};
 
@@ -32,10 +33,23 @@ pub struct DemoServer {
 /// Starts the demo server on `listener_addr` (port 0 picks a free port). Must be called from a
 /// tokio runtime, which then runs the server.
 pub async fn serve(listener_addr: SocketAddr, options: DemoOptions) -> io::Result<DemoServer> {
+    serve_persona(listener_addr, options, None).await
+}
+
+/// [`serve`] with a server fault switched on (see [`Persona`]).
+pub async fn serve_persona(
+    listener_addr: SocketAddr,
+    options: DemoOptions,
+    persona: Option<Persona>,
+) -> io::Result<DemoServer> {
     let listener = TcpListener::bind(listener_addr).await?;
     let addr = listener.local_addr()?;
     let (stats, _) = watch::channel(DemoStats::default());
-    let shared = Arc::new(Shared { options, stats });
+    let shared = Arc::new(Shared {
+        options,
+        persona,
+        stats,
+    });
     let (stop, stopped) = oneshot::channel();
     let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
     Ok(DemoServer {

@@ -55,5 +55,7 @@ pub struct DemoStats {
 /// What the connections share.
 pub struct Shared {
     pub options: DemoOptions,
+    /// The server fault switched on, if any.
+    pub persona: Option<crate::persona::Persona>,
     pub stats: watch::Sender<DemoStats>,
 }

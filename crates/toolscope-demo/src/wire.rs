@@ -36,6 +36,9 @@ pub fn completion(reply: &Reply, meta: &Meta) -> Value {
         "content": reply.content(),
         "refusal": null,
     });
+    if let Some(r) = reply.reasoning() {
+        message["reasoning_content"] = json!(r);
+    }
     if !calls.is_empty() {
         message["tool_calls"] = calls
             .iter()
@@ -91,6 +94,7 @@ pub fn chunks(reply: &Reply, meta: &Meta, include_usage: bool) -> Vec<Value> {
     for (i, piece) in reply.pieces.iter().enumerate() {
         let mut delta = match piece {
             Piece::Text(t) => json!({"content": t}),
+            Piece::Reasoning(t) => json!({"reasoning_content": t}),
             Piece::CallStart { index, id, name } => json!({"tool_calls": [{
                 "index": index,
                 "id": id,

@@ -319,6 +319,46 @@ impl Protocol {
     }
 }
 
+/// Call markup found in a text: where, and the marker as written there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallMarker {
+    /// The byte offset of the marker in the text.
+    pub at: usize,
+    /// The marker as the text has it.
+    pub marker: String,
+    /// The protocol that declares it (the first in registry order).
+    pub protocol: &'static str,
+}
+
+/// The first call marker of any registered protocol in `text` (reasoning markers are not call
+/// markup): what the stream lint looks for in answer text and reasoning that should hold none.
+pub fn find_call_marker(tools: &ToolSet, text: &str) -> Option<CallMarker> {
+    let d = Detector::new(tools);
+    let buf = text.as_bytes();
+    for p in 0..buf.len() {
+        if !d.first[buf[p] as usize] {
+            continue;
+        }
+        let best = d
+            .entries
+            .iter()
+            .filter(|e| !e.reasoning)
+            .filter_map(|e| match match_at(buf, p, &e.pieces, true) {
+                Match::Full(len) => Some((len, e)),
+                _ => None,
+            })
+            .max_by_key(|(len, _)| *len);
+        if let Some((len, e)) = best {
+            return Some(CallMarker {
+                at: p,
+                marker: String::from_utf8_lossy(&buf[p..p + len]).into_owned(),
+                protocol: REGISTRY[e.owners[0]].name(),
+            });
+        }
+    }
+    None
+}
+
 /// The choice for a whole output.
 pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
     let mut d = Detector::new(tools);

@@ -26,7 +26,7 @@ mod tests;
 pub(crate) mod tests_support;
 
 pub use auto::AutoParser;
-pub use detect::{Detected, Detector};
+pub use detect::{CallMarker, Detected, Detector, find_call_marker};
 pub use parser::{StreamParser, answer_parser, generate_parts};
 pub use span::{Parsed, Span, SpanKind};
 pub use spec::{Delimiters, Protocol, Reasoning};

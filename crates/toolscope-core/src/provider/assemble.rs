@@ -107,8 +107,28 @@ struct OpenCall {
     args: Option<ArgsStream>,
     /// The argument text as sent, kept to report it if it does not parse.
     raw: String,
+    /// How the streamed `{}` that some servers send before the arguments (sent whole after it)
+    /// stands: see [`EmptyFirst`].
+    empty_first: EmptyFirst,
     provider_executed: bool,
     metadata: Option<Value>,
+}
+
+/// A server that streams a call's arguments as `{}` and then sends them whole (`{}` then
+/// `{"city":"Paris"}`): the first `{}` is held back until the next fragment shows whether the
+/// arguments follow; if they do, it is dropped (with an `empty-args-streamed` warning), so the
+/// call's arguments are the ones sent whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum EmptyFirst {
+    /// Nothing of the arguments has arrived yet.
+    #[default]
+    Nothing,
+    /// The first fragment was `{}`, held back.
+    Held,
+    /// The held `{}` was followed by the arguments and dropped.
+    Dropped,
+    /// The arguments began otherwise, or the `{}` stood alone.
+    No,
 }
 
 /// A call whose arguments stopped short of a whole JSON value: cut by the token limit, or
@@ -159,13 +179,23 @@ pub(crate) struct Assembler {
     rules: AnswerRules,
     spans: usize,
     done: bool,
+    /// Native output (no protocol reads the text): the lint looks for markup in its text and
+    /// reasoning when the answer ends.
+    native_text: bool,
+    /// The answer text and reasoning so far (at most [`SEEN_CAP`] bytes each), for that look.
+    seen_text: String,
+    seen_reasoning: String,
+    /// Where the events of the delta being pushed begin in its `out`.
+    push_start: usize,
 }
+
+/// How much of an answer's text (and of its reasoning) the lint looks through for markup.
+const SEEN_CAP: usize = 1 << 20;
 
 impl Assembler {
     pub(crate) fn new(tools: ToolSet, output: OutputParser, rules: AnswerRules) -> Self {
         Assembler {
             tools,
-            output,
             writer: PartWriter::new(),
             calls: Vec::new(),
             calls_seen: 0,
@@ -178,10 +208,71 @@ impl Assembler {
             refusal: String::new(),
             finish: None,
             usage: None,
+            native_text: matches!(output, OutputParser::Text),
+            output,
             rules,
             spans: 0,
             done: false,
+            seen_text: String::new(),
+            seen_reasoning: String::new(),
+            push_start: 0,
         }
+    }
+
+    /// Takes note of the answer text and reasoning among `events`.
+    fn absorb(&mut self, events: &[RunEvent]) {
+        for e in events {
+            let (seen, delta) = match e {
+                RunEvent::Part(Part::TextDelta { delta, .. }) => (&mut self.seen_text, delta),
+                RunEvent::Part(Part::ReasoningDelta { delta, .. }) => {
+                    (&mut self.seen_reasoning, delta)
+                }
+                _ => continue,
+            };
+            if seen.len() < SEEN_CAP {
+                seen.push_str(delta);
+            }
+        }
+    }
+
+    /// The lint's findings about markup where none belongs, in native output: call markup or
+    /// special tokens in the text (or special tokens in the reasoning) of an answer that did
+    /// not end for tool calls, and call markup inside the reasoning.
+    fn markup_findings(&self, reason: FinishReason) -> Vec<Warning> {
+        let mut out = Vec::new();
+        if !self.native_text {
+            return out;
+        }
+        if reason != FinishReason::ToolCalls {
+            let leak = lint::find_leak(&self.tools, &self.seen_text)
+                .map(|l| (l, "text"))
+                .or_else(|| {
+                    lint::find_leak(&self.tools, &self.seen_reasoning)
+                        .filter(|l| !l.call)
+                        .map(|l| (l, "reasoning"))
+                });
+            if let Some((l, place)) = leak {
+                out.push(Warning::new(
+                    lint::MARKUP_LEAK,
+                    format!(
+                        "{} {:?} in the answer {place} at byte {}, and the finish reason is not tool calls",
+                        if l.call { "call markup" } else { "the special token" },
+                        l.markup,
+                        l.at
+                    ),
+                ));
+            }
+        }
+        if let Some(l) = lint::find_call_in_reasoning(&self.tools, &self.seen_reasoning) {
+            out.push(Warning::new(
+                lint::CALL_IN_REASONING,
+                format!(
+                    "call markup {:?} inside the reasoning at byte {}: a call there is not made",
+                    l.markup, l.at
+                ),
+            ));
+        }
+        out
     }
 
     /// The writer of this answer's parts: the output parser's in emulated mode.
@@ -214,6 +305,15 @@ impl Assembler {
         if self.done {
             return;
         }
+        self.push_start = out.len();
+        self.push_delta(delta, out);
+        if !self.done && self.native_text {
+            let start = self.push_start.min(out.len());
+            self.absorb(&out[start..]);
+        }
+    }
+
+    fn push_delta(&mut self, delta: Delta, out: &mut Vec<RunEvent>) {
         // A refusal ends where anything else of the answer begins.
         if !matches!(
             delta,
@@ -347,12 +447,17 @@ impl Assembler {
             }
             u
         });
-        let findings = self.rules.check(&AnswerFacts {
+        if self.native_text {
+            let start = self.push_start.min(out.len());
+            self.absorb(&out[start..]);
+        }
+        let mut findings = self.markup_findings(reason);
+        findings.extend(self.rules.check(&AnswerFacts {
             wire_finish: self.finish,
             calls: &self.client_calls,
             text_calls: self.text_calls,
             has_usage: usage.is_some(),
-        });
+        }));
         for w in findings {
             part(out, Part::warning(w));
         }
@@ -513,6 +618,7 @@ impl Assembler {
             pending: String::new(),
             args,
             raw: String::new(),
+            empty_first: EmptyFirst::Nothing,
             provider_executed,
             metadata: None,
         });
@@ -537,6 +643,34 @@ impl Assembler {
                     text: fragment.clone(),
                     tool_call_id: Some(call.id.clone()),
                 }));
+                match call.empty_first {
+                    EmptyFirst::Nothing if fragment.trim() == "{}" => {
+                        call.empty_first = EmptyFirst::Held;
+                        return;
+                    }
+                    EmptyFirst::Nothing => call.empty_first = EmptyFirst::No,
+                    EmptyFirst::Held if fragment.trim().is_empty() => return,
+                    EmptyFirst::Held if fragment.trim_start().starts_with('{') => {
+                        call.empty_first = EmptyFirst::Dropped;
+                        let name = call.name.clone().unwrap_or_default();
+                        let warning = Warning {
+                            tool_call_id: Some(call.id.clone()),
+                            tool_name: Some(name.clone()),
+                            ..Warning::new(
+                                lint::EMPTY_ARGS_STREAMED,
+                                format!(
+                                    "the arguments of {name} were streamed as `{{}}`, then sent whole: read as the whole ones"
+                                ),
+                            )
+                        };
+                        out.push(RunEvent::Part(Part::warning(warning)));
+                    }
+                    EmptyFirst::Held => {
+                        call.empty_first = EmptyFirst::No;
+                        args.push("{}");
+                    }
+                    _ => {}
+                }
                 args.push(&fragment);
                 if let Some(delta) = args.take_delta() {
                     let id = call.id.clone();
@@ -605,8 +739,19 @@ impl Assembler {
             );
             return;
         };
-        let strict_json = call.raw.trim().is_empty()
-            || serde_json::from_str::<serde::de::IgnoredAny>(&call.raw).is_ok();
+        let mut args = args;
+        let sent = match call.empty_first {
+            EmptyFirst::Held => {
+                // The `{}` stood alone: those are the arguments.
+                args.push("{}");
+                call.raw.as_str()
+            }
+            // The dropped `{}` is not part of the arguments sent whole.
+            EmptyFirst::Dropped => call.raw.trim_start().trim_start_matches("{}"),
+            _ => call.raw.as_str(),
+        };
+        let strict_json =
+            sent.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(sent).is_ok();
         match args.finish() {
             Ok((args, last)) => {
                 if !strict_json {
@@ -626,7 +771,37 @@ impl Assembler {
                     provider_executed: call.provider_executed,
                     provider_metadata: call.metadata,
                 };
+                let mismatched: Vec<String> = tool_call
+                    .coercions
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} sent as {}, read as {}",
+                            shown_path(&c.path),
+                            c.from,
+                            c.to
+                        )
+                    })
+                    .collect();
                 writer.end_call(tool_call, out);
+                if !call.provider_executed && !mismatched.is_empty() {
+                    // Native arguments are JSON: a value the schema had to change was sent with
+                    // the wrong type.
+                    part(
+                        out,
+                        Part::warning(Warning {
+                            tool_call_id: Some(call.id.clone()),
+                            tool_name: Some(name.clone()),
+                            ..Warning::new(
+                                lint::TYPE_MISMATCH,
+                                format!(
+                                    "the arguments of {name} contradict the schema's types: {}",
+                                    mismatched.join("; ")
+                                ),
+                            )
+                        }),
+                    );
+                }
                 if call.provider_executed {
                     self.provider_calls.push((call.id, name));
                     return;
@@ -719,6 +894,11 @@ impl Assembler {
             }),
         );
     }
+}
+
+/// A JSON pointer for a message (`/` for the whole value).
+fn shown_path(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
 }
 
 /// Whether the arguments' problem is that they stopped short (the text is a prefix of JSON).

@@ -1094,3 +1094,162 @@ fn minted_call_ids_continue_after_the_conversations_earlier_calls() {
         .collect();
     assert_eq!(ids, vec!["call-3".to_string()]);
 }
+
+#[test]
+fn arguments_streamed_as_empty_then_sent_whole_read_as_the_whole_ones() {
+    let chunk = |args: &str| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":args}}]}}]})
+        )
+    };
+    let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\"}}]}}]}\n\n";
+    let end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let mut r = request(ProviderKind::OPENAI, None);
+    r.stream = true;
+    let stream = format!(
+        "{start}{}{}{end}",
+        chunk("{}"),
+        chunk("{\"city\": \"Paris\"}")
+    );
+    for size in [1, 7, usize::MAX] {
+        let p = parts(&decode(&r, stream.as_bytes(), size));
+        let c = Collapsed::of(&p);
+        assert_eq!(
+            c.calls,
+            vec![("get_weather".into(), json!({"city":"Paris"}))]
+        );
+        let codes: Vec<&str> = p
+            .iter()
+            .filter_map(|p| match p {
+                Part::Warning(w) if w.code != crate::lint::USAGE_MISSING => Some(w.code.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            codes,
+            [crate::lint::EMPTY_ARGS_STREAMED],
+            "chunks of {size}"
+        );
+        assert!(!p.iter().any(|p| matches!(p, Part::Error(_))));
+    }
+    // `{}` alone is the arguments; `{}` followed by something else is not JSON, as before.
+    r.tools = ToolSet::new(vec![ToolDef::new("get_time", "", json!({"type":"object"}))]).unwrap();
+    let alone = format!(
+        "{}{}{end}",
+        start.replace("get_weather", "get_time"),
+        chunk("{}")
+    );
+    let p = parts(&decode(&r, alone.as_bytes(), 3));
+    assert_eq!(
+        Collapsed::of(&p).calls,
+        vec![("get_time".into(), json!({}))]
+    );
+    assert!(!p.iter().any(|p| matches!(p, Part::Error(_))));
+    assert!(
+        !p.iter()
+            .any(|p| matches!(p, Part::Warning(w) if w.code == crate::lint::EMPTY_ARGS_STREAMED))
+    );
+    let junk = format!(
+        "{}{}{}{end}",
+        start.replace("get_weather", "get_time"),
+        chunk("{}"),
+        chunk("x")
+    );
+    let p = parts(&decode(&r, junk.as_bytes(), usize::MAX));
+    assert!(p.iter().any(|p| matches!(p, Part::Error(_))));
+}
+
+/// The warning codes of an answer, usage aside.
+fn codes_of(p: &[Part]) -> Vec<String> {
+    p.iter()
+        .filter_map(|p| match p {
+            Part::Warning(w) if w.code != crate::lint::USAGE_MISSING => Some(w.code.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_lint_finds_markup_leaked_calls_in_reasoning_and_types_sent_wrong() {
+    let mut r = request(ProviderKind::OPENAI, None);
+    r.tools = ToolSet::new(vec![ToolDef::new(
+        "get_weather",
+        "Weather for a city",
+        json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}),
+    )])
+    .unwrap();
+    r.stream = true;
+    let sse = |delta: Value, finish: Option<&str>| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+        )
+    };
+    // Call markup in the text, finish stop: the server's parser let it through.
+    let leaked = [
+        sse(
+            json!({"content":"<tool_call>\n{\"name\": \"get_weather\", "}),
+            None,
+        ),
+        sse(
+            json!({"content":"\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}),
+            None,
+        ),
+        sse(json!({}), Some("stop")),
+    ]
+    .concat();
+    let p = parts(&decode(&r, leaked.as_bytes(), 5));
+    assert_eq!(codes_of(&p), [crate::lint::MARKUP_LEAK]);
+    // A special token in plain text is a leak too.
+    let token = [
+        sse(json!({"content":"Sure.<|tool_call_begin|>"}), None),
+        sse(json!({}), Some("stop")),
+    ]
+    .concat();
+    assert_eq!(
+        codes_of(&parts(&decode(&r, token.as_bytes(), 64))),
+        [crate::lint::MARKUP_LEAK]
+    );
+    // A call left inside the reasoning.
+    let hidden = [
+        sse(json!({"reasoning_content":"I will call it.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>"}), None),
+        sse(json!({}), Some("stop")),
+    ]
+    .concat();
+    assert_eq!(
+        codes_of(&parts(&decode(&r, hidden.as_bytes(), 7))),
+        [crate::lint::CALL_IN_REASONING]
+    );
+    // A number sent as a string: coerced, and said.
+    let quoted = [
+        sse(json!({"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\", \"days\": \"3\"}"}}]}), None),
+        sse(json!({}), Some("tool_calls")),
+    ]
+    .concat();
+    let p = parts(&decode(&r, quoted.as_bytes(), 64));
+    assert_eq!(codes_of(&p), [crate::lint::TYPE_MISMATCH]);
+    assert_eq!(
+        Collapsed::of(&p).calls,
+        vec![("get_weather".into(), json!({"city":"Paris","days":3}))]
+    );
+    // Plain text, reasoning without calls, and right types: nothing.
+    let clean = [
+        sse(json!({"reasoning_content":"Paris is in France."}), None),
+        sse(
+            json!({"content":"It is sunny; tags like <b> are fine."}),
+            None,
+        ),
+        sse(json!({}), Some("stop")),
+    ]
+    .concat();
+    assert!(codes_of(&parts(&decode(&r, clean.as_bytes(), 3))).is_empty());
+    // Markup in the text of an answer that did end for its calls is not this rule's business.
+    let beside = [
+        sse(json!({"content":"<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}), None),
+        sse(json!({"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]}), None),
+        sse(json!({}), Some("tool_calls")),
+    ]
+    .concat();
+    assert!(codes_of(&parts(&decode(&r, beside.as_bytes(), 64))).is_empty());
+}

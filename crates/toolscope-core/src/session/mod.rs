@@ -658,7 +658,7 @@ pub struct SessionSummary {
 }
 
 /// The current time as RFC 3339 UTC (`2026-11-21T04:30:00Z`).
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
