@@ -143,6 +143,7 @@
 //! and terminal UI are both thin clients of it.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub(crate) mod args;
 pub mod coerce;

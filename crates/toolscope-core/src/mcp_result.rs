@@ -26,6 +26,7 @@ pub struct CallOutcome {
 
 /// Maps a `CallToolResult` (as JSON: `{content, structuredContent?, isError?}`) for the call
 /// `tool_call_id` to the tool the model called `tool_name`.
+#[cfg_attr(not(feature = "mcp"), allow(unreachable_pub))]
 pub fn outcome(tool_call_id: &str, tool_name: &str, result: &Value) -> CallOutcome {
     let content: &[Value] = result
         .get("content")
@@ -74,7 +75,11 @@ pub fn outcome(tool_call_id: &str, tool_name: &str, result: &Value) -> CallOutco
 /// A call that failed on the MCP side (the server could not be reached, failed the request,
 /// closed, timed out; not a result with `isError`) as an `error` part: category
 /// `tool_execution_failed`, naming the call when there is one.
-pub fn failure(message: &str, tool_call_id: Option<&str>, tool_name: Option<&str>) -> ErrorPart {
+pub(crate) fn failure(
+    message: &str,
+    tool_call_id: Option<&str>,
+    tool_name: Option<&str>,
+) -> ErrorPart {
     ErrorPart {
         category: Some(ErrorCategory::ToolExecutionFailed),
         message: message.to_string(),

@@ -8,5 +8,5 @@
 mod stream;
 mod writer;
 
-pub use stream::ArgsStream;
-pub use writer::{Args, ArgsWriter};
+pub(crate) use stream::ArgsStream;
+pub(crate) use writer::{Args, ArgsWriter};

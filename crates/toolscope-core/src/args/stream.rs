@@ -12,7 +12,7 @@ use crate::part::Delta;
 use crate::tool::Tool;
 
 /// Feeds relaxed-JSON argument text through the lexer into the canonical writer.
-pub struct ArgsStream {
+pub(crate) struct ArgsStream {
     lexer: Lexer,
     writer: ArgsWriter,
     error: Option<String>,
@@ -20,12 +20,12 @@ pub struct ArgsStream {
 
 impl ArgsStream {
     /// `tool` gives the schema; `None` coerces with the schema-less rules.
-    pub fn new(tool: Option<&Tool>) -> Self {
+    pub(crate) fn new(tool: Option<&Tool>) -> Self {
         Self::with_tool(tool.map(|t| Arc::new(t.clone())))
     }
 
     /// Like [`ArgsStream::new`] with a shared tool (no copy).
-    pub fn with_tool(tool: Option<Arc<Tool>>) -> Self {
+    pub(crate) fn with_tool(tool: Option<Arc<Tool>>) -> Self {
         ArgsStream {
             lexer: Lexer::new(),
             writer: ArgsWriter::new(tool),
@@ -34,7 +34,7 @@ impl ArgsStream {
     }
 
     /// Feeds the next fragment of argument text.
-    pub fn push(&mut self, fragment: &str) {
+    pub(crate) fn push(&mut self, fragment: &str) {
         if self.error.is_some() {
             return;
         }
@@ -58,13 +58,13 @@ impl ArgsStream {
     }
 
     /// The canonical JSON written since the last call, if any.
-    pub fn take_delta(&mut self) -> Option<Delta> {
+    pub(crate) fn take_delta(&mut self) -> Option<Delta> {
         self.writer.take_delta()
     }
 
     /// Ends the arguments. On success, also returns the last delta (the canonical JSON not yet
     /// taken). Empty text means `{}`.
-    pub fn finish(mut self) -> Result<(Args, Option<Delta>), String> {
+    pub(crate) fn finish(mut self) -> Result<(Args, Option<Delta>), String> {
         if let Some(e) = self.error {
             return Err(e);
         }

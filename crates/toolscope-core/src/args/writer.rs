@@ -25,7 +25,7 @@ use crate::tool::Tool;
 
 /// The finished arguments of one tool call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Args {
+pub(crate) struct Args {
     /// Always a JSON object.
     pub input: Value,
     /// What coercion changed, in the order the values were completed.
@@ -57,7 +57,7 @@ struct Hold {
 }
 
 /// A [`JsonSink`] that writes the canonical JSON of the coerced value it is told about.
-pub struct ArgsWriter {
+pub(crate) struct ArgsWriter {
     tool: Option<Arc<Tool>>,
     root: Option<Arc<Value>>,
     /// The canonical JSON written so far (always valid UTF-8: only whole strings go in).
@@ -81,7 +81,7 @@ pub struct ArgsWriter {
 impl ArgsWriter {
     /// A writer for the arguments of `tool`. `None` (a tool that is not among the tools) writes
     /// the arguments as they came: without a schema there is nothing to coerce them to.
-    pub fn new(tool: Option<Arc<Tool>>) -> Self {
+    pub(crate) fn new(tool: Option<Arc<Tool>>) -> Self {
         let root = tool.as_ref().map(|t| t.schema_arc());
         ArgsWriter {
             tool,
@@ -101,12 +101,12 @@ impl ArgsWriter {
     }
 
     /// True once the top-level value is complete.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
     /// Writes a value that arrived whole (coerced at the root).
-    pub fn write_whole(&mut self, value: Value) {
+    pub(crate) fn write_whole(&mut self, value: Value) {
         self.hold = Some(Hold {
             builder: ValueBuilder::new(),
             depth: 0,
@@ -116,12 +116,12 @@ impl ArgsWriter {
 
     /// Records a change a protocol made to the arguments before they reached the writer (the
     /// body of a call read as its one argument): it is reported with the coercions.
-    pub fn record(&mut self, change: Coercion) {
+    pub(crate) fn record(&mut self, change: Coercion) {
         self.coercions.push(change);
     }
 
     /// The canonical JSON written since the last call, if any.
-    pub fn take_delta(&mut self) -> Option<Delta> {
+    pub(crate) fn take_delta(&mut self) -> Option<Delta> {
         if self.out.len() == self.taken {
             return None;
         }
@@ -131,7 +131,7 @@ impl ArgsWriter {
     }
 
     /// The finished arguments. Fails when the value is incomplete or not an object.
-    pub fn finish(self) -> Result<Args, String> {
+    pub(crate) fn finish(self) -> Result<Args, String> {
         if !self.done {
             return Err("the arguments are incomplete".into());
         }
@@ -468,7 +468,7 @@ fn write_value(out: &mut String, value: &Value) {
 }
 
 /// Writes `s` as a JSON string literal, quotes included.
-pub fn write_json_string(out: &mut String, s: &str) {
+pub(super) fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     write_escaped(out, s);
     out.push('"');
@@ -490,7 +490,7 @@ fn needs_escape(w: u64) -> bool {
 
 /// Writes the JSON-escaped content of a string (no quotes), as serde_json does. Runs without
 /// anything to escape are found eight bytes at a time and copied whole.
-pub fn write_escaped(out: &mut String, s: &str) {
+pub(super) fn write_escaped(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     // One plain character (a stream arriving byte by byte).

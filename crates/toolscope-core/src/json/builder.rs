@@ -13,7 +13,7 @@ struct Frame {
 
 /// A [`JsonSink`] that assembles the value it is told about.
 #[derive(Default)]
-pub struct ValueBuilder {
+pub(crate) struct ValueBuilder {
     stack: Vec<Frame>,
     key: Option<String>,
     string: Option<String>,
@@ -22,12 +22,12 @@ pub struct ValueBuilder {
 
 impl ValueBuilder {
     /// A builder that has seen no event yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The finished value, once the top-level value is complete.
-    pub fn take(&mut self) -> Option<Value> {
+    pub(crate) fn take(&mut self) -> Option<Value> {
         self.done.take()
     }
 

@@ -17,11 +17,11 @@ use super::JsonError;
 
 /// The deepest nesting accepted (as serde_json's default); deeper input is an error, not a stack
 /// overflow.
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// Receives what the lexer reads. A sink may refuse an event by returning `Err(message)`, which
 /// stops the lexer with that error.
-pub trait JsonSink {
+pub(crate) trait JsonSink {
     /// `{`: an object opens.
     fn begin_object(&mut self) -> Result<(), String>;
     /// `}`: the innermost open object closes.
@@ -45,7 +45,7 @@ pub trait JsonSink {
 
 /// What one call to [`Lexer::feed`] achieved.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Everything was consumed; the value is not complete yet.
     NeedMore,
     /// The top-level value is complete after `consumed` bytes of this chunk; the rest of the
@@ -122,7 +122,7 @@ enum State {
 
 /// The incremental relaxed-JSON lexer. Reads exactly one top-level value.
 #[derive(Clone, Debug)]
-pub struct Lexer {
+pub(crate) struct Lexer {
     state: State,
     stack: Vec<Container>,
     /// The key, number or bare word being read.
@@ -159,7 +159,7 @@ const fn is_number_byte(b: u8) -> bool {
 
 impl Lexer {
     /// A lexer at the start, expecting one value.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Lexer {
             state: State::Between(Between::Value),
             stack: Vec::new(),
@@ -171,12 +171,12 @@ impl Lexer {
     }
 
     /// True once the top-level value is complete.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == State::Done
     }
 
     /// True while nothing but whitespace and comments has been read.
-    pub fn is_before_value(&self) -> bool {
+    pub(crate) fn is_before_value(&self) -> bool {
         self.stack.is_empty()
             && matches!(
                 self.state,
@@ -191,7 +191,7 @@ impl Lexer {
     /// quote and without a backslash would go to the sink whole as one string piece, leaving the
     /// lexer where it is; [`Lexer::skip_string_piece`] accounts for such text given to the sink
     /// directly.
-    pub fn plain_string_quote(&self) -> Option<u8> {
+    pub(crate) fn plain_string_quote(&self) -> Option<u8> {
         match self.state {
             State::Str { quote, key: false }
                 if self.high_surrogate.is_none() && !self.stack.is_empty() =>
@@ -204,7 +204,7 @@ impl Lexer {
 
     /// `len` bytes of string content were handed to the sink directly (see
     /// [`Lexer::plain_string_quote`]).
-    pub fn skip_string_piece(&mut self, len: usize) {
+    pub(crate) fn skip_string_piece(&mut self, len: usize) {
         self.offset += len;
     }
 
@@ -220,7 +220,7 @@ impl Lexer {
     }
 
     /// Reads the next chunk.
-    pub fn feed<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
+    pub(crate) fn feed<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
         let step = self.feed_inner(input, sink);
         match &step {
             Step::NeedMore => self.offset += input.len(),
@@ -582,7 +582,7 @@ impl Lexer {
 
     /// The input has ended. Completes a value that can only end at the end of the input (a
     /// top-level number or word, a string whose closing quote was the last character).
-    pub fn finish<S: JsonSink>(&mut self, sink: &mut S) -> Result<(), JsonError> {
+    pub(crate) fn finish<S: JsonSink>(&mut self, sink: &mut S) -> Result<(), JsonError> {
         let at = self.offset;
         let fail = |this: &mut Self, m: String| {
             this.state = State::Failed;
@@ -717,7 +717,7 @@ impl Lexer {
 
 /// Reads a number token, relaxed: a leading `+`, a leading or trailing `.`. A well-formed number
 /// too large for a double is kept as the string of its digits (nothing is lost).
-pub fn number_value(token: &str) -> Option<Value> {
+pub(crate) fn number_value(token: &str) -> Option<Value> {
     let (sign, rest) = match token.as_bytes().first() {
         Some(b'-') => ("-", &token[1..]),
         Some(b'+') => ("", &token[1..]),
@@ -760,7 +760,7 @@ pub fn number_value(token: &str) -> Option<Value> {
 
 /// `memchr`, with a plain loop for the short slices a byte-by-byte stream gives.
 #[inline]
-pub fn find1(a: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn find1(a: u8, hay: &[u8]) -> Option<usize> {
     if hay.len() < 16 {
         hay.iter().position(|&x| x == a)
     } else {
@@ -771,7 +771,7 @@ pub fn find1(a: u8, hay: &[u8]) -> Option<usize> {
 /// `memchr2`, with a plain loop for the short slices a byte-by-byte stream gives (where the
 /// call costs more than the search).
 #[inline]
-pub fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     if hay.len() < 16 {
         hay.iter().position(|&x| x == a || x == b)
     } else {
@@ -781,7 +781,7 @@ pub fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
 
 /// `memchr3`, with a plain loop for short slices.
 #[inline]
-pub fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
     if hay.len() < 16 {
         hay.iter().position(|&x| x == a || x == b || x == c)
     } else {

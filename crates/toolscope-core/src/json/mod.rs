@@ -8,23 +8,23 @@ use serde_json::Value;
 /// Why a text is not (relaxed) JSON.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message} at byte {offset}")]
-pub struct JsonError {
+pub(crate) struct JsonError {
     /// What the lexer expected or found, in words.
     pub message: String,
     /// Where it broke: a byte offset from the start of everything the lexer was fed.
     pub offset: usize,
 }
 
-pub mod builder;
-pub mod lexer;
-pub mod pointer;
+pub(crate) mod builder;
+pub(crate) mod lexer;
+pub(crate) mod pointer;
 
-pub use builder::ValueBuilder;
-pub use lexer::{JsonSink, Lexer, Step};
+pub(crate) use builder::ValueBuilder;
+pub(crate) use lexer::{JsonSink, Lexer, Step};
 
 /// Parses one relaxed-JSON value that fills the whole text (whitespace and comments around it
 /// allowed).
-pub fn parse_relaxed(text: &str) -> Result<Value, JsonError> {
+pub(crate) fn parse_relaxed(text: &str) -> Result<Value, JsonError> {
     let mut lexer = Lexer::new();
     let mut builder = ValueBuilder::new();
     match lexer.feed(text, &mut builder) {

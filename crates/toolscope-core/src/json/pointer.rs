@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 /// A key or index escaped for a pointer: `~` as `~0`, `/` as `~1`.
-pub fn escape(token: &str) -> Cow<'_, str> {
+pub(crate) fn escape(token: &str) -> Cow<'_, str> {
     if token.contains(['~', '/']) {
         Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
     } else {
@@ -12,7 +12,7 @@ pub fn escape(token: &str) -> Cow<'_, str> {
 }
 
 /// An escaped token read back.
-pub fn unescape(token: &str) -> Cow<'_, str> {
+pub(crate) fn unescape(token: &str) -> Cow<'_, str> {
     if token.contains('~') {
         Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
     } else {
@@ -21,14 +21,14 @@ pub fn unescape(token: &str) -> Cow<'_, str> {
 }
 
 /// Appends `/token` (escaped) to `path`.
-pub fn push(path: &mut String, token: &str) {
+pub(crate) fn push(path: &mut String, token: &str) {
     path.push('/');
     path.push_str(&escape(token));
 }
 
 /// The pointer of member `token` (a key or an index) of the value at `path`.
 #[cfg(test)]
-pub fn child(path: &str, token: &str) -> String {
+pub(crate) fn child(path: &str, token: &str) -> String {
     let mut p = String::with_capacity(path.len() + token.len() + 1);
     p.push_str(path);
     push(&mut p, token);

@@ -360,7 +360,7 @@ pub fn find_call_marker(tools: &ToolSet, text: &str) -> Option<CallMarker> {
 }
 
 /// The choice for a whole output.
-pub fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
+pub(super) fn detect(tools: &ToolSet, text: &[u8]) -> Detected {
     let mut d = Detector::new(tools);
     d.push(text);
     d.finish()

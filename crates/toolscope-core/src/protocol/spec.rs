@@ -532,7 +532,7 @@ fn format_marker(p: &Protocol) -> String {
 
 /// The framed prompt of `p`, with `section` (the protocol's format section, given the example
 /// call's name and arguments) in its place.
-pub fn framed(
+pub(super) fn framed(
     p: &Protocol,
     tools: &ToolSet,
     section: impl FnOnce(&str, &Value) -> String,
@@ -566,7 +566,7 @@ pub fn framed(
 
 /// Reads back a prompt written by [`markdown_tools_prompt`] with this `format`: the protocol
 /// named `name` and the tools.
-pub fn read_markdown_tools_prompt(
+pub(super) fn read_markdown_tools_prompt(
     name: &str,
     format: &str,
     system: &str,
@@ -597,7 +597,7 @@ pub fn read_markdown_tools_prompt(
 
 /// Reads back a prompt made by [`framed`] for the protocol named `name`: the protocol with its
 /// delimiters, and the tools.
-pub fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
+pub(super) fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     let line = system.lines().find_map(|l| l.strip_prefix(FORMAT_LINE))?;
     let mut words = line.split_whitespace();
     if words.next()? != name {

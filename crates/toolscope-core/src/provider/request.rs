@@ -608,11 +608,11 @@ mod tools_as_defs {
 
     use crate::tool::{ToolDef, ToolSet};
 
-    pub fn serialize<S: Serializer>(tools: &ToolSet, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(tools: &ToolSet, s: S) -> Result<S::Ok, S::Error> {
         tools.defs().serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ToolSet, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ToolSet, D::Error> {
         let defs = Vec::<ToolDef>::deserialize(d)?;
         ToolSet::new(defs).map_err(serde::de::Error::custom)
     }

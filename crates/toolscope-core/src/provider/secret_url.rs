@@ -131,6 +131,7 @@ fn redact_query(q: &str) -> String {
 
 /// The secret values in `url` (the user information, its password alone, each key parameter's
 /// value, as written and percent-decoded), for redacting them from text that might echo them.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let p = pieces(url);
     let mut out = Vec::new();
@@ -155,6 +156,7 @@ pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     out
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());

@@ -66,7 +66,7 @@ impl ProtocolSpec for Gemma {
 }
 
 /// The format section of the system prompt.
-pub fn prompt_section(example_name: &str, example: &Value) -> String {
+pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
     let d = Delimiters::gemma();
     format!(
         "To call a tool, write a fenced code block labelled tool_call that holds one JSON object with the \

@@ -127,7 +127,7 @@ impl ProtocolSpec for Hermes {
 }
 
 /// A call whose arguments object has a key without a value.
-pub fn malformed_call(d: &Delimiters, name: &str, input: &Value) -> String {
+pub(crate) fn malformed_call(d: &Delimiters, name: &str, input: &Value) -> String {
     let (key, value) = first_argument(input);
     format!(
         "{}{{\"name\": \"{name}\", \"arguments\": {{\"{key}\": \"{value}\", \"oops\": }}}}{}",
@@ -135,7 +135,7 @@ pub fn malformed_call(d: &Delimiters, name: &str, input: &Value) -> String {
     )
 }
 
-pub fn scanner_config(d: &Delimiters) -> JsonScannerConfig {
+pub(crate) fn scanner_config(d: &Delimiters) -> JsonScannerConfig {
     JsonScannerConfig {
         call_start: Some(d.call_start.clone()),
         call_end: d.call_end.clone(),
@@ -147,7 +147,7 @@ pub fn scanner_config(d: &Delimiters) -> JsonScannerConfig {
 }
 
 /// The JSON line of a call, name first.
-pub fn call_json(name: &str, input: &Value) -> String {
+pub(crate) fn call_json(name: &str, input: &Value) -> String {
     format!(
         "{{\"name\": {}, \"arguments\": {}}}",
         Value::String(name.to_string()),
@@ -173,12 +173,12 @@ fn block(start: &str, body: &str, end: &str) -> String {
     s
 }
 
-pub fn format_call(d: &Delimiters, name: &str, input: &Value) -> String {
+pub(crate) fn format_call(d: &Delimiters, name: &str, input: &Value) -> String {
     block(&d.call_start, &call_json(name, input), &d.call_end)
 }
 
 /// A result as `{"name": …, "content": …}`; content that is JSON is embedded as JSON.
-pub fn format_result(d: &Delimiters, name: &str, result: &str) -> String {
+pub(crate) fn format_result(d: &Delimiters, name: &str, result: &str) -> String {
     let content =
         serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.to_string()));
     let body = format!(
@@ -190,7 +190,7 @@ pub fn format_result(d: &Delimiters, name: &str, result: &str) -> String {
 }
 
 /// The format section of the system prompt.
-pub fn prompt_section(d: &Delimiters, example_name: &str, example: &Value) -> String {
+pub(crate) fn prompt_section(d: &Delimiters, example_name: &str, example: &Value) -> String {
     let start = d.call_start.trim_end();
     let end = d.call_end.trim_start();
     format!(

@@ -99,7 +99,7 @@ impl ProtocolSpec for MorphXml {
 }
 
 /// A past call as morph-xml markup.
-pub fn format_call(name: &str, input: &Value) -> String {
+pub(crate) fn format_call(name: &str, input: &Value) -> String {
     let mut s = format!("<{name}>\n");
     if let Value::Object(args) = input {
         for (k, v) in args {
@@ -135,7 +135,7 @@ fn write_element(s: &mut String, name: &str, v: &Value, depth: usize) {
 }
 
 /// The format section of the system prompt.
-pub fn prompt_section(example_name: &str, example: &Value) -> String {
+pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
     format!(
         "To call a tool, write an XML element named after the tool, with one child element per argument, named \
          after the argument:\n<tool_name>\n<argument_name>value</argument_name>\n</tool_name>\n\n\

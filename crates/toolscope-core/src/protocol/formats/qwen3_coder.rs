@@ -51,7 +51,7 @@ pub(crate) struct FunctionMarkup {
 
 impl FunctionMarkup {
     /// A call as the family writes it.
-    pub fn call(&self, name: &str, input: &Value) -> String {
+    pub(crate) fn call(&self, name: &str, input: &Value) -> String {
         format_function_call(self.block, name, input, self.pad)
     }
 }
@@ -127,7 +127,7 @@ impl ProtocolSpec for FunctionMarkup {
 
 /// qwen3-coder's markup, with the repairs StepFun's models need: `<function get_weather>` for
 /// `<function=get_weather>`, and `<parameter=-C:` at the end of a line for `<parameter=-C>`.
-pub const QWEN: Dialect = Dialect {
+pub(crate) const QWEN: Dialect = Dialect {
     variants: &[&QWEN_SPACED],
     colon_close: true,
     unwrap_cdata: false,
@@ -182,7 +182,7 @@ fn format_function_call(block: &str, name: &str, input: &Value, pad: &str) -> St
 }
 
 /// The format section of the system prompt.
-pub fn prompt_section(example_name: &str, example: &Value) -> String {
+pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
     format!(
         "To call a tool, write a <tool_call> block with the function and one parameter element per argument:\n\
          <tool_call>\n<function=tool_name>\n<parameter=argument_name>\nvalue\n</parameter>\n</function>\n</tool_call>\n\n\

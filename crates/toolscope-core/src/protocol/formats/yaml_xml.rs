@@ -68,7 +68,7 @@ impl ProtocolSpec for YamlXml {
 }
 
 /// A past call as yaml-xml markup.
-pub fn format_call(name: &str, input: &Value) -> String {
+pub(crate) fn format_call(name: &str, input: &Value) -> String {
     let mut s = format!("<{name}>\n");
     if let Value::Object(args) = input {
         for (k, v) in args {
@@ -161,7 +161,7 @@ fn yaml_scalar(s: &str) -> String {
 }
 
 /// The format section of the system prompt.
-pub fn prompt_section(example_name: &str, example: &Value) -> String {
+pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
     format!(
         "To call a tool, write an XML element named after the tool whose content is a YAML mapping of the \
          arguments:\n<tool_name>\nargument_name: value\n</tool_name>\n\n\

@@ -26,7 +26,7 @@ use crate::tool::ToolSet;
 
 /// What the scanner looks for.
 #[derive(Clone, Debug)]
-pub struct JsonScannerConfig {
+pub(crate) struct JsonScannerConfig {
     /// The start delimiter of a tagged call (`None`: no tagged calls).
     pub call_start: Option<String>,
     /// The close delimiter of a tagged call.
@@ -373,7 +373,7 @@ fn line_blank_after(s: &str, otherwise: bool) -> bool {
 }
 
 /// The scanner itself (see the module documentation).
-pub struct JsonScanner {
+pub(crate) struct JsonScanner {
     tools: ToolSet,
     cfg: JsonScannerConfig,
     start: Option<Delim>,
@@ -455,7 +455,7 @@ impl Scanner for JsonScanner {
 }
 
 impl JsonScanner {
-    pub fn new(tools: ToolSet, cfg: JsonScannerConfig) -> Self {
+    pub(crate) fn new(tools: ToolSet, cfg: JsonScannerConfig) -> Self {
         let end = Delim::close(&cfg.call_end);
         let mut extra: Vec<u8> = cfg
             .alt_start
@@ -512,7 +512,7 @@ impl JsonScanner {
     }
 
     #[inline]
-    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: what `text` would do, without the machinery (the common
         // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
         // byte, a backtick or a newline can change anything.
@@ -1132,7 +1132,7 @@ impl JsonScanner {
     }
 
     /// The input has ended.
-    pub fn finish(&mut self, em: &mut Emitter) {
+    pub(crate) fn finish(&mut self, em: &mut Emitter) {
         loop {
             let hold = self.held.take();
             match std::mem::replace(&mut self.state, State::Text) {

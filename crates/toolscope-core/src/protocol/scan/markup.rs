@@ -234,7 +234,7 @@ fn named(
 /// families (Seed-OSS, MiniMax M2, DeepSeek's DSML, GLM) write the same structure — an optional
 /// block, functions, parameters holding raw values — with their own tags, and are read by the
 /// same scanner with everything it forgives and decides.
-pub struct Dialect {
+pub(crate) struct Dialect {
     /// The block elements that hold calls (`<tool_call` and `</tool_call`); none where a call
     /// stands alone.
     pub blocks: &'static [BlockTag],
@@ -280,13 +280,13 @@ pub struct Dialect {
 }
 
 /// A block element's literals: `<tool_call` and `</tool_call`.
-pub struct BlockTag {
+pub(crate) struct BlockTag {
     pub open: &'static str,
     pub close: &'static str,
 }
 
 /// How a function or a parameter opens, and where its name is.
-pub enum Opener {
+pub(crate) enum Opener {
     /// The literal, then the name up to the tag's `>`: `<function=NAME>`, `<invoke name="NAME">`
     /// (the name may be quoted, attributes may follow it).
     Named(&'static str),
@@ -856,7 +856,7 @@ enum State {
     Json(Block, String),
 }
 
-pub struct MarkupScanner {
+pub(crate) struct MarkupScanner {
     tools: ToolSet,
     dialect: &'static Dialect,
     /// The dialect and its variants, each with the bytes its tags share.
@@ -930,7 +930,7 @@ impl super::forked::Handover for MarkupScanner {
 
 impl MarkupScanner {
     /// A scanner of function markup written in `dialect`.
-    pub fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
+    pub(crate) fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
         MarkupScanner {
             tools,
             dialect,
@@ -979,7 +979,7 @@ impl MarkupScanner {
         }
     }
 
-    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
@@ -1056,7 +1056,7 @@ impl MarkupScanner {
 
     /// The scanner with the suffix its dialect's markers carry set (`None`: learned from the
     /// first marker).
-    pub fn with_suffix(mut self, suffix: Option<&str>) -> Self {
+    pub(crate) fn with_suffix(mut self, suffix: Option<&str>) -> Self {
         self.suffix = suffix.map(str::to_string);
         self
     }
@@ -1920,7 +1920,7 @@ impl MarkupScanner {
         self.spare = Some(f);
     }
 
-    pub fn finish(&mut self, em: &mut Emitter) {
+    pub(crate) fn finish(&mut self, em: &mut Emitter) {
         // What was held for lookahead is read again, now knowing that nothing follows.
         let start = self.held.held_start();
         let hold = self.held.take();

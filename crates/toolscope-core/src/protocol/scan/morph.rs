@@ -22,7 +22,7 @@ use crate::schema::{is_plain_string, property_schema};
 use crate::tool::{Tool, ToolSet};
 
 /// How a tool's open tag was matched.
-pub enum ToolOpen {
+pub(crate) enum ToolOpen {
     Open {
         name: String,
         len: usize,
@@ -33,7 +33,7 @@ pub enum ToolOpen {
 }
 
 /// Is there a known tool's open tag at `text[j]` (a `<`)?
-pub fn match_tool_open(text: &str, j: usize, tools: &ToolSet) -> ToolOpen {
+pub(crate) fn match_tool_open(text: &str, j: usize, tools: &ToolSet) -> ToolOpen {
     match parse_tag(text, j) {
         Tag::Open {
             name,
@@ -119,7 +119,7 @@ enum Decision {
 /// How much whitespace may separate an argument's close tag from what decides it.
 const MAX_DECIDING_WS: usize = 64;
 
-pub struct MorphScanner {
+pub(crate) struct MorphScanner {
     tools: ToolSet,
     state: State,
     held: Holdback,
@@ -170,7 +170,7 @@ impl Scanner for MorphScanner {
 }
 
 impl MorphScanner {
-    pub fn new(tools: ToolSet) -> Self {
+    pub(crate) fn new(tools: ToolSet) -> Self {
         MorphScanner {
             tools,
             state: State::Text,
@@ -180,7 +180,7 @@ impl MorphScanner {
         }
     }
 
-    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held, not at a line's start and without a line break: only a
         // `<` can start anything.
         if matches!(self.state, State::Text)
@@ -1098,7 +1098,7 @@ impl MorphScanner {
         em.span(call.start, end, SpanKind::Malformed);
     }
 
-    pub fn finish(&mut self, em: &mut Emitter) {
+    pub(crate) fn finish(&mut self, em: &mut Emitter) {
         // What was held for lookahead is read again, now knowing that nothing follows.
         let start = self.held.held_start();
         let hold = self.held.take();

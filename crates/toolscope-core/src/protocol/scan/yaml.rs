@@ -188,7 +188,7 @@ fn hermes_open(text: &str, at: usize) -> HermesOpen {
     }
 }
 
-pub struct YamlScanner {
+pub(crate) struct YamlScanner {
     tools: ToolSet,
     state: State,
     held: Holdback,
@@ -294,7 +294,7 @@ impl Scanner for YamlScanner {
 }
 
 impl YamlScanner {
-    pub fn new(tools: ToolSet) -> Self {
+    pub(crate) fn new(tools: ToolSet) -> Self {
         YamlScanner {
             hermes: FramedScanner::new(&HERMES, tools.clone()),
             tools,
@@ -303,7 +303,7 @@ impl YamlScanner {
         }
     }
 
-    pub fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
@@ -550,7 +550,7 @@ impl YamlScanner {
         }
     }
 
-    pub fn finish(&mut self, em: &mut Emitter) {
+    pub(crate) fn finish(&mut self, em: &mut Emitter) {
         let hold = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
@@ -578,7 +578,7 @@ fn dangling_key(body: &str) -> Option<&str> {
 /// Parses a YAML document that must be a mapping. Plain scalars stay strings (typed later by
 /// coercion), `~`/`null`/empty plain scalars are null.
 #[cfg(test)]
-pub fn yaml_mapping(body: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn yaml_mapping(body: &str) -> Result<Map<String, Value>, String> {
     match yaml_value(body)? {
         Value::Object(map) => Ok(map),
         other => Err(not_a_mapping(&other)),

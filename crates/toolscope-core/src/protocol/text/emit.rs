@@ -31,7 +31,7 @@ enum Block {
 }
 
 #[derive(Default)]
-pub struct Emitter {
+pub(crate) struct Emitter {
     parts: Vec<Part>,
     spans: Vec<Span>,
     writer: PartWriter,
@@ -67,38 +67,38 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
     ///
     /// [`StreamParser::finish_cut`]: super::parser::StreamParser::finish_cut
-    pub fn set_output_cut(&mut self) {
+    pub(crate) fn set_output_cut(&mut self) {
         self.cut = true;
     }
 
     /// Whether the output was cut off: scanners then recover no call whose close (its close
     /// marker, or for a call whose body is one JSON value, the end of that value) was not
     /// read, and report it as unfinished instead.
-    pub fn output_cut(&self) -> bool {
+    pub(crate) fn output_cut(&self) -> bool {
         self.cut
     }
 
     /// Plain text: into the open text block (opened if needed), or into the reasoning block when
     /// the scanner reads reasoning that may hold calls.
-    pub fn text(&mut self, s: &str) {
+    pub(crate) fn text(&mut self, s: &str) {
         let block = self.text_block;
         self.write(block, s);
     }
 
     /// Reasoning text, into the open reasoning block (opened if needed).
-    pub fn reasoning(&mut self, s: &str) {
+    pub(crate) fn reasoning(&mut self, s: &str) {
         self.write(Block::Reasoning, s);
     }
 
     /// From now on, plain text from the scanner is reasoning (`true`) or text (`false`).
-    pub fn set_text_is_reasoning(&mut self, reasoning: bool) {
+    pub(crate) fn set_text_is_reasoning(&mut self, reasoning: bool) {
         self.text_block = if reasoning {
             Block::Reasoning
         } else {
@@ -190,7 +190,7 @@ impl Emitter {
     }
 
     /// Closes the open reasoning block, if any.
-    pub fn end_reasoning(&mut self) {
+    pub(crate) fn end_reasoning(&mut self) {
         self.flush_pending();
         self.writer.close_reasoning(&mut self.parts);
     }
@@ -204,25 +204,25 @@ impl Emitter {
 
     /// The output ended: whitespace held after the last call is dropped, and whichever block
     /// is open is closed.
-    pub fn end_output(&mut self) {
+    pub(crate) fn end_output(&mut self) {
         self.drop_held_space();
         self.after_call = false;
         self.end_blocks();
     }
 
     /// Closes whichever block is open.
-    pub fn end_blocks(&mut self) {
+    pub(crate) fn end_blocks(&mut self) {
         self.flush_pending();
         self.writer.close_blocks(&mut self.parts);
     }
 
     /// A tool call begins: closes the open block and announces the call.
-    pub fn begin_call(&mut self, tool_name: &str) -> PartId {
+    pub(crate) fn begin_call(&mut self, tool_name: &str) -> PartId {
         self.begin_call_as(tool_name, None)
     }
 
     /// A tool call begins under the id its markup gives (Kimi's `functions.f:0`), or a new one.
-    pub fn begin_call_as(&mut self, tool_name: &str, id: Option<&str>) -> PartId {
+    pub(crate) fn begin_call_as(&mut self, tool_name: &str, id: Option<&str>) -> PartId {
         self.drop_held_space();
         self.after_call = false;
         self.end_blocks();
@@ -263,7 +263,7 @@ impl Emitter {
     ///
     /// Deltas always belong to the call begun last (scanners finish a call before they begin
     /// the next), so the id is not compared on this hot path.
-    pub fn input_delta(&mut self, id: &PartId, delta: Delta) {
+    pub(crate) fn input_delta(&mut self, id: &PartId, delta: Delta) {
         if delta.is_empty() {
             return;
         }
@@ -283,7 +283,7 @@ impl Emitter {
     }
 
     /// The call is complete.
-    pub fn end_call(&mut self, id: PartId, tool_name: &str, args: Args) {
+    pub(crate) fn end_call(&mut self, id: PartId, tool_name: &str, args: Args) {
         self.flush_input();
         let call = ToolCall {
             tool_call_id: id,
@@ -299,7 +299,7 @@ impl Emitter {
     }
 
     /// A call that was announced turned out malformed: its input ends, no tool-call follows.
-    pub fn abort_call(&mut self, id: &PartId) {
+    pub(crate) fn abort_call(&mut self, id: &PartId) {
         // What follows a malformed call is text, whitespace included.
         self.after_call_text();
         self.flush_input();
@@ -308,7 +308,7 @@ impl Emitter {
 
     /// The part writer, for a caller that writes into the same answer (the provider assembler,
     /// for reasoning that arrives apart from the text this emitter parses).
-    pub fn writer(&mut self) -> &mut PartWriter {
+    pub(crate) fn writer(&mut self) -> &mut PartWriter {
         &mut self.writer
     }
 
@@ -321,7 +321,7 @@ impl Emitter {
         }
     }
 
-    pub fn error(&mut self, e: ErrorPart) {
+    pub(crate) fn error(&mut self, e: ErrorPart) {
         self.flush_pending();
         self.flush_input();
         self.parts.push(Part::error(e));
@@ -330,14 +330,14 @@ impl Emitter {
     /// Something the parser learned from the output and says (a marker suffix): a `warning`
     /// part whose code is a notice (see [`Warning::is_notice`](crate::part::Warning::is_notice)),
     /// emitted where it was learned.
-    pub fn notice(&mut self, w: crate::part::Warning) {
+    pub(crate) fn notice(&mut self, w: crate::part::Warning) {
         self.flush_pending();
         self.flush_input();
         self.parts.push(Part::warning(w));
     }
 
     /// `len` bytes of the text were not fed to the scanner, before its byte `at`.
-    pub fn skip(&mut self, at: usize, len: usize) {
+    pub(crate) fn skip(&mut self, at: usize, len: usize) {
         record(&mut self.skipped, at, len);
     }
 
@@ -355,13 +355,13 @@ impl Emitter {
 
     /// `len` bytes (a fence line around a call) were taken out of the text the end-token filter
     /// passed on, before byte `at` of what the fence filter passes on.
-    pub fn remove_fence(&mut self, at: usize, len: usize) {
+    pub(crate) fn remove_fence(&mut self, at: usize, len: usize) {
         record(&mut self.fenced, at, len);
     }
 
     /// A span in the coordinates of the text the fence filter reads (after the end tokens were
     /// taken out); kept in order among the spans the others report later.
-    pub fn fence_span(&mut self, start: usize, end: usize, kind: SpanKind) {
+    pub(crate) fn fence_span(&mut self, start: usize, end: usize, kind: SpanKind) {
         let start = shift(&self.removed, start, true);
         let end = shift(&self.removed, end, false);
         self.text_span_whole(start, end, kind);
@@ -369,12 +369,12 @@ impl Emitter {
 
     /// `len` bytes (an end token) were taken out of the text before its byte `at`: nothing
     /// after the end-token filter sees them.
-    pub fn remove(&mut self, at: usize, len: usize) {
+    pub(crate) fn remove(&mut self, at: usize, len: usize) {
         record(&mut self.removed, at, len);
     }
 
     /// A span in the scanner's coordinates.
-    pub fn span(&mut self, start: usize, end: usize, kind: SpanKind) {
+    pub(crate) fn span(&mut self, start: usize, end: usize, kind: SpanKind) {
         if end > start {
             let start = self.text_offset(start, true);
             let end = self.text_offset(end, false);
@@ -384,7 +384,7 @@ impl Emitter {
 
     /// A span in the coordinates of the text the reasoning splitter reads (reasoning, found
     /// before the scanner).
-    pub fn text_span(&mut self, start: usize, end: usize, kind: SpanKind) {
+    pub(crate) fn text_span(&mut self, start: usize, end: usize, kind: SpanKind) {
         if end > start {
             let start = self.whole_offset(start, true);
             let end = self.whole_offset(end, false);
@@ -394,27 +394,27 @@ impl Emitter {
 
     /// A span in the coordinates of the whole text, found before anything else reads it (an
     /// end token); kept in order among the spans the others report later.
-    pub fn text_span_whole(&mut self, start: usize, end: usize, kind: SpanKind) {
+    pub(crate) fn text_span_whole(&mut self, start: usize, end: usize, kind: SpanKind) {
         let at = self.spans.partition_point(|s| s.start <= start);
         self.spans.insert(at, Span { start, end, kind });
     }
 
-    pub fn spans(&self) -> &[Span] {
+    pub(crate) fn spans(&self) -> &[Span] {
         &self.spans
     }
 
     /// How many tool calls were completed.
-    pub fn call_count(&self) -> usize {
+    pub(crate) fn call_count(&self) -> usize {
         self.calls
     }
 
     /// Parts go straight into the caller's vector from here on (no copy at the end).
-    pub fn attach(&mut self, out: &mut Vec<Part>) {
+    pub(crate) fn attach(&mut self, out: &mut Vec<Part>) {
         std::mem::swap(&mut self.parts, out);
     }
 
     /// Ends the chunk: flushes the pending deltas into the caller's vector and gives it back.
-    pub fn detach(&mut self, out: &mut Vec<Part>) {
+    pub(crate) fn detach(&mut self, out: &mut Vec<Part>) {
         self.flush_pending();
         self.flush_input();
         std::mem::swap(&mut self.parts, out);

@@ -18,7 +18,7 @@ use crate::tool::{Tool, ToolSet};
 
 /// What the envelope found, in order.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     /// A call object's tool name is known.
     Named { name: String },
     /// A call object is complete. `delta` is the canonical input not yet taken as deltas.
@@ -73,7 +73,7 @@ fn is_args_key(k: &str) -> bool {
 }
 
 /// A [`JsonSink`] that reads call envelopes.
-pub struct Envelope {
+pub(crate) struct Envelope {
     tools: ToolSet,
     /// Speculative reading refuses anything that is not clearly a call envelope.
     strict_keys: bool,
@@ -90,7 +90,7 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    pub fn new(tools: ToolSet, strict_keys: bool, arrays: bool) -> Self {
+    pub(crate) fn new(tools: ToolSet, strict_keys: bool, arrays: bool) -> Self {
         Envelope {
             tools,
             strict_keys,
@@ -106,7 +106,7 @@ impl Envelope {
 
     /// Call objects that name their tool by their only key, `{"get_weather": {"city": …}}`
     /// (Apertus), alone or in an array.
-    pub fn keyed(tools: ToolSet) -> Self {
+    pub(crate) fn keyed(tools: ToolSet) -> Self {
         Envelope {
             name_as_key: true,
             ..Envelope::new(tools, false, true)
@@ -114,24 +114,24 @@ impl Envelope {
     }
 
     /// Takes what was found since the last call.
-    pub fn take_found(&mut self) -> Vec<Found> {
+    pub(crate) fn take_found(&mut self) -> Vec<Found> {
         std::mem::take(&mut self.found)
     }
 
     /// Whether anything was found since the last [`Envelope::take_found`].
-    pub fn has_found(&self) -> bool {
+    pub(crate) fn has_found(&self) -> bool {
         !self.found.is_empty()
     }
 
     /// The argument deltas written since the last call, for the call in progress.
-    pub fn take_delta(&mut self) -> Option<Delta> {
+    pub(crate) fn take_delta(&mut self) -> Option<Delta> {
         match self.current.as_mut().map(|c| &mut c.args) {
             Some(ArgsValue::Writing(w)) | Some(ArgsValue::Written(w)) => w.take_delta(),
             _ => None,
         }
     }
 
-    pub fn refusal(&self) -> Option<&str> {
+    pub(crate) fn refusal(&self) -> Option<&str> {
         self.refused.as_deref()
     }
 

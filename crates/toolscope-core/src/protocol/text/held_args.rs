@@ -15,14 +15,19 @@ use crate::tool::Tool;
 
 /// Arguments seen so far, in order, with the values held for the end of the call.
 #[derive(Default)]
-pub struct HeldArgs {
+pub(crate) struct HeldArgs {
     params: Vec<(String, Vec<Value>)>,
     holding: bool,
 }
 
 impl HeldArgs {
     /// A new argument element opens. `tool` is `None` for a tool that is not among the tools.
-    pub fn open(&mut self, tool: Option<&Tool>, name: &str, what: &str) -> Result<(), String> {
+    pub(crate) fn open(
+        &mut self,
+        tool: Option<&Tool>,
+        name: &str,
+        what: &str,
+    ) -> Result<(), String> {
         let repeatable = repeatable(tool, name);
         if self.params.iter().any(|(n, _)| n == name) {
             if !repeatable {
@@ -39,17 +44,17 @@ impl HeldArgs {
 
     /// Whether an element for argument `name` could open now: the argument is not set yet, or
     /// it may repeat (see [`HeldArgs::open`]).
-    pub fn can_open(&self, tool: Option<&Tool>, name: &str) -> bool {
+    pub(crate) fn can_open(&self, tool: Option<&Tool>, name: &str) -> bool {
         !self.params.iter().any(|(n, _)| n == name) || repeatable(tool, name)
     }
 
     /// Whether no argument element was seen.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.params.is_empty()
     }
 
     /// Whether argument `name` of `tool` is a plain string that can stream into the writer now.
-    pub fn streams(&self, tool: Option<&Tool>, name: &str) -> bool {
+    pub(crate) fn streams(&self, tool: Option<&Tool>, name: &str) -> bool {
         !self.holding
             && tool.is_some_and(|t| {
                 let root = t.schema();
@@ -58,7 +63,7 @@ impl HeldArgs {
     }
 
     /// A complete argument value: held, or written now.
-    pub fn complete(&mut self, writer: &mut ArgsWriter, name: &str, value: Value) {
+    pub(crate) fn complete(&mut self, writer: &mut ArgsWriter, name: &str, value: Value) {
         if self.holding {
             if let Some((_, values)) = self.params.iter_mut().find(|(n, _)| n == name) {
                 values.push(value);
@@ -72,7 +77,7 @@ impl HeldArgs {
     /// The call ends: the held arguments are written in the order they first appeared. One
     /// occurrence is coerced as it is (a CSV string or `<item>` children become an array
     /// there); several are the items of an array.
-    pub fn write_into(&mut self, writer: &mut ArgsWriter) {
+    pub(crate) fn write_into(&mut self, writer: &mut ArgsWriter) {
         for (name, mut values) in std::mem::take(&mut self.params) {
             let value = match values.len() {
                 0 => continue,
@@ -103,7 +108,7 @@ fn repeatable(tool: Option<&Tool>, name: &str) -> bool {
 
 /// Whether `name` is an argument `tool` declares, or could take: a tool that is not among the
 /// tools, or whose schema lists no properties or allows any, takes any name.
-pub fn declares(tool: Option<&Tool>, name: &str) -> bool {
+pub(crate) fn declares(tool: Option<&Tool>, name: &str) -> bool {
     let Some(t) = tool else {
         return true;
     };
@@ -117,7 +122,7 @@ pub fn declares(tool: Option<&Tool>, name: &str) -> bool {
 /// The argument a call's whole body goes to when the body is plain text instead of argument
 /// elements (`<send_email>Hi Bob, …</send_email>`), if the schema leaves no doubt: its only
 /// string property, else its only required string property.
-pub fn body_argument(tool: &Tool) -> Option<String> {
+pub(crate) fn body_argument(tool: &Tool) -> Option<String> {
     let root = tool.schema();
     let schema = crate::schema::resolve(root, root);
     let props = crate::schema::field(schema, "properties")?.as_object()?;

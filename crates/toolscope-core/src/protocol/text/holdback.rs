@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 /// Held-back text and the offset of the input.
 #[derive(Default)]
-pub struct Holdback {
+pub(crate) struct Holdback {
     /// Offset of the next byte to arrive.
     pos: usize,
     held: String,
@@ -18,7 +18,7 @@ pub struct Holdback {
 
 impl Holdback {
     /// The text to scan now (what was held, then `piece`) and the offset of its first byte.
-    pub fn join<'a>(&mut self, piece: &'a str) -> (Cow<'a, str>, usize) {
+    pub(crate) fn join<'a>(&mut self, piece: &'a str) -> (Cow<'a, str>, usize) {
         let start = self.pos;
         self.pos += piece.len();
         if self.held.is_empty() {
@@ -32,7 +32,7 @@ impl Holdback {
     }
 
     /// The text [`Holdback::join`] gave, once scanned: its buffer is kept for the next hold.
-    pub fn recycle(&mut self, text: Cow<'_, str>) {
+    pub(crate) fn recycle(&mut self, text: Cow<'_, str>) {
         if let Cow::Owned(mut t) = text {
             t.clear();
             self.spare = t;
@@ -41,14 +41,14 @@ impl Holdback {
 
     /// Holds `text[j..]` (which starts at offset `base + j`) for the next chunk; returns the end
     /// of `text`, where scanning stops.
-    pub fn hold(&mut self, text: &str, j: usize, base: usize) -> usize {
+    pub(crate) fn hold(&mut self, text: &str, j: usize, base: usize) -> usize {
         self.held.push_str(&text[j..]);
         self.held_start = base + j;
         text.len()
     }
 
     /// The offset of the held text's first byte.
-    pub fn held_start(&self) -> usize {
+    pub(crate) fn held_start(&self) -> usize {
         if self.held.is_empty() {
             self.pos
         } else {
@@ -57,14 +57,14 @@ impl Holdback {
     }
 
     /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.held.is_empty()
     }
 
     /// The fast path of the tag scanners: a `piece` read as plain text, when nothing is held and
     /// it has no `<` that could start a tag. Returns whether it was taken.
     #[inline]
-    pub fn pass_plain_text(&mut self, piece: &str, em: &mut super::emit::Emitter) -> bool {
+    pub(crate) fn pass_plain_text(&mut self, piece: &str, em: &mut super::emit::Emitter) -> bool {
         if !self.held.is_empty() || crate::json::lexer::find1(b'<', piece.as_bytes()).is_some() {
             return false;
         }
@@ -74,22 +74,22 @@ impl Holdback {
     }
 
     /// `len` bytes were read without going through [`Holdback::join`].
-    pub fn advance(&mut self, len: usize) {
+    pub(crate) fn advance(&mut self, len: usize) {
         self.pos += len;
     }
 
     /// The held text, at the end of the input.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         std::mem::take(&mut self.held)
     }
 
     /// Offset of the next byte to arrive.
-    pub fn pos(&self) -> usize {
+    pub(crate) fn pos(&self) -> usize {
         self.pos
     }
 
     /// Rewinds the offset to read text again from `pos` (see the JSON scanner's re-feed).
-    pub fn rewind(&mut self, pos: usize) {
+    pub(crate) fn rewind(&mut self, pos: usize) {
         self.pos = pos;
     }
 }
@@ -100,7 +100,7 @@ impl Holdback {
 /// the end is held back until more content follows it (then it is content) or the element closes
 /// (then it was the separator), so what goes out never has to be taken back.
 #[derive(Default)]
-pub struct Separated {
+pub(crate) struct Separated {
     lead: Lead,
     /// A trailing `\n`, `\r\n` or `\r` held back.
     tail: String,
@@ -120,7 +120,7 @@ enum Lead {
 impl Separated {
     /// Raw value text (after entity decoding, for a format that has entities).
     #[inline]
-    pub fn push(&mut self, s: &str, mut out: impl FnMut(&str)) {
+    pub(crate) fn push(&mut self, s: &str, mut out: impl FnMut(&str)) {
         // The common case, a piece in the middle of a value: nothing held, no newline at its
         // end, so it is content as it is.
         if self.lead == Lead::Past
@@ -184,7 +184,7 @@ impl Separated {
 
     /// Content that is not raw text (a CDATA section's text, a decoded character reference):
     /// the separators cannot be in it, so it goes out whole.
-    pub fn push_verbatim(&mut self, s: &str, mut out: impl FnMut(&str)) {
+    pub(crate) fn push_verbatim(&mut self, s: &str, mut out: impl FnMut(&str)) {
         self.mark();
         if !self.tail.is_empty() {
             out(&self.tail);
@@ -197,7 +197,7 @@ impl Separated {
 
     /// Markup that is part of the value but not text (a CDATA marker) was seen: the opening
     /// separator can no longer come, and what is held is content.
-    pub fn mark(&mut self) {
+    pub(crate) fn mark(&mut self) {
         if self.lead == Lead::Cr {
             self.tail.insert(0, '\r');
         }
@@ -205,7 +205,7 @@ impl Separated {
     }
 
     /// The element closes: a held newline was the closing separator; a lone `\r` is content.
-    pub fn close(&mut self, mut out: impl FnMut(&str)) {
+    pub(crate) fn close(&mut self, mut out: impl FnMut(&str)) {
         if self.lead == Lead::Cr {
             out("\r");
         }
@@ -218,7 +218,7 @@ impl Separated {
 }
 
 /// A complete value without its separators (see [`Separated`]).
-pub fn strip_separators(s: &str) -> &str {
+pub(crate) fn strip_separators(s: &str) -> &str {
     let s = s
         .strip_prefix('\n')
         .or_else(|| s.strip_prefix("\r\n"))

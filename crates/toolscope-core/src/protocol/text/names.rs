@@ -6,7 +6,7 @@ use crate::tool::ToolSet;
 
 /// Whether `name` can name a function: one of the tools (whatever its name is made of), or a
 /// non-empty run of letters, digits, `_`, `-`, `.` and `:`.
-pub fn is_function_name(name: &str, tools: &ToolSet) -> bool {
+pub(crate) fn is_function_name(name: &str, tools: &ToolSet) -> bool {
     tools.get(name).is_some()
         || (!name.is_empty()
             && name

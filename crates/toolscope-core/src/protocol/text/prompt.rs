@@ -11,7 +11,7 @@ use crate::schema::{JsonType, SchemaType, resolve, schema_type};
 use crate::tool::{ToolDef, ToolSet};
 
 /// The example call of a prompt: the first tool (or a placeholder) with example arguments.
-pub fn example_call(tools: &ToolSet) -> (String, Value) {
+pub(crate) fn example_call(tools: &ToolSet) -> (String, Value) {
     match tools.iter().next() {
         Some(t) => (t.def.name.clone(), example_args(t.schema(), t.schema(), 0)),
         None => ("tool_name".to_string(), json!({})),
@@ -21,7 +21,7 @@ pub fn example_call(tools: &ToolSet) -> (String, Value) {
 /// A tool list as the DeepSeek templates write it, and families like them: a `## Tools`
 /// section with one `### name` heading per tool, its description and its parameters' JSON
 /// Schema, then how to call, showing `format`.
-pub fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
+pub(crate) fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
     let mut s = String::from("## Tools\nYou can use these tools:\n\n");
     for t in tools.iter() {
         s.push_str(&format!(
@@ -39,7 +39,7 @@ pub fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
 
 /// The text between the first `begin` and the `end` after it, trimmed; all of `text`, trimmed,
 /// when the markers are not there.
-pub fn between(text: &str, begin: &str, end: &str) -> String {
+pub(crate) fn between(text: &str, begin: &str, end: &str) -> String {
     let inner = match text.find(begin) {
         Some(b) => {
             let rest = &text[b + begin.len()..];
@@ -53,7 +53,7 @@ pub fn between(text: &str, begin: &str, end: &str) -> String {
 /// The payload of a tool result as most protocols wrap it: lines that are one whole tag
 /// (`<tool_response name="f">`) and code fences dropped, a one-line `<tag>inner</tag>` opened,
 /// and the `content`/`result`/`output` of a JSON wrapper taken out.
-pub fn unwrap_result(wrapped: &str) -> String {
+pub(crate) fn unwrap_result(wrapped: &str) -> String {
     let kept: Vec<&str> = wrapped
         .lines()
         .filter(|l| {
@@ -96,7 +96,7 @@ fn strip_outer_tag(text: &str) -> &str {
 
 /// An example value for a schema: the first enum value, a default, or a placeholder of the right
 /// type. Objects get their required properties (or the first two).
-pub fn example_args(schema: &Value, root: &Value, depth: usize) -> Value {
+pub(crate) fn example_args(schema: &Value, root: &Value, depth: usize) -> Value {
     let schema = resolve(schema, root);
     if depth > 4 {
         return Value::Null;
@@ -166,7 +166,7 @@ pub fn example_args(schema: &Value, root: &Value, depth: usize) -> Value {
 /// The tools as one JSON array, as most chat templates list them: OpenAI-style function objects
 /// (`{"type": "function", "function": {…}}`) when `wrapped`, else plain
 /// `{"name", "description", "parameters"}` objects.
-pub fn json_tools(tools: &ToolSet, wrapped: bool) -> String {
+pub(crate) fn json_tools(tools: &ToolSet, wrapped: bool) -> String {
     let list: Vec<Value> = tools.iter().map(|t| tool_entry(&t.def, wrapped)).collect();
     Value::Array(list).to_string()
 }
@@ -183,7 +183,7 @@ fn tool_entry(def: &ToolDef, wrapped: bool) -> Value {
 }
 
 /// Reads back a tool entry of either form of [`tool_entry`]; `None` without a name.
-pub fn tool_def(entry: &Value) -> Option<ToolDef> {
+pub(crate) fn tool_def(entry: &Value) -> Option<ToolDef> {
     let f = entry.get("function").unwrap_or(entry);
     Some(ToolDef {
         name: f.get("name")?.as_str()?.to_string(),
@@ -201,7 +201,7 @@ pub fn tool_def(entry: &Value) -> Option<ToolDef> {
 
 /// Reads back a JSON array of tools (either form of [`json_tools`]) written between `begin`
 /// and `end` in `system`.
-pub fn read_json_tools(system: &str, begin: &str, end: &str) -> Option<ToolSet> {
+pub(crate) fn read_json_tools(system: &str, begin: &str, end: &str) -> Option<ToolSet> {
     let start = system.find(begin)? + begin.len();
     let stop = start + system[start..].find(end)?;
     let list: Vec<Value> = serde_json::from_str(system[start..stop].trim()).ok()?;
@@ -212,7 +212,7 @@ pub fn read_json_tools(system: &str, begin: &str, end: &str) -> Option<ToolSet> 
 /// The tools one JSON object per line, each between `open` and `close` (`<tool>` and `</tool>`
 /// in MiniMax's template, nothing in GLM's): OpenAI-style function objects when `wrapped`, else
 /// plain `{"name", "description", "parameters"}` objects.
-pub fn json_tool_lines(tools: &ToolSet, wrapped: bool, open: &str, close: &str) -> String {
+pub(crate) fn json_tool_lines(tools: &ToolSet, wrapped: bool, open: &str, close: &str) -> String {
     tools
         .iter()
         .map(|t| format!("{open}{}{close}\n", tool_entry(&t.def, wrapped)))
@@ -220,7 +220,7 @@ pub fn json_tool_lines(tools: &ToolSet, wrapped: bool, open: &str, close: &str) 
 }
 
 /// Reads back the tools [`json_tool_lines`] wrote between `begin` and `end` in `system`.
-pub fn read_json_tool_lines(
+pub(crate) fn read_json_tool_lines(
     system: &str,
     begin: &str,
     end: &str,
@@ -242,7 +242,7 @@ pub fn read_json_tool_lines(
 }
 
 /// A value as markup formats write it raw: a string as its text, anything else as JSON.
-pub fn value_text(v: &Value) -> String {
+pub(crate) fn value_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
@@ -259,7 +259,7 @@ pub(crate) fn first_argument(input: &Value) -> (String, String) {
 /// The tools as indented JSON objects, a blank line after each (Llama 3 and xLAM templates):
 /// OpenAI-style function objects when `wrapped`, else plain `{"name", "description",
 /// "parameters"}` objects.
-pub fn pretty_tools(tools: &ToolSet, wrapped: bool) -> String {
+pub(crate) fn pretty_tools(tools: &ToolSet, wrapped: bool) -> String {
     let mut s = String::new();
     for t in tools.iter() {
         let f = tool_entry(&t.def, wrapped);
@@ -270,7 +270,7 @@ pub fn pretty_tools(tools: &ToolSet, wrapped: bool) -> String {
 }
 
 /// Reads back the tools [`pretty_tools`] wrote after `instructions` in `system` (either form).
-pub fn read_pretty_tools(system: &str, instructions: &str) -> Option<ToolSet> {
+pub(crate) fn read_pretty_tools(system: &str, instructions: &str) -> Option<ToolSet> {
     let at = system.find(instructions)? + instructions.len();
     let mut defs = Vec::new();
     for v in serde_json::Deserializer::from_str(&system[at..]).into_iter::<Value>() {
@@ -283,7 +283,7 @@ pub fn read_pretty_tools(system: &str, instructions: &str) -> Option<ToolSet> {
 /// Calls as one JSON array of envelopes, `[{"name": "f", "arguments": {…}}, …]`, with the keys
 /// the family uses (`tool_name`/`parameters` in Command R, …). Arguments that are not an object
 /// are written as `{}`.
-pub fn envelope_array(calls: &[(&str, &Value)], name_key: &str, args_key: &str) -> String {
+pub(crate) fn envelope_array(calls: &[(&str, &Value)], name_key: &str, args_key: &str) -> String {
     let items: Vec<String> = calls
         .iter()
         .map(|(name, input)| {
@@ -302,7 +302,12 @@ pub fn envelope_array(calls: &[(&str, &Value)], name_key: &str, args_key: &str) 
 }
 
 /// A call envelope whose arguments break: a key with no value.
-pub fn malformed_envelope(name: &str, input: &Value, name_key: &str, args_key: &str) -> String {
+pub(crate) fn malformed_envelope(
+    name: &str,
+    input: &Value,
+    name_key: &str,
+    args_key: &str,
+) -> String {
     let (key, value) = first_argument(input);
     format!(
         "[{{\"{name_key}\": {}, \"{args_key}\": {{\"{key}\": \"{value}\", \"oops\": }}}}]",

@@ -10,13 +10,13 @@ const ASCII: &str = "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\t\n\u{b}\u{c}
 
 /// Decodes a stream of byte chunks into `&str` pieces that always end on character boundaries.
 #[derive(Default)]
-pub struct Utf8Decoder {
+pub(crate) struct Utf8Decoder {
     carry: Vec<u8>,
     offset: usize,
 }
 
 impl Utf8Decoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -24,7 +24,7 @@ impl Utf8Decoder {
     /// chunk valid (one ASCII byte, a stream arriving byte by byte, comes from a static table
     /// with nothing to validate). `None`: use [`Utf8Decoder::decode`], which reads it.
     #[inline(always)]
-    pub fn whole<'a>(&mut self, chunk: &'a [u8]) -> Option<&'a str> {
+    pub(crate) fn whole<'a>(&mut self, chunk: &'a [u8]) -> Option<&'a str> {
         if !self.carry.is_empty() {
             return None;
         }
@@ -41,7 +41,7 @@ impl Utf8Decoder {
 
     /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
     /// invalid bytes comes with the byte offset of those bytes.
-    pub fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
+    pub(crate) fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
         // One ASCII byte (a stream arriving byte by byte): a slice of a static table, with
         // nothing to validate.
         if let [b] = chunk
@@ -134,7 +134,7 @@ impl Utf8Decoder {
     }
 
     /// The input has ended: an incomplete character becomes U+FFFD.
-    pub fn finish(&mut self, mut f: impl FnMut(&str, Option<usize>)) {
+    pub(crate) fn finish(&mut self, mut f: impl FnMut(&str, Option<usize>)) {
         if !self.carry.is_empty() {
             self.carry.clear();
             self.invalid(&mut f);

@@ -2,10 +2,10 @@
 //! decoding that survives chunk splits, escaping, tag-name characters and the result block.
 
 /// The longest entity toolscope decodes, `&#x10FFFF;` (holdback bound).
-pub const MAX_ENTITY: usize = 10;
+pub(crate) const MAX_ENTITY: usize = 10;
 
 /// Decodes one entity (`&lt;`, `&#65;`, `&#x41;`, …) given its text between `&` and `;`.
-pub fn entity(name: &str) -> Option<char> {
+pub(crate) fn entity(name: &str) -> Option<char> {
     Some(match name {
         "lt" => '<',
         "gt" => '>',
@@ -26,7 +26,7 @@ pub fn entity(name: &str) -> Option<char> {
 
 /// What follows a `&`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entity {
+pub(crate) enum Entity {
     /// A known entity: the character, and the length of `&name;`.
     Char(char, usize),
     /// `&name;` that is not a known entity: kept as written (its length).
@@ -40,7 +40,7 @@ pub enum Entity {
 /// Reads the entity at the start of `rest` (which starts with `&`). The decision depends only on
 /// the name characters that follow and the byte after them, so it does not depend on where a
 /// chunk ends.
-pub fn scan_entity(rest: &str) -> Entity {
+pub(crate) fn scan_entity(rest: &str) -> Entity {
     let b = rest.as_bytes();
     let mut k = 1;
     while k < b.len() && k <= MAX_ENTITY && (b[k].is_ascii_alphanumeric() || b[k] == b'#') {
@@ -64,7 +64,7 @@ pub fn scan_entity(rest: &str) -> Entity {
 
 /// Decodes the entities of a complete text; unknown ones stay as written.
 #[cfg(test)]
-pub fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }
@@ -96,7 +96,7 @@ pub fn decode_entities(s: &str) -> String {
 
 /// Escapes text for an element's content (a carriage return too, so that it is never read as
 /// part of a separating newline).
-pub fn escape_text(s: &str) -> String {
+pub(crate) fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -112,7 +112,7 @@ pub fn escape_text(s: &str) -> String {
 
 /// An element's escaped content, with separating newlines around it when the text itself
 /// begins or ends with a newline (which would otherwise be read as a separator).
-pub fn element_text(s: &str) -> String {
+pub(crate) fn element_text(s: &str) -> String {
     let escaped = escape_text(s);
     if s.starts_with('\n') || s.ends_with('\n') {
         format!("\n{escaped}\n")
@@ -122,23 +122,23 @@ pub fn element_text(s: &str) -> String {
 }
 
 /// A character that may appear in a tag name: anything but whitespace and markup.
-pub fn is_name_byte(b: u8) -> bool {
+pub(crate) fn is_name_byte(b: u8) -> bool {
     !matches!(
         b,
         b' ' | b'\t' | b'\n' | b'\r' | 0x0c | b'<' | b'>' | b'/' | b'=' | b'"' | b'\'' | b'&'
     )
 }
 
-pub fn is_ws(b: u8) -> bool {
+pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
 /// The longest tag toolscope reads (holdback bound); a `<` not closed by `>` within it is text.
-pub const MAX_TAG: usize = 256;
+pub(crate) const MAX_TAG: usize = 256;
 
 /// What starts at a `<`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tag<'a> {
+pub(crate) enum Tag<'a> {
     /// The text ends before the tag could be told apart.
     Incomplete,
     /// A plain `<` (comparison, arrow, …): text.
@@ -163,7 +163,7 @@ fn is_name_start(b: u8) -> bool {
 
 /// Reads the tag that starts at `text[j]` (which is `<`). A close tag may have whitespace after
 /// its `</` (`</ get_weather>`); an attribute's quoted value may hold `>`.
-pub fn parse_tag(text: &str, j: usize) -> Tag<'_> {
+pub(crate) fn parse_tag(text: &str, j: usize) -> Tag<'_> {
     parse_tag_with(text, j, false)
 }
 
@@ -263,14 +263,14 @@ fn parse_tag_with(text: &str, j: usize, numeric: bool) -> Tag<'_> {
 }
 
 /// The deepest element nesting read inside a parameter; deeper tags are kept as text.
-pub const MAX_FRAGMENT_DEPTH: usize = 64;
+pub(crate) const MAX_FRAGMENT_DEPTH: usize = 64;
 
 /// Reads the content of a parameter element as a value: its text (entities decoded, CDATA
 /// unwrapped, without its separating newlines) when it has no child elements; otherwise an
 /// object of its children, repeated children becoming arrays (numeric ones, `<0>…</0>`, become
 /// index keys that coercion reads as an array), with any non-blank text kept under `#text`. One
 /// pass with a stack: unmatched close tags are text, unclosed elements close at the end.
-pub fn fragment_value(s: &str) -> serde_json::Value {
+pub(crate) fn fragment_value(s: &str) -> serde_json::Value {
     struct Frame {
         name: String,
         children: Vec<(String, serde_json::Value)>,
@@ -428,7 +428,7 @@ pub fn fragment_value(s: &str) -> serde_json::Value {
 
 /// The names of the attributes in `attrs` (what an open tag holds after its name): `a="x > y"
 /// b='z' c=w d` gives `a`, `b`, `c`, `d`.
-pub fn attribute_names(attrs: &str) -> Vec<&str> {
+pub(crate) fn attribute_names(attrs: &str) -> Vec<&str> {
     let b = attrs.as_bytes();
     let mut names = Vec::new();
     let mut k = 0;
@@ -473,7 +473,7 @@ pub fn attribute_names(attrs: &str) -> Vec<&str> {
 /// Whether the incomplete tag at `text[j]` (a `<` near the end of the text) may still become the
 /// open tag of one of the tools: its name so far is a prefix of a tool's name, or is a tool's
 /// name followed by the start of its attributes.
-pub fn could_open_tool(text: &str, j: usize, tools: &crate::tool::ToolSet) -> bool {
+pub(crate) fn could_open_tool(text: &str, j: usize, tools: &crate::tool::ToolSet) -> bool {
     let rest = &text.as_bytes()[j + 1..];
     let n = rest
         .iter()
@@ -488,7 +488,7 @@ pub fn could_open_tool(text: &str, j: usize, tools: &crate::tool::ToolSet) -> bo
 }
 
 /// A tool result for the XML-shaped protocols.
-pub fn format_result(name: &str, result: &str) -> String {
+pub(crate) fn format_result(name: &str, result: &str) -> String {
     format!(
         "<tool_response name=\"{}\">\n{}\n</tool_response>",
         escape_text(name).replace('"', "&quot;"),
