@@ -137,7 +137,7 @@ fn the_demo_scores_100_percent_on_the_bundled_suite() {
     }
     assert!(r["overall"]["latency"]["firstTokenMs"].is_number());
     assert!(!dir.join("f").exists(), "no failure, no folder");
-    assert!(took.as_secs() < 30, "took {took:?}");
+    // Its time is a figure to read, not a test's verdict (speed is for benchmarks).
     eprintln!("verify --provider demo took {took:?}");
 }
 

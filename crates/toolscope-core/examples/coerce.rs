@@ -10,10 +10,14 @@
 //! array sent as one comma-separated string.
 
 use serde_json::{Value, json};
+use std::io::Write;
 use toolscope_core::coerce::coerce;
 use toolscope_core::tool::{ToolDef, ToolSet};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Written with `?`, not `println!`: a closed pipe (`| head`) ends it with an error, not a
+    // panic.
+    let mut out = std::io::stdout().lock();
     let mut args = std::env::args().skip(1);
     let (arguments, schema): (Value, Value) = match (args.next(), args.next()) {
         (Some(a), Some(s)) => (serde_json::from_str(&a)?, serde_json::from_str(&s)?),
@@ -34,9 +38,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     let coerced = coerce(arguments, &schema);
-    println!("value: {}", coerced.value);
+    writeln!(out, "value: {}", coerced.value)?;
     for c in &coerced.coercions {
-        println!("changed {}: {} -> {}", c.path, c.from, c.to);
+        writeln!(out, "changed {}: {} -> {}", c.path, c.from, c.to)?;
     }
 
     // What still contradicts the schema after coercion (a tool of a tool set validates it).
@@ -45,10 +49,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get("tool")
         .map_or_else(Vec::new, |t| t.validate(&coerced.value));
     if violations.is_empty() {
-        println!("valid against the schema");
+        writeln!(out, "valid against the schema")?;
     }
     for v in violations {
-        println!("still invalid at {:?}: {}", v.path, v.message);
+        writeln!(out, "still invalid at {:?}: {}", v.path, v.message)?;
     }
     Ok(())
 }

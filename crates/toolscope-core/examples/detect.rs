@@ -9,13 +9,16 @@
 //! given. An output without any marker is plain text, read by the default protocol. It prints the
 //! protocol's name and the reason, then the calls that protocol reads from the output.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use toolscope_core::part::Part;
 use toolscope_core::protocol::Protocol;
 use toolscope_core::tool::ToolSet;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Written with `?`, not `println!`: a closed pipe (`| head`) ends it with an error, not a
+    // panic.
+    let mut out = std::io::stdout().lock();
     let tools = match std::env::args().nth(1) {
         Some(path) => ToolSet::from_json_text(&std::fs::read_to_string(&path)?)?,
         None => ToolSet::default(),
@@ -24,12 +27,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::io::stdin().read_to_end(&mut output)?;
 
     let detected = Protocol::detect(&tools, &output);
-    println!("{}: {}", detected.protocol.name(), detected.reason);
+    writeln!(out, "{}: {}", detected.protocol.name(), detected.reason)?;
 
     let parsed = detected.protocol.stream_parser(&tools).parse_whole(&output);
     for part in &parsed.parts {
         if let Part::ToolCall(call) = part {
-            println!("  call {}({})", call.tool_name, call.input);
+            writeln!(out, "  call {}({})", call.tool_name, call.input)?;
         }
     }
     Ok(())

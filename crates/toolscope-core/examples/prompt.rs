@@ -9,10 +9,14 @@
 //! `toolscope_core::protocol::Protocol::names()`.
 
 use serde_json::json;
+use std::io::Write;
 use toolscope_core::protocol::Protocol;
 use toolscope_core::tool::{ToolDef, ToolSet};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Written with `?`, not `println!`: a closed pipe (`| head`) ends it with an error, not a
+    // panic.
+    let mut out = std::io::stdout().lock();
     let mut args = std::env::args().skip(1);
     let Some(name) = args.next() else {
         return Err(format!("name a protocol: {}", Protocol::names().join(", ")).into());
@@ -31,16 +35,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )])?,
     };
 
-    println!("{}", protocol.system_prompt(&tools));
+    writeln!(out, "{}", protocol.system_prompt(&tools))?;
     if let Some(tool) = tools.iter().next() {
         let input = json!({"city": "Paris", "days": 3});
-        println!("--- a call to {}, as the model writes it:", tool.name());
-        println!("{}", protocol.format_call(tool.name(), &input));
-        println!("--- its result, as the history gives it back:");
-        println!(
+        writeln!(
+            out,
+            "--- a call to {}, as the model writes it:",
+            tool.name()
+        )?;
+        writeln!(out, "{}", protocol.format_call(tool.name(), &input))?;
+        writeln!(out, "--- its result, as the history gives it back:")?;
+        writeln!(
+            out,
             "{}",
             protocol.format_result(tool.name(), "{\"temperature\": 18}")
-        );
+        )?;
     }
     Ok(())
 }
