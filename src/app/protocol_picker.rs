@@ -1,6 +1,7 @@
 //! The protocol picker (Ctrl+L): "native" first, then "auto" (native, with the answer text read
 //! by the protocol its markers name), then every protocol of the registry with the model
-//! families it serves, filtered as you type (by name, alias or family), Enter to choose.
+//! families it serves, filtered as you type (by name, alias, family, or the name a server gives
+//! its parser), Enter to choose.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -98,6 +99,10 @@ impl ProtocolPicker {
                         p.aliases()
                             .iter()
                             .any(|a| a.to_lowercase().contains(&filter))
+                            // The name a server gives its parser (`--tool-call-parser qwen25`).
+                            || p.server_parsers()
+                                .iter()
+                                .any(|(_, n)| n.to_lowercase().contains(&filter))
                     })
             })
             .collect()
@@ -178,6 +183,22 @@ mod tests {
                 press(&mut p, KeyCode::Char(c));
             }
             assert_eq!(names(&p).first(), Some(&"auto"), "{filter}");
+        }
+    }
+
+    /// A user who knows their server's `--tool-call-parser` finds ours by typing it.
+    #[test]
+    fn a_servers_parser_name_finds_the_protocol() {
+        for (typed, want) in [
+            ("qwen25", "hermes"),
+            ("kimi_k2", "kimi-k2"),
+            ("step3p5", "qwen3-coder"),
+        ] {
+            let mut p = ProtocolPicker::new("native");
+            for c in typed.chars() {
+                press(&mut p, KeyCode::Char(c));
+            }
+            assert!(names(&p).contains(&want), "{typed}: {:?}", names(&p));
         }
     }
 
