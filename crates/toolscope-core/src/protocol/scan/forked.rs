@@ -197,10 +197,17 @@ impl Scanner for Forked {
         }
     }
 
+    /// Inside a call too while a whole branch marker is held to be told (dots'
+    /// `<dots_function_call>` before its `{` or its markup): a reasoning marker right after it
+    /// is the call's text, not reasoning cut out of the middle of its markup.
     fn in_call(&self) -> bool {
         match self.current {
             Some(k) => self.branches[k].scanner.in_call(),
-            None => self.main.in_call(),
+            None => {
+                self.main.in_call()
+                    || (!self.look.is_empty()
+                        && matches!(self.find_marker(&self.look).1, Some((_, true))))
+            }
         }
     }
 
