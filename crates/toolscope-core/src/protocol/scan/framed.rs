@@ -775,6 +775,31 @@ impl FramedScanner {
         );
     }
 
+    /// A call whose JSON broke (or never ended) after running past a close marker: a stray quote
+    /// made a string of the close and what followed it. The call is malformed up to its first
+    /// close, and the text after that close is given back to be read again (the offset is
+    /// rewound to it); `Err` gives the block back when no close was read.
+    fn end_at_close(
+        &mut self,
+        mut b: Block,
+        open: &mut Open,
+        why: &str,
+        em: &mut Emitter,
+    ) -> Result<String, Block> {
+        let Some(end) = self.end_of(&b) else {
+            return Err(b);
+        };
+        let Some(p) = b.raw[b.good..].find(end) else {
+            return Err(b);
+        };
+        let cut = b.good + p + end.len();
+        self.abort(open, em);
+        let tail = b.raw.split_off(cut);
+        self.held.rewind(b.start + cut);
+        self.malformed(b, None, "malformed-tool-call", why, em);
+        Ok(tail)
+    }
+
     /// A broken call: with a close marker to look for, skip to it; else it ends here.
     fn skip_or_fail(&mut self, b: Block, why: String, em: &mut Emitter) {
         if self.end_of(&b).is_some() {
@@ -805,10 +830,36 @@ impl FramedScanner {
         b.raw.push_str(&rest[..consumed]);
         sync(&mut open, em);
         if let Some(why) = error {
-            self.abort(&mut open, em);
             let why = format!("the tool call's arguments are not valid JSON ({why})");
-            self.skip_or_fail(b, why, em);
-            return i + consumed;
+            return match self.end_at_close(b, &mut open, &why, em) {
+                Ok(tail) => {
+                    // What was read past the close is read again, then the rest of the chunk.
+                    let mut again = tail;
+                    again.push_str(&text[i + consumed..]);
+                    self.feed(&again, em);
+                    text.len()
+                }
+                Err(b) => {
+                    self.abort(&mut open, em);
+                    self.skip_or_fail(b, why, em);
+                    i + consumed
+                }
+            };
+        }
+        if done && open.lexer.repaired_a_quote() {
+            // A quote taken for text, and the call's close inside the JSON: the quote was the
+            // string's end, and the close the call's.
+            let why = "the tool call's arguments are not valid JSON (a string ran past the \
+                       call's close: a quote without the `:` or `,` after it)";
+            match self.end_at_close(b, &mut open, why, em) {
+                Ok(tail) => {
+                    let mut again = tail;
+                    again.push_str(&text[i + consumed..]);
+                    self.feed(&again, em);
+                    return text.len();
+                }
+                Err(back) => b = back,
+            }
         }
         if done && self.ends_with_json(&b) {
             // Nothing can follow the JSON that belongs to the call: it ends here, now.
@@ -1174,6 +1225,16 @@ impl FramedScanner {
                     Ok(()) if open.lexer.is_done() => self.complete(b, open, em),
                     _ => {
                         sync(&mut open, em);
+                        let why = "the tool call's arguments are not valid JSON (a string ran \
+                                   past the call's close)";
+                        let b = match self.end_at_close(b, &mut open, why, em) {
+                            Ok(tail) => {
+                                self.feed(&tail, em);
+                                self.finish(em);
+                                return;
+                            }
+                            Err(b) => b,
+                        };
                         self.abort(&mut open, em);
                         self.malformed(
                             b,
@@ -1398,7 +1459,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
 
@@ -1433,5 +1494,31 @@ mod tests {
                 malformed: r#"<<get_weather|{"city": }>>"#,
             },
         );
+    }
+
+    /// A key or value whose quote is missing its colon or comma is read on as a string with a
+    /// stray quote in it; the string must not run past the call's close into the next call.
+    #[test]
+    fn a_broken_call_ends_at_its_close_and_the_next_call_is_read() {
+        for broken in [
+            r#"<<get_weather|{"city" 1}>>"#,
+            r#"<<get_weather|{"city": "Rome" "days": 2}>>"#,
+            r#"<<get_weather|{"city": "Rome}>>"#,
+        ] {
+            let text = format!(r#"{broken} after <<get_weather|{{"city": "Paris"}}>> end"#);
+            for cut in [false, true] {
+                let c = scan_every_split(&make, &text, cut);
+                assert_eq!(
+                    c.calls,
+                    [(
+                        "get_weather".to_string(),
+                        serde_json::json!({"city": "Paris"})
+                    )],
+                    "{text}"
+                );
+                assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+                assert_eq!(c.text, format!("{broken} after  end"), "{text}");
+            }
+        }
     }
 }
