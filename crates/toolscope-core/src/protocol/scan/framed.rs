@@ -94,6 +94,8 @@ struct Block {
     good: usize,
     /// The call was opened by the scanner's second frame (see [`FramedScanner::alt_frame`]).
     alt: bool,
+    /// The call's opening marker was the prompt's (see [`FramedScanner::prefilled_opener`]).
+    prefilled: bool,
 }
 
 impl Block {
@@ -107,6 +109,7 @@ impl Block {
             calls: 0,
             good: 0,
             alt: false,
+            prefilled: false,
         }
     }
 
@@ -272,6 +275,10 @@ pub(crate) struct FramedScanner {
     alt: Option<(&'static str, &'static str)>,
     /// A header that opens text, not a call (Functionary's `>>>all`): its markup is format.
     text_header: Option<&'static str>,
+    /// The prompt ends with the call marker (see [`FramedScanner::prefilled_opener`]).
+    prefilled: bool,
+    /// Another engine read some of the output (see [`FramedScanner::pass_over`]).
+    passed: bool,
 }
 
 impl FramedScanner {
@@ -295,6 +302,8 @@ impl FramedScanner {
             spare_raw: String::new(),
             alt: None,
             text_header: None,
+            prefilled: false,
+            passed: false,
         }
     }
 
@@ -330,6 +339,15 @@ impl FramedScanner {
     /// what ends it are format (a markup span), and what follows is text.
     pub(crate) fn text_header(mut self, header: &'static str) -> Self {
         self.text_header = Some(header);
+        self
+    }
+
+    /// The prompt ends with the call marker (Functionary's template ends with `>>>`), so the
+    /// output begins with a header: its first line, when it is the text header or names an
+    /// offered tool, is read as if the marker stood before it. Anything else at the start is
+    /// text, as is an output that writes the marker itself.
+    pub(crate) fn prefilled_opener(mut self) -> Self {
+        self.prefilled = true;
         self
     }
 
@@ -389,6 +407,7 @@ impl FramedScanner {
     /// `len` bytes went to another scanner (only while [`FramedScanner::idle`]).
     pub(crate) fn pass_over(&mut self, len: usize) {
         self.held.advance(len);
+        self.passed |= len > 0;
     }
 
     /// Whether `text` has a byte that may begin a marker opening something.
@@ -418,6 +437,16 @@ impl FramedScanner {
                 return text.len();
             }
             self.text_seen = true;
+            let rest = &text[k..];
+            let call = self.syntax.call_begin;
+            if self.prefilled && !self.passed && !rest.starts_with(call) && !is_partial(rest, call)
+            {
+                em.text(&text[i..k]);
+                let mut b = Block::new(base + k, false, std::mem::take(&mut self.spare_raw));
+                b.prefilled = true;
+                self.state = State::Header(b, String::new());
+                return k;
+            }
             if self.bare_start && bytes[k] == b'{' {
                 em.text(&text[i..k]);
                 self.state = State::Header(
@@ -615,6 +644,17 @@ impl FramedScanner {
                     return j + len;
                 }
             }
+            if b.prefilled
+                && !text[j..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+            {
+                // No name (`Let me look.`): the output began with text, read as such from here.
+                b.raw.push_str(&text[i..j]);
+                self.not_a_header(b, em);
+                return j;
+            }
             if !is_ws(bytes[j]) && self.headerless() {
                 head.push_str(&text[i..j]);
                 b.raw.push_str(&text[i..j]);
@@ -638,6 +678,10 @@ impl FramedScanner {
             if head.len() + (j - i) > MAX_HEADER {
                 head.push_str(&text[i..j]);
                 b.raw.push_str(&text[i..j]);
+                if b.prefilled {
+                    self.not_a_header(b, em);
+                    return j;
+                }
                 self.malformed(
                     b,
                     None,
@@ -730,6 +774,13 @@ impl FramedScanner {
             self.state = State::Text;
             return;
         }
+        if b.prefilled
+            && !(self.syntax.header)(&head)
+                .is_some_and(|h| valid_name(&h.name) && self.tool(&h.name).is_some())
+        {
+            self.not_a_header(b, em);
+            return;
+        }
         // A header read as naming no one (an empty name) leaves the naming to the JSON, like an
         // empty header (Inkling's optional name before an envelope).
         let envelopes = head.trim().is_empty()
@@ -798,6 +849,26 @@ impl FramedScanner {
         self.held.rewind(b.start + cut);
         self.malformed(b, None, "malformed-tool-call", why, em);
         Ok(tail)
+    }
+
+    /// Another engine's block follows (see the form switch): a header the prompt opened, still
+    /// being read, was none.
+    pub(crate) fn settle(&mut self, em: &mut Emitter) {
+        if matches!(&self.state, State::Header(b, _) if b.prefilled)
+            && let State::Header(mut b, _) = std::mem::replace(&mut self.state, State::Text)
+        {
+            b.raw.push_str(&self.held.take());
+            self.not_a_header(b, em);
+        }
+    }
+
+    /// The start of an output read as a header the prompt opened (see
+    /// [`FramedScanner::prefilled_opener`]) that is none: text.
+    fn not_a_header(&mut self, b: Block, em: &mut Emitter) {
+        self.state = State::Text;
+        let (_, rest) = b.split_good(em);
+        em.text(&rest);
+        self.spare_raw = rest;
     }
 
     /// A broken call: with a close marker to look for, skip to it; else it ends here.
@@ -1204,6 +1275,10 @@ impl FramedScanner {
                 let (_, rest) = b.split_good(em);
                 em.text(&rest);
             }
+            State::Header(mut b, _) if b.prefilled => {
+                b.raw.push_str(&held);
+                self.not_a_header(b, em);
+            }
             State::Header(mut b, _) => {
                 b.raw.push_str(&held);
                 self.malformed(
@@ -1294,10 +1369,11 @@ impl Scanner for FramedScanner {
     /// reasoning marker cannot be a call's own text: it is the model moving on, and the section
     /// ends there (see [`Scanner::cut`]).
     fn in_call(&self) -> bool {
-        !matches!(
-            self.state,
-            State::Text | State::Bare(_) | State::Section(_) | State::After(..)
-        )
+        match &self.state {
+            State::Text | State::Bare(_) | State::Section(_) | State::After(..) => false,
+            State::Header(b, _) => !b.prefilled,
+            _ => true,
+        }
     }
 
     /// After a call's JSON, with no suffix still to come and no close marker required (a
@@ -1305,6 +1381,9 @@ impl Scanner for FramedScanner {
     fn in_args(&self) -> bool {
         match &self.state {
             State::Text | State::Bare(_) => false,
+            // The start of the output, read as a header the prompt may have opened: text until
+            // it names a tool.
+            State::Header(b, _) if b.prefilled => false,
             State::After(b, _, after) => {
                 (self.syntax.args_suffix.is_some() && !after.suffixed) || self.end_of(b).is_some()
             }
@@ -1324,6 +1403,11 @@ impl Scanner for FramedScanner {
                 if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
                     self.end_section_early(b, em);
                 }
+            }
+            // The start of the output, not yet known to name a tool: text.
+            State::Header(mut b, _) if b.prefilled => {
+                b.raw.push_str(&self.held.take());
+                self.not_a_header(b, em);
             }
             // Between a section's calls: the section ends without its close.
             State::Section(mut b) => {
