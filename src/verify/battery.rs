@@ -165,3 +165,36 @@ pub async fn run_jobs(
     };
     (done.into_iter().flatten().collect(), ending)
 }
+
+/// [`run_jobs`] on the target `template` names. A demo target without a base URL gets the
+/// demo model started on a loopback port for the battery alone, answering at full speed, and
+/// stopped when it ends; when it cannot start, nothing is sent and the battery gives up.
+pub async fn run(
+    suite: &Suite,
+    template: &Request,
+    keys: &Keys,
+    jobs: &[Job],
+    concurrency: usize,
+    progress: impl FnMut(usize, usize, &Answer),
+    stop: impl std::future::Future<Output = ()>,
+) -> (Vec<Answer>, Ending) {
+    let mut request = template.clone();
+    let _demo = if toolscope_demo::needs_server(&request) {
+        match toolscope_demo::start_local(toolscope_demo::DemoOptions::instant()).await {
+            Ok(server) => {
+                request.base_url = Some(server.base_url());
+                Some(server)
+            }
+            Err(e) => {
+                let ending = Ending::GaveUp {
+                    category: e.category.as_str().into(),
+                    message: e.message,
+                };
+                return (Vec::new(), ending);
+            }
+        }
+    } else {
+        None
+    };
+    run_jobs(suite, &request, keys, jobs, concurrency, progress, stop).await
+}
