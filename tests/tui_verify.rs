@@ -197,3 +197,38 @@ async fn a_failed_answer_opens_as_a_session() {
     h.press(alt('s'));
     assert!(h.app.verify.as_ref().unwrap().shown);
 }
+
+#[tokio::test]
+async fn an_endpoint_that_cannot_answer_is_said_and_what_was_measured_kept() {
+    // A port nothing listens on (bound, then let go).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut a = app(160, 48);
+    a.provider = ProviderKind::from_name("openai").unwrap();
+    a.model = "m".into();
+    a.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
+    let mut h = Harness::with(a, None);
+    h.press(alt('s'));
+    h.press(key(KeyCode::Char('y')));
+    h.until("the battery gives up", |a| {
+        a.verify.as_ref().is_some_and(|v| !v.is_running())
+    })
+    .await;
+    let v = h.app.verify.as_ref().unwrap();
+    let Some(Ending::GaveUp { category, .. }) = &v.ending else {
+        panic!("gave up: {:?}", v.ending)
+    };
+    assert_eq!(category, "provider_unavailable");
+    let r = v.report.as_ref().unwrap();
+    assert!(!r.complete && (r.requests.done as usize) < v.total);
+    assert_eq!(r.faults(), ["answered"]);
+    let screen = h.screen();
+    assert!(
+        screen.contains("cannot answer: provider_unavailable"),
+        "{screen}"
+    );
+    assert!(notice_text(&h.app).contains("cannot answer"));
+}

@@ -80,6 +80,17 @@ impl Verify {
         self.ending.is_none()
     }
 
+    /// Scenarios (of every run) whose streamed and whole answers have both come, and how many
+    /// there are.
+    pub fn scenarios_done(&self) -> (usize, usize) {
+        let mut seen = std::collections::HashMap::new();
+        for a in &self.answers {
+            *seen.entry((a.run, a.scenario)).or_insert(0) += 1;
+        }
+        let done = seen.values().filter(|&&n| n >= 2).count();
+        (done, self.total / 2)
+    }
+
     /// One line for a finished answer of the progress list: its mark, what it was, and the
     /// first reason it failed.
     pub fn progress_line(&self, i: usize) -> (bool, String) {
@@ -103,8 +114,9 @@ impl Verify {
                 self.total
             ),
             Ending::GaveUp { category, message } => format!(
-                "{} cannot answer: {category}: {message}; stopped after {done} of {} requests",
+                "{} cannot answer: {category}: {message}{}; stopped after {done} of {} requests",
                 Target::of(&self.target).label(),
+                battery::hint(category, self.target.provider, "the model (Ctrl+P)"),
                 self.total
             ),
         })

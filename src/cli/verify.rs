@@ -429,20 +429,7 @@ fn finish(
             m.planned
         ),
         Ending::GaveUp { category, message } => {
-            let hint = match category.as_str() {
-                "provider_authentication" => format!(
-                    " (is the key set{}?)",
-                    m.request
-                        .provider
-                        .key_env()
-                        .map_or(String::new(), |k| format!(" in {k}"))
-                ),
-                "provider_unavailable" | "provider_timeout" => {
-                    " (is the server running at that address?)".to_string()
-                }
-                "provider_invalid_model" => " (check --model)".to_string(),
-                _ => String::new(),
-            };
+            let hint = battery::hint(category, m.request.provider, "--model");
             eprintln!(
                 "toolscope verify: {tag}{} cannot answer: {category}: {message}{hint}; stopped after {} of {} requests",
                 Target::of(&m.request).label(),
@@ -530,5 +517,35 @@ impl Signals {
             _ = self.terminate.recv() => 15,
         };
         self.last = Some(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: VerifyArgs,
+    }
+
+    fn args(extra: &[&str]) -> VerifyArgs {
+        let mut argv = vec!["verify", "--provider", "anthropic", "--model", "m"];
+        argv.extend(extra);
+        Cli::parse_from(argv).args
+    }
+
+    /// A provider whose wire refuses a request without a token bound (Anthropic) keeps its
+    /// default when --max-tokens is not given: the battery's requests were sent without one.
+    #[test]
+    fn the_token_bound_is_the_providers_unless_given() {
+        let anthropic = ProviderKind::from_name("anthropic").unwrap();
+        let r = template(anthropic, Some("m"), None, &args(&[])).unwrap();
+        assert!(anthropic.default_max_tokens().is_some());
+        assert_eq!(r.sampling.max_tokens, anthropic.default_max_tokens());
+        let r = template(anthropic, Some("m"), None, &args(&["--max-tokens", "77"])).unwrap();
+        assert_eq!(r.sampling.max_tokens, Some(77));
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio::task::JoinSet;
 use toolscope_core::error::ErrorCategory;
 use toolscope_core::part::Part;
-use toolscope_core::provider::{Keys, Request, Run, RunEvent};
+use toolscope_core::provider::{Keys, ProviderKind, Request, Run, RunEvent};
 
 use super::score::Answer;
 use super::suite::Suite;
@@ -47,6 +47,25 @@ pub enum Ending {
     /// The endpoint cannot answer (unreachable, refused the key, …): the first answers all
     /// failed so; the message of the first.
     GaveUp { category: String, message: String },
+}
+
+/// What to check when the battery gave up with an error of `category` on `provider`, with a
+/// space before it (or nothing): ` (is the key set in OPENAI_API_KEY?)`. `model` names where
+/// the model is set (`--model`, the picker).
+pub fn hint(category: &str, provider: ProviderKind, model: &str) -> String {
+    match category {
+        "provider_authentication" => format!(
+            " (is the key set{}?)",
+            provider
+                .key_env()
+                .map_or(String::new(), |k| format!(" in {k}"))
+        ),
+        "provider_unavailable" | "provider_timeout" => {
+            " (is the server running at that address?)".to_string()
+        }
+        "provider_invalid_model" => format!(" (check {model})"),
+        _ => String::new(),
+    }
 }
 
 /// Sends one request and collects its events with its timing.

@@ -46,10 +46,11 @@ fn header(frame: &mut Frame<'_>, area: Rect, app: &App, v: &Verify) {
             .last()
             .map(|a| format!(" · {}", crate::verify::failure::label(&v.suite, a)))
             .unwrap_or_default();
+        let (scenarios, of) = v.scenarios_done();
         Line::from(vec![
             Span::styled(
                 format!(
-                    " [{}{}] {done}/{} requests",
+                    " [{}{}] {done}/{} requests · {scenarios}/{of} scenarios",
                     "█".repeat(filled),
                     "·".repeat(bar - filled),
                     v.total
