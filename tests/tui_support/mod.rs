@@ -41,6 +41,10 @@ pub fn ctrl(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+pub fn alt(c: char) -> Message {
+    Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
+}
+
 /// Sends `message` and returns the ids of the runs it started.
 pub fn send(app: &mut App, message: Message) -> Vec<RunId> {
     update(app, message)
