@@ -181,8 +181,8 @@ impl Scanner for Lfm2Scanner {
         let mut i = 0;
         while i < s.len() {
             if self.in_json {
-                // A character at a time, so that the JSON reader stops where its block ends.
-                let n = s[i..].chars().next().map_or(1, char::len_utf8);
+                // No further than where the JSON reader may stop: its block ends there.
+                let n = self.json.quiet_run(&s[i..]);
                 self.give_json(&s[i..i + n], em);
                 i += n;
                 if self.json.idle() {

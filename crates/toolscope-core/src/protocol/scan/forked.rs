@@ -20,6 +20,17 @@ pub(crate) trait Handover: Scanner {
     fn pos(&self) -> usize;
     /// `len` bytes went to another scanner (only while idle).
     fn pass_over(&mut self, len: usize);
+    /// How much of `s` it can be given at once, without passing the place where it may become
+    /// idle (see [`crate::protocol::scan::framed::FramedScanner::quiet_run`]): at least one
+    /// character.
+    fn quiet_run(&self, s: &str) -> usize {
+        one_char(s)
+    }
+}
+
+/// The length of `s`'s first character (1 for an empty `s`).
+pub(crate) fn one_char(s: &str) -> usize {
+    s.chars().next().map_or(1, char::len_utf8)
 }
 
 /// A branch: the marker that opens its markup, and its engine.
@@ -48,16 +59,32 @@ pub(crate) struct Forked {
     fed: usize,
     /// A marker (or a piece of one) and what follows it, until it is told.
     look: String,
+    /// The first bytes of the branches' markers, for finding candidates.
+    firsts: Vec<u8>,
 }
 
 impl Forked {
     pub(crate) fn new(main: Box<dyn Handover>, branches: Vec<Branch>) -> Self {
+        let mut firsts: Vec<u8> = branches.iter().map(|b| b.marker.as_bytes()[0]).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
         Forked {
             main,
             branches,
             current: None,
             fed: 0,
             look: String::new(),
+            firsts,
+        }
+    }
+
+    /// Where the next byte that may begin a marker is in `b` (searched, not looped over).
+    fn candidate(&self, b: &[u8]) -> Option<usize> {
+        match *self.firsts.as_slice() {
+            [a] => memchr::memchr(a, b),
+            [a, c] => memchr::memchr2(a, c, b),
+            [a, c, d] => memchr::memchr3(a, c, d, b),
+            _ => b.iter().position(|x| self.firsts.contains(x)),
         }
     }
 
@@ -87,7 +114,11 @@ impl Forked {
     /// `s` ends inside it); the length of `s` and `None` when there is none.
     fn find_marker(&self, s: &str) -> (usize, Option<(usize, bool)>) {
         let b = s.as_bytes();
-        for (p, &c) in b.iter().enumerate() {
+        let mut from = 0;
+        while let Some(d) = self.candidate(&b[from..]) {
+            let p = from + d;
+            from = p + 1;
+            let c = b[p];
             for (k, br) in self.branches.iter().enumerate() {
                 let m = br.marker.as_bytes();
                 if m[0] != c {
@@ -127,8 +158,8 @@ impl Scanner for Forked {
         let mut i = 0;
         while i < s.len() {
             if let Some(k) = self.current {
-                // A character at a time, so that the branch stops where its markup ends.
-                let n = s[i..].chars().next().map_or(1, char::len_utf8);
+                // No further than where the branch may stop: its markup ends there.
+                let n = self.branches[k].scanner.quiet_run(&s[i..]);
                 self.give_branch(k, &s[i..i + n], em);
                 i += n;
                 if self.branches[k].scanner.idle() {

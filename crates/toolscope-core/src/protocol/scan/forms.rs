@@ -25,6 +25,10 @@ pub(crate) trait Reader: Scanner {
     fn pos(&self) -> usize;
     /// `len` bytes went to the other engine (only while idle).
     fn pass_over(&mut self, len: usize);
+    /// How much of `s` it can be given at once (see [`super::forked::Handover::quiet_run`]).
+    fn quiet_run(&self, s: &str) -> usize {
+        super::forked::one_char(s)
+    }
     /// A block of the other form follows: markup that may still follow a finished call (a
     /// close that may be left out) is not coming; after this the engine is idle if it was
     /// past its call's arguments.
@@ -124,8 +128,8 @@ impl<M: Reader, O: Reader> Scanner for FormSwitch<M, O> {
         let mut i = 0;
         while i < s.len() {
             if self.in_other {
-                // A character at a time, so that the other engine stops where its block ends.
-                let n = s[i..].chars().next().map_or(1, char::len_utf8);
+                // No further than where the other engine may stop: its block ends there.
+                let n = self.other.quiet_run(&s[i..]);
                 self.give_other(&s[i..i + n], em);
                 i += n;
                 if self.other.idle() {
@@ -227,6 +231,10 @@ impl<M: Reader, O: Reader> Scanner for FormSwitch<M, O> {
 impl Reader for crate::protocol::scan::framed::FramedScanner {
     fn idle(&self) -> bool {
         self.idle()
+    }
+
+    fn quiet_run(&self, s: &str) -> usize {
+        self.quiet_run(s)
     }
 
     fn settle(&mut self, em: &mut Emitter) {

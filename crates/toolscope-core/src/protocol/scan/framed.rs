@@ -399,6 +399,23 @@ impl FramedScanner {
         matches!(self.state, State::Text) && self.held.is_empty()
     }
 
+    /// How much of `s` this scanner can be given in one piece without passing a place where it
+    /// may become idle, for an engine that hands text over when it does: inside a JSON string
+    /// value, everything up to the next quote or backslash (string content never ends a call or
+    /// breaks it); elsewhere one character. Reading a long value costs one feed, not one a byte.
+    pub(crate) fn quiet_run(&self, s: &str) -> usize {
+        if let State::Body(_, open) = &self.state
+            && self.held.is_empty()
+            && let Some(q) = open.lexer.plain_string_quote()
+        {
+            let n = find2(q, b'\\', s.as_bytes()).unwrap_or(s.len());
+            if n > 0 {
+                return n;
+            }
+        }
+        super::forked::one_char(s)
+    }
+
     /// The offset of the next byte this scanner reads.
     pub(crate) fn pos(&self) -> usize {
         self.held.pos()
@@ -1345,6 +1362,10 @@ impl FramedScanner {
 impl super::forked::Handover for FramedScanner {
     fn idle(&self) -> bool {
         FramedScanner::idle(self)
+    }
+
+    fn quiet_run(&self, s: &str) -> usize {
+        FramedScanner::quiet_run(self, s)
     }
 
     fn pos(&self) -> usize {

@@ -320,8 +320,9 @@ impl YamlScanner {
         }
     }
 
-    /// A hermes call: the framed engine reads it a character at a time, so that it stops
-    /// where the call ends and this scanner reads on from there.
+    /// A hermes call: the framed engine reads it no further than where it may stop (see
+    /// `FramedScanner::quiet_run`), so that it stops where the call ends and this scanner reads
+    /// on from there.
     fn hermes(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         if self.hermes.idle() {
             let passed = base + i - self.hermes.pos();
@@ -331,7 +332,7 @@ impl YamlScanner {
         }
         let mut k = i;
         while k < text.len() {
-            let n = text[k..].chars().next().map_or(1, char::len_utf8);
+            let n = self.hermes.quiet_run(&text[k..]);
             self.hermes.feed(&text[k..k + n], em);
             k += n;
             if self.hermes.idle() {
