@@ -219,6 +219,30 @@ mod tests {
 
     const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
 
+    /// JSON inside `<think>` that has not named a tool yet is no call: the close marker closes
+    /// the reasoning, and the JSON is reasoning.
+    #[test]
+    fn an_unnamed_object_in_reasoning_does_not_hold_the_close() {
+        let p = Protocol::from_name("trinity").unwrap();
+        let c = every_split(&p, "<think>{\"name\": </think>after");
+        assert_eq!(c.reasoning, "{\"name\": ");
+        assert_eq!(c.text, "after");
+        assert!(c.calls.is_empty() && c.errors.is_empty(), "{c:?}");
+        // A named one is a call: the marker inside its value is its text.
+        let c = every_split(
+            &p,
+            "<think>{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"</think>\"}}</think>after",
+        );
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": "</think>"})
+            )]
+        );
+        assert_eq!(c.text, "after");
+    }
+
     /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
     /// them stays reasoning.
     #[test]

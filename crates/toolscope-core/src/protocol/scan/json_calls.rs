@@ -427,8 +427,17 @@ impl Scanner for JsonScanner {
         self.finish(em)
     }
 
+    /// A bare object or array that has named no tool yet is not a call yet: a reasoning marker
+    /// there is a marker (see [`Scanner::cut`]).
+    /// Past a bare call's JSON, where no close is needed, the call is done: a reasoning marker
+    /// there is a marker too.
     fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text)
+        match &self.state {
+            State::Text => false,
+            State::Body(call) => !Self::unnamed_bare(call),
+            State::After(call) => !Self::done_bare(call),
+            _ => true,
+        }
     }
 
     /// After a call's JSON, waiting for a close tag that may be left out: past the call. A
@@ -445,6 +454,23 @@ impl Scanner for JsonScanner {
     /// backticks, part of `<tool_call>`) is cut off there, and is the text it is. Without this
     /// a fence before a reasoning block would join a `{` after it into one call across it.
     fn cut(&mut self, em: &mut Emitter) {
+        if matches!(&self.state, State::Body(call) if Self::unnamed_bare(call))
+            && let State::Body(mut call) = std::mem::replace(&mut self.state, State::Text)
+        {
+            // The candidate ends at the marker: it was the text it is.
+            call.raw.push_str(&self.held.take());
+            self.give_back(call, em);
+            return;
+        }
+        if matches!(&self.state, State::After(call) if Self::done_bare(call))
+            && let State::After(call) = std::mem::replace(&mut self.state, State::Text)
+        {
+            // The call stands; what was held after it (stray brackets) is text.
+            let hold = self.held.take();
+            self.close_without_delimiter(call, em);
+            em.text(&hold);
+            return;
+        }
         if !matches!(self.state, State::Text) || self.held.is_empty() {
             return;
         }
@@ -1104,6 +1130,16 @@ impl JsonScanner {
     }
 
     /// Speculative JSON that is not a call goes back into the text.
+    /// A bare candidate (no delimiter) whose JSON has named no tool yet.
+    fn unnamed_bare(call: &Call) -> bool {
+        call.mode == Mode::Bare && call.id.is_none()
+    }
+
+    /// A bare call past its JSON that needs no close (one may still follow, forgiven if not).
+    fn done_bare(call: &Call) -> bool {
+        call.mode == Mode::Bare && !call.needs_close
+    }
+
     fn give_back(&mut self, call: Box<Call>, em: &mut Emitter) {
         self.line_blank = line_blank_after(&call.raw, false);
         em.text(&call.raw);
