@@ -206,6 +206,22 @@ mod tests {
         Protocol::from_name("qwen3-coder").unwrap()
     }
 
+    /// A value that starts with a code fence and then the format's own markup (code about tool
+    /// calls) keeps its fence: only a fence around a call in the text is format.
+    #[test]
+    fn a_fence_inside_a_value_is_the_values_text() {
+        let inner = "```\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>";
+        let text = format!(
+            "Before.\n<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{inner}\n</parameter>\n</function>\n</tool_call>\nAfter."
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [("write_file".into(), json!({"path": "/a", "content": inner}))]
+        );
+        assert_eq!(c.text, "Before.\n\nAfter.");
+    }
+
     #[test]
     fn a_string_or_object_parameter_keeps_text_that_is_not_json_and_the_rest_coerce() {
         for (memo, bad) in [

@@ -169,7 +169,12 @@ impl CallFences {
                     }
                     match self.marker_at(bytes, k, at_end) {
                         Match::Full(_) => {
-                            self.give(&text[from..p], em, pass);
+                            let in_call = self.give(&text[from..p], em, pass);
+                            from = p;
+                            if in_call {
+                                // Inside a call's arguments: the fence is their text.
+                                continue;
+                            }
                             self.remove(text, p, k, base, em);
                             self.state = State::In;
                             from = k;
