@@ -855,8 +855,11 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
             return;
         }
         Some(Overlay::Protocols(p)) => {
-            p.filter.push_str(text.trim());
-            p.selected = 0;
+            p.list.paste(&text);
+            return;
+        }
+        Some(Overlay::Sessions(p)) => {
+            p.list.paste(&text);
             return;
         }
         Some(Overlay::Choices(p)) => {
