@@ -206,6 +206,9 @@ fn the_protocol_picker_chooses_and_the_status_line_shows_it() {
     assert!(screen(&a, 160, 48).contains("qwen3-coder"));
     send(&mut a, ctrl('l'));
     send(&mut a, key(KeyCode::Char('x')));
+    // Esc clears the filter, a second Esc closes.
+    send(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_some());
     send(&mut a, key(KeyCode::Esc));
     assert!(a.overlay.is_none());
     assert_eq!(a.protocol_name(), "qwen3-coder");
@@ -636,45 +639,176 @@ fn tools_warnings_are_on_the_tools_pane_title() {
     }
 }
 
-/// MCP servers in the Tools pane: one ready (a tool offered under another name, because the
-/// Tools JSON has one of its name), one that failed with its reason; the MCP list focused.
-#[test]
-fn mcp_servers_in_the_tools_pane() {
+/// Two MCP servers: one ready (a tool offered under another name, because the Tools JSON has
+/// one of its name), one that failed with its reason.
+fn two_mcp_servers(a: &mut App) {
     use toolscope::app::Message;
     use toolscope::app::mcp::ServerId;
     use toolscope_core::mcp::McpServerSpec;
+    let add = |a: &mut App, spec: &str| -> ServerId {
+        let spec = McpServerSpec::stdio(spec).unwrap();
+        send(a, Message::McpAdd { spec });
+        a.mcp.servers.last().unwrap().id
+    };
+    let ready = add(a, "toolscope serve-mcp-demo");
+    let tool = |name: &str, d: &str| serde_json::json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
+    send(
+        a,
+        Message::McpListed {
+            server: ready,
+            result: Ok((
+                "toolscope-demo".into(),
+                vec![
+                    tool("get_weather", "Get the weather for a city."),
+                    tool("lookup", "Look a word up."),
+                ],
+            )),
+        },
+    );
+    let failed = add(a, "/opt/missing-server --port 1");
+    send(
+        a,
+        Message::McpListed {
+            server: failed,
+            result: Err("cannot start \"/opt/missing-server --port 1\": No such file or directory (os error 2)".into()),
+        },
+    );
+}
+
+/// MCP servers in the Tools pane: one ready, one failed; the MCP list focused.
+#[test]
+fn mcp_servers_in_the_tools_pane() {
     both("mcp_servers", |a| {
-        let add = |a: &mut App, spec: &str| -> ServerId {
-            let spec = McpServerSpec::stdio(spec).unwrap();
-            send(a, Message::McpAdd { spec });
-            a.mcp.servers.last().unwrap().id
-        };
-        let ready = add(a, "toolscope serve-mcp-demo");
-        let tool = |name: &str, d: &str| serde_json::json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
-        send(
-            a,
-            Message::McpListed {
-                server: ready,
-                result: Ok((
-                    "toolscope-demo".into(),
-                    vec![
-                        tool("get_weather", "Get the weather for a city."),
-                        tool("lookup", "Look a word up."),
-                    ],
-                )),
-            },
-        );
-        let failed = add(a, "/opt/missing-server --port 1");
-        send(
-            a,
-            Message::McpListed {
-                server: failed,
-                result: Err("cannot start \"/opt/missing-server --port 1\": No such file or directory (os error 2)".into()),
-            },
-        );
+        two_mcp_servers(a);
         a.focus = Focus::Mcp;
-        a.mcp.selected = 1;
+        a.mcp.select_row(1);
     });
+}
+
+/// `/` in the MCP list filters it as you type (fuzzy, names and descriptions, the name's
+/// letters marked); while it is typed the list's letter keys are the filter's; Enter ends the
+/// typing and the list's keys act on the rows left; Esc clears, the selection kept.
+#[test]
+fn filtering_the_mcp_list() {
+    use toolscope::app::Overlay;
+    both("mcp_filtered", |a| {
+        two_mcp_servers(a);
+        a.focus = Focus::Mcp;
+        send(a, key(KeyCode::Char('/')));
+        for c in "lkp".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+    let mut a = app(160, 48);
+    two_mcp_servers(&mut a);
+    a.focus = Focus::Mcp;
+    let names = |a: &App| -> Vec<String> {
+        a.mcp
+            .shown()
+            .iter()
+            .map(|(r, _)| match r {
+                toolscope::app::mcp::Row::Server(i) => a.mcp.servers[*i].name.clone(),
+                toolscope::app::mcp::Row::Tool { server, tool, .. } => a.mcp.servers[*server].tools
+                    [*tool]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            })
+            .collect()
+    };
+    assert_eq!(names(&a).len(), 4);
+    send(&mut a, key(KeyCode::Char('/')));
+    // `d` is typed, not "remove the server".
+    for c in "word".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert_eq!(a.mcp.servers.len(), 2);
+    assert_eq!(names(&a), ["lookup"], "matched by its description");
+    let s = screen(&a, 160, 48);
+    assert!(s.contains("/word") && s.contains("1 of 4 rows"), "{s}");
+    assert!(s.contains("Enter done"), "the key bar while typing: {s}");
+    send(&mut a, key(KeyCode::Enter));
+    assert!(!a.mcp.list.typing && a.overlay.is_none());
+    send(&mut a, key(KeyCode::Char('v')));
+    assert!(
+        matches!(&a.overlay, Some(Overlay::Detail(_))),
+        "v views the row the filter left"
+    );
+    send(&mut a, key(KeyCode::Esc));
+    send(&mut a, key(KeyCode::Esc));
+    assert!(!a.mcp.list.active());
+    assert_eq!(names(&a).len(), 4);
+    assert_eq!(a.mcp.selected_tool().unwrap()["name"], "lookup");
+    // No match says so.
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "zzz".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert!(screen(&a, 160, 48).contains("no server or tool matches /zzz"));
+}
+
+/// `/` in the Parts pane filters the rows by part type or tool name, in time order, the type's
+/// letters marked; the arrows move through the rows left and Enter shows one in full; `?` is
+/// the text search.
+#[test]
+fn filtering_the_parts() {
+    use toolscope::app::Overlay;
+    both("parts_filtered", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, key(KeyCode::Char('/')));
+        for c in "weather".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+    let mut a = app(160, 48);
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    a.focus = Focus::Parts;
+    let labels = |a: &App| -> Vec<&str> {
+        a.parts_filter
+            .shown()
+            .map(|(i, _)| a.run.record.parts.rows[i].label)
+            .collect()
+    };
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "weather".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    let found = labels(&a);
+    assert!(
+        found.contains(&"tool-call") && found.iter().all(|l| l.starts_with("tool")),
+        "the rows of get_weather, in time order: {found:?}"
+    );
+    assert_eq!(found.last(), Some(&"tool-call"));
+    for _ in 0..7 {
+        send(&mut a, key(KeyCode::Backspace));
+    }
+    for c in "fin".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert_eq!(labels(&a), ["finish"]);
+    let (_, marks) = a.parts_filter.shown().next().unwrap();
+    assert_eq!(marks, [0, 1, 2]);
+    send(&mut a, key(KeyCode::Enter));
+    assert!(!a.parts_filter.typing);
+    let finish = a
+        .run
+        .record
+        .parts
+        .rows
+        .iter()
+        .position(|r| r.label == "finish");
+    assert_eq!(a.run.cursor.selected, finish, "the row left is selected");
+    send(&mut a, key(KeyCode::Enter));
+    assert!(matches!(&a.overlay, Some(Overlay::Detail(_))));
+    send(&mut a, key(KeyCode::Esc));
+    // Esc clears the filter; `?` searches the text.
+    send(&mut a, key(KeyCode::Esc));
+    assert!(!a.parts_filter.active());
+    send(&mut a, key(KeyCode::Char('?')));
+    assert!(a.search.as_ref().is_some_and(|s| s.editing));
 }
 
 /// The key bar: the status line shows the keys that act in the focused pane, at 80 and 160

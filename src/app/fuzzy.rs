@@ -119,6 +119,8 @@ pub struct ListFilter {
     /// Whether keys go to the query. A picker that filters as you type always types.
     pub typing: bool,
     always: bool,
+    /// The rows in list order rather than best first (a log, where order is time).
+    in_order: bool,
     /// The row selected among those shown.
     pub selected: usize,
     /// Each item's haystack and how many of its first characters are its label.
@@ -141,6 +143,15 @@ impl ListFilter {
     /// A filter that `/` starts (a pane's list, the session picker).
     pub fn on_slash() -> ListFilter {
         ListFilter::default()
+    }
+
+    /// A filter that `/` starts and that keeps the rows in list order (the Parts pane: order is
+    /// time there).
+    pub fn on_slash_in_order() -> ListFilter {
+        ListFilter {
+            in_order: true,
+            ..ListFilter::default()
+        }
     }
 
     /// A filter that takes every printable key (a picker whose keys are only for finding).
@@ -189,6 +200,9 @@ impl ListFilter {
                 (i, m.positions.into_iter().filter(|&p| p < n).collect())
             })
             .collect();
+        if self.in_order {
+            self.shown.sort_by_key(|(i, _)| *i);
+        }
     }
 
     /// The rows shown: each item's index and its label's matched letters.

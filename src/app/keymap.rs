@@ -234,6 +234,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "copy a tool into the JSON; add, remove, reconnect a server; view",
     ),
     (
+        "Lists",
+        "/",
+        "filter as you type, fuzzy, letters marked (MCP list, Parts, sessions; the protocol, tool-choice and model lists filter as soon as you type); Enter done, Esc clear",
+    ),
+    (
         "Editors",
         "Ctrl+Z / Ctrl+Y",
         "undo / redo a word of typing at a time (Tools, prompt, results, fields)",
@@ -259,7 +264,13 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "↑↓ PgUp/Dn Home/End",
         "scroll; End follows the stream",
     ),
-    ("Raw, Parts", "/ n N", "search; next, previous match"),
+    ("Raw", "/ n N", "search; next, previous match"),
+    (
+        "Parts",
+        "? n N",
+        "search the parts' text; next, previous match",
+    ),
+    ("Parts", "/", "filter by part type or tool name"),
     ("Parts", "↑↓ PgUp/Dn Home/End", "select a part; End follows"),
     (
         "Parts",
@@ -294,14 +305,25 @@ pub fn key_bar(
     focus: Focus,
     searching: bool,
     typing_query: bool,
+    typing_filter: bool,
 ) -> &'static [(&'static str, &'static str)] {
     if typing_query {
         return &[("Enter", "find"), ("Esc", "close")];
     }
-    if searching && matches!(focus, Focus::Raw | Focus::Parts) {
+    if typing_filter {
+        return &[("↑↓", "choose"), ("Enter", "done"), ("Esc", "clear")];
+    }
+    if searching && focus == Focus::Raw {
         return &[
             ("n/N", "next/previous"),
             ("/", "new search"),
+            ("Esc", "close"),
+        ];
+    }
+    if searching && focus == Focus::Parts {
+        return &[
+            ("n/N", "next/previous"),
+            ("?", "new search"),
             ("Esc", "close"),
         ];
     }
@@ -315,6 +337,7 @@ pub fn key_bar(
         ],
         Focus::Mcp => &[
             ("Enter", "copy tool"),
+            ("/", "filter"),
             ("a", "add"),
             ("d", "remove"),
             ("r", "reconnect"),
@@ -358,7 +381,8 @@ pub fn key_bar(
             ("↑↓", "select"),
             ("Enter", "detail"),
             ("c", "copy"),
-            ("/", "search"),
+            ("/", "filter"),
+            ("?", "search"),
             ("F1", "help"),
         ],
     }
@@ -419,8 +443,13 @@ mod tests {
             })
         };
         for f in focuses {
-            for (search, typing) in [(false, false), (true, false), (true, true)] {
-                let bar = key_bar(f, search, typing);
+            for (search, typing, filter) in [
+                (false, false, false),
+                (true, false, false),
+                (true, true, false),
+                (false, false, true),
+            ] {
+                let bar = key_bar(f, search, typing, filter);
                 assert!(!bar.is_empty(), "{f:?}");
                 for (key, what) in bar {
                     assert!(in_help(key), "{f:?}: {key} ({what}) is not in the help");
@@ -429,7 +458,7 @@ mod tests {
         }
         // The conversation's bar is the one the issue asked for.
         assert_eq!(
-            key_bar(Focus::Transcript, false, false)[..4],
+            key_bar(Focus::Transcript, false, false, false)[..4],
             [
                 ("Enter", "edit"),
                 ("d", "delete"),

@@ -248,8 +248,10 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The last notice, kept after the status line cleared it (F10 shows it whole).
     pub last_notice: Option<Notice>,
-    /// The search of the Raw or the Parts pane (`/`).
+    /// The search of the Raw pane (`/`) or the Parts pane (`?`).
     pub search: Option<Search>,
+    /// The Parts pane's `/` filter (fuzzy, by part type or tool name; rows in time order).
+    pub parts_filter: fuzzy::ListFilter,
     /// The focused pane fills the screen (Alt+Z), the others hidden until it is pressed again.
     pub zoom: bool,
     pub themes: Themes,
@@ -313,6 +315,7 @@ impl App {
             notice: None,
             last_notice: None,
             search: None,
+            parts_filter: fuzzy::ListFilter::on_slash_in_order(),
             zoom: false,
             themes,
             theme,

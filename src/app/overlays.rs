@@ -108,14 +108,14 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 if super::mcp_update::add_typed(app, &line, fx) {
                     app.overlay = None;
                     app.focus = super::Focus::Mcp;
-                    app.mcp.selected = app.mcp.rows().len().saturating_sub(1);
                     // The new server's row.
                     if let Some(last) = app.mcp.servers.len().checked_sub(1) {
                         let rows = app.mcp.rows();
-                        app.mcp.selected = rows
+                        let at = rows
                             .iter()
                             .position(|r| *r == super::mcp::Row::Server(last))
                             .unwrap_or(0);
+                        app.mcp.select_row(at);
                     }
                 }
             }

@@ -249,6 +249,8 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
     }
     // The tools a request offers follow the Tools pane's check and the servers.
     app.sync_offered();
+    // A Parts filter covers the rows that arrived since.
+    refresh_parts_filter(app);
     fx
 }
 
@@ -287,6 +289,12 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         search_key(app, key);
         return;
     }
+    // A list's `/` filter being typed takes the letters, Backspace, Esc and Enter before the
+    // global keys do (Ctrl and function keys still reach them).
+    if app.compare.is_none() && pane_filter(app).is_some_and(|f| f.typing) && filter_key(app, &key)
+    {
+        return;
+    }
     if let Some(action) = keymap::global(&key) {
         act(app, action, fx);
         return;
@@ -318,7 +326,7 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         Focus::Transcript => transcript_key(app, key, fx),
-        Focus::Mcp => mcp_update::list_key(app, key.code, fx),
+        Focus::Mcp => mcp_update::list_key(app, key, fx),
         Focus::ToolChoice => match key.code {
             KeyCode::Left | KeyCode::Up => set_choice(app, -1),
             KeyCode::Right | KeyCode::Down => set_choice(app, 1),
@@ -361,6 +369,8 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 app.compare = None;
             } else if app.search.is_some() {
                 app.search = None;
+            } else if pane_filter(app).is_some_and(|f| f.active()) {
+                filter_key(app, &KeyEvent::from(KeyCode::Esc));
             }
         }
         Action::FocusNext => move_focus(app, 1),
@@ -790,9 +800,62 @@ fn next_match(app: &mut App, forward: bool) {
     }
 }
 
+/// The `/` filter of the focused pane's list, if it has one (the MCP list, the Parts pane).
+fn pane_filter(app: &mut App) -> Option<&mut super::fuzzy::ListFilter> {
+    match app.focus {
+        Focus::Mcp => Some(&mut app.mcp.list),
+        Focus::Parts => Some(&mut app.parts_filter),
+        _ => None,
+    }
+}
+
+/// A key for the focused pane's filter; whether it took it. Enter ends the typing (the rows
+/// stay filtered). In the Parts pane the selected row follows the filter's.
+fn filter_key(app: &mut App, key: &KeyEvent) -> bool {
+    if app.focus == Focus::Parts {
+        refresh_parts_filter(app);
+    }
+    let Some(f) = pane_filter(app) else {
+        return false;
+    };
+    let taken = if key.code == KeyCode::Enter && f.typing {
+        f.typing = false;
+        true
+    } else {
+        f.key(key) == super::fuzzy::FilterKey::Taken
+    };
+    if taken && app.focus == Focus::Parts {
+        let height = layout::parts_height(app);
+        match app.parts_filter.chosen() {
+            Some(i) if app.parts_filter.active() => app.run.select(i, height),
+            _ => {}
+        }
+    }
+    taken
+}
+
+/// The Parts filter's rows again when the parts changed (a new run, a row more).
+pub(super) fn refresh_parts_filter(app: &mut App) {
+    if app.parts_filter.active() && app.parts_filter.len() != app.run.record.parts.rows.len() {
+        let items = app.run.record.parts.filter_items();
+        app.parts_filter.set_items(items);
+    }
+}
+
 fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     let height = layout::parts_height(app);
     let page = height.saturating_sub(1).max(1) as isize;
+    // `/` filters the rows by type or tool name; while filtered, the arrows move through the
+    // rows it leaves.
+    if key.code == KeyCode::Char('/') || app.parts_filter.active() {
+        if key.code == KeyCode::Char('/') {
+            let items = app.run.record.parts.filter_items();
+            app.parts_filter.set_items(items);
+        }
+        if filter_key(app, &key) {
+            return;
+        }
+    }
     match key.code {
         KeyCode::Up => app.run.select_by(-1, height),
         KeyCode::Down => app.run.select_by(1, height),
@@ -800,7 +863,7 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::PageDown => app.run.select_by(page, height),
         KeyCode::Home => app.run.select(0, height),
         KeyCode::End => app.run.cursor.selected = None,
-        KeyCode::Char('/') => app.search = Some(Search::new(SearchPane::Parts)),
+        KeyCode::Char('?') => app.search = Some(Search::new(SearchPane::Parts)),
         KeyCode::Char('n') => next_match(app, true),
         KeyCode::Char('N') => next_match(app, false),
         KeyCode::Enter => {
@@ -875,6 +938,17 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
     }
     if let Some(s) = app.search.as_mut().filter(|s| s.editing) {
         s.query.push_str(text.trim());
+        return;
+    }
+    if let Some(f) = pane_filter(app)
+        && f.paste(&text) == super::fuzzy::FilterKey::Taken
+    {
+        if app.focus == Focus::Parts
+            && let Some(i) = app.parts_filter.chosen()
+        {
+            let height = layout::parts_height(app);
+            app.run.select(i, height);
+        }
         return;
     }
     match app.focus {

@@ -95,6 +95,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     }
     // The MCP servers and their tools below the JSON: up to half the pane.
     let rows = app.mcp.rows().len() as u16;
+    // As tall as the whole list, so that filtering does not make the pane jump.
     let list_h = (rows + 1).min(inner.height / 2).max(2.min(inner.height));
     let text = Rect {
         height: inner.height - list_h,
@@ -120,29 +121,57 @@ fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
     let width = area.width as usize;
     let focused = app.focus == Focus::Mcp;
     let n = app.mcp.servers.len();
-    let head = format!(
-        "── MCP · {n} server{} · {}",
-        if n == 1 { "" } else { "s" },
-        if focused {
-            "Enter copy a tool · a add · d remove · r reconnect · v view "
-        } else {
-            "Tab here · F11 add "
+    let filter = &app.mcp.list;
+    if filter.active() {
+        // The filter as typed and what it leaves, in place of the rule.
+        let mut header = super::filter_header(theme, filter, " rows");
+        header
+            .spans
+            .insert(0, Span::styled("── MCP ", muted(theme)));
+        if filter.typing {
+            header
+                .spans
+                .push(Span::styled(" · Enter done · Esc clear ", muted(theme)));
         }
-    );
-    let rule = format!(
-        "{head}{}",
-        "─".repeat(width.saturating_sub(head.chars().count()))
-    );
-    buf.set_stringn(area.x, area.y, fit(&rule, width), width, muted(theme));
+        buf.set_line(area.x, area.y, &header, area.width);
+    } else {
+        let head = format!(
+            "── MCP · {n} server{} · {}",
+            if n == 1 { "" } else { "s" },
+            if focused {
+                "Enter copy a tool · / filter · a add · d remove · r reconnect · v view "
+            } else {
+                "Tab here · F11 add "
+            }
+        );
+        let rule = format!(
+            "{head}{}",
+            "─".repeat(width.saturating_sub(head.chars().count()))
+        );
+        buf.set_stringn(area.x, area.y, fit(&rule, width), width, muted(theme));
+    }
     let height = area.height as usize - 1;
     if height == 0 {
         return;
     }
-    let rows = app.mcp.rows();
-    let top = app.mcp.selected.saturating_sub(height.saturating_sub(1));
-    for (k, row) in rows.iter().enumerate().skip(top).take(height) {
+    let rows = app.mcp.shown();
+    if rows.is_empty() && filter.active() {
+        buf.set_stringn(
+            area.x,
+            area.y + 1,
+            fit(
+                &format!("no server or tool matches /{}", filter.query),
+                width,
+            ),
+            width,
+            muted(theme),
+        );
+        return;
+    }
+    let top = filter.selected.saturating_sub(height.saturating_sub(1));
+    for (k, (row, marks)) in rows.iter().enumerate().skip(top).take(height) {
         let y = area.y + 1 + (k - top) as u16;
-        let chosen = focused && k == app.mcp.selected;
+        let chosen = focused && k == filter.selected;
         let (text, style) = match row {
             Row::Server(i) => {
                 let s = &app.mcp.servers[*i];
@@ -205,13 +234,10 @@ fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
         };
         let line = fit(&text, width);
         let pad = width.saturating_sub(line.chars().count());
-        buf.set_stringn(
-            area.x,
-            y,
-            format!("{line}{}", " ".repeat(pad)),
-            width,
-            style,
-        );
+        // The name's matched letters, after the two-column mark or indent.
+        let marks: Vec<usize> = marks.iter().map(|k| k + 2).collect();
+        let spans = super::marked(&format!("{line}{}", " ".repeat(pad)), &marks, style, theme);
+        buf.set_line(area.x, y, &Line::from(spans), area.width);
     }
 }
 
