@@ -221,7 +221,7 @@ fn the_protocol_picker_chooses_and_the_status_line_shows_it() {
 #[test]
 fn compare_view() {
     both("compare", |a| {
-        let ids = send(a, ctrl('k'));
+        let ids = send(a, alt('k'));
         assert_eq!(ids.len(), 4);
         let call = native_call();
         let text = text_answer("I cannot use tools now, so here is an answer in plain text.");
@@ -483,7 +483,7 @@ fn request_view() {
     both("request_view", |a| {
         let id = send(a, ctrl('r'))[0];
         feed(a, id, native_call(), 40);
-        send(a, ctrl('e'));
+        send(a, alt('e'));
     });
 }
 
@@ -492,7 +492,7 @@ fn request_view_of_an_emulated_request_not_sent_yet() {
     both("request_view_emulated", |a| {
         pick_protocol(a, "hermes");
         send(a, ctrl('t'));
-        send(a, ctrl('e'));
+        send(a, alt('e'));
         // Down to the rendered prompt and the response format.
         for _ in 0..4 {
             send(a, key(KeyCode::PageDown));

@@ -763,7 +763,7 @@ impl CodeEditor {
                 }
             }
             (_, true, false) if letter == Some('y') => self.redo(),
-            (_, true, false) if letter == Some('u') => self.undo(),
+            (_, true, false) if letter == Some('u') => self.delete_to_head(),
             (KeyCode::Enter, _, _) | (KeyCode::Char('\n' | '\r'), false, false) => self.put("\n"),
             (_, true, false) if letter == Some('m') => self.put("\n"),
             (KeyCode::Char(c), false, false) => self.put(c.encode_utf8(&mut [0; 4])),

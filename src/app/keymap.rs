@@ -98,10 +98,10 @@ pub const GLOBAL: &[Binding] = &[
         help: "provider, model (listed by the provider), base URL, settings",
     },
     Binding {
-        chords: &[(KeyCode::Char('e'), CTRL)],
-        keys: "Ctrl+E",
+        chords: &[(KeyCode::Char('e'), ALT), (KeyCode::Char('e'), CTRL)],
+        keys: "Alt+E",
         action: Action::Request,
-        help: "the exact request: URL, headers, body, protocol prompt; c copies curl",
+        help: "the exact request: URL, headers, body, protocol prompt; c copies curl (Ctrl+E too outside an editor)",
     },
     Binding {
         chords: &[(KeyCode::Char('s'), CTRL)],
@@ -116,10 +116,10 @@ pub const GLOBAL: &[Binding] = &[
         help: "open a session (sessions/ and the data folder)",
     },
     Binding {
-        chords: &[(KeyCode::Char('k'), CTRL)],
-        keys: "Ctrl+K",
+        chords: &[(KeyCode::Char('k'), ALT), (KeyCode::Char('k'), CTRL)],
+        keys: "Alt+K",
         action: Action::Compare,
-        help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo)",
+        help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo; Ctrl+K too outside an editor)",
     },
     Binding {
         chords: &[(KeyCode::Char('g'), CTRL)],
@@ -225,6 +225,18 @@ pub const GLOBAL: &[Binding] = &[
     },
 ];
 
+/// The readline chords an editor keeps for itself (Tools, system prompt, message, result
+/// fields): with an editor focused they edit, and no global action takes them. The actions
+/// they would be elsewhere (Ctrl+K compare, Ctrl+E request) have Alt chords that work
+/// everywhere.
+pub const READLINE: &[(char, &str)] = &[
+    ('k', "kill to the end of the line"),
+    ('e', "end of the line"),
+    ('u', "clear to the start of the line"),
+    ('a', "start of the line"),
+    ('w', "delete the word before the cursor"),
+];
+
 /// Keys of one pane, for the help overlay.
 pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Tools", "type", "edit the JSON; checked when typing pauses"),
@@ -242,6 +254,16 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "Editors",
         "Ctrl+Z / Ctrl+Y",
         "undo / redo a word of typing at a time (Tools, prompt, results, fields)",
+    ),
+    (
+        "Editors",
+        "Ctrl+A Ctrl+E",
+        "start, end of the line (readline; Alt+E is the request there)",
+    ),
+    (
+        "Editors",
+        "Ctrl+K Ctrl+U Ctrl+W",
+        "kill to the end of the line, clear to its start, delete the word back (Alt+K compares)",
     ),
     (
         "Tool choice",
@@ -353,8 +375,8 @@ pub fn key_bar(
         Focus::System | Focus::Composer => &[
             ("^R", "send"),
             ("^Z", "undo"),
-            ("^K", "compare"),
-            ("^E", "request"),
+            ("Alt+K", "compare"),
+            ("Alt+E", "request"),
             ("F1", "help"),
         ],
         Focus::Result(_) => &[
@@ -386,6 +408,23 @@ pub fn key_bar(
             ("F1", "help"),
         ],
     }
+}
+
+/// The global action of `key` where the focus is: none for a readline chord while an editor
+/// has the focus ([`READLINE`]).
+pub fn global_at(key: &KeyEvent, focus: Focus) -> Option<Action> {
+    let editing = matches!(
+        focus,
+        Focus::Tools | Focus::System | Focus::Composer | Focus::Result(_)
+    );
+    if editing
+        && READLINE
+            .iter()
+            .any(|&(c, _)| matches(key, KeyCode::Char(c), CTRL))
+    {
+        return None;
+    }
+    global(key)
 }
 
 /// The global action of `key`, if it has one.
@@ -486,5 +525,60 @@ mod tests {
         assert_eq!(global(&key(KeyCode::Char('r'), NONE)), None);
         assert_eq!(global(&key(KeyCode::Char('r'), KeyModifiers::ALT)), None);
         assert_eq!(global(&key(KeyCode::Enter, NONE)), None);
+    }
+
+    /// In an editor the readline chords edit; the actions Ctrl+K and Ctrl+E have elsewhere are
+    /// on Alt+K and Alt+E everywhere, and the help names every chord.
+    #[test]
+    fn readline_chords_are_the_editors_and_the_actions_move_to_alt() {
+        let editors = [
+            Focus::Tools,
+            Focus::System,
+            Focus::Composer,
+            Focus::Result(0),
+        ];
+        for f in editors {
+            for &(c, _) in READLINE {
+                assert_eq!(
+                    global_at(&key(KeyCode::Char(c), CTRL), f),
+                    None,
+                    "{f:?} {c}"
+                );
+            }
+            assert_eq!(
+                global_at(&key(KeyCode::Char('k'), ALT), f),
+                Some(Action::Compare)
+            );
+            assert_eq!(
+                global_at(&key(KeyCode::Char('e'), ALT), f),
+                Some(Action::Request)
+            );
+            // The other chords stay global in an editor.
+            assert_eq!(
+                global_at(&key(KeyCode::Char('r'), CTRL), f),
+                Some(Action::Run)
+            );
+        }
+        for f in [
+            Focus::Mcp,
+            Focus::ToolChoice,
+            Focus::Transcript,
+            Focus::Raw,
+            Focus::Parts,
+        ] {
+            assert_eq!(
+                global_at(&key(KeyCode::Char('k'), CTRL), f),
+                Some(Action::Compare)
+            );
+            assert_eq!(
+                global_at(&key(KeyCode::Char('e'), CTRL), f),
+                Some(Action::Request)
+            );
+        }
+        let help: String = PANE_KEYS.iter().map(|(_, k, _)| format!("{k} ")).collect();
+        for &(c, _) in READLINE {
+            let chord = format!("Ctrl+{}", c.to_ascii_uppercase());
+            assert!(help.contains(&chord), "{chord} is not in the help");
+        }
     }
 }

@@ -295,7 +295,7 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     {
         return;
     }
-    if let Some(action) = keymap::global(&key) {
+    if let Some(action) = keymap::global_at(&key, app.focus) {
         act(app, action, fx);
         return;
     }

@@ -26,6 +26,10 @@ fn ctrl(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+fn alt(c: char) -> Message {
+    Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
+}
+
 fn started(fx: &[Effect]) -> Vec<(RunId, Request)> {
     fx.iter()
         .filter_map(|e| match e {
@@ -221,7 +225,7 @@ fn a_turn_with_a_call_continues_with_the_typed_result() {
 #[test]
 fn compare_starts_four_runs_and_esc_closes_it() {
     let mut app = app();
-    let fx = update(&mut app, ctrl('k'));
+    let fx = update(&mut app, alt('k'));
     let runs = started(&fx);
     let choices: Vec<String> = runs
         .iter()
@@ -445,7 +449,7 @@ fn a_rerun_that_fails_gives_the_earlier_answer_back() {
 fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     let mut app = app();
     assert_eq!(
-        started(&update(&mut app, ctrl('k'))).len(),
+        started(&update(&mut app, alt('k'))).len(),
         4,
         "the demo: at once"
     );
@@ -454,7 +458,7 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     app.provider = toolscope_core::provider::ProviderKind::OPENAI;
     app.model = "gpt-x".into();
     app.base_url = Some("http://127.0.0.1:9/v1".into());
-    assert!(started(&update(&mut app, ctrl('k'))).is_empty());
+    assert!(started(&update(&mut app, alt('k'))).is_empty());
     let Some(super::super::Overlay::Confirm(c)) = &app.overlay else {
         panic!("asks: {:?}", app.overlay.is_some())
     };
@@ -463,7 +467,7 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     assert!(started(&update(&mut app, key(KeyCode::Char('n')))).is_empty());
     assert!(app.overlay.is_none() && app.compare.is_none());
     // Yes: the four requests go.
-    update(&mut app, ctrl('k'));
+    update(&mut app, alt('k'));
     let runs = started(&update(&mut app, key(KeyCode::Char('y'))));
     assert_eq!(runs.len(), 4);
     assert!(

@@ -41,6 +41,11 @@ pub fn ctrl(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+/// Alt+`c` (Alt+K compare and Alt+E request work with an editor focused too).
+pub fn alt(c: char) -> Message {
+    Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
+}
+
 /// Sends `message` and returns the ids of the runs it started.
 pub fn send(app: &mut App, message: Message) -> Vec<RunId> {
     update(app, message)
