@@ -965,3 +965,46 @@ fn the_conversation_after_one_call_fits_at_80x24() {
     assert!(s.contains("model   → get_weather"), "{s}");
     assert!(s.contains("result  get_weather"), "{s}");
 }
+
+/// `t` in the Raw or Parts pane: the last run's timeline, drawn from the times its events came
+/// (time to first token, the call's span, the output rate); before any run it says how to get
+/// one. Each compare column has the same as a two-row strip.
+#[test]
+fn the_timeline_of_the_last_run() {
+    use toolscope::app::Overlay;
+    both("timeline", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, key(KeyCode::Char('t')));
+        assert!(matches!(a.overlay, Some(Overlay::Timeline)));
+    });
+    let mut a = app(160, 48);
+    a.focus = Focus::Raw;
+    send(&mut a, key(KeyCode::Char('t')));
+    assert!(a.overlay.is_none());
+    assert!(screen(&a, 160, 48).contains("no run yet"));
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    let t = &a.run.record.timeline;
+    assert_eq!(t.calls.len(), 1);
+    let call = &t.calls[0];
+    assert_eq!(call.name, "get_weather");
+    let end = call.end_ms.expect("the call ended");
+    assert!(call.start_ms < end, "{call:?}");
+    assert!(!t.pieces_ms.is_empty());
+    assert!(
+        t.pieces_ms.windows(2).all(|w| w[0] <= w[1]),
+        "in time order"
+    );
+    send(&mut a, key(KeyCode::Char('t')));
+    let s = screen(&a, 160, 48);
+    assert!(s.contains("Timeline of the last run"), "{s}");
+    assert!(s.contains("first token") && s.contains("1 call"), "{s}");
+    assert!(
+        s.contains("get_wea") && s.contains('█'),
+        "the call's span: {s}"
+    );
+    send(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_none());
+}

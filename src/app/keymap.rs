@@ -288,6 +288,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ),
     ("Raw", "/ n N", "search; next, previous match"),
     (
+        "Raw, Parts",
+        "t",
+        "the last run's timeline: first token, each call's start and end, tokens/s over time",
+    ),
+    (
         "Parts",
         "? n N",
         "search the parts' text; next, previous match",
@@ -396,6 +401,7 @@ pub fn key_bar(
             ("↑↓", "scroll"),
             ("End", "follow"),
             ("/", "search"),
+            ("t", "timeline"),
             ("F2", "wire"),
             ("F1", "help"),
         ],
@@ -405,6 +411,7 @@ pub fn key_bar(
             ("c", "copy"),
             ("/", "filter"),
             ("?", "search"),
+            ("t", "timeline"),
             ("F1", "help"),
         ],
     }

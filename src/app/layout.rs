@@ -223,6 +223,8 @@ pub struct ColumnAreas {
     /// Whether the tool choice was honoured; whether the calls are valid.
     pub judgement: Rect,
     pub stats: Rect,
+    /// The column's stream timeline (rate, first token, calls), when there is room.
+    pub timeline: Rect,
     pub output: Rect,
     pub divider: Rect,
     pub parts: Rect,
@@ -248,6 +250,10 @@ pub fn column_areas(column: Rect, rows: [u16; 3]) -> ColumnAreas {
         Constraint::Min(0),
     ])
     .areas(inner);
+    // Two rows of timeline when the column has room for them and its output.
+    let strip = if rest.height >= 10 { 2 } else { 0 };
+    let [timeline, rest] =
+        Layout::vertical([Constraint::Length(strip), Constraint::Min(0)]).areas(rest);
     let [output, divider, parts] = Layout::vertical([
         Constraint::Percentage(50),
         Constraint::Length(1),
@@ -258,6 +264,7 @@ pub fn column_areas(column: Rect, rows: [u16; 3]) -> ColumnAreas {
         verdict,
         judgement,
         stats,
+        timeline,
         output,
         divider,
         parts,

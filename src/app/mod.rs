@@ -41,6 +41,7 @@ pub mod session;
 mod session_update;
 pub mod text_log;
 pub mod theme;
+pub mod timeline;
 pub mod tools;
 pub mod transcript;
 mod update;
@@ -204,6 +205,9 @@ pub enum Overlay {
     Confirm(Box<Confirm>),
     /// The whole of a long text (a part, an error, reasoning, a message), scrollable.
     Detail(Box<Detail>),
+    /// The last run's timeline (`t` in the Raw and Parts panes): time to first token, when each
+    /// call started and ended, the output rate over time.
+    Timeline,
     /// The exact request (Ctrl+E).
     Request(Box<RequestView>),
     /// Asks for an MCP server to add: a command line, or `URL[=TOKEN_ENV]`.

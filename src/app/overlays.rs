@@ -48,6 +48,14 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
             _ => {}
         },
+        Overlay::Timeline => {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('t')
+            ) {
+                app.overlay = None;
+            }
+        }
         Overlay::Picker(_) => picker_key(app, key, fx),
         Overlay::Protocols(p) => match p.key(key) {
             PickerOutcome::Open => {}

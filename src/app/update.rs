@@ -684,6 +684,7 @@ fn raw_key(app: &mut App, key: KeyEvent) {
             app.search = Some(Search::new(SearchPane::Raw));
             return;
         }
+        KeyCode::Char('t') => return open_timeline(app),
         KeyCode::Char('n') => return next_match(app, true),
         KeyCode::Char('N') => return next_match(app, false),
         _ => return,
@@ -800,6 +801,19 @@ fn next_match(app: &mut App, forward: bool) {
     }
 }
 
+/// `t`: the last run's timeline, once something was sent.
+fn open_timeline(app: &mut App) {
+    if app.run.record.request.is_none() {
+        notice(
+            app,
+            "no run yet: Ctrl+R sends one, then t shows its timeline",
+            true,
+        );
+        return;
+    }
+    app.overlay = Some(Overlay::Timeline);
+}
+
 /// The `/` filter of the focused pane's list, if it has one (the MCP list, the Parts pane).
 fn pane_filter(app: &mut App) -> Option<&mut super::fuzzy::ListFilter> {
     match app.focus {
@@ -864,6 +878,7 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Home => app.run.select(0, height),
         KeyCode::End => app.run.cursor.selected = None,
         KeyCode::Char('?') => app.search = Some(Search::new(SearchPane::Parts)),
+        KeyCode::Char('t') => open_timeline(app),
         KeyCode::Char('n') => next_match(app, true),
         KeyCode::Char('N') => next_match(app, false),
         KeyCode::Enter => {

@@ -58,6 +58,7 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         areas.header,
     );
     let insides = compare_columns(compare, &areas.columns);
+    let end = crate::tui::timeline::shared_end(&compare.columns);
     for (i, (((area, inside), view), mode)) in areas
         .columns
         .iter()
@@ -73,7 +74,7 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         }
         frame.render_widget(b, *area);
         let choice = compare.choices.get(i).cloned().flatten();
-        column(frame, inside, view, choice.as_ref(), app);
+        column(frame, inside, view, choice.as_ref(), app, end);
     }
 }
 
@@ -83,6 +84,7 @@ fn column(
     view: &RunView,
     choice: Option<&toolscope_core::tool::ToolChoice>,
     app: &App,
+    end: u64,
 ) {
     let theme = app.theme();
     let heading = Heading::of(view, choice, a.verdict.width.max(1) as usize);
@@ -128,6 +130,7 @@ fn column(
         ),
         a.stats,
     );
+    crate::tui::timeline::strip(frame, a.timeline, view, theme, end);
     raw::body(frame, a.output, view, app.raw_mode, theme, "", None);
     frame.render_widget(
         Paragraph::new(Line::from(Span::styled(
