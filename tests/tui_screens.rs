@@ -1008,3 +1008,87 @@ fn the_timeline_of_the_last_run() {
     send(&mut a, key(KeyCode::Esc));
     assert!(a.overlay.is_none());
 }
+
+fn click_at(a: &mut App, x: u16, y: u16) {
+    use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    send(
+        a,
+        toolscope::app::Message::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+}
+
+fn main_areas(a: &App, w: u16, h: u16) -> toolscope::app::layout::MainAreas {
+    match toolscope::app::layout::screen(ratatui::layout::Rect::new(0, 0, w, h), a) {
+        toolscope::app::layout::Screen::Main(m) => m,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A click in an editor puts the cursor there; a click on a row of the MCP list selects that
+/// row and focuses the list (not the JSON editor above it, so that a key that follows is the
+/// list's); a click on a Parts row selects it.
+#[test]
+fn clicks_put_the_cursor_and_select_rows() {
+    use toolscope::app::layout::{self, PromptAreas};
+    use toolscope::app::{Overlay, editor};
+    let (w, h) = (160, 48);
+    let mut a = app(w, h);
+    a.prompt.composer = editor::prose("hello world");
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let areas = layout::prompt_areas(layout::inner(m.prompt), &a);
+    let field = PromptAreas::field(areas.composer);
+    click_at(&mut a, field.x + 6, field.y);
+    assert_eq!(a.focus, Focus::Composer);
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 6)
+    );
+    // Past the end of the line: its end.
+    click_at(&mut a, field.x + 40, field.y);
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 11)
+    );
+    // The system prompt.
+    let field = PromptAreas::field(areas.system);
+    click_at(&mut a, field.x + 4, field.y);
+    assert_eq!(a.focus, Focus::System);
+    assert_eq!(a.prompt.system.cursor(), ratatui_textarea::DataCursor(0, 4));
+    // The Tools JSON: past its line numbers, on the line clicked.
+    let (text, list) = layout::tools_split(layout::inner(m.tools), &a);
+    assert!(list.is_none());
+    let gutter = layout::tools_gutter(a.tools.editor.lines().len()) as u16;
+    click_at(&mut a, text.x + gutter + 4, text.y + 2);
+    assert_eq!(a.focus, Focus::Tools);
+    let c = a.tools.editor.cursor();
+    assert_eq!((c.row, c.col), (2, 4), "{c:?}");
+    // The MCP list: the row clicked, the list focused; `v` then views that tool.
+    two_mcp_servers(&mut a);
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let (_, list) = layout::tools_split(layout::inner(m.tools), &a);
+    let list = list.expect("the MCP list");
+    let before = a.tools.text();
+    click_at(&mut a, list.x + 4, list.y + 3);
+    assert_eq!(a.focus, Focus::Mcp);
+    assert_eq!(a.mcp.selected_tool().unwrap()["name"], "lookup");
+    send(&mut a, key(KeyCode::Char('v')));
+    assert!(matches!(a.overlay, Some(Overlay::Detail(_))));
+    send(&mut a, key(KeyCode::Esc));
+    assert_eq!(a.tools.text(), before, "nothing typed into the JSON");
+    // A Parts row.
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let inner = layout::inner(m.parts);
+    click_at(&mut a, inner.x + 2, inner.y + 1);
+    assert_eq!(a.focus, Focus::Parts);
+    assert_eq!(a.run.cursor.selected, Some(1));
+}

@@ -693,6 +693,16 @@ impl CodeEditor {
         self.goal = None;
     }
 
+    /// A click at line `row` (clamped to the text), cell column `cell`: the cursor goes to the
+    /// character drawn there, or the line's end past it; a selection is dropped.
+    pub fn click(&mut self, row: usize, cell: usize) {
+        let row = row.min(self.lines.len().saturating_sub(1));
+        let col = col_at_cells(self.line(row), cell);
+        self.anchor = None;
+        self.goal = None;
+        self.cursor = self.clamp(Pos::new(row, col));
+    }
+
     /// Scrolls the view by `rows` (the mouse wheel); the cursor stays in view.
     pub fn scroll(&mut self, rows: isize) {
         let last = self.lines.len().saturating_sub(1);

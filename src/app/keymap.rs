@@ -322,7 +322,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "in the Ctrl+O picker: choose; filter as you type (fuzzy); open",
     ),
     ("Questions", "y n", "yes (Enter) or no (Esc)"),
-    ("Mouse", "click, wheel", "focus a pane, scroll it"),
+    (
+        "Mouse",
+        "click, wheel",
+        "focus a pane; in an editor the cursor goes there, on a list row (MCP list, Parts) it is selected; the wheel scrolls",
+    ),
 ];
 
 /// The keys that act where the focus is, for the status line's key bar (helix, lazygit): the

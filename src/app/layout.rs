@@ -271,6 +271,43 @@ pub fn column_areas(column: Rect, rows: [u16; 3]) -> ColumnAreas {
     }
 }
 
+/// The Tools pane's inside split: the JSON text, and below it the MCP list (a rule, then a
+/// row each) when there are servers, up to half the pane.
+pub fn tools_split(inner: Rect, app: &App) -> (Rect, Option<Rect>) {
+    if app.mcp.servers.is_empty() {
+        return (inner, None);
+    }
+    let rows = app.mcp.rows().len() as u16;
+    // As tall as the whole list, so that filtering does not make the pane jump.
+    let list_h = (rows + 1).min(inner.height / 2).max(2.min(inner.height));
+    let text = Rect {
+        height: inner.height - list_h,
+        ..inner
+    };
+    let list = Rect {
+        y: inner.y + text.height,
+        height: list_h,
+        ..inner
+    };
+    (text, Some(list))
+}
+
+/// The cells before the Tools pane's text: its line numbers and their margins.
+pub fn tools_gutter(lines: usize) -> usize {
+    lines.checked_ilog10().map_or(1, |d| d as usize + 1) + 2
+}
+
+/// The Result field `i`'s text area in its row: after the call it answers.
+pub fn result_editor(row: Rect) -> Rect {
+    let field = PromptAreas::field(row);
+    let call_w = (field.width / 2).min(36);
+    Rect {
+        x: field.x + call_w + 1,
+        width: field.width.saturating_sub(call_w + 1),
+        ..field
+    }
+}
+
 /// The size (width, height) of the Raw pane's text.
 pub fn raw_size(app: &App) -> (usize, usize) {
     let area = Rect::new(0, 0, app.size.0, app.size.1);

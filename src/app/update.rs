@@ -558,13 +558,23 @@ fn focus_order(app: &App) -> Vec<Focus> {
     if !app.mcp.servers.is_empty() {
         order.push(Focus::Mcp);
     }
-    order.extend([Focus::ToolChoice, Focus::System]);
+    // Into the Prompt pane Tab lands in the message field; Tab goes on through the result
+    // fields, the conversation and the system prompt.
+    order.extend([Focus::ToolChoice, Focus::Composer]);
+    order.extend((0..app.prompt.results.len()).map(Focus::Result));
     if !app.prompt.history().is_empty() {
         order.push(Focus::Transcript);
     }
-    order.extend((0..app.prompt.results.len()).map(Focus::Result));
-    order.extend([Focus::Composer, Focus::Raw, Focus::Parts]);
+    order.extend([Focus::System, Focus::Raw, Focus::Parts]);
     order
+}
+
+/// Whether `f` is a field of the Prompt pane.
+fn in_prompt(f: Focus) -> bool {
+    matches!(
+        f,
+        Focus::System | Focus::Transcript | Focus::Result(_) | Focus::Composer
+    )
 }
 
 fn move_focus(app: &mut App, step: isize) {
@@ -573,7 +583,12 @@ fn move_focus(app: &mut App, step: isize) {
     }
     let order = focus_order(app);
     let at = order.iter().position(|f| *f == app.focus).unwrap_or(0) as isize;
+    let from = app.focus;
     app.focus = order[(at + step).rem_euclid(order.len() as isize) as usize];
+    // Coming into the Prompt pane from either side: the message field.
+    if in_prompt(app.focus) && !in_prompt(from) {
+        app.focus = Focus::Composer;
+    }
     if app.focus == Focus::Transcript {
         app.prompt.selected = app.prompt.history().len().saturating_sub(1);
     }
@@ -1048,29 +1063,119 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
     }
 }
 
+/// A click: focuses the pane (and field) under it; in an editor it puts the cursor there, on a
+/// list's row (the MCP list, the Parts pane) it selects that row.
 fn click(app: &mut App, m: &layout::MainAreas, at: Position) {
-    app.focus = if m.tools.contains(at) {
-        Focus::Tools
-    } else if m.choice.contains(at) {
+    if m.tools.contains(at) {
+        let inner = layout::inner(m.tools);
+        let (text, list) = layout::tools_split(inner, app);
+        if let Some(list) = list.filter(|l| l.contains(at)) {
+            app.focus = Focus::Mcp;
+            // The first row is the rule; the rows scroll as the drawing does.
+            if at.y > list.y {
+                let height = (list.height - 1) as usize;
+                let f = &mut app.mcp.list;
+                let top = f.selected.saturating_sub(height.saturating_sub(1));
+                let k = top + (at.y - list.y - 1) as usize;
+                if k < f.shown_len() {
+                    f.selected = k;
+                }
+            }
+        } else {
+            app.focus = Focus::Tools;
+            if text.contains(at) {
+                click_tools_text(app, text, at);
+            }
+        }
+        return;
+    }
+    app.focus = if m.choice.contains(at) {
         Focus::ToolChoice
     } else if m.prompt.contains(at) {
         let areas = layout::prompt_areas(layout::inner(m.prompt), app);
         if areas.system.contains(at) {
+            click_text(
+                &mut app.prompt.system,
+                layout::PromptAreas::field(areas.system),
+                at,
+            );
             Focus::System
         } else if let Some(i) = areas.results.iter().position(|r| r.contains(at)) {
+            let area = layout::result_editor(areas.results[i]);
+            if let Some(r) = app.prompt.results.get_mut(i) {
+                click_text(r, area, at);
+            }
             Focus::Result(i)
         } else if areas.transcript.contains(at) && !app.prompt.history().is_empty() {
             Focus::Transcript
         } else {
+            if areas.composer.contains(at) {
+                click_text(
+                    &mut app.prompt.composer,
+                    layout::PromptAreas::field(areas.composer),
+                    at,
+                );
+            }
             Focus::Composer
         }
     } else if m.raw.contains(at) {
         Focus::Raw
     } else if m.parts.contains(at) {
+        click_parts(app, layout::inner(m.parts), at);
         Focus::Parts
     } else {
         app.focus
     };
+}
+
+/// Puts a text area's cursor where `at` is in `area` (where it is drawn): its wrapped rows and
+/// scroll taken into account; a click past a line's end lands at its end.
+fn click_text(t: &mut ratatui_textarea::TextArea<'static>, area: Rect, at: Position) {
+    if !area.contains(at) {
+        return;
+    }
+    let (top, left) = t.scroll_offset();
+    let row = (at.y - area.y + top) as usize;
+    let col = (at.x - area.x + left) as usize;
+    let ratatui_textarea::DataCursor(r, c) = t.screen_to_data(row, col);
+    t.move_cursor(ratatui_textarea::CursorMove::Jump(r as u16, c as u16));
+}
+
+/// A click in the Tools JSON: the cursor to the character under it (past the line numbers).
+fn click_tools_text(app: &mut App, text: Rect, at: Position) {
+    let e = &mut app.tools.editor;
+    let gutter = layout::tools_gutter(e.lines().len());
+    let width = (text.width as usize).saturating_sub(gutter);
+    let (top, left) = e.viewport(text.height as usize, width);
+    let row = top + (at.y - text.y) as usize;
+    let x = (at.x - text.x) as usize;
+    let cell = left + x.saturating_sub(gutter);
+    e.click(row, cell);
+}
+
+/// A click on a row of the Parts pane selects it (among the rows the filter leaves, when one
+/// is typed).
+fn click_parts(app: &mut App, inner: Rect, at: Position) {
+    if !inner.contains(at) {
+        return;
+    }
+    let k = (at.y - inner.y) as usize;
+    let height = inner.height as usize;
+    if app.parts_filter.active() {
+        let f = &mut app.parts_filter;
+        let top = f.selected.saturating_sub(height.saturating_sub(1));
+        if top + k < f.shown_len() {
+            f.selected = top + k;
+            if let Some(i) = f.chosen() {
+                app.run.select(i, height);
+            }
+        }
+        return;
+    }
+    let top = app.run.parts_top(height);
+    if top + k < app.run.record.parts.rows.len() {
+        app.run.select(top + k, height);
+    }
 }
 
 #[cfg(test)]

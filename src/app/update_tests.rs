@@ -248,18 +248,25 @@ fn tab_walks_the_panes_and_a_click_focuses_one() {
         update(&mut app, key(KeyCode::Tab));
         seen.push(app.focus);
     }
+    // Tab into the Prompt pane lands in the message field, then goes on to the system prompt.
     assert_eq!(
         seen,
         [
             Focus::Tools,
             Focus::ToolChoice,
-            Focus::System,
             Focus::Composer,
+            Focus::System,
             Focus::Raw,
             Focus::Parts,
             Focus::Tools
         ]
     );
+    // Back into it from below with Shift+Tab: the message field too.
+    app.focus = Focus::Raw;
+    update(&mut app, key(KeyCode::BackTab));
+    assert_eq!(app.focus, Focus::Composer);
+    update(&mut app, key(KeyCode::BackTab));
+    assert_eq!(app.focus, Focus::ToolChoice);
     // The Raw pane sits at the bottom left.
     update(
         &mut app,

@@ -75,12 +75,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
             },
         );
         if let Some(editor) = app.prompt.results.get(i) {
-            let editor_area = Rect {
-                x: field.x + call_w + 1,
-                width: field.width.saturating_sub(call_w + 1),
-                ..field
-            };
-            frame.render_widget(editor, editor_area);
+            frame.render_widget(editor, crate::app::layout::result_editor(*row));
         }
     }
 

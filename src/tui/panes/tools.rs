@@ -89,25 +89,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     }
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    if app.mcp.servers.is_empty() {
-        draw_text(frame.buffer_mut(), inner, app, view);
-        return;
-    }
-    // The MCP servers and their tools below the JSON: up to half the pane.
-    let rows = app.mcp.rows().len() as u16;
-    // As tall as the whole list, so that filtering does not make the pane jump.
-    let list_h = (rows + 1).min(inner.height / 2).max(2.min(inner.height));
-    let text = Rect {
-        height: inner.height - list_h,
-        ..inner
-    };
-    let list = Rect {
-        y: inner.y + text.height,
-        height: list_h,
-        ..inner
-    };
+    let (text, list) = crate::app::layout::tools_split(inner, app);
     draw_text(frame.buffer_mut(), text, app, view);
-    draw_mcp(frame.buffer_mut(), list, app);
+    if let Some(list) = list {
+        draw_mcp(frame.buffer_mut(), list, app);
+    }
 }
 
 /// The MCP list: a rule naming the keys, then each server (how it is reached, its state) and
@@ -241,11 +227,6 @@ fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
     }
 }
 
-/// The digits of `n`.
-fn digits(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
-
 /// Sets the cell at `x`, `y` of `buf` (if it is there) to `symbol` in `style` (laid over the
 /// cell's own).
 fn put(buf: &mut Buffer, x: u16, y: u16, symbol: &str, style: Style) {
@@ -259,7 +240,7 @@ fn draw_text(buf: &mut Buffer, inner: Rect, app: &App, view: &View) {
     let theme = app.theme();
     let editor = &app.tools.editor;
     let lines = editor.lines();
-    let gutter = digits(lines.len()) + 2;
+    let gutter = crate::app::layout::tools_gutter(lines.len());
     let width = (inner.width as usize).saturating_sub(gutter);
     let height = inner.height as usize;
     if height == 0 || inner.width == 0 {
