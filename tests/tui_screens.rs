@@ -1092,3 +1092,15 @@ fn clicks_put_the_cursor_and_select_rows() {
     assert_eq!(a.focus, Focus::Parts);
     assert_eq!(a.run.cursor.selected, Some(1));
 }
+
+/// Alt+= twice on the Tools pane: it has more of the top row and the top row more of the
+/// screen; the status line is where it was.
+#[test]
+fn resized_panes() {
+    both("resized", |a| {
+        a.focus = Focus::Tools;
+        send(a, alt('='));
+        send(a, alt('='));
+        assert_eq!(a.splits.tools, 60);
+    });
+}

@@ -34,6 +34,9 @@ pub enum Action {
     Resend,
     LastMessage,
     Zoom,
+    Grow,
+    Shrink,
+    ResetSplits,
     Help,
     Quit,
 }
@@ -52,6 +55,7 @@ const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 const ALT: KeyModifiers = KeyModifiers::ALT;
+const ALT_SHIFT: KeyModifiers = KeyModifiers::ALT.union(KeyModifiers::SHIFT);
 
 /// Keys that work wherever the focus is (not inside an overlay, which has its own keys).
 pub const GLOBAL: &[Binding] = &[
@@ -210,6 +214,28 @@ pub const GLOBAL: &[Binding] = &[
         keys: "Alt+Z",
         action: Action::Zoom,
         help: "zoom the focused pane to the whole screen, and back",
+    },
+    Binding {
+        chords: &[
+            (KeyCode::Char('='), ALT),
+            (KeyCode::Char('+'), ALT),
+            (KeyCode::Char('+'), ALT_SHIFT),
+        ],
+        keys: "Alt+=",
+        action: Action::Grow,
+        help: "give the focused pane more of the screen (its row's width and its row's height); remembered",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('-'), ALT)],
+        keys: "Alt+-",
+        action: Action::Shrink,
+        help: "give the focused pane less of the screen; remembered",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('0'), ALT)],
+        keys: "Alt+0",
+        action: Action::ResetSplits,
+        help: "the panes' shares back to the automatic ones",
     },
     Binding {
         chords: &[(KeyCode::F(1), NONE)],

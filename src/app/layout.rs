@@ -13,6 +13,60 @@ use super::{App, Focus, choice};
 pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 16;
 
+/// How the screen is shared out, as the user resized it (Alt+= / Alt+- on the focused pane;
+/// Alt+0 back to the automatic shares), remembered in the settings file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Splits {
+    /// The top row's (Tools, Tool choice, Prompt) share of the height in percent; `None`: as
+    /// the screen and the conversation suit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top: Option<u16>,
+    /// The Tools pane's share of the top row's width, in percent.
+    pub tools: u16,
+    /// The Raw pane's share of the bottom row's width, in percent.
+    pub raw: u16,
+}
+
+impl Default for Splits {
+    fn default() -> Self {
+        Splits {
+            top: None,
+            tools: 50,
+            raw: 55,
+        }
+    }
+}
+
+impl Splits {
+    /// The fewest and the most percent a pane keeps of its row or column.
+    pub const MIN: u16 = 20;
+    pub const MAX: u16 = 80;
+    /// One step of Alt+= or Alt+-.
+    pub const STEP: u16 = 5;
+
+    pub fn is_default(&self) -> bool {
+        *self == Splits::default()
+    }
+
+    /// The focused pane's share grown by `step` percent (shrunk when negative), in the
+    /// directions it has neighbours: its row's width and the height between the two rows.
+    /// `top_now` is the top row's share as drawn now (the start when it was automatic).
+    pub fn resize(&mut self, focus: Focus, step: i16, top_now: u16) {
+        let moved =
+            |v: u16, by: i16| (v as i16 + by).clamp(Splits::MIN as i16, Splits::MAX as i16) as u16;
+        let in_top = !matches!(focus, Focus::Raw | Focus::Parts);
+        let top = self.top.unwrap_or(top_now);
+        self.top = Some(moved(top, if in_top { step } else { -step }));
+        match focus {
+            Focus::Tools | Focus::Mcp => self.tools = moved(self.tools, step),
+            Focus::Raw => self.raw = moved(self.raw, step),
+            Focus::Parts => self.raw = moved(self.raw, -step),
+            _ => self.tools = moved(self.tools, -step),
+        }
+    }
+}
+
 /// The five panes and the status line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MainAreas {
@@ -58,23 +112,25 @@ pub fn screen(area: Rect, app: &App) -> Screen {
             status,
         });
     }
-    // Once there is a conversation the Prompt pane needs the room more than Raw and Parts do
-    // on a short screen: at 80×24 the question, the call and its result field all show.
-    let share = if app.prompt.history().is_empty() || body.height >= 40 {
-        9
-    } else {
-        13
+    let top_height = match app.splits.top {
+        // As resized: the share asked for, each row keeping room for a few lines.
+        Some(p) => {
+            (body.height * p / 100).clamp(9.min(body.height), body.height.saturating_sub(5).max(9))
+        }
+        None => (body.height * top_share(app, body.height) / 100).max(9),
     };
-    let top_height = (body.height * share / 20).max(9);
     let [top, bottom] =
         Layout::vertical([Constraint::Length(top_height), Constraint::Min(0)]).areas(body);
+    let t = app.splits.tools;
     let [tools, right] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+        Layout::horizontal([Constraint::Percentage(t), Constraint::Percentage(100 - t)]).areas(top);
     let choice_rows = choice_rows(app, right.width.saturating_sub(2));
     let [choice, prompt] =
         Layout::vertical([Constraint::Length(choice_rows + 2), Constraint::Min(0)]).areas(right);
+    let r = app.splits.raw;
     let [raw, parts] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(r), Constraint::Percentage(100 - r)])
+            .areas(bottom);
     let mut areas = MainAreas {
         tools,
         choice,
@@ -106,6 +162,28 @@ pub fn screen(area: Rect, app: &App) -> Screen {
         }
     }
     Screen::Main(areas)
+}
+
+/// The top row's automatic share of `height` rows, in percent: once there is a conversation
+/// the Prompt pane needs the room more than Raw and Parts do on a short screen (at 80×24 the
+/// question, the call and its result field all show).
+pub fn top_share(app: &App, height: u16) -> u16 {
+    if app.prompt.history().is_empty() || height >= 40 {
+        45
+    } else {
+        65
+    }
+}
+
+/// The top row's share of the height as drawn now, in percent.
+pub fn top_share_now(app: &App) -> u16 {
+    match screen(Rect::new(0, 0, app.size.0, app.size.1), app) {
+        Screen::Main(m) if !app.zoom => {
+            let body = m.status.y.max(1);
+            (m.tools.height * 100).div_ceil(body)
+        }
+        _ => app.splits.top.unwrap_or(45),
+    }
 }
 
 /// Rows the Tool choice pane needs inside its frame at `width`: the pre-send check when it

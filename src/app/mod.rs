@@ -111,6 +111,8 @@ pub struct Setup {
     pub limits: Limits,
     /// A journal found at start, recovered, to offer restoring.
     pub restore: Option<Restore>,
+    /// The panes' shares of the screen, as last resized.
+    pub splits: layout::Splits,
 }
 
 /// An interrupted run found at start.
@@ -147,6 +149,7 @@ impl Default for Setup {
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             restore: None,
+            splits: layout::Splits::default(),
         }
     }
 }
@@ -258,6 +261,8 @@ pub struct App {
     pub parts_filter: fuzzy::ListFilter,
     /// The focused pane fills the screen (Alt+Z), the others hidden until it is pressed again.
     pub zoom: bool,
+    /// The panes' shares of the screen (Alt+= / Alt+- / Alt+0), remembered with the settings.
+    pub splits: layout::Splits,
     pub themes: Themes,
     pub theme: String,
     /// The providers whose API key is set (the keys themselves stay with the driver).
@@ -321,6 +326,7 @@ impl App {
             search: None,
             parts_filter: fuzzy::ListFilter::on_slash_in_order(),
             zoom: false,
+            splits: setup.splits,
             themes,
             theme,
             keys_set: Vec::new(),

@@ -373,6 +373,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 filter_key(app, &KeyEvent::from(KeyCode::Esc));
             }
         }
+        Action::Grow | Action::Shrink | Action::ResetSplits => resize(app, action, fx),
         Action::FocusNext => move_focus(app, 1),
         Action::FocusPrev => move_focus(app, -1),
         Action::CycleToolChoice => set_choice(app, 1),
@@ -567,6 +568,35 @@ fn focus_order(app: &App) -> Vec<Focus> {
     }
     order.extend([Focus::System, Focus::Raw, Focus::Parts]);
     order
+}
+
+/// Alt+= / Alt+-: the focused pane's share of the screen, one step more or less; Alt+0: the
+/// automatic shares. Remembered with the settings.
+fn resize(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
+    if app.compare.is_some() || app.zoom {
+        notice(
+            app,
+            "resizing is for the panes of the main view (Alt+Z unzooms)",
+            true,
+        );
+        return;
+    }
+    let before = app.splits;
+    let now = layout::top_share_now(app);
+    match action {
+        Action::Grow => app
+            .splits
+            .resize(app.focus, layout::Splits::STEP as i16, now),
+        Action::Shrink => app
+            .splits
+            .resize(app.focus, -(layout::Splits::STEP as i16), now),
+        _ => app.splits = layout::Splits::default(),
+    }
+    if app.splits == before {
+        notice(app, "the panes are as large or as small as they go", true);
+        return;
+    }
+    super::runs::remember(app, false, fx);
 }
 
 /// Whether `f` is a field of the Prompt pane.

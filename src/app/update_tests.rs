@@ -483,3 +483,65 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     );
     assert!(app.compare.is_some());
 }
+
+/// Alt+= and Alt+- grow and shrink the focused pane (its row's width and the rows' heights),
+/// within bounds; Alt+0 goes back to the automatic shares. The shares are remembered in the
+/// settings file, and a playground started from it lays its panes out the same.
+#[test]
+fn splits_resize_with_keys_and_are_remembered() {
+    use super::super::layout::{self, Screen, Splits};
+    use super::super::remember::{Remembered, SettingsWrite};
+    let areas = |a: &App| match layout::screen(ratatui::layout::Rect::new(0, 0, 160, 48), a) {
+        Screen::Main(m) => m,
+        other => panic!("{other:?}"),
+    };
+    let mut app = app();
+    app.state.settings = Some("settings.toml".into());
+    app.focus = Focus::Tools;
+    let before = areas(&app);
+    let fx = update(&mut app, alt('='));
+    let after = areas(&app);
+    assert!(after.tools.width > before.tools.width, "wider");
+    assert!(after.tools.height > before.tools.height, "taller");
+    assert!(after.raw.height < before.raw.height);
+    let Some(Effect::Remember { state, .. }) = fx.last() else {
+        panic!("remembered: {fx:?}")
+    };
+    let SettingsWrite::Edit(text) = state.settings_write(None) else {
+        panic!("written")
+    };
+    assert!(
+        text.contains("[layout]") && text.contains("tools = 55"),
+        "{text}"
+    );
+    // Read back at the next start: the same layout.
+    let (read, problems) = Remembered::parse(Some(("settings.toml", &text)), None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut setup = Setup::default();
+    read.apply(&mut setup, &crate::app::providers::all());
+    assert_eq!(setup.splits, app.splits);
+    let mut again = App::new(setup, Themes::built_in());
+    again.size = (160, 48);
+    assert_eq!(areas(&again), after);
+    // The Parts pane grows to the left and up; shares stop at their bounds.
+    app.focus = Focus::Parts;
+    for _ in 0..20 {
+        update(&mut app, alt('='));
+    }
+    assert_eq!(app.splits.raw, Splits::MIN);
+    assert_eq!(app.splits.top, Some(Splits::MIN));
+    let fx = update(&mut app, alt('='));
+    assert!(fx.is_empty(), "nothing changed, nothing written");
+    assert!(
+        app.notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("as large or as small")
+    );
+    update(&mut app, alt('-'));
+    assert_eq!(app.splits.raw, Splits::MIN + Splits::STEP);
+    update(&mut app, alt('0'));
+    assert_eq!(app.splits, Splits::default());
+    assert_eq!(areas(&app), before);
+}
