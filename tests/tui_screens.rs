@@ -232,6 +232,42 @@ fn compare_view() {
     });
 }
 
+/// At 80 columns the compare view shows one column at a time, whole: ←/→ (or its number)
+/// choose which; the header says which of how many. At 160 the four stand side by side.
+#[test]
+fn compare_one_column_at_a_time_at_80_columns() {
+    let prepare = |a: &mut App| {
+        let ids = send(a, alt('k'));
+        let text = text_answer("I cannot use tools now, so here is an answer in plain text.");
+        feed(a, ids[0], native_call(), 30);
+        feed(a, ids[1], native_call(), 25);
+        feed(a, ids[2], text, 20);
+        feed(a, ids[3], native_call(), 35);
+        send(a, key(KeyCode::Right));
+        send(a, key(KeyCode::Right));
+    };
+    let mut a = app(80, 24);
+    prepare(&mut a);
+    assert_eq!(a.compare.as_ref().unwrap().zoomed, 2);
+    let s = screen(&a, 80, 24);
+    assert!(
+        s.contains("3 of 4") && s.contains("answered in text"),
+        "{s}"
+    );
+    assert!(!s.contains("required"), "only the zoomed column: {s}");
+    assert_snapshot!("compare_zoomed_80x24", s);
+    send(&mut a, key(KeyCode::Char('1')));
+    send(&mut a, key(KeyCode::Left));
+    assert_eq!(a.compare.as_ref().unwrap().zoomed, 3, "← wraps around");
+    // Alt+E shows the request of the column shown.
+    send(&mut a, alt('e'));
+    assert!(screen(&a, 80, 24).contains("tool:get_weather"));
+    let mut wide = app(160, 48);
+    prepare(&mut wide);
+    let s = screen(&wide, 160, 48);
+    assert!(s.contains("required") && s.contains("auto") && !s.contains("3 of 4"));
+}
+
 #[test]
 fn a_provider_error() {
     both("rate_limited", |a| {

@@ -349,6 +349,11 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ),
     ("Questions", "y n", "yes (Enter) or no (Esc)"),
     (
+        "Compare",
+        "←/→ 1-4",
+        "the column shown when the four do not fit side by side (80 columns)",
+    ),
+    (
         "Mouse",
         "click, wheel",
         "focus a pane; in an editor the cursor goes there, on a list row (MCP list, Parts) it is selected; the wheel scrolls",
@@ -447,6 +452,15 @@ pub fn key_bar(
     }
 }
 
+/// The compare view's key bar.
+pub const COMPARE_BAR: &[(&str, &str)] = &[
+    ("←/→", "column"),
+    ("^R", "again"),
+    ("Alt+E", "request"),
+    ("Esc", "close"),
+    ("F1", "help"),
+];
+
 /// The global action of `key` where the focus is: none for a readline chord while an editor
 /// has the focus ([`READLINE`]).
 pub fn global_at(key: &KeyEvent, focus: Focus) -> Option<Action> {
@@ -531,6 +545,9 @@ mod tests {
                     assert!(in_help(key), "{f:?}: {key} ({what}) is not in the help");
                 }
             }
+        }
+        for (key, what) in COMPARE_BAR {
+            assert!(in_help(key), "compare: {key} ({what}) is not in the help");
         }
         // The conversation's bar is the one the issue asked for.
         assert_eq!(

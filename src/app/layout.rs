@@ -103,9 +103,18 @@ pub fn screen(area: Rect, app: &App) -> Screen {
         let [header, cols] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
         let n = c.columns.len().max(1) as u32;
-        let columns = Layout::horizontal(vec![Constraint::Ratio(1, n); n as usize])
-            .split(cols)
-            .to_vec();
+        let columns = if compare_one_at_a_time(cols.width, c.columns.len()) {
+            // Too narrow for the columns side by side: the zoomed one takes the width, the
+            // others have no room (←/→ choose).
+            let hidden = Rect::new(cols.x, cols.y, 0, 0);
+            (0..c.columns.len())
+                .map(|i| if i == c.zoomed { cols } else { hidden })
+                .collect()
+        } else {
+            Layout::horizontal(vec![Constraint::Ratio(1, n); n as usize])
+                .split(cols)
+                .to_vec()
+        };
         return Screen::Compare(CompareAreas {
             header,
             columns,
@@ -308,10 +317,22 @@ pub struct ColumnAreas {
     pub parts: Rect,
 }
 
+/// The narrowest a compare column is drawn: below it, one column at a time.
+pub const COMPARE_COLUMN_MIN: u16 = 36;
+
+/// Whether `n` compare columns are shown one at a time in `width` cells.
+pub fn compare_one_at_a_time(width: u16, n: usize) -> bool {
+    n > 1 && width / (n as u16) < COMPARE_COLUMN_MIN
+}
+
 /// The insides of the compare columns: every column's heading takes as many rows as the
 /// widest-wrapping one needs (so that the columns stay aligned), at most half its height.
 pub fn compare_columns(compare: &super::compare::Compare, columns: &[Rect]) -> Vec<ColumnAreas> {
-    let narrowest = columns.iter().map(|c| inner(*c)).min_by_key(|r| r.width);
+    let narrowest = columns
+        .iter()
+        .filter(|c| c.width > 0)
+        .map(|c| inner(*c))
+        .min_by_key(|r| r.width);
     let rows = narrowest.map_or([1, 1, 1], |r| {
         super::compare::heading_rows(compare, r.width.max(1) as usize, r.height as usize / 2)
     });

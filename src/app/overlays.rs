@@ -258,7 +258,8 @@ pub(super) fn scroll(app: &mut App, delta: isize) {
 /// Ctrl+E: the exact request of the main run (or of compare column `column`), or, before
 /// anything was sent, the one Ctrl+R would send.
 pub(super) fn open_request(app: &mut App, column: Option<usize>) {
-    let column = column.or_else(|| app.compare.as_ref().map(|_| 0));
+    // In compare: the column shown (all of them side by side: the first).
+    let column = column.or_else(|| app.compare.as_ref().map(|c| c.zoomed));
     match runs::request_view(app, column) {
         Ok(v) => app.overlay = Some(Overlay::Request(Box::new(v))),
         Err(why) => notice(app, format!("no request to show: {why}"), true),

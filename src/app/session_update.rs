@@ -734,6 +734,7 @@ pub(super) fn resend(app: &mut App, fx: &mut Vec<Effect>) {
         columns: vec![RunView::idle(), live],
         choices: vec![choice.clone(), choice],
         kind: CompareKind::Resend,
+        zoomed: 0,
     });
     let pace = app.pace;
     play(app, recorded_id, ReplayOptions::default(), pace, false, fx);

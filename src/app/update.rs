@@ -299,7 +299,21 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         act(app, action, fx);
         return;
     }
-    if app.compare.is_some() {
+    if let Some(c) = &mut app.compare {
+        // ←/→ (or the column's number) choose the column shown when they do not fit side by
+        // side.
+        let n = c.columns.len().max(1);
+        match key.code {
+            KeyCode::Left => c.zoomed = (c.zoomed + n - 1) % n,
+            KeyCode::Right => c.zoomed = (c.zoomed + 1) % n,
+            KeyCode::Char(d @ '1'..='9') => {
+                let i = d as usize - '1' as usize;
+                if i < n {
+                    c.zoomed = i;
+                }
+            }
+            _ => {}
+        }
         return;
     }
     match app.focus {

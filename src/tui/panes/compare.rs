@@ -48,6 +48,17 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
             prompt.replace('\n', " ")
         ),
     };
+    // One column at a time: which, and how to see the others, first.
+    let header =
+        if crate::app::layout::compare_one_at_a_time(areas.header.width, compare.columns.len()) {
+            format!(
+                " {} of {} · ←/→ other columns ·{header}",
+                compare.zoomed + 1,
+                compare.columns.len()
+            )
+        } else {
+            header
+        };
     frame.render_widget(
         Paragraph::new(Span::styled(
             fit(&header, areas.header.width as usize),
@@ -67,6 +78,9 @@ pub fn draw(frame: &mut Frame<'_>, areas: &CompareAreas, app: &App) {
         .zip(&compare.titles)
         .enumerate()
     {
+        if area.width == 0 {
+            continue;
+        }
         let mut b = block(mode, false, theme);
         // A narrow column keeps its title (the mode) and drops the counts.
         if area.width >= 40 {

@@ -203,12 +203,16 @@ fn key_bar(app: &App, room: usize) -> String {
         crate::app::Focus::Parts => app.parts_filter.typing,
         _ => false,
     };
-    let bar = keymap::key_bar(
-        app.focus,
-        search.is_some(),
-        search.is_some_and(|s| s.editing),
-        typing_filter,
-    );
+    let bar = if app.compare.is_some() {
+        keymap::COMPARE_BAR
+    } else {
+        keymap::key_bar(
+            app.focus,
+            search.is_some(),
+            search.is_some_and(|s| s.editing),
+            typing_filter,
+        )
+    };
     // A zoomed pane says first how to give the others their room back.
     let zoomed = app.zoom.then(|| "Alt+Z unzoom".to_string());
     let entries: Vec<String> = zoomed
