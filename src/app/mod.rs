@@ -259,6 +259,8 @@ pub struct App {
     pub search: Option<Search>,
     /// The Parts pane's `/` filter (fuzzy, by part type or tool name; rows in time order).
     pub parts_filter: fuzzy::ListFilter,
+    /// The run whose rows the Parts filter holds.
+    pub parts_filter_run: Option<RunId>,
     /// The focused pane fills the screen (Alt+Z), the others hidden until it is pressed again.
     pub zoom: bool,
     /// The panes' shares of the screen (Alt+= / Alt+- / Alt+0), remembered with the settings.
@@ -325,6 +327,7 @@ impl App {
             last_notice: None,
             search: None,
             parts_filter: fuzzy::ListFilter::on_slash_in_order(),
+            parts_filter_run: None,
             zoom: false,
             splits: setup.splits,
             themes,

@@ -909,9 +909,14 @@ fn filter_key(app: &mut App, key: &KeyEvent) -> bool {
 
 /// The Parts filter's rows again when the parts changed (a new run, a row more).
 pub(super) fn refresh_parts_filter(app: &mut App) {
-    if app.parts_filter.active() && app.parts_filter.len() != app.run.record.parts.rows.len() {
+    let run = app.run.record.id;
+    if app.parts_filter.active()
+        && (app.parts_filter.len() != app.run.record.parts.rows.len()
+            || app.parts_filter_run != run)
+    {
         let items = app.run.record.parts.filter_items();
         app.parts_filter.set_items(items);
+        app.parts_filter_run = run;
     }
 }
 
@@ -924,6 +929,7 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         if key.code == KeyCode::Char('/') {
             let items = app.run.record.parts.filter_items();
             app.parts_filter.set_items(items);
+            app.parts_filter_run = app.run.record.id;
         }
         if filter_key(app, &key) {
             return;
