@@ -1127,6 +1127,20 @@ fn clicks_put_the_cursor_and_select_rows() {
     click_at(&mut a, inner.x + 2, inner.y + 1);
     assert_eq!(a.focus, Focus::Parts);
     assert_eq!(a.run.cursor.selected, Some(1));
+    // A message of the conversation: the one on the row clicked is chosen.
+    let m = main_areas(&a, w, h);
+    let conv = layout::prompt_areas(layout::inner(m.prompt), &a).transcript;
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let row_of = |needle: &str| -> u16 {
+        (conv.y..conv.y + conv.height)
+            .find(|&y| rows[y as usize].contains(needle))
+            .unwrap_or_else(|| panic!("{needle} in the conversation:\n{}", rows.join("\n")))
+    };
+    let (you, model) = (row_of("you     hello world"), row_of("get_weather(city="));
+    click_at(&mut a, conv.x + 10, you);
+    assert_eq!((a.focus, a.prompt.selected), (Focus::Transcript, 0));
+    click_at(&mut a, conv.x + 10, model);
+    assert_eq!(a.prompt.selected, 1);
 }
 
 /// Alt+= twice on the Tools pane: it has more of the top row and the top row more of the

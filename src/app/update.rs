@@ -1157,6 +1157,13 @@ fn click(app: &mut App, m: &layout::MainAreas, at: Position) {
             }
             Focus::Result(i)
         } else if areas.transcript.contains(at) && !app.prompt.history().is_empty() {
+            // The message clicked is the one chosen (as the conversation is drawn now).
+            let clicked = super::transcript::message_at(app, areas.transcript, at.y);
+            if let Some(i) = clicked {
+                app.prompt.selected = i;
+            } else if app.focus != Focus::Transcript {
+                app.prompt.selected = app.prompt.history().len().saturating_sub(1);
+            }
             Focus::Transcript
         } else {
             if areas.composer.contains(at) {
