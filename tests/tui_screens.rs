@@ -1154,3 +1154,41 @@ fn resized_panes() {
         assert_eq!(a.splits.tools, 60);
     });
 }
+
+/// A click on a row of a list window (the protocol picker, the session picker) selects that
+/// row; Enter takes it.
+#[test]
+fn a_click_selects_a_row_of_a_list_window() {
+    use toolscope::app::Overlay;
+    let (w, h) = (160, 48);
+    let mut a = app(w, h);
+    send(&mut a, ctrl('l'));
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let y = rows
+        .iter()
+        .position(|r| r.contains("┃hermes "))
+        .expect("hermes listed") as u16;
+    click_at(&mut a, 60, y);
+    let Some(Overlay::Protocols(p)) = &a.overlay else {
+        panic!("the picker")
+    };
+    assert_eq!(p.entries()[p.list.selected].name, "hermes");
+    send(&mut a, key(KeyCode::Enter));
+    assert_eq!(a.protocol_name(), "hermes");
+    // The session picker: the row clicked is the one opened.
+    let bundled = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions");
+    a.sessions.project = Some(bundled.clone());
+    send(&mut a, ctrl('o'));
+    let entries = toolscope::app::session::list(&[bundled]);
+    send(&mut a, toolscope::app::Message::SessionsListed { entries });
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let y = rows
+        .iter()
+        .position(|r| r.contains("mcp-loop.json"))
+        .expect("mcp-loop listed") as u16;
+    click_at(&mut a, 60, y);
+    let Some(Overlay::Sessions(p)) = &a.overlay else {
+        panic!("the session picker")
+    };
+    assert_eq!(p.chosen().unwrap().file_name(), "mcp-loop.json");
+}

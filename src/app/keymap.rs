@@ -356,7 +356,7 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     (
         "Mouse",
         "click, wheel",
-        "focus a pane; in an editor the cursor goes there, on a list row (MCP list, Parts, a message of the conversation) it is selected; the wheel scrolls",
+        "focus a pane; in an editor the cursor goes there, on a list row (MCP list, Parts, a message of the conversation, the protocol, tool-choice and session pickers) it is selected; the wheel scrolls",
     ),
 ];
 

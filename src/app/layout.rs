@@ -204,6 +204,41 @@ fn choice_rows(app: &App, width: u16) -> u16 {
     ((check + rows) as u16).clamp(1, 4)
 }
 
+/// A `width`×`height` rectangle in the middle of `area` (smaller when `area` is): where a
+/// window over the panes goes.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width.saturating_sub(2));
+    let h = height.min(area.height.saturating_sub(2));
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+/// Where a filtered list window of `len` items goes (the protocol and tool-choice pickers): as
+/// tall as the whole list, so that filtering does not make it jump.
+pub fn list_window(area: Rect, len: usize) -> Rect {
+    centered(area, 84, len.max(1) as u16 + 4)
+}
+
+/// Where the session picker of `len` sessions goes.
+pub fn sessions_window(area: Rect, len: usize) -> Rect {
+    centered(area, 112, len.max(1) as u16 + 5)
+}
+
+/// The row of a list window's list that row `y` of the screen shows, if one does: the list
+/// starts `head` rows into the window's inside (`inner`), scrolled so that `selected` of `len`
+/// rows shows.
+pub fn list_row_at(inner: Rect, head: u16, selected: usize, len: usize, y: u16) -> Option<usize> {
+    let height = inner.height.saturating_sub(head) as usize;
+    let first = selected.saturating_sub(height.saturating_sub(1));
+    let k = y.checked_sub(inner.y + head)? as usize;
+    let i = first + k;
+    (k < height && i < len).then_some(i)
+}
+
 /// The inside of a bordered pane.
 pub fn inner(r: Rect) -> Rect {
     Rect {

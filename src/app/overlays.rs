@@ -21,6 +21,37 @@ use super::session_update as sessions;
 use super::text_log::Scroll;
 use super::{App, Effect, Focus, Overlay, editor};
 
+/// A click while an overlay is open: on a row of a list window (the protocol, tool-choice and
+/// session pickers) it selects that row; Enter then takes it.
+pub(super) fn click(app: &mut App, at: ratatui::layout::Position) {
+    let area = ratatui::layout::Rect::new(0, 0, app.size.0, app.size.1);
+    match app.overlay.as_mut() {
+        Some(Overlay::Protocols(p)) => {
+            let f = &mut p.list;
+            let r = layout::inner(layout::list_window(area, f.len()));
+            if let Some(i) = layout::list_row_at(r, 1, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        Some(Overlay::Choices(p)) => {
+            let f = &mut p.list;
+            let r = layout::inner(layout::list_window(area, f.len()));
+            if let Some(i) = layout::list_row_at(r, 1, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        Some(Overlay::Sessions(p)) => {
+            let rows = p.entries.as_ref().map_or(1, |e| e.len().max(1));
+            let f = &mut p.list;
+            let r = layout::inner(layout::sessions_window(area, rows));
+            if let Some(i) = layout::list_row_at(r, 2, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A key while an overlay is open.
 pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     let Some(overlay) = app.overlay.as_mut() else {

@@ -1058,6 +1058,8 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
     if app.overlay.is_some() {
         if delta != 0 {
             overlays::scroll(app, delta);
+        } else if let MouseEventKind::Down(MouseButton::Left) = mouse.kind {
+            overlays::click(app, Position::new(mouse.column, mouse.row));
         }
         return;
     }

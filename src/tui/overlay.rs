@@ -20,17 +20,7 @@ use crate::app::{App, Confirm, FilePurpose, Picker};
 use super::panes::{block, choice, filter_header, marked, muted};
 use super::text::fit;
 
-/// A `width`×`height` rectangle in the middle of `area` (smaller when `area` is).
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width.saturating_sub(2));
-    let h = height.min(area.height.saturating_sub(2));
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
+pub use crate::app::layout::centered;
 
 /// A list window over the panes at `r`: cleared, framed with `title` and the keys `hint` at the
 /// bottom. Gives the area inside the frame.
@@ -447,7 +437,7 @@ fn filtered_window<'a>(
     let inner = window(
         frame,
         app,
-        centered(area, 84, list.len().max(1) as u16 + 4),
+        crate::app::layout::list_window(area, list.len()),
         f.title,
         f.hint,
     );

@@ -99,7 +99,7 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     let inner = window(
         frame,
         app,
-        centered(area, 112, rows + 5),
+        crate::app::layout::sessions_window(area, rows as usize),
         "Open a session",
         if p.list.active() {
             " ↑/↓ choose · Enter open · Esc clear the filter "
