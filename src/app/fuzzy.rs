@@ -106,9 +106,9 @@ pub fn filter<'a>(query: &str, items: impl Iterator<Item = &'a str>) -> Vec<(usi
 }
 
 /// The `/` filter of a list, shared by every list that filters (the session, protocol and
-/// tool-choice pickers, the model list, the MCP tools, the Parts pane): what was typed, whether
-/// it is being typed, the rows it leaves (best first, with their matched letters) and the row
-/// selected among them.
+/// tool-choice pickers, the MCP list, the Parts pane; the model list's filter is the model
+/// field itself, matched with [`filter`]): what was typed, whether it is being typed, the rows
+/// it leaves (best first, with their matched letters) and the row selected among them.
 ///
 /// Each item is matched by a text (its haystack) of which only the first characters (its label)
 /// have their matched letters marked: a description matches but is not marked.
