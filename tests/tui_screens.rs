@@ -268,6 +268,84 @@ fn compare_one_column_at_a_time_at_80_columns() {
     assert!(s.contains("required") && s.contains("auto") && !s.contains("3 of 4"));
 }
 
+/// The answers of the bundled battery from a demo server that drops the second of parallel
+/// calls, in the order of the battery, each timed alike (so no figure depends on a clock).
+fn verify_answers() -> Vec<toolscope::verify::score::Answer> {
+    use toolscope::verify::battery;
+    use toolscope::verify::suite::Suite;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let server = toolscope_demo::serve_persona(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            toolscope_demo::DemoOptions::instant(),
+            Some(toolscope_demo::Persona::DropParallel),
+        )
+        .await
+        .unwrap();
+        let suite = Suite::bundled();
+        let mut t = toolscope_core::provider::Request::new(
+            toolscope_demo::provider(),
+            toolscope_demo::DEFAULT_MODEL,
+        );
+        t.base_url = Some(server.base_url());
+        t.sampling.temperature = Some(0.0);
+        let jobs = battery::jobs(&suite, 1);
+        let keys = toolscope_core::provider::Keys::default();
+        let (mut answers, ending) = battery::run_jobs(
+            &suite,
+            &t,
+            &keys,
+            &jobs,
+            4,
+            |_, _, _| {},
+            std::future::pending(),
+        )
+        .await;
+        assert_eq!(ending, battery::Ending::Complete);
+        for a in &mut answers {
+            a.first_token_ms = Some(40);
+            a.elapsed_ms = 240;
+        }
+        answers
+    })
+}
+
+/// Alt+S on the demo, then the first `n` answers (all of them and the end, when `end`).
+fn verify_fed(a: &mut App, answers: &[toolscope::verify::score::Answer], n: usize, end: bool) {
+    use toolscope::app::{Effect, Message, update};
+    let fx = update(a, alt('s'));
+    let id = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::StartVerify { id, .. } => Some(*id),
+            _ => None,
+        })
+        .expect("the battery starts");
+    for (i, answer) in answers.iter().take(n).enumerate() {
+        let at_ms = 60 * (i as u64 + 1);
+        let answer = Box::new(answer.clone());
+        update(a, Message::VerifyAnswer { id, at_ms, answer });
+    }
+    if end {
+        let ending = toolscope::verify::battery::Ending::Complete;
+        let at_ms = 60 * (n as u64 + 1);
+        update(a, Message::VerifyEnded { id, at_ms, ending });
+    }
+}
+
+#[test]
+fn verify_progress_and_scorecard() {
+    let answers = verify_answers();
+    both("verify_progress", |a| verify_fed(a, &answers, 13, false));
+    both("verify_scorecard", |a| {
+        verify_fed(a, &answers, answers.len(), true);
+        a.notice = None;
+    });
+}
+
 #[test]
 fn a_provider_error() {
     both("rate_limited", |a| {

@@ -340,6 +340,16 @@ fn a_saved_report_sits_beside_the_live_one() {
 /// A one-trick HTTP server on 127.0.0.1: every request gets `status` and a body made by
 /// `answer` from whether the request asked for a stream. Runs until the test ends.
 fn fake_server(status: u16, answer: fn(bool) -> (String, &'static str)) -> String {
+    fake_server_keyed(None, status, answer)
+}
+
+/// [`fake_server`], that answers 401 to a request without `Authorization: Bearer KEY` when
+/// `key` is given.
+fn fake_server_keyed(
+    key: Option<&'static str>,
+    status: u16,
+    answer: fn(bool) -> (String, &'static str),
+) -> String {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -374,7 +384,16 @@ fn fake_server(status: u16, answer: fn(bool) -> (String, &'static str)) -> Strin
                 }
                 let body = String::from_utf8_lossy(&buf[head_end..]);
                 let stream = body.contains("\"stream\":true");
-                let (text, kind) = answer(stream);
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                let refused = key.is_some_and(|k| {
+                    !head.contains(&format!("authorization: bearer {}", k.to_lowercase()))
+                });
+                let (status, (text, kind)) = if refused {
+                    let body = r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+                    (401, (body.to_string(), "application/json"))
+                } else {
+                    (status, answer(stream))
+                };
                 let reply = format!(
                     "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
                     text.len()
@@ -598,4 +617,171 @@ fn a_second_endpoint_runs_beside_the_first() {
     );
     // --json is the first endpoint's report.
     assert!(faults(&report(&json)).is_empty());
+}
+
+/// A plain text answer, streamed or whole.
+fn text_answer(stream: bool) -> (String, &'static str) {
+    if stream {
+        (
+            concat!(
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Sunny.\"}}]}\n\n",
+                "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                "data: [DONE]\n\n"
+            )
+            .into(),
+            "text/event-stream",
+        )
+    } else {
+        (
+            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}]}"#.into(),
+            "application/json",
+        )
+    }
+}
+
+/// Issue 29: `--against` has its own provider, model and key. The demo (provider demo) beside an
+/// OpenAI-compatible server that only answers with its own key, read from the variable
+/// `--against-key-env` names; without that flag the second endpoint gets no key and refuses.
+#[test]
+fn the_second_endpoint_has_its_own_provider_model_and_key() {
+    const KEY: &str = "sk-second-endpoint-0123456789";
+    let url = fake_server_keyed(Some(KEY), 200, text_answer);
+    let run = |key_env: bool| {
+        let mut cmd = toolscope();
+        cmd.env_remove("OPENAI_API_KEY")
+            .env("TOOLSCOPE_TEST_B_KEY", KEY)
+            .args(["verify", "--provider", "demo", "--no-failures"])
+            .args(["--against", &url, "--against-provider", "openai"])
+            .args(["--against-model", "served-model"]);
+        if key_env {
+            cmd.args(["--against-key-env", "TOOLSCOPE_TEST_B_KEY"]);
+        }
+        let out = cmd.output().expect("verify runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !stdout.contains(KEY) && !stderr.contains(KEY),
+            "the key never shows"
+        );
+        (out.status.code(), stdout, stderr)
+    };
+    let (code, stdout, stderr) = run(true);
+    assert_eq!(
+        code,
+        Some(1),
+        "B answers in text: its calls fail\n{stdout}{stderr}"
+    );
+    assert!(stdout.contains("[A] demo demo-1"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("[B] openai served-model at {url}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[A] score: 100%"), "{stdout}");
+    assert!(!stderr.contains("provider_authentication"), "{stderr}");
+    assert!(
+        stdout.contains("✗ B: tool-choice") || stdout.contains("✗ B: calls"),
+        "{stdout}"
+    );
+    // Without its key the second endpoint refuses, and says which variable was not set.
+    let (code, _, stderr) = run(false);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("[B] openai served-model") && stderr.contains("provider_authentication"),
+        "{stderr}"
+    );
+}
+
+/// The second endpoint on another wire: the first through the Chat Completions wire (openai),
+/// the second through the Responses wire (openai-responses) of a demo server whose parser drops
+/// the second parallel call. Both are loopback demo servers started as child processes.
+#[test]
+fn the_second_endpoint_may_speak_another_wire() {
+    let plain = Server::start(None);
+    let faulty = Server::start(Some("drop-parallel"));
+    let out = verify(&[
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", plain.url),
+        "--model",
+        "demo-1",
+        "--against",
+        &format!("{}/v1", faulty.url),
+        "--against-provider",
+        "openai-responses",
+        "--against-model",
+        "demo-1",
+        "--no-failures",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("[A] openai demo-1"), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("[B] openai-responses demo-1"),
+        "{stdout}{stderr}"
+    );
+    assert!(stdout.contains("[A] score: 100%"), "{stdout}{stderr}");
+    // The second endpoint's fault, and only that, on its own wire.
+    assert!(stdout.contains("[B] score: 85.7%"), "{stdout}{stderr}");
+    let parallel = stdout
+        .lines()
+        .find(|l| l.starts_with("parallel-two "))
+        .expect("the parallel-two row");
+    assert!(parallel.ends_with("✗ B: calls"), "{parallel}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+}
+
+#[test]
+fn bad_against_flags_are_usage_errors() {
+    let out = verify(&[
+        "--provider",
+        "demo",
+        "--against",
+        "http://127.0.0.1:9/v1",
+        "--against-provider",
+        "ollama",
+        "--against-model",
+        "m",
+        "--against-key-env",
+        "TOOLSCOPE_TEST_UNSET_VAR",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the provider ollama takes no key"),
+        "{stderr}"
+    );
+    let out = verify(&[
+        "--provider",
+        "demo",
+        "--against",
+        "http://127.0.0.1:9/v1",
+        "--against-provider",
+        "openai",
+        "--against-key-env",
+        "TOOLSCOPE_TEST_UNSET_VAR",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--against-model is required for openai"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn list_needs_no_provider_and_a_run_does() {
+    let out = verify(&["--list"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.lines().count() >= 10, "{stdout}");
+    assert!(stdout.contains("parallel-two"), "{stdout}");
+    let out = verify(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--provider"), "{stderr}");
 }

@@ -39,6 +39,11 @@ pub enum Pending {
     Compare,
     /// Start the MCP loop (F12), which sends up to its step limit of requests.
     Loop,
+    /// Start the verify battery (Alt+S), which sends a request per scenario, streamed and
+    /// whole.
+    Verify,
+    /// Open this session in the panes (a failed answer of the verify battery).
+    OpenSession(Box<toolscope_core::session::Session>),
 }
 
 impl Confirm {

@@ -5,10 +5,13 @@
 //! the effects without running them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use toolscope_core::mcp::McpServerSpec;
 use toolscope_core::provider::{ProviderKind, Request};
 use toolscope_core::session::Session;
+
+use crate::verify::suite::Suite;
 
 use super::mcp::{CallId, ServerId};
 use super::message::{FilePurpose, Message};
@@ -104,6 +107,20 @@ pub enum Effect {
     /// Cancel call `call` (the server is told).
     McpCancel {
         call: CallId,
+    },
+    /// Run the verify battery `id`: every scenario of `suite`, streamed and whole, `runs`
+    /// times, on the target `template` names, at most `concurrency` requests at once. Each
+    /// answer comes back as `Message::VerifyAnswer`, then `Message::VerifyEnded`.
+    StartVerify {
+        id: u64,
+        suite: Arc<Suite>,
+        template: Box<Request>,
+        runs: u32,
+        concurrency: usize,
+    },
+    /// Stop battery `id` now (the requests in flight are dropped); nothing more comes of it.
+    StopVerify {
+        id: u64,
     },
     /// Write the remembered state to its files.
     Remember {

@@ -17,6 +17,7 @@ pub enum Action {
     Picker,
     Request,
     Compare,
+    Verify,
     Execute,
     ExecuteOne,
     Loop,
@@ -124,6 +125,12 @@ pub const GLOBAL: &[Binding] = &[
         keys: "Alt+K",
         action: Action::Compare,
         help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo; Ctrl+K too outside an editor)",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('s'), ALT)],
+        keys: "Alt+S",
+        action: Action::Verify,
+        help: "verify: the battery of tool-calling scenarios, scored (asks first, except on the demo); again: hide / show it",
     },
     Binding {
         chords: &[(KeyCode::Char('g'), CTRL)],
@@ -347,6 +354,16 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "↑↓ / Enter",
         "in the Ctrl+O picker: choose; filter as you type (fuzzy); open",
     ),
+    (
+        "Verify",
+        "↑↓ Enter",
+        "choose a failed answer; open it as a session",
+    ),
+    (
+        "Verify",
+        "PgUp/Dn Home/End r Esc",
+        "scroll the scorecard; run again; stop the battery, then close",
+    ),
     ("Questions", "y n", "yes (Enter) or no (Esc)"),
     (
         "Compare",
@@ -478,6 +495,22 @@ pub fn global_at(key: &KeyEvent, focus: Focus) -> Option<Action> {
     global(key)
 }
 
+/// The keys of the verify view (Alt+S), for the key bar: while the battery runs, and once it
+/// ended.
+pub fn verify_bar(running: bool) -> &'static [(&'static str, &'static str)] {
+    if running {
+        &[("Esc", "stop"), ("Alt+S", "hide"), ("F1", "help")]
+    } else {
+        &[
+            ("↑↓", "choose"),
+            ("Enter", "open"),
+            ("r", "again"),
+            ("Esc", "close"),
+            ("F1", "help"),
+        ]
+    }
+}
+
 /// The global action of `key`, if it has one.
 pub fn global(key: &KeyEvent) -> Option<Action> {
     GLOBAL
@@ -548,6 +581,11 @@ mod tests {
         }
         for (key, what) in COMPARE_BAR {
             assert!(in_help(key), "compare: {key} ({what}) is not in the help");
+        }
+        for running in [true, false] {
+            for (key, what) in verify_bar(running) {
+                assert!(in_help(key), "verify: {key} ({what}) is not in the help");
+            }
         }
         // The conversation's bar is the one the issue asked for.
         assert_eq!(

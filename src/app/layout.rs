@@ -87,11 +87,23 @@ pub struct CompareAreas {
     pub status: Rect,
 }
 
+/// The verify view: a header (target, progress or how it ended), the scorecard (or, while
+/// the battery runs, the answers so far), the failed answers, and the status line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyAreas {
+    pub header: Rect,
+    pub body: Rect,
+    /// No rows while the battery runs, or when nothing failed.
+    pub failures: Rect,
+    pub status: Rect,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Screen {
     TooSmall(Rect),
     Main(MainAreas),
     Compare(CompareAreas),
+    Verify(VerifyAreas),
 }
 
 pub fn screen(area: Rect, app: &App) -> Screen {
@@ -99,6 +111,24 @@ pub fn screen(area: Rect, app: &App) -> Screen {
         return Screen::TooSmall(area);
     }
     let [body, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    if let Some(v) = app.verify.as_ref().filter(|v| v.shown) {
+        let [header, rest] =
+            Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(body);
+        // The failures get a framed list of their own, at most a third of the room.
+        let rows = if v.failures.is_empty() {
+            0
+        } else {
+            (v.failures.len() as u16 + 2).clamp(3, (rest.height / 3).max(3))
+        };
+        let [body, failures] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(rows)]).areas(rest);
+        return Screen::Verify(VerifyAreas {
+            header,
+            body,
+            failures,
+            status,
+        });
+    }
     if let Some(c) = &app.compare {
         let [header, cols] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);

@@ -13,6 +13,9 @@ use toolscope_core::mcp::{McpError, McpServerSpec};
 use toolscope_core::provider::{ProviderKind, RunEvent};
 use toolscope_core::session::Session;
 
+use crate::verify::battery::Ending;
+use crate::verify::score::Answer;
+
 use super::mcp::{CallId, ServerId};
 use super::run_view::RunId;
 use super::session::SessionEntry;
@@ -102,6 +105,19 @@ pub enum Message {
         call: CallId,
         elapsed_ms: u64,
         result: Result<serde_json::Value, McpError>,
+    },
+    /// An answer of verify battery `id`, complete, `at_ms` after the battery started.
+    VerifyAnswer {
+        id: u64,
+        at_ms: u64,
+        answer: Box<Answer>,
+    },
+    /// Verify battery `id` made its last request, `at_ms` after it started (every answer has
+    /// come before this), or gave up.
+    VerifyEnded {
+        id: u64,
+        at_ms: u64,
+        ending: Ending,
     },
     /// The built-in demo model started, listening at `base_url`.
     DemoStarted {

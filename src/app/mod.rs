@@ -46,6 +46,7 @@ pub mod tools;
 pub mod transcript;
 mod update;
 pub mod url;
+pub mod verify;
 
 use std::path::PathBuf;
 
@@ -249,6 +250,8 @@ pub struct App {
     pub run: RunView,
     /// The compare view, when open (Ctrl+K).
     pub compare: Option<Compare>,
+    /// The verify battery (Alt+S), running or ended, and its view.
+    pub verify: Option<verify::Verify>,
     pub raw_mode: RawMode,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
@@ -320,6 +323,7 @@ impl App {
             prompt: Prompt::new(&setup.system, &setup.prompt),
             run: RunView::idle(),
             compare: None,
+            verify: None,
             raw_mode: RawMode::Output,
             focus: Focus::Composer,
             overlay: None,

@@ -401,6 +401,8 @@ fn confirmed(app: &mut App, action: Pending, fx: &mut Vec<Effect>) {
         }
         Pending::Compare => runs::start_compare(app, fx),
         Pending::Loop => super::mcp_update::start_loop(app, fx),
+        Pending::Verify => super::verify::start(app, fx),
+        Pending::OpenSession(s) => super::verify::open_session(app, *s, fx),
         Pending::RunFrom(i) => {
             runs::rerun_from(app, i, fx);
         }

@@ -29,7 +29,7 @@ use super::runs::{
 use super::search::{self, Search, SearchPane};
 use super::session_update as sessions;
 use super::text_log::Scroll;
-use super::{App, Effect, Focus, Overlay, choice, editor, mcp_update};
+use super::{App, Effect, Focus, Overlay, choice, editor, mcp_update, verify};
 
 /// Rows a wheel notch scrolls.
 const WHEEL_ROWS: isize = 3;
@@ -238,6 +238,8 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
             }
         }
         Message::DemoStarted { base_url } => app.demo_url = Some(base_url),
+        Message::VerifyAnswer { id, at_ms, answer } => verify::answered(app, id, at_ms, *answer),
+        Message::VerifyEnded { id, at_ms, ending } => verify::ended(app, id, at_ms, ending),
         Message::McpAdd { spec } => mcp_update::add_server(app, spec, &mut fx),
         Message::McpListed { server, result } => mcp_update::listed(app, server, result),
         Message::McpStderr { server, line } => app.mcp.stderr_line(server, line),
@@ -287,6 +289,22 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     }
     if app.search.as_ref().is_some_and(|s| s.editing) {
         search_key(app, key);
+        return;
+    }
+    if app.verify.as_ref().is_some_and(|v| v.shown) {
+        // The verify view covers the panes: its own keys, and of the global ones those that
+        // do not act on the hidden panes.
+        match keymap::global(&key) {
+            Some(a @ (Action::Verify | Action::Help | Action::Quit | Action::LastMessage)) => {
+                act(app, a, fx)
+            }
+            Some(Action::Cancel) | None => verify::view_key(app, key, fx),
+            Some(_) => notice(
+                app,
+                "Alt+S goes back to the panes (a running battery goes on)",
+                false,
+            ),
+        }
         return;
     }
     // A list's `/` filter being typed takes the letters, Backspace, Esc and Enter before the
@@ -398,6 +416,7 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Picker => open_picker(app, fx),
         Action::Request => overlays::open_request(app, None),
         Action::Compare => super::runs::ask_compare(app, fx),
+        Action::Verify => verify::key(app, fx),
         Action::Execute => mcp_update::execute_all(app, fx),
         Action::ExecuteOne => mcp_update::execute_focused(app, fx),
         Action::Loop => mcp_update::ask_loop(app, fx),
@@ -1071,6 +1090,7 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
             Screen::Main(m) if m.status.contains(at) => show_last_notice(app),
             Screen::Main(m) => click(app, m, at),
             Screen::Compare(c) if c.status.contains(at) => show_last_notice(app),
+            Screen::Verify(v) if v.status.contains(at) => show_last_notice(app),
             _ => {}
         }
         return;
@@ -1108,6 +1128,17 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
                         let out = a.output;
                         scroll_raw(view, mode, delta, out.width as usize, out.height as usize);
                     }
+                }
+            }
+        }
+        Screen::Verify(areas) => {
+            if let Some(v) = &mut app.verify {
+                if areas.failures.contains(at) {
+                    let n = v.failures.len().saturating_sub(1) as isize;
+                    v.selected = (v.selected as isize + delta.signum()).clamp(0, n) as usize;
+                } else {
+                    let last = v.lines.len().saturating_sub(1) as isize;
+                    v.scroll = (v.scroll as isize + delta).clamp(0, last.max(0)) as usize;
                 }
             }
         }

@@ -8,8 +8,11 @@
 //! Each answer that failed a check is saved as a session (`--failures DIR`, `verify-failures`
 //! by default; `toolscope replay FILE` and the playground open it). `--json FILE` writes the
 //! report (schema `toolscope-verify/1`), `--report FILE.html` a self-contained page.
-//! `--against URL|REPORT.json` puts a second endpoint (same provider and model unless
-//! `--against-model`) or a saved report beside it.
+//! `--against URL|REPORT.json` puts a second endpoint or a saved report beside it; the second
+//! endpoint has the first's provider and model unless `--against-provider` and
+//! `--against-model` say otherwise, and its key comes from `--against-key-env VAR` when given
+//! (so a vLLM deployment can sit beside the maker's API, or two OpenAI-compatible servers with
+//! different keys side by side). `--list` lists the suite's scenarios and needs no provider.
 //!
 //! Exit status: 0 when every check of every answer passed; 1 when a check failed, or the
 //! endpoint could not answer (unreachable, a refused key, an unknown model: said on stderr,
@@ -23,12 +26,13 @@ use std::time::Instant;
 
 use clap::Args;
 use toolscope::verify::battery::{self, Ending, Job};
+use toolscope::verify::failure;
 use toolscope::verify::html;
 use toolscope::verify::report::{Meta, Report, Target, Verdict, render};
 use toolscope::verify::score::{self, Answer, Judged};
 use toolscope::verify::suite::Suite;
-use toolscope_core::provider::{Keys, ProviderKind, RawEvent, Request, RunEvent, redact_url};
-use toolscope_core::session::{Recorder, now_rfc3339};
+use toolscope_core::provider::{Keys, ProviderKind, Request};
+use toolscope_core::session::now_rfc3339;
 
 use super::ProtocolChoice;
 
@@ -36,8 +40,8 @@ use super::ProtocolChoice;
 pub struct VerifyArgs {
     /// The provider (openai is also any OpenAI-compatible server: vLLM, SGLang, llama.cpp,
     /// LM Studio…, with --base-url).
-    #[arg(long, value_parser = super::provider_parser())]
-    pub provider: ProviderKind,
+    #[arg(long, value_parser = super::provider_parser(), required_unless_present = "list")]
+    pub provider: Option<ProviderKind>,
     /// The model name (optional for demo).
     #[arg(long)]
     pub model: Option<String>,
@@ -59,13 +63,23 @@ pub struct VerifyArgs {
     /// At most this many requests at once.
     #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub concurrency: u32,
-    /// Put a second endpoint (a base URL: same provider and model, unless --against-model) or
-    /// a saved report (--json) beside this one.
+    /// Put a second endpoint (a base URL: same provider and model, unless --against-provider
+    /// and --against-model) or a saved report (--json) beside this one.
     #[arg(long, value_name = "URL|REPORT.json")]
     pub against: Option<String>,
-    /// The model of the --against endpoint.
+    /// The provider of the --against endpoint (by default --provider's): anthropic beside
+    /// openai for a vLLM server, say.
+    #[arg(long, value_name = "P", requires = "against", value_parser = super::provider_parser())]
+    pub against_provider: Option<ProviderKind>,
+    /// The model of the --against endpoint (by default --model's when the provider is the same,
+    /// else the provider's default model).
     #[arg(long, value_name = "M", requires = "against")]
     pub against_model: Option<String>,
+    /// The environment variable holding the --against endpoint's key (by default its
+    /// provider's usual one, e.g. ANTHROPIC_API_KEY): two servers of one provider with
+    /// different keys.
+    #[arg(long, value_name = "VAR", requires = "against")]
+    pub against_key_env: Option<String>,
     /// Write the report as JSON (schema toolscope-verify/1).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -115,22 +129,9 @@ fn template(
         None => {}
     }
     r.sampling.temperature = Some(args.temperature);
-    r.sampling.max_tokens = args.max_tokens;
+    r.sampling.max_tokens = args.max_tokens.or(r.sampling.max_tokens);
     args.wire.apply(&mut r.timeouts, &mut r.limits);
     Ok(r)
-}
-
-fn target_of(r: &Request) -> Target {
-    Target {
-        provider: r.provider.name().to_string(),
-        model: r.model.clone(),
-        base_url: r.base_url.as_deref().map(redact_url),
-        protocol: r
-            .protocol
-            .as_ref()
-            .map(|p| p.name().to_string())
-            .or(r.detect_protocol.then(|| "auto".to_string())),
-    }
 }
 
 pub fn run(args: VerifyArgs) -> u8 {
@@ -153,8 +154,11 @@ pub fn run(args: VerifyArgs) -> u8 {
             return super::fail_usage(&format!("verify: {e}"));
         }
     }
+    let Some(provider) = args.provider else {
+        return super::fail_usage("verify: --provider is required (except with --list)");
+    };
     let given = match template(
-        args.provider,
+        provider,
         args.model.as_deref(),
         args.base_url.clone(),
         &args,
@@ -167,6 +171,8 @@ pub fn run(args: VerifyArgs) -> u8 {
         Saved(Box<Report>),
         Live(Box<Request>),
     }
+    let keys = Keys::from_env();
+    let mut against_keys = keys.clone();
     let against = match &args.against {
         None => None,
         Some(a) if a.ends_with(".json") || Path::new(a).is_file() => {
@@ -176,11 +182,27 @@ pub fn run(args: VerifyArgs) -> u8 {
             }
         }
         Some(url) => {
-            let model = args.against_model.as_deref().or(Some(given.model.as_str()));
-            match template(args.provider, model, Some(url.clone()), &args) {
-                Ok(r) => Some(Against::Live(Box::new(r))),
-                Err(e) => return super::fail_usage(&format!("verify: --against: {e}")),
+            let against_provider = args.against_provider.unwrap_or(provider);
+            // The first endpoint's model is only a default for the same provider: another
+            // provider's model names are its own.
+            let model = args
+                .against_model
+                .as_deref()
+                .or((against_provider == provider).then_some(given.model.as_str()));
+            let r = match template(against_provider, model, Some(url.clone()), &args) {
+                Ok(r) => r,
+                Err(e) => {
+                    let e = e.replace("--model", "--against-model");
+                    return super::fail_usage(&format!("verify: --against: {e}"));
+                }
+            };
+            if let Some(var) = &args.against_key_env {
+                match against_key(against_provider, var) {
+                    Ok(key) => against_keys = against_keys.with(against_provider, key),
+                    Err(e) => return super::fail_usage(&format!("verify: {e}")),
+                }
             }
+            Some(Against::Live(Box::new(r)))
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -204,7 +226,6 @@ pub fn run(args: VerifyArgs) -> u8 {
             }
         }
     };
-    let keys = Keys::from_env();
     let progress = std::io::stderr().is_terminal();
     let jobs = battery::jobs(&suite, args.runs);
     let concurrency = args.concurrency as usize;
@@ -227,7 +248,7 @@ pub fn run(args: VerifyArgs) -> u8 {
                 measure(
                     &suite,
                     r,
-                    &keys,
+                    &against_keys,
                     &jobs,
                     concurrency,
                     progress,
@@ -314,33 +335,6 @@ async fn measure(
 ) -> Measured {
     let started_at = now_rfc3339();
     let started = Instant::now();
-    let mut request = given.clone();
-    // The demo model, with no base URL, is started here for the battery, at full speed.
-    let _demo = if toolscope_demo::needs_server(&request) {
-        match toolscope_demo::start_local(toolscope_demo::DemoOptions::instant()).await {
-            Ok(server) => {
-                request.base_url = Some(server.base_url());
-                Some(server)
-            }
-            Err(e) => {
-                return Measured {
-                    request: given.clone(),
-                    answers: Vec::new(),
-                    judged: Vec::new(),
-                    ending: Ending::GaveUp {
-                        category: e.category.as_str().into(),
-                        message: e.message,
-                    },
-                    started_at,
-                    elapsed_ms: 0,
-                    planned: jobs.len() as u32,
-                    runs: jobs.iter().map(|j| j.run + 1).max().unwrap_or(1),
-                };
-            }
-        }
-    } else {
-        None
-    };
     let names: Vec<String> = suite.scenarios.iter().map(|s| s.name.clone()).collect();
     let tag = tag.to_string();
     let show = move |done: usize, total: usize, a: &Answer| {
@@ -357,36 +351,12 @@ async fn measure(
             let _ = std::io::stderr().flush();
         }
     };
-    let (answers, ending) = battery::run_jobs(
-        suite,
-        &request,
-        keys,
-        jobs,
-        concurrency,
-        show,
-        signals.next(),
-    )
-    .await;
+    let (answers, ending) =
+        battery::run(suite, given, keys, jobs, concurrency, show, signals.next()).await;
     if progress {
         eprint!("\r\x1b[K");
     }
-    let mut judged: Vec<Judged> = answers
-        .iter()
-        .map(|a| score::judge(&suite.scenarios[a.scenario], a))
-        .collect();
-    // Each streamed answer against its whole twin.
-    for i in 0..answers.len() {
-        if !answers[i].stream {
-            continue;
-        }
-        let twin = answers.iter().position(|b| {
-            !b.stream && b.scenario == answers[i].scenario && b.run == answers[i].run
-        });
-        if let Some(t) = twin {
-            let whole = judged[t].clone();
-            score::judge_pair((&answers[i], &mut judged[i]), (&answers[t], &whole));
-        }
-    }
+    let judged = score::judge_all(suite, &answers);
     Measured {
         request: given.clone(),
         answers,
@@ -435,14 +405,9 @@ fn finish(
                 Ok(()) => {
                     for i in failed {
                         let v = &verdicts[i];
-                        let name = format!(
-                            "{}-run{}-{}.json",
-                            suite.scenarios[v.answer.scenario].name,
-                            v.answer.run + 1,
-                            if v.answer.stream { "streamed" } else { "whole" }
-                        );
-                        let path = dir.join(name);
-                        match save_session(&m.request, v.answer, &path) {
+                        let path = dir.join(failure::file_name(suite, v.answer));
+                        let session = failure::session(suite, &m.request, v.answer);
+                        match session.save(&path) {
                             Ok(()) => verdicts[i].session = Some(path.display().to_string()),
                             Err(e) => eprintln!("toolscope verify: {tag}{e}"),
                         }
@@ -464,23 +429,10 @@ fn finish(
             m.planned
         ),
         Ending::GaveUp { category, message } => {
-            let hint = match category.as_str() {
-                "provider_authentication" => format!(
-                    " (is the key set{}?)",
-                    m.request
-                        .provider
-                        .key_env()
-                        .map_or(String::new(), |k| format!(" in {k}"))
-                ),
-                "provider_unavailable" | "provider_timeout" => {
-                    " (is the server running at that address?)".to_string()
-                }
-                "provider_invalid_model" => " (check --model)".to_string(),
-                _ => String::new(),
-            };
+            let hint = battery::hint(category, m.request.provider, "--model");
             eprintln!(
                 "toolscope verify: {tag}{} cannot answer: {category}: {message}{hint}; stopped after {} of {} requests",
-                target_of(&m.request).label(),
+                Target::of(&m.request).label(),
                 m.answers.len(),
                 m.planned
             );
@@ -502,7 +454,7 @@ fn finish(
     Report::build(
         suite,
         Meta {
-            target: target_of(&m.request),
+            target: Target::of(&m.request),
             runs: m.runs,
             started_at: m.started_at.clone(),
             elapsed_ms: m.elapsed_ms,
@@ -513,26 +465,19 @@ fn finish(
     )
 }
 
-/// Saves one answer as a session of its request (the target as given: never the demo's
-/// loopback URL, never a key).
-fn save_session(given: &Request, answer: &Answer, path: &Path) -> Result<(), String> {
-    let mut request = answer.request.clone();
-    request.base_url = given.base_url.clone();
-    let raw: Vec<RawEvent> = answer
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Raw(r) => Some(r.clone()),
-            _ => None,
-        })
-        .collect();
-    let parts = answer
-        .events
-        .iter()
-        .filter_map(|e| e.as_part().cloned())
-        .collect();
-    let session = Recorder::from_run(request, raw, parts).finish(None, answer.elapsed_ms);
-    session.save(path).map_err(|e| e.to_string())
+/// The key of the --against endpoint, read from `var`; an error is a usage line.
+fn against_key(provider: ProviderKind, var: &str) -> Result<String, String> {
+    if provider.key_env().is_none() {
+        return Err(format!(
+            "--against-key-env {var}: the provider {provider} takes no key"
+        ));
+    }
+    match std::env::var(var).map(|v| v.trim().to_string()) {
+        Ok(v) if !v.is_empty() => Ok(v),
+        _ => Err(format!(
+            "--against-key-env {var}: the variable is not set (or empty)"
+        )),
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it.
@@ -572,5 +517,35 @@ impl Signals {
             _ = self.terminate.recv() => 15,
         };
         self.last = Some(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: VerifyArgs,
+    }
+
+    fn args(extra: &[&str]) -> VerifyArgs {
+        let mut argv = vec!["verify", "--provider", "anthropic", "--model", "m"];
+        argv.extend(extra);
+        Cli::parse_from(argv).args
+    }
+
+    /// A provider whose wire refuses a request without a token bound (Anthropic) keeps its
+    /// default when --max-tokens is not given: the battery's requests were sent without one.
+    #[test]
+    fn the_token_bound_is_the_providers_unless_given() {
+        let anthropic = ProviderKind::from_name("anthropic").unwrap();
+        let r = template(anthropic, Some("m"), None, &args(&[])).unwrap();
+        assert!(anthropic.default_max_tokens().is_some());
+        assert_eq!(r.sampling.max_tokens, anthropic.default_max_tokens());
+        let r = template(anthropic, Some("m"), None, &args(&["--max-tokens", "77"])).unwrap();
+        assert_eq!(r.sampling.max_tokens, Some(77));
     }
 }

@@ -37,6 +37,9 @@ use toolscope_demo::{DemoOptions, DemoServer};
 
 use crate::app::mcp::{CallId, ServerId};
 use crate::app::{App, Effect, FilePurpose, Message, Remembered, RunId, StateFiles, update};
+use crate::verify::battery;
+use crate::verify::score::Answer;
+use crate::verify::suite::Suite;
 
 use super::View;
 
@@ -89,6 +92,8 @@ pub struct Driver<B: Backend> {
     engine_tx: mpsc::UnboundedSender<Message>,
     engine_rx: mpsc::UnboundedReceiver<Message>,
     runs: HashMap<RunId, AbortHandle>,
+    /// The verify batteries running (at most one: a new one stops the last).
+    batteries: HashMap<u64, AbortHandle>,
     keys: Keys,
     demo: Arc<DemoHost>,
     clipboard: Box<dyn Write + Send>,
@@ -127,6 +132,7 @@ impl<B: Backend> Driver<B> {
             engine_tx,
             engine_rx,
             runs: HashMap::new(),
+            batteries: HashMap::new(),
             keys: options.keys,
             demo: Arc::new(DemoHost {
                 options: options.demo,
@@ -180,6 +186,9 @@ impl<B: Backend> Driver<B> {
     pub fn handle(&mut self, app: &mut App, message: Message) -> Flow {
         if let Message::RunEnded { id, .. } = &message {
             self.runs.remove(id);
+        }
+        if let Message::VerifyEnded { id, .. } = &message {
+            self.batteries.remove(id);
         }
         self.journal_event(&message);
         if matches!(message, Message::Quit) {
@@ -475,10 +484,22 @@ impl<B: Backend> Driver<B> {
                     token.cancel();
                 }
             }
+            Effect::StartVerify {
+                id,
+                suite,
+                template,
+                runs,
+                concurrency,
+            } => self.start_verify(id, suite, *template, runs, concurrency),
+            Effect::StopVerify { id } => {
+                if let Some(handle) = self.batteries.remove(&id) {
+                    handle.abort();
+                }
+            }
             // Two small files, written at once: a quit that follows must not outrun them.
             Effect::Remember { files, state } => remember(&files, &state),
             Effect::Quit => {
-                for (_, handle) in self.runs.drain() {
+                for (_, handle) in self.runs.drain().chain(self.batteries.drain()) {
                     handle.abort();
                 }
                 for (_, w) in self.mcp.watchers.drain() {
@@ -605,6 +626,57 @@ impl<B: Backend> Driver<B> {
                 result,
             });
         });
+    }
+
+    /// Runs a verify battery as one task: each answer goes to the state as it comes, then the
+    /// ending. Stopping it aborts the task, which drops the requests in flight.
+    fn start_verify(
+        &mut self,
+        id: u64,
+        suite: Arc<Suite>,
+        template: Request,
+        runs: u32,
+        concurrency: usize,
+    ) {
+        let tx = self.engine_tx.clone();
+        let keys = self.keys.clone();
+        tracing::info!(
+            id,
+            provider = %template.provider,
+            model = %template.model,
+            "verify battery started"
+        );
+        let started = Instant::now();
+        let task = tokio::spawn(async move {
+            let at_ms = move || started.elapsed().as_millis() as u64;
+            let jobs = battery::jobs(&suite, runs);
+            let answers = tx.clone();
+            let progress = move |_: usize, _: usize, answer: &Answer| {
+                let _ = answers.send(Message::VerifyAnswer {
+                    id,
+                    at_ms: at_ms(),
+                    answer: Box::new(answer.clone()),
+                });
+            };
+            let (_, ending) = battery::run(
+                &suite,
+                &template,
+                &keys,
+                &jobs,
+                concurrency,
+                progress,
+                std::future::pending(),
+            )
+            .await;
+            let _ = tx.send(Message::VerifyEnded {
+                id,
+                at_ms: at_ms(),
+                ending,
+            });
+        });
+        if let Some(old) = self.batteries.insert(id, task.abort_handle()) {
+            old.abort();
+        }
     }
 
     fn start_run(&mut self, id: RunId, mut request: Request) {

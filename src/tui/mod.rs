@@ -110,6 +110,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
             panes::compare::draw(frame, &c, app);
             panes::status::draw(frame, c.status, app);
         }
+        Screen::Verify(v) => {
+            panes::verify::draw(frame, &v, app);
+            panes::status::draw(frame, v.status, app);
+        }
     }
     if !matches!(layout::screen(area, app), Screen::TooSmall(_)) {
         match &app.overlay {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio::task::JoinSet;
 use toolscope_core::error::ErrorCategory;
 use toolscope_core::part::Part;
-use toolscope_core::provider::{Keys, Request, Run, RunEvent};
+use toolscope_core::provider::{Keys, ProviderKind, Request, Run, RunEvent};
 
 use super::score::Answer;
 use super::suite::Suite;
@@ -47,6 +47,25 @@ pub enum Ending {
     /// The endpoint cannot answer (unreachable, refused the key, …): the first answers all
     /// failed so; the message of the first.
     GaveUp { category: String, message: String },
+}
+
+/// What to check when the battery gave up with an error of `category` on `provider`, with a
+/// space before it (or nothing): ` (is the key set in OPENAI_API_KEY?)`. `model` names where
+/// the model is set (`--model`, the picker).
+pub fn hint(category: &str, provider: ProviderKind, model: &str) -> String {
+    match category {
+        "provider_authentication" => format!(
+            " (is the key set{}?)",
+            provider
+                .key_env()
+                .map_or(String::new(), |k| format!(" in {k}"))
+        ),
+        "provider_unavailable" | "provider_timeout" => {
+            " (is the server running at that address?)".to_string()
+        }
+        "provider_invalid_model" => format!(" (check {model})"),
+        _ => String::new(),
+    }
 }
 
 /// Sends one request and collects its events with its timing.
@@ -164,4 +183,37 @@ pub async fn run_jobs(
         }
     };
     (done.into_iter().flatten().collect(), ending)
+}
+
+/// [`run_jobs`] on the target `template` names. A demo target without a base URL gets the
+/// demo model started on a loopback port for the battery alone, answering at full speed, and
+/// stopped when it ends; when it cannot start, nothing is sent and the battery gives up.
+pub async fn run(
+    suite: &Suite,
+    template: &Request,
+    keys: &Keys,
+    jobs: &[Job],
+    concurrency: usize,
+    progress: impl FnMut(usize, usize, &Answer),
+    stop: impl std::future::Future<Output = ()>,
+) -> (Vec<Answer>, Ending) {
+    let mut request = template.clone();
+    let _demo = if toolscope_demo::needs_server(&request) {
+        match toolscope_demo::start_local(toolscope_demo::DemoOptions::instant()).await {
+            Ok(server) => {
+                request.base_url = Some(server.base_url());
+                Some(server)
+            }
+            Err(e) => {
+                let ending = Ending::GaveUp {
+                    category: e.category.as_str().into(),
+                    message: e.message,
+                };
+                return (Vec::new(), ending);
+            }
+        }
+    } else {
+        None
+    };
+    run_jobs(suite, &request, keys, jobs, concurrency, progress, stop).await
 }

@@ -45,6 +45,23 @@ pub struct Target {
 }
 
 impl Target {
+    /// The target a battery's request template names (its base URL without secrets).
+    pub fn of(r: &toolscope_core::provider::Request) -> Target {
+        Target {
+            provider: r.provider.name().to_string(),
+            model: r.model.clone(),
+            base_url: r
+                .base_url
+                .as_deref()
+                .map(toolscope_core::provider::redact_url),
+            protocol: r
+                .protocol
+                .as_ref()
+                .map(|p| p.name().to_string())
+                .or(r.detect_protocol.then(|| "auto".to_string())),
+        }
+    }
+
     /// One line naming it.
     pub fn label(&self) -> String {
         let mut s = format!("{} {}", self.provider, self.model);
@@ -342,7 +359,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// A rate as a percentage, with its spread across runs when there is one.
-fn pct(r: f64) -> String {
+pub fn pct(r: f64) -> String {
     let p = r * 100.0;
     if (p - p.round()).abs() < 0.05 {
         format!("{p:.0}%")

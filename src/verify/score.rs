@@ -371,6 +371,30 @@ pub fn judge(scenario: &Scenario, answer: &Answer) -> Judged {
     j
 }
 
+/// Judges every answer of a battery against its scenario, and each streamed answer against
+/// its whole twin (same scenario, same run) when both came: the verdicts, in the answers'
+/// order. The terminal scorecard, the JSON and HTML reports and the playground's verify view
+/// all judge through here.
+pub fn judge_all(suite: &super::suite::Suite, answers: &[Answer]) -> Vec<Judged> {
+    let mut judged: Vec<Judged> = answers
+        .iter()
+        .map(|a| judge(&suite.scenarios[a.scenario], a))
+        .collect();
+    for i in 0..answers.len() {
+        if !answers[i].stream {
+            continue;
+        }
+        let twin = answers.iter().position(|b| {
+            !b.stream && b.scenario == answers[i].scenario && b.run == answers[i].run
+        });
+        if let Some(t) = twin {
+            let whole = judged[t].clone();
+            judge_pair((&answers[i], &mut judged[i]), (&answers[t], &whole));
+        }
+    }
+    judged
+}
+
 /// Judges the streamed and the whole answer of one scenario and run against each other: adds
 /// `stream-equal` to the streamed answer's verdict when both answered.
 pub fn judge_pair(streamed: (&Answer, &mut Judged), whole: (&Answer, &Judged)) {

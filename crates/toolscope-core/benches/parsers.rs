@@ -102,7 +102,33 @@ fn copy(text: &[u8], chunk: usize) -> usize {
     sink.len()
 }
 
+/// `TOOLSCOPE_BENCH_ONCE=PROTOCOL:CHUNK:COPIES`: parses the 1000-call text of PROTOCOL, COPIES
+/// times in one stream, at CHUNK bytes a piece, and exits: what `scripts/instructions.sh` counts
+/// the instructions of (under valgrind, where the machine's load does not move the figure).
+fn parse_once(spec: &str) {
+    let mut it = spec.split(':');
+    let (Some(name), Some(chunk), Some(copies)) = (it.next(), it.next(), it.next()) else {
+        panic!("TOOLSCOPE_BENCH_ONCE is PROTOCOL:CHUNK:COPIES, not {spec:?}");
+    };
+    let protocol = Protocol::from_name(name)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_reasoning_open(Some(false));
+    let chunk: usize = chunk.parse().expect("CHUNK is a number");
+    let copies: usize = copies.parse().expect("COPIES is a number");
+    let one = many_calls(&protocol, 1000, 1_000_000);
+    let text = vec![one.as_str(); copies].join("\n");
+    let parts = parse(&protocol, &tools(), black_box(text.as_bytes()), chunk);
+    println!(
+        "{name} chunk {chunk} copies {copies}: {} bytes, {parts} parts",
+        text.len()
+    );
+}
+
 fn benches(c: &mut Criterion) {
+    if let Ok(spec) = std::env::var("TOOLSCOPE_BENCH_ONCE") {
+        parse_once(&spec);
+        std::process::exit(0);
+    }
     let tools = tools();
     // TOOLSCOPE_BENCH_DUMP=DIR writes the texts, for `toolscope parse --stats` and comparison.
     if let Some(dir) = std::env::var_os("TOOLSCOPE_BENCH_DUMP") {

@@ -8,6 +8,7 @@ pub mod status;
 pub mod too_small;
 pub mod tool_choice;
 pub mod tools;
+pub mod verify;
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -55,6 +55,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
             base.fg(theme.ui.accent),
         ));
     }
+    if let Some(v) = app.verify.as_ref().filter(|v| v.is_running()) {
+        // The battery runs on behind the panes too: how far it is.
+        left.push(sep.clone());
+        left.push(Span::styled(
+            format!("✓ verify {}/{}", v.answers.len(), v.total),
+            base.fg(theme.ui.accent).add_modifier(Modifier::BOLD),
+        ));
+    }
     if app.compare.is_none() && app.run.record.warnings > 0 {
         // The stream broke a rule of its wire or of the request: the Parts pane says which.
         left.push(sep.clone());
@@ -203,15 +211,15 @@ fn key_bar(app: &App, room: usize) -> String {
         crate::app::Focus::Parts => app.parts_filter.typing,
         _ => false,
     };
-    let bar = if app.compare.is_some() {
-        keymap::COMPARE_BAR
-    } else {
-        keymap::key_bar(
+    let bar = match app.verify.as_ref().filter(|v| v.shown) {
+        Some(v) => keymap::verify_bar(v.is_running()),
+        None if app.compare.is_some() => keymap::COMPARE_BAR,
+        None => keymap::key_bar(
             app.focus,
             search.is_some(),
             search.is_some_and(|s| s.editing),
             typing_filter,
-        )
+        ),
     };
     // A zoomed pane says first how to give the others their room back.
     let zoomed = app.zoom.then(|| "Alt+Z unzoom".to_string());

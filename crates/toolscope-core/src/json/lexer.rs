@@ -133,6 +133,8 @@ pub(crate) struct Lexer {
     high_surrogate: Option<u16>,
     /// Bytes consumed before the current chunk.
     offset: usize,
+    /// A quote inside a string was taken for text (nothing after it could close the string).
+    repaired: bool,
 }
 
 impl Default for Lexer {
@@ -167,12 +169,19 @@ impl Lexer {
             ws: String::new(),
             high_surrogate: None,
             offset: 0,
+            repaired: false,
         }
     }
 
     /// True once the top-level value is complete.
     pub(crate) fn is_done(&self) -> bool {
         self.state == State::Done
+    }
+
+    /// Whether a quote inside a string was taken for text: the string went on past a quote that
+    /// a missing `:` or `,` may have meant to close.
+    pub(crate) fn repaired_a_quote(&self) -> bool {
+        self.repaired
     }
 
     /// True while nothing but whitespace and comments has been read.
@@ -504,6 +513,7 @@ impl Lexer {
                         }
                     } else {
                         // The quote was part of the text.
+                        self.repaired = true;
                         let mut kept = String::with_capacity(1 + self.ws.len());
                         kept.push(quote as char);
                         kept.push_str(&self.ws);

@@ -16,6 +16,10 @@
 //! know which checkpoint wrote an output. History and the prompt are written the v3.2 way (the
 //! later release): the tools as a TypeScript-like `namespace functions`, results in a `tool`
 //! turn. A turn ends with `<|eot_id|>` (v3.1 also `<|eom_id|>`).
+//!
+//! v3.2's template ends the prompt with the first `>>>`, so the model's output begins with its
+//! recipient (`all\n…` or `get_weather\n{…}`): a first line that is `all` or names an offered
+//! tool is read as if `>>>` stood before it; any other start is text.
 
 use serde_json::Value;
 
@@ -147,7 +151,9 @@ impl ProtocolSpec for Functionary {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        let v32 = FramedScanner::new(&V32, tools.clone()).text_header(ALL);
+        let v32 = FramedScanner::new(&V32, tools.clone())
+            .text_header(ALL)
+            .prefilled_opener();
         let v31 = FramedScanner::new(&V31, tools.clone());
         Box::new(FormSwitch::new(v32, v31, V31_OPEN, |_, _| Form::Other))
     }
@@ -167,6 +173,39 @@ mod tests {
 
     fn p() -> Protocol {
         Protocol::from_name("functionary").unwrap()
+    }
+
+    /// The prompt wrote the first `>>>`: the output starts with the recipient.
+    #[test]
+    fn the_first_recipient_follows_the_prompts_marker() {
+        let c = every_split(
+            &p(),
+            "get_weather\n{\"city\": \"Paris\"}>>>all\nIt is sunny.",
+        );
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(c.text, "It is sunny.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let c = every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}");
+        assert_eq!(c.text, "Let me check.\n");
+        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+        // A start that is no recipient, or names no offered tool, is text.
+        for text in [
+            "Hello there.\nMore text.",
+            "Sure\nThe answer.",
+            "not_a_tool\n{\"a\": 1}",
+            "get_weather",
+        ] {
+            let c = every_split(&p(), text);
+            assert_eq!(c.text, text);
+            assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}: {c:?}");
+        }
+        // v3.1's form at the start is read as before.
+        let c = every_split(
+            &p(),
+            "<function=get_weather>{\"city\": \"Rome\"}</function> ok",
+        );
+        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+        assert_eq!(c.text, " ok");
     }
 
     #[test]

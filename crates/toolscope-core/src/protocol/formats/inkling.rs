@@ -176,9 +176,9 @@ impl InklingScanner {
                 i += at;
                 let rest = &s[i..];
                 if rest.starts_with(END) {
-                    self.fed += END.len();
-                    i += END.len();
                     self.end_thinking(em);
+                    self.markup(END.len(), em);
+                    i += END.len();
                 } else if rest.starts_with(MODEL) {
                     self.end_thinking(em);
                 } else if at_end {
@@ -231,13 +231,12 @@ impl InklingScanner {
                     i += MODEL.len();
                 }
                 Opened::Kind(kind, content) => {
-                    let start = self.fed;
+                    // The opener and content token are format; a thinking block's content is
+                    // reasoning.
                     let len = content + kind.len();
+                    self.markup(len, em);
                     if kind == THINKING {
-                        self.fed += len;
-                        self.mode = Mode::Thinking(start);
-                    } else {
-                        self.markup(len, em);
+                        self.mode = Mode::Thinking(self.fed);
                     }
                     i += len;
                 }
@@ -398,6 +397,36 @@ mod tests {
             ]
         );
         assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    /// A block's tokens are format (markup spans) and a thinking block's content alone is the
+    /// reasoning span, also when the output ends right after its opener.
+    #[test]
+    fn a_thinking_blocks_tokens_are_markup_and_its_content_reasoning() {
+        use crate::protocol::span::{Span, SpanKind::*};
+        let spans = |t: &str| {
+            let mut sp = p().stream_parser(&tools());
+            let mut out = Vec::new();
+            sp.push(t.as_bytes(), &mut out);
+            sp.finish(&mut out);
+            sp.spans().to_vec()
+        };
+        let span = |start, end, kind| Span { start, end, kind };
+        let open = MODEL.len() + THINKING.len();
+        assert_eq!(
+            spans("a<|message_model|><|content_thinking|>x<|end_message|>b"),
+            [
+                span(1, 1 + open, Markup),
+                span(1 + open, 2 + open, Reasoning),
+                span(2 + open, 2 + open + END.len(), Markup)
+            ]
+        );
+        assert_eq!(
+            spans("a<|message_model|><|content_thinking|>"),
+            [span(1, 1 + open, Markup)]
+        );
+        let c = every_split(&p(), "a<|message_model|><|content_thinking|>");
+        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("a", ""));
     }
 
     #[test]

@@ -396,6 +396,19 @@ mod tests {
             );
             assert_eq!(c.text, " after");
         }
+
+        #[test]
+        fn a_call_missing_its_colon_does_not_swallow_the_next() {
+            let broken =
+                r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city" 1}}]</TOOLCALL>"#;
+            let text = format!(
+                r#"{broken} after <TOOLCALL>[{{"name": "get_weather", "arguments": {{"city": "Rome"}}}}]</TOOLCALL>"#
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
+            assert_eq!(c.errors, ["malformed-tool-call"]);
+            assert_eq!(c.text, format!("{broken} after "));
+        }
     }
 
     mod granite {

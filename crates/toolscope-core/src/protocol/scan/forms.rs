@@ -229,6 +229,10 @@ impl Reader for crate::protocol::scan::framed::FramedScanner {
         self.idle()
     }
 
+    fn settle(&mut self, em: &mut Emitter) {
+        self.settle(em)
+    }
+
     fn pos(&self) -> usize {
         self.pos()
     }

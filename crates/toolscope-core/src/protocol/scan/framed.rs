@@ -94,6 +94,8 @@ struct Block {
     good: usize,
     /// The call was opened by the scanner's second frame (see [`FramedScanner::alt_frame`]).
     alt: bool,
+    /// The call's opening marker was the prompt's (see [`FramedScanner::prefilled_opener`]).
+    prefilled: bool,
 }
 
 impl Block {
@@ -107,6 +109,7 @@ impl Block {
             calls: 0,
             good: 0,
             alt: false,
+            prefilled: false,
         }
     }
 
@@ -272,6 +275,10 @@ pub(crate) struct FramedScanner {
     alt: Option<(&'static str, &'static str)>,
     /// A header that opens text, not a call (Functionary's `>>>all`): its markup is format.
     text_header: Option<&'static str>,
+    /// The prompt ends with the call marker (see [`FramedScanner::prefilled_opener`]).
+    prefilled: bool,
+    /// Another engine read some of the output (see [`FramedScanner::pass_over`]).
+    passed: bool,
 }
 
 impl FramedScanner {
@@ -295,6 +302,8 @@ impl FramedScanner {
             spare_raw: String::new(),
             alt: None,
             text_header: None,
+            prefilled: false,
+            passed: false,
         }
     }
 
@@ -330,6 +339,15 @@ impl FramedScanner {
     /// what ends it are format (a markup span), and what follows is text.
     pub(crate) fn text_header(mut self, header: &'static str) -> Self {
         self.text_header = Some(header);
+        self
+    }
+
+    /// The prompt ends with the call marker (Functionary's template ends with `>>>`), so the
+    /// output begins with a header: its first line, when it is the text header or names an
+    /// offered tool, is read as if the marker stood before it. Anything else at the start is
+    /// text, as is an output that writes the marker itself.
+    pub(crate) fn prefilled_opener(mut self) -> Self {
+        self.prefilled = true;
         self
     }
 
@@ -389,6 +407,7 @@ impl FramedScanner {
     /// `len` bytes went to another scanner (only while [`FramedScanner::idle`]).
     pub(crate) fn pass_over(&mut self, len: usize) {
         self.held.advance(len);
+        self.passed |= len > 0;
     }
 
     /// Whether `text` has a byte that may begin a marker opening something.
@@ -418,6 +437,16 @@ impl FramedScanner {
                 return text.len();
             }
             self.text_seen = true;
+            let rest = &text[k..];
+            let call = self.syntax.call_begin;
+            if self.prefilled && !self.passed && !rest.starts_with(call) && !is_partial(rest, call)
+            {
+                em.text(&text[i..k]);
+                let mut b = Block::new(base + k, false, std::mem::take(&mut self.spare_raw));
+                b.prefilled = true;
+                self.state = State::Header(b, String::new());
+                return k;
+            }
             if self.bare_start && bytes[k] == b'{' {
                 em.text(&text[i..k]);
                 self.state = State::Header(
@@ -615,6 +644,17 @@ impl FramedScanner {
                     return j + len;
                 }
             }
+            if b.prefilled
+                && !text[j..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+            {
+                // No name (`Let me look.`): the output began with text, read as such from here.
+                b.raw.push_str(&text[i..j]);
+                self.not_a_header(b, em);
+                return j;
+            }
             if !is_ws(bytes[j]) && self.headerless() {
                 head.push_str(&text[i..j]);
                 b.raw.push_str(&text[i..j]);
@@ -638,6 +678,10 @@ impl FramedScanner {
             if head.len() + (j - i) > MAX_HEADER {
                 head.push_str(&text[i..j]);
                 b.raw.push_str(&text[i..j]);
+                if b.prefilled {
+                    self.not_a_header(b, em);
+                    return j;
+                }
                 self.malformed(
                     b,
                     None,
@@ -730,6 +774,13 @@ impl FramedScanner {
             self.state = State::Text;
             return;
         }
+        if b.prefilled
+            && !(self.syntax.header)(&head)
+                .is_some_and(|h| valid_name(&h.name) && self.tool(&h.name).is_some())
+        {
+            self.not_a_header(b, em);
+            return;
+        }
         // A header read as naming no one (an empty name) leaves the naming to the JSON, like an
         // empty header (Inkling's optional name before an envelope).
         let envelopes = head.trim().is_empty()
@@ -775,6 +826,51 @@ impl FramedScanner {
         );
     }
 
+    /// A call whose JSON broke (or never ended) after running past a close marker: a stray quote
+    /// made a string of the close and what followed it. The call is malformed up to its first
+    /// close, and the text after that close is given back to be read again (the offset is
+    /// rewound to it); `Err` gives the block back when no close was read.
+    fn end_at_close(
+        &mut self,
+        mut b: Block,
+        open: &mut Open,
+        why: &str,
+        em: &mut Emitter,
+    ) -> Result<String, Block> {
+        let Some(end) = self.end_of(&b) else {
+            return Err(b);
+        };
+        let Some(p) = b.raw[b.good..].find(end) else {
+            return Err(b);
+        };
+        let cut = b.good + p + end.len();
+        self.abort(open, em);
+        let tail = b.raw.split_off(cut);
+        self.held.rewind(b.start + cut);
+        self.malformed(b, None, "malformed-tool-call", why, em);
+        Ok(tail)
+    }
+
+    /// Another engine's block follows (see the form switch): a header the prompt opened, still
+    /// being read, was none.
+    pub(crate) fn settle(&mut self, em: &mut Emitter) {
+        if matches!(&self.state, State::Header(b, _) if b.prefilled)
+            && let State::Header(mut b, _) = std::mem::replace(&mut self.state, State::Text)
+        {
+            b.raw.push_str(&self.held.take());
+            self.not_a_header(b, em);
+        }
+    }
+
+    /// The start of an output read as a header the prompt opened (see
+    /// [`FramedScanner::prefilled_opener`]) that is none: text.
+    fn not_a_header(&mut self, b: Block, em: &mut Emitter) {
+        self.state = State::Text;
+        let (_, rest) = b.split_good(em);
+        em.text(&rest);
+        self.spare_raw = rest;
+    }
+
     /// A broken call: with a close marker to look for, skip to it; else it ends here.
     fn skip_or_fail(&mut self, b: Block, why: String, em: &mut Emitter) {
         if self.end_of(&b).is_some() {
@@ -805,10 +901,36 @@ impl FramedScanner {
         b.raw.push_str(&rest[..consumed]);
         sync(&mut open, em);
         if let Some(why) = error {
-            self.abort(&mut open, em);
             let why = format!("the tool call's arguments are not valid JSON ({why})");
-            self.skip_or_fail(b, why, em);
-            return i + consumed;
+            return match self.end_at_close(b, &mut open, &why, em) {
+                Ok(tail) => {
+                    // What was read past the close is read again, then the rest of the chunk.
+                    let mut again = tail;
+                    again.push_str(&text[i + consumed..]);
+                    self.feed(&again, em);
+                    text.len()
+                }
+                Err(b) => {
+                    self.abort(&mut open, em);
+                    self.skip_or_fail(b, why, em);
+                    i + consumed
+                }
+            };
+        }
+        if done && open.lexer.repaired_a_quote() {
+            // A quote taken for text, and the call's close inside the JSON: the quote was the
+            // string's end, and the close the call's.
+            let why = "the tool call's arguments are not valid JSON (a string ran past the \
+                       call's close: a quote without the `:` or `,` after it)";
+            match self.end_at_close(b, &mut open, why, em) {
+                Ok(tail) => {
+                    let mut again = tail;
+                    again.push_str(&text[i + consumed..]);
+                    self.feed(&again, em);
+                    return text.len();
+                }
+                Err(back) => b = back,
+            }
         }
         if done && self.ends_with_json(&b) {
             // Nothing can follow the JSON that belongs to the call: it ends here, now.
@@ -1153,6 +1275,10 @@ impl FramedScanner {
                 let (_, rest) = b.split_good(em);
                 em.text(&rest);
             }
+            State::Header(mut b, _) if b.prefilled => {
+                b.raw.push_str(&held);
+                self.not_a_header(b, em);
+            }
             State::Header(mut b, _) => {
                 b.raw.push_str(&held);
                 self.malformed(
@@ -1174,6 +1300,16 @@ impl FramedScanner {
                     Ok(()) if open.lexer.is_done() => self.complete(b, open, em),
                     _ => {
                         sync(&mut open, em);
+                        let why = "the tool call's arguments are not valid JSON (a string ran \
+                                   past the call's close)";
+                        let b = match self.end_at_close(b, &mut open, why, em) {
+                            Ok(tail) => {
+                                self.feed(&tail, em);
+                                self.finish(em);
+                                return;
+                            }
+                            Err(b) => b,
+                        };
                         self.abort(&mut open, em);
                         self.malformed(
                             b,
@@ -1233,10 +1369,11 @@ impl Scanner for FramedScanner {
     /// reasoning marker cannot be a call's own text: it is the model moving on, and the section
     /// ends there (see [`Scanner::cut`]).
     fn in_call(&self) -> bool {
-        !matches!(
-            self.state,
-            State::Text | State::Bare(_) | State::Section(_) | State::After(..)
-        )
+        match &self.state {
+            State::Text | State::Bare(_) | State::Section(_) | State::After(..) => false,
+            State::Header(b, _) => !b.prefilled,
+            _ => true,
+        }
     }
 
     /// After a call's JSON, with no suffix still to come and no close marker required (a
@@ -1244,6 +1381,9 @@ impl Scanner for FramedScanner {
     fn in_args(&self) -> bool {
         match &self.state {
             State::Text | State::Bare(_) => false,
+            // The start of the output, read as a header the prompt may have opened: text until
+            // it names a tool.
+            State::Header(b, _) if b.prefilled => false,
             State::After(b, _, after) => {
                 (self.syntax.args_suffix.is_some() && !after.suffixed) || self.end_of(b).is_some()
             }
@@ -1263,6 +1403,11 @@ impl Scanner for FramedScanner {
                 if let State::Section(b) = std::mem::replace(&mut self.state, State::Text) {
                     self.end_section_early(b, em);
                 }
+            }
+            // The start of the output, not yet known to name a tool: text.
+            State::Header(mut b, _) if b.prefilled => {
+                b.raw.push_str(&self.held.take());
+                self.not_a_header(b, em);
             }
             // Between a section's calls: the section ends without its close.
             State::Section(mut b) => {
@@ -1398,7 +1543,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
 
@@ -1433,5 +1578,31 @@ mod tests {
                 malformed: r#"<<get_weather|{"city": }>>"#,
             },
         );
+    }
+
+    /// A key or value whose quote is missing its colon or comma is read on as a string with a
+    /// stray quote in it; the string must not run past the call's close into the next call.
+    #[test]
+    fn a_broken_call_ends_at_its_close_and_the_next_call_is_read() {
+        for broken in [
+            r#"<<get_weather|{"city" 1}>>"#,
+            r#"<<get_weather|{"city": "Rome" "days": 2}>>"#,
+            r#"<<get_weather|{"city": "Rome}>>"#,
+        ] {
+            let text = format!(r#"{broken} after <<get_weather|{{"city": "Paris"}}>> end"#);
+            for cut in [false, true] {
+                let c = scan_every_split(&make, &text, cut);
+                assert_eq!(
+                    c.calls,
+                    [(
+                        "get_weather".to_string(),
+                        serde_json::json!({"city": "Paris"})
+                    )],
+                    "{text}"
+                );
+                assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+                assert_eq!(c.text, format!("{broken} after  end"), "{text}");
+            }
+        }
     }
 }
