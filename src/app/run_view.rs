@@ -322,6 +322,25 @@ impl Default for RunView {
     }
 }
 
+impl RunRecord {
+    /// How long the run's timeline spans, in ms: to its end, else its last output, else its
+    /// last call (at least 1).
+    pub fn timeline_end_ms(&self) -> u64 {
+        let calls = self
+            .timeline
+            .calls
+            .iter()
+            .map(|c| c.end_ms.unwrap_or(c.start_ms))
+            .max();
+        [self.ended_ms, self.last_output_ms, calls]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+}
+
 impl RunView {
     pub fn idle() -> RunView {
         RunView {

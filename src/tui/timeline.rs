@@ -1,14 +1,14 @@
-//! The stream's timeline as pictures: the run's timeline window (`t` in the Raw and Parts
+//! The stream's timeline as a picture: the run's timeline window (`t` in the Raw and Parts
 //! panes) with a chart of the output rate over time, the first token and each call's span
-//! marked under it on the same time scale; and a two-row strip of the same for each compare
-//! column.
+//! marked under it on the same time scale. (Each compare column has the same as a two-row
+//! strip, drawn with the column.)
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Sparkline};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
 
 use crate::app::theme::Theme;
 use crate::app::{App, RunView};
@@ -16,23 +16,6 @@ use crate::app::{App, RunView};
 use super::overlay::{centered, window};
 use super::panes::muted;
 use super::text::fit;
-
-/// How long the timeline spans: to the run's end, else its last output, else its last call.
-fn end_ms(view: &RunView) -> u64 {
-    let r = &view.record;
-    let calls = r
-        .timeline
-        .calls
-        .iter()
-        .map(|c| c.end_ms.unwrap_or(c.start_ms))
-        .max();
-    [r.ended_ms, r.last_output_ms, calls]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(0)
-        .max(1)
-}
 
 /// `160 ms`, `1.25 s`.
 fn ms(t: u64) -> String {
@@ -50,7 +33,7 @@ fn summary(view: &RunView) -> String {
         Some(t) => format!("first token {}", ms(t)),
         None => "no output yet".to_string(),
     }];
-    out.push(format!("{} in all", ms(end_ms(view))));
+    out.push(format!("{} in all", ms(view.record.timeline_end_ms())));
     if let Some(tps) = view.tokens_per_second() {
         out.push(format!("{tps:.0} tok/s"));
     }
@@ -100,7 +83,7 @@ pub fn window_for_run(frame: &mut Frame<'_>, area: Rect, app: &App) {
         )),
         head,
     );
-    let end = end_ms(view);
+    let end = view.record.timeline_end_ms();
     // The chart leaves a margin on the right for its legend and the marks' times; the marks
     // below share the chart's columns (its plot starts after the y labels, LABEL cells).
     let margin = 18.min(chart.width / 3);
@@ -222,64 +205,6 @@ fn rate_chart(frame: &mut Frame<'_>, area: Rect, view: &RunView, theme: &Theme, 
         )
         .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
     frame.render_widget(chart, area);
-}
-
-/// How long the longest of `views` took: the time scale compare columns share.
-pub fn shared_end(views: &[RunView]) -> u64 {
-    views.iter().map(end_ms).max().unwrap_or(1)
-}
-
-/// A compare column's timeline in two rows over `0..end` ms (the scale the columns share): the
-/// output rate as a sparkline, then the first token (`▲`) and each call's span (`█`).
-pub fn strip(frame: &mut Frame<'_>, area: Rect, view: &RunView, theme: &Theme, end: u64) {
-    if area.height == 0 || area.width == 0 {
-        return;
-    }
-    let width = area.width as usize;
-    let end = end.max(1);
-    // About two pieces a slice, each slice as wide as the cells it covers.
-    let buckets = (view.record.timeline.pieces_ms.len() / 2).clamp(4, width.max(4));
-    let slices = view.record.timeline.rate(end, buckets);
-    let rate: Vec<u64> = (0..width)
-        .map(|i| slices[i * buckets / width].1.round() as u64)
-        .collect();
-    frame.render_widget(
-        Sparkline::default()
-            .data(&rate)
-            .style(Style::default().fg(theme.ui.accent)),
-        Rect { height: 1, ..area },
-    );
-    if area.height < 2 {
-        return;
-    }
-    let mut row: Vec<(char, Style)> = vec![(' ', muted(theme)); width];
-    let cell = |t: u64| (((t as f64 / end as f64) * width as f64) as usize).min(width - 1);
-    for c in &view.record.timeline.calls {
-        let (a, b) = (cell(c.start_ms), cell(c.end_ms.unwrap_or(end)));
-        for r in row.iter_mut().take(b + 1).skip(a) {
-            *r = ('█', Style::default().fg(theme.parts.tool_call));
-        }
-    }
-    if let Some(t) = view.record.first_output_ms {
-        row[cell(t)] = (
-            '▲',
-            Style::default()
-                .fg(theme.ui.warning)
-                .add_modifier(Modifier::BOLD),
-        );
-    }
-    let spans: Vec<Span> = row
-        .into_iter()
-        .map(|(c, s)| Span::styled(c.to_string(), s))
-        .collect();
-    frame.render_widget(
-        Paragraph::new(Line::from(spans)),
-        Rect {
-            y: area.y + 1,
-            height: 1,
-            ..area
-        },
-    );
 }
 
 #[cfg(test)]
