@@ -19,7 +19,7 @@ use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::session::{Session, journal};
 use toolscope_demo::DemoOptions;
 use tui_support::harness::{DEADLINE, Harness};
-use tui_support::{app, ctrl, key};
+use tui_support::{alt, app, ctrl, key};
 
 #[tokio::test]
 async fn ctrl_r_on_the_demo_model_streams_a_tool_call() {
@@ -236,7 +236,7 @@ async fn auto_on_the_demo_model_sends_natively_and_reports_how_the_text_was_read
 #[tokio::test]
 async fn compare_runs_four_tool_choices_side_by_side() {
     let mut h = Harness::new(160, 48);
-    h.press(ctrl('k'));
+    h.press(alt('k'));
     h.run_to_end().await;
     let verdicts: Vec<String> = h
         .app

@@ -206,6 +206,9 @@ fn the_protocol_picker_chooses_and_the_status_line_shows_it() {
     assert!(screen(&a, 160, 48).contains("qwen3-coder"));
     send(&mut a, ctrl('l'));
     send(&mut a, key(KeyCode::Char('x')));
+    // Esc clears the filter, a second Esc closes.
+    send(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_some());
     send(&mut a, key(KeyCode::Esc));
     assert!(a.overlay.is_none());
     assert_eq!(a.protocol_name(), "qwen3-coder");
@@ -218,7 +221,7 @@ fn the_protocol_picker_chooses_and_the_status_line_shows_it() {
 #[test]
 fn compare_view() {
     both("compare", |a| {
-        let ids = send(a, ctrl('k'));
+        let ids = send(a, alt('k'));
         assert_eq!(ids.len(), 4);
         let call = native_call();
         let text = text_answer("I cannot use tools now, so here is an answer in plain text.");
@@ -227,6 +230,42 @@ fn compare_view() {
         feed(a, ids[2], text, 20);
         feed(a, ids[3], call, 35);
     });
+}
+
+/// At 80 columns the compare view shows one column at a time, whole: ←/→ (or its number)
+/// choose which; the header says which of how many. At 160 the four stand side by side.
+#[test]
+fn compare_one_column_at_a_time_at_80_columns() {
+    let prepare = |a: &mut App| {
+        let ids = send(a, alt('k'));
+        let text = text_answer("I cannot use tools now, so here is an answer in plain text.");
+        feed(a, ids[0], native_call(), 30);
+        feed(a, ids[1], native_call(), 25);
+        feed(a, ids[2], text, 20);
+        feed(a, ids[3], native_call(), 35);
+        send(a, key(KeyCode::Right));
+        send(a, key(KeyCode::Right));
+    };
+    let mut a = app(80, 24);
+    prepare(&mut a);
+    assert_eq!(a.compare.as_ref().unwrap().zoomed, 2);
+    let s = screen(&a, 80, 24);
+    assert!(
+        s.contains("3 of 4") && s.contains("answered in text"),
+        "{s}"
+    );
+    assert!(!s.contains("required"), "only the zoomed column: {s}");
+    assert_snapshot!("compare_zoomed_80x24", s);
+    send(&mut a, key(KeyCode::Char('1')));
+    send(&mut a, key(KeyCode::Left));
+    assert_eq!(a.compare.as_ref().unwrap().zoomed, 3, "← wraps around");
+    // Alt+E shows the request of the column shown.
+    send(&mut a, alt('e'));
+    assert!(screen(&a, 80, 24).contains("tool:get_weather"));
+    let mut wide = app(160, 48);
+    prepare(&mut wide);
+    let s = screen(&wide, 160, 48);
+    assert!(s.contains("required") && s.contains("auto") && !s.contains("3 of 4"));
 }
 
 /// The answers of the bundled battery from a demo server that drops the second of parallel
@@ -558,7 +597,7 @@ fn request_view() {
     both("request_view", |a| {
         let id = send(a, ctrl('r'))[0];
         feed(a, id, native_call(), 40);
-        send(a, ctrl('e'));
+        send(a, alt('e'));
     });
 }
 
@@ -567,7 +606,7 @@ fn request_view_of_an_emulated_request_not_sent_yet() {
     both("request_view_emulated", |a| {
         pick_protocol(a, "hermes");
         send(a, ctrl('t'));
-        send(a, ctrl('e'));
+        send(a, alt('e'));
         // Down to the rendered prompt and the response format.
         for _ in 0..4 {
             send(a, key(KeyCode::PageDown));
@@ -714,45 +753,176 @@ fn tools_warnings_are_on_the_tools_pane_title() {
     }
 }
 
-/// MCP servers in the Tools pane: one ready (a tool offered under another name, because the
-/// Tools JSON has one of its name), one that failed with its reason; the MCP list focused.
-#[test]
-fn mcp_servers_in_the_tools_pane() {
+/// Two MCP servers: one ready (a tool offered under another name, because the Tools JSON has
+/// one of its name), one that failed with its reason.
+fn two_mcp_servers(a: &mut App) {
     use toolscope::app::Message;
     use toolscope::app::mcp::ServerId;
     use toolscope_core::mcp::McpServerSpec;
+    let add = |a: &mut App, spec: &str| -> ServerId {
+        let spec = McpServerSpec::stdio(spec).unwrap();
+        send(a, Message::McpAdd { spec });
+        a.mcp.servers.last().unwrap().id
+    };
+    let ready = add(a, "toolscope serve-mcp-demo");
+    let tool = |name: &str, d: &str| serde_json::json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
+    send(
+        a,
+        Message::McpListed {
+            server: ready,
+            result: Ok((
+                "toolscope-demo".into(),
+                vec![
+                    tool("get_weather", "Get the weather for a city."),
+                    tool("lookup", "Look a word up."),
+                ],
+            )),
+        },
+    );
+    let failed = add(a, "/opt/missing-server --port 1");
+    send(
+        a,
+        Message::McpListed {
+            server: failed,
+            result: Err("cannot start \"/opt/missing-server --port 1\": No such file or directory (os error 2)".into()),
+        },
+    );
+}
+
+/// MCP servers in the Tools pane: one ready, one failed; the MCP list focused.
+#[test]
+fn mcp_servers_in_the_tools_pane() {
     both("mcp_servers", |a| {
-        let add = |a: &mut App, spec: &str| -> ServerId {
-            let spec = McpServerSpec::stdio(spec).unwrap();
-            send(a, Message::McpAdd { spec });
-            a.mcp.servers.last().unwrap().id
-        };
-        let ready = add(a, "toolscope serve-mcp-demo");
-        let tool = |name: &str, d: &str| serde_json::json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
-        send(
-            a,
-            Message::McpListed {
-                server: ready,
-                result: Ok((
-                    "toolscope-demo".into(),
-                    vec![
-                        tool("get_weather", "Get the weather for a city."),
-                        tool("lookup", "Look a word up."),
-                    ],
-                )),
-            },
-        );
-        let failed = add(a, "/opt/missing-server --port 1");
-        send(
-            a,
-            Message::McpListed {
-                server: failed,
-                result: Err("cannot start \"/opt/missing-server --port 1\": No such file or directory (os error 2)".into()),
-            },
-        );
+        two_mcp_servers(a);
         a.focus = Focus::Mcp;
-        a.mcp.selected = 1;
+        a.mcp.select_row(1);
     });
+}
+
+/// `/` in the MCP list filters it as you type (fuzzy, names and descriptions, the name's
+/// letters marked); while it is typed the list's letter keys are the filter's; Enter ends the
+/// typing and the list's keys act on the rows left; Esc clears, the selection kept.
+#[test]
+fn filtering_the_mcp_list() {
+    use toolscope::app::Overlay;
+    both("mcp_filtered", |a| {
+        two_mcp_servers(a);
+        a.focus = Focus::Mcp;
+        send(a, key(KeyCode::Char('/')));
+        for c in "lkp".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+    let mut a = app(160, 48);
+    two_mcp_servers(&mut a);
+    a.focus = Focus::Mcp;
+    let names = |a: &App| -> Vec<String> {
+        a.mcp
+            .shown()
+            .iter()
+            .map(|(r, _)| match r {
+                toolscope::app::mcp::Row::Server(i) => a.mcp.servers[*i].name.clone(),
+                toolscope::app::mcp::Row::Tool { server, tool, .. } => a.mcp.servers[*server].tools
+                    [*tool]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            })
+            .collect()
+    };
+    assert_eq!(names(&a).len(), 4);
+    send(&mut a, key(KeyCode::Char('/')));
+    // `d` is typed, not "remove the server".
+    for c in "word".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert_eq!(a.mcp.servers.len(), 2);
+    assert_eq!(names(&a), ["lookup"], "matched by its description");
+    let s = screen(&a, 160, 48);
+    assert!(s.contains("/word") && s.contains("1 of 4 rows"), "{s}");
+    assert!(s.contains("Enter done"), "the key bar while typing: {s}");
+    send(&mut a, key(KeyCode::Enter));
+    assert!(!a.mcp.list.typing && a.overlay.is_none());
+    send(&mut a, key(KeyCode::Char('v')));
+    assert!(
+        matches!(&a.overlay, Some(Overlay::Detail(_))),
+        "v views the row the filter left"
+    );
+    send(&mut a, key(KeyCode::Esc));
+    send(&mut a, key(KeyCode::Esc));
+    assert!(!a.mcp.list.active());
+    assert_eq!(names(&a).len(), 4);
+    assert_eq!(a.mcp.selected_tool().unwrap()["name"], "lookup");
+    // No match says so.
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "zzz".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert!(screen(&a, 160, 48).contains("no server or tool matches /zzz"));
+}
+
+/// `/` in the Parts pane filters the rows by part type or tool name, in time order, the type's
+/// letters marked; the arrows move through the rows left and Enter shows one in full; `?` is
+/// the text search.
+#[test]
+fn filtering_the_parts() {
+    use toolscope::app::Overlay;
+    both("parts_filtered", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, key(KeyCode::Char('/')));
+        for c in "weather".chars() {
+            send(a, key(KeyCode::Char(c)));
+        }
+    });
+    let mut a = app(160, 48);
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    a.focus = Focus::Parts;
+    let labels = |a: &App| -> Vec<&str> {
+        a.parts_filter
+            .shown()
+            .map(|(i, _)| a.run.record.parts.rows[i].label)
+            .collect()
+    };
+    send(&mut a, key(KeyCode::Char('/')));
+    for c in "weather".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    let found = labels(&a);
+    assert!(
+        found.contains(&"tool-call") && found.iter().all(|l| l.starts_with("tool")),
+        "the rows of get_weather, in time order: {found:?}"
+    );
+    assert_eq!(found.last(), Some(&"tool-call"));
+    for _ in 0..7 {
+        send(&mut a, key(KeyCode::Backspace));
+    }
+    for c in "fin".chars() {
+        send(&mut a, key(KeyCode::Char(c)));
+    }
+    assert_eq!(labels(&a), ["finish"]);
+    let (_, marks) = a.parts_filter.shown().next().unwrap();
+    assert_eq!(marks, [0, 1, 2]);
+    send(&mut a, key(KeyCode::Enter));
+    assert!(!a.parts_filter.typing);
+    let finish = a
+        .run
+        .record
+        .parts
+        .rows
+        .iter()
+        .position(|r| r.label == "finish");
+    assert_eq!(a.run.cursor.selected, finish, "the row left is selected");
+    send(&mut a, key(KeyCode::Enter));
+    assert!(matches!(&a.overlay, Some(Overlay::Detail(_))));
+    send(&mut a, key(KeyCode::Esc));
+    // Esc clears the filter; `?` searches the text.
+    send(&mut a, key(KeyCode::Esc));
+    assert!(!a.parts_filter.active());
+    send(&mut a, key(KeyCode::Char('?')));
+    assert!(a.search.as_ref().is_some_and(|s| s.editing));
 }
 
 /// The key bar: the status line shows the keys that act in the focused pane, at 80 and 160
@@ -908,4 +1078,195 @@ fn the_conversation_after_one_call_fits_at_80x24() {
     assert!(s.contains("you     What's the weather"), "{s}");
     assert!(s.contains("model   → get_weather"), "{s}");
     assert!(s.contains("result  get_weather"), "{s}");
+}
+
+/// `t` in the Raw or Parts pane: the last run's timeline, drawn from the times its events came
+/// (time to first token, the call's span, the output rate); before any run it says how to get
+/// one. Each compare column has the same as a two-row strip.
+#[test]
+fn the_timeline_of_the_last_run() {
+    use toolscope::app::Overlay;
+    both("timeline", |a| {
+        let id = send(a, ctrl('r'))[0];
+        feed(a, id, native_call(), 40);
+        a.focus = Focus::Parts;
+        send(a, key(KeyCode::Char('t')));
+        assert!(matches!(a.overlay, Some(Overlay::Timeline)));
+    });
+    let mut a = app(160, 48);
+    a.focus = Focus::Raw;
+    send(&mut a, key(KeyCode::Char('t')));
+    assert!(a.overlay.is_none());
+    assert!(screen(&a, 160, 48).contains("no run yet"));
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    let t = &a.run.record.timeline;
+    assert_eq!(t.calls.len(), 1);
+    let call = &t.calls[0];
+    assert_eq!(call.name, "get_weather");
+    let end = call.end_ms.expect("the call ended");
+    assert!(call.start_ms < end, "{call:?}");
+    assert!(!t.pieces_ms.is_empty());
+    assert!(
+        t.pieces_ms.windows(2).all(|w| w[0] <= w[1]),
+        "in time order"
+    );
+    send(&mut a, key(KeyCode::Char('t')));
+    let s = screen(&a, 160, 48);
+    assert!(s.contains("Timeline of the last run"), "{s}");
+    assert!(s.contains("first token") && s.contains("1 call"), "{s}");
+    assert!(
+        s.contains("get_wea") && s.contains('█'),
+        "the call's span: {s}"
+    );
+    send(&mut a, key(KeyCode::Esc));
+    assert!(a.overlay.is_none());
+}
+
+fn click_at(a: &mut App, x: u16, y: u16) {
+    use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    send(
+        a,
+        toolscope::app::Message::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+}
+
+fn main_areas(a: &App, w: u16, h: u16) -> toolscope::app::layout::MainAreas {
+    match toolscope::app::layout::screen(ratatui::layout::Rect::new(0, 0, w, h), a) {
+        toolscope::app::layout::Screen::Main(m) => m,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A click in an editor puts the cursor there; a click on a row of the MCP list selects that
+/// row and focuses the list (not the JSON editor above it, so that a key that follows is the
+/// list's); a click on a Parts row selects it.
+#[test]
+fn clicks_put_the_cursor_and_select_rows() {
+    use toolscope::app::layout::{self, PromptAreas};
+    use toolscope::app::{Overlay, editor};
+    let (w, h) = (160, 48);
+    let mut a = app(w, h);
+    a.prompt.composer = editor::prose("hello world");
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let areas = layout::prompt_areas(layout::inner(m.prompt), &a);
+    let field = PromptAreas::field(areas.composer);
+    click_at(&mut a, field.x + 6, field.y);
+    assert_eq!(a.focus, Focus::Composer);
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 6)
+    );
+    // Past the end of the line: its end.
+    click_at(&mut a, field.x + 40, field.y);
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 11)
+    );
+    // The system prompt.
+    let field = PromptAreas::field(areas.system);
+    click_at(&mut a, field.x + 4, field.y);
+    assert_eq!(a.focus, Focus::System);
+    assert_eq!(a.prompt.system.cursor(), ratatui_textarea::DataCursor(0, 4));
+    // The Tools JSON: past its line numbers, on the line clicked.
+    let (text, list) = layout::tools_split(layout::inner(m.tools), &a);
+    assert!(list.is_none());
+    let gutter = layout::tools_gutter(a.tools.editor.lines().len()) as u16;
+    click_at(&mut a, text.x + gutter + 4, text.y + 2);
+    assert_eq!(a.focus, Focus::Tools);
+    let c = a.tools.editor.cursor();
+    assert_eq!((c.row, c.col), (2, 4), "{c:?}");
+    // The MCP list: the row clicked, the list focused; `v` then views that tool.
+    two_mcp_servers(&mut a);
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let (_, list) = layout::tools_split(layout::inner(m.tools), &a);
+    let list = list.expect("the MCP list");
+    let before = a.tools.text();
+    click_at(&mut a, list.x + 4, list.y + 3);
+    assert_eq!(a.focus, Focus::Mcp);
+    assert_eq!(a.mcp.selected_tool().unwrap()["name"], "lookup");
+    send(&mut a, key(KeyCode::Char('v')));
+    assert!(matches!(a.overlay, Some(Overlay::Detail(_))));
+    send(&mut a, key(KeyCode::Esc));
+    assert_eq!(a.tools.text(), before, "nothing typed into the JSON");
+    // A Parts row.
+    let id = send(&mut a, ctrl('r'))[0];
+    feed(&mut a, id, native_call(), 40);
+    screen(&a, w, h);
+    let m = main_areas(&a, w, h);
+    let inner = layout::inner(m.parts);
+    click_at(&mut a, inner.x + 2, inner.y + 1);
+    assert_eq!(a.focus, Focus::Parts);
+    assert_eq!(a.run.cursor.selected, Some(1));
+    // A message of the conversation: the one on the row clicked is chosen.
+    let m = main_areas(&a, w, h);
+    let conv = layout::prompt_areas(layout::inner(m.prompt), &a).transcript;
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let row_of = |needle: &str| -> u16 {
+        (conv.y..conv.y + conv.height)
+            .find(|&y| rows[y as usize].contains(needle))
+            .unwrap_or_else(|| panic!("{needle} in the conversation:\n{}", rows.join("\n")))
+    };
+    let (you, model) = (row_of("you     hello world"), row_of("get_weather(city="));
+    click_at(&mut a, conv.x + 10, you);
+    assert_eq!((a.focus, a.prompt.selected), (Focus::Transcript, 0));
+    click_at(&mut a, conv.x + 10, model);
+    assert_eq!(a.prompt.selected, 1);
+}
+
+/// Alt+= twice on the Tools pane: it has more of the top row and the top row more of the
+/// screen; the status line is where it was.
+#[test]
+fn resized_panes() {
+    both("resized", |a| {
+        a.focus = Focus::Tools;
+        send(a, alt('='));
+        send(a, alt('='));
+        assert_eq!(a.splits.tools, 60);
+    });
+}
+
+/// A click on a row of a list window (the protocol picker, the session picker) selects that
+/// row; Enter takes it.
+#[test]
+fn a_click_selects_a_row_of_a_list_window() {
+    use toolscope::app::Overlay;
+    let (w, h) = (160, 48);
+    let mut a = app(w, h);
+    send(&mut a, ctrl('l'));
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let y = rows
+        .iter()
+        .position(|r| r.contains("┃hermes "))
+        .expect("hermes listed") as u16;
+    click_at(&mut a, 60, y);
+    let Some(Overlay::Protocols(p)) = &a.overlay else {
+        panic!("the picker")
+    };
+    assert_eq!(p.entries()[p.list.selected].name, "hermes");
+    send(&mut a, key(KeyCode::Enter));
+    assert_eq!(a.protocol_name(), "hermes");
+    // The session picker: the row clicked is the one opened.
+    let bundled = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions");
+    a.sessions.project = Some(bundled.clone());
+    send(&mut a, ctrl('o'));
+    let entries = toolscope::app::session::list(&[bundled]);
+    send(&mut a, toolscope::app::Message::SessionsListed { entries });
+    let rows: Vec<String> = screen(&a, w, h).lines().map(str::to_string).collect();
+    let y = rows
+        .iter()
+        .position(|r| r.contains("mcp-loop.json"))
+        .expect("mcp-loop listed") as u16;
+    click_at(&mut a, 60, y);
+    let Some(Overlay::Sessions(p)) = &a.overlay else {
+        panic!("the session picker")
+    };
+    assert_eq!(p.chosen().unwrap().file_name(), "mcp-loop.json");
 }

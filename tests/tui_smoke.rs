@@ -344,7 +344,7 @@ fn remembered_state_is_restored_at_start() {
     tmux.start();
     tmux.wait_for(&["A remembered question", "Be brief.", "demo · demo-1"]);
     // The exact request carries the remembered settings.
-    tmux.keys(&["C-e"]);
+    tmux.keys(&["M-e"]);
     tmux.wait_for(&["not sent yet"]);
     tmux.keys(&["End"]);
     tmux.wait_for(&["\"temperature\": 0.25", "\"max_tokens\": 64"]);
@@ -464,5 +464,71 @@ fn flags_never_reach_the_settings_file() {
     assert_eq!(
         std::fs::read_to_string(home.join("settings.toml")).unwrap(),
         hand_edited
+    );
+}
+
+impl Tmux {
+    /// Starts toolscope with `args` and the test's folder as HOME (the config and data folders
+    /// found the usual way under it: `.config/toolscope`, `.local/share/toolscope`).
+    fn start_in_home(&self, args: &str) {
+        let script = format!(
+            "cd {dir} && env -u XDG_DATA_HOME -u XDG_CONFIG_HOME HOME={dir} {bin} {args}; echo $? > {status}",
+            dir = quote(&self.dir),
+            bin = quote(Path::new(BIN)),
+            status = quote(&self.dir.join("exit-status")),
+        );
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            &self.session,
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+    }
+}
+
+/// The README's MCP loop for a returning user: a HOME whose remembered tools (from an earlier
+/// run, with a `get_weather` of the user's own) would shadow the servers' tools. With servers
+/// and no `--tools` the Tools JSON starts empty, F12 runs the loop to a text answer on the
+/// server's tool, and the remembered tools are still there for the next start without servers.
+#[test]
+#[ignore = "needs tmux"]
+fn the_readme_mcp_loop_runs_for_a_returning_user() {
+    need_tmux();
+    let tmux = Tmux::new("mcp-home");
+    let data = tmux.dir.join(".local/share/toolscope");
+    std::fs::create_dir_all(&data).unwrap();
+    let remembered = r#"[{"name": "get_weather", "description": "my own, from an earlier run", "parameters": {"type": "object", "properties": {"town": {"type": "string"}}}}]"#;
+    std::fs::write(
+        data.join("last.json"),
+        serde_json::json!({"tools": remembered, "system": "", "message": "What's the weather in Paris?"})
+            .to_string(),
+    )
+    .unwrap();
+    tmux.start_in_home("--mcp 'toolscope serve-mcp-demo' --max-steps 4");
+    let screen = tmux.wait_for(&[
+        "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
+        "✓ 0 tools + 3 from MCP",
+    ]);
+    assert!(!screen.contains("my own, from an earlier run"), "{screen}");
+    tmux.keys(&["F12"]);
+    let screen = tmux.wait_for(&["the loop ended with a text answer after 2 steps"]);
+    assert!(screen.contains("tool    get_weather ⇐"), "{screen}");
+    assert!(!screen.contains("no MCP server serves"), "{screen}");
+    tmux.keys(&["C-q"]);
+    tmux.wait_for(&["Quit with unsaved work?"]);
+    tmux.keys(&["y"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    let last = std::fs::read_to_string(data.join("last.json")).unwrap();
+    assert!(
+        last.contains("my own, from an earlier run"),
+        "the user's tools are kept for the next start: {last}"
     );
 }

@@ -18,7 +18,7 @@ use toolscope_core::part::Part;
 use toolscope_core::provider::Message as Msg;
 use toolscope_core::tool::ToolChoice;
 use tui_support::harness::Harness;
-use tui_support::{ctrl, key};
+use tui_support::{alt, ctrl, key};
 
 fn composer(app: &App) -> String {
     editor::text_of(&app.prompt.composer)
@@ -637,7 +637,7 @@ async fn ctrl_e_shows_the_exact_request_never_the_key_and_copies_curl() {
     // Before anything is sent: what Ctrl+R would send, to OpenAI.
     h.app.provider = toolscope_core::provider::ProviderKind::OPENAI;
     h.app.model = "gpt-4o-mini".into();
-    h.press(ctrl('e'));
+    h.press(alt('e'));
     let screen = h.screen();
     assert!(screen.contains("not sent yet"), "{screen}");
     assert!(screen.contains("POST https://api.openai.com/v1/chat/completions"));
@@ -662,7 +662,7 @@ async fn ctrl_e_shows_the_exact_request_never_the_key_and_copies_curl() {
     h.pick_protocol("hermes");
     h.press(ctrl('t'));
     run(&mut h).await;
-    h.press(ctrl('e'));
+    h.press(alt('e'));
     let Some(Overlay::Request(v)) = &h.app.overlay else {
         panic!("the request view")
     };
@@ -683,9 +683,9 @@ async fn ctrl_e_shows_the_exact_request_never_the_key_and_copies_curl() {
     h.press(key(KeyCode::Esc));
 
     // Compare columns, one after the other.
-    h.press(ctrl('k'));
+    h.press(alt('k'));
     h.run_to_end().await;
-    h.press(ctrl('e'));
+    h.press(alt('e'));
     let title = |h: &Harness| match &h.app.overlay {
         Some(Overlay::Request(v)) => v.title.clone(),
         _ => panic!("the request view"),
@@ -704,7 +704,7 @@ async fn ctrl_e_shows_the_exact_request_never_the_key_and_copies_curl() {
         path,
         result: Ok(Box::new(session)),
     });
-    h.press(ctrl('e'));
+    h.press(alt('e'));
     assert!(
         title(&h).starts_with("recorded in the session"),
         "{}",
@@ -911,7 +911,7 @@ async fn compare_judges_the_tool_choice_and_the_calls() {
         r#"[{"name":"set_code","description":"Set the door code.","parameters":{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]{4}$"}},"required":["code"]}}]"#,
     );
     write_message(&mut h, "Set the door code please");
-    h.press(ctrl('k'));
+    h.press(alt('k'));
     h.run_to_end().await;
     let c = h.app.compare.as_ref().unwrap();
     let judged: Vec<Vec<String>> = c
@@ -942,31 +942,38 @@ async fn compare_judges_the_tool_choice_and_the_calls() {
 async fn compare_headings_wrap_at_words_and_read_whole() {
     for (w, hgt) in [(80, 24), (120, 36), (160, 48)] {
         let mut h = Harness::new(w, hgt);
-        h.press(ctrl('k'));
+        h.press(alt('k'));
         h.run_to_end().await;
-        let Screen::Compare(areas) = layout::screen(Rect::new(0, 0, w, hgt), &h.app) else {
-            panic!("the compare screen")
-        };
-        let c = h.app.compare.as_ref().unwrap();
-        for ((col, view), choice) in areas.columns.iter().zip(&c.columns).zip(&c.choices) {
-            let rows = rows_in(&h, layout::inner(*col));
-            // A word wider than the column breaks inside; compare without the spaces.
-            let words = |s: &str| s.split_whitespace().collect::<String>();
-            let shown = words(&rows.join(" "));
-            let mut heading = vec![toolscope::app::compare::verdict(view).text];
-            heading.extend(
-                toolscope::app::compare::judge(view, choice.as_ref())
-                    .into_iter()
-                    .map(|j| j.text),
-            );
-            heading.push(toolscope::app::compare::stats(view));
-            for text in heading {
-                assert!(
-                    shown.contains(&words(&text)),
-                    "{w}x{hgt}: {text:?} is not whole in\n{}",
-                    rows.join("\n")
+        // At 80 columns one column shows at a time: each is looked at in turn (→).
+        for _ in 0..h.app.compare.as_ref().unwrap().columns.len() {
+            let Screen::Compare(areas) = layout::screen(Rect::new(0, 0, w, hgt), &h.app) else {
+                panic!("the compare screen")
+            };
+            let c = h.app.compare.as_ref().unwrap();
+            for ((col, view), choice) in areas.columns.iter().zip(&c.columns).zip(&c.choices) {
+                if col.width == 0 {
+                    continue;
+                }
+                let rows = rows_in(&h, layout::inner(*col));
+                // A word wider than the column breaks inside; compare without the spaces.
+                let words = |s: &str| s.split_whitespace().collect::<String>();
+                let shown = words(&rows.join(" "));
+                let mut heading = vec![toolscope::app::compare::verdict(view).text];
+                heading.extend(
+                    toolscope::app::compare::judge(view, choice.as_ref())
+                        .into_iter()
+                        .map(|j| j.text),
                 );
+                heading.push(toolscope::app::compare::stats(view));
+                for text in heading {
+                    assert!(
+                        shown.contains(&words(&text)),
+                        "{w}x{hgt}: {text:?} is not whole in\n{}",
+                        rows.join("\n")
+                    );
+                }
             }
+            h.press(key(KeyCode::Right));
         }
     }
 }
@@ -1032,4 +1039,73 @@ async fn a_new_conversation_names_the_typed_results_it_would_drop() {
     // Esc keeps it.
     h.press(key(KeyCode::Esc));
     assert_eq!(h.app.prompt.typed_results(), vec!["get_weather"]);
+}
+
+/// In an editor the readline chords edit (Ctrl+A start, Ctrl+E end, Ctrl+W the word back,
+/// Ctrl+U to the start, Ctrl+K to the end of the line) and open nothing; Alt+K compares and
+/// Alt+E shows the request from there, and Ctrl+K and Ctrl+E still do outside an editor.
+#[test]
+fn readline_keys_in_editors_and_the_actions_they_shadowed() {
+    let mut a = tui_support::app(160, 48);
+    a.focus = Focus::Composer;
+    a.prompt.composer = editor::prose("");
+    let typed = |a: &mut App, s: &str| {
+        for c in s.chars() {
+            tui_support::send(a, key(KeyCode::Char(c)));
+        }
+    };
+    typed(&mut a, "hello big world");
+    tui_support::send(&mut a, ctrl('a'));
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 0)
+    );
+    tui_support::send(&mut a, ctrl('e'));
+    assert!(
+        a.overlay.is_none(),
+        "Ctrl+E in an editor is not the request"
+    );
+    assert_eq!(
+        a.prompt.composer.cursor(),
+        ratatui_textarea::DataCursor(0, 15)
+    );
+    tui_support::send(&mut a, ctrl('w'));
+    assert_eq!(composer(&a), "hello big ");
+    for _ in 0..4 {
+        tui_support::send(&mut a, key(KeyCode::Left));
+    }
+    tui_support::send(&mut a, ctrl('k'));
+    assert!(a.overlay.is_none() && a.compare.is_none(), "Ctrl+K edits");
+    assert_eq!(composer(&a), "hello ");
+    typed(&mut a, "there");
+    tui_support::send(&mut a, ctrl('u'));
+    assert_eq!(composer(&a), "", "Ctrl+U clears to the start");
+    // The same in the Tools JSON editor.
+    a.focus = Focus::Tools;
+    let before = a.tools.text();
+    tui_support::send(&mut a, ctrl('e'));
+    tui_support::send(&mut a, ctrl('u'));
+    assert!(a.overlay.is_none());
+    assert_ne!(a.tools.text(), before, "Ctrl+U cleared the line's start");
+    tui_support::send(&mut a, ctrl('z'));
+    assert_eq!(a.tools.text(), before);
+    // Alt+E and Alt+K from an editor; Ctrl+E and Ctrl+K where no editor has the focus.
+    a.focus = Focus::Composer;
+    typed(&mut a, "Weather in Paris?");
+    tui_support::send(&mut a, alt('e'));
+    assert!(matches!(a.overlay, Some(Overlay::Request(_))), "Alt+E");
+    tui_support::send(&mut a, key(KeyCode::Esc));
+    a.focus = Focus::Raw;
+    tui_support::send(&mut a, ctrl('e'));
+    assert!(matches!(a.overlay, Some(Overlay::Request(_))), "Ctrl+E");
+    tui_support::send(&mut a, key(KeyCode::Esc));
+    a.focus = Focus::Composer;
+    tui_support::send(&mut a, alt('k'));
+    assert!(a.compare.is_some(), "Alt+K compares (at once on the demo)");
+    tui_support::send(&mut a, key(KeyCode::Esc));
+    tui_support::send(&mut a, key(KeyCode::Esc));
+    assert!(a.compare.is_none());
+    a.focus = Focus::Parts;
+    tui_support::send(&mut a, ctrl('k'));
+    assert!(a.compare.is_some(), "Ctrl+K outside an editor");
 }

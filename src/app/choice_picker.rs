@@ -2,12 +2,12 @@
 //! with its description) in a list filtered as you type, fuzzy, the matched letters marked;
 //! Enter chooses. With hundreds of tools, ←/→ through them one at a time is no way to find one.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use toolscope_core::tool::{ToolChoice, ToolSet};
 
 use super::choice;
-use super::fuzzy;
+use super::fuzzy::{FilterKey, ListFilter};
 
 /// One mode of the list.
 #[derive(Clone, Debug)]
@@ -21,11 +21,8 @@ pub struct ChoiceEntry {
 
 pub struct ChoicePicker {
     entries: Vec<ChoiceEntry>,
-    pub filter: String,
-    /// The row selected among those shown.
-    pub selected: usize,
-    /// The entries the filter leaves, best first, with their label's matched letters.
-    shown: Vec<(usize, Vec<usize>)>,
+    /// The filter, typed as you go; matches a label or a description, marks the label.
+    pub list: ListFilter,
 }
 
 /// What a key did.
@@ -57,47 +54,28 @@ impl ChoicePicker {
                 }
             })
             .collect();
-        let mut p = ChoicePicker {
-            entries,
-            filter: String::new(),
-            selected: 0,
-            shown: Vec::new(),
-        };
-        p.refilter();
-        p.selected = p
-            .entries
-            .iter()
-            .position(|e| e.choice == *current)
-            .unwrap_or(0);
-        p
-    }
-
-    fn refilter(&mut self) {
-        // The label and the description are matched; only the label's letters are marked.
-        let texts: Vec<String> = self
-            .entries
-            .iter()
-            .map(|e| format!("{} {}", e.label, e.detail))
-            .collect();
-        self.shown = fuzzy::filter(&self.filter, texts.iter().map(String::as_str))
-            .into_iter()
-            .map(|(i, m)| {
-                let n = self.entries[i].label.chars().count();
-                (i, m.positions.into_iter().filter(|&p| p < n).collect())
-            })
-            .collect();
-        self.selected = 0;
+        let mut list = ListFilter::as_you_type();
+        list.set_items(
+            entries
+                .iter()
+                .map(|e| (format!("{} {}", e.label, e.detail), e.label.chars().count()))
+                .collect(),
+        );
+        if let Some(i) = entries.iter().position(|e| e.choice == *current) {
+            list.select_item(i);
+        }
+        ChoicePicker { entries, list }
     }
 
     /// The rows shown: each mode and its label's matched letters.
     pub fn shown(&self) -> impl Iterator<Item = (&ChoiceEntry, &[usize])> {
-        self.shown
-            .iter()
-            .map(|(i, marks)| (&self.entries[*i], marks.as_slice()))
+        self.list
+            .shown()
+            .map(|(i, marks)| (&self.entries[i], marks))
     }
 
     pub fn shown_len(&self) -> usize {
-        self.shown.len()
+        self.list.shown_len()
     }
 
     /// How many modes there are in all.
@@ -111,52 +89,29 @@ impl ChoicePicker {
 
     /// Typing filters, ↑/↓ choose, Enter takes, Esc clears the filter and then closes.
     pub fn key(&mut self, key: KeyEvent) -> ChoiceOutcome {
-        let n = self.shown.len();
-        match key.code {
-            KeyCode::Esc if !self.filter.is_empty() => {
-                self.filter.clear();
-                self.refilter();
-            }
-            KeyCode::Esc => return ChoiceOutcome::Closed,
-            KeyCode::Enter => {
-                return match self.shown.get(self.selected) {
-                    Some((i, _)) => ChoiceOutcome::Chosen(self.entries[*i].choice.clone()),
-                    None => ChoiceOutcome::Open,
-                };
-            }
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => self.selected = (self.selected + 1).min(n.saturating_sub(1)),
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => self.selected = (self.selected + 10).min(n.saturating_sub(1)),
-            KeyCode::Home => self.selected = 0,
-            KeyCode::End => self.selected = n.saturating_sub(1),
-            KeyCode::Backspace => {
-                self.filter.pop();
-                self.refilter();
-            }
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                self.filter.push(c);
-                self.refilter();
-            }
-            _ => {}
+        if self.list.key(&key) == FilterKey::Taken {
+            return ChoiceOutcome::Open;
         }
-        ChoiceOutcome::Open
+        match key.code {
+            KeyCode::Esc => ChoiceOutcome::Closed,
+            KeyCode::Enter => match self.list.chosen() {
+                Some(i) => ChoiceOutcome::Chosen(self.entries[i].choice.clone()),
+                None => ChoiceOutcome::Open,
+            },
+            _ => ChoiceOutcome::Open,
+        }
     }
 
     /// Pasted text joins the filter.
     pub fn paste(&mut self, text: &str) {
-        self.filter.push_str(text.trim());
-        self.refilter();
+        self.list.paste(text);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::crossterm::event::KeyModifiers;
     use serde_json::json;
     use toolscope_core::tool::ToolDef;
 
@@ -202,7 +157,7 @@ mod tests {
         assert_eq!(chosen, ToolChoice::Tool("get_weather".into()));
         // A description matches too; Esc clears the filter, then closes.
         let mut p = ChoicePicker::new(&tools, &ToolChoice::Tool("tool_007".into()));
-        assert_eq!(p.selected, 10, "the current mode selected");
+        assert_eq!(p.list.selected, 10, "the current mode selected");
         for c in "forecast".chars() {
             press(&mut p, KeyCode::Char(c));
         }

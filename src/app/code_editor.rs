@@ -693,6 +693,16 @@ impl CodeEditor {
         self.goal = None;
     }
 
+    /// A click at line `row` (clamped to the text), cell column `cell`: the cursor goes to the
+    /// character drawn there, or the line's end past it; a selection is dropped.
+    pub fn click(&mut self, row: usize, cell: usize) {
+        let row = row.min(self.lines.len().saturating_sub(1));
+        let col = col_at_cells(self.line(row), cell);
+        self.anchor = None;
+        self.goal = None;
+        self.cursor = self.clamp(Pos::new(row, col));
+    }
+
     /// Scrolls the view by `rows` (the mouse wheel); the cursor stays in view.
     pub fn scroll(&mut self, rows: isize) {
         let last = self.lines.len().saturating_sub(1);
@@ -763,7 +773,7 @@ impl CodeEditor {
                 }
             }
             (_, true, false) if letter == Some('y') => self.redo(),
-            (_, true, false) if letter == Some('u') => self.undo(),
+            (_, true, false) if letter == Some('u') => self.delete_to_head(),
             (KeyCode::Enter, _, _) | (KeyCode::Char('\n' | '\r'), false, false) => self.put("\n"),
             (_, true, false) if letter == Some('m') => self.put("\n"),
             (KeyCode::Char(c), false, false) => self.put(c.encode_utf8(&mut [0; 4])),

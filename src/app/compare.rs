@@ -17,6 +17,9 @@ pub struct Compare {
     pub choices: Vec<Option<ToolChoice>>,
     /// What the columns compare.
     pub kind: CompareKind,
+    /// The column shown when the screen is too narrow for all of them side by side (←/→ or
+    /// 1–4 choose it).
+    pub zoomed: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +38,7 @@ impl Compare {
             columns,
             choices: modes.iter().cloned().map(Some).collect(),
             kind: CompareKind::Modes,
+            zoomed: 0,
         }
     }
 }

@@ -80,9 +80,13 @@ fn is_ctrl(key: &KeyEvent, c: char) -> bool {
         && matches!(key.code, KeyCode::Char(k) if k.eq_ignore_ascii_case(&c))
 }
 
-/// Ctrl+Z (undo) and Ctrl+Y or Ctrl+Shift+Z (redo) in a text area; whether the text changed.
+/// Ctrl+Z (undo) and Ctrl+Y or Ctrl+Shift+Z (redo) in a text area, and Ctrl+U as readline has
+/// it (clear to the start of the line; the text area's own Ctrl+U would undo); whether the
+/// text changed. `None`: the key is the text area's.
 pub fn undo_redo(t: &mut ratatui_textarea::TextArea<'_>, key: &KeyEvent) -> Option<bool> {
-    if is_ctrl(key, 'z') && !key.modifiers.contains(KeyModifiers::SHIFT) {
+    if is_ctrl(key, 'u') && !key.modifiers.contains(KeyModifiers::ALT) {
+        Some(t.delete_line_by_head())
+    } else if is_ctrl(key, 'z') && !key.modifiers.contains(KeyModifiers::SHIFT) {
         Some(undo_word(t))
     } else if is_ctrl(key, 'y')
         || (is_ctrl(key, 'z') && key.modifiers.contains(KeyModifiers::SHIFT))

@@ -35,6 +35,9 @@ pub enum Action {
     Resend,
     LastMessage,
     Zoom,
+    Grow,
+    Shrink,
+    ResetSplits,
     Help,
     Quit,
 }
@@ -53,6 +56,7 @@ const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 const ALT: KeyModifiers = KeyModifiers::ALT;
+const ALT_SHIFT: KeyModifiers = KeyModifiers::ALT.union(KeyModifiers::SHIFT);
 
 /// Keys that work wherever the focus is (not inside an overlay, which has its own keys).
 pub const GLOBAL: &[Binding] = &[
@@ -99,10 +103,10 @@ pub const GLOBAL: &[Binding] = &[
         help: "provider, model (listed by the provider), base URL, settings",
     },
     Binding {
-        chords: &[(KeyCode::Char('e'), CTRL)],
-        keys: "Ctrl+E",
+        chords: &[(KeyCode::Char('e'), ALT), (KeyCode::Char('e'), CTRL)],
+        keys: "Alt+E",
         action: Action::Request,
-        help: "the exact request: URL, headers, body, protocol prompt; c copies curl",
+        help: "the exact request: URL, headers, body, protocol prompt; c copies curl (Ctrl+E too outside an editor)",
     },
     Binding {
         chords: &[(KeyCode::Char('s'), CTRL)],
@@ -117,10 +121,10 @@ pub const GLOBAL: &[Binding] = &[
         help: "open a session (sessions/ and the data folder)",
     },
     Binding {
-        chords: &[(KeyCode::Char('k'), CTRL)],
-        keys: "Ctrl+K",
+        chords: &[(KeyCode::Char('k'), ALT), (KeyCode::Char('k'), CTRL)],
+        keys: "Alt+K",
         action: Action::Compare,
-        help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo)",
+        help: "compare auto, required, none, a forced tool, each judged (asks first, except on the demo; Ctrl+K too outside an editor)",
     },
     Binding {
         chords: &[(KeyCode::Char('s'), ALT)],
@@ -219,6 +223,28 @@ pub const GLOBAL: &[Binding] = &[
         help: "zoom the focused pane to the whole screen, and back",
     },
     Binding {
+        chords: &[
+            (KeyCode::Char('='), ALT),
+            (KeyCode::Char('+'), ALT),
+            (KeyCode::Char('+'), ALT_SHIFT),
+        ],
+        keys: "Alt+=",
+        action: Action::Grow,
+        help: "give the focused pane more of the screen (its row's width and its row's height); remembered",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('-'), ALT)],
+        keys: "Alt+-",
+        action: Action::Shrink,
+        help: "give the focused pane less of the screen; remembered",
+    },
+    Binding {
+        chords: &[(KeyCode::Char('0'), ALT)],
+        keys: "Alt+0",
+        action: Action::ResetSplits,
+        help: "the panes' shares back to the automatic ones",
+    },
+    Binding {
         chords: &[(KeyCode::F(1), NONE)],
         keys: "F1",
         action: Action::Help,
@@ -232,6 +258,18 @@ pub const GLOBAL: &[Binding] = &[
     },
 ];
 
+/// The readline chords an editor keeps for itself (Tools, system prompt, message, result
+/// fields): with an editor focused they edit, and no global action takes them. The actions
+/// they would be elsewhere (Ctrl+K compare, Ctrl+E request) have Alt chords that work
+/// everywhere.
+pub const READLINE: &[(char, &str)] = &[
+    ('k', "kill to the end of the line"),
+    ('e', "end of the line"),
+    ('u', "clear to the start of the line"),
+    ('a', "start of the line"),
+    ('w', "delete the word before the cursor"),
+];
+
 /// Keys of one pane, for the help overlay.
 pub const PANE_KEYS: &[(&str, &str, &str)] = &[
     ("Tools", "type", "edit the JSON; checked when typing pauses"),
@@ -241,9 +279,24 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "copy a tool into the JSON; add, remove, reconnect a server; view",
     ),
     (
+        "Lists",
+        "/",
+        "filter as you type, fuzzy, letters marked (MCP list, Parts, sessions; the protocol, tool-choice and model lists filter as soon as you type); Enter done, Esc clear",
+    ),
+    (
         "Editors",
         "Ctrl+Z / Ctrl+Y",
         "undo / redo a word of typing at a time (Tools, prompt, results, fields)",
+    ),
+    (
+        "Editors",
+        "Ctrl+A Ctrl+E",
+        "start, end of the line (readline; Alt+E is the request there)",
+    ),
+    (
+        "Editors",
+        "Ctrl+K Ctrl+U Ctrl+W",
+        "kill to the end of the line, clear to its start, delete the word back (Alt+K compares)",
     ),
     (
         "Tool choice",
@@ -266,7 +319,18 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "↑↓ PgUp/Dn Home/End",
         "scroll; End follows the stream",
     ),
-    ("Raw, Parts", "/ n N", "search; next, previous match"),
+    ("Raw", "/ n N", "search; next, previous match"),
+    (
+        "Raw, Parts",
+        "t",
+        "the last run's timeline: first token, each call's start and end, tokens/s over time",
+    ),
+    (
+        "Parts",
+        "? n N",
+        "search the parts' text; next, previous match",
+    ),
+    ("Parts", "/", "filter by part type or tool name"),
     ("Parts", "↑↓ PgUp/Dn Home/End", "select a part; End follows"),
     (
         "Parts",
@@ -301,7 +365,16 @@ pub const PANE_KEYS: &[(&str, &str, &str)] = &[
         "scroll the scorecard; run again; stop the battery, then close",
     ),
     ("Questions", "y n", "yes (Enter) or no (Esc)"),
-    ("Mouse", "click, wheel", "focus a pane, scroll it"),
+    (
+        "Compare",
+        "←/→ 1-4",
+        "the column shown when the four do not fit side by side (80 columns)",
+    ),
+    (
+        "Mouse",
+        "click, wheel",
+        "focus a pane; in an editor the cursor goes there, on a list row (MCP list, Parts, a message of the conversation, the protocol, tool-choice and session pickers) it is selected; the wheel scrolls",
+    ),
 ];
 
 /// The keys that act where the focus is, for the status line's key bar (helix, lazygit): the
@@ -311,14 +384,25 @@ pub fn key_bar(
     focus: Focus,
     searching: bool,
     typing_query: bool,
+    typing_filter: bool,
 ) -> &'static [(&'static str, &'static str)] {
     if typing_query {
         return &[("Enter", "find"), ("Esc", "close")];
     }
-    if searching && matches!(focus, Focus::Raw | Focus::Parts) {
+    if typing_filter {
+        return &[("↑↓", "choose"), ("Enter", "done"), ("Esc", "clear")];
+    }
+    if searching && focus == Focus::Raw {
         return &[
             ("n/N", "next/previous"),
             ("/", "new search"),
+            ("Esc", "close"),
+        ];
+    }
+    if searching && focus == Focus::Parts {
+        return &[
+            ("n/N", "next/previous"),
+            ("?", "new search"),
             ("Esc", "close"),
         ];
     }
@@ -332,6 +416,7 @@ pub fn key_bar(
         ],
         Focus::Mcp => &[
             ("Enter", "copy tool"),
+            ("/", "filter"),
             ("a", "add"),
             ("d", "remove"),
             ("r", "reconnect"),
@@ -347,8 +432,8 @@ pub fn key_bar(
         Focus::System | Focus::Composer => &[
             ("^R", "send"),
             ("^Z", "undo"),
-            ("^K", "compare"),
-            ("^E", "request"),
+            ("Alt+K", "compare"),
+            ("Alt+E", "request"),
             ("F1", "help"),
         ],
         Focus::Result(_) => &[
@@ -368,6 +453,7 @@ pub fn key_bar(
             ("↑↓", "scroll"),
             ("End", "follow"),
             ("/", "search"),
+            ("t", "timeline"),
             ("F2", "wire"),
             ("F1", "help"),
         ],
@@ -375,10 +461,38 @@ pub fn key_bar(
             ("↑↓", "select"),
             ("Enter", "detail"),
             ("c", "copy"),
-            ("/", "search"),
+            ("/", "filter"),
+            ("?", "search"),
+            ("t", "timeline"),
             ("F1", "help"),
         ],
     }
+}
+
+/// The compare view's key bar.
+pub const COMPARE_BAR: &[(&str, &str)] = &[
+    ("←/→", "column"),
+    ("^R", "again"),
+    ("Alt+E", "request"),
+    ("Esc", "close"),
+    ("F1", "help"),
+];
+
+/// The global action of `key` where the focus is: none for a readline chord while an editor
+/// has the focus ([`READLINE`]).
+pub fn global_at(key: &KeyEvent, focus: Focus) -> Option<Action> {
+    let editing = matches!(
+        focus,
+        Focus::Tools | Focus::System | Focus::Composer | Focus::Result(_)
+    );
+    if editing
+        && READLINE
+            .iter()
+            .any(|&(c, _)| matches(key, KeyCode::Char(c), CTRL))
+    {
+        return None;
+    }
+    global(key)
 }
 
 /// The keys of the verify view (Alt+S), for the key bar: while the battery runs, and once it
@@ -452,13 +566,21 @@ mod tests {
             })
         };
         for f in focuses {
-            for (search, typing) in [(false, false), (true, false), (true, true)] {
-                let bar = key_bar(f, search, typing);
+            for (search, typing, filter) in [
+                (false, false, false),
+                (true, false, false),
+                (true, true, false),
+                (false, false, true),
+            ] {
+                let bar = key_bar(f, search, typing, filter);
                 assert!(!bar.is_empty(), "{f:?}");
                 for (key, what) in bar {
                     assert!(in_help(key), "{f:?}: {key} ({what}) is not in the help");
                 }
             }
+        }
+        for (key, what) in COMPARE_BAR {
+            assert!(in_help(key), "compare: {key} ({what}) is not in the help");
         }
         for running in [true, false] {
             for (key, what) in verify_bar(running) {
@@ -467,7 +589,7 @@ mod tests {
         }
         // The conversation's bar is the one the issue asked for.
         assert_eq!(
-            key_bar(Focus::Transcript, false, false)[..4],
+            key_bar(Focus::Transcript, false, false, false)[..4],
             [
                 ("Enter", "edit"),
                 ("d", "delete"),
@@ -495,5 +617,60 @@ mod tests {
         assert_eq!(global(&key(KeyCode::Char('r'), NONE)), None);
         assert_eq!(global(&key(KeyCode::Char('r'), KeyModifiers::ALT)), None);
         assert_eq!(global(&key(KeyCode::Enter, NONE)), None);
+    }
+
+    /// In an editor the readline chords edit; the actions Ctrl+K and Ctrl+E have elsewhere are
+    /// on Alt+K and Alt+E everywhere, and the help names every chord.
+    #[test]
+    fn readline_chords_are_the_editors_and_the_actions_move_to_alt() {
+        let editors = [
+            Focus::Tools,
+            Focus::System,
+            Focus::Composer,
+            Focus::Result(0),
+        ];
+        for f in editors {
+            for &(c, _) in READLINE {
+                assert_eq!(
+                    global_at(&key(KeyCode::Char(c), CTRL), f),
+                    None,
+                    "{f:?} {c}"
+                );
+            }
+            assert_eq!(
+                global_at(&key(KeyCode::Char('k'), ALT), f),
+                Some(Action::Compare)
+            );
+            assert_eq!(
+                global_at(&key(KeyCode::Char('e'), ALT), f),
+                Some(Action::Request)
+            );
+            // The other chords stay global in an editor.
+            assert_eq!(
+                global_at(&key(KeyCode::Char('r'), CTRL), f),
+                Some(Action::Run)
+            );
+        }
+        for f in [
+            Focus::Mcp,
+            Focus::ToolChoice,
+            Focus::Transcript,
+            Focus::Raw,
+            Focus::Parts,
+        ] {
+            assert_eq!(
+                global_at(&key(KeyCode::Char('k'), CTRL), f),
+                Some(Action::Compare)
+            );
+            assert_eq!(
+                global_at(&key(KeyCode::Char('e'), CTRL), f),
+                Some(Action::Request)
+            );
+        }
+        let help: String = PANE_KEYS.iter().map(|(_, k, _)| format!("{k} ")).collect();
+        for &(c, _) in READLINE {
+            let chord = format!("Ctrl+{}", c.to_ascii_uppercase());
+            assert!(help.contains(&chord), "{chord} is not in the help");
+        }
     }
 }

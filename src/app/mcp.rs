@@ -14,6 +14,8 @@ use serde_json::Value;
 use toolscope_core::mcp::{Catalog, McpRoute, McpServerSpec};
 use toolscope_core::tool::ToolSet;
 
+use super::fuzzy::ListFilter;
+
 /// Identifies a server for the lifetime of the playground (positions change as servers go).
 pub type ServerId = u64;
 /// Identifies one `tools/call` in flight.
@@ -126,8 +128,9 @@ pub struct McpState {
     built_for: Option<(u64, u64)>,
     /// Bumped whenever a server's state or tools change.
     generation: u64,
-    /// The selected row of the MCP list.
-    pub selected: usize,
+    /// The MCP list's `/` filter (fuzzy, by server or tool name and description; the names'
+    /// letters marked) and its selected row (of [`McpState::rows`]).
+    pub list: ListFilter,
     pub call_timeout_ms: u64,
     pub max_steps: usize,
     pub execution: Option<Execution>,
@@ -144,7 +147,7 @@ impl Default for McpState {
             catalog_ids: Vec::new(),
             built_for: None,
             generation: 0,
-            selected: 0,
+            list: ListFilter::on_slash(),
             call_timeout_ms: DEFAULT_CALL_TIMEOUT_MS,
             max_steps: DEFAULT_MAX_STEPS,
             execution: None,
@@ -235,8 +238,13 @@ impl McpState {
 
     fn changed(&mut self) {
         self.generation += 1;
-        let n = self.rows().len();
-        self.selected = self.selected.min(n.saturating_sub(1));
+        self.relist();
+    }
+
+    /// The filter's items again (the rows or the names they are offered under changed).
+    fn relist(&mut self) {
+        let items = self.rows().iter().map(|r| self.haystack(r)).collect();
+        self.list.set_items(items);
     }
 
     /// Rebuilds the offered tools when `user` (checked at `user_rev`) or a server changed.
@@ -284,6 +292,7 @@ impl McpState {
                 })
                 .collect();
         }
+        self.relist();
         problem
     }
 
@@ -316,17 +325,66 @@ impl McpState {
         out
     }
 
+    /// What the filter matches for a row: a server's name and how it is reached, a tool's
+    /// name (as offered and on the server) and description (the shown name's letters marked).
+    fn haystack(&self, row: &Row) -> (String, usize) {
+        match row {
+            Row::Server(i) => {
+                let s = &self.servers[*i];
+                (format!("{} {}", s.name, s.spec), s.name.chars().count())
+            }
+            Row::Tool {
+                server,
+                tool,
+                exposed,
+            } => {
+                // The name the list shows first: the one the model sees it by.
+                let entry = &self.servers[*server].tools[*tool];
+                let text = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or("");
+                let name = exposed.as_deref().unwrap_or(text("name"));
+                (
+                    format!("{name} {} {}", text("name"), text("description")),
+                    name.chars().count(),
+                )
+            }
+        }
+    }
+
+    /// The rows the filter leaves, best first (every row, in order, without one), each with
+    /// its name's matched letters.
+    pub fn shown(&self) -> Vec<(Row, &[usize])> {
+        let rows = self.rows();
+        self.list
+            .shown()
+            .filter_map(|(i, marks)| Some((rows.get(i)?.clone(), marks)))
+            .collect()
+    }
+
+    /// The selected row.
+    pub fn selected_row(&self) -> Option<Row> {
+        self.rows().get(self.list.chosen()?).cloned()
+    }
+
+    /// Selects row `i` of [`McpState::rows`] (the filter is dropped when it hides the row).
+    pub fn select_row(&mut self, i: usize) {
+        if !self.list.shown().any(|(k, _)| k == i) {
+            self.list.typing = false;
+            self.list.set_query(String::new());
+        }
+        self.list.select_item(i);
+    }
+
     /// The server of the selected row.
     pub fn selected_server(&self) -> Option<&Server> {
-        match self.rows().get(self.selected)? {
-            Row::Server(i) | Row::Tool { server: i, .. } => self.servers.get(*i),
+        match self.selected_row()? {
+            Row::Server(i) | Row::Tool { server: i, .. } => self.servers.get(i),
         }
     }
 
     /// The `tools/list` entry of the selected row, when it is a tool.
     pub fn selected_tool(&self) -> Option<&Value> {
-        match self.rows().get(self.selected)? {
-            Row::Tool { server, tool, .. } => self.servers.get(*server)?.tools.get(*tool),
+        match self.selected_row()? {
+            Row::Tool { server, tool, .. } => self.servers.get(server)?.tools.get(tool),
             Row::Server(_) => None,
         }
     }
@@ -480,7 +538,7 @@ mod tests {
                 },
             ]
         );
-        m.selected = 2;
+        m.select_row(2);
         assert_eq!(m.selected_tool().unwrap()["name"], "search");
         m.failed(a, "exited".into());
         m.sync(&user, 1);
@@ -492,7 +550,10 @@ mod tests {
         m.remove(a);
         m.sync(&user, 1);
         assert_eq!(m.route("lookup").unwrap().0, b);
-        assert_eq!(m.selected, 1, "the selection stays on a row that exists");
+        assert_eq!(
+            m.list.selected, 1,
+            "the selection stays on a row that exists"
+        );
     }
 
     #[test]

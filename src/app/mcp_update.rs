@@ -8,12 +8,14 @@
 //! limit. A call to a tool no server serves keeps its result field for the user to type into. A
 //! result the user typed is never replaced.
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
 use toolscope_core::mcp::{McpError, McpServerSpec, outcome};
 use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::session::{RecordedCall, RecordedOutcome};
 
+use super::fuzzy::FilterKey;
 use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailStep};
 use super::notice::notice;
 use super::runs::start_run;
@@ -122,18 +124,14 @@ pub(super) fn listed(
 
 /// The MCP list's keys (the Tools pane, below the JSON): choose a row, copy a tool into the
 /// editable tools, add or remove a server, connect a failed one again.
-pub(super) fn list_key(
-    app: &mut App,
-    code: ratatui::crossterm::event::KeyCode,
-    fx: &mut Vec<Effect>,
-) {
-    use ratatui::crossterm::event::KeyCode;
-    let n = app.mcp.rows().len();
-    match code {
-        KeyCode::Up => app.mcp.selected = app.mcp.selected.saturating_sub(1),
-        KeyCode::Down => app.mcp.selected = (app.mcp.selected + 1).min(n.saturating_sub(1)),
-        KeyCode::Home => app.mcp.selected = 0,
-        KeyCode::End => app.mcp.selected = n.saturating_sub(1),
+pub(super) fn list_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
+    // `/` filters the list (fuzzy, by server or tool name and description); while the filter
+    // is typed, letters are the filter's, Enter ends it.
+    if app.mcp.list.key(&key) == FilterKey::Taken {
+        return;
+    }
+    match key.code {
+        KeyCode::Enter if app.mcp.list.typing => app.mcp.list.typing = false,
         KeyCode::Enter | KeyCode::Char('c') => copy_tool(app, fx),
         KeyCode::Char('a') => open_add_server(app),
         KeyCode::Char('d') | KeyCode::Delete => remove_selected(app, fx),
@@ -214,10 +212,7 @@ fn reconnect_selected(app: &mut App, fx: &mut Vec<Effect>) {
 
 /// The selected server (how it runs, its state, its last stderr lines) or tool (its definition).
 fn show_selected(app: &mut App) {
-    let detail = match (
-        app.mcp.rows().get(app.mcp.selected),
-        app.mcp.selected_server(),
-    ) {
+    let detail = match (app.mcp.selected_row(), app.mcp.selected_server()) {
         (Some(Row::Tool { .. }), _) => app.mcp.selected_tool().map(|t| {
             super::Detail::text(
                 "MCP tool",

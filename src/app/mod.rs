@@ -41,6 +41,7 @@ pub mod session;
 mod session_update;
 pub mod text_log;
 pub mod theme;
+pub mod timeline;
 pub mod tools;
 pub mod transcript;
 mod update;
@@ -111,6 +112,8 @@ pub struct Setup {
     pub limits: Limits,
     /// A journal found at start, recovered, to offer restoring.
     pub restore: Option<Restore>,
+    /// The panes' shares of the screen, as last resized.
+    pub splits: layout::Splits,
 }
 
 /// An interrupted run found at start.
@@ -147,6 +150,7 @@ impl Default for Setup {
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             restore: None,
+            splits: layout::Splits::default(),
         }
     }
 }
@@ -205,6 +209,9 @@ pub enum Overlay {
     Confirm(Box<Confirm>),
     /// The whole of a long text (a part, an error, reasoning, a message), scrollable.
     Detail(Box<Detail>),
+    /// The last run's timeline (`t` in the Raw and Parts panes): time to first token, when each
+    /// call started and ended, the output rate over time.
+    Timeline,
     /// The exact request (Ctrl+E).
     Request(Box<RequestView>),
     /// Asks for an MCP server to add: a command line, or `URL[=TOKEN_ENV]`.
@@ -251,10 +258,16 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The last notice, kept after the status line cleared it (F10 shows it whole).
     pub last_notice: Option<Notice>,
-    /// The search of the Raw or the Parts pane (`/`).
+    /// The search of the Raw pane (`/`) or the Parts pane (`?`).
     pub search: Option<Search>,
+    /// The Parts pane's `/` filter (fuzzy, by part type or tool name; rows in time order).
+    pub parts_filter: fuzzy::ListFilter,
+    /// The run whose rows the Parts filter holds.
+    pub parts_filter_run: Option<RunId>,
     /// The focused pane fills the screen (Alt+Z), the others hidden until it is pressed again.
     pub zoom: bool,
+    /// The panes' shares of the screen (Alt+= / Alt+- / Alt+0), remembered with the settings.
+    pub splits: layout::Splits,
     pub themes: Themes,
     pub theme: String,
     /// The providers whose API key is set (the keys themselves stay with the driver).
@@ -317,7 +330,10 @@ impl App {
             notice: None,
             last_notice: None,
             search: None,
+            parts_filter: fuzzy::ListFilter::on_slash_in_order(),
+            parts_filter_run: None,
             zoom: false,
+            splits: setup.splits,
             themes,
             theme,
             keys_set: Vec::new(),

@@ -21,6 +21,37 @@ use super::session_update as sessions;
 use super::text_log::Scroll;
 use super::{App, Effect, Focus, Overlay, editor};
 
+/// A click while an overlay is open: on a row of a list window (the protocol, tool-choice and
+/// session pickers) it selects that row; Enter then takes it.
+pub(super) fn click(app: &mut App, at: ratatui::layout::Position) {
+    let area = ratatui::layout::Rect::new(0, 0, app.size.0, app.size.1);
+    match app.overlay.as_mut() {
+        Some(Overlay::Protocols(p)) => {
+            let f = &mut p.list;
+            let r = layout::inner(layout::list_window(area, f.len()));
+            if let Some(i) = layout::list_row_at(r, 1, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        Some(Overlay::Choices(p)) => {
+            let f = &mut p.list;
+            let r = layout::inner(layout::list_window(area, f.len()));
+            if let Some(i) = layout::list_row_at(r, 1, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        Some(Overlay::Sessions(p)) => {
+            let rows = p.entries.as_ref().map_or(1, |e| e.len().max(1));
+            let f = &mut p.list;
+            let r = layout::inner(layout::sessions_window(area, rows));
+            if let Some(i) = layout::list_row_at(r, 2, f.selected, f.shown_len(), at.y) {
+                f.selected = i;
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A key while an overlay is open.
 pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     let Some(overlay) = app.overlay.as_mut() else {
@@ -48,6 +79,14 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
             _ => {}
         },
+        Overlay::Timeline => {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('t')
+            ) {
+                app.overlay = None;
+            }
+        }
         Overlay::Picker(_) => picker_key(app, key, fx),
         Overlay::Protocols(p) => match p.key(key) {
             PickerOutcome::Open => {}
@@ -108,14 +147,14 @@ pub(super) fn key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
                 if super::mcp_update::add_typed(app, &line, fx) {
                     app.overlay = None;
                     app.focus = super::Focus::Mcp;
-                    app.mcp.selected = app.mcp.rows().len().saturating_sub(1);
                     // The new server's row.
                     if let Some(last) = app.mcp.servers.len().checked_sub(1) {
                         let rows = app.mcp.rows();
-                        app.mcp.selected = rows
+                        let at = rows
                             .iter()
                             .position(|r| *r == super::mcp::Row::Server(last))
                             .unwrap_or(0);
+                        app.mcp.select_row(at);
                     }
                 }
             }
@@ -250,7 +289,8 @@ pub(super) fn scroll(app: &mut App, delta: isize) {
 /// Ctrl+E: the exact request of the main run (or of compare column `column`), or, before
 /// anything was sent, the one Ctrl+R would send.
 pub(super) fn open_request(app: &mut App, column: Option<usize>) {
-    let column = column.or_else(|| app.compare.as_ref().map(|_| 0));
+    // In compare: the column shown (all of them side by side: the first).
+    let column = column.or_else(|| app.compare.as_ref().map(|c| c.zoomed));
     match runs::request_view(app, column) {
         Ok(v) => app.overlay = Some(Overlay::Request(Box::new(v))),
         Err(why) => notice(app, format!("no request to show: {why}"), true),

@@ -106,6 +106,33 @@ impl PartList {
         self.parts.is_empty()
     }
 
+    /// What the Parts pane's filter matches for each row: its type (the letters marked) and the
+    /// name of the tool it belongs to, if any (a delta of a call's input is of its tool).
+    pub fn filter_items(&self) -> Vec<(String, usize)> {
+        let mut tools: std::collections::HashMap<&PartId, &str> = Default::default();
+        self.rows
+            .iter()
+            .map(|row| {
+                let mut tool = "";
+                for part in &self.parts[row.first..row.first + row.count] {
+                    match part {
+                        Part::ToolInputStart { id, tool_name, .. } => {
+                            tools.insert(id, tool_name.as_str());
+                            tool = tool_name;
+                        }
+                        Part::ToolInputDelta { id, .. } | Part::ToolInputEnd { id, .. } => {
+                            tool = tools.get(id).copied().unwrap_or(tool);
+                        }
+                        Part::ToolCall(c) => tool = &c.tool_name,
+                        Part::ToolResult(r) => tool = &r.tool_name,
+                        _ => {}
+                    }
+                }
+                (format!("{} {tool}", row.label), row.label.chars().count())
+            })
+            .collect()
+    }
+
     /// The parts of row `i`.
     pub fn parts_of(&self, i: usize) -> &[Part] {
         match self.rows.get(i) {

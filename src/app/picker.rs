@@ -8,7 +8,7 @@ use ratatui_textarea::TextArea;
 use toolscope_core::provider::{ProviderKind, ReasoningEffort, Sampling};
 
 use super::theme::Theme;
-use super::{editor, providers, url};
+use super::{editor, fuzzy, providers, url};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PickerField {
@@ -234,8 +234,14 @@ impl Picker {
     }
 
     /// The listed models that match what is typed in the model field (all of them when the
-    /// field holds one of them exactly or nothing).
+    /// field holds one of them exactly or nothing), best match first.
     pub fn shown_models(&self) -> Vec<&str> {
+        self.model_rows().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// The listed models the model field's text leaves, fuzzy (its letters in order, the
+    /// closest first), each with its matched letters.
+    pub fn model_rows(&self) -> Vec<(&str, Vec<usize>)> {
         if self.models_stale() {
             return Vec::new();
         }
@@ -243,13 +249,12 @@ impl Picker {
             return Vec::new();
         };
         let typed = editor::text_of(&self.model).trim().to_lowercase();
-        if typed.is_empty() || names.iter().any(|n| n.to_lowercase() == typed) {
-            return names.iter().map(String::as_str).collect();
+        if names.iter().any(|n| n.to_lowercase() == typed) {
+            return names.iter().map(|n| (n.as_str(), Vec::new())).collect();
         }
-        names
-            .iter()
-            .filter(|n| n.to_lowercase().contains(&typed))
-            .map(String::as_str)
+        fuzzy::filter(&typed, names.iter().map(String::as_str))
+            .into_iter()
+            .map(|(i, m)| (names[i].as_str(), m.positions))
             .collect()
     }
 
@@ -447,6 +452,14 @@ mod tests {
         assert_eq!(p.shown_models().len(), 3);
         p.model.insert_str("qwen");
         assert_eq!(p.shown_models(), ["qwen3:8b", "qwen3:32b"]);
+        // Fuzzy, the closest first, the matched letters marked.
+        p.model = field("q32");
+        assert_eq!(
+            p.model_rows(),
+            [("qwen3:32b", vec![0, 6, 7])],
+            "the word start and the run"
+        );
+        p.model = field("qwen");
         p.step_model(1);
         p.step_model(1);
         assert_eq!(p.chosen().unwrap().model, "qwen3:32b");

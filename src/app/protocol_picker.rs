@@ -3,7 +3,9 @@
 //! families it serves, filtered as you type (by name, alias, family, or the name a server gives
 //! its parser), Enter to choose.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use super::fuzzy::{FilterKey, ListFilter};
 
 use toolscope_core::protocol::Protocol;
 
@@ -26,12 +28,13 @@ pub const NATIVE: &str = "the provider's own tool calling (no text protocol)";
 /// What auto means, on its line.
 pub const AUTO: &str = "native; calls in the text read by the detected protocol";
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ProtocolPicker {
-    /// What was typed; matched case-insensitively.
-    pub filter: String,
-    /// Index into [`ProtocolPicker::entries`].
-    pub selected: usize,
+    /// Native, auto, then every protocol of the registry.
+    all: Vec<ProtocolEntry>,
+    /// The filter, typed as you go: fuzzy, on the name, the families, the aliases and the
+    /// names servers give their parsers; the name's matched letters are marked.
+    pub list: ListFilter,
 }
 
 /// What a key did.
@@ -48,29 +51,6 @@ pub enum PickerOutcome {
 impl ProtocolPicker {
     /// The picker with the entry named `current` selected (`native`, `auto` or a protocol).
     pub fn new(current: &str) -> Self {
-        let mut p = ProtocolPicker::default();
-        p.selected = p
-            .entries()
-            .iter()
-            .position(|e| e.name == current)
-            .unwrap_or(0);
-        p
-    }
-
-    /// The entries the filter leaves: those whose name matches first, then those matched by a
-    /// family or an alias; native first, then in registry order.
-    pub fn entries(&self) -> Vec<ProtocolEntry> {
-        let filter = self.filter.to_lowercase();
-        let (mut by_name, by_other): (Vec<_>, Vec<_>) = self
-            .matching()
-            .into_iter()
-            .partition(|e| e.name.to_lowercase().contains(&filter));
-        by_name.extend(by_other);
-        by_name
-    }
-
-    fn matching(&self) -> Vec<ProtocolEntry> {
-        let filter = self.filter.to_lowercase();
         let native = ProtocolEntry {
             name: "native",
             families: NATIVE,
@@ -83,7 +63,7 @@ impl ProtocolPicker {
             protocol: None,
             detect: true,
         };
-        [native, auto]
+        let all: Vec<ProtocolEntry> = [native, auto]
             .into_iter()
             .chain(Protocol::all().into_iter().map(|p| ProtocolEntry {
                 name: p.name(),
@@ -91,64 +71,76 @@ impl ProtocolPicker {
                 protocol: Some(p),
                 detect: false,
             }))
-            .filter(|e| {
-                filter.is_empty()
-                    || e.name.to_lowercase().contains(&filter)
-                    || e.families.to_lowercase().contains(&filter)
-                    || e.protocol.as_ref().is_some_and(|p| {
-                        p.aliases()
-                            .iter()
-                            .any(|a| a.to_lowercase().contains(&filter))
-                            // The name a server gives its parser (`--tool-call-parser qwen25`).
-                            || p.server_parsers()
-                                .iter()
-                                .any(|(_, n)| n.to_lowercase().contains(&filter))
-                    })
-            })
-            .collect()
+            .collect();
+        let mut list = ListFilter::as_you_type();
+        list.set_items(all.iter().map(haystack).collect());
+        if let Some(i) = all.iter().position(|e| e.name == current) {
+            list.select_item(i);
+        }
+        ProtocolPicker { all, list }
     }
 
-    /// Handles a key: typing filters, arrows choose, Enter takes, Esc closes.
-    pub fn key(&mut self, key: KeyEvent) -> PickerOutcome {
-        let n = self.entries().len();
-        match key.code {
-            KeyCode::Esc => return PickerOutcome::Closed,
-            KeyCode::Enter => {
-                return match self.entries().into_iter().nth(self.selected) {
-                    Some(e) => PickerOutcome::Chosen {
-                        protocol: e.protocol,
-                        detect: e.detect,
-                    },
-                    None => PickerOutcome::Open,
-                };
-            }
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => self.selected = (self.selected + 1).min(n.saturating_sub(1)),
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => self.selected = (self.selected + 10).min(n.saturating_sub(1)),
-            KeyCode::Home => self.selected = 0,
-            KeyCode::End => self.selected = n.saturating_sub(1),
-            KeyCode::Backspace => {
-                self.filter.pop();
-                self.selected = 0;
-            }
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                self.filter.push(c);
-                self.selected = 0;
-            }
-            _ => {}
-        }
-        PickerOutcome::Open
+    /// The entries the filter leaves, best match first (native, auto, then registry order
+    /// without a filter).
+    pub fn entries(&self) -> Vec<ProtocolEntry> {
+        self.shown().map(|(e, _)| e.clone()).collect()
     }
+
+    /// The rows shown: each entry and its name's matched letters.
+    pub fn shown(&self) -> impl Iterator<Item = (&ProtocolEntry, &[usize])> {
+        self.list.shown().map(|(i, marks)| (&self.all[i], marks))
+    }
+
+    /// How many entries there are in all.
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+
+    /// Handles a key: typing filters, arrows choose, Enter takes, Esc clears the filter, then
+    /// closes.
+    pub fn key(&mut self, key: KeyEvent) -> PickerOutcome {
+        if self.list.key(&key) == FilterKey::Taken {
+            return PickerOutcome::Open;
+        }
+        match key.code {
+            KeyCode::Esc => PickerOutcome::Closed,
+            KeyCode::Enter => match self.list.chosen().map(|i| &self.all[i]) {
+                Some(e) => PickerOutcome::Chosen {
+                    protocol: e.protocol.clone(),
+                    detect: e.detect,
+                },
+                None => PickerOutcome::Open,
+            },
+            _ => PickerOutcome::Open,
+        }
+    }
+}
+
+/// What the filter matches for an entry: its name (the letters marked), what it serves, its
+/// aliases and the names servers give their parser (`--tool-call-parser qwen25`).
+fn haystack(e: &ProtocolEntry) -> (String, usize) {
+    let mut text = format!("{} {}", e.name, e.families);
+    if let Some(p) = &e.protocol {
+        for a in p.aliases() {
+            text.push(' ');
+            text.push_str(a);
+        }
+        for (_, n) in p.server_parsers() {
+            text.push(' ');
+            text.push_str(n);
+        }
+    }
+    (text, e.name.chars().count())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::crossterm::event::KeyModifiers;
 
     fn press(p: &mut ProtocolPicker, code: KeyCode) -> PickerOutcome {
         p.key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -164,11 +156,11 @@ mod tests {
         let mut want = vec!["native", "auto"];
         want.extend(Protocol::names());
         assert_eq!(names(&p), want);
-        assert_eq!(p.selected, 0);
+        assert_eq!(p.list.selected, 0);
         let p = ProtocolPicker::new("kimi-k2");
-        assert_eq!(names(&p)[p.selected], "kimi-k2");
+        assert_eq!(names(&p)[p.list.selected], "kimi-k2");
         let mut p = ProtocolPicker::new("auto");
-        assert_eq!(p.selected, 1);
+        assert_eq!(p.list.selected, 1);
         assert!(matches!(
             press(&mut p, KeyCode::Enter),
             PickerOutcome::Chosen {
@@ -208,7 +200,18 @@ mod tests {
         for c in "deepseek".chars() {
             press(&mut p, KeyCode::Char(c));
         }
-        assert_eq!(names(&p), ["deepseek-v3", "deepseek-v3.1", "deepseek-dsml"]);
+        // Fuzzy: the names with the word in a row first, in registry order; letters spread
+        // through another protocol's families rank after them.
+        assert_eq!(
+            names(&p)[..3],
+            ["deepseek-v3", "deepseek-v3.1", "deepseek-dsml"]
+        );
+        let (_, marks) = p.shown().next().unwrap();
+        assert_eq!(
+            marks,
+            [0, 1, 2, 3, 4, 5, 6, 7],
+            "the name's matched letters"
+        );
         press(&mut p, KeyCode::Down);
         let PickerOutcome::Chosen {
             protocol: Some(chosen),
@@ -223,12 +226,21 @@ mod tests {
         for c in "QWEN".chars() {
             press(&mut p, KeyCode::Char(c));
         }
-        assert_eq!(names(&p), ["qwen3-coder", "hermes"], "name matches first");
+        assert_eq!(
+            names(&p)[..2],
+            ["qwen3-coder", "hermes"],
+            "name matches first"
+        );
+        let hermes = p.shown().nth(1).unwrap().1;
+        assert!(
+            hermes.is_empty(),
+            "a family's match marks no letter of the name"
+        );
         let mut p = ProtocolPicker::new("native");
         for c in "gpt-oss".chars() {
             press(&mut p, KeyCode::Char(c));
         }
-        assert_eq!(names(&p), ["harmony"]);
+        assert_eq!(names(&p)[0], "harmony");
         // Backspace widens again; no match leaves nothing to choose.
         for _ in 0..7 {
             press(&mut p, KeyCode::Backspace);
@@ -239,6 +251,9 @@ mod tests {
         }
         assert!(names(&p).is_empty());
         assert!(matches!(press(&mut p, KeyCode::Enter), PickerOutcome::Open));
+        // Esc clears the filter, a second Esc closes.
+        assert!(matches!(press(&mut p, KeyCode::Esc), PickerOutcome::Open));
+        assert_eq!(names(&p).len(), Protocol::names().len() + 2);
         assert!(matches!(press(&mut p, KeyCode::Esc), PickerOutcome::Closed));
         // Native is chosen like any other.
         let mut p = ProtocolPicker::new("hermes");

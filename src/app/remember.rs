@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use toolscope_core::provider::{ProviderKind, Sampling};
 
+use super::layout::Splits;
 use super::{App, Setup, editor};
 
 /// Where remembered state is written; `None` keeps it nowhere (tests).
@@ -41,6 +42,9 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     pub sampling: Sampling,
+    /// The panes' shares of the screen, when resized (Alt+= / Alt+-).
+    #[serde(default, skip_serializing_if = "Splits::is_default")]
+    pub layout: Splits,
 }
 
 impl Settings {
@@ -56,6 +60,7 @@ impl Settings {
                 .as_deref()
                 .map(toolscope_core::provider::redact_url),
             sampling: app.sampling.clone(),
+            layout: app.splits,
         }
     }
 
@@ -324,6 +329,7 @@ impl Remembered {
             setup.base_url = s.base_url;
         }
         setup.sampling = s.sampling;
+        setup.splits = s.layout;
         if let Some(l) = self.last {
             if !l.tools.trim().is_empty() {
                 setup.tools = l.tools;

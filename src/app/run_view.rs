@@ -21,6 +21,7 @@ use toolscope_core::session::{Recorder, Session, raw_dropped_warning};
 
 use super::parts::PartList;
 use super::text_log::{Scroll, TextLog};
+use super::timeline::Timeline;
 
 /// Identifies a run; events of a run that is no longer shown are dropped.
 pub type RunId = u64;
@@ -145,6 +146,8 @@ pub struct RunRecord {
     pub detected: Option<Detection>,
     /// Where the results of executed MCP calls begin among the parts, once there are some.
     pub results_from: Option<usize>,
+    /// When the output pieces came and each call started and ended.
+    pub timeline: Timeline,
 }
 
 /// The Raw pane's output text: every output piece in arrival order (answer text, native call
@@ -319,6 +322,25 @@ impl Default for RunView {
     }
 }
 
+impl RunRecord {
+    /// How long the run's timeline spans, in ms: to its end, else its last output, else its
+    /// last call (at least 1).
+    pub fn timeline_end_ms(&self) -> u64 {
+        let calls = self
+            .timeline
+            .calls
+            .iter()
+            .map(|c| c.end_ms.unwrap_or(c.start_ms))
+            .max();
+        [self.ended_ms, self.last_output_ms, calls]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+}
+
 impl RunView {
     pub fn idle() -> RunView {
         RunView {
@@ -337,6 +359,7 @@ impl RunView {
                 warnings: 0,
                 detected: None,
                 results_from: None,
+                timeline: Timeline::default(),
             },
             shown: RawText {
                 output: TextLog::new(),
@@ -395,6 +418,7 @@ impl RunView {
                 self.record.first_output_ms.get_or_insert(at_ms);
                 self.record.last_output_ms = Some(at_ms);
                 self.record.output_pieces += 1;
+                self.record.timeline.piece(at_ms);
                 let piece = match out.tool_call_id {
                     Some(id) => Piece::Call(id),
                     None => Piece::Answer,
@@ -434,6 +458,7 @@ impl RunView {
                     Part::ReasoningDelta { id, delta } if self.native() => {
                         self.record.first_output_ms.get_or_insert(at_ms);
                         self.record.last_output_ms = Some(at_ms);
+                        self.record.timeline.piece(at_ms);
                         self.shown.push_output(delta, Piece::Reasoning(id.clone()));
                     }
                     Part::Error(e) => {
@@ -454,6 +479,7 @@ impl RunView {
                 if matches!(part, Part::Warning(_)) {
                     self.record.warnings += 1;
                 }
+                self.record.timeline.part(&part, at_ms);
                 self.record.parts.push(part);
             }
         }

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use toolscope_core::session::{Replay, ReplayOptions, Segment, Session, SessionSummary};
 
+use super::fuzzy::ListFilter;
 use super::run_view::RunId;
 
 /// The folders sessions are saved to and opened from.
@@ -182,16 +183,11 @@ pub struct SessionEntry {
 pub struct SessionPicker {
     /// `None` while the folders are being read.
     pub entries: Option<Vec<SessionEntry>>,
-    /// The row selected among those [`SessionPicker::shown`].
-    pub selected: usize,
     /// The folders listed, for the header and an empty list's message.
     pub dirs: Vec<PathBuf>,
-    /// The `/` filter: what was typed (empty: every session), and whether it is being typed.
-    pub filter: String,
-    pub typing: bool,
-    /// The entries the filter leaves, best match first: each entry's index and the positions of
-    /// its file name's matched letters.
-    shown: Vec<(usize, Vec<usize>)>,
+    /// The `/` filter (fuzzy, by file name, provider, model, mode, protocol; the file name's
+    /// letters marked) and the selected row.
+    pub list: ListFilter,
 }
 
 impl SessionPicker {
@@ -199,67 +195,37 @@ impl SessionPicker {
     pub fn new(dirs: Vec<PathBuf>) -> SessionPicker {
         SessionPicker {
             entries: None,
-            selected: 0,
             dirs,
-            filter: String::new(),
-            typing: false,
-            shown: Vec::new(),
+            list: ListFilter::on_slash(),
         }
     }
 
     /// The listing arrived.
     pub fn set_entries(&mut self, entries: Vec<SessionEntry>) {
+        self.list.set_items(
+            entries
+                .iter()
+                .map(|e| (e.haystack(), e.file_name().chars().count()))
+                .collect(),
+        );
         self.entries = Some(entries);
-        self.refilter();
-    }
-
-    /// The filter changed: the rows are matched again, the best first and selected.
-    pub fn set_filter(&mut self, filter: String) {
-        self.filter = filter;
-        self.refilter();
-        self.selected = 0;
-    }
-
-    fn refilter(&mut self) {
-        let Some(entries) = &self.entries else {
-            return;
-        };
-        let texts: Vec<String> = entries.iter().map(SessionEntry::haystack).collect();
-        self.shown = super::fuzzy::filter(&self.filter, texts.iter().map(String::as_str))
-            .into_iter()
-            .map(|(i, m)| {
-                let name_len = entries[i].file_name().chars().count();
-                let marks = m.positions.into_iter().filter(|&p| p < name_len).collect();
-                (i, marks)
-            })
-            .collect();
-        self.selected = self.selected.min(self.shown.len().saturating_sub(1));
     }
 
     /// The rows shown: each entry with the positions of its file name's matched letters.
     pub fn shown(&self) -> impl Iterator<Item = (&SessionEntry, &[usize])> {
         let entries = self.entries.as_deref().unwrap_or_default();
-        self.shown
-            .iter()
-            .filter_map(|(i, marks)| Some((entries.get(*i)?, marks.as_slice())))
+        self.list
+            .shown()
+            .filter_map(|(i, marks)| Some((entries.get(i)?, marks)))
     }
 
     /// How many rows are shown.
     pub fn shown_len(&self) -> usize {
-        self.shown.len()
-    }
-
-    pub fn step(&mut self, delta: isize) {
-        let n = self.shown.len();
-        if n == 0 {
-            return;
-        }
-        self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.list.shown_len()
     }
 
     pub fn chosen(&self) -> Option<&SessionEntry> {
-        let (i, _) = self.shown.get(self.selected)?;
-        self.entries.as_ref()?.get(*i)
+        self.entries.as_ref()?.get(self.list.chosen()?)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use toolscope_core::provider::RunEvent;
 use toolscope_core::session::{self, ReplayOptions, Session};
@@ -15,6 +15,7 @@ use toolscope_core::tool::ToolChoice;
 
 use super::compare::{Compare, CompareKind};
 use super::confirm::{Confirm, Pending};
+use super::fuzzy::FilterKey;
 use super::notice::notice;
 use super::prompt::Prompt;
 use super::run_view::{RunId, RunView};
@@ -210,42 +211,11 @@ pub(super) fn picker_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     };
     // `/` filters the list as you type (fuzzy, by file name, provider, model, mode, protocol);
     // Esc drops the filter, a second Esc closes; Enter opens the selected row either way.
-    if p.typing {
-        match key.code {
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                let mut f = p.filter.clone();
-                f.push(c);
-                p.set_filter(f);
-                return;
-            }
-            KeyCode::Backspace => {
-                let mut f = p.filter.clone();
-                f.pop();
-                p.set_filter(f);
-                return;
-            }
-            KeyCode::Esc => {
-                p.typing = false;
-                p.set_filter(String::new());
-                return;
-            }
-            _ => {}
-        }
+    if p.list.key(&key) == FilterKey::Taken {
+        return;
     }
     match key.code {
-        KeyCode::Char('/') => p.typing = true,
-        KeyCode::Esc if !p.filter.is_empty() => p.set_filter(String::new()),
         KeyCode::Esc => app.overlay = None,
-        KeyCode::Up => p.step(-1),
-        KeyCode::Down => p.step(1),
-        KeyCode::PageUp => p.step(-10),
-        KeyCode::PageDown => p.step(10),
-        KeyCode::Home => p.selected = 0,
-        KeyCode::End => p.step(isize::MAX / 2),
         KeyCode::Enter => match p.chosen().cloned() {
             None => {}
             Some(SessionEntry {
@@ -764,6 +734,7 @@ pub(super) fn resend(app: &mut App, fx: &mut Vec<Effect>) {
         columns: vec![RunView::idle(), live],
         choices: vec![choice.clone(), choice],
         kind: CompareKind::Resend,
+        zoomed: 0,
     });
     let pace = app.pace;
     play(app, recorded_id, ReplayOptions::default(), pace, false, fx);

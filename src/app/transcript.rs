@@ -243,6 +243,86 @@ pub fn window(
     end.saturating_sub(height)..end
 }
 
+/// The rows the Prompt pane shows after the conversation's, as texts (and whether each is an
+/// error): the answer of the run in flight as it streams (only its end, what a field
+/// `field_w` wide and `height` tall can show), or why the last turn has none.
+pub fn after(app: &super::App, field_w: usize, height: u16) -> Vec<(String, bool)> {
+    use super::RunState;
+    let history = app.prompt.history();
+    // Rows after the conversation's: the answer of the run in flight, as it streams; or why the
+    // last turn has none. Short, made on each frame.
+    let mut after: Vec<(String, bool)> = Vec::new();
+    let main_turn = app.compare.is_none()
+        && app
+            .run
+            .record
+            .request
+            .as_ref()
+            .is_some_and(|r| r.messages.len() == history.len());
+    if main_turn {
+        match &app.run.record.state {
+            RunState::Streaming => {
+                // Only the end of the answer can show: no more than the field holds (the whole
+                // text of a long answer, wrapped every frame, cost a frame as much as the run).
+                let room = field_w * height as usize * 4;
+                let (so_far, cut) = app.run.record.parts.text_tail(room);
+                let calls = app.run.record.parts.call_count();
+                let mut shown = if so_far.trim().is_empty() {
+                    "streaming…".to_string()
+                } else if cut {
+                    format!("…{so_far}…")
+                } else {
+                    format!("{so_far}…")
+                };
+                if calls > 0 {
+                    shown.push_str(&format!(
+                        " ({calls} call{})",
+                        if calls == 1 { "" } else { "s" }
+                    ));
+                }
+                after.push((shown, false));
+            }
+            RunState::Failed { category, .. } => after.push((
+                format!("✗ no answer ({category}); Ctrl+R sends the turn again"),
+                true,
+            )),
+            RunState::Cancelled => after.push((
+                "no answer (cancelled); Ctrl+R sends the turn again".to_string(),
+                false,
+            )),
+            _ => {}
+        }
+    }
+    after
+}
+
+/// The message of the conversation drawn at row `y` of the Prompt pane's conversation `area`
+/// (rows bottom-aligned, scrolled as the drawing scrolls them), if a message is there.
+pub fn message_at(app: &super::App, area: ratatui::layout::Rect, y: u16) -> Option<usize> {
+    let field_w = super::layout::PromptAreas::field(area).width.max(1) as usize;
+    let history = app.prompt.history();
+    let conversation = app.prompt.transcript(field_w);
+    let extra: usize = after(app, field_w, area.height)
+        .iter()
+        .map(|(text, _)| rows_of(text, field_w).count())
+        .sum();
+    let total = conversation.len() + extra;
+    let h = area.height as usize;
+    let selected = (app.focus == super::Focus::Transcript).then_some(app.prompt.selected);
+    let shown = window(
+        total,
+        h,
+        app.prompt.transcript_scroll,
+        selected.and_then(|i| conversation.rows_of_message(i)),
+    );
+    let pad = h - shown.len();
+    let k = (y.checked_sub(area.y)? as usize).checked_sub(pad)?;
+    let i = shown.start + k;
+    (i < conversation.len())
+        .then(|| conversation.row(i, history).message)
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -251,6 +251,8 @@ pub fn update(app: &mut App, message: Message) -> Vec<Effect> {
     }
     // The tools a request offers follow the Tools pane's check and the servers.
     app.sync_offered();
+    // A Parts filter covers the rows that arrived since.
+    refresh_parts_filter(app);
     fx
 }
 
@@ -305,11 +307,31 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         return;
     }
-    if let Some(action) = keymap::global(&key) {
+    // A list's `/` filter being typed takes the letters, Backspace, Esc and Enter before the
+    // global keys do (Ctrl and function keys still reach them).
+    if app.compare.is_none() && pane_filter(app).is_some_and(|f| f.typing) && filter_key(app, &key)
+    {
+        return;
+    }
+    if let Some(action) = keymap::global_at(&key, app.focus) {
         act(app, action, fx);
         return;
     }
-    if app.compare.is_some() {
+    if let Some(c) = &mut app.compare {
+        // ←/→ (or the column's number) choose the column shown when they do not fit side by
+        // side.
+        let n = c.columns.len().max(1);
+        match key.code {
+            KeyCode::Left => c.zoomed = (c.zoomed + n - 1) % n,
+            KeyCode::Right => c.zoomed = (c.zoomed + 1) % n,
+            KeyCode::Char(d @ '1'..='9') => {
+                let i = d as usize - '1' as usize;
+                if i < n {
+                    c.zoomed = i;
+                }
+            }
+            _ => {}
+        }
         return;
     }
     match app.focus {
@@ -336,7 +358,7 @@ fn on_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         Focus::Transcript => transcript_key(app, key, fx),
-        Focus::Mcp => mcp_update::list_key(app, key.code, fx),
+        Focus::Mcp => mcp_update::list_key(app, key, fx),
         Focus::ToolChoice => match key.code {
             KeyCode::Left | KeyCode::Up => set_choice(app, -1),
             KeyCode::Right | KeyCode::Down => set_choice(app, 1),
@@ -379,8 +401,11 @@ fn act(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 app.compare = None;
             } else if app.search.is_some() {
                 app.search = None;
+            } else if pane_filter(app).is_some_and(|f| f.active()) {
+                filter_key(app, &KeyEvent::from(KeyCode::Esc));
             }
         }
+        Action::Grow | Action::Shrink | Action::ResetSplits => resize(app, action, fx),
         Action::FocusNext => move_focus(app, 1),
         Action::FocusPrev => move_focus(app, -1),
         Action::CycleToolChoice => set_choice(app, 1),
@@ -567,13 +592,52 @@ fn focus_order(app: &App) -> Vec<Focus> {
     if !app.mcp.servers.is_empty() {
         order.push(Focus::Mcp);
     }
-    order.extend([Focus::ToolChoice, Focus::System]);
+    // Into the Prompt pane Tab lands in the message field; Tab goes on through the result
+    // fields, the conversation and the system prompt.
+    order.extend([Focus::ToolChoice, Focus::Composer]);
+    order.extend((0..app.prompt.results.len()).map(Focus::Result));
     if !app.prompt.history().is_empty() {
         order.push(Focus::Transcript);
     }
-    order.extend((0..app.prompt.results.len()).map(Focus::Result));
-    order.extend([Focus::Composer, Focus::Raw, Focus::Parts]);
+    order.extend([Focus::System, Focus::Raw, Focus::Parts]);
     order
+}
+
+/// Alt+= / Alt+-: the focused pane's share of the screen, one step more or less; Alt+0: the
+/// automatic shares. Remembered with the settings.
+fn resize(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
+    if app.compare.is_some() || app.zoom {
+        notice(
+            app,
+            "resizing is for the panes of the main view (Alt+Z unzooms)",
+            true,
+        );
+        return;
+    }
+    let before = app.splits;
+    let now = layout::top_share_now(app);
+    match action {
+        Action::Grow => app
+            .splits
+            .resize(app.focus, layout::Splits::STEP as i16, now),
+        Action::Shrink => app
+            .splits
+            .resize(app.focus, -(layout::Splits::STEP as i16), now),
+        _ => app.splits = layout::Splits::default(),
+    }
+    if app.splits == before {
+        notice(app, "the panes are as large or as small as they go", true);
+        return;
+    }
+    super::runs::remember(app, false, fx);
+}
+
+/// Whether `f` is a field of the Prompt pane.
+fn in_prompt(f: Focus) -> bool {
+    matches!(
+        f,
+        Focus::System | Focus::Transcript | Focus::Result(_) | Focus::Composer
+    )
 }
 
 fn move_focus(app: &mut App, step: isize) {
@@ -582,7 +646,12 @@ fn move_focus(app: &mut App, step: isize) {
     }
     let order = focus_order(app);
     let at = order.iter().position(|f| *f == app.focus).unwrap_or(0) as isize;
+    let from = app.focus;
     app.focus = order[(at + step).rem_euclid(order.len() as isize) as usize];
+    // Coming into the Prompt pane from either side: the message field.
+    if in_prompt(app.focus) && !in_prompt(from) {
+        app.focus = Focus::Composer;
+    }
     if app.focus == Focus::Transcript {
         app.prompt.selected = app.prompt.history().len().saturating_sub(1);
     }
@@ -693,6 +762,7 @@ fn raw_key(app: &mut App, key: KeyEvent) {
             app.search = Some(Search::new(SearchPane::Raw));
             return;
         }
+        KeyCode::Char('t') => return open_timeline(app),
         KeyCode::Char('n') => return next_match(app, true),
         KeyCode::Char('N') => return next_match(app, false),
         _ => return,
@@ -809,9 +879,81 @@ fn next_match(app: &mut App, forward: bool) {
     }
 }
 
+/// `t`: the last run's timeline, once something was sent.
+fn open_timeline(app: &mut App) {
+    if app.run.record.request.is_none() {
+        notice(
+            app,
+            "no run yet: Ctrl+R sends one, then t shows its timeline",
+            true,
+        );
+        return;
+    }
+    app.overlay = Some(Overlay::Timeline);
+}
+
+/// The `/` filter of the focused pane's list, if it has one (the MCP list, the Parts pane).
+fn pane_filter(app: &mut App) -> Option<&mut super::fuzzy::ListFilter> {
+    match app.focus {
+        Focus::Mcp => Some(&mut app.mcp.list),
+        Focus::Parts => Some(&mut app.parts_filter),
+        _ => None,
+    }
+}
+
+/// A key for the focused pane's filter; whether it took it. Enter ends the typing (the rows
+/// stay filtered). In the Parts pane the selected row follows the filter's.
+fn filter_key(app: &mut App, key: &KeyEvent) -> bool {
+    if app.focus == Focus::Parts {
+        refresh_parts_filter(app);
+    }
+    let Some(f) = pane_filter(app) else {
+        return false;
+    };
+    let taken = if key.code == KeyCode::Enter && f.typing {
+        f.typing = false;
+        true
+    } else {
+        f.key(key) == super::fuzzy::FilterKey::Taken
+    };
+    if taken && app.focus == Focus::Parts {
+        let height = layout::parts_height(app);
+        match app.parts_filter.chosen() {
+            Some(i) if app.parts_filter.active() => app.run.select(i, height),
+            _ => {}
+        }
+    }
+    taken
+}
+
+/// The Parts filter's rows again when the parts changed (a new run, a row more).
+pub(super) fn refresh_parts_filter(app: &mut App) {
+    let run = app.run.record.id;
+    if app.parts_filter.active()
+        && (app.parts_filter.len() != app.run.record.parts.rows.len()
+            || app.parts_filter_run != run)
+    {
+        let items = app.run.record.parts.filter_items();
+        app.parts_filter.set_items(items);
+        app.parts_filter_run = run;
+    }
+}
+
 fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
     let height = layout::parts_height(app);
     let page = height.saturating_sub(1).max(1) as isize;
+    // `/` filters the rows by type or tool name; while filtered, the arrows move through the
+    // rows it leaves.
+    if key.code == KeyCode::Char('/') || app.parts_filter.active() {
+        if key.code == KeyCode::Char('/') {
+            let items = app.run.record.parts.filter_items();
+            app.parts_filter.set_items(items);
+            app.parts_filter_run = app.run.record.id;
+        }
+        if filter_key(app, &key) {
+            return;
+        }
+    }
     match key.code {
         KeyCode::Up => app.run.select_by(-1, height),
         KeyCode::Down => app.run.select_by(1, height),
@@ -819,7 +961,8 @@ fn parts_key(app: &mut App, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::PageDown => app.run.select_by(page, height),
         KeyCode::Home => app.run.select(0, height),
         KeyCode::End => app.run.cursor.selected = None,
-        KeyCode::Char('/') => app.search = Some(Search::new(SearchPane::Parts)),
+        KeyCode::Char('?') => app.search = Some(Search::new(SearchPane::Parts)),
+        KeyCode::Char('t') => open_timeline(app),
         KeyCode::Char('n') => next_match(app, true),
         KeyCode::Char('N') => next_match(app, false),
         KeyCode::Enter => {
@@ -874,8 +1017,11 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
             return;
         }
         Some(Overlay::Protocols(p)) => {
-            p.filter.push_str(text.trim());
-            p.selected = 0;
+            p.list.paste(&text);
+            return;
+        }
+        Some(Overlay::Sessions(p)) => {
+            p.list.paste(&text);
             return;
         }
         Some(Overlay::Choices(p)) => {
@@ -891,6 +1037,17 @@ fn on_paste(app: &mut App, text: &str, fx: &mut Vec<Effect>) {
     }
     if let Some(s) = app.search.as_mut().filter(|s| s.editing) {
         s.query.push_str(text.trim());
+        return;
+    }
+    if let Some(f) = pane_filter(app)
+        && f.paste(&text) == super::fuzzy::FilterKey::Taken
+    {
+        if app.focus == Focus::Parts
+            && let Some(i) = app.parts_filter.chosen()
+        {
+            let height = layout::parts_height(app);
+            app.run.select(i, height);
+        }
         return;
     }
     match app.focus {
@@ -920,6 +1077,8 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
     if app.overlay.is_some() {
         if delta != 0 {
             overlays::scroll(app, delta);
+        } else if let MouseEventKind::Down(MouseButton::Left) = mouse.kind {
+            overlays::click(app, Position::new(mouse.column, mouse.row));
         }
         return;
     }
@@ -987,29 +1146,126 @@ fn on_mouse(app: &mut App, mouse: MouseEvent) {
     }
 }
 
+/// A click: focuses the pane (and field) under it; in an editor it puts the cursor there, on a
+/// list's row (the MCP list, the Parts pane) it selects that row.
 fn click(app: &mut App, m: &layout::MainAreas, at: Position) {
-    app.focus = if m.tools.contains(at) {
-        Focus::Tools
-    } else if m.choice.contains(at) {
+    if m.tools.contains(at) {
+        let inner = layout::inner(m.tools);
+        let (text, list) = layout::tools_split(inner, app);
+        if let Some(list) = list.filter(|l| l.contains(at)) {
+            app.focus = Focus::Mcp;
+            // The first row is the rule; the rows scroll as the drawing does.
+            if at.y > list.y {
+                let height = (list.height - 1) as usize;
+                let f = &mut app.mcp.list;
+                let top = f.selected.saturating_sub(height.saturating_sub(1));
+                let k = top + (at.y - list.y - 1) as usize;
+                if k < f.shown_len() {
+                    f.selected = k;
+                }
+            }
+        } else {
+            app.focus = Focus::Tools;
+            if text.contains(at) {
+                click_tools_text(app, text, at);
+            }
+        }
+        return;
+    }
+    app.focus = if m.choice.contains(at) {
         Focus::ToolChoice
     } else if m.prompt.contains(at) {
         let areas = layout::prompt_areas(layout::inner(m.prompt), app);
         if areas.system.contains(at) {
+            click_text(
+                &mut app.prompt.system,
+                layout::PromptAreas::field(areas.system),
+                at,
+            );
             Focus::System
         } else if let Some(i) = areas.results.iter().position(|r| r.contains(at)) {
+            let area = layout::result_editor(areas.results[i]);
+            if let Some(r) = app.prompt.results.get_mut(i) {
+                click_text(r, area, at);
+            }
             Focus::Result(i)
         } else if areas.transcript.contains(at) && !app.prompt.history().is_empty() {
+            // The message clicked is the one chosen (as the conversation is drawn now).
+            let clicked = super::transcript::message_at(app, areas.transcript, at.y);
+            if let Some(i) = clicked {
+                app.prompt.selected = i;
+            } else if app.focus != Focus::Transcript {
+                app.prompt.selected = app.prompt.history().len().saturating_sub(1);
+            }
             Focus::Transcript
         } else {
+            if areas.composer.contains(at) {
+                click_text(
+                    &mut app.prompt.composer,
+                    layout::PromptAreas::field(areas.composer),
+                    at,
+                );
+            }
             Focus::Composer
         }
     } else if m.raw.contains(at) {
         Focus::Raw
     } else if m.parts.contains(at) {
+        click_parts(app, layout::inner(m.parts), at);
         Focus::Parts
     } else {
         app.focus
     };
+}
+
+/// Puts a text area's cursor where `at` is in `area` (where it is drawn): its wrapped rows and
+/// scroll taken into account; a click past a line's end lands at its end.
+fn click_text(t: &mut ratatui_textarea::TextArea<'static>, area: Rect, at: Position) {
+    if !area.contains(at) {
+        return;
+    }
+    let (top, left) = t.scroll_offset();
+    let row = (at.y - area.y + top) as usize;
+    let col = (at.x - area.x + left) as usize;
+    let ratatui_textarea::DataCursor(r, c) = t.screen_to_data(row, col);
+    t.move_cursor(ratatui_textarea::CursorMove::Jump(r as u16, c as u16));
+}
+
+/// A click in the Tools JSON: the cursor to the character under it (past the line numbers).
+fn click_tools_text(app: &mut App, text: Rect, at: Position) {
+    let e = &mut app.tools.editor;
+    let gutter = layout::tools_gutter(e.lines().len());
+    let width = (text.width as usize).saturating_sub(gutter);
+    let (top, left) = e.viewport(text.height as usize, width);
+    let row = top + (at.y - text.y) as usize;
+    let x = (at.x - text.x) as usize;
+    let cell = left + x.saturating_sub(gutter);
+    e.click(row, cell);
+}
+
+/// A click on a row of the Parts pane selects it (among the rows the filter leaves, when one
+/// is typed).
+fn click_parts(app: &mut App, inner: Rect, at: Position) {
+    if !inner.contains(at) {
+        return;
+    }
+    let k = (at.y - inner.y) as usize;
+    let height = inner.height as usize;
+    if app.parts_filter.active() {
+        let f = &mut app.parts_filter;
+        let top = f.selected.saturating_sub(height.saturating_sub(1));
+        if top + k < f.shown_len() {
+            f.selected = top + k;
+            if let Some(i) = f.chosen() {
+                app.run.select(i, height);
+            }
+        }
+        return;
+    }
+    let top = app.run.parts_top(height);
+    if top + k < app.run.record.parts.rows.len() {
+        app.run.select(top + k, height);
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,10 @@ fn ctrl(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+fn alt(c: char) -> Message {
+    Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
+}
+
 fn started(fx: &[Effect]) -> Vec<(RunId, Request)> {
     fx.iter()
         .filter_map(|e| match e {
@@ -221,7 +225,7 @@ fn a_turn_with_a_call_continues_with_the_typed_result() {
 #[test]
 fn compare_starts_four_runs_and_esc_closes_it() {
     let mut app = app();
-    let fx = update(&mut app, ctrl('k'));
+    let fx = update(&mut app, alt('k'));
     let runs = started(&fx);
     let choices: Vec<String> = runs
         .iter()
@@ -244,18 +248,25 @@ fn tab_walks_the_panes_and_a_click_focuses_one() {
         update(&mut app, key(KeyCode::Tab));
         seen.push(app.focus);
     }
+    // Tab into the Prompt pane lands in the message field, then goes on to the system prompt.
     assert_eq!(
         seen,
         [
             Focus::Tools,
             Focus::ToolChoice,
-            Focus::System,
             Focus::Composer,
+            Focus::System,
             Focus::Raw,
             Focus::Parts,
             Focus::Tools
         ]
     );
+    // Back into it from below with Shift+Tab: the message field too.
+    app.focus = Focus::Raw;
+    update(&mut app, key(KeyCode::BackTab));
+    assert_eq!(app.focus, Focus::Composer);
+    update(&mut app, key(KeyCode::BackTab));
+    assert_eq!(app.focus, Focus::ToolChoice);
     // The Raw pane sits at the bottom left.
     update(
         &mut app,
@@ -445,7 +456,7 @@ fn a_rerun_that_fails_gives_the_earlier_answer_back() {
 fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     let mut app = app();
     assert_eq!(
-        started(&update(&mut app, ctrl('k'))).len(),
+        started(&update(&mut app, alt('k'))).len(),
         4,
         "the demo: at once"
     );
@@ -454,7 +465,7 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     app.provider = toolscope_core::provider::ProviderKind::OPENAI;
     app.model = "gpt-x".into();
     app.base_url = Some("http://127.0.0.1:9/v1".into());
-    assert!(started(&update(&mut app, ctrl('k'))).is_empty());
+    assert!(started(&update(&mut app, alt('k'))).is_empty());
     let Some(super::super::Overlay::Confirm(c)) = &app.overlay else {
         panic!("asks: {:?}", app.overlay.is_some())
     };
@@ -463,7 +474,7 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
     assert!(started(&update(&mut app, key(KeyCode::Char('n')))).is_empty());
     assert!(app.overlay.is_none() && app.compare.is_none());
     // Yes: the four requests go.
-    update(&mut app, ctrl('k'));
+    update(&mut app, alt('k'));
     let runs = started(&update(&mut app, key(KeyCode::Char('y'))));
     assert_eq!(runs.len(), 4);
     assert!(
@@ -471,4 +482,66 @@ fn compare_asks_before_sending_several_requests_to_a_real_provider() {
             .all(|(_, r)| r.provider == toolscope_core::provider::ProviderKind::OPENAI)
     );
     assert!(app.compare.is_some());
+}
+
+/// Alt+= and Alt+- grow and shrink the focused pane (its row's width and the rows' heights),
+/// within bounds; Alt+0 goes back to the automatic shares. The shares are remembered in the
+/// settings file, and a playground started from it lays its panes out the same.
+#[test]
+fn splits_resize_with_keys_and_are_remembered() {
+    use super::super::layout::{self, Screen, Splits};
+    use super::super::remember::{Remembered, SettingsWrite};
+    let areas = |a: &App| match layout::screen(ratatui::layout::Rect::new(0, 0, 160, 48), a) {
+        Screen::Main(m) => m,
+        other => panic!("{other:?}"),
+    };
+    let mut app = app();
+    app.state.settings = Some("settings.toml".into());
+    app.focus = Focus::Tools;
+    let before = areas(&app);
+    let fx = update(&mut app, alt('='));
+    let after = areas(&app);
+    assert!(after.tools.width > before.tools.width, "wider");
+    assert!(after.tools.height > before.tools.height, "taller");
+    assert!(after.raw.height < before.raw.height);
+    let Some(Effect::Remember { state, .. }) = fx.last() else {
+        panic!("remembered: {fx:?}")
+    };
+    let SettingsWrite::Edit(text) = state.settings_write(None) else {
+        panic!("written")
+    };
+    assert!(
+        text.contains("[layout]") && text.contains("tools = 55"),
+        "{text}"
+    );
+    // Read back at the next start: the same layout.
+    let (read, problems) = Remembered::parse(Some(("settings.toml", &text)), None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut setup = Setup::default();
+    read.apply(&mut setup, &crate::app::providers::all());
+    assert_eq!(setup.splits, app.splits);
+    let mut again = App::new(setup, Themes::built_in());
+    again.size = (160, 48);
+    assert_eq!(areas(&again), after);
+    // The Parts pane grows to the left and up; shares stop at their bounds.
+    app.focus = Focus::Parts;
+    for _ in 0..20 {
+        update(&mut app, alt('='));
+    }
+    assert_eq!(app.splits.raw, Splits::MIN);
+    assert_eq!(app.splits.top, Some(Splits::MIN));
+    let fx = update(&mut app, alt('='));
+    assert!(fx.is_empty(), "nothing changed, nothing written");
+    assert!(
+        app.notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("as large or as small")
+    );
+    update(&mut app, alt('-'));
+    assert_eq!(app.splits.raw, Splits::MIN + Splits::STEP);
+    update(&mut app, alt('0'));
+    assert_eq!(app.splits, Splits::default());
+    assert_eq!(areas(&app), before);
 }

@@ -17,6 +17,7 @@ pub mod sanitize;
 pub mod sessions;
 pub mod terminal;
 pub mod text;
+pub mod timeline;
 
 use std::cell::RefCell;
 
@@ -133,6 +134,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &View) {
                 overlay::edit(frame, area, app, *index, editor)
             }
             Some(Overlay::Detail(d)) => detail::detail(frame, area, app, d, view),
+            Some(Overlay::Timeline) => timeline::window_for_run(frame, area, app),
             Some(Overlay::Request(r)) => detail::request(frame, area, app, r, view),
             None => {}
         }

@@ -11,25 +11,16 @@ use ratatui_textarea::TextArea;
 
 use toolscope_core::provider::ReasoningEffort;
 
+use crate::app::fuzzy::ListFilter;
 use crate::app::picker::{ModelList, PickerField};
 use crate::app::protocol_picker::ProtocolPicker;
 use crate::app::text_log::wrap;
 use crate::app::{App, Confirm, FilePurpose, Picker};
 
-use super::panes::{block, choice, muted};
+use super::panes::{block, choice, filter_header, marked, muted};
 use super::text::fit;
 
-/// A `width`×`height` rectangle in the middle of `area` (smaller when `area` is).
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width.saturating_sub(2));
-    let h = height.min(area.height.saturating_sub(2));
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
+pub use crate::app::layout::centered;
 
 /// A list window over the panes at `r`: cleared, framed with `title` and the keys `hint` at the
 /// bottom. Gives the area inside the frame.
@@ -148,7 +139,7 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
             Style::default().fg(theme.ui.warning),
         ))),
         ModelList::Listed { names, .. } => {
-            let shown = p.shown_models();
+            let shown = p.model_rows();
             let head = format!(
                 "{} of {} listed · ↓/↑ choose · or type any name",
                 shown.len(),
@@ -162,12 +153,17 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
             let top = p
                 .model_choice
                 .map_or(0, |i| i.saturating_sub(room.saturating_sub(1)));
-            for (i, name) in shown.iter().enumerate().skip(top).take(room) {
+            for (i, (name, marks)) in shown.iter().enumerate().skip(top).take(room) {
                 let chosen = p.model_choice == Some(i);
                 let marker = if chosen { "▸ " } else { "  " };
-                lines.push(Line::from(Span::styled(
-                    fit(&format!("{marker}{name}"), list.width as usize),
+                // The letters the typed name matched are marked (shifted past the marker).
+                let text = fit(&format!("{marker}{name}"), list.width as usize);
+                let marks: Vec<usize> = marks.iter().map(|k| k + 2).collect();
+                lines.push(Line::from(marked(
+                    &text,
+                    &marks,
                     choice(theme, chosen),
+                    theme,
                 )));
             }
         }
@@ -362,56 +358,25 @@ pub fn add_server(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &TextAre
     }
 }
 
-/// The protocol picker (Ctrl+L): the filter as typed, then the entries it leaves, scrolled so the
-/// selected one shows.
+/// The protocol picker (Ctrl+L): the filter as typed, then the entries it leaves, best first,
+/// their name's matched letters marked.
 pub fn protocols(frame: &mut Frame<'_>, area: Rect, app: &App, p: &ProtocolPicker) {
-    let theme = app.theme();
-    let entries = p.entries();
-    let inner = window(
+    let name_width = p.shown().map(|(e, _)| e.name.len()).max().unwrap_or(6) + 2;
+    filtered_window(
         frame,
+        area,
         app,
-        centered(area, 84, entries.len().max(1) as u16 + 4),
-        "Protocol",
-        " type to filter · ↑/↓ choose · Enter use · Esc close ",
+        &p.list,
+        Filtered {
+            title: "Protocol",
+            hint: " type to filter · ↑/↓ choose · Enter use · Esc clear, close ",
+            current: app.protocol_name().to_string(),
+            none: "no protocol matches the filter",
+            label_width: name_width,
+        },
+        p.shown()
+            .map(|(e, marks)| (e.name.to_string(), e.families.to_string(), marks)),
     );
-    if inner.height < 2 {
-        return;
-    }
-    let width = inner.width as usize;
-    let line = |i: u16| Rect {
-        y: inner.y + i,
-        height: 1,
-        ..inner
-    };
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled("filter ", muted(theme)),
-            Span::styled(format!("{}▏", p.filter), Style::default().fg(theme.ui.text)),
-            Span::styled(format!("  current: {}", app.protocol_name()), muted(theme)),
-        ])),
-        line(0),
-    );
-    let rows = (inner.height - 1) as usize;
-    if entries.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                fit("no protocol matches the filter", width),
-                muted(theme),
-            )),
-            line(1),
-        );
-        return;
-    }
-    let first = p.selected.saturating_sub(rows.saturating_sub(1));
-    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(6) + 2;
-    for (i, e) in entries.iter().enumerate().skip(first).take(rows) {
-        let text = fit(&format!("{:<name_width$}{}", e.name, e.families), width);
-        let style = choice(theme, i == p.selected);
-        frame.render_widget(
-            Paragraph::new(Span::styled(format!("{text:<width$}"), style)),
-            line((i - first + 1) as u16),
-        );
-    }
 }
 
 /// The tool-choice modes (`/` in the Tool choice pane): the filter as typed, then the modes it
@@ -422,13 +387,59 @@ pub fn choices(
     app: &App,
     p: &crate::app::choice_picker::ChoicePicker,
 ) {
+    let label_width = p
+        .shown()
+        .map(|(e, _)| e.label.chars().count())
+        .max()
+        .unwrap_or(6)
+        + 2;
+    filtered_window(
+        frame,
+        area,
+        app,
+        &p.list,
+        Filtered {
+            title: "Tool choice",
+            hint: " type to filter · ↑/↓ choose · Enter use · Esc clear, close ",
+            current: app.choice.label(),
+            none: "no tool choice matches the filter",
+            label_width,
+        },
+        p.shown()
+            .map(|(e, marks)| (e.label.clone(), e.detail.clone(), marks)),
+    );
+}
+
+/// What a filtered list window says around its rows.
+struct Filtered {
+    title: &'static str,
+    hint: &'static str,
+    /// The value now in use, named in the header.
+    current: String,
+    /// What an empty result says.
+    none: &'static str,
+    /// The label column's width (at most half the window).
+    label_width: usize,
+}
+
+/// A window listing what a filter leaves: the query and the count on top, then a row per item
+/// (its label, matched letters marked, and its detail), scrolled so that the selected row
+/// shows. The window is as tall as the whole list, so that filtering does not make it jump.
+fn filtered_window<'a>(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    list: &ListFilter,
+    f: Filtered,
+    rows: impl Iterator<Item = (String, String, &'a [usize])>,
+) {
     let theme = app.theme();
     let inner = window(
         frame,
         app,
-        centered(area, 84, p.len().max(1) as u16 + 4),
-        "Tool choice",
-        " type to filter · ↑/↓ choose · Enter use · Esc clear, close ",
+        crate::app::layout::list_window(area, list.len()),
+        f.title,
+        f.hint,
     );
     if inner.height < 2 {
         return;
@@ -440,55 +451,29 @@ pub fn choices(
         ..inner
     };
     frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled("/", Style::default().fg(theme.ui.accent)),
-            Span::styled(format!("{}▏", p.filter), Style::default().fg(theme.ui.text)),
-            Span::styled(
-                format!(
-                    "  {} of {} · current: {}",
-                    p.shown_len(),
-                    p.len(),
-                    app.choice.label()
-                ),
-                muted(theme),
-            ),
-        ])),
+        Paragraph::new(filter_header(
+            theme,
+            list,
+            &format!(" · current: {}", f.current),
+        )),
         line(0),
     );
-    let rows = (inner.height - 1) as usize;
-    if p.shown_len() == 0 {
+    let height = (inner.height - 1) as usize;
+    if list.shown_len() == 0 {
         frame.render_widget(
-            Paragraph::new(Span::styled(
-                fit("no tool choice matches the filter", width),
-                muted(theme),
-            )),
+            Paragraph::new(Span::styled(fit(f.none, width), muted(theme))),
             line(1),
         );
         return;
     }
-    let first = p.selected.saturating_sub(rows.saturating_sub(1));
-    let label_width = p
-        .shown()
-        .map(|(e, _)| e.label.chars().count())
-        .max()
-        .unwrap_or(6)
-        .min(width / 2)
-        + 2;
-    for (i, (e, marks)) in p.shown().enumerate().skip(first).take(rows) {
-        let style = choice(theme, i == p.selected);
-        let mark = style
-            .fg(theme.ui.accent)
-            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
-        let label = fit(&e.label, label_width - 2);
-        let mut spans: Vec<Span> = label
-            .chars()
-            .enumerate()
-            .map(|(k, c)| {
-                Span::styled(c.to_string(), if marks.contains(&k) { mark } else { style })
-            })
-            .collect();
+    let first = list.selected.saturating_sub(height.saturating_sub(1));
+    let label_width = f.label_width.min(width / 2).max(3);
+    for (i, (label, detail, marks)) in rows.enumerate().skip(first).take(height) {
+        let style = choice(theme, i == list.selected);
+        let label = fit(&label, label_width - 2);
         let used = label.chars().count();
-        let rest = fit(&e.detail, width.saturating_sub(label_width));
+        let mut spans = marked(&label, marks, style, theme);
+        let rest = fit(&detail, width.saturating_sub(label_width));
         spans.push(Span::styled(
             format!(
                 "{:pad$}{rest:<w$}",

@@ -10,7 +10,7 @@ use crate::app::session::SessionEntry;
 use crate::app::{App, Restore, SessionPicker};
 
 use super::overlay::{centered, window};
-use super::panes::{block, muted, selected};
+use super::panes::{block, filter_header, marked, muted, selected};
 use super::text::fit;
 
 /// The headings of the picker's columns: file, date, provider, model, mode, protocol.
@@ -99,9 +99,9 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     let inner = window(
         frame,
         app,
-        centered(area, 112, rows + 5),
+        crate::app::layout::sessions_window(area, rows as usize),
         "Open a session",
-        if p.typing || !p.filter.is_empty() {
+        if p.list.active() {
             " ↑/↓ choose · Enter open · Esc clear the filter "
         } else {
             " ↑/↓ choose · / filter · Enter open · Esc close "
@@ -125,24 +125,8 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
         ..inner
     };
     let dirs: Vec<String> = p.dirs.iter().map(|d| d.display().to_string()).collect();
-    let header = if p.typing || !p.filter.is_empty() {
-        let total = p.entries.as_ref().map_or(0, Vec::len);
-        Line::from(vec![
-            Span::styled(
-                format!("/{}", p.filter),
-                Style::default()
-                    .fg(theme.ui.accent)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                if p.typing { "▏" } else { "" },
-                Style::default().fg(theme.ui.accent),
-            ),
-            Span::styled(
-                format!("  {} of {total} sessions", p.shown_len()),
-                muted(theme),
-            ),
-        ])
+    let header = if p.list.active() {
+        filter_header(theme, &p.list, " sessions")
     } else {
         Line::from(Span::styled(
             fit(&format!("from {}", dirs.join(" and ")), width),
@@ -178,14 +162,14 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
     if p.shown_len() == 0 {
         frame.render_widget(
             Paragraph::new(Span::styled(
-                format!("no session matches /{}", p.filter),
+                format!("no session matches /{}", p.list.query),
                 muted(theme),
             )),
             line(2),
         );
         return;
     }
-    let top = p.selected.saturating_sub(list_h.saturating_sub(1));
+    let top = p.list.selected.saturating_sub(list_h.saturating_sub(1));
     for (i, (e, marks)) in p.shown().enumerate().skip(top).take(list_h) {
         let cells = cells_of(e);
         let file = &cells[0];
@@ -199,24 +183,15 @@ pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &SessionPicker) {
                 Style::default().fg(theme.ui.error),
             ),
         };
-        if i == p.selected {
+        if i == p.list.selected {
             style = selected(theme);
         }
         let text = format!("{:<width$}", fit(&text, width));
         // The filter's matched letters in the file name are marked (a cut name marks what
         // shows of it).
         let shown_name = fit(file, cols[0]).chars().count();
-        let mark = style
-            .fg(theme.ui.accent)
-            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
-        let spans: Vec<Span> = text
-            .chars()
-            .enumerate()
-            .map(|(k, c)| {
-                let marked = k < shown_name && marks.contains(&k);
-                Span::styled(c.to_string(), if marked { mark } else { style })
-            })
-            .collect();
+        let marks: Vec<usize> = marks.iter().copied().filter(|&k| k < shown_name).collect();
+        let spans = marked(&text, &marks, style, theme);
         frame.render_widget(
             Paragraph::new(Line::from(spans)),
             line(2 + (i - top) as u16),

@@ -41,6 +41,7 @@ pub fn ctrl(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+/// Alt+`c` (Alt+K compare and Alt+E request work with an editor focused too).
 pub fn alt(c: char) -> Message {
     Message::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
 }

@@ -14,6 +14,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType};
 
+use crate::app::fuzzy::ListFilter;
 use crate::app::theme::Theme;
 
 /// The frame of a pane: its exact title, highlighted when it has the focus.
@@ -57,6 +58,49 @@ pub fn choice(theme: &Theme, chosen: bool) -> Style {
     } else {
         Style::default().fg(theme.ui.text)
     }
+}
+
+/// `text` in `style`, the characters at `marks` (a filter's matched letters) marked: the
+/// accent colour, bold and underlined, on the row's own background.
+pub fn marked(text: &str, marks: &[usize], style: Style, theme: &Theme) -> Vec<Span<'static>> {
+    if marks.is_empty() {
+        return vec![Span::styled(text.to_string(), style)];
+    }
+    let mark = style
+        .fg(theme.ui.accent)
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let mut out: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut run_marked = false;
+    for (k, c) in text.chars().enumerate() {
+        let m = marks.contains(&k);
+        if m != run_marked && !run.is_empty() {
+            out.push(Span::styled(
+                std::mem::take(&mut run),
+                if run_marked { mark } else { style },
+            ));
+        }
+        run_marked = m;
+        run.push(c);
+    }
+    if !run.is_empty() {
+        out.push(Span::styled(run, if run_marked { mark } else { style }));
+    }
+    out
+}
+
+/// A filtered list's header: `/query▏` (the bar while it is typed), how many rows of how many
+/// it leaves, then `extra`.
+pub fn filter_header(theme: &Theme, list: &ListFilter, extra: &str) -> Line<'static> {
+    let accent = Style::default().fg(theme.ui.accent);
+    Line::from(vec![
+        Span::styled(
+            format!("/{}", list.query),
+            accent.add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(if list.typing { "▏" } else { "" }, accent),
+        Span::styled(format!("  {}{extra}", list.status()), muted(theme)),
+    ])
 }
 
 /// Muted text, for hints and empty panes.

@@ -1,6 +1,6 @@
 //! The Parts pane: every part as parsed, labelled by its type, deltas of one block growing on
 //! one row, coercions and schema violations marked. Enter shows the selected part in full; `c`
-//! copies it; `/` searches the rows.
+//! copies it; `/` filters the rows by type or tool name (fuzzy); `?` searches their text.
 //!
 //! Only the visible rows are drawn, so a run of 100,000 parts draws as fast as one of ten.
 
@@ -36,14 +36,21 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, _view: &View) {
             Style::default().fg(theme.ui.warning),
         ));
     }
+    let filter = &app.parts_filter;
+    if filter.active() {
+        let mut header = super::filter_header(theme, filter, " rows");
+        header.spans.insert(0, Span::raw(" "));
+        header.spans.push(Span::raw(" "));
+        bottom.extend(header.spans);
+    }
     if let Some(s) = search {
         bottom.push(Span::styled(
             format!(" {} ", s.status()),
             Style::default().fg(theme.ui.accent),
         ));
-    } else if focused && !run.record.parts.is_empty() {
+    } else if focused && !run.record.parts.is_empty() && !filter.typing {
         bottom.push(Span::styled(
-            " Enter whole part · c copy · / search · End follows ",
+            " Enter whole part · c copy · / filter · ? search · End follows ",
             muted(theme),
         ));
     }
@@ -55,7 +62,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, _view: &View) {
     let query = search
         .filter(|s| !s.query.is_empty())
         .map(|s| (s.query.as_str(), s.ignores_case()));
-    list(frame, inner, run, theme, true, query);
+    if filter.active() {
+        filtered(frame, inner, app, query);
+    } else {
+        list(frame, inner, run, theme, true, query);
+    }
 }
 
 /// `12 parts · 1 call`.
@@ -107,7 +118,39 @@ pub fn list(
         .enumerate()
         .map(|(k, row)| {
             let selected = selectable && run.cursor.selected == Some(top + k);
-            row_line(row, width, theme, selected, query)
+            row_line(row, width, theme, selected, query, &[])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The rows the Parts filter leaves, in time order, their type's matched letters marked.
+fn filtered(frame: &mut Frame<'_>, area: Rect, app: &App, query: Query<'_>) {
+    let theme = app.theme();
+    let f = &app.parts_filter;
+    let rows = &app.run.record.parts.rows;
+    if area.height == 0 {
+        return;
+    }
+    if f.shown_len() == 0 {
+        let text = format!("no part matches /{} (by type or tool name)", f.query);
+        frame.render_widget(
+            Paragraph::new(Span::styled(fit(&text, area.width as usize), muted(theme))),
+            area,
+        );
+        return;
+    }
+    let height = area.height as usize;
+    let top = f.selected.saturating_sub(height.saturating_sub(1));
+    let width = area.width as usize;
+    let lines: Vec<Line<'static>> = f
+        .shown()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .filter_map(|(k, (i, marks))| {
+            let selected = app.focus == Focus::Parts && k == f.selected;
+            Some(row_line(rows.get(i)?, width, theme, selected, query, marks))
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), area);
@@ -161,16 +204,19 @@ fn row_line(
     theme: &Theme,
     selected: bool,
     query: Query<'_>,
+    type_marks: &[usize],
 ) -> Line<'static> {
     let label_w = LABEL.min(width);
-    let mut spans = marked(
-        format!("{:<label_w$}", fit(row.label, label_w.saturating_sub(1))),
-        Style::default()
-            .fg(label_colour(row.label, theme))
-            .add_modifier(Modifier::BOLD),
-        theme,
-        query,
-    );
+    let label = format!("{:<label_w$}", fit(row.label, label_w.saturating_sub(1)));
+    let label_style = Style::default()
+        .fg(label_colour(row.label, theme))
+        .add_modifier(Modifier::BOLD);
+    let mut spans = if type_marks.is_empty() {
+        marked(label, label_style, theme, query)
+    } else {
+        // The filter's matched letters of the type.
+        super::marked(&label, type_marks, label_style, theme)
+    };
     let mut marks: Vec<Span<'static>> = Vec::new();
     if row.count > 1 {
         marks.push(Span::styled(format!(" ×{}", row.count), muted(theme)));

@@ -11,7 +11,7 @@ use crate::app::layout::{self, PromptAreas};
 use crate::app::parts::call_summary;
 use crate::app::theme::Theme;
 use crate::app::transcript::{Row, RowKind, rows_of, window};
-use crate::app::{App, Focus, RunState};
+use crate::app::{App, Focus};
 use crate::tui::text::fit;
 
 use super::{block, muted, note};
@@ -75,12 +75,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
             },
         );
         if let Some(editor) = app.prompt.results.get(i) {
-            let editor_area = Rect {
-                x: field.x + call_w + 1,
-                width: field.width.saturating_sub(call_w + 1),
-                ..field
-            };
-            frame.render_widget(editor, editor_area);
+            frame.render_widget(editor, crate::app::layout::result_editor(*row));
         }
     }
 
@@ -140,50 +135,18 @@ fn transcript(frame: &mut Frame<'_>, area: Rect, app: &App) {
             Span::styled(crate::app::glyph::visible(row.text), style),
         ])
     };
-    // Rows after the conversation's: the answer of the run in flight, as it streams; or why the
-    // last turn has none. Short, made on each frame.
-    let mut after: Vec<(String, Style)> = Vec::new();
-    let main_turn = app.compare.is_none()
-        && app
-            .run
-            .record
-            .request
-            .as_ref()
-            .is_some_and(|r| r.messages.len() == history.len());
-    if main_turn {
-        match &app.run.record.state {
-            RunState::Streaming => {
-                // Only the end of the answer can show: no more than the field holds (the whole
-                // text of a long answer, wrapped every frame, cost a frame as much as the run).
-                let room = field_w * area.height as usize * 4;
-                let (so_far, cut) = app.run.record.parts.text_tail(room);
-                let calls = app.run.record.parts.call_count();
-                let mut shown = if so_far.trim().is_empty() {
-                    "streaming…".to_string()
-                } else if cut {
-                    format!("…{so_far}…")
-                } else {
-                    format!("{so_far}…")
-                };
-                if calls > 0 {
-                    shown.push_str(&format!(
-                        " ({calls} call{})",
-                        if calls == 1 { "" } else { "s" }
-                    ));
-                }
-                after.push((shown, muted(theme)));
-            }
-            RunState::Failed { category, .. } => after.push((
-                format!("✗ no answer ({category}); Ctrl+R sends the turn again"),
-                Style::default().fg(theme.ui.error),
-            )),
-            RunState::Cancelled => after.push((
-                "no answer (cancelled); Ctrl+R sends the turn again".to_string(),
-                muted(theme),
-            )),
-            _ => {}
-        }
-    }
+    // Rows after the conversation's: the answer of the run in flight, or why there is none.
+    let after: Vec<(String, Style)> = crate::app::transcript::after(app, field_w, area.height)
+        .into_iter()
+        .map(|(text, error)| {
+            let style = if error {
+                Style::default().fg(theme.ui.error)
+            } else {
+                muted(theme)
+            };
+            (text, style)
+        })
+        .collect();
     let mut extra: Vec<Line<'static>> = Vec::new();
     for (text, style) in &after {
         for (range, first) in rows_of(text, field_w) {

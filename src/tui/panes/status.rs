@@ -206,12 +206,19 @@ pub fn run_stats(run: &RunView) -> Vec<String> {
 /// as many whole entries as fit in `room` cells (the help key kept last when it fits).
 fn key_bar(app: &App, room: usize) -> String {
     let search = app.search.as_ref();
+    let typing_filter = match app.focus {
+        crate::app::Focus::Mcp => app.mcp.list.typing,
+        crate::app::Focus::Parts => app.parts_filter.typing,
+        _ => false,
+    };
     let bar = match app.verify.as_ref().filter(|v| v.shown) {
         Some(v) => keymap::verify_bar(v.is_running()),
+        None if app.compare.is_some() => keymap::COMPARE_BAR,
         None => keymap::key_bar(
             app.focus,
             search.is_some(),
             search.is_some_and(|s| s.editing),
+            typing_filter,
         ),
     };
     // A zoomed pane says first how to give the others their room back.

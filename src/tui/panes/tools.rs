@@ -89,24 +89,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, view: &View) {
     }
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    if app.mcp.servers.is_empty() {
-        draw_text(frame.buffer_mut(), inner, app, view);
-        return;
-    }
-    // The MCP servers and their tools below the JSON: up to half the pane.
-    let rows = app.mcp.rows().len() as u16;
-    let list_h = (rows + 1).min(inner.height / 2).max(2.min(inner.height));
-    let text = Rect {
-        height: inner.height - list_h,
-        ..inner
-    };
-    let list = Rect {
-        y: inner.y + text.height,
-        height: list_h,
-        ..inner
-    };
+    let (text, list) = crate::app::layout::tools_split(inner, app);
     draw_text(frame.buffer_mut(), text, app, view);
-    draw_mcp(frame.buffer_mut(), list, app);
+    if let Some(list) = list {
+        draw_mcp(frame.buffer_mut(), list, app);
+    }
 }
 
 /// The MCP list: a rule naming the keys, then each server (how it is reached, its state) and
@@ -120,29 +107,57 @@ fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
     let width = area.width as usize;
     let focused = app.focus == Focus::Mcp;
     let n = app.mcp.servers.len();
-    let head = format!(
-        "── MCP · {n} server{} · {}",
-        if n == 1 { "" } else { "s" },
-        if focused {
-            "Enter copy a tool · a add · d remove · r reconnect · v view "
-        } else {
-            "Tab here · F11 add "
+    let filter = &app.mcp.list;
+    if filter.active() {
+        // The filter as typed and what it leaves, in place of the rule.
+        let mut header = super::filter_header(theme, filter, " rows");
+        header
+            .spans
+            .insert(0, Span::styled("── MCP ", muted(theme)));
+        if filter.typing {
+            header
+                .spans
+                .push(Span::styled(" · Enter done · Esc clear ", muted(theme)));
         }
-    );
-    let rule = format!(
-        "{head}{}",
-        "─".repeat(width.saturating_sub(head.chars().count()))
-    );
-    buf.set_stringn(area.x, area.y, fit(&rule, width), width, muted(theme));
+        buf.set_line(area.x, area.y, &header, area.width);
+    } else {
+        let head = format!(
+            "── MCP · {n} server{} · {}",
+            if n == 1 { "" } else { "s" },
+            if focused {
+                "Enter copy a tool · / filter · a add · d remove · r reconnect · v view "
+            } else {
+                "Tab here · F11 add "
+            }
+        );
+        let rule = format!(
+            "{head}{}",
+            "─".repeat(width.saturating_sub(head.chars().count()))
+        );
+        buf.set_stringn(area.x, area.y, fit(&rule, width), width, muted(theme));
+    }
     let height = area.height as usize - 1;
     if height == 0 {
         return;
     }
-    let rows = app.mcp.rows();
-    let top = app.mcp.selected.saturating_sub(height.saturating_sub(1));
-    for (k, row) in rows.iter().enumerate().skip(top).take(height) {
+    let rows = app.mcp.shown();
+    if rows.is_empty() && filter.active() {
+        buf.set_stringn(
+            area.x,
+            area.y + 1,
+            fit(
+                &format!("no server or tool matches /{}", filter.query),
+                width,
+            ),
+            width,
+            muted(theme),
+        );
+        return;
+    }
+    let top = filter.selected.saturating_sub(height.saturating_sub(1));
+    for (k, (row, marks)) in rows.iter().enumerate().skip(top).take(height) {
         let y = area.y + 1 + (k - top) as u16;
-        let chosen = focused && k == app.mcp.selected;
+        let chosen = focused && k == filter.selected;
         let (text, style) = match row {
             Row::Server(i) => {
                 let s = &app.mcp.servers[*i];
@@ -205,19 +220,11 @@ fn draw_mcp(buf: &mut Buffer, area: Rect, app: &App) {
         };
         let line = fit(&text, width);
         let pad = width.saturating_sub(line.chars().count());
-        buf.set_stringn(
-            area.x,
-            y,
-            format!("{line}{}", " ".repeat(pad)),
-            width,
-            style,
-        );
+        // The name's matched letters, after the two-column mark or indent.
+        let marks: Vec<usize> = marks.iter().map(|k| k + 2).collect();
+        let spans = super::marked(&format!("{line}{}", " ".repeat(pad)), &marks, style, theme);
+        buf.set_line(area.x, y, &Line::from(spans), area.width);
     }
-}
-
-/// The digits of `n`.
-fn digits(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// Sets the cell at `x`, `y` of `buf` (if it is there) to `symbol` in `style` (laid over the
@@ -233,7 +240,7 @@ fn draw_text(buf: &mut Buffer, inner: Rect, app: &App, view: &View) {
     let theme = app.theme();
     let editor = &app.tools.editor;
     let lines = editor.lines();
-    let gutter = digits(lines.len()) + 2;
+    let gutter = crate::app::layout::tools_gutter(lines.len());
     let width = (inner.width as usize).saturating_sub(gutter);
     let height = inner.height as usize;
     if height == 0 || inner.width == 0 {
