@@ -417,8 +417,10 @@ proptest! {
                 .map(|(_, c)| c)
                 .collect();
             if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {
-                let opened_by_template =
-                    block.start == 0 && protocol.is_some_and(|p| p.reasoning_open());
+                // The template opened it: it starts the output, or follows only format tokens
+                // (an assistant prefix the model repeated, such as `助手：`).
+                let opened_by_template = protocol.is_some_and(|p| p.reasoning_open())
+                    && (0..block.start).all(|at| in_span(SpanKind::Markup, at));
                 // A marker inside markup that failed as a call was the call's text, and stays
                 // (as reasoning, with the rest of that markup).
                 // Stems (`<think:`) are completed by the rest of the marker, up to its `>`.

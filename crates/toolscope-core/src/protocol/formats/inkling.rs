@@ -190,9 +190,8 @@ impl InklingScanner {
                 }
                 continue;
             }
-            if !self.calls.idle() {
-                // Inside a call (or a piece of its marker held): the engine decides, up to the
-                // next `<`.
+            if self.calls.in_call() {
+                // Inside a call: the engine decides, up to the next `<`.
                 let n = crate::json::lexer::find1(b'<', &rest.as_bytes()[1..])
                     .map_or(rest.len(), |p| p + 1);
                 self.give(&rest[..n], em);
@@ -206,6 +205,11 @@ impl InklingScanner {
             self.give(&rest[..at], em);
             i += at;
             let rest = &s[i..];
+            if !self.calls.idle() && !rest.starts_with(MODEL) && !MODEL.starts_with(rest) {
+                // The engine holds the start of an opener (`<`) that this token is not: it was
+                // text, before the token.
+                self.calls.cut(em);
+            }
             if rest.starts_with(END) {
                 // The close of a text block.
                 self.markup(END.len(), em);
@@ -427,6 +431,16 @@ mod tests {
         );
         let c = every_split(&p(), "a<|message_model|><|content_thinking|>");
         assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("a", ""));
+    }
+
+    /// A close token right after a `<` is the close, however the text is cut (the engine may
+    /// hold the `<` as the start of a block's opener).
+    #[test]
+    fn a_close_after_a_stray_angle_bracket() {
+        let c = every_split(&p(), "<|content_thinking|><<|end_message|>");
+        assert_eq!(c.text, "<|content_thinking|><");
+        let c = every_split(&p(), "a<<|end_message|>b<");
+        assert_eq!(c.text, "a<b<");
     }
 
     #[test]
