@@ -80,4 +80,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::glm::GLM_FLASH,
     &formats::functionary::Functionary,
     &formats::inkling::Inkling,
+    &formats::kimi_k3::KIMI_K3,
 ];

@@ -138,6 +138,14 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         &[]
     }
 
+    /// Where the reasoning markers have several spellings (special tokens printed with spaces
+    /// around them: `<|open|> think <|sep|>` for `<|open|>think<|sep|>`), how the parser reads
+    /// them: the open marker's head, the close marker's head, and the spellings of what
+    /// completes either. `None`: the markers of [`ProtocolSpec::reasoning`] as written.
+    fn reasoning_spellings(&self) -> Option<(&'static str, &'static str, &'static [&'static str])> {
+        None
+    }
+
     /// The system prompt that teaches a model the tools and this format.
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String;
 

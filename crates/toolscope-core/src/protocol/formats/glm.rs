@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -105,6 +105,7 @@ const GLM_DIALECT: Dialect = Dialect {
     frames: &[],
     colon_close: false,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
 };
 
 const GLM_TOOLS: (&str, &str) = (
@@ -351,6 +352,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     },
     gap: "\n ",
     endings: &[],
@@ -464,6 +466,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],

@@ -18,6 +18,7 @@ pub(super) mod inkling;
 pub(super) mod invoke;
 pub(super) mod json_array;
 pub(super) mod kimi_k2;
+pub(super) mod kimi_k3;
 pub(super) mod lfm2;
 pub(super) mod llama3_json;
 pub(super) mod mistral;

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, card_methods, framed, read_frame,
 };
@@ -131,6 +131,7 @@ pub(crate) const QWEN: Dialect = Dialect {
     variants: &[&QWEN_SPACED],
     colon_close: true,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
     ..QWEN_TAGS
 };
 
@@ -154,6 +155,7 @@ const QWEN_TAGS: Dialect = Dialect {
     frames: &[],
     colon_close: false,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
 };
 
 /// `<function get_weather>`, read as `<function=get_weather>`.
