@@ -81,4 +81,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::functionary::Functionary,
     &formats::inkling::Inkling,
     &formats::kimi_k3::KIMI_K3,
+    &formats::minimax_m3::MINIMAX_M3,
 ];

@@ -94,6 +94,14 @@ pub(crate) fn standard_cases(p: &Protocol) {
     let cut = match one.rfind(['}', ']']).filter(|j| *j > value_end) {
         Some(j) => one[..j + 1].to_string(),
         None => {
+            // (A family token written before every tag, MiniMax M3's namespace token, goes
+            // with the tag.)
+            let token = p
+                .end_tokens()
+                .iter()
+                .find(|t| one[value_end..].starts_with(**t))
+                .map_or(0, |t| t.len());
+            let value_end = value_end + token;
             let rest = &one[value_end..];
             let nl = usize::from(rest.starts_with('\n'));
             let tag_end = |rest: &str| match rest.strip_prefix("<|close|>") {

@@ -21,6 +21,7 @@ pub(super) mod kimi_k2;
 pub(super) mod kimi_k3;
 pub(super) mod lfm2;
 pub(super) mod llama3_json;
+pub(super) mod minimax_m3;
 pub(super) mod mistral;
 pub(super) mod morph_xml;
 pub(super) mod plamo3;

@@ -370,6 +370,11 @@ pub(crate) enum Opener {
     /// As [`Opener::Bare`], or the literal then a JSON envelope `{"name": …, "arguments": …}`
     /// up to the function's close (K2 Horizon's JSON style in `<ifm|tool_call>`).
     BareOrJson(&'static str),
+    /// An element named after the argument, `<KEY>` … `</KEY>` (the literal is the open head,
+    /// `<`): any element directly in a function is an argument; inside a value, elements are
+    /// the value's own (an object's keys, an array's `<item>`s) and only the argument's own
+    /// close tag ends it. (Text outside a function holds no arguments: such tags are text.)
+    Element(&'static str),
     /// The name as the text of a key element, then the value's open tag: GLM's
     /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them). Where the key's
     /// close tag opens the value itself (`<|tool_arg:start|>NAME<|tool_arg:value|>`), `value` is
@@ -389,6 +394,7 @@ impl Opener {
     fn lit(&self) -> &'static str {
         match self {
             Opener::Named(lit) | Opener::Bare(lit) | Opener::BareOrJson(lit) => lit,
+            Opener::Element(lit) => lit,
             Opener::Keyed { key, .. } => key,
         }
     }
@@ -702,7 +708,9 @@ fn qtag(
                 .get(shared)
                 .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
-    if may(d.parameter_close)
+    let element = matches!(d.parameter, Opener::Element(_));
+    if !element
+        && may(d.parameter_close)
         && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx, syn)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseParameter);
@@ -727,7 +735,12 @@ fn qtag(
         }
     }
     if closing_tag {
-        return QTag::None;
+        // Any other close tag is an element's, where arguments are elements.
+        return match element.then(|| xml::parse_tag(text, j)) {
+            Some(Tag::Close { len, .. }) => QTag::CloseParameter(len),
+            Some(Tag::Incomplete) => QTag::Incomplete,
+            _ => QTag::None,
+        };
     }
     if let Opener::BareOrJson(lit) = d.function
         && may(lit)
@@ -745,7 +758,7 @@ fn qtag(
                 bare(text, j, lit, d.name_sep, sfx, at_end, syn)
                     .map(|r| r.map(|(name, len)| (name, len, false)))
             }
-            Opener::Keyed { .. } => None,
+            Opener::Keyed { .. } | Opener::Element(_) => None,
         };
         if let Some(r) = opened {
             return r.map_or(QTag::Incomplete, |(name, len, self_closing)| {
@@ -769,6 +782,15 @@ fn qtag(
             Opener::Bare(lit) | Opener::BareOrJson(lit) => {
                 bare(text, j, lit, None, sfx, at_end, syn)
             }
+            Opener::Element(_) => match xml::parse_tag(text, j) {
+                Tag::Open {
+                    name,
+                    len,
+                    self_closing: false,
+                } => Some(Some((range_in(text, name), len))),
+                Tag::Incomplete => Some(None),
+                _ => None,
+            },
             Opener::Keyed {
                 key,
                 key_close,
@@ -1139,6 +1161,11 @@ impl MarkupScanner {
         }
     }
 
+    /// Whether arguments are elements named after them.
+    fn elements(&self) -> bool {
+        matches!(self.dialect.parameter, Opener::Element(_))
+    }
+
     fn qtag(&self, text: &str, j: usize) -> QTag {
         qtag_any(text, j, &self.tools, &self.readers, self.sfx(), self.at_end)
     }
@@ -1228,6 +1255,9 @@ impl MarkupScanner {
                     let block = Block::new(base + at, false, &text[at..at + len], buf);
                     self.state = State::Json(block, String::new());
                     return at + len;
+                }
+                QTag::CloseParameter(_) | QTag::OpenParameter { .. } if self.elements() => {
+                    j = at + 1
                 }
                 QTag::CloseToolCall(len)
                 | QTag::CloseFunction(len)
@@ -1841,6 +1871,17 @@ impl MarkupScanner {
                     p.in_cdata = true;
                     continue;
                 }
+                QTag::CloseParameter(len)
+                    if self.elements() && !closes_element(&text[at..at + len], &p.name) =>
+                {
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::OpenParameter { len, .. } if self.elements() => {
+                    // The value's own element (an object's key, an array's item).
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
                 QTag::CloseParameter(len) if !p.unnest(Nest::Parameter) => {
                     Some((Closer::Parameter, len))
                 }
@@ -2156,6 +2197,12 @@ fn read_envelope(json: &str) -> Result<(String, Value), String> {
         Some(v) => v,
     };
     Ok((name, input))
+}
+
+/// Whether the close tag `tag` (`</city>`) is the element `name`'s.
+fn closes_element(tag: &str, name: &str) -> bool {
+    let word = tag.trim_start_matches("</").trim_end_matches('>').trim();
+    word == name
 }
 
 /// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
