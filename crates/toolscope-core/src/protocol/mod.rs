@@ -64,6 +64,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::invoke::MINICPM5,
     &formats::glm::GLM45,
     &formats::glm::GLM47,
+    &formats::glm::HYPERCLOVA,
     &formats::glm::HY_V3,
     &formats::glm::HY_V4,
     &formats::glm::SOLAR_OPEN,

@@ -72,7 +72,7 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
         name: "minimax-m3",
         aliases: &[],
         families: "MiniMax M3",
-        servers: &[("vllm", "minimax_m3")],
+        servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
         end_tokens: &[NS, "[e~["],
         markers: &[
             "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",

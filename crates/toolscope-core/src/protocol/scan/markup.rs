@@ -352,6 +352,8 @@ pub(crate) enum ValueAttr {
     /// Set to anything but the given word, the value is JSON (`type="object"`); set to it
     /// (`type="string"`) or absent, text.
     JsonUnless(&'static str, &'static str),
+    /// Every value is JSON (no attribute says otherwise).
+    AlwaysJson,
 }
 
 /// A block element's literals: `<tool_call` and `</tool_call`.
@@ -606,6 +608,7 @@ fn json_by_attr(tag: &str, attr: ValueAttr) -> bool {
     match attr {
         ValueAttr::FalseIsJson(a) => attr_value(tag, a).is_some_and(|v| v.starts_with("false")),
         ValueAttr::JsonUnless(a, text) => attr_value(tag, a).is_some_and(|v| v != text),
+        ValueAttr::AlwaysJson => true,
     }
 }
 
