@@ -31,6 +31,15 @@ impl Protocol {
                     r.calls_inside,
                     self.reasoning_open(),
                 )
+            } else if self.spec.reasoning_suffix() {
+                // Whole markers, which may also carry a suffix.
+                ReasoningSplitter::optional_suffix(
+                    open,
+                    close,
+                    self.marker_suffix(),
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
             } else if self.spec.takes_marker_suffix() {
                 // The markers are stems (`<think:`) that a suffix and `>` complete.
                 ReasoningSplitter::suffixed(

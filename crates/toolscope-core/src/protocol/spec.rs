@@ -131,6 +131,13 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         false
     }
 
+    /// Whether the reasoning markers (whole, `<think>`) may also carry a suffix before their `>`
+    /// (`<think:high>`, HY3's by effort): the parser learns it from the first marker that
+    /// carries one, and `--marker-suffix` sets it.
+    fn reasoning_suffix(&self) -> bool {
+        false
+    }
+
     /// The endings that complete the reasoning markers, where they are stems the family ends
     /// several ways (K2 Horizon by effort: `>`, `_fast>`, `_faster>`; any opener goes with any
     /// closer). Empty where the markers are whole.
@@ -330,7 +337,7 @@ impl Protocol {
     /// `_` and `-`.
     pub fn with_marker_suffix(mut self, suffix: Option<&str>) -> Result<Self, String> {
         if let Some(s) = suffix {
-            if !self.takes_marker_suffix() {
+            if !self.takes_marker_suffix() && !self.spec.reasoning_suffix() {
                 return Err(format!(
                     "the {} protocol's markers carry no suffix (--marker-suffix is for formats such as hy-v4)",
                     self.name()

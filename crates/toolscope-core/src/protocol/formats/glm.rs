@@ -91,6 +91,9 @@ pub(crate) struct Glm {
     /// The member also writes its calls as one JSON list of `{"name", "parameters"}` objects
     /// (or one such object), when the request forces a call: read as its calls.
     json_list: bool,
+    /// The reasoning markers may carry a per-effort suffix (`<think:high>`), learned from the
+    /// output or set by `--marker-suffix`.
+    effort_suffix: bool,
 }
 
 /// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
@@ -166,6 +169,7 @@ pub(crate) static GLM45: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// GLM's markup with every value JSON.
@@ -198,6 +202,7 @@ pub(crate) static HYPERCLOVA: Glm = Glm {
     json_args: false,
     json_values: true,
     json_list: true,
+    effort_suffix: false,
 };
 
 /// What the JSON-values member's prompt says of its values (and what tells its prompt).
@@ -244,6 +249,7 @@ pub(crate) static GLM47: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
@@ -264,6 +270,7 @@ pub(crate) static GLM_FLASH: Glm = Glm {
     json_args: true,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
@@ -374,6 +381,7 @@ pub(crate) static HY_V3: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: true,
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -434,6 +442,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -484,6 +493,7 @@ pub(crate) static HY_V4: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
@@ -552,6 +562,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
     json_args: false,
     json_values: false,
     json_list: false,
+    effort_suffix: false,
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
@@ -774,6 +785,10 @@ impl ProtocolSpec for Glm {
         self.suffixed()
     }
 
+    fn reasoning_suffix(&self) -> bool {
+        self.effort_suffix
+    }
+
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         if self.json_args {
             return flash_prompt(tools);
@@ -872,7 +887,12 @@ impl ProtocolSpec for Glm {
     /// A suffixed member's reasoning markers are stems, completed by the suffix.
     fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
         let (open, close) = self.card.reasoning.markers?;
+        let effort = self.effort_suffix.then(|| p.marker_suffix()).flatten();
         let (open, close) = match (self.suffix(p), self.endings.first()) {
+            (None, _) if let Some(sfx) = effort => (
+                format!("{}:{sfx}>", open.trim_end_matches('>')),
+                format!("{}:{sfx}>", close.trim_end_matches('>')),
+            ),
             (Some(sfx), _) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
             (None, Some(end)) => (format!("{open}{end}"), format!("{close}{end}")),
             (None, None) => (open.to_string(), close.to_string()),
@@ -1199,6 +1219,62 @@ mod tests {
 
         const CALL: &str = "<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
 
+        /// The notices of a whole parse.
+        fn notices(p: &Protocol, text: &str) -> Vec<String> {
+            p.parse_generated(&tools(), text.as_bytes())
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        #[test]
+        fn a_per_effort_suffix_on_think_is_learned_and_said() {
+            let text = format!(
+                "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{CALL}\n</tool_calls>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(c.reasoning.trim(), "Beijing, two days.");
+            assert_eq!(c.calls.len(), 1);
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let said = notices(&p(), &text);
+            assert_eq!(said.len(), 1, "{said:?}");
+            assert!(said[0].contains("\"high\""), "{said:?}");
+            // Without a suffix, the markers read as they always did, and nothing is said.
+            let plain = "<think>Plain.</think>Answer.";
+            let c = every_split(&p(), plain);
+            assert_eq!(
+                (c.reasoning.as_str(), c.text.as_str()),
+                ("Plain.", "Answer.")
+            );
+            assert!(notices(&p(), plain).is_empty());
+        }
+
+        #[test]
+        fn once_known_another_suffix_is_text_and_the_flag_sets_it() {
+            // Learned from the first marker: a later marker with another suffix is text.
+            let text = "<think:low>a</think:high>b</think:low>c";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "a</think:high>b");
+            assert_eq!(c.text, "c");
+            // Set by the flag: the other suffix is text from the start.
+            let set = p().with_marker_suffix(Some("high")).unwrap();
+            let c = every_split(&set, "<think:low>x</think:low><think:high>y</think:high>z");
+            assert_eq!(c.text, "<think:low>x</think:low>z");
+            assert_eq!(c.reasoning, "y");
+            // And reasoning is written with it.
+            assert_eq!(
+                set.format_reasoning("r").unwrap(),
+                "<think:high>\nr\n</think:high>\n"
+            );
+            // A think-like tag is not a marker.
+            let c = every_split(&p(), "<thinking>no</thinking>");
+            assert_eq!(c.text, "<thinking>no</thinking>");
+        }
+
         #[test]
         fn one_call_in_its_block_with_reasoning_and_text_around() {
             let text = format!(
@@ -1492,8 +1568,9 @@ mod tests {
             assert_eq!(d.protocol, p(), "{}", d.reason);
             let d = Protocol::detect(&tools(), b"<think:ab12>hm</think:ab12>");
             assert_eq!(d.protocol, p(), "{}", d.reason);
+            // (hy-v3 takes one too, for its reasoning markers: see its tests.)
             assert!(
-                Protocol::from_name("hy-v3")
+                Protocol::from_name("glm-4.5")
                     .unwrap()
                     .with_marker_suffix(Some("x"))
                     .is_err()
