@@ -83,4 +83,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::inkling::Inkling,
     &formats::kimi_k3::KIMI_K3,
     &formats::minimax_m3::MINIMAX_M3,
+    &formats::muse_glimmer::MuseGlimmer,
 ];

@@ -94,6 +94,8 @@ pub(crate) fn standard_cases(p: &Protocol) {
     let cut = match one.rfind(['}', ']']).filter(|j| *j > value_end) {
         Some(j) => one[..j + 1].to_string(),
         None => {
+            // (A markup value written as JSON ends with its string's quote.)
+            let value_end = value_end + usize::from(one[value_end..].starts_with('"'));
             // (A family token written before every tag, MiniMax M3's namespace token, goes
             // with the tag.)
             let token = p

@@ -24,6 +24,7 @@ pub(super) mod llama3_json;
 pub(super) mod minimax_m3;
 pub(super) mod mistral;
 pub(super) mod morph_xml;
+pub(super) mod muse_glimmer;
 pub(super) mod plamo3;
 pub(super) mod pythonic;
 pub(super) mod qwen3_coder;
