@@ -315,6 +315,15 @@ impl Protocol {
         self
     }
 
+    /// Where the reasoning markers have several spellings (`<|open|> think <|sep|>` for
+    /// `<|open|>think<|sep|>`): the open marker's head, the close marker's, and the spellings of
+    /// what completes either.
+    pub fn reasoning_spellings(
+        &self,
+    ) -> Option<(&'static str, &'static str, &'static [&'static str])> {
+        self.spec.reasoning_spellings()
+    }
+
     /// Whether the format's markers carry a per-checkpoint suffix (`<tool_call:SUFFIX>`).
     pub fn takes_marker_suffix(&self) -> bool {
         self.spec.takes_marker_suffix()

@@ -290,6 +290,22 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_holds_its_own_element_keeps_it() {
+        let text = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"write_file\">\n\
+            ]<]minimax[>[<content><content>a</content> b <content>c</content>]<]minimax[>[</content>\n\
+            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"content": "<content>a</content> b <content>c</content>"})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
     fn tags_in_plain_text_stay_text() {
         let c = every_split(&p(), "Use <b>bold</b> and </i> freely.");
         assert_eq!(c.text, "Use <b>bold</b> and </i> freely.");

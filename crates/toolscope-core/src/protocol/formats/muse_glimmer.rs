@@ -13,8 +13,8 @@
 //! begins with ` to=…`. A message to `self` is reasoning, a message to `user` is the answer, and
 //! a message to a tool holds an `<atem:function_calls>` block whose `<atem:invoke>`s are the
 //! calls (read by the function-markup engine). ATEM markup in a `self` or `user` message is
-//! their text, never a call. Values are JSON where they parse as JSON, else text, and the schema
-//! types them. The messages are read by the harmony channel engine in ATEM's syntax.
+//! their text, never a call. Values are typed by the schema: text as it is, byte-exact, and
+//! lists and objects as JSON. The messages are read by the harmony channel engine in ATEM's syntax.
 //!
 //! The template lists the tools as JSON, one a line, in a `<functions>` block of the system
 //! message, with the call format; a result comes back in a message from the tool.
@@ -22,7 +22,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
-use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, ValueAttr, XML_TAGS};
+use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
 use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -50,7 +50,7 @@ static ATEM: Dialect = Dialect {
     parameter_close: "</atem:parameter",
     separators: false,
     suffixed: false,
-    string_attr: Some(ValueAttr::AlwaysJson),
+    string_attr: None,
     function_shown: "<atem:invoke name=\"NAME\">",
     parameter_shown: "<atem:parameter name=…>",
     variants: &[],

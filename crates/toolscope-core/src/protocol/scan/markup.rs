@@ -1880,8 +1880,12 @@ impl MarkupScanner {
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
                 }
-                QTag::OpenParameter { len, .. } if self.elements() => {
-                    // The value's own element (an object's key, an array's item).
+                QTag::OpenParameter { name, len, .. } if self.elements() => {
+                    // The value's own element (an object's key, an array's item); one named
+                    // as the argument nests, so that its close is not the argument's.
+                    if text[name] == p.name {
+                        p.nest(Nest::Parameter);
+                    }
                     j = markup(len, &mut f, &mut p, &mut b);
                     continue;
                 }
