@@ -276,4 +276,20 @@ mod tests {
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         assert_eq!(c.text.trim(), "");
     }
+
+    #[test]
+    fn a_fence_inside_a_value_is_the_value_even_before_call_markup() {
+        let content = "```\n<tool_call>\n<function=f>\n</function>\n</tool_call>";
+        let text = format!(
+            "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": content})
+            )]
+        );
+    }
 }

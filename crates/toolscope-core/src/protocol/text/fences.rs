@@ -145,6 +145,12 @@ impl CallFences {
             }
             match self.state {
                 State::Out => {
+                    // Inside a call's arguments, a fence is the value's own text.
+                    if self.give(&text[from..p], em, pass) {
+                        from = p;
+                        continue;
+                    }
+                    from = p;
                     // The fence may itself be the protocol's marker (gemma's ```tool_call).
                     match self.marker_at(bytes, p, at_end) {
                         Match::Partial => return self.hold(text, from, p, em, pass),
