@@ -115,9 +115,13 @@ impl ProtocolSpec for MuseGlimmer {
     /// template opened or not.
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         let name = crate::protocol::text::fences::NAME;
+        // (Whole from `<|start|>`, so that they are longer than harmony's `<|start|>assistant`
+        // where both begin.)
         vec![
             format!("to={name}{MESSAGE} <atem:function_calls>"),
             format!("to=self{MESSAGE}"),
+            format!("{START}assistant to={name}{MESSAGE} <atem:function_calls>"),
+            format!("{START}assistant to=self{MESSAGE}"),
         ]
     }
 
@@ -311,6 +315,19 @@ mod tests {
         assert!(c.calls.is_empty());
         assert!(!c.errors.is_empty());
         assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
+    }
+
+    #[test]
+    fn auto_tells_it_from_harmony_where_both_begin_with_start() {
+        let written = format!(
+            "{}{CALL}",
+            p().format_reasoning("Paris, so the weather tool.").unwrap()
+        );
+        let d = Protocol::detect(&tools(), written.as_bytes());
+        assert_eq!(d.protocol, p(), "{}", d.reason);
+        let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
+        let d = Protocol::detect(&tools(), harmony.as_bytes());
+        assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
     }
 
     #[test]
