@@ -1980,8 +1980,13 @@ impl MarkupScanner {
         // A function whose whole body is text: the argument the schema leaves no doubt about.
         let mut body_why = None;
         let param_lit = self.dialect.parameter.element();
+        // (Where arguments are elements named after them, text in the body is no argument.)
         if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
-            match f.tool.as_deref().and_then(held_args::body_argument) {
+            let body_arg = match self.elements() {
+                true => None,
+                false => f.tool.as_deref().and_then(held_args::body_argument),
+            };
+            match body_arg {
                 Some(arg) if !f.stray.contains(param_lit) => {
                     let body = strip_separators(&f.stray).to_string();
                     let _ = f.writer.key(&arg);
@@ -2157,7 +2162,7 @@ impl MarkupScanner {
                 let why = if em.output_cut() {
                     // Cut off before its close: what it would have held is not known.
                     Some("the output was cut off before")
-                } else if ends_inside_tag(&f.stray, opener) {
+                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
                     // `<param` at the very end: a parameter was beginning, not a value.
                     Some("the output ended inside a tag, before")
                 } else {
@@ -2214,12 +2219,24 @@ fn closes_element(tag: &str, name: &str) -> bool {
 
 /// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
 /// it: `<`, `<param`, `<parameter=ci`, with no `>` yet.
-fn ends_inside_tag(text: &str, opener: &str) -> bool {
+fn ends_inside_tag(text: &str, opener: &str, syn: &TagSyntax) -> bool {
     let text = text.trim_end();
-    text.rfind('<').is_some_and(|i| {
-        let tail = &text[i..];
-        !tail.contains('>') && (opener.starts_with(tail) || tail.starts_with(opener))
-    })
+    // The head itself cut off (`<|op`).
+    let head_cut = (1..syn.open.len()).any(|n| {
+        text.len() >= n
+            && text.is_char_boundary(text.len() - n)
+            && syn.open.starts_with(&text[text.len() - n..])
+    });
+    head_cut
+        || text.rfind(syn.open).is_some_and(|i| {
+            let tail = &text[i..];
+            // (Spaces after a spaced syntax's head are read past, as the tag is.)
+            let tail = match syn.spaced {
+                true => format!("{}{}", syn.open, tail[syn.open.len()..].trim_start()),
+                false => tail.to_string(),
+            };
+            !tail.contains(syn.end) && (opener.starts_with(&tail) || tail.starts_with(opener))
+        })
 }
 
 /// Qwen markup where it means nothing (a close tag outside a call, a function whose name is not
