@@ -72,7 +72,8 @@ pub struct ReasoningArgs {
     #[arg(long)]
     pub no_reasoning_open: bool,
     /// The suffix every marker carries, for a format whose markers carry one (hy-v4's
-    /// `<tool_call:SUFFIX>`); without it the parser learns it from the first marker.
+    /// `<tool_call:SUFFIX>`; hy-v3's per-effort `<think:SUFFIX>`); without it the parser learns
+    /// it from the first marker.
     #[arg(long, value_name = "SUFFIX")]
     pub marker_suffix: Option<String>,
 }

@@ -417,10 +417,26 @@ proptest! {
                 .map(|(_, c)| c)
                 .collect();
             if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {
-                // The template opened it: it starts the output, or follows only format tokens
-                // (an assistant prefix the model repeated, such as `助手：`).
-                let opened_by_template = protocol.is_some_and(|p| p.reasoning_open())
-                    && (0..block.start).all(|at| in_span(SpanKind::Markup, at));
+                // Markers with several spellings (special tokens printed with spaces around
+                // them) are read in any of them.
+                let spelled = protocol.and_then(|p| p.reasoning_spellings());
+                let spelling = |head: &str, fits: &dyn Fn(&str) -> bool| {
+                    spelled.and_then(|(_, _, sp)| {
+                        sp.iter()
+                            .map(|s| format!("{head}{s}"))
+                            .find(|m| fits(m.as_str()))
+                    })
+                };
+                let open = spelled
+                    .and_then(|(head, _, _)| spelling(head, &|m| body.starts_with(m)))
+                    .unwrap_or_else(|| open.to_string());
+                let close = spelled
+                    .and_then(|(_, head, _)| spelling(head, &|m| body.ends_with(m)))
+                    .unwrap_or_else(|| close.to_string());
+                let (open, close) = (open.as_str(), close.as_str());
+                // (Format tokens taken out before it, `<|eom|>`, do not move its start.)
+                let opened_by_template = (0..block.start).all(|i| in_span(SpanKind::Markup, i))
+                    && protocol.is_some_and(|p| p.reasoning_open());
                 // A marker inside markup that failed as a call was the call's text, and stays
                 // (as reasoning, with the rest of that markup).
                 // Stems (`<think:`) are completed by the rest of the marker, up to its `>`.

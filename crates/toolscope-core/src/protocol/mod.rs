@@ -64,6 +64,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::invoke::MINICPM5,
     &formats::glm::GLM45,
     &formats::glm::GLM47,
+    &formats::glm::HYPERCLOVA,
     &formats::glm::HY_V3,
     &formats::glm::HY_V4,
     &formats::glm::SOLAR_OPEN,
@@ -80,4 +81,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::glm::GLM_FLASH,
     &formats::functionary::Functionary,
     &formats::inkling::Inkling,
+    &formats::kimi_k3::KIMI_K3,
+    &formats::minimax_m3::MINIMAX_M3,
+    &formats::muse_glimmer::MuseGlimmer,
 ];

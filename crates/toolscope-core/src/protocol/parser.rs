@@ -22,7 +22,25 @@ impl Protocol {
         parser.origin = Some(Origin::Protocol(Box::new((self.clone(), tools.clone()))));
         let r = self.spec.reasoning();
         if let Some((open, close)) = r.markers {
-            let splitter = if self.spec.takes_marker_suffix() {
+            let splitter = if let Some((open, close, spellings)) = self.spec.reasoning_spellings() {
+                // The markers' heads, completed by any of their spellings.
+                ReasoningSplitter::with_endings(
+                    open,
+                    close,
+                    spellings,
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
+            } else if self.spec.reasoning_suffix() {
+                // Whole markers, which may also carry a suffix.
+                ReasoningSplitter::optional_suffix(
+                    open,
+                    close,
+                    self.marker_suffix(),
+                    r.calls_inside,
+                    self.reasoning_open(),
+                )
+            } else if self.spec.takes_marker_suffix() {
                 // The markers are stems (`<think:`) that a suffix and `>` complete.
                 ReasoningSplitter::suffixed(
                     open,

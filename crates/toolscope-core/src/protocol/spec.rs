@@ -131,11 +131,26 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         false
     }
 
+    /// Whether the reasoning markers (whole, `<think>`) may also carry a suffix before their `>`
+    /// (`<think:high>`, HY3's by effort): the parser learns it from the first marker that
+    /// carries one, and `--marker-suffix` sets it.
+    fn reasoning_suffix(&self) -> bool {
+        false
+    }
+
     /// The endings that complete the reasoning markers, where they are stems the family ends
     /// several ways (K2 Horizon by effort: `>`, `_fast>`, `_faster>`; any opener goes with any
     /// closer). Empty where the markers are whole.
     fn reasoning_endings(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Where the reasoning markers have several spellings (special tokens printed with spaces
+    /// around them: `<|open|> think <|sep|>` for `<|open|>think<|sep|>`), how the parser reads
+    /// them: the open marker's head, the close marker's head, and the spellings of what
+    /// completes either. `None`: the markers of [`ProtocolSpec::reasoning`] as written.
+    fn reasoning_spellings(&self) -> Option<(&'static str, &'static str, &'static [&'static str])> {
+        None
     }
 
     /// The system prompt that teaches a model the tools and this format.
@@ -300,6 +315,15 @@ impl Protocol {
         self
     }
 
+    /// Where the reasoning markers have several spellings (`<|open|> think <|sep|>` for
+    /// `<|open|>think<|sep|>`): the open marker's head, the close marker's, and the spellings of
+    /// what completes either.
+    pub fn reasoning_spellings(
+        &self,
+    ) -> Option<(&'static str, &'static str, &'static [&'static str])> {
+        self.spec.reasoning_spellings()
+    }
+
     /// Whether the format's markers carry a per-checkpoint suffix (`<tool_call:SUFFIX>`).
     pub fn takes_marker_suffix(&self) -> bool {
         self.spec.takes_marker_suffix()
@@ -322,7 +346,7 @@ impl Protocol {
     /// `_` and `-`.
     pub fn with_marker_suffix(mut self, suffix: Option<&str>) -> Result<Self, String> {
         if let Some(s) = suffix {
-            if !self.takes_marker_suffix() {
+            if !self.takes_marker_suffix() && !self.spec.reasoning_suffix() {
                 return Err(format!(
                     "the {} protocol's markers carry no suffix (--marker-suffix is for formats such as hy-v4)",
                     self.name()

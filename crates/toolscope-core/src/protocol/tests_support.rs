@@ -87,16 +87,31 @@ pub(crate) fn standard_cases(p: &Protocol) {
     }
 
     // The call's end markup cut off: everything after the JSON's last bracket, or, in a
-    // markup format, after the argument's own close tag (`</…>`, or a special token `<|…|>`;
-    // or its value, where the argument has none).
+    // markup format, after the argument's own close tag (`</…>`, or a special token `<|…|>`,
+    // or a tag of special tokens `<|close|>…<|sep|>`; or its value, where the argument has
+    // none).
     let value_end = one.rfind("Paris").expect("the value is written") + "Paris".len();
     let cut = match one.rfind(['}', ']']).filter(|j| *j > value_end) {
         Some(j) => one[..j + 1].to_string(),
         None => {
+            // (A markup value written as JSON ends with its string's quote.)
+            let value_end = value_end + usize::from(one[value_end..].starts_with('"'));
+            // (A family token written before every tag, MiniMax M3's namespace token, goes
+            // with the tag.)
+            let token = p
+                .end_tokens()
+                .iter()
+                .find(|t| one[value_end..].starts_with(**t))
+                .map_or(0, |t| t.len());
+            let value_end = value_end + token;
             let rest = &one[value_end..];
             let nl = usize::from(rest.starts_with('\n'));
+            let tag_end = |rest: &str| match rest.strip_prefix("<|close|>") {
+                Some(after) => after.find("<|sep|>").map(|k| "<|close|>".len() + k + 6),
+                None => rest.find('>'),
+            };
             let close = (rest[nl..].starts_with("</") || rest[nl..].starts_with("<|"))
-                .then(|| rest[nl..].find('>'))
+                .then(|| tag_end(&rest[nl..]))
                 .flatten()
                 .map(|k| value_end + nl + k + 1)
                 .filter(|end| *end < one.trim_end().len());

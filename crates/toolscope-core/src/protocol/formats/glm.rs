@@ -33,9 +33,13 @@
 
 use serde_json::Value;
 
+use crate::protocol::scan::forked::{Branch, Forked};
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::scan::markup::{
+    BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
+};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -81,6 +85,15 @@ pub(crate) struct Glm {
     endings: &'static [&'static str],
     /// The member writes JSON arguments after `NAME>` (and reads both forms).
     json_args: bool,
+    /// The member writes every value as JSON (text quoted); read relaxed, text that is not JSON
+    /// staying text.
+    json_values: bool,
+    /// The member also writes its calls as one JSON list of `{"name", "parameters"}` objects
+    /// (or one such object), when the request forces a call: read as its calls.
+    json_list: bool,
+    /// The reasoning markers may carry a per-effort suffix (`<think:high>`), learned from the
+    /// output or set by `--marker-suffix`.
+    effort_suffix: bool,
 }
 
 /// GLM's call markup: no block, the name as text after `<tool_call>`, key and value elements.
@@ -105,6 +118,7 @@ const GLM_DIALECT: Dialect = Dialect {
     frames: &[],
     colon_close: false,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
 };
 
 const GLM_TOOLS: (&str, &str) = (
@@ -136,8 +150,8 @@ const fn glm_marks(sep: &'static str) -> Marks {
 pub(crate) static GLM45: Glm = Glm {
     card: Card {
         name: "glm-4.5",
-        aliases: &["glm-4.6", "ling-3", "poolside", "spark", "hyperclova-x"],
-        families: "GLM 4.5, 4.6; Ling 3, Poolside v1, iFlytek Spark 2.5, HyperCLOVA X SEED Think",
+        aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
+        families: "GLM 4.5, 4.6; Ling 3, Poolside v1, iFlytek Spark 2.5",
         servers: &[
             ("vllm", "glm45"),
             ("sglang", "glm45"),
@@ -153,7 +167,68 @@ pub(crate) static GLM45: Glm = Glm {
     gap: "\n ",
     endings: &[],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
+
+/// GLM's markup with every value JSON.
+const HCX_DIALECT: Dialect = Dialect {
+    string_attr: Some(ValueAttr::AlwaysJson),
+    ..GLM_DIALECT
+};
+
+/// `hyperclova-x`: HyperCLOVA X SEED Think writes GLM 4.5's markup with every value as JSON
+/// (`<arg_value>"Seoul"</arg_value>`); when the request forces a call it writes one JSON list
+/// of `{"name", "parameters"}` objects instead (`arguments` read alike; one bare object too).
+/// Its template opens the reasoning, so the output shows only `</think>`.
+pub(crate) static HYPERCLOVA: Glm = Glm {
+    card: Card {
+        name: "hyperclova-x",
+        aliases: &["hyperclovax"],
+        families: "HyperCLOVA X SEED Think",
+        servers: &[("vllm", "hyperclovax_seed_think")],
+        end_tokens: &["<|im_end|>", "<|endofturn|>"],
+        markers: &[],
+        reasoning: Reasoning {
+            starts_inside: true,
+            ..Reasoning::THINK
+        },
+    },
+    marks: glm_marks("\n"),
+    dialect: &HCX_DIALECT,
+    gap: "\n ",
+    endings: &[],
+    json_args: false,
+    json_values: true,
+    json_list: true,
+    effort_suffix: false,
+};
+
+/// What the JSON-values member's prompt says of its values (and what tells its prompt).
+const JSON_VALUES_RULE: &str = "Write every value as JSON: text in double quotes, numbers, booleans, arrays and objects as they are.";
+
+/// A JSON list of calls (or one call object) at the output's `[`/`{`: the JSON engine's, when
+/// a call envelope follows.
+fn json_list_takes(text: &str, at_end: bool) -> Option<bool> {
+    let pieces: &[&str] = if text.starts_with('[') {
+        &["[", "{", "\"name\""]
+    } else {
+        &["{", "\"name\""]
+    };
+    let mut rest = text;
+    for piece in pieces {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix(piece) {
+            rest = r;
+        } else if piece.starts_with(rest) && !at_end {
+            return None;
+        } else {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
 
 /// `glm-4.7`: the prompt, past calls and results are written the 4.7 way; the same scanner reads
 /// both forms.
@@ -172,6 +247,9 @@ pub(crate) static GLM47: Glm = Glm {
     gap: " ",
     endings: &[],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
 
 /// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
@@ -190,6 +268,9 @@ pub(crate) static GLM_FLASH: Glm = Glm {
     gap: " ",
     endings: &[],
     json_args: true,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
@@ -298,6 +379,9 @@ pub(crate) static HY_V3: Glm = Glm {
     gap: " ",
     endings: &[],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: true,
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -351,10 +435,14 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     },
     gap: "\n ",
     endings: &[],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -403,6 +491,9 @@ pub(crate) static HY_V4: Glm = Glm {
     gap: " ",
     endings: &[],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
 
 /// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
@@ -464,10 +555,14 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
     json_args: false,
+    json_values: false,
+    json_list: false,
+    effort_suffix: false,
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
@@ -505,7 +600,11 @@ impl Glm {
         );
         if let Value::Object(args) = input {
             for (k, v) in args {
-                let text = prompt::value_text(v);
+                let text = if self.json_values {
+                    v.to_string()
+                } else {
+                    prompt::value_text(v)
+                };
                 s.push_str(&format!(
                     "{}{k}{}{}{}{text}{}{}",
                     Self::m(m.key.0, sfx),
@@ -579,13 +678,18 @@ impl Glm {
              For each function call, output the function name and arguments within the following XML format:\n\
              {}\n\n\
              For example:\n{}\n\n\
-             Write text values as they are and numbers, booleans, arrays and objects as JSON. {block} \
+             {} {block} \
              Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
             m.tools.0,
             prompt::json_tool_lines(tools, true, "", ""),
             m.tools.1,
             self.skeleton(sfx),
             self.calls(&[(&name, &example)], sfx),
+            if self.json_values {
+                JSON_VALUES_RULE
+            } else {
+                "Write text values as they are and numbers, booleans, arrays and objects as JSON."
+            },
             Self::m(m.result.0, sfx),
         )
     }
@@ -681,6 +785,10 @@ impl ProtocolSpec for Glm {
         self.suffixed()
     }
 
+    fn reasoning_suffix(&self) -> bool {
+        self.effort_suffix
+    }
+
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         if self.json_args {
             return flash_prompt(tools);
@@ -696,7 +804,7 @@ impl ProtocolSpec for Glm {
             let tools = prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
             return Some((Protocol::from_name(self.card.name).ok()?, tools));
         }
-        if system.contains(FLASH_FORMAT) {
+        if system.contains(FLASH_FORMAT) || system.contains(JSON_VALUES_RULE) != self.json_values {
             return None;
         }
         Glm::read_prompt(self, system)
@@ -735,6 +843,32 @@ impl ProtocolSpec for Glm {
 
     fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
         let markup = MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix());
+        if self.json_list {
+            let json = |start| {
+                Box::new(JsonScanner::new(
+                    tools.clone(),
+                    JsonScannerConfig {
+                        call_start: None,
+                        call_end: String::new(),
+                        // (A bare object is read as loose JSON, a call once it names a
+                        // known tool.)
+                        loose_json: start == "{",
+                        commit_loose: false,
+                        alt_start: None,
+                        bare_arrays: start == "[",
+                    },
+                ))
+            };
+            let branches = ["[", "{"]
+                .into_iter()
+                .map(|marker| Branch {
+                    marker,
+                    takes: json_list_takes,
+                    scanner: json(marker),
+                })
+                .collect();
+            return Box::new(Forked::new(Box::new(markup), branches));
+        }
         if !self.json_args {
             return Box::new(markup);
         }
@@ -753,7 +887,12 @@ impl ProtocolSpec for Glm {
     /// A suffixed member's reasoning markers are stems, completed by the suffix.
     fn format_reasoning(&self, p: &Protocol, text: &str) -> Option<String> {
         let (open, close) = self.card.reasoning.markers?;
+        let effort = self.effort_suffix.then(|| p.marker_suffix()).flatten();
         let (open, close) = match (self.suffix(p), self.endings.first()) {
+            (None, _) if let Some(sfx) = effort => (
+                format!("{}:{sfx}>", open.trim_end_matches('>')),
+                format!("{}:{sfx}>", close.trim_end_matches('>')),
+            ),
             (Some(sfx), _) => (format!("{open}{sfx}>"), format!("{close}{sfx}>")),
             (None, Some(end)) => (format!("{open}{end}"), format!("{close}{end}")),
             (None, None) => (open.to_string(), close.to_string()),
@@ -918,6 +1057,93 @@ mod tests {
         }
     }
 
+    mod hyperclova {
+        use serde_json::json;
+
+        use crate::protocol::spec::Protocol;
+        use crate::protocol::tests_support::every_split;
+
+        fn p() -> Protocol {
+            Protocol::from_name("hyperclova-x").unwrap()
+        }
+
+        #[test]
+        fn markup_with_json_values_after_the_reasoning_close() {
+            let text = "Seoul, then the weather tool.</think>\nOne moment.<tool_call>get_weather\n\
+                <arg_key>city</arg_key>\n<arg_value>\"Seoul\"</arg_value>\n\
+                <arg_key>days</arg_key>\n<arg_value>2</arg_value>\n\
+                <arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n</tool_call><|im_end|>";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "Seoul, then the weather tool.");
+            assert_eq!(c.text.trim(), "One moment.");
+            // JSON values are read as JSON; one that is not JSON stays the text it is.
+            assert_eq!(
+                c.calls,
+                [(
+                    "get_weather".into(),
+                    json!({"city": "Seoul", "days": 2, "unit": "c"})
+                )]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            // And the renderer writes them so.
+            let written = p().format_call("get_weather", &json!({"city": "Seoul"}));
+            assert!(
+                written.contains("<arg_value>\"Seoul\"</arg_value>"),
+                "{written}"
+            );
+        }
+
+        #[test]
+        fn a_forced_call_is_a_json_list_or_one_object() {
+            let p = p().with_reasoning_open(Some(false));
+            let list = "[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}, \
+                {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
+            let c = every_split(&p, list);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Seoul"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ]
+            );
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
+            let one = "{\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
+            let c = every_split(&p, one);
+            assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+            // After the reasoning close, the list is still the answer's.
+            let after = format!("Forced.</think>\n\n{list}");
+            let c = every_split(&p.clone().with_reasoning_open(Some(true)), &after);
+            assert_eq!(c.calls.len(), 2);
+            assert_eq!(c.reasoning, "Forced.");
+        }
+
+        #[test]
+        fn brackets_that_are_not_calls_stay_text() {
+            let p = p().with_reasoning_open(Some(false));
+            let text = "Use [1, 2] and {\"a\": 1} or [{\"x\": 1}] here.";
+            let c = every_split(&p, text);
+            assert_eq!(c.text, text);
+            assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        #[test]
+        fn its_prompt_reads_back_as_itself_not_as_glm() {
+            let tools = crate::protocol::tests_support::tools();
+            let system = p().system_prompt(&tools);
+            assert_eq!(
+                Protocol::detect_from_prompt(&system).map(|(p, _)| p.name()),
+                Some("hyperclova-x")
+            );
+            let glm = Protocol::from_name("glm-4.5")
+                .unwrap()
+                .system_prompt(&tools);
+            assert_eq!(
+                Protocol::detect_from_prompt(&glm).map(|(p, _)| p.name()),
+                Some("glm-4.5")
+            );
+        }
+    }
+
     mod glm47 {
         use serde_json::json;
 
@@ -992,6 +1218,62 @@ mod tests {
         }
 
         const CALL: &str = "<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
+
+        /// The notices of a whole parse.
+        fn notices(p: &Protocol, text: &str) -> Vec<String> {
+            p.parse_generated(&tools(), text.as_bytes())
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        #[test]
+        fn a_per_effort_suffix_on_think_is_learned_and_said() {
+            let text = format!(
+                "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{CALL}\n</tool_calls>"
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(c.reasoning.trim(), "Beijing, two days.");
+            assert_eq!(c.calls.len(), 1);
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            let said = notices(&p(), &text);
+            assert_eq!(said.len(), 1, "{said:?}");
+            assert!(said[0].contains("\"high\""), "{said:?}");
+            // Without a suffix, the markers read as they always did, and nothing is said.
+            let plain = "<think>Plain.</think>Answer.";
+            let c = every_split(&p(), plain);
+            assert_eq!(
+                (c.reasoning.as_str(), c.text.as_str()),
+                ("Plain.", "Answer.")
+            );
+            assert!(notices(&p(), plain).is_empty());
+        }
+
+        #[test]
+        fn once_known_another_suffix_is_text_and_the_flag_sets_it() {
+            // Learned from the first marker: a later marker with another suffix is text.
+            let text = "<think:low>a</think:high>b</think:low>c";
+            let c = every_split(&p(), text);
+            assert_eq!(c.reasoning, "a</think:high>b");
+            assert_eq!(c.text, "c");
+            // Set by the flag: the other suffix is text from the start.
+            let set = p().with_marker_suffix(Some("high")).unwrap();
+            let c = every_split(&set, "<think:low>x</think:low><think:high>y</think:high>z");
+            assert_eq!(c.text, "<think:low>x</think:low>z");
+            assert_eq!(c.reasoning, "y");
+            // And reasoning is written with it.
+            assert_eq!(
+                set.format_reasoning("r").unwrap(),
+                "<think:high>\nr\n</think:high>\n"
+            );
+            // A think-like tag is not a marker.
+            let c = every_split(&p(), "<thinking>no</thinking>");
+            assert_eq!(c.text, "<thinking>no</thinking>");
+        }
 
         #[test]
         fn one_call_in_its_block_with_reasoning_and_text_around() {
@@ -1286,8 +1568,9 @@ mod tests {
             assert_eq!(d.protocol, p(), "{}", d.reason);
             let d = Protocol::detect(&tools(), b"<think:ab12>hm</think:ab12>");
             assert_eq!(d.protocol, p(), "{}", d.reason);
+            // (hy-v3 takes one too, for its reasoning markers: see its tests.)
             assert!(
-                Protocol::from_name("hy-v3")
+                Protocol::from_name("glm-4.5")
                     .unwrap()
                     .with_marker_suffix(Some("x"))
                     .is_err()

@@ -78,7 +78,9 @@ use serde_json::Value;
 use crate::protocol::scan::forked::{Branch, Forked, always};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::markup::{
+    BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
+};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
@@ -133,13 +135,14 @@ macro_rules! dsml {
             parameter_close: concat!("</", $p, "parameter"),
             separators: false,
             suffixed: false,
-            string_attr: Some("string"),
+            string_attr: Some(ValueAttr::FalseIsJson("string")),
             function_shown: concat!("<", $p, "invoke name=\"NAME\">"),
             parameter_shown: concat!("<", $p, "parameter name=…>"),
             variants: $variants,
             frames: &[],
             colon_close: false,
             unwrap_cdata: false,
+            tags: &XML_TAGS,
         }
     };
 }
@@ -336,6 +339,7 @@ pub(crate) static STEP3: Invoke = Invoke {
         ],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
         name_sep: None,
         suffixed: false,
     },
@@ -419,13 +423,14 @@ pub(crate) static DOTS: Invoke = Invoke {
         parameter: Opener::Named("<parameter name="),
         parameter_close: "</parameter",
         separators: false,
-        string_attr: Some("string"),
+        string_attr: Some(ValueAttr::FalseIsJson("string")),
         function_shown: "<invoke name=\"NAME\">",
         parameter_shown: "<parameter name=…>",
         variants: &[],
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
         name_sep: None,
         suffixed: false,
     },
@@ -469,6 +474,7 @@ const MINICPM_TAGS: Dialect = Dialect {
     frames: &[],
     colon_close: false,
     unwrap_cdata: true,
+    tags: &XML_TAGS,
     name_sep: None,
     suffixed: false,
 };
@@ -574,6 +580,7 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     },
     branches: no_branches,
     prompt: minimax_prompt,

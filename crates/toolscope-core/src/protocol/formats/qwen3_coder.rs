@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, card_methods, framed, read_frame,
 };
@@ -131,6 +131,7 @@ pub(crate) const QWEN: Dialect = Dialect {
     variants: &[&QWEN_SPACED],
     colon_close: true,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
     ..QWEN_TAGS
 };
 
@@ -154,6 +155,7 @@ const QWEN_TAGS: Dialect = Dialect {
     frames: &[],
     colon_close: false,
     unwrap_cdata: false,
+    tags: &XML_TAGS,
 };
 
 /// `<function get_weather>`, read as `<function=get_weather>`.
@@ -204,22 +206,6 @@ mod tests {
 
     fn p() -> Protocol {
         Protocol::from_name("qwen3-coder").unwrap()
-    }
-
-    /// A value that starts with a code fence and then the format's own markup (code about tool
-    /// calls) keeps its fence: only a fence around a call in the text is format.
-    #[test]
-    fn a_fence_inside_a_value_is_the_values_text() {
-        let inner = "```\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>";
-        let text = format!(
-            "Before.\n<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{inner}\n</parameter>\n</function>\n</tool_call>\nAfter."
-        );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [("write_file".into(), json!({"path": "/a", "content": inner}))]
-        );
-        assert_eq!(c.text, "Before.\n\nAfter.");
     }
 
     #[test]
@@ -289,5 +275,21 @@ mod tests {
         );
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         assert_eq!(c.text.trim(), "");
+    }
+
+    #[test]
+    fn a_fence_inside_a_value_is_the_value_even_before_call_markup() {
+        let content = "```\n<tool_call>\n<function=f>\n</function>\n</tool_call>";
+        let text = format!(
+            "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "/a", "content": content})
+            )]
+        );
     }
 }

@@ -264,7 +264,7 @@ impl Scanner for Forked {
 mod tests {
     use super::*;
     use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-    use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener};
+    use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
     use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::tool::ToolSet;
 
@@ -285,6 +285,7 @@ mod tests {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
         name_sep: None,
         suffixed: false,
     };

@@ -272,7 +272,7 @@ impl Reader for crate::protocol::scan::markup::MarkupScanner {
 mod tests {
     use super::*;
     use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-    use crate::protocol::scan::markup::{Dialect, MarkupScanner, Opener};
+    use crate::protocol::scan::markup::{Dialect, MarkupScanner, Opener, XML_TAGS};
     use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::tool::ToolSet;
 
@@ -314,6 +314,7 @@ mod tests {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     };
 
     fn form(s: &str, at_end: bool) -> Form {

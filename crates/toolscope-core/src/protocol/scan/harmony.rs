@@ -10,6 +10,7 @@ use crate::json::lexer::find1;
 use crate::json::{Lexer, Step};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::scan::framed::valid_name;
+use crate::protocol::scan::markup::{Dialect, MarkupScanner};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::holdback::Holdback;
@@ -36,6 +37,41 @@ pub(crate) const RETURN: &str = "<|return|>";
 /// The special tokens the scanner reads.
 const TOKENS: [&str; 7] = [START, CHANNEL, MESSAGE, CONSTRAIN, END, CALL, RETURN];
 
+/// What a message addressed to a tool holds.
+#[derive(Clone, Copy)]
+pub(crate) enum Body {
+    /// The arguments as one JSON object (harmony).
+    Json,
+    /// Function markup in this dialect, read by the markup engine (ATEM's
+    /// `<atem:function_calls>` block): the calls are its invokes.
+    Markup(&'static Dialect),
+}
+
+/// A family's message syntax: harmony's ([`HARMONY`]), or another family's that writes its
+/// messages the same way (a header up to `<|message|>`, content up to an end token).
+pub(crate) struct Syntax {
+    /// The special tokens read: the header's and the ends.
+    pub tokens: &'static [&'static str],
+    /// The tokens that end a message.
+    pub ends: &'static [&'static str],
+    /// Recipients that are no tool: what their message is (`to=self` reasoning, `to=user`
+    /// text).
+    pub readers: &'static [(&'static str, bool)],
+    pub body: Body,
+    /// The template opens the first header (`<|start|>assistant`): an output that begins with
+    /// a recipient (` to=self<|message|>`) begins inside it.
+    pub opened: bool,
+}
+
+/// Harmony's messages.
+pub(crate) static HARMONY: Syntax = Syntax {
+    tokens: &TOKENS,
+    ends: &[END, CALL, RETURN],
+    readers: &[],
+    body: Body::Json,
+    opened: false,
+};
+
 /// The longest a header may be before it is taken for text.
 const MAX_HEADER: usize = 512;
 
@@ -60,6 +96,9 @@ struct Call {
 }
 
 enum State {
+    /// The function markup of a message addressed to a tool, read by the markup engine up to
+    /// the message's end.
+    Markup(Box<MarkupScanner>),
     /// Content that is text or reasoning (text outside any message too), from `start`.
     Content { kind: Kind, start: usize },
     /// A header from its `<|start|>` or `<|channel|>` at `start`, up to `<|message|>`.
@@ -86,18 +125,18 @@ enum Found {
     None,
 }
 
-/// The first special token in `text` from `from`, or a beginning of one at its end.
-fn find_token(text: &str, from: usize) -> Found {
+/// The first of `tokens` in `text` from `from`, or a beginning of one at its end.
+fn find_token(text: &str, from: usize, tokens: &[&'static str]) -> Found {
     let bytes = text.as_bytes();
     let mut j = from;
     while let Some(k) = find1(b'<', &bytes[j..]) {
         let at = j + k;
         // `<` is ASCII: `at` is a char boundary.
         let rest = &text[at..];
-        if let Some(t) = TOKENS.iter().find(|t| rest.starts_with(**t)) {
+        if let Some(t) = tokens.iter().find(|t| rest.starts_with(**t)) {
             return Found::Token(at, t);
         }
-        if TOKENS
+        if tokens
             .iter()
             .any(|t| rest.len() < t.len() && t.starts_with(rest))
         {
@@ -106,6 +145,10 @@ fn find_token(text: &str, from: usize) -> Found {
         j = at + 1;
     }
     Found::None
+}
+
+fn found_is_token(f: &Found) -> bool {
+    matches!(f, Found::Token(..))
 }
 
 /// What a header says.
@@ -183,6 +226,9 @@ pub(crate) struct HarmonyScanner {
     spaced: bool,
     /// One space, if the next byte is one, is format (see `spaced`).
     eat_space: bool,
+    syn: &'static Syntax,
+    /// Reading the header the template opened (see [`Syntax::opened`]), until it is told.
+    implicit: bool,
 }
 
 /// Whether a header shows the spaced style: a space right after one of its special tokens.
@@ -212,16 +258,34 @@ fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
 
 impl HarmonyScanner {
     pub(crate) fn new(tools: ToolSet) -> Self {
+        Self::with_syntax(tools, &HARMONY)
+    }
+
+    /// A scanner of messages written in `syn`.
+    pub(crate) fn with_syntax(tools: ToolSet, syn: &'static Syntax) -> Self {
         HarmonyScanner {
             tools,
-            state: State::Content {
-                kind: Kind::Text,
-                start: 0,
+            state: if syn.opened {
+                State::Header {
+                    start: 0,
+                    raw: String::new(),
+                }
+            } else {
+                State::Content {
+                    kind: Kind::Text,
+                    start: 0,
+                }
             },
             held: Holdback::default(),
             spaced: false,
             eat_space: false,
+            syn,
+            implicit: syn.opened,
         }
+    }
+
+    fn is_end(&self, t: &str) -> bool {
+        self.syn.ends.contains(&t)
     }
 
     /// Content ends at `at`: a reasoning block closes with its span.
@@ -250,7 +314,7 @@ impl HarmonyScanner {
             };
             return i + 1;
         }
-        match find_token(text, i) {
+        match find_token(text, i, self.syn.tokens) {
             Found::None => {
                 emit(em, kind, &text[i..]);
                 self.state = State::Content { kind, start };
@@ -272,7 +336,7 @@ impl HarmonyScanner {
                             raw: t.to_string(),
                         };
                     }
-                    END | CALL | RETURN => {
+                    t if self.is_end(t) => {
                         Self::close_content(kind, start, at, em);
                         em.span(at, at + t.len(), SpanKind::Markup);
                         self.eat_space = self.spaced;
@@ -301,11 +365,28 @@ impl HarmonyScanner {
         base: usize,
         em: &mut Emitter,
     ) -> usize {
-        let found = find_token(text, i);
+        let found = find_token(text, i, self.syn.tokens);
         let j = match found {
             Found::Token(j, _) | Found::Partial(j) => j,
             Found::None => text.len(),
         };
+        if self.implicit {
+            // The header the template opened holds a recipient first; anything else is
+            // content, and the output never began inside a header.
+            let mut seen = raw.clone();
+            seen.push_str(&text[i..j]);
+            let head = seen.trim_start();
+            let told = head.len() >= 3 || found_is_token(&found);
+            if told && !head.starts_with("to=") {
+                self.implicit = false;
+                em.text(&raw);
+                self.state = State::Content {
+                    kind: Kind::Text,
+                    start,
+                };
+                return i;
+            }
+        }
         if raw.len() + (j - i) > MAX_HEADER {
             // Too long to be a header: cut at the limit, and read on as text.
             let mut cut = i + MAX_HEADER.saturating_sub(raw.len());
@@ -329,6 +410,7 @@ impl HarmonyScanner {
             Found::Token(_, t) => match t {
                 MESSAGE => {
                     raw.push_str(t);
+                    self.implicit = false;
                     self.open_message(start, raw, em);
                     j + t.len()
                 }
@@ -349,6 +431,7 @@ impl HarmonyScanner {
     /// A header that never reached `<|message|>`: its text stays text; if it addressed a tool,
     /// an error says the call was not made.
     fn bad_header(&mut self, start: usize, raw: String, at_end: bool, em: &mut Emitter) {
+        self.implicit = false;
         self.state = State::Content {
             kind: Kind::Text,
             start: start + raw.len(),
@@ -377,6 +460,33 @@ impl HarmonyScanner {
     fn open_message(&mut self, start: usize, raw: String, em: &mut Emitter) {
         let info = HeaderInfo::read(&raw);
         self.spaced |= spaced_header(&raw);
+        let reader = info
+            .recipient
+            .as_deref()
+            .and_then(|r| self.syn.readers.iter().find(|(name, _)| *name == r));
+        if let Some(&(_, reasoning)) = reader {
+            let end = start + raw.len();
+            em.span(start, end, SpanKind::Markup);
+            self.eat_space = self.spaced;
+            let kind = if reasoning {
+                Kind::Reasoning
+            } else {
+                Kind::Text
+            };
+            self.state = State::Content { kind, start: end };
+            return;
+        }
+        if let (Some(name), Body::Markup(dialect)) = (info.callee(), self.syn.body)
+            && valid_name(name)
+        {
+            // The header is the call's frame; the markup after it holds the calls.
+            let end = start + raw.len();
+            em.span(start, end, SpanKind::Markup);
+            let mut inner = MarkupScanner::new(self.tools.clone(), dialect);
+            inner.pass_over(end);
+            self.state = State::Markup(Box::new(inner));
+            return;
+        }
         match info.callee() {
             Some(name) if valid_name(name) => {
                 let tool = self.tools.get_arc(name).cloned();
@@ -495,17 +605,16 @@ impl HarmonyScanner {
             return k;
         }
         let rest = &text[k..];
-        if let Some(t) = [CALL, END, RETURN]
-            .into_iter()
-            .find(|t| rest.starts_with(*t))
-        {
+        if let Some(t) = self.syn.ends.iter().find(|t| rest.starts_with(**t)) {
             call.raw.push_str(&trailing);
             call.raw.push_str(t);
             self.complete(call, em);
             self.eat_space = self.spaced;
             return k + t.len();
         }
-        if TOKENS
+        if self
+            .syn
+            .tokens
             .iter()
             .any(|t| rest.len() < t.len() && t.starts_with(rest))
         {
@@ -574,9 +683,9 @@ impl HarmonyScanner {
     ) -> usize {
         let mut from = i;
         loop {
-            match find_token(text, from) {
+            match find_token(text, from, self.syn.tokens) {
                 Found::Token(j, t) => match t {
-                    CALL | END | RETURN => {
+                    t if self.is_end(t) => {
                         raw.push_str(&text[i..j + t.len()]);
                         let call = call.map(|(id, n)| (Some(id), n));
                         self.malformed(start, raw, call, "malformed-tool-call", &why, em);
@@ -611,6 +720,41 @@ impl HarmonyScanner {
                     };
                     return text.len();
                 }
+            }
+        }
+    }
+
+    /// A tool's message of function markup: given to the markup engine up to the message's
+    /// end token, which ends the markup too.
+    fn markup(
+        &mut self,
+        mut inner: Box<MarkupScanner>,
+        text: &str,
+        i: usize,
+        base: usize,
+        em: &mut Emitter,
+    ) -> usize {
+        match find_token(text, i, self.syn.ends) {
+            Found::Token(j, t) => {
+                inner.feed(&text[i..j], em);
+                inner.finish(em);
+                em.span(base + j, base + j + t.len(), SpanKind::Markup);
+                self.eat_space = self.spaced;
+                self.state = State::Content {
+                    kind: Kind::Text,
+                    start: base + j + t.len(),
+                };
+                j + t.len()
+            }
+            Found::Partial(j) => {
+                inner.feed(&text[i..j], em);
+                self.state = State::Markup(inner);
+                self.held.hold(text, j, base)
+            }
+            Found::None => {
+                inner.feed(&text[i..], em);
+                self.state = State::Markup(inner);
+                text.len()
             }
         }
     }
@@ -670,6 +814,7 @@ impl Scanner for HarmonyScanner {
                 State::Content { kind, start } => self.content(kind, start, text, i, base, em),
                 State::Header { start, raw } => self.header(start, raw, text, i, base, em),
                 State::Body(call) => self.body(call, text, i, em),
+                State::Markup(inner) => self.markup(inner, text, i, base, em),
                 State::After(call, trailing) => self.after(call, trailing, text, i, base, em),
                 State::Skip {
                     start,
@@ -734,6 +879,10 @@ impl Scanner for HarmonyScanner {
                 self.complete(call, em);
                 em.text(&trailing);
             }
+            State::Markup(mut inner) => {
+                inner.feed(&held, em);
+                inner.finish(em);
+            }
             State::Skip {
                 start,
                 mut raw,
@@ -750,7 +899,7 @@ impl Scanner for HarmonyScanner {
     fn in_call(&self) -> bool {
         matches!(
             self.state,
-            State::Body(_) | State::After(..) | State::Skip { .. }
+            State::Body(_) | State::After(..) | State::Skip { .. } | State::Markup(_)
         )
     }
 }

@@ -3,6 +3,7 @@
 //! (qwen3-coder, seed-oss, minimax-m2, deepseek-dsml, glm-4.5, glm-4.7). A [`Dialect`] names
 //! one family member's tags; the formats that use it are in `formats/`.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -82,15 +83,17 @@ const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
-/// `lit` (which starts with `<`, or `</` for a close tag, whitespace allowed after the `/`) then,
-/// in a suffixed dialect, an optional `:SUFFIX`, then optional whitespace then `>`:
+/// `lit` (which starts with the syntax's open head `<`, or its close head `</` for a close tag,
+/// whitespace allowed after a close head, and after any head in a spaced syntax) then, in a
+/// suffixed dialect, an optional `:SUFFIX`, then optional whitespace then the tag's end (`>`):
 /// `Some(Some(len))`, `Some(None)` while the text ends too early to tell, `None` when it is not
 /// this tag.
-fn closing(rest: &[u8], lit: &[u8], sfx: Sfx) -> Option<Option<usize>> {
-    let (head, word) = match lit.strip_prefix(b"</") {
-        Some(word) => (&b"</"[..], word),
-        None => (&lit[..1], &lit[1..]),
+fn closing(rest: &[u8], lit: &[u8], sfx: Sfx, syn: &TagSyntax) -> Option<Option<usize>> {
+    let (head, spaced) = match lit.starts_with(syn.close.as_bytes()) {
+        true => (syn.close.as_bytes(), true),
+        false => (syn.open.as_bytes(), syn.spaced),
     };
+    let word = &lit[head.len()..];
     let n = head.len().min(rest.len());
     if rest[..n] != head[..n] {
         return None;
@@ -99,7 +102,7 @@ fn closing(rest: &[u8], lit: &[u8], sfx: Sfx) -> Option<Option<usize>> {
         return Some(None);
     }
     let mut k = head.len();
-    if head.len() == 2 {
+    if spaced {
         while k < rest.len() && is_ws(rest[k]) && k < head.len() + 8 {
             k += 1;
         }
@@ -135,11 +138,34 @@ fn closing(rest: &[u8], lit: &[u8], sfx: Sfx) -> Option<Option<usize>> {
     while k < rest.len() && is_ws(rest[k]) && k < ws_start + 8 {
         k += 1;
     }
-    match rest.get(k) {
-        None => Some(None),
-        Some(b'>') => Some(Some(k + 1)),
-        Some(_) => None,
+    match after_literal(&rest[k..], syn.end.as_bytes())? {
+        true => Some(Some(k + syn.end.len())),
+        false => Some(None),
     }
+}
+
+/// How long the literal `lit` (an open tag's start: the syntax's open head, then its word and
+/// what follows, `<invoke name=`) is at the start of `rest`, whitespace read past after the head
+/// in a spaced syntax: `Some(Some(len))`, `Some(None)` while the text ends inside it, `None`
+/// when it is not there.
+fn open_literal(rest: &[u8], lit: &[u8], syn: &TagSyntax) -> Option<Option<usize>> {
+    let head = syn.open.as_bytes();
+    if !syn.spaced || !lit.starts_with(head) {
+        return Some(after_literal(rest, lit)?.then_some(lit.len()));
+    }
+    if !after_literal(rest, head)? {
+        return Some(None);
+    }
+    let ws = rest[head.len()..]
+        .iter()
+        .take(8)
+        .take_while(|b| is_ws(**b))
+        .count();
+    let k = head.len() + ws;
+    if k == rest.len() {
+        return Some(None);
+    }
+    Some(after_literal(&rest[k..], &lit[head.len()..])?.then_some(k + lit.len() - head.len()))
 }
 
 /// Whether `rest` starts with `lit`: `Some(true)` when it does, `Some(false)` while the text ends
@@ -163,13 +189,14 @@ fn named(
     j: usize,
     lit: &str,
     colon_close: bool,
+    syn: &TagSyntax,
 ) -> Option<Option<(Range<usize>, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
-    let lit = lit.as_bytes();
-    if !after_literal(rest, lit)? {
+    let Some(lit_len) = open_literal(rest, lit.as_bytes(), syn)? else {
         return Some(None);
-    }
-    let body = &rest[lit.len()..];
+    };
+    let body = &rest[lit_len..];
+    let end_lit = syn.end.as_bytes();
     // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
     // (Within the first MAX_NAME bytes: a quote not closed there leaves the tag undecided.)
     let window = &body[..body.len().min(MAX_NAME)];
@@ -177,19 +204,24 @@ fn named(
     let mut p = 0;
     while let Some(&b) = window.get(p) {
         match b {
-            b'>' => {
-                end = Some(p);
-                break;
-            }
+            _ if b == end_lit[0] => match after_literal(&body[p..], end_lit) {
+                Some(true) => {
+                    end = Some(p);
+                    break;
+                }
+                Some(false) => return Some(None),
+                None if b == b'<' => return None,
+                None => p += 1,
+            },
             b'\n' if colon_close => {
                 // `<parameter=-C:` then the end of the line: the tag ends at its `:`.
-                let line = &text[j + lit.len()..j + lit.len() + p];
+                let line = &text[j + lit_len..j + lit_len + p];
                 let name = line.trim_end().strip_suffix(':')?.trim();
                 let name = name.strip_prefix("parameter=").unwrap_or(name);
                 if name.is_empty() || name.contains(['<', '>', '"', ' ']) {
                     return None;
                 }
-                let len = lit.len() + line.trim_end().len();
+                let len = lit_len + line.trim_end().len();
                 return Some(Some((range_in(text, name), len, false)));
             }
             b'<' | b'\n' => return None,
@@ -205,7 +237,7 @@ fn named(
     let Some(p) = end else {
         return (body.len() < MAX_NAME).then_some(None);
     };
-    let raw = &text[j + lit.len()..j + lit.len() + p];
+    let raw = &text[j + lit_len..j + lit_len + p];
     let (raw, self_closing) = match raw.strip_suffix('/') {
         Some(r) => (r, true),
         None => (raw, false),
@@ -225,7 +257,7 @@ fn named(
     };
     Some(Some((
         range_in(text, name),
-        lit.len() + p + 1,
+        lit_len + p + end_lit.len(),
         self_closing,
     )))
 }
@@ -255,9 +287,8 @@ pub(crate) struct Dialect {
     /// Whether one newline after a parameter's open tag and one before its close tag separate
     /// the value from its tags (qwen3-coder) or are content (a family that writes none).
     pub separators: bool,
-    /// An attribute of the parameter tag that, set to `false`, makes the value JSON rather than
-    /// text (DSML's `string="false"`).
-    pub string_attr: Option<&'static str>,
+    /// An attribute of the parameter tag that says whether the value is text or JSON.
+    pub string_attr: Option<ValueAttr>,
     /// A function's open tag and a parameter's, as messages show them (`NAME` stands for the
     /// name): `<function=NAME>`, `<parameter=…>`.
     pub function_shown: &'static str,
@@ -277,6 +308,52 @@ pub(crate) struct Dialect {
     /// A CDATA section in a value is its content (MiniCPM's `<![CDATA[…]]>` values), rather
     /// than value text kept as written.
     pub unwrap_cdata: bool,
+    /// How a tag is written around its word: XML's `<`, `</` and `>`, or special tokens.
+    pub tags: &'static TagSyntax,
+}
+
+/// How a dialect writes a tag around its word: the head of an open tag and of a close tag, and
+/// the tag's end. The literals of a [`Dialect`] begin with one of the heads (`<tool_call`,
+/// `</tool_call`); the end follows the word, its attributes and any whitespace.
+pub(crate) struct TagSyntax {
+    pub open: &'static str,
+    pub close: &'static str,
+    pub end: &'static str,
+    /// Whitespace may follow an open tag's head too (special tokens printed with spaces around
+    /// them, `<|open|> call … <|sep|>`); it may always follow a close tag's head.
+    pub spaced: bool,
+    /// Names in attributes are written with entities (`&amp;`, `&quot;`) for `&` and `"`.
+    pub escaped: bool,
+}
+
+/// XML's tags: `<word …>` and `</word>`.
+pub(crate) const XML_TAGS: TagSyntax = TagSyntax {
+    open: "<",
+    close: "</",
+    end: ">",
+    spaced: false,
+    escaped: false,
+};
+
+/// A name as an attribute writes it, its entities decoded where the syntax escapes them.
+fn attr_name<'t>(raw: &'t str, syn: &TagSyntax) -> Cow<'t, str> {
+    if syn.escaped && raw.contains('&') {
+        Cow::Owned(xml::decode_entities(raw))
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
+/// An attribute of a parameter's tag that says whether its value is text or JSON.
+#[derive(Clone, Copy)]
+pub(crate) enum ValueAttr {
+    /// Set to `false`, the value is JSON (DSML's `string="false"`); else text.
+    FalseIsJson(&'static str),
+    /// Set to anything but the given word, the value is JSON (`type="object"`); set to it
+    /// (`type="string"`) or absent, text.
+    JsonUnless(&'static str, &'static str),
+    /// Every value is JSON (no attribute says otherwise).
+    AlwaysJson,
 }
 
 /// A block element's literals: `<tool_call` and `</tool_call`.
@@ -295,6 +372,11 @@ pub(crate) enum Opener {
     /// As [`Opener::Bare`], or the literal then a JSON envelope `{"name": …, "arguments": …}`
     /// up to the function's close (K2 Horizon's JSON style in `<ifm|tool_call>`).
     BareOrJson(&'static str),
+    /// An element named after the argument, `<KEY>` … `</KEY>` (the literal is the open head,
+    /// `<`): any element directly in a function is an argument; inside a value, elements are
+    /// the value's own (an object's keys, an array's `<item>`s) and only the argument's own
+    /// close tag ends it. (Text outside a function holds no arguments: such tags are text.)
+    Element(&'static str),
     /// The name as the text of a key element, then the value's open tag: GLM's
     /// `<arg_key>NAME</arg_key><arg_value>` (whitespace may separate them). Where the key's
     /// close tag opens the value itself (`<|tool_arg:start|>NAME<|tool_arg:value|>`), `value` is
@@ -314,6 +396,7 @@ impl Opener {
     fn lit(&self) -> &'static str {
         match self {
             Opener::Named(lit) | Opener::Bare(lit) | Opener::BareOrJson(lit) => lit,
+            Opener::Element(lit) => lit,
             Opener::Keyed { key, .. } => key,
         }
     }
@@ -348,9 +431,10 @@ fn bare(
     name_sep: Option<&str>,
     sfx: Sfx,
     at_end: bool,
+    syn: &TagSyntax,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let rest = &text.as_bytes()[j..];
-    let lit_len = match opener_len(rest, lit, sfx)? {
+    let lit_len = match opener_len(rest, lit, sfx, syn)? {
         Some(len) => len,
         None => return Some(None),
     };
@@ -382,18 +466,25 @@ fn bare(
 
 /// The length of a bare opener's literal at the start of `rest` (with its suffix, in a
 /// suffixed dialect).
-fn opener_len(rest: &[u8], lit: &str, sfx: Sfx) -> Option<Option<usize>> {
+fn opener_len(rest: &[u8], lit: &str, sfx: Sfx, syn: &TagSyntax) -> Option<Option<usize>> {
     match (sfx, lit.strip_suffix('>')) {
-        (Sfx::Any | Sfx::Is(_), Some(stem)) => closing(rest, stem.as_bytes(), sfx),
+        (Sfx::Any | Sfx::Is(_), Some(stem)) => closing(rest, stem.as_bytes(), sfx, syn),
         _ => Some(after_literal(rest, lit.as_bytes())?.then_some(lit.len())),
     }
 }
 
 /// A bare opener followed (after whitespace) by `{`: the length of the literal, where the JSON
 /// envelope begins.
-fn json_opener(text: &str, j: usize, lit: &str, sfx: Sfx, at_end: bool) -> Option<Option<usize>> {
+fn json_opener(
+    text: &str,
+    j: usize,
+    lit: &str,
+    sfx: Sfx,
+    at_end: bool,
+    syn: &TagSyntax,
+) -> Option<Option<usize>> {
     let rest = &text.as_bytes()[j..];
-    let len = opener_len(rest, lit, sfx)??;
+    let len = opener_len(rest, lit, sfx, syn)??;
     match rest[len..].iter().find(|b| !is_ws(**b)) {
         Some(b'{') => Some(Some(len)),
         Some(_) => None,
@@ -409,9 +500,10 @@ fn keyed(
     (key, key_close, value): (&str, &str, &str),
     kind: Option<(&str, &str)>,
     sfx: Sfx,
+    syn: &TagSyntax,
 ) -> Option<Option<(Range<usize>, usize)>> {
     let bytes = text.as_bytes();
-    let open = match closing(&bytes[j..], key.as_bytes(), sfx)? {
+    let open = match closing(&bytes[j..], key.as_bytes(), sfx, syn)? {
         Some(len) => j + len,
         None => return Some(None),
     };
@@ -427,7 +519,7 @@ fn keyed(
     }
     let name = range_in(text, text[open..open + p].trim());
     let mut k = open + p;
-    k += match closing(&bytes[k..], key_close.as_bytes(), sfx)? {
+    k += match closing(&bytes[k..], key_close.as_bytes(), sfx, syn)? {
         Some(len) => len,
         None => return Some(None),
     };
@@ -446,7 +538,7 @@ fn keyed(
     }
     // A type element before the value: its text is read past.
     if let Some((open, close)) = kind
-        && let Some(r) = closing(&bytes[k..], open.as_bytes(), sfx)
+        && let Some(r) = closing(&bytes[k..], open.as_bytes(), sfx, syn)
     {
         let Some(len) = r else {
             return Some(None);
@@ -456,7 +548,7 @@ fn keyed(
             return (bytes.len() - k < MAX_NAME).then_some(None);
         };
         k += p;
-        k += match closing(&bytes[k..], close.as_bytes(), sfx)? {
+        k += match closing(&bytes[k..], close.as_bytes(), sfx, syn)? {
             Some(len) => len,
             None => return Some(None),
         };
@@ -471,19 +563,17 @@ fn keyed(
             return Some(None);
         }
     }
-    k += match closing(&bytes[k..], value.as_bytes(), sfx)? {
+    k += match closing(&bytes[k..], value.as_bytes(), sfx, syn)? {
         Some(len) => len,
         None => return Some(None),
     };
     Some(Some((name, k - j)))
 }
 
-/// Whether a parameter's open tag sets `attr` to `false` (`string="false"`, quoted or not).
-fn attr_false(tag: &str, attr: &str) -> bool {
+/// The value a parameter's open tag gives `attr` (quoted or not), if it gives one.
+fn attr_value<'t>(tag: &'t str, attr: &str) -> Option<&'t str> {
     let (bytes, lit) = (tag.as_bytes(), attr.as_bytes());
-    let Some(&lead) = lit.first() else {
-        return false;
-    };
+    let &lead = lit.first()?;
     let mut from = 0;
     while let Some(p) = find1(lead, &bytes[from..]) {
         let at = from + p;
@@ -495,13 +585,31 @@ fn attr_false(tag: &str, attr: &str) -> bool {
         let before_ok = at > 0 && is_ws(bytes[at - 1]);
         let rest = tag[from..].trim_start();
         if let (true, Some(v)) = (before_ok, rest.strip_prefix('=')) {
-            let v = v.trim_start().trim_start_matches(['"', '\'']);
-            if v.starts_with("false") {
-                return true;
-            }
+            let v = v.trim_start();
+            return Some(match v.as_bytes().first() {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let v = &v[1..];
+                    &v[..v.bytes().position(|c| c == q).unwrap_or(v.len())]
+                }
+                _ => {
+                    &v[..v
+                        .bytes()
+                        .position(|c| is_ws(c) || c == b'>' || c == b'<')
+                        .unwrap_or(v.len())]
+                }
+            });
         }
     }
-    false
+    None
+}
+
+/// Whether a parameter's open tag makes its value JSON, by `attr`.
+fn json_by_attr(tag: &str, attr: ValueAttr) -> bool {
+    match attr {
+        ValueAttr::FalseIsJson(a) => attr_value(tag, a).is_some_and(|v| v.starts_with("false")),
+        ValueAttr::JsonUnless(a, text) => attr_value(tag, a).is_some_and(|v| v != text),
+        ValueAttr::AlwaysJson => true,
+    }
 }
 
 /// How many bytes the words of a dialect's open tags (after `<`) share at their start, and the
@@ -529,13 +637,13 @@ impl Shared {
             .iter()
             .map(|b| b.open)
             .chain([d.function.lit(), d.parameter.lit()])
-            .map(|lit| &lit.as_bytes()[1..]);
+            .map(|lit| lit.as_bytes().get(d.tags.open.len()..).unwrap_or_default());
         let close = d
             .blocks
             .iter()
             .map(|b| b.close)
             .chain([d.function_close, d.parameter_close])
-            .map(|lit| &lit.as_bytes()[2..]);
+            .map(|lit| lit.as_bytes().get(d.tags.close.len()..).unwrap_or_default());
         Shared {
             open: common(open),
             close: common(close),
@@ -568,53 +676,79 @@ fn qtag(
     // are tried: a stream arriving byte by byte asks again at every byte of a tag. (`None`: the
     // text ends before that byte, and every tag is still possible; a word that ends before it
     // is always tried.)
-    let closing_tag = rest.get(1) == Some(&b'/');
-    let (word_at, shared) = if closing_tag {
-        let ws = rest[2..].iter().take_while(|b| is_ws(**b)).count();
-        (2 + ws, shared.close)
+    let syn = d.tags;
+    let (open_head, close_head) = (syn.open.as_bytes(), syn.close.as_bytes());
+    if rest.len() < close_head.len() && close_head.starts_with(rest) {
+        // A close tag's head, cut off: any tag is still possible.
+        return QTag::Incomplete;
+    }
+    let closing_tag = rest.starts_with(close_head);
+    let head = if closing_tag { close_head } else { open_head };
+    let (word_at, shared) = if closing_tag || syn.spaced {
+        let ws = rest
+            .get(head.len()..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| is_ws(**b))
+            .count();
+        (
+            head.len() + ws,
+            if closing_tag {
+                shared.close
+            } else {
+                shared.open
+            },
+        )
     } else {
-        (1, shared.open)
+        (head.len(), shared.open)
     };
     let lead = rest.get(word_at + shared).copied();
     let may = |lit: &str| {
         let lit = lit.as_bytes();
-        let word = if closing_tag { &lit[2..] } else { &lit[1..] };
-        lit.starts_with(b"</") == closing_tag
+        let word = lit.get(head.len()..).unwrap_or_default();
+        lit.starts_with(close_head) == closing_tag
             && word
                 .get(shared)
                 .is_none_or(|w| lead.is_none_or(|b| *w == b))
     };
-    if may(d.parameter_close)
-        && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx)
+    let element = matches!(d.parameter, Opener::Element(_));
+    if !element
+        && may(d.parameter_close)
+        && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx, syn)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseParameter);
     }
     if may(d.function_close)
-        && let Some(r) = closing(rest, d.function_close.as_bytes(), sfx)
+        && let Some(r) = closing(rest, d.function_close.as_bytes(), sfx, syn)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseFunction);
     }
     for b in d.blocks {
         if may(b.close)
-            && let Some(r) = closing(rest, b.close.as_bytes(), sfx)
+            && let Some(r) = closing(rest, b.close.as_bytes(), sfx, syn)
         {
             return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
         }
     }
     for b in d.blocks {
         if may(b.open)
-            && let Some(r) = closing(rest, b.open.as_bytes(), sfx)
+            && let Some(r) = closing(rest, b.open.as_bytes(), sfx, syn)
         {
             return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
         }
     }
     if closing_tag {
-        return QTag::None;
+        // Any other close tag is an element's, where arguments are elements.
+        return match element.then(|| xml::parse_tag(text, j)) {
+            Some(Tag::Close { len, .. }) => QTag::CloseParameter(len),
+            Some(Tag::Incomplete) => QTag::Incomplete,
+            _ => QTag::None,
+        };
     }
     if let Opener::BareOrJson(lit) = d.function
         && may(lit)
     {
-        match json_opener(text, j, lit, sfx, at_end) {
+        match json_opener(text, j, lit, sfx, at_end, syn) {
             Some(Some(len)) => return QTag::OpenJson(len),
             Some(None) => return QTag::Incomplete,
             None => {}
@@ -622,16 +756,16 @@ fn qtag(
     }
     if may(d.function.lit()) {
         let opened = match d.function {
-            Opener::Named(lit) => named(text, j, lit, false),
+            Opener::Named(lit) => named(text, j, lit, false, syn),
             Opener::Bare(lit) | Opener::BareOrJson(lit) => {
-                bare(text, j, lit, d.name_sep, sfx, at_end)
+                bare(text, j, lit, d.name_sep, sfx, at_end, syn)
                     .map(|r| r.map(|(name, len)| (name, len, false)))
             }
-            Opener::Keyed { .. } => None,
+            Opener::Keyed { .. } | Opener::Element(_) => None,
         };
         if let Some(r) = opened {
             return r.map_or(QTag::Incomplete, |(name, len, self_closing)| {
-                if names::is_function_name(&text[name.clone()], tools) {
+                if names::is_function_name(&attr_name(&text[name.clone()], syn), tools) {
                     QTag::OpenFunction {
                         name,
                         len,
@@ -646,15 +780,26 @@ fn qtag(
     if may(d.parameter.lit()) {
         let opened = match d.parameter {
             Opener::Named(lit) => {
-                named(text, j, lit, d.colon_close).map(|r| r.map(|(name, len, _)| (name, len)))
+                named(text, j, lit, d.colon_close, syn).map(|r| r.map(|(name, len, _)| (name, len)))
             }
-            Opener::Bare(lit) | Opener::BareOrJson(lit) => bare(text, j, lit, None, sfx, at_end),
+            Opener::Bare(lit) | Opener::BareOrJson(lit) => {
+                bare(text, j, lit, None, sfx, at_end, syn)
+            }
+            Opener::Element(_) => match xml::parse_tag(text, j) {
+                Tag::Open {
+                    name,
+                    len,
+                    self_closing: false,
+                } => Some(Some((range_in(text, name), len))),
+                Tag::Incomplete => Some(None),
+                _ => None,
+            },
             Opener::Keyed {
                 key,
                 key_close,
                 kind,
                 value,
-            } => keyed(text, j, (key, key_close, value), kind, sfx),
+            } => keyed(text, j, (key, key_close, value), kind, sfx, syn),
         };
         if let Some(r) = opened {
             return match r {
@@ -663,7 +808,7 @@ fn qtag(
                 Some((name, len)) => {
                     let json = d
                         .string_attr
-                        .is_some_and(|attr| attr_false(&text[j..j + len], attr));
+                        .is_some_and(|attr| json_by_attr(&text[j..j + len], attr));
                     QTag::OpenParameter { name, len, json }
                 }
             };
@@ -1019,6 +1164,11 @@ impl MarkupScanner {
         }
     }
 
+    /// Whether arguments are elements named after them.
+    fn elements(&self) -> bool {
+        matches!(self.dialect.parameter, Opener::Element(_))
+    }
+
     fn qtag(&self, text: &str, j: usize) -> QTag {
         qtag_any(text, j, &self.tools, &self.readers, self.sfx(), self.at_end)
     }
@@ -1084,7 +1234,8 @@ impl MarkupScanner {
                     self.learn(&text[at..at + len], em);
                     let buf = std::mem::take(&mut self.spare_raw);
                     let block = Block::new(base + at, false, &text[at..at + len], buf);
-                    self.open_function(block, &text[name], self_closing, base + at + len, em);
+                    let name = attr_name(&text[name], self.dialect.tags);
+                    self.open_function(block, &name, self_closing, base + at + len, em);
                     return at + len;
                 }
                 QTag::Incomplete => {
@@ -1107,6 +1258,9 @@ impl MarkupScanner {
                     let block = Block::new(base + at, false, &text[at..at + len], buf);
                     self.state = State::Json(block, String::new());
                     return at + len;
+                }
+                QTag::CloseParameter(_) | QTag::OpenParameter { .. } if self.elements() => {
+                    j = at + 1
                 }
                 QTag::CloseToolCall(len)
                 | QTag::CloseFunction(len)
@@ -1223,7 +1377,8 @@ impl MarkupScanner {
                     self_closing,
                 } => {
                     b.raw.push_str(&text[j..j + len]);
-                    self.open_function(b, &text[name], self_closing, base + j + len, em);
+                    let name = attr_name(&text[name], self.dialect.tags);
+                    self.open_function(b, &name, self_closing, base + j + len, em);
                     return j + len;
                 }
                 QTag::OpenJson(len) => {
@@ -1499,7 +1654,8 @@ impl MarkupScanner {
                 }
                 QTag::OpenParameter { name, len, json } => {
                     b.raw.push_str(&text[at..at + len]);
-                    match self.start_param(&mut f, &text[name], json) {
+                    match self.start_param(&mut f, &attr_name(&text[name], self.dialect.tags), json)
+                    {
                         Ok(p) => self.state = State::Param(b, f, p),
                         Err(why) => {
                             f.failed = Some(why);
@@ -1718,6 +1874,21 @@ impl MarkupScanner {
                     p.in_cdata = true;
                     continue;
                 }
+                QTag::CloseParameter(len)
+                    if self.elements() && !closes_element(&text[at..at + len], &p.name) =>
+                {
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
+                QTag::OpenParameter { name, len, .. } if self.elements() => {
+                    // The value's own element (an object's key, an array's item); one named
+                    // as the argument nests, so that its close is not the argument's.
+                    if text[name] == p.name {
+                        p.nest(Nest::Parameter);
+                    }
+                    j = markup(len, &mut f, &mut p, &mut b);
+                    continue;
+                }
                 QTag::CloseParameter(len) if !p.unnest(Nest::Parameter) => {
                     Some((Closer::Parameter, len))
                 }
@@ -1733,7 +1904,9 @@ impl MarkupScanner {
                 }
                 QTag::OpenParameter { name, len, .. } => {
                     // A `</parameter>` forgotten: a parameter that can begin here ends this one.
-                    if p.nest.is_empty() && Self::opens(&f, &text[name]) {
+                    if p.nest.is_empty()
+                        && Self::opens(&f, &attr_name(&text[name], self.dialect.tags))
+                    {
                         self.end_param(&mut f, p);
                         self.state = State::Function(b, f);
                         return at;
@@ -1807,8 +1980,13 @@ impl MarkupScanner {
         // A function whose whole body is text: the argument the schema leaves no doubt about.
         let mut body_why = None;
         let param_lit = self.dialect.parameter.element();
+        // (Where arguments are elements named after them, text in the body is no argument.)
         if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
-            match f.tool.as_deref().and_then(held_args::body_argument) {
+            let body_arg = match self.elements() {
+                true => None,
+                false => f.tool.as_deref().and_then(held_args::body_argument),
+            };
+            match body_arg {
                 Some(arg) if !f.stray.contains(param_lit) => {
                     let body = strip_separators(&f.stray).to_string();
                     let _ = f.writer.key(&arg);
@@ -1984,7 +2162,7 @@ impl MarkupScanner {
                 let why = if em.output_cut() {
                     // Cut off before its close: what it would have held is not known.
                     Some("the output was cut off before")
-                } else if ends_inside_tag(&f.stray, opener) {
+                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
                     // `<param` at the very end: a parameter was beginning, not a value.
                     Some("the output ended inside a tag, before")
                 } else {
@@ -2033,14 +2211,32 @@ fn read_envelope(json: &str) -> Result<(String, Value), String> {
     Ok((name, input))
 }
 
+/// Whether the close tag `tag` (`</city>`) is the element `name`'s.
+fn closes_element(tag: &str, name: &str) -> bool {
+    let word = tag.trim_start_matches("</").trim_end_matches('>').trim();
+    word == name
+}
+
 /// Whether `text` ends (after whitespace) inside a tag that begins with `opener` or a part of
 /// it: `<`, `<param`, `<parameter=ci`, with no `>` yet.
-fn ends_inside_tag(text: &str, opener: &str) -> bool {
+fn ends_inside_tag(text: &str, opener: &str, syn: &TagSyntax) -> bool {
     let text = text.trim_end();
-    text.rfind('<').is_some_and(|i| {
-        let tail = &text[i..];
-        !tail.contains('>') && (opener.starts_with(tail) || tail.starts_with(opener))
-    })
+    // The head itself cut off (`<|op`).
+    let head_cut = (1..syn.open.len()).any(|n| {
+        text.len() >= n
+            && text.is_char_boundary(text.len() - n)
+            && syn.open.starts_with(&text[text.len() - n..])
+    });
+    head_cut
+        || text.rfind(syn.open).is_some_and(|i| {
+            let tail = &text[i..];
+            // (Spaces after a spaced syntax's head are read past, as the tag is.)
+            let tail = match syn.spaced {
+                true => format!("{}{}", syn.open, tail[syn.open.len()..].trim_start()),
+                false => tail.to_string(),
+            };
+            !tail.contains(syn.end) && (opener.starts_with(&tail) || tail.starts_with(opener))
+        })
 }
 
 /// Qwen markup where it means nothing (a close tag outside a call, a function whose name is not
@@ -2144,6 +2340,7 @@ mod tests {
         frames: &[],
         colon_close: false,
         unwrap_cdata: false,
+        tags: &XML_TAGS,
     };
 
     fn make(tools: ToolSet) -> Box<dyn Scanner> {

@@ -145,6 +145,12 @@ impl CallFences {
             }
             match self.state {
                 State::Out => {
+                    // Inside a call's arguments, a fence is the value's own text.
+                    if self.give(&text[from..p], em, pass) {
+                        from = p;
+                        continue;
+                    }
+                    from = p;
                     // The fence may itself be the protocol's marker (gemma's ```tool_call).
                     match self.marker_at(bytes, p, at_end) {
                         Match::Partial => return self.hold(text, from, p, em, pass),
@@ -169,12 +175,6 @@ impl CallFences {
                     }
                     match self.marker_at(bytes, k, at_end) {
                         Match::Full(_) => {
-                            let in_call = self.give(&text[from..p], em, pass);
-                            from = p;
-                            if in_call {
-                                // Inside a call's arguments: the fence is their text.
-                                continue;
-                            }
                             self.remove(text, p, k, base, em);
                             self.state = State::In;
                             from = k;

@@ -27,6 +27,10 @@ pub(crate) struct ReasoningSplitter {
     /// For markers that are stems a family ends several ways (K2 Horizon's `<ifm|think` by
     /// effort: `>`, `_fast>`, `_faster>`): the endings; any opener goes with any closer.
     endings: &'static [&'static str],
+    /// For whole markers that may also carry a suffix (`<think>`, or `<think:high>` by effort):
+    /// the suffix, once known (given, or learned from the first marker that carries one); the
+    /// markers looked for are then the stems (`<think`, `</think`).
+    optional: Option<Option<String>>,
     calls_inside: bool,
     inside: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
@@ -67,6 +71,7 @@ impl ReasoningSplitter {
             close: Cow::Borrowed(close),
             learning: None,
             endings: &[],
+            optional: None,
             calls_inside,
             inside: starts_inside,
             held: String::new(),
@@ -107,6 +112,22 @@ impl ReasoningSplitter {
         s
     }
 
+    /// A splitter for whole markers (`<think>`) that may also carry a suffix before their `>`
+    /// (`<think:high>`): the suffix given, or learned from the first marker that carries one
+    /// (and said in a notice); a marker with another suffix is not one.
+    pub(crate) fn optional_suffix(
+        open: &'static str,
+        close: &'static str,
+        suffix: Option<&str>,
+        calls_inside: bool,
+        starts_inside: bool,
+    ) -> Self {
+        let stem = |m: &'static str| m.strip_suffix('>').unwrap_or(m);
+        let mut s = Self::new(stem(open), stem(close), calls_inside, starts_inside);
+        s.optional = Some(suffix.map(str::to_string));
+        s
+    }
+
     fn set_suffix(&mut self, open_stem: &str, close_stem: &str, sfx: &str) {
         self.open = Cow::Owned(format!("{open_stem}{sfx}>"));
         self.close = Cow::Owned(format!("{close_stem}{sfx}>"));
@@ -136,6 +157,9 @@ impl ReasoningSplitter {
         let Some(first) = find1(marker.as_bytes()[0], bytes) else {
             return Err(0);
         };
+        if let Some(known) = &self.optional {
+            return find_optional(rest, bytes, marker, known.as_deref(), first);
+        }
         if self.learning.is_none() && self.endings.is_empty() {
             return match find_from(bytes, marker.as_bytes(), first) {
                 Some(k) => Ok((k, marker.len())),
@@ -185,8 +209,31 @@ impl ReasoningSplitter {
         }
     }
 
+    /// A marker whose suffix is optional was `marker`: the first with a suffix teaches it.
+    fn learn_optional(&mut self, marker: &str, em: &mut Emitter) {
+        let Some(None) = self.optional else {
+            return;
+        };
+        let Some(colon) = marker.find(':') else {
+            return;
+        };
+        let sfx = &marker[colon + 1..marker.len() - 1];
+        let (open, close) = (&self.open, &self.close);
+        em.notice(Warning::new(
+            "learned-marker-suffix",
+            format!(
+                "the reasoning markers carry the suffix \"{sfx}\" (learned from {marker}): {open}:{sfx}> … {close}:{sfx}>; markers with another suffix are text"
+            ),
+        ));
+        self.optional = Some(Some(sfx.to_string()));
+    }
+
     /// The first marker was `marker`: its suffix is the markers' from now on.
     fn learn(&mut self, marker: &str, em: &mut Emitter) {
+        if self.optional.is_some() {
+            self.learn_optional(marker, em);
+            return;
+        }
         let Some((open, close)) = self.learning else {
             return;
         };
@@ -291,7 +338,7 @@ impl ReasoningSplitter {
                     let before = &rest[..k];
                     let marker = &rest[k..k + len];
                     let at = base + i + k;
-                    let learns = self.learning.is_some();
+                    let learns = self.learning.is_some() || matches!(self.optional, Some(None));
                     if !self.inside {
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
@@ -371,6 +418,49 @@ impl ReasoningSplitter {
 
 /// The longest marker suffix read.
 const MAX_SUFFIX: usize = 64;
+
+/// Where a marker whose suffix is optional is in `rest`: the stem (from `first`, where its
+/// first byte is), then `>`, or `:` SUFFIX `>` (the `known` one once known); or how many bytes
+/// at the end may begin one.
+fn find_optional(
+    rest: &str,
+    bytes: &[u8],
+    stem: &str,
+    known: Option<&str>,
+    first: usize,
+) -> Result<(usize, usize), usize> {
+    let mut from = first;
+    loop {
+        let Some(k) = find_from(bytes, stem.as_bytes(), from) else {
+            return Err(partial_suffix(rest, &format!("{stem}>")));
+        };
+        let tail = &bytes[k + stem.len()..];
+        match tail.first() {
+            None => return Err(rest.len() - k),
+            Some(b'>') => return Ok((k, stem.len() + 1)),
+            Some(b':') => {
+                let run = tail[1..]
+                    .iter()
+                    .take(MAX_SUFFIX + 1)
+                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+                    .count();
+                if run + 1 == tail.len() && run <= MAX_SUFFIX {
+                    // The text ends inside the suffix: hold from the stem.
+                    return Err(rest.len() - k);
+                }
+                let sfx = &tail[1..1 + run];
+                if (1..=MAX_SUFFIX).contains(&run)
+                    && tail[1 + run] == b'>'
+                    && known.is_none_or(|s| s.as_bytes() == sfx)
+                {
+                    return Ok((k, stem.len() + run + 2));
+                }
+            }
+            Some(_) => {}
+        }
+        from = k + 1;
+    }
+}
 
 /// The length of the longest end of `text` that is a beginning of `marker` (shorter than it).
 fn partial_suffix(text: &str, marker: &str) -> usize {

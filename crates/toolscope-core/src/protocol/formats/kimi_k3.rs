@@ -1,0 +1,427 @@
+//! `kimi-k3`: Moonshot's Kimi K3, which writes its whole message in XTML, tags made of special
+//! tokens: `<|open|>WORD attributes<|sep|>` … `<|close|>WORD<|sep|>`.
+//!
+//! ```text
+//! <|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>
+//! ```
+//!
+//! Calls are `call` elements in one `tools` block, each argument an `argument` element whose
+//! `type` says how its value is written: `type="string"` values are raw text, byte-exact; any
+//! other type is JSON (relaxed: text that is not JSON stays text, and the schema types it).
+//! Parallel calls are more `call` elements in the block, numbered by their `index` attribute
+//! from 1. Attribute values write `&` and `"` as `&amp;` and `&quot;`. The markup is read by the
+//! function-markup engine, in XTML's tag syntax, with all it forgives and decides.
+//!
+//! The text of the answer sits in a `response` block; the template opens it itself when the
+//! model does not think, so the output often starts with `<|close|>response<|sep|>`. Those
+//! markers, and the `<|close|>message<|sep|><|end_of_msg|>` that ends the message, are format,
+//! not text. Reasoning sits in a `think` block, whose opener the template writes in thinking
+//! mode (`--reasoning-open` reads such an output); calls written there are reasoning. Servers
+//! that print special tokens with spaces around them (`<|open|> tools <|sep|>`) are read the
+//! same, everywhere.
+//!
+//! The template declares the tools in a system message of their own, as a JSON array of
+//! OpenAI-style function objects in a fenced block under `# Tools`; a result comes back in a
+//! `tool` message that names the tool and the call's index.
+
+use serde_json::Value;
+
+use crate::protocol::scan::markup::{
+    BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
+};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+const TOOLS_OPEN: &str = "<|open|>tools<|sep|>";
+const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
+const THINK: (&str, &str) = ("<|open|>think<|sep|>", "<|close|>think<|sep|>");
+/// The message that declares the tools, up to the list; the list's end.
+const DECLARE: &str = "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
+                       Here are the available tools, described in JSONSchema.\n\n```json\n";
+const DECLARE_END: &str = "\n```<|close|>message<|sep|><|end_of_msg|>";
+const MESSAGE_CLOSE: &str = "<|close|>message<|sep|>";
+const END_OF_MSG: &str = "<|end_of_msg|>";
+
+/// XTML's tags: special tokens around the word, printed with spaces by some servers.
+static XTML: TagSyntax = TagSyntax {
+    open: "<|open|>",
+    close: "<|close|>",
+    end: "<|sep|>",
+    spaced: true,
+    escaped: true,
+};
+
+static DIALECT: Dialect = Dialect {
+    blocks: &[BlockTag {
+        open: "<|open|>tools",
+        close: "<|close|>tools",
+    }],
+    function: Opener::Named("<|open|>call tool="),
+    function_close: "<|close|>call",
+    name_sep: None,
+    parameter: Opener::Named("<|open|>argument key="),
+    parameter_close: "<|close|>argument",
+    separators: false,
+    suffixed: false,
+    string_attr: Some(ValueAttr::JsonUnless("type", "string")),
+    function_shown: "<|open|>call tool=\"NAME\"<|sep|>",
+    parameter_shown: "<|open|>argument key=…<|sep|>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+    tags: &XTML,
+};
+
+/// The reasoning markers as the splitter reads them: a head, then one of the spellings of
+/// `think<|sep|>` (with the spaces some servers print around special tokens).
+const THINK_SPELLINGS: &[&str] = &[
+    "think<|sep|>",
+    "think <|sep|>",
+    " think<|sep|>",
+    " think <|sep|>",
+];
+
+pub(crate) struct KimiK3 {
+    card: Card,
+}
+
+/// `kimi-k3`.
+pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
+    card: Card {
+        name: "kimi-k3",
+        aliases: &[],
+        families: "Kimi K3",
+        servers: &[("vllm", "kimi_k3"), ("sglang", "kimi_k3")],
+        end_tokens: &[
+            "<|open|>response<|sep|>",
+            "<|close|>response<|sep|>",
+            "<|open|> response <|sep|>",
+            "<|close|> response <|sep|>",
+            MESSAGE_CLOSE,
+            "<|close|> message <|sep|>",
+            END_OF_MSG,
+        ],
+        markers: &["<|open|> tools <|sep|>", "<|open|> call tool="],
+        reasoning: Reasoning {
+            markers: Some(THINK),
+            starts_inside: false,
+            calls_inside: false,
+        },
+    },
+};
+
+/// An attribute's value as XTML writes it: `&` and `"` as entities.
+fn attr(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;")
+}
+
+/// The `type` an argument's value is written under.
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "boolean",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+/// One call element, numbered `index` (from 1).
+fn call(name: &str, input: &Value, index: usize) -> String {
+    let mut s = format!(
+        "<|open|>call tool=\"{}\" index=\"{index}\"<|sep|>",
+        attr(name)
+    );
+    if let Value::Object(args) = input {
+        for (k, v) in args {
+            s.push_str(&format!(
+                "<|open|>argument key=\"{}\" type=\"{}\"<|sep|>{}<|close|>argument<|sep|>",
+                attr(k),
+                type_of(v),
+                prompt::value_text(v)
+            ));
+        }
+    }
+    s.push_str("<|close|>call<|sep|>");
+    s
+}
+
+/// Calls as the model writes them: all in one `tools` block.
+fn calls(calls: &[(&str, &Value)]) -> String {
+    let body: String = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| call(name, input, i + 1))
+        .collect();
+    format!("{TOOLS_OPEN}{body}{TOOLS_CLOSE}")
+}
+
+/// A result as the template gives it back: a `tool` message naming the tool and the index of
+/// the call it answers.
+fn result(name: &str, index: usize, result: &str) -> String {
+    format!(
+        "<|open|>message role=\"tool\" tool=\"{}\" index=\"{index}\"<|sep|>{result}{MESSAGE_CLOSE}{END_OF_MSG}",
+        attr(name)
+    )
+}
+
+impl ProtocolSpec for KimiK3 {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "{DECLARE}{}{DECLARE_END}\n\n\
+             To call tools, write one tools block after your response, one call element per \
+             call, numbered from 1, each argument in its own element:\n\
+             {TOOLS_OPEN}<|open|>call tool=\"NAME\" index=\"1\"<|sep|>\
+             <|open|>argument key=\"KEY\" type=\"TYPE\"<|sep|>VALUE<|close|>argument<|sep|>\
+             <|close|>call<|sep|>{TOOLS_CLOSE}\n\
+             With type=\"string\" the value is the text as it is, without quotes or escaping; \
+             with any other type (number, boolean, array, object) it is JSON. In attributes, \
+             write & as &amp; and \" as &quot;. For example:\n{}\n\n\
+             Several call elements in one block are calls made together. Each result comes \
+             back in a tool message with the tool's name and the call's index. Call tools only \
+             when they help; otherwise answer in text.\n",
+            prompt::json_tools(tools, true),
+            calls(&[(&name, &example)]),
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        let tools = prompt::read_json_tools(system, DECLARE, DECLARE_END)?;
+        Some((Protocol::from_name(self.card.name).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        calls(&[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
+        calls(list)
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, text: &str) -> String {
+        result(name, 1, text)
+    }
+
+    fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .enumerate()
+            .map(|(i, (name, text))| result(name, i + 1, text))
+            .collect()
+    }
+
+    /// The text between the tool message's head and its close.
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        let body = match text.find("<|sep|>") {
+            Some(at) => &text[at + "<|sep|>".len()..],
+            None => text,
+        };
+        let body = body.strip_suffix(END_OF_MSG).unwrap_or(body);
+        body.strip_suffix(MESSAGE_CLOSE).unwrap_or(body).to_string()
+    }
+
+    fn reasoning_spellings(&self) -> Option<(&'static str, &'static str, &'static [&'static str])> {
+        Some(("<|open|>", "<|close|>", THINK_SPELLINGS))
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools.clone(), &DIALECT))
+    }
+
+    /// A call without a tool's name.
+    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!(
+            "{TOOLS_OPEN}<|open|>call tool=\"\" index=\"1\"<|sep|><|open|>argument key=\"{}\" \
+             type=\"string\"<|sep|>{value}<|close|>argument<|sep|><|close|>call<|sep|>{TOOLS_CLOSE}",
+            attr(&key)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::{every_split, tools};
+    use crate::tool::ToolDef;
+
+    fn p() -> Protocol {
+        Protocol::from_name("kimi-k3").unwrap()
+    }
+
+    const WEATHER: &str = "<|open|>call tool=\"get_weather\" index=\"1\"<|sep|>\
+        <|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|>\
+        <|open|>argument key=\"days\" type=\"number\"<|sep|>3<|close|>argument<|sep|>\
+        <|close|>call<|sep|>";
+
+    #[test]
+    fn one_call_with_its_response_and_reasoning_byte_for_byte() {
+        let text = format!(
+            "<|open|>think<|sep|>Paris, so the weather tool.<|close|>think<|sep|>\
+             <|open|>response<|sep|>Checking.<|close|>response<|sep|>\
+             {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE}<|close|>message<|sep|><|end_of_msg|>"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so the weather tool.");
+        assert_eq!(c.text, "Checking.");
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn parallel_calls_are_the_call_elements_of_one_block_in_order() {
+        let text = format!(
+            "<|close|>response<|sep|>{TOOLS_OPEN}{WEATHER}<|open|>call tool=\"search\" index=\"2\"<|sep|>\
+             <|open|>argument key=\"query\" type=\"string\"<|sep|>rain<|close|>argument<|sep|>\
+             <|close|>call<|sep|>{TOOLS_CLOSE}"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [
+                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                ("search".into(), json!({"query": "rain"}))
+            ]
+        );
+        // The prefilled response's close is format, not text.
+        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
+    }
+
+    #[test]
+    fn a_string_typed_value_is_raw_text_and_other_types_are_json() {
+        let text = format!(
+            "{TOOLS_OPEN}<|open|>call tool=\"write_file\" index=\"1\"<|sep|>\
+             <|open|>argument key=\"path\" type=\"string\"<|sep|>[1, 2]<|close|>argument<|sep|>\
+             <|open|>argument key=\"content\" type=\"string\"<|sep|> say \"hi\" & <b>bye</b>\n<|close|>argument<|sep|>\
+             <|close|>call<|sep|>{TOOLS_CLOSE}"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls[0],
+            (
+                "write_file".into(),
+                json!({"path": "[1, 2]", "content": " say \"hi\" & <b>bye</b>\n"})
+            )
+        );
+    }
+
+    #[test]
+    fn entities_in_attributes_are_decoded_and_typed_values_are_json() {
+        let tools = ToolSet::new(vec![ToolDef::new(
+            "note",
+            "Take a note",
+            json!({"type": "object", "properties": {
+                "a&b \"c\"": {"type": "string"},
+                "opts": {"type": "object"},
+                "tags": {"type": "array"}
+            }}),
+        )])
+        .unwrap();
+        let text = format!(
+            "{TOOLS_OPEN}<|open|>call tool=\"note\" index=\"1\"<|sep|>\
+             <|open|>argument key=\"a&amp;b &quot;c&quot;\" type=\"string\"<|sep|>x<|close|>argument<|sep|>\
+             <|open|>argument key=\"opts\" type=\"object\"<|sep|>{{\"a\": [1, true]}}<|close|>argument<|sep|>\
+             <|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"x\", 2]<|close|>argument<|sep|>\
+             <|close|>call<|sep|>{TOOLS_CLOSE}"
+        );
+        let parsed = p().parse_generated(&tools, text.as_bytes());
+        let c = crate::part::Collapsed::of(&parsed.parts);
+        // Other types than string are JSON.
+        assert_eq!(
+            c.calls,
+            [(
+                "note".into(),
+                json!({"a&b \"c\"": "x", "opts": {"a": [1, true]}, "tags": ["x", 2]})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        // And the renderer writes them so.
+        let written = p().format_call("note", &c.calls[0].1);
+        assert!(
+            written.contains("key=\"a&amp;b &quot;c&quot;\""),
+            "{written}"
+        );
+        let again = p().parse_generated(&tools, written.as_bytes());
+        assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
+    }
+
+    #[test]
+    fn special_tokens_printed_with_spaces_read_the_same() {
+        let text = "<|open|> think <|sep|>Rain?<|close|> think <|sep|>\
+            <|open|> response <|sep|>Looking.<|close|> response <|sep|>\
+            <|open|> tools <|sep|><|open|> call tool=\"search\" index=\"1\" <|sep|>\
+            <|open|> argument key=\"query\" type=\"string\" <|sep|>rain<|close|> argument <|sep|>\
+            <|close|> call <|sep|><|close|> tools <|sep|><|close|> message <|sep|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Rain?");
+        assert_eq!(c.text, "Looking.");
+        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn a_prefilled_think_opener_and_calls_inside_reasoning() {
+        let open = p().with_reasoning_open(Some(true));
+        let text = format!(
+            "Maybe {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE} later.<|close|>think<|sep|>\
+             <|open|>response<|sep|>No call.<|close|>response<|sep|>"
+        );
+        let c = every_split(&open, &text);
+        assert!(c.calls.is_empty(), "a call in reasoning is reasoning");
+        assert!(
+            c.reasoning.starts_with("Maybe <|open|>tools"),
+            "{}",
+            c.reasoning
+        );
+        assert_eq!(c.text, "No call.");
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        let cut = format!(
+            "{TOOLS_OPEN}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Pa"
+        );
+        let c = every_split(&p(), &cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let c = every_split(&p(), &bad);
+        assert!(c.calls.is_empty());
+        assert!(!c.errors.is_empty());
+    }
+
+    #[test]
+    fn the_prompt_declares_the_tools_as_the_template_does_and_reads_back() {
+        let system = p().system_prompt(&tools());
+        assert!(
+            system.starts_with(
+                "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n"
+            )
+        );
+        let (back, read) = KIMI_K3.read_prompt(&system).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(read.len(), tools().len());
+        let results = p().format_results(&[("get_weather", "sunny"), ("search", "none")]);
+        assert_eq!(
+            results,
+            "<|open|>message role=\"tool\" tool=\"get_weather\" index=\"1\"<|sep|>sunny<|close|>message<|sep|><|end_of_msg|>\
+             <|open|>message role=\"tool\" tool=\"search\" index=\"2\"<|sep|>none<|close|>message<|sep|><|end_of_msg|>"
+        );
+        assert_eq!(
+            p().read_result(&p().format_result("search", "none")),
+            "none"
+        );
+    }
+}

@@ -1,0 +1,327 @@
+//! `minimax-m3`: MiniMax M3, whose calls are XML with every tag prefixed by the model's
+//! namespace token `]<]minimax[>[`.
+//!
+//! ```text
+//! ]<]minimax[>[<tool_call>
+//! ]<]minimax[>[<invoke name="get_weather">
+//! ]<]minimax[>[<city>Paris]<]minimax[>[</city>
+//! ]<]minimax[>[<days>3]<]minimax[>[</days>
+//! ]<]minimax[>[</invoke>
+//! ]<]minimax[>[</tool_call>
+//! ```
+//!
+//! Each argument is an element named after it; an object's keys nest as elements, an array's
+//! entries are repeated `<item>` elements, and every value is typed by the schema (text stays
+//! text, byte-exact). Parallel calls are more `<invoke>` elements in the one block. The
+//! namespace token is format wherever it stands: the parser takes it out before anything reads
+//! the text (it never reaches the answer, and a server that drops it as a special token gives
+//! the same markup without it, read alike). The markup is read by the function-markup engine
+//! with arguments as elements.
+//!
+//! The model reasons in `<mm:think>` … `</mm:think>`; a template that opens the block itself
+//! makes the output start inside it (`--reasoning-open`). The template lists the tools one JSON
+//! object per `<tool>` line inside `<tools>`, and gives results back in a `tool` turn, each in
+//! a `<response>` element.
+
+use serde_json::Value;
+
+use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// The namespace token before every tag.
+const NS: &str = "]<]minimax[>[";
+const TOOLS: (&str, &str) = (
+    "# Tools\nYou may call one or more tools to assist with the user query.\n\
+     Here are the tools available in JSONSchema format:\n\n<tools>\n",
+    "</tools>",
+);
+const RESULT: (&str, &str) = ("<response>", "</response>");
+
+static DIALECT: Dialect = Dialect {
+    blocks: &[BlockTag {
+        open: "<tool_call",
+        close: "</tool_call",
+    }],
+    function: Opener::Named("<invoke name="),
+    function_close: "</invoke",
+    name_sep: None,
+    parameter: Opener::Element("<"),
+    parameter_close: "</",
+    separators: false,
+    suffixed: false,
+    string_attr: None,
+    function_shown: "<invoke name=\"NAME\">",
+    parameter_shown: "<ARGUMENT>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+    tags: &XML_TAGS,
+};
+
+pub(crate) struct MinimaxM3 {
+    card: Card,
+}
+
+/// `minimax-m3`.
+pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
+    card: Card {
+        name: "minimax-m3",
+        aliases: &[],
+        families: "MiniMax M3",
+        servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
+        end_tokens: &[NS, "[e~["],
+        markers: &[
+            "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",
+            "]<]minimax[>[<invoke name=",
+            "<tool_call> <invoke name=",
+        ],
+        reasoning: Reasoning {
+            markers: Some(("<mm:think>", "</mm:think>")),
+            starts_inside: false,
+            calls_inside: false,
+        },
+    },
+};
+
+/// A value as the template writes it inside its element: objects as elements, arrays as
+/// `<item>`s, text as it is, anything else as JSON; each tag after the namespace token. A null
+/// is left out.
+fn value_xml(v: &Value) -> String {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{NS}<{k}>{}{NS}</{k}>", value_xml(v)))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| format!("{NS}<item>{}{NS}</item>", value_xml(v)))
+            .collect(),
+        other => prompt::value_text(other),
+    }
+}
+
+/// Calls as the model writes them: all in one block, a line per tag.
+fn calls(list: &[(&str, &Value)]) -> String {
+    let mut s = format!("{NS}<tool_call>\n");
+    for (name, input) in list {
+        s.push_str(&format!("{NS}<invoke name=\"{name}\">\n"));
+        if let Value::Object(args) = input {
+            for (k, v) in args.iter().filter(|(_, v)| !v.is_null()) {
+                s.push_str(&format!("{NS}<{k}>{}{NS}</{k}>\n", value_xml(v)));
+            }
+        }
+        s.push_str(&format!("{NS}</invoke>\n"));
+    }
+    s.push_str(&format!("{NS}</tool_call>"));
+    s
+}
+
+impl ProtocolSpec for MinimaxM3 {
+    card_methods!();
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "{}{}{}\n\n\
+             To call tools, wrap all invocations in a single {NS}<tool_call>{NS}</tool_call> \
+             block, each call an <invoke> element with one element per argument, named after \
+             it; every tag follows the token {NS}. Parameter values containing nested objects \
+             or arrays are recursively expanded into XML elements (an array's entries as \
+             <item> elements). Write text as it is and numbers and booleans as JSON. \
+             Example:\n{}\n\n\
+             Call a tool only when it helps; otherwise answer in text. Results come back in a \
+             tool turn, each in a <response> element.\n",
+            TOOLS.0,
+            prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
+            TOOLS.1,
+            calls(&[(&name, &example)]),
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(&format!("{NS}<tool_call>")) {
+            return None;
+        }
+        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>")?;
+        Some((Protocol::from_name(self.card.name).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        calls(&[(name, input)])
+    }
+
+    fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
+        calls(list)
+    }
+
+    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
+        format!("{}{result}{}", RESULT.0, RESULT.1)
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        prompt::between(text, RESULT.0, RESULT.1)
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(MarkupScanner::new(tools.clone(), &DIALECT))
+    }
+
+    /// An invoke without a name (as a server that drops the namespace token shows it).
+    fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!("<tool_call>\n<invoke name=\"\">\n<{key}>{value}</{key}>\n</invoke>\n</tool_call>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::part::Collapsed;
+    use crate::protocol::tests_support::{every_split, tools};
+    use crate::tool::ToolDef;
+
+    fn p() -> Protocol {
+        Protocol::from_name("minimax-m3").unwrap()
+    }
+
+    #[test]
+    fn one_call_byte_for_byte_with_reasoning_and_text() {
+        let text = "<mm:think>Paris, so the weather tool.</mm:think>\nChecking.\n\
+            ]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n\
+            ]<]minimax[>[<city>Paris]<]minimax[>[</city>\n]<]minimax[>[<days>3]<]minimax[>[</days>\n\
+            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "Paris, so the weather tool.");
+        assert_eq!(c.text.trim(), "Checking.");
+        assert!(!c.text.contains(NS), "{:?}", c.text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn parallel_invokes_in_one_block_and_the_form_without_the_token() {
+        let with = p().format_calls(&[
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rain"})),
+        ]);
+        let without = with.replace(NS, "");
+        for text in [with, without] {
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Paris"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ],
+                "{text}"
+            );
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
+        }
+    }
+
+    #[test]
+    fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
+        let tools = ToolSet::new(vec![ToolDef::new(
+            "plan",
+            "Plan a trip",
+            json!({"type": "object", "properties": {
+                "note": {"type": "string"},
+                "stops": {"type": "array", "items": {"type": "string"}},
+                "opts": {"type": "object", "properties": {
+                    "fast": {"type": "boolean"}, "max": {"type": "integer"}
+                }}
+            }}),
+        )])
+        .unwrap();
+        let input = json!({
+            "note": "a <b>bold</b> & 42",
+            "stops": ["Lyon", "Nice"],
+            "opts": {"fast": true, "max": 3}
+        });
+        let text = p().format_call("plan", &input);
+        assert!(
+            text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
+            "{text}"
+        );
+        let parsed = p().parse_generated(&tools, text.as_bytes());
+        let c = Collapsed::of(&parsed.parts);
+        assert_eq!(c.calls, [("plan".into(), input)]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn a_stray_namespace_token_never_reaches_the_answer() {
+        let c = every_split(&p(), "Sure]<]minimax[>[ thing.]<]minimax[>[");
+        assert_eq!(c.text, "Sure thing.");
+        assert!(c.calls.is_empty() && c.errors.is_empty());
+    }
+
+    #[test]
+    fn a_prefilled_think_opener_and_markup_in_reasoning() {
+        let open = p().with_reasoning_open(Some(true));
+        let call = p().format_call("search", &json!({"query": "rain"}));
+        let text = format!("Maybe {call}</mm:think>No call.");
+        let c = every_split(&open, &text);
+        assert!(c.calls.is_empty(), "a call in reasoning is reasoning");
+        assert!(c.reasoning.starts_with("Maybe "), "{}", c.reasoning);
+        assert_eq!(c.text, "No call.");
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        let cut = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Pa";
+        let c = every_split(&p(), cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let c = every_split(&p(), &bad);
+        assert!(c.calls.is_empty());
+        assert!(!c.errors.is_empty());
+    }
+
+    #[test]
+    fn a_value_that_holds_its_own_element_keeps_it() {
+        let text = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"write_file\">\n\
+            ]<]minimax[>[<content><content>a</content> b <content>c</content>]<]minimax[>[</content>\n\
+            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"content": "<content>a</content> b <content>c</content>"})
+            )]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn tags_in_plain_text_stay_text() {
+        let c = every_split(&p(), "Use <b>bold</b> and </i> freely.");
+        assert_eq!(c.text, "Use <b>bold</b> and </i> freely.");
+        assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn the_prompt_lists_the_tools_as_the_template_does_and_reads_back() {
+        let system = p().system_prompt(&tools());
+        assert!(system.contains("<tools>\n<tool>{"));
+        let (back, read) = MINIMAX_M3.read_prompt(&system).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(read.len(), tools().len());
+        assert_eq!(
+            p().format_results(&[("a", "1"), ("b", "2")]),
+            "<response>1</response>\n<response>2</response>"
+        );
+    }
+}

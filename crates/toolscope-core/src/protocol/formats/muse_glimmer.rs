@@ -1,0 +1,344 @@
+//! `muse-glimmer`: MuseGlimmer's messages, addressed by recipient, with calls in ATEM markup.
+//!
+//! ```text
+//!  to=self<|message|>Paris, so the weather tool.<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>
+//! <atem:invoke name="get_weather">
+//! <atem:parameter name="city">Paris</atem:parameter>
+//! </atem:invoke>
+//! </atem:function_calls><|eom|>
+//! ```
+//!
+//! Each message is `<|start|>assistant to=RECIPIENT<|message|>` … and ends with `<|eom|>` (or
+//! `<|eot|>`, which ends the turn); the template opens the first header itself, so the output
+//! begins with ` to=…`. A message to `self` is reasoning, a message to `user` is the answer, and
+//! a message to a tool holds an `<atem:function_calls>` block whose `<atem:invoke>`s are the
+//! calls (read by the function-markup engine). ATEM markup in a `self` or `user` message is
+//! their text, never a call. Values are typed by the schema: text as it is, byte-exact, and
+//! lists and objects as JSON. The messages are read by the harmony channel engine in ATEM's syntax.
+//!
+//! The template lists the tools as JSON, one a line, in a `<functions>` block of the system
+//! message, with the call format; a result comes back in a message from the tool.
+
+use serde_json::Value;
+
+use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
+use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::text::prompt;
+use crate::protocol::text::scanner::Scanner;
+use crate::tool::ToolSet;
+
+/// Ends a message (a call, reasoning); ends the turn.
+const EOM: &str = "<|eom|>";
+const EOT: &str = "<|eot|>";
+const TOOLS: (&str, &str) = (
+    "In this environment you have access to a set of tools you can use to answer the user's question.\n\n<functions>\n",
+    "</functions>",
+);
+const FORMAT: &str = "You can invoke a function by writing a \"<atem:function_calls>\" block";
+
+/// ATEM's markup: DSML's structure under the `atem:` prefix.
+static ATEM: Dialect = Dialect {
+    blocks: &[BlockTag {
+        open: "<atem:function_calls",
+        close: "</atem:function_calls",
+    }],
+    function: Opener::Named("<atem:invoke name="),
+    function_close: "</atem:invoke",
+    name_sep: None,
+    parameter: Opener::Named("<atem:parameter name="),
+    parameter_close: "</atem:parameter",
+    separators: false,
+    suffixed: false,
+    string_attr: None,
+    function_shown: "<atem:invoke name=\"NAME\">",
+    parameter_shown: "<atem:parameter name=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+    tags: &XML_TAGS,
+};
+
+/// ATEM's messages.
+static SYNTAX: Syntax = Syntax {
+    tokens: &[START, MESSAGE, EOM, EOT],
+    ends: &[EOM, EOT],
+    readers: &[("self", true), ("user", false)],
+    body: Body::Markup(&ATEM),
+    opened: true,
+};
+
+/// `muse-glimmer`.
+pub(crate) struct MuseGlimmer;
+
+/// One call's message.
+fn call(name: &str, input: &Value) -> String {
+    let mut s = format!(
+        "{START}assistant to={name}{MESSAGE}<atem:function_calls>\n<atem:invoke name=\"{name}\">\n"
+    );
+    if let Value::Object(args) = input {
+        for (k, v) in args {
+            s.push_str(&format!(
+                "<atem:parameter name=\"{k}\">{}</atem:parameter>\n",
+                prompt::value_text(v)
+            ));
+        }
+    }
+    s.push_str(&format!("</atem:invoke>\n</atem:function_calls>{EOM}"));
+    s
+}
+
+impl ProtocolSpec for MuseGlimmer {
+    fn name(&self) -> &'static str {
+        "muse-glimmer"
+    }
+
+    fn families(&self) -> &'static str {
+        "MuseGlimmer"
+    }
+
+    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("vllm", "muse_glimmer")]
+    }
+
+    /// The message ends: the scanner reads them.
+    fn end_tokens(&self) -> &'static [&'static str] {
+        &[EOM, EOT]
+    }
+
+    fn reads_end_tokens(&self) -> bool {
+        true
+    }
+
+    /// A message to a tool that opens ATEM markup; the reasoning message, whose header the
+    /// template opened or not.
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        let name = crate::protocol::text::fences::NAME;
+        // (Whole from `<|start|>`, so that they are longer than harmony's `<|start|>assistant`
+        // where both begin.)
+        vec![
+            format!("to={name}{MESSAGE} <atem:function_calls>"),
+            format!("to=self{MESSAGE}"),
+            format!("{START}assistant to={name}{MESSAGE} <atem:function_calls>"),
+            format!("{START}assistant to=self{MESSAGE}"),
+        ]
+    }
+
+    /// Reasoning is the `self` recipient's messages, found by the scanner; markup there is
+    /// reasoning.
+    fn reasoning(&self) -> Reasoning {
+        Reasoning::NONE
+    }
+
+    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+        let (name, example) = prompt::example_call(tools);
+        format!(
+            "{}{}{}\n\n\
+             {FORMAT} in a message addressed to the tool ({START}assistant to=NAME{MESSAGE}), \
+             like the following:\n\
+             <atem:function_calls>\n<atem:invoke name=\"$FUNCTION_NAME\">\n\
+             <atem:parameter name=\"$PARAMETER_NAME\">$PARAMETER_VALUE</atem:parameter>\n...\n\
+             </atem:invoke>\n</atem:function_calls>{EOM}\n\n\
+             String and scalar parameters are written as they are; lists and objects as JSON. \
+             Think in a message to self, and answer in a message to user that ends with {EOT}. \
+             For example:\n{}\n\n\
+             Each result comes back in a message from the tool.\n",
+            TOOLS.0,
+            prompt::json_tool_lines(tools, false, "", ""),
+            TOOLS.1,
+            call(&name, &example),
+        )
+    }
+
+    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
+        if !system.contains(FORMAT) {
+            return None;
+        }
+        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", "")?;
+        Some((Protocol::from_name(self.name()).ok()?, tools))
+    }
+
+    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        call(name, input)
+    }
+
+    /// One message per call.
+    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
+        calls.iter().map(|(n, i)| call(n, i)).collect()
+    }
+
+    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
+        format!("{START}{name} to=assistant{MESSAGE}{result}{EOM}")
+    }
+
+    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
+        results
+            .iter()
+            .map(|(n, r)| self.format_result(p, n, r))
+            .collect()
+    }
+
+    fn read_result(&self, _: &Protocol, text: &str) -> String {
+        let body = text.split_once(MESSAGE).map_or(text, |(_, b)| b);
+        body.strip_suffix(EOM).unwrap_or(body).to_string()
+    }
+
+    fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {
+        Some(format!("{START}assistant to=self{MESSAGE}{text}{EOM}"))
+    }
+
+    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
+        Box::new(HarmonyScanner::with_syntax(tools.clone(), &SYNTAX))
+    }
+
+    /// A message addressed to a template leftover, not a tool's name.
+    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
+        let (key, value) = prompt::first_argument(input);
+        format!(
+            "{START}assistant to={{{{{name}}}}}{MESSAGE}<atem:function_calls>\n<atem:invoke name=\"{name}\">\n\
+             <atem:parameter name=\"{key}\">{value}</atem:parameter>\n</atem:invoke>\n</atem:function_calls>{EOM}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::tests_support::{every_split, tools};
+
+    fn p() -> Protocol {
+        Protocol::from_name("muse-glimmer").unwrap()
+    }
+
+    const CALL: &str = "<|start|>assistant to=get_weather<|message|><atem:function_calls>\n\
+        <atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n\
+        <atem:parameter name=\"days\">3</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
+
+    #[test]
+    fn reasoning_a_call_and_the_answer_by_recipient() {
+        let text = format!(
+            " to=self<|message|>Paris, so the weather tool.<|eom|>{CALL}\
+             <|start|>assistant to=user<|message|>Checking now.<|eot|>"
+        );
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Paris, so the weather tool.");
+        assert_eq!(c.text, "Checking now.");
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn parallel_calls_in_one_block_or_in_messages_of_their_own() {
+        let one_block = " to=get_weather<|message|><atem:function_calls>\n\
+            <atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Oslo</atem:parameter>\n</atem:invoke>\n\
+            <atem:invoke name=\"search\">\n<atem:parameter name=\"query\">rain</atem:parameter>\n</atem:invoke>\n\
+            </atem:function_calls><|eom|>";
+        let two = p().format_calls(&[
+            ("get_weather", &json!({"city": "Oslo"})),
+            ("search", &json!({"query": "rain"})),
+        ]);
+        for text in [one_block.to_string(), two] {
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [
+                    ("get_weather".into(), json!({"city": "Oslo"})),
+                    ("search".into(), json!({"query": "rain"}))
+                ],
+                "{text}"
+            );
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
+        }
+    }
+
+    #[test]
+    fn atem_markup_to_self_or_to_user_is_not_a_call() {
+        let markup = "<atem:function_calls>\n<atem:invoke name=\"search\">\n\
+            <atem:parameter name=\"query\">x</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
+        let text = format!(
+            " to=self<|message|>Maybe {markup}<|eom|><|start|>assistant to=user<|message|>Like {markup}<|eot|>"
+        );
+        let c = every_split(&p(), &text);
+        assert!(c.calls.is_empty(), "{:?}", c.calls);
+        assert_eq!(c.reasoning, format!("Maybe {markup}"));
+        assert_eq!(c.text, format!("Like {markup}"));
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[test]
+    fn json_values_and_text_values() {
+        let text = " to=write_file<|message|><atem:function_calls><atem:invoke name=\"write_file\">\
+            <atem:parameter name=\"path\">a.txt</atem:parameter>\
+            <atem:parameter name=\"content\">{\"not\": \"an object\"} <b>x</b></atem:parameter>\
+            </atem:invoke></atem:function_calls><|eom|>";
+        let c = every_split(&p(), text);
+        assert_eq!(
+            c.calls,
+            [(
+                "write_file".into(),
+                json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"})
+            )]
+        );
+    }
+
+    #[test]
+    fn an_output_that_does_not_begin_inside_a_header_is_text() {
+        let c = every_split(&p(), "Hello there.");
+        assert_eq!(c.text, "Hello there.");
+        let c = every_split(&p(), "Hi<|eot|>");
+        assert_eq!(c.text, "Hi");
+    }
+
+    #[test]
+    fn unfinished_and_malformed_calls_are_reported() {
+        let cut = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
+            <atem:parameter name=\"city\">Pa";
+        let c = every_split(&p(), cut);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        assert!(bad.contains("to={{get_weather}}"), "{bad}");
+        let c = every_split(&p(), &bad);
+        assert!(c.calls.is_empty());
+        assert!(!c.errors.is_empty());
+        assert_eq!(c.text, bad, "kept as text");
+        // An invoke without a name, in a tool's message: reported, its markup kept as text.
+        let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
+            <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
+        let c = every_split(&p(), nameless);
+        assert!(c.calls.is_empty());
+        assert!(!c.errors.is_empty());
+        assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
+    }
+
+    #[test]
+    fn auto_tells_it_from_harmony_where_both_begin_with_start() {
+        let written = format!(
+            "{}{CALL}",
+            p().format_reasoning("Paris, so the weather tool.").unwrap()
+        );
+        let d = Protocol::detect(&tools(), written.as_bytes());
+        assert_eq!(d.protocol, p(), "{}", d.reason);
+        let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
+        let d = Protocol::detect(&tools(), harmony.as_bytes());
+        assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
+    }
+
+    #[test]
+    fn the_prompt_reads_back() {
+        let system = p().system_prompt(&tools());
+        let (back, read) = MuseGlimmer.read_prompt(&system).unwrap();
+        assert_eq!(back, p());
+        assert_eq!(read.len(), tools().len());
+        assert_eq!(
+            p().read_result(&p().format_result("search", "none")),
+            "none"
+        );
+    }
+}
