@@ -458,7 +458,7 @@ fn call_in_text(tools: &ToolSet, text: &str) -> Option<Leak> {
     let parsed = detected
         .protocol
         .stream_parser(tools)
-        .parse_whole(text.as_bytes());
+        .parse_whole_text(text);
     let first = parsed.spans.iter().find(|s| s.kind == SpanKind::ToolCall)?;
     let at = first.start.min(text.len());
     let end = first.end.min(text.len()).max(at);

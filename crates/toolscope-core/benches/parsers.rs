@@ -7,6 +7,9 @@
 //! the same chunks to a consumer that only copies them: the ratio parse/baseline is the parser's
 //! cost per byte over the cost of merely receiving the bytes.
 //!
+//! The whole-text group parses the 1000-call text as one finished output (`parse_generated`, the
+//! path of `toolscope parse` and of non-streamed answers); its baseline is one copy of the text.
+//!
 //! Run: `cargo bench --bench parsers`. The reference: `node ../shared/reference/reference.mjs
 //! bench` (see README).
 
@@ -181,6 +184,22 @@ fn benches(c: &mut Criterion) {
             b.iter(|| parse(&protocol, &tools, black_box(one.as_bytes()), chunk))
         });
         group.finish();
+        // The whole-text path (`toolscope parse`, non-streamed answers): the finished output.
+        let mut group = c.benchmark_group(format!("whole/{name}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(2));
+        group.throughput(Throughput::Bytes(many.len() as u64));
+        group.bench_function("1000-calls", |b| {
+            b.iter(|| {
+                protocol
+                    .parse_generated(&tools, black_box(many.as_bytes()))
+                    .parts
+                    .len()
+            })
+        });
+        group.finish();
     }
     let hermes = Protocol::from_name("hermes").expect("hermes is registered");
     let text = many_calls(&hermes, 1000, 1_000_000);
@@ -190,7 +209,7 @@ fn benches(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     group.throughput(Throughput::Bytes(text.len() as u64));
-    for chunk in [1usize, 64] {
+    for chunk in [1usize, 64, text.len()] {
         group.bench_with_input(
             BenchmarkId::new("1000-calls", chunk),
             &chunk,

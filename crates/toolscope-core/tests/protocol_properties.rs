@@ -258,6 +258,26 @@ fn run(name: &str, bytes: &[u8], sizes: &[usize]) -> Vec<Part> {
     out
 }
 
+/// As [`run`], with the text handed over as strings: pieces of about the sizes, widened to the
+/// next character boundary.
+fn run_str(name: &str, text: &str, sizes: &[usize]) -> Vec<Part> {
+    let mut p = parser(name);
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let mut n = sizes[k % sizes.len()].clamp(1, rest.len());
+        while !rest.is_char_boundary(n) {
+            n += 1;
+        }
+        p.push_str(&rest[..n], &mut out);
+        rest = &rest[n..];
+        k += 1;
+    }
+    p.finish(&mut out);
+    out
+}
+
 /// The stream is well formed: blocks open before their deltas and close once; each call's input
 /// deltas, concatenated, parse to the input of its `tool-call`.
 fn check_stream(parts: &[Part]) -> Result<(), String> {
@@ -357,10 +377,23 @@ proptest! {
         };
         let want = Collapsed::of(&generate);
         prop_assert_eq!(&Collapsed::of(&whole), &want);
-        for how in [vec![1], sizes] {
+        for how in [vec![1], sizes.clone()] {
             let got = run(name, text.as_bytes(), &how);
             prop_assert_eq!(&Collapsed::of(&got), &want, "chunks {:?}", how);
         }
+        // Text handed over as strings (not validated again) reads as its bytes do, whole or in
+        // pieces on character boundaries.
+        if let Some(p) = &parser_of(name).protocol {
+            let as_text = p.parse_text(&tools(), &text);
+            prop_assert_eq!(&Collapsed::of(&as_text.parts), &want, "parse_text");
+            prop_assert_eq!(
+                as_text.spans,
+                p.parse_generated(&tools(), text.as_bytes()).spans,
+                "parse_text spans"
+            );
+        }
+        let got = run_str(name, &text, &sizes);
+        prop_assert_eq!(&Collapsed::of(&got), &want, "str chunks {:?}", sizes);
     }
 
     /// Semantics 3 and the part grammar: deltas add up, blocks are well formed.
@@ -490,6 +523,12 @@ proptest! {
             let parts = run(name, &bytes, &sizes);
             prop_assert!(check_stream(&parts).is_ok());
             prop_assert_eq!(Collapsed::of(&parts), Collapsed::of(&whole));
+            // The whole-text parse (valid text validated at once, invalid bytes decoded and
+            // reported) gives what the stream does.
+            if let Some(p) = &parser_of(name).protocol {
+                let generate = p.parse_generated(&tools(), &bytes).parts;
+                prop_assert_eq!(Collapsed::of(&generate), Collapsed::of(&whole));
+            }
         }
     }
 

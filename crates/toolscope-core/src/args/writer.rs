@@ -70,10 +70,11 @@ pub(crate) struct ArgsWriter {
     path: Vec<Seg>,
     hold: Option<Hold>,
     string_open: bool,
-    /// Where the open streamed string's characters start in `out`, and whether any of them
-    /// were escaped there (escaping lengthens the text).
+    /// Where the open streamed string's characters start in `out`; and, once one of them was
+    /// escaped there (escaping lengthens the text), the string's value so far, gathered from the
+    /// decoded pieces (so that the value is not parsed back from the escaped text).
     string_from: usize,
-    string_escaped: bool,
+    string_value: Option<String>,
     coercions: Vec<Coercion>,
     done: bool,
 }
@@ -94,7 +95,7 @@ impl ArgsWriter {
             hold: None,
             string_open: false,
             string_from: 0,
-            string_escaped: false,
+            string_value: None,
             coercions: Vec::new(),
             done: false,
         }
@@ -403,7 +404,7 @@ impl JsonSink for ArgsWriter {
             self.out.push('"');
             self.string_open = true;
             self.string_from = self.out.len();
-            self.string_escaped = false;
+            self.string_value = None;
             Ok(())
         } else {
             self.start_hold().begin_string()
@@ -414,7 +415,15 @@ impl JsonSink for ArgsWriter {
         if self.string_open {
             let before = self.out.len();
             write_escaped(&mut self.out, piece);
-            self.string_escaped |= self.out.len() - before != piece.len();
+            if let Some(value) = &mut self.string_value {
+                value.push_str(piece);
+            } else if self.out.len() - before != piece.len() {
+                // The first escaped piece: what was written before it is its own value.
+                let mut value = String::with_capacity(before - self.string_from + piece.len());
+                value.push_str(&self.out[self.string_from..before]);
+                value.push_str(piece);
+                self.string_value = Some(value);
+            }
             Ok(())
         } else if let Some(h) = self.hold.as_mut() {
             h.builder.string_piece(piece)
@@ -426,16 +435,12 @@ impl JsonSink for ArgsWriter {
     fn end_string(&mut self) -> Result<(), String> {
         if self.string_open {
             self.string_open = false;
-            // The string's value, in one allocation: its written characters, unescaped if any
-            // were escaped.
+            // The string's value: its written characters, or the pieces gathered once one was
+            // escaped.
             self.out.push('"');
-            let written = &self.out[self.string_from..self.out.len() - 1];
-            let value = if self.string_escaped {
-                // A JSON string this writer wrote parses.
-                serde_json::from_str(&self.out[self.string_from - 1..])
-                    .unwrap_or_else(|_| Value::String(written.to_string()))
-            } else {
-                Value::String(written.to_string())
+            let value = match self.string_value.take() {
+                Some(value) => Value::String(value),
+                None => Value::String(self.out[self.string_from..self.out.len() - 1].to_string()),
             };
             self.mirror.value(value);
             self.value_end();

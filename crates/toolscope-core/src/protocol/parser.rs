@@ -76,6 +76,12 @@ impl Protocol {
     pub fn parse_generated(&self, tools: &ToolSet, text: &[u8]) -> Parsed {
         self.stream_parser(tools).parse_whole(text)
     }
+
+    /// Parses a whole text that is a string already (a non-streamed answer's content): as
+    /// [`Protocol::parse_generated`], without validating its UTF-8 again.
+    pub fn parse_text(&self, tools: &ToolSet, text: &str) -> Parsed {
+        self.stream_parser(tools).parse_whole_text(text)
+    }
 }
 
 /// A stream parser for a tool-choice answer: the JSON `{"name": …, "arguments": {…}}` a model
@@ -187,9 +193,29 @@ impl StreamParser {
         em.detach(out);
     }
 
-    /// Parses the next chunk of text.
+    /// Parses the next chunk of text. Text is valid UTF-8 already: unless a character was left
+    /// split by a byte chunk before it, it is not validated again.
     pub fn push_str(&mut self, chunk: &str, out: &mut Vec<Part>) {
-        self.push(chunk.as_bytes(), out)
+        if self.finished {
+            return;
+        }
+        let Some(piece) = self.decoder.text(chunk) else {
+            return self.push(chunk.as_bytes(), out);
+        };
+        if piece.is_empty() {
+            return;
+        }
+        let StreamParser {
+            scanner,
+            reasoning,
+            end_tokens,
+            fences,
+            em,
+            ..
+        } = self;
+        em.attach(out);
+        feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+        em.detach(out);
     }
 
     /// Ends the stream: closes open text, recovers or reports an unfinished call. The output
@@ -270,10 +296,26 @@ impl StreamParser {
         self.em.writer()
     }
 
+    /// Parses a whole text that is a string already and gives the generate parts.
+    pub fn parse_whole_text(mut self, text: &str) -> Parsed {
+        let mut stream = Vec::new();
+        self.push_str(text, &mut stream);
+        self.finish(&mut stream);
+        Parsed {
+            parts: generate_parts(stream),
+            spans: self.em.spans().to_vec(),
+        }
+    }
+
     /// Parses a whole text and gives the generate parts (`text`, `tool-call`, `error`).
     pub fn parse_whole(mut self, text: &[u8]) -> Parsed {
         let mut stream = Vec::new();
-        self.push(text, &mut stream);
+        // A whole text is validated in one pass over it (vectorised); only a text with invalid
+        // bytes goes through the decoder that replaces and reports them.
+        match simdutf8::basic::from_utf8(text) {
+            Ok(s) => self.push_str(s, &mut stream),
+            Err(_) => self.push(text, &mut stream),
+        }
         self.finish(&mut stream);
         Parsed {
             parts: generate_parts(stream),

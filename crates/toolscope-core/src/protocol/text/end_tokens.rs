@@ -43,13 +43,15 @@ impl EndTokens {
         self.firsts.contains(&b)
     }
 
-    /// Whether `bytes` holds a byte that may begin a token (searched, not looped over).
-    fn may_hold_one(&self, bytes: &[u8]) -> bool {
+    /// The offset in `bytes` of the first byte that may begin a token (searched, not looped
+    /// over).
+    #[inline]
+    fn next_first(&self, bytes: &[u8]) -> Option<usize> {
         match self.firsts.as_slice() {
-            [a] => memchr::memchr(*a, bytes).is_some(),
-            [a, b] => memchr::memchr2(*a, *b, bytes).is_some(),
-            [a, b, c] => memchr::memchr3(*a, *b, *c, bytes).is_some(),
-            _ => bytes.iter().any(|b| self.may_begin(*b)),
+            [a] => memchr::memchr(*a, bytes),
+            [a, b] => memchr::memchr2(*a, *b, bytes),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, bytes),
+            _ => bytes.iter().position(|b| self.may_begin(*b)),
         }
     }
 
@@ -61,29 +63,49 @@ impl EndTokens {
         em: &mut Emitter,
         mut pass: impl FnMut(&str, &mut Emitter),
     ) {
-        if self.held.is_empty() && !self.may_hold_one(piece.as_bytes()) {
+        if self.held.is_empty() {
+            let Some(first) = self.next_first(piece.as_bytes()) else {
+                self.pos += piece.len();
+                self.passed += piece.len();
+                pass(piece, em);
+                return;
+            };
+            // Nothing held: the piece is read where it is (a whole text is not copied).
+            let base = self.pos;
             self.pos += piece.len();
-            self.passed += piece.len();
-            pass(piece, em);
+            self.read(piece, first, base, em, &mut pass);
             return;
         }
         let mut joined = std::mem::take(&mut self.held);
         let base = self.pos - joined.len();
         self.pos += piece.len();
         joined.push_str(piece);
-        let text = joined.as_str();
+        self.read(&joined, 0, base, em, &mut pass);
+    }
+
+    /// Reads `text` (at offset `base` of the whole text) from its first possible token at `i`.
+    fn read(
+        &mut self,
+        text: &str,
+        mut i: usize,
+        base: usize,
+        em: &mut Emitter,
+        pass: &mut impl FnMut(&str, &mut Emitter),
+    ) {
         let bytes = text.as_bytes();
         // Where the text not yet passed on begins.
         let mut from = 0;
-        let mut i = 0;
         while i < bytes.len() {
             if !self.may_begin(bytes[i]) {
-                i += 1;
-                continue;
+                // Jump to the next byte that may begin a token.
+                match self.next_first(&bytes[i..]) {
+                    Some(p) => i += p,
+                    None => break,
+                }
             }
             let rest = &text[i..];
             if let Some(token) = self.tokens.iter().find(|t| rest.starts_with(**t)) {
-                self.give(&text[from..i], em, &mut pass);
+                self.give(&text[from..i], em, pass);
                 em.remove(self.passed, token.len());
                 em.text_span_whole(base + i, base + i + token.len(), SpanKind::Markup);
                 i += token.len();
@@ -92,13 +114,13 @@ impl EndTokens {
             }
             if self.tokens.iter().any(|t| t.starts_with(rest)) {
                 // The end of the piece may begin a token: held for the next.
-                self.give(&text[from..i], em, &mut pass);
+                self.give(&text[from..i], em, pass);
                 self.held.push_str(rest);
                 return;
             }
             i += 1;
         }
-        self.give(&text[from..], em, &mut pass);
+        self.give(&text[from..], em, pass);
     }
 
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl FnMut(&str, &mut Emitter)) {

@@ -39,6 +39,18 @@ impl Utf8Decoder {
         Some(s)
     }
 
+    /// A chunk that is text already (valid UTF-8 by its type): itself, with nothing to
+    /// validate, when no character is split across the chunk before it; `None` otherwise (use
+    /// [`Utf8Decoder::decode`] on its bytes, which completes or replaces the split one).
+    #[inline(always)]
+    pub(crate) fn text<'a>(&mut self, chunk: &'a str) -> Option<&'a str> {
+        if !self.carry.is_empty() {
+            return None;
+        }
+        self.offset += chunk.len();
+        Some(chunk)
+    }
+
     /// Decodes `chunk`, calling `f` with each piece in order; a replacement character for
     /// invalid bytes comes with the byte offset of those bytes.
     pub(crate) fn decode(&mut self, chunk: &[u8], mut f: impl FnMut(&str, Option<usize>)) {
