@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-cargo bench -q -p toolscope-core --bench parsers --no-run 2>/dev/null
-bin=$(cargo bench -q -p toolscope-core --bench parsers --no-run --message-format=json 2>/dev/null |
+# Builds the benchmark, and names its binary.
+bin=$(cargo bench -q -p toolscope-core --bench parsers --no-run --message-format=json |
   python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)

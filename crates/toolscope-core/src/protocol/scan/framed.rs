@@ -888,6 +888,14 @@ impl FramedScanner {
         self.spare_raw = rest;
     }
 
+    /// What was read past a broken call's close (`tail`, see [`FramedScanner::end_at_close`]) is
+    /// read again, then the rest of the chunk; gives back `end`, where the chunk's scan stops.
+    fn read_again(&mut self, mut tail: String, rest: &str, em: &mut Emitter, end: usize) -> usize {
+        tail.push_str(rest);
+        self.feed(&tail, em);
+        end
+    }
+
     /// A broken call: with a close marker to look for, skip to it; else it ends here.
     fn skip_or_fail(&mut self, b: Block, why: String, em: &mut Emitter) {
         if self.end_of(&b).is_some() {
@@ -920,13 +928,7 @@ impl FramedScanner {
         if let Some(why) = error {
             let why = format!("the tool call's arguments are not valid JSON ({why})");
             return match self.end_at_close(b, &mut open, &why, em) {
-                Ok(tail) => {
-                    // What was read past the close is read again, then the rest of the chunk.
-                    let mut again = tail;
-                    again.push_str(&text[i + consumed..]);
-                    self.feed(&again, em);
-                    text.len()
-                }
+                Ok(tail) => self.read_again(tail, &text[i + consumed..], em, text.len()),
                 Err(b) => {
                     self.abort(&mut open, em);
                     self.skip_or_fail(b, why, em);
@@ -940,12 +942,7 @@ impl FramedScanner {
             let why = "the tool call's arguments are not valid JSON (a string ran past the \
                        call's close: a quote without the `:` or `,` after it)";
             match self.end_at_close(b, &mut open, why, em) {
-                Ok(tail) => {
-                    let mut again = tail;
-                    again.push_str(&text[i + consumed..]);
-                    self.feed(&again, em);
-                    return text.len();
-                }
+                Ok(tail) => return self.read_again(tail, &text[i + consumed..], em, text.len()),
                 Err(back) => b = back,
             }
         }
