@@ -67,6 +67,7 @@ static SYNTAX: Syntax = Syntax {
     readers: &[("self", true), ("user", false)],
     body: Body::Markup(&ATEM),
     opened: true,
+    switches: true,
 };
 
 /// `muse-glimmer`.
@@ -328,6 +329,59 @@ mod tests {
         let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
         let d = Protocol::detect(&tools(), harmony.as_bytes());
         assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
+    }
+
+    /// The template may open the header with `<|start|>` alone: the output then names its
+    /// role, and a header without a recipient is the answer.
+    #[test]
+    fn a_first_header_that_names_the_role_or_no_recipient() {
+        let c = every_split(&p(), "assistant<|message|>Plain.<|eot|>");
+        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("Plain.", ""));
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let text = format!("assistant to=self<|message|>Hm.<|eom|>{CALL}");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Hm.");
+        assert_eq!(c.calls.len(), 1, "{:?}", c.calls);
+        let c = every_split(&p(), "<|start|>assistant<|message|>Plain.<|eot|>");
+        assert_eq!(c.text, "Plain.");
+        // A word that only begins like the role is text.
+        let c = every_split(&p(), "assume nothing");
+        assert_eq!(c.text, "assume nothing");
+    }
+
+    /// A tool's message the model did not end before its next header: the call is made and
+    /// the next message read.
+    #[test]
+    fn a_tool_message_cut_off_by_the_next_header() {
+        let open = CALL.strip_suffix("<|eom|>").unwrap();
+        let text = format!("{open}<|start|>assistant to=user<|message|>Done.<|eot|>");
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert_eq!(c.text, "Done.");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    /// A message the model left without `<|eom|>`: a whole ` to=RECIPIENT<|message|>` switches
+    /// to the next message wherever it stands.
+    #[test]
+    fn a_recipient_switch_without_an_end_token() {
+        let text = " to=self<|message|>quick thought to=user<|message|>Here you go.<|eot|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.reasoning, "quick thought");
+        assert_eq!(c.text, "Here you go.");
+        let open = CALL.strip_prefix("<|start|>assistant").unwrap().to_string();
+        let text = format!(" to=self<|message|>Weather first.{open} to=user<|message|>Done.");
+        let c = every_split(&p(), &text);
+        assert_eq!(c.reasoning, "Weather first.");
+        assert_eq!(c.calls.len(), 1, "{:?}", c.calls);
+        assert_eq!(c.text, "Done.");
+        // `to=` that is not a switch stays where it is.
+        let text = " to=user<|message|>Send it to=me, or to= you.<|eot|>";
+        let c = every_split(&p(), text);
+        assert_eq!(c.text, "Send it to=me, or to= you.");
     }
 
     #[test]
