@@ -453,11 +453,11 @@ fn bare(
     let mut len = lit_len + p;
     // The tag that may end the name belongs to the opening.
     if let Some(sep) = name_sep {
-        match after_literal(&rest[len..], sep.as_bytes()) {
-            Some(true) => len += sep.len(),
-            Some(false) if !at_end => return Some(None),
+        match opener_len(&rest[len..], sep, sfx, syn) {
+            Some(Some(n)) => len += n,
+            Some(None) if !at_end => return Some(None),
             // Cut off by the end of the output: the separator begun, not a body.
-            Some(false) => len = rest.len(),
+            Some(None) => len = rest.len(),
             None => {}
         }
     }
