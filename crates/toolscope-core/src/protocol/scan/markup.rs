@@ -1018,6 +1018,9 @@ pub(crate) struct MarkupScanner {
     spare_raw: String,
     /// The suffix the markers carry, for a suffixed dialect: given, or learned from the first.
     suffix: Option<String>,
+    /// A function named `f.f` that is none of the tools is the tool `f` (see
+    /// [`names::undoubled`]).
+    undouble: bool,
 }
 
 impl Scanner for MarkupScanner {
@@ -1090,6 +1093,7 @@ impl MarkupScanner {
             spare_param: None,
             spare_raw: String::new(),
             suffix: None,
+            undouble: false,
         }
     }
 
@@ -1211,6 +1215,12 @@ impl MarkupScanner {
         self
     }
 
+    /// Reads a function named `f.f` that is none of the tools as the tool `f`, and says so.
+    pub(crate) fn undoubling(mut self, undouble: bool) -> Self {
+        self.undouble = undouble;
+        self
+    }
+
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
@@ -1290,6 +1300,16 @@ impl MarkupScanner {
         end: usize,
         em: &mut Emitter,
     ) {
+        let name = match names::undoubled(name, &self.tools).filter(|_| self.undouble) {
+            Some(head) => {
+                em.notice(Warning::new(
+                    "doubled-tool-name",
+                    format!("the call names \"{name}\": read as the tool \"{head}\""),
+                ));
+                head
+            }
+            None => name,
+        };
         let tool = self.tools.get_arc(name).cloned();
         let mut writer = ArgsWriter::new(tool.clone());
         let _ = writer.begin_object();
