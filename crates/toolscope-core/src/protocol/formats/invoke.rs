@@ -1327,6 +1327,30 @@ mod tests {
             assert!(c.errors.is_empty(), "{:?}", c.errors);
         }
 
+        /// The space of an opener collapsed or written as the tokenizer's space marker `Ġ`, in
+        /// the function's tag and the parameters' alike, in any mix.
+        #[test]
+        fn collapsed_and_space_marked_openers() {
+            let p = p().with_reasoning_open(Some(false));
+            let want = [("get_weather".into(), json!({"city": "上海", "days": 2}))];
+            for (f, a) in [
+                ("<functionname=", "<paramname="),
+                ("<function name=", "<paramname="),
+                ("<functionname=", "<param name="),
+                ("<function\u{120}name=", "<param\u{120}name="),
+            ] {
+                let text = format!(
+                    "{f}\"get_weather\">{a}\"city\">上海</param>{a}\"days\">2</param></function>"
+                );
+                let c = every_split(&p, &text);
+                assert_eq!(c.calls, want, "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            }
+            // Another word after the opener's first is no opener.
+            let c = every_split(&p, "<paramx name=\"a\">1</paramx>");
+            assert!(c.calls.is_empty());
+        }
+
         #[test]
         fn values_with_markup_are_written_in_cdata_and_read_back() {
             let p = p().with_reasoning_open(Some(false));

@@ -168,6 +168,23 @@ fn open_literal(rest: &[u8], lit: &[u8], syn: &TagSyntax) -> Option<Option<usize
     Some(after_literal(&rest[k..], &lit[head.len()..])?.then_some(k + lit.len() - head.len()))
 }
 
+/// A named opener's literal with its space collapsed (`<paramname=` for `<param name=`) or
+/// written as a tokenizer's space marker (`Ġ`, U+0120): the length read, as [`open_literal`]
+/// answers.
+fn respaced_literal(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
+    let s = lit.iter().position(|&b| b == b' ')?;
+    if !after_literal(rest, &lit[..s])? {
+        return Some(None);
+    }
+    let after = &lit[s + 1..];
+    let gap = match &rest[s..] {
+        [0xC4, 0xA0, ..] => 2,
+        [0xC4] => return Some(None),
+        _ => 0,
+    };
+    Some(after_literal(&rest[s + gap..], after)?.then_some(s + gap + after.len()))
+}
+
 /// Whether `rest` starts with `lit`: `Some(true)` when it does, `Some(false)` while the text ends
 /// inside it, `None` when it does not.
 fn after_literal(rest: &[u8], lit: &[u8]) -> Option<bool> {
@@ -192,7 +209,11 @@ fn named(
     syn: &TagSyntax,
 ) -> Option<Option<(Range<usize>, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
-    let Some(lit_len) = open_literal(rest, lit.as_bytes(), syn)? else {
+    let opened = match open_literal(rest, lit.as_bytes(), syn) {
+        None => respaced_literal(rest, lit.as_bytes()),
+        found => found,
+    };
+    let Some(lit_len) = opened? else {
         return Some(None);
     };
     let body = &rest[lit_len..];
