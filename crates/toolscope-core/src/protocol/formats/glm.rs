@@ -1430,6 +1430,22 @@ mod tests {
             assert!(c.errors.is_empty(), "{:?}", c.errors);
         }
 
+        /// A call whose `<|tool_call:end|>` was left out ends where the next call begins.
+        #[test]
+        fn a_call_without_its_end_ends_at_the_next_call() {
+            let first = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n";
+            let c = every_split(&p(), &format!("{first}{CALL}"));
+            assert_eq!(
+                c.calls,
+                [
+                    ("search".into(), json!({"query": "rain"})),
+                    ("get_weather".into(), json!({"city": "Seoul", "days": 2}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert_eq!(c.text.trim(), "");
+        }
+
         #[test]
         fn repeated_blocks_are_parallel_calls_and_the_written_form_reads_back() {
             let call = p().format_call("search", &json!({"query": "rain"}));

@@ -1827,6 +1827,9 @@ impl MarkupScanner {
             (Closer::Parameter, QTag::CloseFunction(_) | QTag::CloseToolCall(_)) => {
                 Decision::Closes
             }
+            // The next function begins: the function's close was left out (the function
+            // state ends it there).
+            (Closer::Parameter, QTag::OpenFunction { .. }) => Decision::Closes,
             (
                 Closer::Function,
                 QTag::CloseToolCall(_)
