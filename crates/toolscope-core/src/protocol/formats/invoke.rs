@@ -336,6 +336,8 @@ pub(crate) static STEP3: Invoke = Invoke {
             "<｜tool_call_begin｜>",
             "function<｜tool_sep｜>",
             "<｜tool_call_end｜>",
+            // Between two calls, seen in the wild.
+            "<｜tool_sep｜>",
         ],
         colon_close: false,
         unwrap_cdata: false,
@@ -1183,6 +1185,27 @@ mod tests {
             assert_eq!(c.reasoning, "Weather.");
             assert_eq!(c.text, "Let me look.\n\nDone.");
             assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        /// The name the model repeats after the frame's separator, and a separator between
+        /// two calls, are the block's markup.
+        #[test]
+        fn a_name_after_the_separator_and_a_separator_between_calls() {
+            let named = CALL.replace("<｜tool_sep｜>", "<｜tool_sep｜>get_weather\n");
+            let between = CALL.replace(
+                "<｜tool_call_end｜>",
+                "<｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>",
+            );
+            for (text, calls) in [(named, 1), (between, 2)] {
+                let c = every_split(&p(), &text);
+                assert_eq!(c.calls.len(), calls, "{text}: {:?}", c.calls);
+                assert_eq!(
+                    c.calls[0],
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3}))
+                );
+                assert_eq!(c.text, "", "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            }
         }
 
         #[test]

@@ -864,6 +864,30 @@ fn qtag_any(
     }
 }
 
+/// The separator that ends a frame before the function's tag (Step-3's), after which the model
+/// may repeat the function's name.
+const FRAME_SEP: &str = "<｜tool_sep｜>";
+
+/// A name, then whitespace, then a tag's `<`, at the start of `rest`: `Some(Some(len))` up to
+/// the `<`, `Some(None)` while the text ends before it tells, `None` when it is not one.
+fn name_before_tag(rest: &[u8], at_end: bool) -> Option<Option<usize>> {
+    let name = rest
+        .iter()
+        .take(MAX_NAME)
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+        .count();
+    let ws = rest[name..]
+        .iter()
+        .take(MAX_DECIDING_WS)
+        .take_while(|&&b| is_ws(b))
+        .count();
+    match rest.get(name + ws) {
+        Some(b'<') if name > 0 => Some(Some(name + ws)),
+        None if !at_end && name < MAX_NAME && ws < MAX_DECIDING_WS => Some(None),
+        _ => None,
+    }
+}
+
 /// Whether `rest` starts with one of `frames`: `Some(Some(len))`, `Some(None)` while the text
 /// ends inside one, `None` when it does not.
 fn frame_at(rest: &[u8], frames: &[&str]) -> Option<Option<usize>> {
@@ -1391,8 +1415,22 @@ impl MarkupScanner {
             // The frame around each function is the block's own markup.
             match frame_at(&bytes[j..], self.dialect.frames) {
                 Some(Some(len)) => {
-                    b.raw.push_str(&text[j..j + len]);
-                    j += len;
+                    // After a frame's separator, the function's name the model may repeat
+                    // before its tag (`function<｜tool_sep｜>edit_file\n<steptml:invoke …`) is
+                    // the frame's too.
+                    let mut name = 0;
+                    if text[j..j + len].ends_with(FRAME_SEP) {
+                        match name_before_tag(&bytes[j + len..], self.at_end) {
+                            Some(Some(n)) => name = n,
+                            Some(None) => {
+                                self.state = State::Wrapper(b);
+                                return self.held.hold(text, j, base);
+                            }
+                            None => {}
+                        }
+                    }
+                    b.raw.push_str(&text[j..j + len + name]);
+                    j += len + name;
                 }
                 Some(None) if !self.at_end => {
                     self.state = State::Wrapper(b);
