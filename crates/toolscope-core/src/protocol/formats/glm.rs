@@ -786,6 +786,16 @@ impl ProtocolSpec for Glm {
         self.endings
     }
 
+    /// The JSON-list member (HyperCLOVA X SEED Think 14B) may write the role header its
+    /// template leaves open, ` -> tool/function_call`, before its calls.
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        if self.json_list {
+            &["-> tool/function_call"]
+        } else {
+            &[]
+        }
+    }
+
     fn takes_marker_suffix(&self) -> bool {
         self.suffixed()
     }
@@ -1121,6 +1131,13 @@ mod tests {
             let c = every_split(&p.clone().with_reasoning_open(Some(true)), &after);
             assert_eq!(c.calls.len(), 2);
             assert_eq!(c.reasoning, "Forced.");
+            // The 14B writes the role header its template leaves open first: format there.
+            let headed = format!(" -> tool/function_call\n{list}<|im_end|>");
+            let c = every_split(&p, &headed);
+            assert_eq!(c.calls.len(), 2);
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
+            let c = every_split(&p, "Say -> tool/function_call later.");
+            assert_eq!(c.text, "Say -> tool/function_call later.");
         }
 
         #[test]
