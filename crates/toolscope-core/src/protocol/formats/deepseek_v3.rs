@@ -163,10 +163,10 @@ mod tests {
     fn one_call_with_text_before_and_after() {
         let call = weather("Paris");
         let text = format!("Let me check.{call} Done.");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check. Done.");
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .text("Let me check. Done.")
+            .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];
         assert_eq!(span.kind, SpanKind::ToolCall);
@@ -176,12 +176,9 @@ mod tests {
     #[test]
     fn the_template_form_reads_byte_for_byte() {
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert_eq!(c.text, "");
+        every_split(&p(), text)
+            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .text("");
     }
 
     #[test]
@@ -192,17 +189,17 @@ mod tests {
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
-        let c = every_split(&p(), &format!("{written}\nThat is all."));
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
-        assert_eq!(c.text, "\nThat is all.");
+        every_split(&p(), &format!("{written}\nThat is all."))
+            .calls(&[("get_weather".into(), a), ("search".into(), b)])
+            .text("\nThat is all.");
     }
 
     #[test]
     fn reasoning_before_the_call() {
         let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1);
         // By default the model opens the block itself: without `<think>` there is no reasoning.
         assert!(!p().reasoning_open());
         // The first R1's template opened it: `--reasoning-open`.
@@ -210,9 +207,9 @@ mod tests {
         let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
         assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
         // Markup inside reasoning is reasoning.
-        let c = every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")));
-        assert!(c.calls.is_empty());
-        assert_eq!(c.text, "no");
+        every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")))
+            .no_calls()
+            .text("no");
     }
 
     #[test]
@@ -220,15 +217,13 @@ mod tests {
         let text = format!(
             "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}\n```"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+            .no_errors();
         // Without the closing fence, and without the section marker.
         let text =
             format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls.len(), 1);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text).call_count(1).no_errors();
     }
 
     #[test]
@@ -240,13 +235,9 @@ mod tests {
             format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n{{\"city\": \"Rome\"}}{CALL_END}"),
             format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}"),
         ] {
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Rome"}))],
-                "{text}"
-            );
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+                .no_errors();
         }
     }
 
@@ -255,10 +246,10 @@ mod tests {
         let text = format!(
             "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Ro"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .no_calls()
+            .errors(&["unfinished-tool-call"])
+            .text(&text);
     }
 
     #[test]
@@ -266,17 +257,17 @@ mod tests {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         let good = p().format_call("search", &json!({"query": "x"}));
         let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        every_split(&p(), &text)
+            .calls(&[("search".into(), json!({"query": "x"}))])
+            .errors(&["malformed-tool-call"])
+            .text(&format!("{bad} then "));
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let c = every_split(&p(), &p().format_call("launch", &json!({"x": 1})));
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        every_split(&p(), &p().format_call("launch", &json!({"x": 1})))
+            .calls(&[("launch".into(), json!({"x": 1}))])
+            .errors(&["unknown-tool"]);
     }
 
     #[test]

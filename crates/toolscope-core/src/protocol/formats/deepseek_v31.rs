@@ -96,13 +96,10 @@ mod tests {
         let text = format!(
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check. Done.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty());
+        every_split(&p(), &text)
+            .text("Let me check. Done.")
+            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(call_span.kind, SpanKind::ToolCall);
@@ -118,9 +115,9 @@ mod tests {
         let b = json!({"query": "rust"});
         let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
-        assert_eq!(c.text, "");
+        every_split(&p(), &written)
+            .calls(&[("get_weather".into(), a), ("search".into(), b)])
+            .text("");
     }
 
     #[test]
@@ -129,9 +126,9 @@ mod tests {
             "<think>Paris, so get_weather.</think>{}",
             p().format_call("get_weather", &json!({"city": "Paris"}))
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1);
         // In thinking mode the template opened the block.
         let open = p().with_reasoning_open(Some(true));
         let text = format!(
@@ -145,9 +142,9 @@ mod tests {
     #[test]
     fn missing_closes_at_the_end_are_forgiven() {
         let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+            .no_errors();
         // Without the section marker too.
         let text = format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}");
         assert_eq!(every_split(&p(), &text).calls.len(), 1);
@@ -156,10 +153,10 @@ mod tests {
     #[test]
     fn unfinished_arguments_stay_text_with_an_error() {
         let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Ro");
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .no_calls()
+            .errors(&["unfinished-tool-call"])
+            .text(&text);
     }
 
     #[test]
@@ -167,28 +164,28 @@ mod tests {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         let good = p().format_call("search", &json!({"query": "x"}));
         let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        every_split(&p(), &text)
+            .calls(&[("search".into(), json!({"query": "x"}))])
+            .errors(&["malformed-tool-call"])
+            .text(&format!("{bad} then "));
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
         let text = p().format_call("launch", &json!({"x": 1}));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        every_split(&p(), &text)
+            .calls(&[("launch".into(), json!({"x": 1}))])
+            .errors(&["unknown-tool"]);
     }
 
     #[test]
     fn a_name_that_cannot_be_a_function_is_not_a_call() {
         let text =
             format!("{CALLS_BEGIN}{CALL_BEGIN}{{{{ tc.name }}}}{SEP}{{}}{CALL_END}{CALLS_END}");
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .no_calls()
+            .errors(&["malformed-tool-call"])
+            .text(&text);
     }
 
     #[test]

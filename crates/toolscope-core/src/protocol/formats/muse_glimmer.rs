@@ -223,14 +223,11 @@ mod tests {
             " to=self<|message|>Paris, so the weather tool.<|eom|>{CALL}\
              <|start|>assistant to=user<|message|>Checking now.<|eot|>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so the weather tool.");
-        assert_eq!(c.text, "Checking now.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .reasoning("Paris, so the weather tool.")
+            .text("Checking now.")
+            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .no_errors();
     }
 
     #[test]
@@ -244,15 +241,10 @@ mod tests {
             ("search", &json!({"query": "rain"})),
         ]);
         for text in [one_block.to_string(), two] {
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Oslo"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ],
-                "{text}"
-            );
+            let c = every_split(&p(), &text).calls(&[
+                ("get_weather".into(), json!({"city": "Oslo"})),
+                ("search".into(), json!({"query": "rain"})),
+            ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
         }
     }
@@ -264,11 +256,11 @@ mod tests {
         let text = format!(
             " to=self<|message|>Maybe {markup}<|eom|><|start|>assistant to=user<|message|>Like {markup}<|eot|>"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty(), "{:?}", c.calls);
-        assert_eq!(c.reasoning, format!("Maybe {markup}"));
-        assert_eq!(c.text, format!("Like {markup}"));
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .no_calls()
+            .reasoning(&format!("Maybe {markup}"))
+            .text(&format!("Like {markup}"))
+            .no_errors();
     }
 
     #[test]
@@ -277,43 +269,30 @@ mod tests {
             <atem:parameter name=\"path\">a.txt</atem:parameter>\
             <atem:parameter name=\"content\">{\"not\": \"an object\"} <b>x</b></atem:parameter>\
             </atem:invoke></atem:function_calls><|eom|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"})
-            )]
-        );
+        every_split(&p(), text).calls(&[(
+            "write_file".into(),
+            json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"}),
+        )]);
     }
 
     #[test]
     fn an_output_that_does_not_begin_inside_a_header_is_text() {
-        let c = every_split(&p(), "Hello there.");
-        assert_eq!(c.text, "Hello there.");
-        let c = every_split(&p(), "Hi<|eot|>");
-        assert_eq!(c.text, "Hi");
+        every_split(&p(), "Hello there.").text("Hello there.");
+        every_split(&p(), "Hi<|eot|>").text("Hi");
     }
 
     #[test]
     fn unfinished_and_malformed_calls_are_reported() {
         let cut = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
             <atem:parameter name=\"city\">Pa";
-        let c = every_split(&p(), cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
-        assert_eq!(c.text, bad, "kept as text");
+        every_split(&p(), &bad).no_calls().some_errors().text(&bad);
         // An invoke without a name, in a tool's message: reported, its markup kept as text.
         let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
             <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
-        let c = every_split(&p(), nameless);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
+        let c = every_split(&p(), nameless).no_calls().some_errors();
         assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
     }
 

@@ -147,14 +147,11 @@ mod tests {
             "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}",
             call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris weather.");
-        assert_eq!(c.text, "Checking.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .reasoning("Paris weather.")
+            .text("Checking.")
+            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .no_errors();
     }
 
     #[test]
@@ -166,14 +163,10 @@ mod tests {
             "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
             call("get_weather", "{\"city\": \"Paris\"}")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), &text).calls(&[
+            ("get_weather".into(), json!({"city": "Paris"})),
+            ("search".into(), json!({"query": "rain"})),
+        ]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -182,16 +175,12 @@ mod tests {
         let cut = format!(
             "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
         );
-        let c = every_split(&p(), &cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), &cut).no_calls().error_count(1);
         let bad = format!(
             "{REQUESTS_BEGIN}{}{REQUESTS_END} after",
             call("get_weather", "{\"city\" 1}")
         );
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let c = every_split(&p(), &bad).no_calls().error_count(1);
         assert!(c.text.ends_with(" after"));
     }
 
@@ -201,7 +190,6 @@ mod tests {
         let b = json!({"query": "x"});
         let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
     }
 }
