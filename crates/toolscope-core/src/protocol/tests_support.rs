@@ -53,7 +53,7 @@ pub(crate) fn standard_cases(p: &Protocol) {
     let query = serde_json::json!({"query": "rust"});
     let one = p.format_call("get_weather", &paris);
     every_split(p, &one)
-        .calls(&[("get_weather".into(), paris.clone())])
+        .call("get_weather", paris.clone())
         .no_errors()
         .text_trimmed("");
 
@@ -118,12 +118,12 @@ pub(crate) fn standard_cases(p: &Protocol) {
     // (A format whose call ends where its JSON ends has no end markup to cut.)
     if cut.len() < one.len() {
         every_split(p, &cut)
-            .calls(&[("get_weather".into(), paris.clone())])
+            .call("get_weather", paris.clone())
             .no_errors();
     }
 
     let bad = p.malformed_call("get_weather", &paris);
-    every_split(p, &bad).no_calls().some_errors().text(&bad);
+    every_split(p, &bad).kept().some_errors();
 
     let unknown = p.format_call("launch_rocket", &serde_json::json!({"stage": 1}));
     let c = every_split(p, &unknown);
@@ -264,14 +264,14 @@ pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
     let paris = json!({"city": "Paris"});
     for cut in [false, true] {
         scan_every_split(make, case.call, cut)
-            .calls(&[("get_weather".into(), paris.clone())])
+            .call("get_weather", paris.clone())
             .no_errors()
             .text_trimmed("");
     }
 
     let around = format!("Let me look.\n{}\nDone.", case.call);
     let c = scan_every_split(make, &around, false)
-        .calls(&[("get_weather".into(), paris.clone())])
+        .call("get_weather", paris.clone())
         .no_errors();
     assert!(
         c.text.starts_with("Let me look.") && c.text.trim_end().ends_with("Done."),
@@ -280,9 +280,8 @@ pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
     );
 
     scan_every_split(make, case.unfinished, true)
-        .no_calls()
-        .errors(&["unfinished-tool-call"])
-        .text(&case.unfinished);
+        .kept()
+        .errors(&["unfinished-tool-call"]);
     let c = scan_every_split(make, case.unfinished, false);
     assert!(
         c.calls.iter().all(|(_, v)| *v != paris),
@@ -297,9 +296,8 @@ pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
     );
 
     scan_every_split(make, case.malformed, false)
-        .no_calls()
-        .some_errors()
-        .text(&case.malformed);
+        .kept()
+        .some_errors();
 }
 
 /// A parse and the input it came from. Each method checks one field and hands the parse back
@@ -336,6 +334,20 @@ impl Got {
             self.input
         );
         self
+    }
+
+    /// One call, this tool with these arguments.
+    #[track_caller]
+    pub(crate) fn call(self, name: &str, input: Value) -> Got {
+        self.calls(&[(name.to_string(), input)])
+    }
+
+    /// No call, and the whole input kept as text: nothing lost.
+    #[track_caller]
+    pub(crate) fn kept(self) -> Got {
+        let got = self.no_calls();
+        assert_eq!(got.parse.text, got.input, "nothing lost: {got:?}");
+        got
     }
 
     #[track_caller]

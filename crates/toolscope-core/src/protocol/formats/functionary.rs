@@ -182,12 +182,12 @@ mod tests {
             &p(),
             "get_weather\n{\"city\": \"Paris\"}>>>all\nIt is sunny.",
         )
-        .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+        .call("get_weather", json!({"city": "Paris"}))
         .text("It is sunny.")
         .no_errors();
         every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}")
             .text("Let me check.\n")
-            .calls(&[("search".into(), json!({"query": "rain"}))]);
+            .call("search", json!({"query": "rain"}));
         // A start that is no recipient, or names no offered tool, is text.
         for text in [
             "Hello there.\nMore text.",
@@ -203,7 +203,7 @@ mod tests {
             &p(),
             "<function=get_weather>{\"city\": \"Rome\"}</function> ok",
         )
-        .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+        .call("get_weather", json!({"city": "Rome"}))
         .text(" ok");
     }
 

@@ -391,7 +391,7 @@ mod tests {
             text
         );
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .no_errors()
             .text("");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
@@ -461,7 +461,7 @@ mod tests {
             weather("Lima")
         );
         every_split(&p(), &text)
-            .calls(&[("get_weather".into(), json!({"city": "Lima"}))])
+            .call("get_weather", json!({"city": "Lima"}))
             .reasoning("I need the weather.  Now I know.")
             .text("It is sunny.")
             .no_errors();
@@ -484,8 +484,7 @@ mod tests {
     #[test]
     fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
         let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
-        let c =
-            every_split(&p(), text).calls(&[("search".into(), json!({"query": "a <channel|> b"}))]);
+        let c = every_split(&p(), text).call("search", json!({"query": "a <channel|> b"}));
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
         for text in [
             "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
@@ -508,7 +507,7 @@ mod tests {
         let input = json!({"path": "/a.py", "content": content});
         let text = p().format_call("write_file", &input);
         every_split(&p(), &format!("pre {text} post"))
-            .calls(&[("write_file".into(), input)])
+            .call("write_file", input)
             .no_errors()
             .text("pre  post");
     }
@@ -561,21 +560,21 @@ mod tests {
             &p(),
             "<|tool_call>call:get_weather{city:New York, days: 2 }<tool_call|>",
         )
-        .calls(&[("get_weather".into(), json!({"city": "New York", "days": 2}))])
+        .call("get_weather", json!({"city": "New York", "days": 2}))
         .no_errors();
         // `<|"|>` around a key, and no `call:` after the opening token.
         every_split(
             &p(),
             "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
         )
-        .calls(&[("search".into(), json!({"query": "x"}))]);
+        .call("search", json!({"query": "x"}));
     }
 
     #[test]
     fn a_missing_close_is_forgiven() {
         let text = "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+            .call("get_weather", json!({"city": "Rome"}))
             .no_errors();
         // Text or a new block right after the call: the block ended there.
         let text = format!(
@@ -627,9 +626,8 @@ mod tests {
             "<|tool_call>call:get_weather{:1}<tool_call|>",
         ] {
             every_split(&p(), text)
-                .no_calls()
-                .errors(&["malformed-tool-call"])
-                .text(&text);
+                .kept()
+                .errors(&["malformed-tool-call"]);
             let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
             assert!(
                 spans.iter().all(|s| s.kind == SpanKind::Malformed),
@@ -639,12 +637,12 @@ mod tests {
         // A good call after a broken one in the same output still counts.
         let text = format!("{bad} then {}", weather("Oslo"));
         every_split(&p(), &text)
-            .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+            .call("get_weather", json!({"city": "Oslo"}))
             .text(&format!("{bad} then "));
         // A block broken by a new one: the new one is read.
         let text = format!("<|tool_call>call:get_weather{{city:{}", weather("Oslo"));
         every_split(&p(), &text)
-            .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+            .call("get_weather", json!({"city": "Oslo"}))
             .errors(&["malformed-tool-call"]);
         // A close token outside any call.
         let c = every_split(&p(), "a <tool_call|> b");
@@ -655,7 +653,7 @@ mod tests {
     fn an_unknown_tool_is_called_and_flagged() {
         let text = "<|tool_call>call:launch_rocket{stage:1,name:<|\"|>x<|\"|>}<tool_call|>";
         every_split(&p(), text)
-            .calls(&[("launch_rocket".into(), json!({"stage": 1, "name": "x"}))])
+            .call("launch_rocket", json!({"stage": 1, "name": "x"}))
             .errors(&["unknown-tool"]);
     }
 
@@ -694,7 +692,7 @@ mod tests {
         // A tool's name and `{` right after `call:`: a call; a stray close after it is its own.
         let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+            .call("get_weather", json!({"city": "Paris"}))
             .text("Sure.  Done.")
             .no_errors();
         let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
@@ -724,14 +722,13 @@ mod tests {
             "cal",
             "c",
         ] {
-            every_split(&p(), text).no_calls().no_errors().text(&text);
+            every_split(&p(), text).kept().no_errors();
         }
         // A broken call after a tool's name and `{` is reported.
         let text = "call:get_weather{city:}";
         every_split(&p(), text)
-            .no_calls()
-            .errors(&["malformed-tool-call"])
-            .text(&text);
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

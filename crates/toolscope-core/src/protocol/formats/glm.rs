@@ -923,7 +923,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+                .call("get_weather", json!({"city": "Paris", "days": 3}))
                 .reasoning("Paris.")
                 .text("Checking.\n\nDone.")
                 .no_errors();
@@ -960,10 +960,7 @@ mod tests {
                 "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>"
             );
             every_split(&p(), &text)
-                .calls(&[(
-                    "write_file".into(),
-                    json!({"content": content, "path": "/a.py"}),
-                )])
+                .call("write_file", json!({"content": content, "path": "/a.py"}))
                 .no_errors();
         }
 
@@ -971,12 +968,11 @@ mod tests {
         fn unterminated_malformed_unknown_and_other_formats() {
             let cut = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
 
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad).no_calls().text(&bad);
+            let c = every_split(&p(), &bad).kept();
             assert!(
                 c.errors.iter().all(|e| e == "malformed-tool-call"),
                 "{:?}",
@@ -986,21 +982,18 @@ mod tests {
 
             let unknown = p().format_call("launch", &json!({"stage": 1}));
             every_split(&p(), &unknown)
-                .calls(&[("launch".into(), json!({"stage": "1"}))])
+                .call("launch", json!({"stage": "1"}))
                 .errors(&["unknown-tool"]);
 
             // A hermes call is no GLM call: kept, reported.
             let hermes = "<tool_call>{\"name\": \"get_weather\"}</tool_call>";
-            every_split(&p(), hermes)
-                .no_calls()
-                .text(&hermes)
-                .some_errors();
+            every_split(&p(), hermes).kept().some_errors();
         }
 
         #[test]
         fn a_name_cut_off_by_the_end_of_the_output_is_still_the_call() {
             every_split(&p(), "Sure.<tool_call>search")
-                .calls(&[("search".into(), json!({}))])
+                .call("search", json!({}))
                 .text("Sure.");
         }
 
@@ -1090,7 +1083,7 @@ mod tests {
             ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
             let one = "{\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-            every_split(&p, one).calls(&[("search".into(), json!({"query": "rain"}))]);
+            every_split(&p, one).call("search", json!({"query": "rain"}));
             // After the reasoning close, the list is still the answer's.
             let after = format!("Forced.</think>\n\n{list}");
             every_split(&p.clone().with_reasoning_open(Some(true)), &after)
@@ -1156,7 +1149,7 @@ mod tests {
         #[test]
         fn newlines_inside_a_value_are_kept() {
             let text = "<tool_call>write_file<arg_key>content</arg_key><arg_value>\nline\n</arg_value></tool_call>";
-            every_split(&p(), text).calls(&[("write_file".into(), json!({"content": "\nline\n"}))]);
+            every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
         }
 
         #[test]
@@ -1176,7 +1169,7 @@ mod tests {
                 "<tool_response>sunny</tool_response>"
             );
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
         }
     }
 
@@ -1252,7 +1245,7 @@ mod tests {
                 "<think>Beijing.</think>Checking.\n<tool_calls>\n{CALL}\n</tool_calls>\nDone."
             );
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Beijing", "days": 2}))])
+                .call("get_weather", json!({"city": "Beijing", "days": 2}))
                 .reasoning("Beijing.")
                 .text("Checking.\n\nDone.")
                 .no_errors();
@@ -1298,10 +1291,7 @@ mod tests {
                 "<tool_calls>\n<tool_call>write_file<tool_sep>\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>\n</tool_calls>"
             );
             every_split(&p(), &text)
-                .calls(&[(
-                    "write_file".into(),
-                    json!({"content": content, "path": "/a.py"}),
-                )])
+                .call("write_file", json!({"content": content, "path": "/a.py"}))
                 .no_errors();
         }
 
@@ -1309,12 +1299,11 @@ mod tests {
         fn unfinished_and_malformed_calls_are_kept_and_reported() {
             let cut = "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Bei";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
 
             let bad = p().malformed_call("get_weather", &json!({"city": "Beijing"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1350,7 +1339,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<|think:start|>Seoul.<|think:end|>Checking.{CALL}Done.<|im:end|>");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Seoul", "days": 2}))])
+                .call("get_weather", json!({"city": "Seoul", "days": 2}))
                 .reasoning("Seoul.")
                 .text("Checking.Done.")
                 .no_errors();
@@ -1390,11 +1379,10 @@ mod tests {
         fn unfinished_and_malformed_calls_are_kept_and_reported() {
             let cut = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Se";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Seoul"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1480,11 +1468,10 @@ mod tests {
             let text = format!(
                 "<tool_calls:6124c78e><tool_call:6124c78e>write_file<arg_key:6124c78e>content</arg_key:6124c78e><arg_value:6124c78e>{content}</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
             );
-            every_split(&p(), &text).calls(&[("write_file".into(), json!({"content": content}))]);
+            every_split(&p(), &text).call("write_file", json!({"content": content}));
             let cut = "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Bei";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
         }
 
@@ -1581,31 +1568,28 @@ mod tests {
             let text = format!(
                 "<ifm|tool_calls><ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key><ifm|arg_value>{content}</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
             );
-            every_split(&p, &text).calls(&[("write_file".into(), json!({"content": content}))]);
+            every_split(&p, &text).call("write_file", json!({"content": content}));
 
             let cut = "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Os";
             every_split(&p, cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
 
             let cut_json = "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {";
             every_split(&p, cut_json)
-                .no_calls()
-                .text(&cut_json)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
 
             let bad_json = "<ifm|tool_calls><ifm|tool_call>{\"arguments\": {}}</ifm|tool_call></ifm|tool_calls>";
             every_split(&p, bad_json)
-                .no_calls()
-                .text(&bad_json)
+                .kept()
                 .errors(&["malformed-tool-call"]);
 
             // The whole JSON without its close, at the end of the output, is the call.
             every_split(
                 &p,
                 "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
-            ).calls(&[("search".into(), json!({"query": "x"}))]);
+            ).call("search", json!({"query": "x"}));
         }
 
         #[test]

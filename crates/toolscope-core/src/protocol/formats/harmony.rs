@@ -365,8 +365,7 @@ mod tests {
 
     #[test]
     fn one_call() {
-        let c = every_split(&p(), WEATHER)
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))]);
+        let c = every_split(&p(), WEATHER).call("get_weather", json!({"city": "Paris", "days": 3}));
         assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
         assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
         // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
@@ -441,7 +440,7 @@ mod tests {
     fn calls_from_the_analysis_channel_count() {
         let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
         every_split(&p(), text)
-            .calls(&[("search".into(), json!({"query": "q"}))])
+            .call("search", json!({"query": "q"}))
             .reasoning("");
     }
 
@@ -449,10 +448,10 @@ mod tests {
     fn a_call_split_at_every_byte() {
         let text = r#"<|channel|>analysis<|message|>é😀 think<|end|><|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"path": "/a", "content": "<|call|> inside\n  x"}<|call|>"#;
         every_split(&p(), text)
-            .calls(&[(
-                "write_file".into(),
+            .call(
+                "write_file",
                 json!({"path": "/a", "content": "<|call|> inside\n  x"}),
-            )])
+            )
             .reasoning("é😀 think");
     }
 
@@ -460,7 +459,7 @@ mod tests {
     fn a_missing_end_at_the_end_of_input_is_forgiven() {
         let text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+            .call("get_weather", json!({"city": "Rome"}))
             .no_errors();
         // The next message ends a call too.
         let text = format!("{}{WEATHER}", text);
@@ -468,9 +467,8 @@ mod tests {
         // Unfinished JSON at the end stays text, with an error.
         let cut = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ro";
         every_split(&p(), cut)
-            .no_calls()
-            .errors(&["unfinished-tool-call"])
-            .text(&cut);
+            .kept()
+            .errors(&["unfinished-tool-call"]);
         // So does a header cut short.
         every_split(&p(), "<|channel|>commentary to=functions.get_weather")
             .errors(&["unfinished-tool-call"]);
@@ -482,7 +480,7 @@ mod tests {
         let good = p().format_call("search", &json!({"query": "x"}));
         let text = format!("{bad} then {good}");
         every_split(&p(), &text)
-            .calls(&[("search".into(), json!({"query": "x"}))])
+            .call("search", json!({"query": "x"}))
             .errors(&["malformed-tool-call"])
             .text(&format!("{bad} then "));
         assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
@@ -499,7 +497,7 @@ mod tests {
     fn an_unknown_tool_is_kept_and_flagged() {
         let text = p().format_call("launch", &json!({"x": 1}));
         every_split(&p(), &text)
-            .calls(&[("launch".into(), json!({"x": 1}))])
+            .call("launch", json!({"x": 1}))
             .errors(&["unknown-tool"]);
         // A built-in tool's recipient is a call too, not silent text.
         let c = every_split(
@@ -514,7 +512,7 @@ mod tests {
     fn the_recipient_in_the_role_header() {
         let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+            .call("get_weather", json!({"city": "Oslo"}))
             .no_errors();
     }
 
@@ -530,8 +528,7 @@ mod tests {
             "<|start|>assistant to=functions.get_weather<|channel|>analysis<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            let c =
-                every_split(&p(), &text).calls(&[("get_weather".into(), json!({"city": "Oslo"}))]);
+            let c = every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
             assert!(
                 c.errors.is_empty() && c.reasoning.is_empty() && c.text.is_empty(),
                 "{text}: {c:?}"
@@ -577,11 +574,11 @@ mod tests {
         let text = "<|channel|> analysis<|message|> The user wants Oslo.<|end|> <|start|> assistant<|channel|> commentary to=functions.get_weather <|constrain|> json<|message|> {\"city\": \"Oslo\"}<|call|> ";
         let c = every_split(&p(), text)
             .reasoning("The user wants Oslo.")
-            .calls(&[("get_weather".into(), json!({"city": "Oslo"}))]);
+            .call("get_weather", json!({"city": "Oslo"}));
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
         // The recipient in the role header, and a final answer.
         let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
-        every_split(&p(), text).calls(&[("search".into(), json!({"query": "q"}))]);
+        every_split(&p(), text).call("search", json!({"query": "q"}));
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
         let c = every_split(&p(), text);
         assert_eq!(
@@ -639,7 +636,7 @@ mod tests {
     #[test]
     fn a_header_too_long_is_text() {
         let text = format!("<|channel|>{}<|message|>x", "a".repeat(600));
-        every_split(&p(), &text).text(&text).no_calls();
+        every_split(&p(), &text).kept();
     }
 
     #[test]

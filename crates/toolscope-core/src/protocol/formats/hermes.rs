@@ -232,10 +232,7 @@ mod tests {
         every_split(
             &p,
             "<think>{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"</think>\"}}</think>after",
-        ).calls(&[(
-                "write_file".into(),
-                json!({"path": "/a", "content": "</think>"})
-            )]).text("after");
+        ).call("write_file", json!({"path": "/a", "content": "</think>"})).text("after");
     }
 
     /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
@@ -244,7 +241,7 @@ mod tests {
     fn trinity_calls_inside_think_count() {
         let p = Protocol::from_name("trinity").unwrap();
         let c = every_split(&p, THOUGHT_AND_CALL)
-            .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+            .call("get_weather", json!({"city": "Paris"}))
             .no_errors();
         assert!(
             c.reasoning.contains("The user wants Paris.") && c.reasoning.contains("Now I wait.")
@@ -254,7 +251,7 @@ mod tests {
         // Outside reasoning, as hermes.
         let call = p.format_call("search", &json!({"query": "rust"}));
         every_split(&p, &format!("<think>hm</think>\n{call}"))
-            .calls(&[("search".into(), json!({"query": "rust"}))]);
+            .call("search", json!({"query": "rust"}));
         assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
     }
 

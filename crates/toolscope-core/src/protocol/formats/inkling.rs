@@ -442,7 +442,7 @@ mod tests {
     fn blocks_in_any_order() {
         let text = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{}}<|end_message|><|message_model|><|content_thinking|>Then text.<|end_message|><|message_model|><|content_text|>Done.<|end_message|>";
         every_split(&p(), text)
-            .calls(&[("search".into(), json!({}))])
+            .call("search", json!({}))
             .reasoning("Then text.")
             .text("Done.");
     }

@@ -772,7 +772,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+                .call("get_weather", json!({"city": "Paris", "days": 3}))
                 .reasoning("Paris.")
                 .text("Checking.\n\nDone.")
                 .no_errors();
@@ -794,10 +794,10 @@ mod tests {
             // An unknown tool has no schema: only the attribute says what a value is.
             let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"plan\">\n<｜DSML｜parameter name=\"steps\" string=\"false\">[1, {\"a\": true}]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">2.5</｜DSML｜parameter>\n<｜DSML｜parameter name=\"code\" string=\"true\">[1, 2]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"word\" string=\"false\">hello</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
             every_split(&p(), text)
-                .calls(&[(
-                    "plan".into(),
+                .call(
+                    "plan",
                     json!({"steps": [1, {"a": true}], "n": 2.5, "code": "[1, 2]", "word": "hello"}),
-                )])
+                )
                 .errors(&["unknown-tool"]);
         }
 
@@ -807,21 +807,18 @@ mod tests {
             let text = format!(
                 "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n<｜DSML｜parameter name=\"content\" string=\"true\">{content}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"path\" string=\"true\">/a.py</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
             );
-            every_split(&p(), &text).calls(&[(
-                "write_file".into(),
-                json!({"content": content, "path": "/a.py"}),
-            )]);
+            every_split(&p(), &text)
+                .call("write_file", json!({"content": content, "path": "/a.py"}));
         }
 
         #[test]
         fn unterminated_and_malformed() {
             let cut = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Par";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -869,7 +866,7 @@ mod tests {
         fn starts_inside_reasoning_then_calls_with_text_around() {
             let text = format!("Paris needs the weather.\n</think>\nChecking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+                .call("get_weather", json!({"city": "Paris", "days": 3}))
                 .reasoning_trimmed("Paris needs the weather.")
                 .text("\nChecking.\n\nDone.")
                 .no_errors();
@@ -900,18 +897,15 @@ mod tests {
             let text = format!(
                 "</think><minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"path\">/a.rs</parameter>\n<parameter name=\"content\">{content}</parameter>\n</invoke>\n</minimax:tool_call>"
             );
-            every_split(&p(), &text).calls(&[(
-                "write_file".into(),
-                json!({"path": "/a.rs", "content": content}),
-            )]);
+            every_split(&p(), &text)
+                .call("write_file", json!({"path": "/a.rs", "content": content}));
         }
 
         #[test]
         fn values_are_typed_by_the_schema() {
             // `days` is an integer, `city` a string: JSON-looking text there stays text.
             let text = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">[1, 2]</parameter>\n<parameter name=\"days\"> 4 </parameter>\n</invoke>\n</minimax:tool_call>";
-            every_split(&p(), text)
-                .calls(&[("get_weather".into(), json!({"city": "[1, 2]", "days": 4}))]);
+            every_split(&p(), text).call("get_weather", json!({"city": "[1, 2]", "days": 4}));
         }
 
         #[test]
@@ -920,7 +914,7 @@ mod tests {
                 let text = format!(
                     "</think><minimax:tool_call>\n{tag}\n<parameter name='city'>Oslo</parameter>\n</invoke>\n</minimax:tool_call>"
                 );
-                every_split(&p(), &text).calls(&[("get_weather".into(), json!({"city": "Oslo"}))]);
+                every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
             }
         }
 
@@ -944,7 +938,7 @@ mod tests {
             assert!(c.errors.iter().any(|e| e.contains("malformed-tool-call")));
 
             let unknown = "</think><minimax:tool_call>\n<invoke name=\"fly\">\n<parameter name=\"to\">Mars</parameter>\n</invoke>\n</minimax:tool_call>";
-            let c = every_split(&p(), unknown).calls(&[("fly".into(), json!({"to": "Mars"}))]);
+            let c = every_split(&p(), unknown).call("fly", json!({"to": "Mars"}));
             assert!(c.errors.iter().any(|e| e.contains("unknown-tool")));
         }
 
@@ -1002,7 +996,7 @@ mod tests {
                     "<|DSML|{sp}function_calls>\n<|DSML|{sp}invoke name=\"get_weather\">\n<|DSML|{sp}parameter name=\"city\" string=\"true\">Oslo</|DSML|{sp}parameter>\n</|DSML|{sp}invoke>\n</|DSML|{sp}function_calls>"
                 );
                 every_split(&p(), &text)
-                    .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+                    .call("get_weather", json!({"city": "Oslo"}))
                     .text_trimmed("")
                     .no_errors();
             }
@@ -1012,8 +1006,7 @@ mod tests {
         fn spaced_dsml_cut_off_is_reported() {
             let cut = "<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Par";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
         }
     }
@@ -1034,7 +1027,7 @@ mod tests {
         fn gcml_calls_with_text_around() {
             let text = format!("Checking.\n{GCML}\nDone.");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+                .call("get_weather", json!({"city": "Paris", "days": 3}))
                 .text("Checking.\n\nDone.")
                 .no_errors();
         }
@@ -1056,14 +1049,14 @@ mod tests {
         fn gigachat_3_and_3_1_json_calls() {
             let v3 = "Sure.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": 2}}</s>";
             every_split(&p(), v3)
-                .calls(&[("get_weather".into(), json!({"city": "Rome", "days": 2}))])
+                .call("get_weather", json!({"city": "Rome", "days": 2}))
                 .text_trimmed("Sure.")
                 .no_errors();
 
             let v31 =
                 "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
             every_split(&p(), v31)
-                .calls(&[("search".into(), json!({"query": "news"}))])
+                .call("search", json!({"query": "news"}))
                 .text("")
                 .no_errors();
         }
@@ -1071,19 +1064,17 @@ mod tests {
         #[test]
         fn a_marker_inside_a_gcml_value_is_the_value() {
             let text = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"write_file\"><｜GCML｜parameter name=\"content\" string=\"true\">say <|function_call|>{}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
-            every_split(&p(), text).calls(&[(
-                "write_file".into(),
-                json!({"content": "say <|function_call|>{}"}),
-            )]);
+            every_split(&p(), text)
+                .call("write_file", json!({"content": "say <|function_call|>{}"}));
         }
 
         #[test]
         fn unfinished_and_malformed() {
             let cut = "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-            let c = every_split(&p(), cut).no_calls().text(&cut);
+            let c = every_split(&p(), cut).kept();
             assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"));
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1118,7 +1109,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+                .call("get_weather", json!({"city": "Paris", "days": 3}))
                 .reasoning("Weather.")
                 .text("Let me look.\n\nDone.")
                 .no_errors();
@@ -1145,11 +1136,10 @@ mod tests {
         fn unfinished_malformed_and_auto() {
             let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
             every_split(&p(), cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().text(&bad).some_errors();
+            every_split(&p(), &bad).kept().some_errors();
             let d = Protocol::detect(&tools(), CALL.as_bytes());
             assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
             let prompt = p().system_prompt(&tools());
@@ -1185,7 +1175,7 @@ mod tests {
         fn a_json_object_in_the_block() {
             let text = "<think>Rain?</think>\n<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</dots_function_call>\nDone.";
             every_split(&p(), text)
-                .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+                .call("get_weather", json!({"city": "Oslo"}))
                 .reasoning("Rain?")
                 .text_trimmed("Done.")
                 .no_errors();
@@ -1197,7 +1187,7 @@ mod tests {
                 "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
                 "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
             ] {
-                let c = every_split(&p(), cut).no_calls().text(&cut);
+                let c = every_split(&p(), cut).kept();
                 assert!(
                     c.errors.iter().any(|e| e == "unfinished-tool-call"),
                     "{:?}",
@@ -1240,10 +1230,10 @@ mod tests {
             let p = p().with_reasoning_open(Some(false));
             let text = "<functionname=\"write_file\"><param name=\"path\">/a.html</param><param name=\"content\"><![CDATA[<b>x</param></b>]]></param></function>";
             every_split(&p, text)
-                .calls(&[(
-                    "write_file".into(),
+                .call(
+                    "write_file",
                     json!({"path": "/a.html", "content": "<b>x</param></b>"}),
-                )])
+                )
                 .no_errors();
         }
 
@@ -1253,7 +1243,7 @@ mod tests {
             let content = "a <![CDATA[ x ]]> </param></function> & b\n";
             let call = p.format_call("write_file", &json!({"content": content}));
             every_split(&p, &call)
-                .calls(&[("write_file".into(), json!({"content": content}))])
+                .call("write_file", json!({"content": content}))
                 .no_errors();
         }
 
@@ -1262,8 +1252,7 @@ mod tests {
             let p = p().with_reasoning_open(Some(false));
             let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
             every_split(&p, cut)
-                .no_calls()
-                .text(&cut)
+                .kept()
                 .errors(&["unfinished-tool-call"]);
             let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
             every_split(&p, &bad).no_calls().some_errors();

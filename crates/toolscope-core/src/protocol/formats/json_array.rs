@@ -336,7 +336,7 @@ mod tests {
                 "functools",
                 "use functools.partial or functools.reduce",
             ] {
-                every_split(&p(), text).no_calls().no_errors().text(&text);
+                every_split(&p(), text).kept().no_errors();
             }
         }
 
@@ -345,7 +345,7 @@ mod tests {
             let text =
                 "On it. functools \n[{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}] ok";
             every_split(&p(), text)
-                .calls(&[("search".into(), json!({"query": "q"}))])
+                .call("search", json!({"query": "q"}))
                 .text("On it.  ok");
         }
     }
@@ -377,10 +377,10 @@ mod tests {
         fn a_close_tag_inside_a_value_is_value_text() {
             let text = "<TOOLCALL>[{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</TOOLCALL>y\"}}]</TOOLCALL> after";
             every_split(&p(), text)
-                .calls(&[(
-                    "write_file".into(),
+                .call(
+                    "write_file",
                     json!({"path": "/a", "content": "x</TOOLCALL>y"}),
-                )])
+                )
                 .text(" after");
         }
 
@@ -392,7 +392,7 @@ mod tests {
                 r#"{broken} after <TOOLCALL>[{{"name": "get_weather", "arguments": {{"city": "Rome"}}}}]</TOOLCALL>"#
             );
             every_split(&p(), &text)
-                .calls(&[("get_weather".into(), json!({"city": "Rome"}))])
+                .call("get_weather", json!({"city": "Rome"}))
                 .errors(&["malformed-tool-call"])
                 .text(&format!("{broken} after "));
         }
@@ -431,10 +431,7 @@ mod tests {
         #[test]
         fn a_token_without_an_array_is_reported() {
             let text = "<|tool_call|>get_weather please";
-            every_split(&p(), text)
-                .no_calls()
-                .text(&text)
-                .error_count(1);
+            every_split(&p(), text).kept().error_count(1);
         }
     }
 

@@ -273,7 +273,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris, so the weather tool.")
             .text("Checking.")
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .no_errors();
     }
 
@@ -360,7 +360,7 @@ mod tests {
         every_split(&p(), text)
             .reasoning("Rain?")
             .text("Looking.")
-            .calls(&[("search".into(), json!({"query": "rain"}))])
+            .call("search", json!({"query": "rain"}))
             .no_errors();
     }
 

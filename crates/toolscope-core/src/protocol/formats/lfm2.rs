@@ -382,7 +382,7 @@ mod tests {
         let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
         every_split(&p(), text)
             .reasoning("Paris needs weather.")
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 2}))])
+            .call("get_weather", json!({"city": "Paris", "days": 2}))
             .text("On it.Done.");
     }
 
@@ -390,10 +390,10 @@ mod tests {
     fn a_close_marker_inside_a_string_is_the_value() {
         let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"x <|tool_call_end|> y\\n\")]<|tool_call_end|>";
         every_split(&p(), text)
-            .calls(&[(
-                "write_file".into(),
+            .call(
+                "write_file",
                 json!({"path": "/a", "content": "x <|tool_call_end|> y\n"}),
-            )])
+            )
             .no_errors();
     }
 
@@ -418,10 +418,7 @@ mod tests {
                 "malformed-tool-call",
             ),
         ] {
-            every_split(&p(), text)
-                .no_calls()
-                .errors(&[why])
-                .text(&text);
+            every_split(&p(), text).kept().errors(&[why]);
         }
     }
 
@@ -435,8 +432,7 @@ mod tests {
     #[test]
     fn single_quotes_and_positional_arguments_too() {
         let text = "<|tool_call_start|>[get_weather('Oslo', days=2)]<|tool_call_end|>";
-        every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Oslo", "days": 2}))]);
+        every_split(&p(), text).call("get_weather", json!({"city": "Oslo", "days": 2}));
     }
 
     #[test]
@@ -467,10 +463,10 @@ mod tests {
         assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
         // A Python string holding the marker and a JSON list stays the string.
         let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"<|tool_call_start|>[{\")]<|tool_call_end|>";
-        every_split(&p(), text).calls(&[(
-            "write_file".into(),
+        every_split(&p(), text).call(
+            "write_file",
             json!({"path": "/a", "content": "<|tool_call_start|>[{"}),
-        )]);
+        );
     }
 
     #[test]
@@ -485,10 +481,7 @@ mod tests {
                 "unfinished-tool-call",
             ),
         ] {
-            every_split(&p(), text)
-                .no_calls()
-                .errors(&[why])
-                .text(&text);
+            every_split(&p(), text).kept().errors(&[why]);
         }
         // Cut after the `[`, the form is not known: read as Python, cut off.
         every_split(&p(), "<|tool_call_start|>[ ").errors(&["unfinished-tool-call"]);

@@ -226,7 +226,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris, so the weather tool.")
             .text("Checking now.")
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .no_errors();
     }
 
@@ -269,10 +269,10 @@ mod tests {
             <atem:parameter name=\"path\">a.txt</atem:parameter>\
             <atem:parameter name=\"content\">{\"not\": \"an object\"} <b>x</b></atem:parameter>\
             </atem:invoke></atem:function_calls><|eom|>";
-        every_split(&p(), text).calls(&[(
-            "write_file".into(),
+        every_split(&p(), text).call(
+            "write_file",
             json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"}),
-        )]);
+        );
     }
 
     #[test]
@@ -288,7 +288,7 @@ mod tests {
         every_split(&p(), cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
-        every_split(&p(), &bad).no_calls().some_errors().text(&bad);
+        every_split(&p(), &bad).kept().some_errors();
         // An invoke without a name, in a tool's message: reported, its markup kept as text.
         let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
             <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";

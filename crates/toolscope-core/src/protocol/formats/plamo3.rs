@@ -150,7 +150,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris weather.")
             .text("Checking.")
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .no_errors();
     }
 

@@ -160,7 +160,7 @@ mod tests {
             "[]",
             "[ (x)]",
         ] {
-            every_split(&p(), text).no_calls().no_errors().text(&text);
+            every_split(&p(), text).kept().no_errors();
         }
     }
 
@@ -168,12 +168,12 @@ mod tests {
     fn a_tool_opens_a_list_anywhere_any_name_at_a_line_start() {
         let text = "Let me check: [get_weather(city='Paris')] ok";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+            .call("get_weather", json!({"city": "Paris"}))
             .text("Let me check:  ok");
 
         let text = "Calling:\n  [launch(stage=1)]\nand mid-line [launch(stage=2)]";
         every_split(&p(), text)
-            .calls(&[("launch".into(), json!({"stage": 1}))])
+            .call("launch", json!({"stage": 1}))
             .errors(&["unknown-tool"])
             .text("Calling:\n  \nand mid-line [launch(stage=2)]");
     }
@@ -209,7 +209,7 @@ mod tests {
         );
         // Text before, indentation, and text after on the next line.
         every_split(&p(), "I will check.\n  get_weather(city='Oslo')\nDone.")
-            .calls(&[("get_weather".into(), json!({"city": "Oslo"}))])
+            .call("get_weather", json!({"city": "Oslo"}))
             .text("I will check.\n  \nDone.");
         // Not calls: names of tools not offered, mid-line calls, a name then a space.
         for text in [
@@ -220,7 +220,7 @@ mod tests {
             "get_weather is the tool",
             "get_weather",
         ] {
-            every_split(&p(), text).no_calls().no_errors().text(&text);
+            every_split(&p(), text).kept().no_errors();
         }
         // A broken call line is an error and text; an unfinished one too.
         every_split(&p(), "get_weather(city=)")
@@ -307,7 +307,7 @@ mod tests {
         for (literal, want) in cases {
             let text = format!("[write_file(path='/a', content={literal})]");
             every_split(&p(), &text)
-                .calls(&[("write_file".into(), json!({"path": "/a", "content": want}))])
+                .call("write_file", json!({"path": "/a", "content": want}))
                 .no_errors();
         }
     }
@@ -316,11 +316,10 @@ mod tests {
     fn adjacent_literals_join_in_lists_dicts_and_keys() {
         let text = "[write_file(path='/a' '/b', content={'k' 'ey': ['x' 'y', 'z'], 'n': 1})]";
         every_split(&p(), text)
-            .calls(&[(
-                "write_file".into(),
-                // `content` is a string in the schema: the dict arrives as its JSON text.
+            .call(
+                "write_file", // `content` is a string in the schema: the dict arrives as its JSON text.
                 json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"}),
-            )])
+            )
             .no_errors();
         // A literal followed by anything else than a literal ends there.
         every_split(&p(), "[write_file(path='/a' 3)]")
@@ -333,10 +332,10 @@ mod tests {
         let input =
             json!({"path": "/x", "content": "a'b\"c\\d\n\t\r\u{1}é😀 <|python_end|> ]) '''"});
         let text = p().format_call("write_file", &input);
-        every_split(&p(), &text).calls(&[("write_file".into(), input)]);
+        every_split(&p(), &text).call("write_file", input);
         let nested = json!({"a": [1, 2.5, null, true, {"b": ["c"]}], "d": {}, "e": []});
         let text = p().format_call("nope", &nested);
-        every_split(&p(), &text).calls(&[("nope".into(), nested)]);
+        every_split(&p(), &text).call("nope", nested);
     }
 
     #[test]
@@ -357,9 +356,8 @@ mod tests {
             "[get_weather('Paris', city='Rome')]",
         ] {
             every_split(&p(), text)
-                .no_calls()
-                .errors(&["malformed-tool-call"])
-                .text(&text);
+                .kept()
+                .errors(&["malformed-tool-call"]);
         }
     }
 
@@ -383,7 +381,7 @@ mod tests {
         }
         let text = "[get_weather(city='Paris'), search(query=)] end";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+            .call("get_weather", json!({"city": "Paris"}))
             .text(", search(query=)] end");
     }
 

@@ -269,7 +269,7 @@ mod tests {
     fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
         let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
         every_split(&p(), text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .no_errors()
             .text_trimmed("");
     }
@@ -280,9 +280,6 @@ mod tests {
         let text = format!(
             "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
         );
-        every_split(&p(), &text).calls(&[(
-            "write_file".into(),
-            json!({"path": "/a", "content": content}),
-        )]);
+        every_split(&p(), &text).call("write_file", json!({"path": "/a", "content": content}));
     }
 }

@@ -109,7 +109,7 @@ mod tests {
         let text =
             format!("<seed:think>Paris needs the weather.</seed:think>Checking.\n{CALL}\nDone.");
         every_split(&p(), &text)
-            .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))])
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
             .reasoning("Paris needs the weather.")
             .text("Checking.\n\nDone.")
             .no_errors();
@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn newlines_around_a_value_are_part_of_it() {
         let text = "<seed:tool_call>\n<function=write_file>\n<parameter=content>\nline\n</parameter>\n</function>\n</seed:tool_call>";
-        every_split(&p(), text).calls(&[("write_file".into(), json!({"content": "\nline\n"}))]);
+        every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
     }
 
     #[test]
@@ -145,10 +145,7 @@ mod tests {
             "<seed:tool_call>\n<function=write_file>\n<parameter=path>/a.py</parameter>\n<parameter=content>{content}</parameter>\n</function>\n</seed:tool_call>"
         );
         every_split(&p(), &text)
-            .calls(&[(
-                "write_file".into(),
-                json!({"path": "/a.py", "content": content}),
-            )])
+            .call("write_file", json!({"path": "/a.py", "content": content}))
             .no_errors();
     }
 
@@ -156,15 +153,14 @@ mod tests {
     fn unterminated_malformed_and_unknown() {
         // The block's end cut off at the end of the output.
         let cut = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>";
-        every_split(&p(), cut).calls(&[("get_weather".into(), json!({"city": "Paris"}))]);
+        every_split(&p(), cut).call("get_weather", json!({"city": "Paris"}));
         // A block that holds no function: text and an error part.
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).no_calls().some_errors().text(&bad);
+        every_split(&p(), &bad).kept().some_errors();
         let other = "<seed:tool_call>{\"name\": \"get_weather\"}</seed:tool_call>";
         every_split(&p(), other)
-            .no_calls()
-            .errors(&["malformed-tool-call"])
-            .text(&other);
+            .kept()
+            .errors(&["malformed-tool-call"]);
         // A tool that is not among the tools: the call, flagged.
         let unknown = p().format_call("launch_rocket", &json!({"stage": 1}));
         let c = every_split(&p(), &unknown);
@@ -173,7 +169,7 @@ mod tests {
         assert_eq!(c.errors, ["unknown-tool"]);
         // qwen3-coder's own wrapper is no seed-oss block.
         let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), qwen).calls(&[("get_weather".into(), json!({"city": "Paris"}))]);
+        every_split(&p(), qwen).call("get_weather", json!({"city": "Paris"}));
     }
 
     #[test]

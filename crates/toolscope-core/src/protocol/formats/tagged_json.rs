@@ -301,7 +301,7 @@ mod tests {
         fn one_call_byte_for_byte() {
             let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
             let c = every_split(&p("longcat"), text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris", "days": 3}))]);
+                .call("get_weather", json!({"city": "Paris", "days": 3}));
             assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
         }
 
@@ -322,10 +322,7 @@ mod tests {
         fn an_unfinished_call_and_a_broken_one_are_reported() {
             let cut =
                 "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
-            every_split(&p("longcat"), cut)
-                .no_calls()
-                .error_count(1)
-                .text(&cut);
+            every_split(&p("longcat"), cut).kept().error_count(1);
             let broken = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</longcat_tool_call> ok";
             let c = every_split(&p("longcat"), broken).no_calls().error_count(1);
             assert!(c.text.ends_with(" ok"));
@@ -385,7 +382,7 @@ mod tests {
         #[test]
         fn a_missing_action_end_at_the_end_is_forgiven() {
             let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
-            every_split(&p("internlm"), text).calls(&[("search".into(), json!({"query": "x"}))]);
+            every_split(&p("internlm"), text).call("search", json!({"query": "x"}));
         }
 
         #[test]

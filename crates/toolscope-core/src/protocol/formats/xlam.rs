@@ -158,7 +158,7 @@ mod tests {
             "An empty list [] and a number list [1, 2].",
             "Arrays of objects like [{\"a\": 1}] in prose stay text.",
         ] {
-            every_split(&p(), text).no_calls().no_errors().text(&text);
+            every_split(&p(), text).kept().no_errors();
         }
     }
 
@@ -174,19 +174,18 @@ mod tests {
     fn a_broken_array_at_the_start_is_reported_and_kept() {
         let text = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]";
         every_split(&p(), text)
-            .no_calls()
-            .errors(&["malformed-tool-call"])
-            .text(&text);
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]
     fn a_close_tag_inside_a_value_is_value_text() {
         let text = "[TOOL_CALLS][{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</tool_call>[TOOL_CALLS]y\"}}] after";
         every_split(&p(), text)
-            .calls(&[(
-                "write_file".into(),
+            .call(
+                "write_file",
                 json!({"path": "/a", "content": "x</tool_call>[TOOL_CALLS]y"}),
-            )])
+            )
             .text(" after");
     }
 

@@ -213,26 +213,22 @@ mod tests {
             "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         ] {
             let c = every_split(&p, text)
-                .calls(&[("get_weather".into(), json!({"city": "Paris"}))])
+                .call("get_weather", json!({"city": "Paris"}))
                 .no_errors();
             assert!(!c.text.contains("tool_call"), "{text:?}: {c:?}");
         }
         // Cut inside the JSON: an error, the markup kept as text.
         let cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
         every_split(&p, cut)
-            .no_calls()
-            .errors(&["unfinished-tool-call"])
-            .text(&cut);
+            .kept()
+            .errors(&["unfinished-tool-call"]);
         // Broken JSON: an error, the markup kept as text.
         let bad =
             "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</tool_call> after";
-        every_split(&p, bad)
-            .no_calls()
-            .errors(&["malformed-tool-call"])
-            .text(&bad);
+        every_split(&p, bad).kept().errors(&["malformed-tool-call"]);
         // The yaml-xml call itself, and a yaml-xml call wrapped in the tag, still read.
         let wrapped = "<tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>\n</tool_call>";
-        every_split(&p, wrapped).calls(&[("get_weather".into(), json!({"city": "Oslo"}))]);
+        every_split(&p, wrapped).call("get_weather", json!({"city": "Oslo"}));
         let mixed = "<tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}</tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>";
         every_split(&p, mixed).call_count(2);
     }
