@@ -3,30 +3,20 @@
 //! parts (the MCP loop's every turn and tool call too); broken files get exit 2 and one line
 //! naming the file; no key reaches a saved file.
 
+mod common;
 #[path = "../crates/toolscope-core/tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::{assert_code, bin, root};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 use toolscope_core::part::Part;
 use toolscope_core::session::{LoopReplay, Replay, ReplayOptions, Session, Step};
 
 const KEY: &str = "sk-session-TOP-SECRET-123456789";
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
-    for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
-        c.env_remove(k);
-    }
-    c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("toolscope-sessions-{}", std::process::id()));
@@ -60,12 +50,7 @@ fn save_then_replay_prints_the_live_parts() {
             .arg("What's the weather in Paris for 3 days?")
             .output()
             .unwrap();
-        assert_eq!(
-            live.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&live.stderr)
-        );
+        assert_code(&live, 0);
         let replayed = replay(&file, &["--instant", "--jsonl"]);
         assert_eq!(replayed.status.code(), Some(0));
         assert_eq!(stdout(&replayed), stdout(&live), "{extra:?}");
