@@ -37,11 +37,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::ProtocolChoice;
+use toolscope::app::mcp::cut_reason;
 use toolscope_core::error::{ErrorCategory, ProviderError};
 use toolscope_core::mcp::{
     CancellationToken, Catalog, McpClient, McpError, McpOptions, McpServerSpec,
 };
-use toolscope_core::part::{FinishReason, Part, Warning};
+use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::{McpRecord, RecordedCall, RecordedOutcome, Recorder, Session};
 use toolscope_core::tool::ToolChoice;
@@ -688,22 +689,6 @@ async fn run_turns(
             return 0;
         }
     }
-}
-
-/// The finish reason of an answer that was cut (the token limit, or the provider's filter):
-/// its calls may be partial, so an `--execute` loop runs none of them.
-fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
-    parts.iter().rev().find_map(|p| match p {
-        Part::Finish { finish_reason, .. }
-            if matches!(
-                finish_reason,
-                FinishReason::Length | FinishReason::ContentFilter
-            ) =>
-        {
-            Some(*finish_reason)
-        }
-        _ => None,
-    })
 }
 
 /// Sends `request` and prints its events as they come; returns the parts when `keep_parts`
