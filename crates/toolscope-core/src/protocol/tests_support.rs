@@ -211,6 +211,27 @@ pub(crate) fn every_split_with(p: &Protocol, tools: &ToolSet, text: &str) -> Got
     Got::new(text, want)
 }
 
+/// A malformed call, then a good one: the bad call stays text with an error and the good one is
+/// still read. Returns the whole text and the bad call's.
+pub(crate) fn malformed_then_good(p: &Protocol) -> (String, String) {
+    let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
+    let good = p.format_call("search", &json!({"query": "x"}));
+    let text = format!("{bad} then {good}");
+    every_split(p, &text)
+        .call("search", json!({"query": "x"}))
+        .errors(&["malformed-tool-call"])
+        .text(format!("{bad} then "));
+    (text, bad)
+}
+
+/// A call of `launch`, a tool the set does not have, as the protocol writes it: read, and
+/// reported as an unknown tool.
+pub(crate) fn unknown_tool_is_flagged(p: &Protocol) {
+    every_split(p, &p.format_call("launch", &json!({"x": 1})))
+        .call("launch", json!({"x": 1}))
+        .errors(&["unknown-tool"]);
+}
+
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
 /// tokens, fences or reasoning splitter).
 pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;

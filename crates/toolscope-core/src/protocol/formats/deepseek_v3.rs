@@ -149,7 +149,9 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -253,20 +255,12 @@ mod tests {
 
     #[test]
     fn a_malformed_body_is_text_with_an_error_and_the_next_call_reads() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        every_split(&p(), &text)
-            .call("search", json!({"query": "x"}))
-            .errors(&["malformed-tool-call"])
-            .text(&format!("{bad} then "));
+        malformed_then_good(&p());
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        every_split(&p(), &p().format_call("launch", &json!({"x": 1})))
-            .call("launch", json!({"x": 1}))
-            .errors(&["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
     }
 
     #[test]

@@ -347,7 +347,9 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
@@ -476,13 +478,7 @@ mod tests {
 
     #[test]
     fn a_malformed_body_is_text_and_an_error() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        every_split(&p(), &text)
-            .call("search", json!({"query": "x"}))
-            .errors(&["malformed-tool-call"])
-            .text(&format!("{bad} then "));
+        let (text, bad) = malformed_then_good(&p());
         assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
         // A recipient that cannot be a function name.
         every_split(
@@ -495,10 +491,7 @@ mod tests {
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let text = p().format_call("launch", &json!({"x": 1}));
-        every_split(&p(), &text)
-            .call("launch", json!({"x": 1}))
-            .errors(&["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
         // A built-in tool's recipient is a call too, not silent text.
         let c = every_split(
             &p(),
