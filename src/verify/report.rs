@@ -497,50 +497,38 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         }
     }
     let _ = writeln!(out, "{}", head.trim_end());
+    // A row: its label, then one cell a report.
+    let mut row = |label: &str, cell: &dyn Fn(&Report) -> String| {
+        let mut line = format!("{label:<label_w$}");
+        for r in &reports {
+            let _ = write!(line, "  {:<col$}", cell(r));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    };
     for check in Check::ALL {
         if reports.iter().all(|r| r.rate(*check).is_none()) {
             continue;
         }
-        let mut line = format!("{:<label_w$}", check.label());
-        for r in &reports {
-            let _ = write!(
-                line,
-                "  {:<col$}",
-                rate_cell(summary_rate(&r.overall, *check))
-            );
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+        row(check.label(), &|r| {
+            rate_cell(summary_rate(&r.overall, *check))
+        });
     }
-    let mut line = format!("{:<label_w$}", "calls precision / recall / F1");
-    for r in &reports {
+    row("calls precision / recall / F1", &|r| {
         let c = &r.overall.calls;
-        let _ = write!(
-            line,
-            "  {:<col$}",
-            format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
-        );
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
-    let mut line = format!("{:<label_w$}", "first token (median)");
-    for r in &reports {
-        let cell = r
-            .overall
+        format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
+    });
+    row("first token (median)", &|r| {
+        r.overall
             .latency
             .first_token_ms
-            .map_or("–".into(), |m| format!("{m:.0} ms"));
-        let _ = write!(line, "  {cell:<col$}");
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
-    let mut line = format!("{:<label_w$}", "tokens/s (median)");
-    for r in &reports {
-        let cell = r
-            .overall
+            .map_or("–".into(), |m| format!("{m:.0} ms"))
+    });
+    row("tokens/s (median)", &|r| {
+        r.overall
             .latency
             .tokens_per_second
-            .map_or("–".into(), |t| format!("{t:.0}"));
-        let _ = write!(line, "  {cell:<col$}");
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
+            .map_or("–".into(), |t| format!("{t:.0}"))
+    });
     out.push('\n');
     for (i, r) in reports.iter().enumerate() {
         let tag = if reports.len() > 1 {
