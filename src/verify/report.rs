@@ -359,6 +359,27 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// A rate as a percentage, with its spread across runs when there is one.
+/// The rows both scorecards (text and HTML) end with, over all scenarios: a label, and a
+/// report's cell.
+pub const OVERALL_ROWS: [(&str, fn(&Report) -> String); 3] = [
+    ("calls precision / recall / F1", |r| {
+        let c = &r.overall.calls;
+        format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
+    }),
+    ("first token (median)", |r| {
+        r.overall
+            .latency
+            .first_token_ms
+            .map_or("–".into(), |m| format!("{m:.0} ms"))
+    }),
+    ("tokens/s (median)", |r| {
+        r.overall
+            .latency
+            .tokens_per_second
+            .map_or("–".into(), |t| format!("{t:.0}"))
+    }),
+];
+
 pub fn pct(r: f64) -> String {
     let p = r * 100.0;
     if (p - p.round()).abs() < 0.05 {
@@ -513,22 +534,9 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
             rate_cell(summary_rate(&r.overall, *check))
         });
     }
-    row("calls precision / recall / F1", &|r| {
-        let c = &r.overall.calls;
-        format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
-    });
-    row("first token (median)", &|r| {
-        r.overall
-            .latency
-            .first_token_ms
-            .map_or("–".into(), |m| format!("{m:.0} ms"))
-    });
-    row("tokens/s (median)", &|r| {
-        r.overall
-            .latency
-            .tokens_per_second
-            .map_or("–".into(), |t| format!("{t:.0}"))
-    });
+    for (label, cell) in OVERALL_ROWS {
+        row(label, &cell);
+    }
     out.push('\n');
     for (i, r) in reports.iter().enumerate() {
         let tag = if reports.len() > 1 {
