@@ -380,6 +380,15 @@ pub const OVERALL_ROWS: [(&str, fn(&Report) -> String); 3] = [
     }),
 ];
 
+/// `[A] `, `[B] `… before a line about one of several reports; nothing when there is one.
+fn tag(i: usize, reports: usize) -> String {
+    if reports > 1 {
+        format!("[{}] ", (b'A' + i as u8) as char)
+    } else {
+        String::new()
+    }
+}
+
 pub fn pct(r: f64) -> String {
     let p = r * 100.0;
     if (p - p.round()).abs() < 0.05 {
@@ -424,11 +433,7 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         report.runs
     );
     for (i, r) in reports.iter().enumerate() {
-        let tag = if reports.len() > 1 {
-            format!("[{}] ", (b'A' + i as u8) as char)
-        } else {
-            String::new()
-        };
+        let tag = tag(i, reports.len());
         let _ = writeln!(
             out,
             "{tag}{} · {} of {} requests in {:.1} s{}",
@@ -539,11 +544,7 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
     }
     out.push('\n');
     for (i, r) in reports.iter().enumerate() {
-        let tag = if reports.len() > 1 {
-            format!("[{}] ", (b'A' + i as u8) as char)
-        } else {
-            String::new()
-        };
+        let tag = tag(i, reports.len());
         let _ = writeln!(
             out,
             "{tag}score: {} of answers fully right ({}/{})",
