@@ -232,6 +232,15 @@ pub(crate) fn unknown_tool_is_flagged(p: &Protocol) {
         .errors(&["unknown-tool"]);
 }
 
+/// Two calls as the protocol writes them: `get_weather` for Paris, then `search` for `query`
+/// (with no arguments when `query` is `None`). Gives the text and the two inputs.
+pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Value) {
+    let a = json!({"city": "Paris"});
+    let b = query.map_or(json!({}), |q| json!({"query": q}));
+    let written = p.format_calls(&[("get_weather", &a), ("search", &b)]);
+    (written, a, b)
+}
+
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
 /// tokens, fences or reasoning splitter).
 pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;

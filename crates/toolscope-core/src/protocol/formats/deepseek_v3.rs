@@ -150,7 +150,7 @@ mod tests {
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
     };
 
     fn p() -> Protocol {
@@ -185,9 +185,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_are_two_blocks_of_one_section() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));

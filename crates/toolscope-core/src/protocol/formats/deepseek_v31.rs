@@ -86,7 +86,7 @@ mod tests {
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
     };
 
     fn p() -> Protocol {
@@ -113,9 +113,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_chain_in_one_section_and_read_back() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         every_split(&p(), &written)
             .calls(&[("get_weather".into(), a), ("search".into(), b)])

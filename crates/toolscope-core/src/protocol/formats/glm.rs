@@ -1618,7 +1618,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, two_calls};
 
         fn p() -> Protocol {
             Protocol::from_name("glm-flash").unwrap()
@@ -1660,10 +1660,8 @@ mod tests {
 
         #[test]
         fn written_calls_and_the_prompt_read_back() {
-            let a = json!({"city": "Paris"});
-            let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
-            every_split(&p(), &written)
-                .calls(&[("get_weather".into(), a), ("search".into(), json!({}))]);
+            let (written, a, b) = two_calls(&p(), None);
+            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
             let tools = crate::protocol::tests_support::tools();
             let prompt = p().system_prompt(&tools);
             let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();

@@ -348,7 +348,7 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
     };
 
     fn p() -> Protocol {
@@ -384,9 +384,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALL).count(), 2);
         let c =
             every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);

@@ -179,7 +179,7 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
     };
 
     fn p() -> Protocol {
@@ -229,9 +229,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
         assert_eq!(
             call_ids(&written),

@@ -178,7 +178,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{every_split, tools, two_calls};
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
@@ -255,9 +255,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_repeat_the_token_or_fill_the_array() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
         every_split(&p(), &format!("{written} Done."))
             .calls(&[

@@ -129,7 +129,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, two_calls};
 
     fn p() -> Protocol {
         Protocol::from_name("plamo3").unwrap()
@@ -186,9 +186,7 @@ mod tests {
 
     #[test]
     fn written_calls_read_back() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "x"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("x"));
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
         every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
     }
