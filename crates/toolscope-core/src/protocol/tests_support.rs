@@ -241,6 +241,21 @@ pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Va
     (written, a, b)
 }
 
+/// The call `get_weather` with `{"city": "Paris"}`, as [`Got::calls`] takes it.
+pub(crate) fn weather_paris() -> (String, Value) {
+    ("get_weather".into(), json!({"city": "Paris"}))
+}
+
+/// The call `get_weather` for Paris over `days` days.
+pub(crate) fn weather_paris_days(days: u64) -> (String, Value) {
+    ("get_weather".into(), json!({"city": "Paris", "days": days}))
+}
+
+/// The call `search` for `query`.
+pub(crate) fn search_for(query: &str) -> (String, Value) {
+    ("search".into(), json!({"query": query}))
+}
+
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
 /// tokens, fences or reasoning splitter).
 pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;

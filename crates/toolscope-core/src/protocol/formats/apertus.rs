@@ -147,10 +147,9 @@ impl ProtocolSpec for Apertus {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("apertus").unwrap()
@@ -161,10 +160,7 @@ mod tests {
         let text = "<|inner_prefix|>Weather and news.<|inner_suffix|><|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\", \"days\": \"2\"}}, {\"search\": {\"query\": \"rain\"}}]<|tools_suffix|>";
         let c = every_split(&p(), text)
             .reasoning("Weather and news.")
-            .calls(&[
-                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-                ("search".into(), json!({"query": "rain"})),
-            ]);
+            .calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 

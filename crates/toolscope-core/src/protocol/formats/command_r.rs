@@ -206,11 +206,12 @@ impl ProtocolSpec for CommandR {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn spans(text: &str) -> Vec<(SpanKind, &str)> {
         p().parse_generated(&tools(), text.as_bytes())
@@ -227,10 +228,9 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rain\"}}\n]<|END_ACTION|>";
-        let c = every_split(&p(), text).reasoning("Two lookups.").calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), text)
+            .reasoning("Two lookups.")
+            .calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -277,19 +277,18 @@ mod tests {
     #[test]
     fn command_a_action_blocks() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        let c = every_split(&p(), one).call("get_weather", json!({"city": "Paris"}));
+        let c = every_split(&p(), one).calls(&[weather_paris()]);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
         assert_eq!(spans(one), [(SpanKind::ToolCall, one)]);
 
         let named = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]<|END_ACTION|>";
-        every_split(&p(), named).call("search", json!({"query": "rain"}));
+        every_split(&p(), named).calls(&[search_for("rain")]);
 
         let two =
             format!("<|START_THINKING|>Both.<|END_THINKING|>{one}\n{named}<|END_OF_TURN_TOKEN|>");
-        let c = every_split(&p(), &two).reasoning("Both.").calls(&[
-            ("get_weather".into(), json!({"city": "Paris"})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), &two)
+            .reasoning("Both.")
+            .calls(&[weather_paris(), search_for("rain")]);
         assert!(c.errors.is_empty() && c.text.trim().is_empty(), "{c:?}");
     }
 
@@ -298,7 +297,7 @@ mod tests {
     fn command_r_plus_actions_in_a_fence() {
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris", "days": 2}))
+            .calls(&[weather_paris_days(2)])
             .no_errors()
             .text("I will look it up.\n");
         let action = &text[text.find("Action:").unwrap()..];

@@ -150,7 +150,8 @@ mod tests {
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
+        weather_paris_days,
     };
 
     fn p() -> Protocol {
@@ -167,7 +168,7 @@ mod tests {
         let text = format!("Let me check.{call} Done.");
         every_split(&p(), &text)
             .text("Let me check. Done.")
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];
@@ -179,7 +180,7 @@ mod tests {
     fn the_template_form_reads_byte_for_byte() {
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .text("");
     }
 

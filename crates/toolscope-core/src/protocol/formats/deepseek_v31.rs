@@ -87,6 +87,7 @@ mod tests {
     use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{
         every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
+        weather_paris_days,
     };
 
     fn p() -> Protocol {
@@ -100,7 +101,7 @@ mod tests {
         );
         every_split(&p(), &text)
             .text("Let me check. Done.")
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];

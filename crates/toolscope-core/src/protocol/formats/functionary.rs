@@ -169,7 +169,9 @@ mod tests {
     use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools, two_calls};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("functionary").unwrap()
@@ -182,12 +184,12 @@ mod tests {
             &p(),
             "get_weather\n{\"city\": \"Paris\"}>>>all\nIt is sunny.",
         )
-        .call("get_weather", json!({"city": "Paris"}))
+        .calls(&[weather_paris()])
         .text("It is sunny.")
         .no_errors();
         every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}")
             .text("Let me check.\n")
-            .call("search", json!({"query": "rain"}));
+            .calls(&[search_for("rain")]);
         // A start that is no recipient, or names no offered tool, is text.
         for text in [
             "Hello there.\nMore text.",
@@ -212,10 +214,7 @@ mod tests {
         let text = ">>>all\nLet me check.\n>>>get_weather\n{\"city\": \"Paris\", \"days\": 3}>>>search\n{\"query\": \"rain\"}";
         every_split(&p(), text)
             .text("Let me check.\n")
-            .calls(&[
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"})),
-            ])
+            .calls(&[weather_paris_days(3), search_for("rain")])
             .no_errors();
     }
 
@@ -224,10 +223,7 @@ mod tests {
         let text = "Checking.<function=get_weather>{\"city\": \"Paris\"}</function>\n<function=search>{\"query\": \"a</function>b\"}<|eom_id|>";
         every_split(&p(), text)
             .text("Checking.")
-            .calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "a</function>b"})),
-            ])
+            .calls(&[weather_paris(), search_for("a</function>b")])
             .no_errors();
     }
 

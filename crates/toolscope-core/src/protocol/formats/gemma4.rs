@@ -373,7 +373,9 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("gemma4").unwrap()
@@ -391,7 +393,7 @@ mod tests {
             text
         );
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors()
             .text("");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
@@ -411,7 +413,7 @@ mod tests {
         );
         every_split(&p(), &text)
             .calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
+                weather_paris(),
                 ("get_weather".into(), json!({"city": "Oslo"})),
             ])
             .text("Let me look.\n\nDone.")
@@ -427,7 +429,7 @@ mod tests {
             every_split(&p(), &text)
                 .calls(&[
                     ("get_weather".into(), json!({"city": "Rome"})),
-                    ("search".into(), json!({"query": "rain"})),
+                    search_for("rain"),
                 ])
                 .no_errors()
                 .text("");
@@ -484,7 +486,7 @@ mod tests {
     #[test]
     fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
         let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
-        let c = every_split(&p(), text).call("search", json!({"query": "a <channel|> b"}));
+        let c = every_split(&p(), text).calls(&[search_for("a <channel|> b")]);
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
         for text in [
             "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
@@ -567,7 +569,7 @@ mod tests {
             &p(),
             "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
         )
-        .call("search", json!({"query": "x"}));
+        .calls(&[search_for("x")]);
     }
 
     #[test]
@@ -692,7 +694,7 @@ mod tests {
         // A tool's name and `{` right after `call:`: a call; a stray close after it is its own.
         let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .text("Sure.  Done.")
             .no_errors();
         let spans = p().parse_generated(&tools(), text.as_bytes()).spans;

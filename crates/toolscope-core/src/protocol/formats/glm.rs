@@ -911,7 +911,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("glm-4.5").unwrap()
@@ -923,7 +923,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}))
+                .calls(&[weather_paris_days(3)])
                 .reasoning("Paris.")
                 .text("Checking.\n\nDone.")
                 .no_errors();
@@ -935,10 +935,7 @@ mod tests {
                 "{CALL}\n<tool_call>search<arg_key>query</arg_key><arg_value>rain</arg_value></tool_call>"
             );
             every_split(&p(), &text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris_days(3), search_for("rain")])
                 .no_errors();
         }
 
@@ -946,10 +943,7 @@ mod tests {
         fn a_call_without_arguments_and_spaces_between_elements() {
             let text = "<tool_call>search</tool_call><tool_call>search <arg_key>query</arg_key> <arg_value>x y</arg_value> </tool_call>";
             every_split(&p(), text)
-                .calls(&[
-                    ("search".into(), json!({})),
-                    ("search".into(), json!({"query": "x y"})),
-                ])
+                .calls(&[("search".into(), json!({})), search_for("x y")])
                 .no_errors();
         }
 
@@ -1040,7 +1034,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for};
 
         fn p() -> Protocol {
             Protocol::from_name("hyperclova-x").unwrap()
@@ -1079,11 +1073,11 @@ mod tests {
                 {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
             let c = every_split(&p, list).calls(&[
                 ("get_weather".into(), json!({"city": "Seoul"})),
-                ("search".into(), json!({"query": "rain"})),
+                search_for("rain"),
             ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
             let one = "{\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-            every_split(&p, one).call("search", json!({"query": "rain"}));
+            every_split(&p, one).calls(&[search_for("rain")]);
             // After the reasoning close, the list is still the answer's.
             let after = format!("Forced.</think>\n\n{list}");
             every_split(&p.clone().with_reasoning_open(Some(true)), &after)
@@ -1177,7 +1171,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("hy-v3").unwrap()
@@ -1264,7 +1258,7 @@ mod tests {
             every_split(&p(), &text)
                 .calls(&[
                     ("get_weather".into(), json!({"city": "Beijing"})),
-                    ("search".into(), json!({"query": "rain"})),
+                    search_for("rain"),
                 ])
                 .text("")
                 .no_errors();
@@ -1327,7 +1321,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("solar-open").unwrap()
@@ -1356,7 +1350,7 @@ mod tests {
             every_split(&p(), &text)
                 .calls(&[
                     ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
-                    ("search".into(), json!({"query": "rain"})),
+                    search_for("rain"),
                 ])
                 .no_errors();
         }
@@ -1407,7 +1401,7 @@ mod tests {
 
         use crate::part::Part;
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("hy-v4").unwrap()
@@ -1433,7 +1427,7 @@ mod tests {
             every_split(&p(), &text)
                 .calls(&[
                     ("get_weather".into(), json!({"city": "Beijing", "days": 2})),
-                    ("search".into(), json!({"query": "rain"})),
+                    search_for("rain"),
                 ])
                 .reasoning("Two tools.")
                 .text("Checking.")
@@ -1512,7 +1506,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("k2-horizon").unwrap()
@@ -1589,7 +1583,7 @@ mod tests {
             every_split(
                 &p,
                 "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
-            ).call("search", json!({"query": "x"}));
+            ).calls(&[search_for("x")]);
         }
 
         #[test]
@@ -1615,10 +1609,11 @@ mod tests {
     }
 
     mod glm_flash {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, two_calls};
+        use crate::protocol::tests_support::{
+            every_split, search_for, two_calls, weather_paris, weather_paris_days,
+        };
 
         fn p() -> Protocol {
             Protocol::from_name("glm-flash").unwrap()
@@ -1630,20 +1625,14 @@ mod tests {
             every_split(&p(), text)
                 .reasoning("Two calls.")
                 .text("Checking.")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris_days(3), search_for("rain")])
                 .no_errors();
         }
 
         #[test]
         fn the_4_7_markup_is_read_beside_it() {
             let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>\n<tool_call>search>{\"query\": \"a<tool_call>b\"}</tool_call> done";
-            let c = every_split(&p(), text).calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "a<tool_call>b"})),
-            ]);
+            let c = every_split(&p(), text).calls(&[weather_paris(), search_for("a<tool_call>b")]);
             // The newline between the calls is layout (see the emitter).
             assert_eq!(c.text, " done");
             assert!(c.errors.is_empty(), "{:?}", c.errors);

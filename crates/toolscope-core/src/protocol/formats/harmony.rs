@@ -348,7 +348,8 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
+        every_split, malformed_then_good, search_for, tools, two_calls, unknown_tool_is_flagged,
+        weather_paris_days,
     };
 
     fn p() -> Protocol {
@@ -367,15 +368,12 @@ mod tests {
 
     #[test]
     fn one_call() {
-        let c = every_split(&p(), WEATHER).call("get_weather", json!({"city": "Paris", "days": 3}));
+        let c = every_split(&p(), WEATHER).calls(&[weather_paris_days(3)]);
         assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
         assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
         // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
         let bare = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\": \"rust\"}<|call|>";
-        assert_eq!(
-            every_split(&p(), bare).calls,
-            [("search".into(), json!({"query": "rust"}))]
-        );
+        assert_eq!(every_split(&p(), bare).calls, [search_for("rust")]);
         // `<|constrain|>json` is optional.
         let plain =
             "<|channel|>commentary to=functions.search<|message|>{\"query\": \"x\"}<|call|>";
@@ -440,7 +438,7 @@ mod tests {
     fn calls_from_the_analysis_channel_count() {
         let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
         every_split(&p(), text)
-            .call("search", json!({"query": "q"}))
+            .calls(&[search_for("q")])
             .reasoning("");
     }
 
@@ -569,7 +567,7 @@ mod tests {
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
         // The recipient in the role header, and a final answer.
         let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
-        every_split(&p(), text).call("search", json!({"query": "q"}));
+        every_split(&p(), text).calls(&[search_for("q")]);
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
         let c = every_split(&p(), text);
         assert_eq!(

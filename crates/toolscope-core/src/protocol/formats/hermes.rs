@@ -215,7 +215,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
     const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
 
@@ -241,7 +241,7 @@ mod tests {
     fn trinity_calls_inside_think_count() {
         let p = Protocol::from_name("trinity").unwrap();
         let c = every_split(&p, THOUGHT_AND_CALL)
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .no_errors();
         assert!(
             c.reasoning.contains("The user wants Paris.") && c.reasoning.contains("Now I wait.")
@@ -250,8 +250,7 @@ mod tests {
         assert_eq!(c.text.trim(), "Checking.");
         // Outside reasoning, as hermes.
         let call = p.format_call("search", &json!({"query": "rust"}));
-        every_split(&p, &format!("<think>hm</think>\n{call}"))
-            .call("search", json!({"query": "rust"}));
+        every_split(&p, &format!("<think>hm</think>\n{call}")).calls(&[search_for("rust")]);
         assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
     }
 

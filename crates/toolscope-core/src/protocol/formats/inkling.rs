@@ -381,7 +381,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools, two_calls};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()
@@ -393,10 +395,7 @@ mod tests {
         every_split(&p(), text)
             .reasoning("The user wants Paris.")
             .text("Let me check.")
-            .calls(&[
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"})),
-            ])
+            .calls(&[weather_paris_days(3), search_for("rain")])
             .no_errors();
     }
 

@@ -760,7 +760,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("deepseek-dsml").unwrap()
@@ -772,7 +772,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}))
+                .calls(&[weather_paris_days(3)])
                 .reasoning("Paris.")
                 .text("Checking.\n\nDone.")
                 .no_errors();
@@ -784,7 +784,7 @@ mod tests {
             every_split(&p(), text)
                 .calls(&[
                     ("get_weather".into(), json!({"city": "Oslo"})),
-                    ("search".into(), json!({"query": "rain"})),
+                    search_for("rain"),
                 ])
                 .no_errors();
         }
@@ -854,7 +854,9 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{
+            every_split, search_for, tools, weather_paris, weather_paris_days,
+        };
 
         fn p() -> Protocol {
             Protocol::from_name("minimax-m2").unwrap()
@@ -866,7 +868,7 @@ mod tests {
         fn starts_inside_reasoning_then_calls_with_text_around() {
             let text = format!("Paris needs the weather.\n</think>\nChecking.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}))
+                .calls(&[weather_paris_days(3)])
                 .reasoning_trimmed("Paris needs the weather.")
                 .text("\nChecking.\n\nDone.")
                 .no_errors();
@@ -885,10 +887,8 @@ mod tests {
                 ("search", &json!({"query": "rain"})),
             ]);
             assert_eq!(text.matches("<minimax:tool_call>").count(), 1);
-            every_split(&p(), &format!("</think>{text}")).calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"})),
-            ]);
+            every_split(&p(), &format!("</think>{text}"))
+                .calls(&[weather_paris(), search_for("rain")]);
         }
 
         #[test]
@@ -969,7 +969,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("deepseek-v4.1").unwrap()
@@ -979,10 +979,7 @@ mod tests {
         fn spaced_dsml_is_read_with_its_space() {
             let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
             every_split(&p(), text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris_days(3), search_for("rain")])
                 .text_trimmed("Let me check.")
                 .no_errors();
             let d = Protocol::detect(&tools(), text.as_bytes());
@@ -1015,7 +1012,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("gigachat").unwrap()
@@ -1027,7 +1024,7 @@ mod tests {
         fn gcml_calls_with_text_around() {
             let text = format!("Checking.\n{GCML}\nDone.");
             every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}))
+                .calls(&[weather_paris_days(3)])
                 .text("Checking.\n\nDone.")
                 .no_errors();
         }
@@ -1041,7 +1038,7 @@ mod tests {
             assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
             every_split(&p(), &text).calls(&[
                 ("get_weather".into(), json!({"city": "Oslo"})),
-                ("search".into(), json!({"query": "rain"})),
+                search_for("rain"),
             ]);
         }
 
@@ -1056,7 +1053,7 @@ mod tests {
             let v31 =
                 "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
             every_split(&p(), v31)
-                .call("search", json!({"query": "news"}))
+                .calls(&[search_for("news")])
                 .text("")
                 .no_errors();
         }
@@ -1097,7 +1094,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("step3").unwrap()
@@ -1109,7 +1106,7 @@ mod tests {
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
             every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}))
+                .calls(&[weather_paris_days(3)])
                 .reasoning("Weather.")
                 .text("Let me look.\n\nDone.")
                 .no_errors();
@@ -1119,10 +1116,7 @@ mod tests {
         fn parallel_calls_on_lines_and_a_call_without_parameters() {
             let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
             every_split(&p(), text)
-                .calls(&[
-                    ("search".into(), json!({"query": "rain"})),
-                    ("search".into(), json!({})),
-                ])
+                .calls(&[search_for("rain"), ("search".into(), json!({}))])
                 .text_trimmed("")
                 .no_errors();
             let written = p().format_calls(&[
@@ -1153,7 +1147,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("dots").unwrap()
@@ -1163,10 +1157,7 @@ mod tests {
         fn invoke_markup_in_the_block() {
             let text = "Checking.\n<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">rain</parameter>\n</invoke>\n</dots_function_call>";
             every_split(&p(), text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris_days(3), search_for("rain")])
                 .text_trimmed("Checking.")
                 .no_errors();
         }
@@ -1206,7 +1197,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("minicpm5").unwrap()
@@ -1217,7 +1208,7 @@ mod tests {
             let text = "Two cities.\n</think>\nChecking.\n<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param></function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>";
             every_split(&p(), text)
                 .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+                    weather_paris_days(3),
                     ("get_weather".into(), json!({"city": "Oslo"})),
                 ])
                 .reasoning_trimmed("Two cities.")

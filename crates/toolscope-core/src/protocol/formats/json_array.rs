@@ -309,10 +309,9 @@ impl ProtocolSpec for JsonArray {
 #[cfg(test)]
 mod tests {
     mod functools {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("functools").unwrap()
@@ -321,10 +320,7 @@ mod tests {
         #[test]
         fn the_family_format_byte_for_byte() {
             let text = "functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-            let c = every_split(&p(), text).calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"})),
-            ]);
+            let c = every_split(&p(), text).calls(&[weather_paris(), search_for("rain")]);
             assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
         }
 
@@ -345,7 +341,7 @@ mod tests {
             let text =
                 "On it. functools \n[{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}] ok";
             every_split(&p(), text)
-                .call("search", json!({"query": "q"}))
+                .calls(&[search_for("q")])
                 .text("On it.  ok");
         }
     }
@@ -354,7 +350,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("nemotron").unwrap()
@@ -366,10 +362,7 @@ mod tests {
             every_split(&p(), text)
                 .reasoning("\nWeather, then search.\n")
                 .text("\n\n")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
         }
 
@@ -399,10 +392,9 @@ mod tests {
     }
 
     mod granite {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("granite").unwrap()
@@ -413,10 +405,7 @@ mod tests {
             let text = "Checking.<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
             every_split(&p(), text)
                 .text("Checking.")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris_days(3), search_for("rain")])
                 .no_errors();
         }
 
@@ -436,10 +425,9 @@ mod tests {
     }
 
     mod jamba {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("jamba").unwrap()
@@ -450,10 +438,7 @@ mod tests {
             let text = "Let me check.\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]</tool_calls><|eom|>";
             every_split(&p(), text)
                 .text("Let me check.\n")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
         }
 
@@ -471,7 +456,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("hunyuan").unwrap()
@@ -484,13 +469,7 @@ mod tests {
                 .reasoning("\nWeather first.\n")
                 .text_trimmed("");
             assert!(!c.text.contains("answer"));
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({}))
-                ]
-            );
+            assert_eq!(c.calls, [weather_paris(), ("search".into(), json!({}))]);
             assert!(c.errors.is_empty());
         }
 

@@ -179,7 +179,7 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
     };
 
     fn p() -> Protocol {
@@ -207,7 +207,7 @@ mod tests {
         let text = format!("Let me check. {call} Done.");
         every_split(&p(), &text)
             .text("Let me check.  Done.")
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];

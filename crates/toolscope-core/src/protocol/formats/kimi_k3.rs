@@ -251,7 +251,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -273,7 +273,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris, so the weather tool.")
             .text("Checking.")
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors();
     }
 
@@ -284,10 +284,7 @@ mod tests {
              <|open|>argument key=\"query\" type=\"string\"<|sep|>rain<|close|>argument<|sep|>\
              <|close|>call<|sep|>{TOOLS_CLOSE}"
         );
-        let c = every_split(&p(), &text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), &text).calls(&[weather_paris_days(3), search_for("rain")]);
         // The prefilled response's close is format, not text.
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
@@ -360,7 +357,7 @@ mod tests {
         every_split(&p(), text)
             .reasoning("Rain?")
             .text("Looking.")
-            .call("search", json!({"query": "rain"}))
+            .calls(&[search_for("rain")])
             .no_errors();
     }
 

@@ -353,7 +353,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("lfm2").unwrap()
@@ -362,10 +362,7 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "<|tool_call_start|>[get_weather(city=\"Paris\", days=3), search(query=\"rain\")]<|tool_call_end|>";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -382,7 +379,7 @@ mod tests {
         let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
         every_split(&p(), text)
             .reasoning("Paris needs weather.")
-            .call("get_weather", json!({"city": "Paris", "days": 2}))
+            .calls(&[weather_paris_days(2)])
             .text("On it.Done.");
     }
 
@@ -439,10 +436,8 @@ mod tests {
     fn the_json_form_is_read_too() {
         // What LFM2 writes when its system prompt asks for JSON calls.
         let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-            ("search".into(), json!({"query": "a <|tool_call_end|> b"})),
-        ]);
+        let c = every_split(&p(), text)
+            .calls(&[weather_paris_days(2), search_for("a <|tool_call_end|> b")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("On it.Done.", 0));
         // The whole block, markers included, is the calls' span.
         let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
@@ -457,8 +452,8 @@ mod tests {
         let text = "<|tool_call_start|>[get_weather(city=\"Oslo\")]<|tool_call_end|> then <|tool_call_start|> [ {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}} ]<|tool_call_end|> and <|tool_call_start|>[search(query=\"[{\")]<|tool_call_end|>";
         let c = every_split(&p(), text).calls(&[
             ("get_weather".into(), json!({"city": "Oslo"})),
-            ("search".into(), json!({"query": "q"})),
-            ("search".into(), json!({"query": "[{"})),
+            search_for("q"),
+            search_for("[{"),
         ]);
         assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
         // A Python string holding the marker and a JSON list stays the string.

@@ -148,10 +148,9 @@ impl ProtocolSpec for Llama3Json {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("llama3-json").unwrap()
@@ -160,10 +159,7 @@ mod tests {
     #[test]
     fn bare_json_at_the_start_and_calls_joined_by_semicolons() {
         let text = "  {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}}; {\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), text).calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("  ", 0));
     }
 

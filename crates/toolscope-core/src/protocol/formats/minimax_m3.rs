@@ -184,7 +184,9 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -201,10 +203,7 @@ mod tests {
             .reasoning("Paris, so the weather tool.")
             .text_trimmed("Checking.");
         assert!(!c.text.contains(NS), "{:?}", c.text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
+        assert_eq!(c.calls, [weather_paris_days(3)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }
 
@@ -216,10 +215,7 @@ mod tests {
         ]);
         let without = with.replace(NS, "");
         for text in [with, without] {
-            let c = every_split(&p(), &text).calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"})),
-            ]);
+            let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
         }
     }

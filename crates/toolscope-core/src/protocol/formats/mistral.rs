@@ -178,7 +178,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools, two_calls};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
@@ -208,7 +210,7 @@ mod tests {
         let text =
             r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .errors(&["ignored-text"])
             .text(" trail");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
@@ -236,10 +238,7 @@ mod tests {
         let text = r#"[THINK]The user wants Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search{"query": "rust"}"#;
         let c = every_split(&p(), text)
             .reasoning("The user wants Paris.")
-            .calls(&[
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rust"})),
-            ]);
+            .calls(&[weather_paris(), search_for("rust")]);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
     }
 

@@ -207,7 +207,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()
@@ -226,7 +226,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris, so the weather tool.")
             .text("Checking now.")
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors();
     }
 
@@ -243,7 +243,7 @@ mod tests {
         for text in [one_block.to_string(), two] {
             let c = every_split(&p(), &text).calls(&[
                 ("get_weather".into(), json!({"city": "Oslo"})),
-                ("search".into(), json!({"query": "rain"})),
+                search_for("rain"),
             ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
         }

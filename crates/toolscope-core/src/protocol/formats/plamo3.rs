@@ -126,10 +126,11 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, two_calls};
+    use crate::protocol::tests_support::{
+        every_split, search_for, two_calls, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("plamo3").unwrap()
@@ -150,7 +151,7 @@ mod tests {
         every_split(&p(), &text)
             .reasoning("Paris weather.")
             .text("Checking.")
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors();
     }
 
@@ -163,10 +164,7 @@ mod tests {
             "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
             call("get_weather", "{\"city\": \"Paris\"}")
         );
-        let c = every_split(&p(), &text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris"})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 

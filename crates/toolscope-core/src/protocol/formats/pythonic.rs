@@ -132,7 +132,9 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()
@@ -141,10 +143,7 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "[get_weather(city='Paris', days=3), search(query=\"rain\")]";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-            ("search".into(), json!({"query": "rain"})),
-        ]);
+        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -168,7 +167,7 @@ mod tests {
     fn a_tool_opens_a_list_anywhere_any_name_at_a_line_start() {
         let text = "Let me check: [get_weather(city='Paris')] ok";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .text("Let me check:  ok");
 
         let text = "Calling:\n  [launch(stage=1)]\nand mid-line [launch(stage=2)]";
@@ -188,7 +187,7 @@ mod tests {
             c.calls,
             [
                 ("get_weather".into(), json!({"city": "SF", "unit": "c"})),
-                ("search".into(), json!({"query": "rain"}))
+                search_for("rain")
             ]
         );
         assert!(c.errors.is_empty(), "{c:?}");
@@ -252,7 +251,7 @@ mod tests {
                 "get_weather".into(),
                 json!({"city": "3", "days": 4, "unit": null}),
             ),
-            ("search".into(), json!({"query": "3"})),
+            search_for("3"),
             (
                 "write_file".into(),
                 json!({"path": "/a", "content": "true"}),
@@ -381,7 +380,7 @@ mod tests {
         }
         let text = "[get_weather(city='Paris'), search(query=)] end";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris"}))
+            .calls(&[weather_paris()])
             .text(", search(query=)] end");
     }
 

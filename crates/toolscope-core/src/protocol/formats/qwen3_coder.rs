@@ -201,7 +201,7 @@ mod tests {
 
     use crate::part::Collapsed;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, weather_paris_days};
     use crate::tool::{ToolDef, ToolSet};
 
     fn p() -> Protocol {
@@ -269,7 +269,7 @@ mod tests {
     fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
         let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
         every_split(&p(), text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .no_errors()
             .text_trimmed("");
     }

@@ -96,7 +96,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("seed-oss").unwrap()
@@ -109,7 +111,7 @@ mod tests {
         let text =
             format!("<seed:think>Paris needs the weather.</seed:think>Checking.\n{CALL}\nDone.");
         every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .calls(&[weather_paris_days(3)])
             .reasoning("Paris needs the weather.")
             .text("Checking.\n\nDone.")
             .no_errors();
@@ -124,10 +126,7 @@ mod tests {
         ]);
         for text in [two_functions, two_blocks.as_str()] {
             every_split(&p(), text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
         }
     }
@@ -153,7 +152,7 @@ mod tests {
     fn unterminated_malformed_and_unknown() {
         // The block's end cut off at the end of the output.
         let cut = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>";
-        every_split(&p(), cut).call("get_weather", json!({"city": "Paris"}));
+        every_split(&p(), cut).calls(&[weather_paris()]);
         // A block that holds no function: text and an error part.
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         every_split(&p(), &bad).kept().some_errors();
@@ -169,7 +168,7 @@ mod tests {
         assert_eq!(c.errors, ["unknown-tool"]);
         // qwen3-coder's own wrapper is no seed-oss block.
         let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), qwen).call("get_weather", json!({"city": "Paris"}));
+        every_split(&p(), qwen).calls(&[weather_paris()]);
     }
 
     #[test]

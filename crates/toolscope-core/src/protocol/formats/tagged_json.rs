@@ -285,10 +285,11 @@ impl ProtocolSpec for TaggedJson {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{
+        every_split, search_for, weather_paris, weather_paris_days,
+    };
 
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
@@ -300,8 +301,7 @@ mod tests {
         #[test]
         fn one_call_byte_for_byte() {
             let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
-            let c = every_split(&p("longcat"), text)
-                .call("get_weather", json!({"city": "Paris", "days": 3}));
+            let c = every_split(&p("longcat"), text).calls(&[weather_paris_days(3)]);
             assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
         }
 
@@ -311,10 +311,7 @@ mod tests {
             every_split(&p("longcat"), text)
                 .reasoning("\nTwo lookups.\n")
                 .text_trimmed("Checking.")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
         }
 
@@ -337,10 +334,7 @@ mod tests {
             let text = "The user wants the weather.\n</think>\n\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}\n</tool_call>\n";
             every_split(&p("ernie"), text)
                 .reasoning("The user wants the weather.\n")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .text_trimmed("")
                 .no_errors();
         }
@@ -372,17 +366,14 @@ mod tests {
             let text = "I will look it up.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}<|action_end|>\n<|action_start|><|plugin|>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}<|action_end|><|im_end|>";
             every_split(&p("internlm"), text)
                 .text_trimmed("I will look it up.")
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"})),
-                ])
+                .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
         }
 
         #[test]
         fn a_missing_action_end_at_the_end_is_forgiven() {
             let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
-            every_split(&p("internlm"), text).call("search", json!({"query": "x"}));
+            every_split(&p("internlm"), text).calls(&[search_for("x")]);
         }
 
         #[test]

@@ -118,17 +118,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
     fn p() -> Protocol {
         Protocol::from_name("xlam").unwrap()
     }
 
     fn weather_and_search() -> Vec<(String, Value)> {
-        vec![
-            ("get_weather".into(), json!({"city": "Paris"})),
-            ("search".into(), json!({"query": "rain"})),
-        ]
+        vec![weather_paris(), search_for("rain")]
     }
 
     const ARRAY: &str = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";

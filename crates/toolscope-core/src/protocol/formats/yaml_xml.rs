@@ -205,16 +205,14 @@ mod tests {
     /// error and text, never silence.
     #[test]
     fn a_hermes_call_in_a_tool_call_tag() {
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, weather_paris};
         let p = Protocol::from_name("yaml-xml").unwrap();
         for text in [
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
             "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
             "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         ] {
-            let c = every_split(&p, text)
-                .call("get_weather", json!({"city": "Paris"}))
-                .no_errors();
+            let c = every_split(&p, text).calls(&[weather_paris()]).no_errors();
             assert!(!c.text.contains("tool_call"), "{text:?}: {c:?}");
         }
         // Cut inside the JSON: an error, the markup kept as text.
