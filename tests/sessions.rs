@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{assert_code, bin, root};
+use common::{assert_code, bin, json_lines, root};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 use toolscope_core::part::Part;
@@ -225,10 +225,7 @@ fn the_bundled_mcp_loop_replays_with_its_tool_result() {
     let file = root().join("sessions/mcp-loop.json");
     let out = replay(&file, &["--instant", "--jsonl"]);
     assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<Value> = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     let at = |t: &str| lines.iter().position(|l| l["type"] == t).unwrap();
     let finishes: Vec<usize> = (0..lines.len())
         .filter(|i| lines[*i]["type"] == "finish")
@@ -307,10 +304,7 @@ fn lint_prints_findings_and_a_summary_and_exits_1_when_any() {
         .output()
         .unwrap();
     assert_eq!(clean.status.code(), Some(0));
-    let lines: Vec<Value> = stdout(&clean)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&clean);
     assert_eq!(
         lines,
         [json!({"type":"summary","files":2,"findings":0,"clean":2})]
@@ -322,10 +316,7 @@ fn lint_prints_findings_and_a_summary_and_exits_1_when_any() {
         .output()
         .unwrap();
     assert_eq!(found.status.code(), Some(1));
-    let lines: Vec<Value> = stdout(&found)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&found);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0]["type"], "finding");
     assert_eq!(lines[0]["code"], "finish-mismatch");
