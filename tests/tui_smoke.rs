@@ -319,20 +319,7 @@ impl Tmux {
             status = quote(&self.dir.join("exit-status")),
             stty = quote(&self.dir.join("stty")),
         );
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &self.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        self.new_session(&script);
     }
 
     /// The pane's modes, as tmux keeps them: alternate screen, cursor shown, mouse reporting
@@ -410,26 +397,11 @@ impl Tmux {
     /// Starts toolscope with `args` and the test's folder as HOME (the config and data folders
     /// found the usual way under it: `.config/toolscope`, `.local/share/toolscope`).
     fn start_in_home(&self, args: &str) {
-        let script = format!(
-            "cd {dir} && env -u XDG_DATA_HOME -u XDG_CONFIG_HOME HOME={dir} {bin} {args}; echo $? > {status}",
+        self.start_shell(&format!(
+            "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME HOME={dir} {bin} {args}",
             dir = quote(&self.dir),
             bin = quote(Path::new(BIN)),
-            status = quote(&self.dir.join("exit-status")),
-        );
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &self.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        ));
     }
 }
 

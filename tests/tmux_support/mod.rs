@@ -42,6 +42,11 @@ impl Tmux {
             dir = quote(self.dir.to_str().unwrap()),
             status = quote(self.dir.join("exit-status").to_str().unwrap()),
         );
+        self.new_session(&script);
+    }
+
+    /// Runs the shell script `script` in a new 160×48 session.
+    pub fn new_session(&self, script: &str) {
         let out = self.cmd(&[
             "new-session",
             "-d",
@@ -53,7 +58,7 @@ impl Tmux {
             "48",
             "sh",
             "-c",
-            &script,
+            script,
         ]);
         assert!(out.status.success(), "tmux new-session failed: {out:?}");
     }
