@@ -359,9 +359,12 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// A rate as a percentage, with its spread across runs when there is one.
+/// A scorecard cell: what a report shows in one row.
+pub type Cell = fn(&Report) -> String;
+
 /// The rows both scorecards (text and HTML) end with, over all scenarios: a label, and a
 /// report's cell.
-pub const OVERALL_ROWS: [(&str, fn(&Report) -> String); 3] = [
+pub const OVERALL_ROWS: [(&str, Cell); 3] = [
     ("calls precision / recall / F1", |r| {
         let c = &r.overall.calls;
         format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
