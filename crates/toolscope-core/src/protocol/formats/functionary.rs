@@ -197,7 +197,7 @@ mod tests {
             "not_a_tool\n{\"a\": 1}",
             "get_weather",
         ] {
-            let c = every_split(&p(), text).text(&text);
+            let c = every_split(&p(), text).text(text);
             assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}: {c:?}");
         }
         // v3.1's form at the start is read as before.

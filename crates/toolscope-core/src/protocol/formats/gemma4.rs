@@ -640,7 +640,7 @@ mod tests {
         let text = format!("{bad} then {}", weather("Oslo"));
         every_split(&p(), &text)
             .call("get_weather", json!({"city": "Oslo"}))
-            .text(&format!("{bad} then "));
+            .text(format!("{bad} then "));
         // A block broken by a new one: the new one is read.
         let text = format!("<|tool_call>call:get_weather{{city:{}", weather("Oslo"));
         every_split(&p(), &text)

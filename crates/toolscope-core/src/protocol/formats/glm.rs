@@ -1089,7 +1089,7 @@ mod tests {
         fn brackets_that_are_not_calls_stay_text() {
             let p = p().with_reasoning_open(Some(false));
             let text = "Use [1, 2] and {\"a\": 1} or [{\"x\": 1}] here.";
-            let c = every_split(&p, text).text(&text);
+            let c = every_split(&p, text).text(text);
             assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
         }
 
@@ -1445,7 +1445,7 @@ mod tests {
             let text = format!("{CALLS} then {other}");
             every_split(&p(), &text)
                 .call_count(2)
-                .text(&format!(" then {other}"));
+                .text(format!(" then {other}"));
             // Reasoning markers with another suffix than the set one are text.
             let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
             let c = every_split(&set, &format!("<think:abc>x</think:abc>{other}"));

@@ -387,7 +387,7 @@ mod tests {
             every_split(&p(), &text)
                 .call("get_weather", json!({"city": "Rome"}))
                 .errors(&["malformed-tool-call"])
-                .text(&format!("{broken} after "));
+                .text(format!("{broken} after "));
         }
     }
 

@@ -291,7 +291,7 @@ mod tests {
         let cut = r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Pa"#;
         every_split(&p(), cut)
             .errors(&["unfinished-tool-call"])
-            .text(&cut);
+            .text(cut);
         every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#).errors(&["unknown-tool"]);
         let c = every_split(&p(), r#"[TOOL_CALLS]{{ tc.name }}[ARGS]{}"#);
         assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);

@@ -216,7 +216,7 @@ mod tests {
             "get_weathers\n<city>Seoul</city>",
             "get_weather",
         ] {
-            every_split(text).no_calls().text(&text);
+            every_split(text).no_calls().text(text);
         }
     }
 

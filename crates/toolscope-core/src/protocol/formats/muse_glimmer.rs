@@ -258,8 +258,8 @@ mod tests {
         );
         every_split(&p(), &text)
             .no_calls()
-            .reasoning(&format!("Maybe {markup}"))
-            .text(&format!("Like {markup}"))
+            .reasoning(format!("Maybe {markup}"))
+            .text(format!("Like {markup}"))
             .no_errors();
     }
 

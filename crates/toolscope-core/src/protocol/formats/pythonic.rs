@@ -421,7 +421,7 @@ mod tests {
         let text = "<|python_start|>print(2)<|python_end|> ok";
         every_split(&p(), text)
             .errors(&["malformed-tool-call"])
-            .text(&text);
+            .text(text);
     }
 
     #[test]

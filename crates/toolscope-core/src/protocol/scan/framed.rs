@@ -1615,7 +1615,7 @@ mod tests {
                         serde_json::json!({"city": "Paris"}),
                     )])
                     .errors(&["malformed-tool-call"])
-                    .text(&format!("{broken} after  end"));
+                    .text(format!("{broken} after  end"));
             }
         }
     }
