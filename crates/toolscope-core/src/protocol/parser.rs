@@ -65,7 +65,7 @@ impl Protocol {
             parser.reasoning = Some(splitter);
         }
         if !self.spec.reads_end_tokens() {
-            parser.end_tokens = EndTokens::new(self.spec.end_tokens());
+            parser.end_tokens = EndTokens::new(self.spec.end_tokens(), self.spec.lead_tokens());
         }
         parser.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
         parser

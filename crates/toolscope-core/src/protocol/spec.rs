@@ -114,6 +114,13 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         &[]
     }
 
+    /// The template's assistant prefix as a model may repeat it at the start of its answer
+    /// (Hunyuan's `助手：`): format there, before anything but whitespace, and text anywhere
+    /// else.
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The scanner reads the end tokens itself (they end harmony's messages): they are not
     /// taken out before it.
     fn reads_end_tokens(&self) -> bool {

@@ -373,6 +373,9 @@ pub(crate) static HY_V3: Glm = Glm {
             close: "</tool_calls",
         }],
         name_sep: Some("<tool_sep>"),
+        // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned
+        // from the first marker, never written.
+        suffixed: true,
         function_shown: "<tool_call>NAME<tool_sep>",
         ..GLM_DIALECT
     },
@@ -569,9 +572,11 @@ pub(crate) static K2_HORIZON: Glm = Glm {
 const DEFAULT_SUFFIX: &str = "opensource";
 
 impl Glm {
-    /// Whether every marker carries a suffix.
+    /// Whether every marker carries a suffix, written and set by `--marker-suffix`. (A member
+    /// whose suffix is its reasoning's effort, HY3, reads suffixed call markers but writes
+    /// none: the setting is the effort's.)
     fn suffixed(&self) -> bool {
-        self.dialect.suffixed
+        self.dialect.suffixed && !self.effort_suffix
     }
 
     /// The suffix to write markers with: the protocol's setting, else the default; none for a
@@ -781,6 +786,16 @@ impl ProtocolSpec for Glm {
         self.endings
     }
 
+    /// The JSON-list member (HyperCLOVA X SEED Think 14B) may write the role header its
+    /// template leaves open, ` -> tool/function_call`, before its calls.
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        if self.json_list {
+            &["-> tool/function_call"]
+        } else {
+            &[]
+        }
+    }
+
     fn takes_marker_suffix(&self) -> bool {
         self.suffixed()
     }
@@ -842,7 +857,8 @@ impl ProtocolSpec for Glm {
     }
 
     fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        let markup = MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix());
+        let markup = MarkupScanner::new(tools.clone(), self.dialect)
+            .with_suffix(p.marker_suffix().filter(|_| self.suffixed()));
         if self.json_list {
             let json = |start| {
                 Box::new(JsonScanner::new(
@@ -1083,6 +1099,12 @@ mod tests {
             every_split(&p.clone().with_reasoning_open(Some(true)), &after)
                 .call_count(2)
                 .reasoning("Forced.");
+            // The 14B writes the role header its template leaves open first: format there.
+            let headed = format!(" -> tool/function_call\n{list}<|im_end|>");
+            let c = every_split(&p, &headed).call_count(2);
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
+            every_split(&p, "Say -> tool/function_call later.")
+                .text("Say -> tool/function_call later.");
         }
 
         #[test]
@@ -1233,6 +1255,26 @@ mod tests {
             every_split(&p(), "<thinking>no</thinking>").text("<thinking>no</thinking>");
         }
 
+        /// Checkpoints whose call markers carry a suffix (`<tool_sep:opensource>`): read with
+        /// the suffix learned from the first, apart from the reasoning's effort suffix; written
+        /// without one.
+        #[test]
+        fn suffixed_call_markers_are_read_and_the_effort_suffix_is_apart() {
+            let sfx = |m: &str| m.replace('>', ":opensource>");
+            let text = format!(
+                "<think:high>Beijing.</think:high>{}",
+                sfx(&format!("<tool_calls>\n{CALL}\n</tool_calls>"))
+            );
+            let c =
+                every_split(&p(), &text).call("get_weather", json!({"city": "Beijing", "days": 2}));
+            assert_eq!((c.reasoning.as_str(), c.text.trim()), ("Beijing.", ""));
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert_eq!(notices(&p(), &text).len(), 2);
+            let set = p().with_marker_suffix(Some("high")).unwrap();
+            assert_eq!(every_split(&set, &text).calls.len(), 1);
+            assert!(!set.format_call("search", &json!({})).contains(':'));
+        }
+
         #[test]
         fn one_call_in_its_block_with_reasoning_and_text_around() {
             let text = format!(
@@ -1337,6 +1379,19 @@ mod tests {
                 .reasoning("Seoul.")
                 .text("Checking.Done.")
                 .no_errors();
+        }
+
+        /// A call whose `<|tool_call:end|>` was left out ends where the next call begins.
+        #[test]
+        fn a_call_without_its_end_ends_at_the_next_call() {
+            let first = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n";
+            every_split(&p(), &format!("{first}{CALL}"))
+                .calls(&[
+                    ("search".into(), json!({"query": "rain"})),
+                    ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
+                ])
+                .no_errors()
+                .text_trimmed("");
         }
 
         #[test]

@@ -25,7 +25,8 @@
 //!   same markup as jamba's: `--protocol auto` tells them apart by Hunyuan's `<answer>` around
 //!   it). The model reasons in `<think>` … `</think>` and writes its answer in `<answer>` …
 //!   `</answer>`, markers that are format, not text; calls inside `<think>` are reasoning. The
-//!   template's assistant prefix `助手：` that a model may repeat is format too.
+//!   template's assistant prefix `助手：` that a model may repeat at the start of its answer is
+//!   format too (anywhere else it is text: "assistant:" in Chinese prose).
 //!
 //! ```text
 //! functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]
@@ -63,6 +64,8 @@ pub(crate) struct JsonArray {
     result: (&'static str, &'static str),
     /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
     answer: Option<(&'static str, &'static str)>,
+    /// The template's assistant prefix, format where the output begins (Hunyuan's `助手：`).
+    lead: &'static [&'static str],
 }
 
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
@@ -99,6 +102,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     prompt_sign: Some("functools["),
     result: ("<|tool_response|>", "<|/tool_response|>"),
     answer: None,
+    lead: &[],
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -134,6 +138,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
     answer: None,
+    lead: &[],
 };
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
@@ -172,6 +177,7 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         "<|end_of_text|>",
     ),
     answer: None,
+    lead: &[],
 };
 
 fn granite_prompt(tools: &ToolSet) -> String {
@@ -205,6 +211,7 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<tool_output>", "</tool_output>"),
     answer: None,
+    lead: &[],
 };
 
 const JAMBA_TOOLS: &str =
@@ -229,7 +236,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         aliases: &["hunyuan-a13b"],
         families: "Hunyuan-A13B",
         servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
-        end_tokens: &["<answer>", "</answer>", "助手：", "<|eos|>"],
+        end_tokens: &["<answer>", "</answer>", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).
         markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
@@ -244,6 +251,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     prompt_sign: Some("<answer>"),
     result: ("<tool_response>", "</tool_response>"),
     answer: Some(("<answer>", "</answer>")),
+    lead: &["助手："],
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
@@ -260,6 +268,10 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
 
 impl ProtocolSpec for JsonArray {
     card_methods!();
+
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        self.lead
+    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)
@@ -485,6 +497,9 @@ mod tests {
         fn a_leading_assistant_prefix_is_format() {
             let text = "助手：It is sunny in Paris.";
             every_split(&p(), text).text("It is sunny in Paris.");
+            // Only where the answer begins: in prose it is the word.
+            let text = "\n助手：<answer>\n用户：你好\n助手：你好！\n</answer>";
+            every_split(&p(), text).text_trimmed("用户：你好\n助手：你好！");
         }
     }
 }

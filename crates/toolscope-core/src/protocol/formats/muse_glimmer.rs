@@ -67,6 +67,8 @@ static SYNTAX: Syntax = Syntax {
     readers: &[("self", true), ("user", false)],
     body: Body::Markup(&ATEM),
     opened: true,
+    switches: true,
+    doubled_names: true,
 };
 
 /// `muse-glimmer`.
@@ -307,6 +309,81 @@ mod tests {
         let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
         let d = Protocol::detect(&tools(), harmony.as_bytes());
         assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
+    }
+
+    /// The template may open the header with `<|start|>` alone: the output then names its
+    /// role, and a header without a recipient is the answer.
+    #[test]
+    fn a_first_header_that_names_the_role_or_no_recipient() {
+        let c = every_split(&p(), "assistant<|message|>Plain.<|eot|>");
+        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("Plain.", ""));
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let text = format!("assistant to=self<|message|>Hm.<|eom|>{CALL}");
+        every_split(&p(), &text).reasoning("Hm.").call_count(1);
+        every_split(&p(), "<|start|>assistant<|message|>Plain.<|eot|>").text("Plain.");
+        // A word that only begins like the role is text.
+        every_split(&p(), "assume nothing").text("assume nothing");
+    }
+
+    /// A tool's message the model did not end before its next header: the call is made and
+    /// the next message read.
+    #[test]
+    fn a_tool_message_cut_off_by_the_next_header() {
+        let open = CALL.strip_suffix("<|eom|>").unwrap();
+        let text = format!("{open}<|start|>assistant to=user<|message|>Done.<|eot|>");
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .text("Done.")
+            .no_errors();
+    }
+
+    /// A message the model left without `<|eom|>`: a whole ` to=RECIPIENT<|message|>` switches
+    /// to the next message wherever it stands.
+    #[test]
+    fn a_recipient_switch_without_an_end_token() {
+        let text = " to=self<|message|>quick thought to=user<|message|>Here you go.<|eot|>";
+        every_split(&p(), text)
+            .reasoning("quick thought")
+            .text("Here you go.");
+        let open = CALL.strip_prefix("<|start|>assistant").unwrap().to_string();
+        let text = format!(" to=self<|message|>Weather first.{open} to=user<|message|>Done.");
+        every_split(&p(), &text)
+            .reasoning("Weather first.")
+            .call_count(1)
+            .text("Done.");
+        // `to=` that is not a switch stays where it is.
+        let text = " to=user<|message|>Send it to=me, or to= you.<|eot|>";
+        every_split(&p(), text).text("Send it to=me, or to= you.");
+    }
+
+    /// The template writes a bare tool's recipient doubled (`get_weather.get_weather`) and
+    /// the model names the call so: read as the tool, and said; a bare `<|message|>` header
+    /// opens the answer.
+    #[test]
+    fn a_doubled_name_is_the_tool_and_a_bare_header_the_answer() {
+        let text = CALL.replace("get_weather", "get_weather.get_weather");
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .no_errors();
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let said: Vec<_> = parsed
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
+        // Another dotted name is its own name.
+        let c = every_split(&p(), &CALL.replace("get_weather", "weather.get_weather"));
+        assert_eq!(c.calls[0].0, "weather.get_weather");
+        let c = every_split(&p(), " to=self<|message|>Hm.<|message|>The answer.<|eot|>");
+        assert_eq!(
+            (c.reasoning.as_str(), c.text.as_str()),
+            ("Hm.", "The answer.")
+        );
     }
 
     #[test]

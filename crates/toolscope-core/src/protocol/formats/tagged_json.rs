@@ -28,7 +28,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
@@ -174,12 +174,20 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     special: Some(&INTERNLM_SYNTAX),
 };
 
-/// InternLM's tokens around one envelope.
+/// InternLM's tokens around one envelope. `<|plugin|>` is read as the call's header, so that
+/// whitespace may stand between the two tokens (`<|action_start|> <|plugin|>`, as servers that
+/// print special tokens with spaces write them), and a call without it is read too; the
+/// envelope names the tool.
 static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
     section: None,
-    call_begin: "<|action_start|><|plugin|>",
+    call_begin: "<|action_start|>",
     args_begin: &[ArgsBegin::Object],
-    header: |_| None,
+    header: |head| {
+        matches!(head.trim(), "<|plugin|>" | "").then(|| Header {
+            name: String::new(),
+            id: None,
+        })
+    },
     args_suffix: None,
     call_end: Some("<|action_end|>"),
     separator: None,
@@ -286,6 +294,8 @@ impl ProtocolSpec for TaggedJson {
 #[cfg(test)]
 mod tests {
 
+    use serde_json::json;
+
     use crate::protocol::spec::Protocol;
     use crate::protocol::tests_support::{
         every_split, search_for, weather_paris, weather_paris_days,
@@ -368,6 +378,20 @@ mod tests {
                 .text_trimmed("I will look it up.")
                 .calls(&[weather_paris(), search_for("rain")])
                 .no_errors();
+        }
+
+        /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
+        #[test]
+        fn spaced_tokens_are_the_same_call() {
+            let text = "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Tokyo\"}}\n<|action_end|>";
+            every_split(&p("internlm"), text)
+                .call("get_weather", json!({"city": "Tokyo"}))
+                .no_errors()
+                .text_trimmed("");
+            // Another action is no call, and says so.
+            let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
+            let c = every_split(&p("internlm"), text).no_calls();
+            assert!(c.text.contains("print(1)"), "{}", c.text);
         }
 
         #[test]

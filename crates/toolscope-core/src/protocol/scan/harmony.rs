@@ -58,9 +58,15 @@ pub(crate) struct Syntax {
     /// text).
     pub readers: &'static [(&'static str, bool)],
     pub body: Body,
-    /// The template opens the first header (`<|start|>assistant`): an output that begins with
-    /// a recipient (` to=self<|message|>`) begins inside it.
+    /// The template opens the first header (`<|start|>assistant`, or `<|start|>` alone): an
+    /// output that begins with a recipient (` to=self<|message|>`) or the role begins inside it.
     pub opened: bool,
+    /// A whole ` to=RECIPIENT<|message|>` ends the message it stands in and begins the next,
+    /// whatever end token the model left out (ATEM's models switch recipients so).
+    pub switches: bool,
+    /// A call named `f.f` that is none of the tools is the tool `f` (ATEM's template writes a
+    /// bare tool's recipient doubled).
+    pub doubled_names: bool,
 }
 
 /// Harmony's messages.
@@ -70,10 +76,81 @@ pub(crate) static HARMONY: Syntax = Syntax {
     readers: &[],
     body: Body::Json,
     opened: false,
+    switches: false,
+    doubled_names: false,
 };
 
 /// The longest a header may be before it is taken for text.
 const MAX_HEADER: usize = 512;
+
+/// The longest recipient a switch (` to=RECIPIENT<|message|>`) may name.
+const MAX_RECIPIENT: usize = 128;
+
+/// The role a header the template opened with `<|start|>` alone names first.
+const ROLE: &str = "assistant";
+
+/// A byte of a recipient's name in a switch.
+fn recipient_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':' | b'/')
+}
+
+/// Where a switch ends `text[from..end]`, `end` being where `<|message|>` stands: the offset
+/// of the whitespace before its `to=` (or of the `to=` itself at `from` when the content began
+/// there, `at_start`).
+fn switch_before(text: &str, from: usize, end: usize, at_start: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut r = end;
+    while r > from && end - r <= MAX_RECIPIENT && recipient_byte(bytes[r - 1]) {
+        r -= 1;
+    }
+    if r == end || end - r > MAX_RECIPIENT || r < from + 3 || &bytes[r - 3..r] != b"to=" {
+        return None;
+    }
+    let to = r - 3;
+    if to > from && bytes[to - 1].is_ascii_whitespace() {
+        Some(to - 1)
+    } else {
+        (to == from && at_start).then_some(to)
+    }
+}
+
+/// Where the end of `text[from..end]` may begin a switch still arriving (whitespace, then a
+/// beginning of `to=RECIPIENT`): the offset to hold back from.
+fn switch_tail(text: &str, from: usize, end: usize, at_start: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let low = from.max(end.saturating_sub(MAX_RECIPIENT + 4));
+    let w = (low..end).rev().find(|&k| bytes[k].is_ascii_whitespace());
+    let tail = match w {
+        Some(w) => w + 1,
+        None if at_start && low == from => from,
+        None => return None,
+    };
+    let rest = &bytes[tail..end];
+    let may = if rest.len() <= 3 {
+        b"to=".starts_with(rest)
+    } else {
+        rest.starts_with(b"to=") && rest[3..].iter().all(|&b| recipient_byte(b))
+    };
+    may.then_some(w.unwrap_or(from))
+}
+
+/// Whether the header the template opened goes on: a recipient, or the role then whitespace
+/// or a token. `None`: the text so far does not tell (`token`: a token follows it).
+fn opened_header(head: &str, token: bool) -> Option<bool> {
+    if head.starts_with("to=") || (head.is_empty() && token) {
+        return Some(true);
+    }
+    if let Some(rest) = head.strip_prefix(ROLE) {
+        return match rest.bytes().next() {
+            Some(b) => Some(b.is_ascii_whitespace()),
+            None => token.then_some(true),
+        };
+    }
+    if !token && (ROLE.starts_with(head) || "to=".starts_with(head)) {
+        return None;
+    }
+    Some(false)
+}
 
 /// What plain content becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,9 +246,11 @@ impl HeaderInfo {
             Other,
         }
         let mut info = HeaderInfo::default();
-        let (mut sec, mut rest) = match raw.strip_prefix(START) {
-            Some(r) => (Sec::Role, r),
-            None => (Sec::Channel, raw.strip_prefix(CHANNEL).unwrap_or(raw)),
+        // A header the template opened, or a switch, begins with its role or recipient.
+        let (mut sec, mut rest) = match (raw.strip_prefix(START), raw.strip_prefix(CHANNEL)) {
+            (Some(r), _) => (Sec::Role, r),
+            (None, Some(r)) => (Sec::Channel, r),
+            (None, None) => (Sec::Role, raw),
         };
         loop {
             let next = [CHANNEL, CONSTRAIN, MESSAGE]
@@ -314,18 +393,33 @@ impl HarmonyScanner {
             };
             return i + 1;
         }
+        let at_start = base + i == start;
         match find_token(text, i, self.syn.tokens) {
             Found::None => {
-                emit(em, kind, &text[i..]);
+                let hold = self.switch_tail(text, i, text.len(), at_start);
+                emit(em, kind, &text[i..hold.unwrap_or(text.len())]);
                 self.state = State::Content { kind, start };
-                text.len()
+                match hold {
+                    Some(w) => self.held.hold(text, w, base),
+                    None => text.len(),
+                }
             }
             Found::Partial(j) => {
-                emit(em, kind, &text[i..j]);
+                let hold = self.switch_before(text, i, j, at_start).unwrap_or(j);
+                emit(em, kind, &text[i..hold]);
                 self.state = State::Content { kind, start };
-                self.held.hold(text, j, base)
+                self.held.hold(text, hold, base)
             }
             Found::Token(j, t) => {
+                if t == MESSAGE && self.syn.switches {
+                    // A switch, or a bare `<|message|>`: a header without a recipient, which
+                    // opens the answer.
+                    let w = switch_before(text, i, j, at_start).unwrap_or(j);
+                    emit(em, kind, &text[i..w]);
+                    Self::close_content(kind, start, base + w, em);
+                    self.open_message(base + w, format!("{}{MESSAGE}", &text[w..j]), em);
+                    return j + MESSAGE.len();
+                }
                 emit(em, kind, &text[i..j]);
                 let at = base + j;
                 match t {
@@ -376,8 +470,7 @@ impl HarmonyScanner {
             let mut seen = raw.clone();
             seen.push_str(&text[i..j]);
             let head = seen.trim_start();
-            let told = head.len() >= 3 || found_is_token(&found);
-            if told && !head.starts_with("to=") {
+            if opened_header(head, found_is_token(&found)) == Some(false) {
                 self.implicit = false;
                 em.text(&raw);
                 self.state = State::Content {
@@ -482,7 +575,8 @@ impl HarmonyScanner {
             // The header is the call's frame; the markup after it holds the calls.
             let end = start + raw.len();
             em.span(start, end, SpanKind::Markup);
-            let mut inner = MarkupScanner::new(self.tools.clone(), dialect);
+            let mut inner =
+                MarkupScanner::new(self.tools.clone(), dialect).undoubling(self.syn.doubled_names);
             inner.pass_over(end);
             self.state = State::Markup(Box::new(inner));
             return;
@@ -734,7 +828,34 @@ impl HarmonyScanner {
         base: usize,
         em: &mut Emitter,
     ) -> usize {
-        match find_token(text, i, self.syn.ends) {
+        let tokens = if self.syn.switches {
+            self.syn.tokens
+        } else {
+            self.syn.ends
+        };
+        match find_token(text, i, tokens) {
+            Found::Token(j, MESSAGE) => {
+                if let Some(w) = self.switch_before(text, i, j, false) {
+                    // The next message's switch ends this one.
+                    inner.feed(&text[i..w], em);
+                    inner.finish(em);
+                    self.open_message(base + w, format!("{}{MESSAGE}", &text[w..j]), em);
+                } else {
+                    inner.feed(&text[i..j + MESSAGE.len()], em);
+                    self.state = State::Markup(inner);
+                }
+                j + MESSAGE.len()
+            }
+            Found::Token(j, START) => {
+                // The next message's header ends this one.
+                inner.feed(&text[i..j], em);
+                inner.finish(em);
+                self.state = State::Header {
+                    start: base + j,
+                    raw: START.to_string(),
+                };
+                j + START.len()
+            }
             Found::Token(j, t) => {
                 inner.feed(&text[i..j], em);
                 inner.finish(em);
@@ -747,16 +868,37 @@ impl HarmonyScanner {
                 j + t.len()
             }
             Found::Partial(j) => {
-                inner.feed(&text[i..j], em);
+                let hold = self.switch_before(text, i, j, false).unwrap_or(j);
+                inner.feed(&text[i..hold], em);
                 self.state = State::Markup(inner);
-                self.held.hold(text, j, base)
+                self.held.hold(text, hold, base)
             }
             Found::None => {
-                inner.feed(&text[i..], em);
+                let hold = self.switch_tail(text, i, text.len(), false);
+                inner.feed(&text[i..hold.unwrap_or(text.len())], em);
                 self.state = State::Markup(inner);
-                text.len()
+                match hold {
+                    Some(w) => self.held.hold(text, w, base),
+                    None => text.len(),
+                }
             }
         }
+    }
+
+    /// [`switch_before`], where the syntax switches.
+    fn switch_before(&self, text: &str, from: usize, end: usize, at_start: bool) -> Option<usize> {
+        self.syn
+            .switches
+            .then(|| switch_before(text, from, end, at_start))
+            .flatten()
+    }
+
+    /// [`switch_tail`], where the syntax switches.
+    fn switch_tail(&self, text: &str, from: usize, end: usize, at_start: bool) -> Option<usize> {
+        self.syn
+            .switches
+            .then(|| switch_tail(text, from, end, at_start))
+            .flatten()
     }
 
     /// Markup that could not be read: reported, and kept as text.
@@ -790,10 +932,13 @@ impl HarmonyScanner {
 
 impl Scanner for HarmonyScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        if let State::Content { kind, .. } = self.state
+        if let State::Content { kind, start } = self.state
             && !self.eat_space
             && self.held.is_empty()
             && find1(b'<', piece.as_bytes()).is_none()
+            && self
+                .switch_tail(piece, 0, piece.len(), start == self.held.pos())
+                .is_none()
         {
             self.held.advance(piece.len());
             emit(em, kind, piece);

@@ -5,12 +5,20 @@
 //!
 //! A token split across chunks is held back only while the chunk's end could still be its
 //! beginning, so the cost stays linear and every chunking gives the same result.
+//!
+//! A family may also have lead tokens: the assistant prefix of its template that a model repeats
+//! at the start of its answer (Hunyuan's `助手：`). They are format only where the output begins
+//! (after whitespace), and text anywhere else.
 
 use super::emit::Emitter;
 use crate::protocol::span::SpanKind;
 
 pub(crate) struct EndTokens {
     tokens: &'static [&'static str],
+    /// The lead tokens, format only before anything but whitespace passed.
+    lead: &'static [&'static str],
+    /// Nothing but whitespace has passed yet: a lead token is still format.
+    leading: bool,
     /// The first bytes of the tokens, for finding candidates.
     firsts: Vec<u8>,
     /// Text that may begin a token, held for the next piece.
@@ -22,16 +30,22 @@ pub(crate) struct EndTokens {
 }
 
 impl EndTokens {
-    /// A filter of `tokens`; `None` when there are none.
-    pub(crate) fn new(tokens: &'static [&'static str]) -> Option<Self> {
+    /// A filter of `tokens`, and of `lead` at the output's start; `None` when there are none.
+    pub(crate) fn new(
+        tokens: &'static [&'static str],
+        lead: &'static [&'static str],
+    ) -> Option<Self> {
         let mut firsts: Vec<u8> = tokens
             .iter()
+            .chain(lead)
             .filter_map(|t| t.as_bytes().first().copied())
             .collect();
         firsts.sort_unstable();
         firsts.dedup();
         (!firsts.is_empty()).then(|| EndTokens {
             tokens,
+            lead,
+            leading: !lead.is_empty(),
             firsts,
             held: String::new(),
             pos: 0,
@@ -66,8 +80,7 @@ impl EndTokens {
         if self.held.is_empty() {
             let Some(first) = self.next_first(piece.as_bytes()) else {
                 self.pos += piece.len();
-                self.passed += piece.len();
-                pass(piece, em);
+                self.give(piece, em, &mut pass);
                 return;
             };
             // Nothing held: the piece is read where it is (a whole text is not copied).
@@ -104,7 +117,18 @@ impl EndTokens {
                 }
             }
             let rest = &text[i..];
-            if let Some(token) = self.tokens.iter().find(|t| rest.starts_with(**t)) {
+            // A lead token counts only where nothing but whitespace came before it.
+            let lead: &[&str] = if self.leading && text[from..i].trim().is_empty() {
+                self.lead
+            } else {
+                &[]
+            };
+            if let Some(token) = self
+                .tokens
+                .iter()
+                .chain(lead)
+                .find(|t| rest.starts_with(**t))
+            {
                 self.give(&text[from..i], em, pass);
                 em.remove(self.passed, token.len());
                 em.text_span_whole(base + i, base + i + token.len(), SpanKind::Markup);
@@ -112,7 +136,7 @@ impl EndTokens {
                 from = i;
                 continue;
             }
-            if self.tokens.iter().any(|t| t.starts_with(rest)) {
+            if self.tokens.iter().chain(lead).any(|t| t.starts_with(rest)) {
                 // The end of the piece may begin a token: held for the next.
                 self.give(&text[from..i], em, pass);
                 self.held.push_str(rest);
@@ -126,6 +150,9 @@ impl EndTokens {
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl FnMut(&str, &mut Emitter)) {
         if !text.is_empty() {
             self.passed += text.len();
+            if self.leading {
+                self.leading = text.trim().is_empty();
+            }
             pass(text, em);
         }
     }
@@ -142,7 +169,15 @@ mod tests {
     use super::*;
 
     fn run(tokens: &'static [&'static str], chunks: &[&str]) -> (String, Vec<(usize, usize)>) {
-        let mut f = EndTokens::new(tokens).unwrap();
+        run_led(tokens, &[], chunks)
+    }
+
+    fn run_led(
+        tokens: &'static [&'static str],
+        lead: &'static [&'static str],
+        chunks: &[&str],
+    ) -> (String, Vec<(usize, usize)>) {
+        let mut f = EndTokens::new(tokens, lead).unwrap();
         let mut em = Emitter::new();
         let mut out = String::new();
         for c in chunks {
@@ -172,5 +207,28 @@ mod tests {
             "a <|im_start|> b <|im_en"
         );
         assert_eq!(run(T, &["<", "|", "x"]).0, "<|x");
+    }
+
+    #[test]
+    fn a_lead_token_is_format_only_where_the_output_begins() {
+        const T: &[&str] = &["<|eos|>"];
+        const L: &[&str] = &["助手："];
+        let text = " 助手：你好，助手：在这里。<|eos|>";
+        let whole = run_led(T, L, &[text]);
+        let lead = " ".len();
+        assert_eq!(
+            whole,
+            (
+                " 你好，助手：在这里。".to_string(),
+                vec![(lead, lead + "助手：".len()), (text.len() - 7, text.len())]
+            )
+        );
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        let split: Vec<&str> = chars.iter().map(String::as_str).collect();
+        assert_eq!(run_led(T, L, &split), whole);
+        assert_eq!(run_led(T, L, &["好", "助手：x"]).0, "好助手：x");
+        assert_eq!(run_led(T, L, &["助", "手"]).0, "助手");
+        // Text without a token's first byte passes on its own way, and ends the lead too.
+        assert_eq!(run_led(T, L, &[">", "助手："]).0, ">助手：");
     }
 }
