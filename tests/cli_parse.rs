@@ -1,15 +1,14 @@
 //! `toolscope parse` through the real binary: the output contract, the exit statuses, and hostile
 //! input through every protocol on both paths (exit 0 or 2, never a panic).
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use common::{assert_code, bin, json_lines};
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolscope"))
-}
 
 fn tools_file() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/tools.json")
@@ -21,14 +20,6 @@ fn temp(name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
 }
 
 /// The protocols `toolscope protocols` lists, by name.
@@ -63,13 +54,8 @@ fn generate_prints_text_and_calls() {
         &["--protocol", "hermes", "--tools", tools.to_str().unwrap()],
         OUTPUT.as_bytes(),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let parts = lines(&out);
+    assert_code(&out, 0);
+    let parts = json_lines(&out);
     let types: Vec<&str> = parts.iter().map(|p| p["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["text", "tool-call", "text"]);
     assert_eq!(
@@ -98,7 +84,7 @@ fn stream_prints_incremental_parts_ending_in_finish() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let parts = lines(&out);
+    let parts = json_lines(&out);
     assert_eq!(parts.first().unwrap()["type"], "text-start");
     let last = parts.last().unwrap();
     assert_eq!(last["type"], "finish");
@@ -119,7 +105,7 @@ fn stream_prints_incremental_parts_ending_in_finish() {
 fn live_stream_from_stdin_and_stats() {
     let out = parse(&["--protocol", "hermes", "--stream"], OUTPUT.as_bytes());
     assert_eq!(out.status.code(), Some(0));
-    assert!(lines(&out).iter().any(|p| p["type"] == "tool-call"));
+    assert!(json_lines(&out).iter().any(|p| p["type"] == "tool-call"));
 
     let out = parse(
         &[
@@ -133,7 +119,7 @@ fn live_stream_from_stdin_and_stats() {
         OUTPUT.as_bytes(),
     );
     assert_eq!(out.status.code(), Some(0));
-    let stats = lines(&out);
+    let stats = json_lines(&out);
     assert_eq!(stats.len(), 1);
     let s = &stats[0];
     assert_eq!(s["bytes"], OUTPUT.len());
@@ -159,7 +145,7 @@ fn custom_hermes_delimiters() {
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        lines(&out)
+        json_lines(&out)
             .iter()
             .any(|p| p["type"] == "tool-call" && p["toolName"] == "a")
     );
@@ -253,7 +239,7 @@ fn odd_tools_files_are_read_with_warnings() {
             odd.display()
         )
     );
-    let call = lines(&out)
+    let call = json_lines(&out)
         .into_iter()
         .find(|p| p["type"] == "tool-call")
         .unwrap();
@@ -377,7 +363,7 @@ fn every_protocol_has_an_example_output_that_parses() {
             }
             let out = parse(&args, b"");
             assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
-            let parts = lines(&out);
+            let parts = json_lines(&out);
             let calls = parts.iter().filter(|p| p["type"] == "tool-call").count();
             assert!(calls >= 1, "{name}: no call in {parts:?}");
             assert!(
@@ -462,7 +448,7 @@ fn a_stream_of_tiny_chunks_is_printed_as_it_is_parsed() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let parts = lines(&out);
+    let parts = json_lines(&out);
     assert_eq!(parts.last().unwrap()["type"], "finish");
     let calls = parts.iter().filter(|p| p["type"] == "tool-call").count();
     assert_eq!(calls, input.len() / line.len());

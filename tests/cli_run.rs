@@ -1,11 +1,13 @@
 //! `toolscope run` end to end: the binary against loopback servers. Parts as JSONL, `--raw`,
 //! `--no-stream`, exit statuses, usage errors, and keys that never reach stdout or stderr.
 
+mod common;
 #[path = "../crates/toolscope-core/tests/support/mod.rs"]
 mod support;
 
 use std::process::{Command, Output};
 
+use common::{assert_code, json_lines};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 
@@ -29,13 +31,6 @@ async fn toolscope(args: Vec<String>, env: Vec<(&'static str, String)>) -> Outpu
 
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
 }
 
 /// Chat Completions stream events carrying `answer` as content, `size` bytes each (ASCII),
@@ -88,13 +83,8 @@ async fn run_prints_parts_and_raw_events_in_order() {
         vec![],
     )
     .await;
-    assert_eq!(
-        plain.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&plain.stderr)
-    );
-    let p = lines(&plain);
+    assert_code(&plain, 0);
+    let p = json_lines(&plain);
     let types: Vec<&str> = p.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["text-start", "text-delta", "text-end", "finish"]);
     assert_eq!(p[3]["usage"]["totalTokens"], 2);
@@ -114,7 +104,7 @@ async fn run_prints_parts_and_raw_events_in_order() {
         vec![],
     )
     .await;
-    let r = lines(&raw);
+    let r = json_lines(&raw);
     let types: Vec<&str> = r.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -182,7 +172,7 @@ async fn no_stream_tools_and_tool_choice_reach_the_wire() {
     )
     .await;
     assert_eq!(out.status.code(), Some(0));
-    let p = lines(&out);
+    let p = json_lines(&out);
     assert_eq!(p.last().unwrap()["finishReason"], "tool-calls");
     assert!(
         p.iter()
@@ -219,7 +209,7 @@ async fn failures_exit_1_after_an_error_part_with_its_category() {
     )
     .await;
     assert_eq!(out.status.code(), Some(1));
-    let p = lines(&out);
+    let p = json_lines(&out);
     let last = p.last().unwrap();
     assert_eq!(last["type"], "error");
     assert_eq!(last["category"], "provider_rate_limit");
@@ -244,7 +234,7 @@ async fn failures_exit_1_after_an_error_part_with_its_category() {
     )
     .await;
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(lines(&out)[0]["category"], "provider_invalid_request");
+    assert_eq!(json_lines(&out)[0]["category"], "provider_invalid_request");
     assert!(quiet.recorded().is_empty());
 }
 
@@ -287,7 +277,7 @@ async fn auto_reads_markup_left_in_a_native_answer_and_says_which_protocol() {
         1,
         "{stderr}"
     );
-    let p = lines(&out);
+    let p = json_lines(&out);
     assert!(
         p.iter()
             .any(|v| v["type"] == "tool-call" && v["input"] == json!({"city":"Oslo"})),
@@ -509,7 +499,7 @@ async fn emulated_required_on_the_demo_model_sends_a_valid_call() {
         )
         .await;
         assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let calls: Vec<Value> = lines(&out)
+        let calls: Vec<Value> = json_lines(&out)
             .into_iter()
             .filter(|p| p["type"] == "tool-call")
             .collect();
@@ -726,7 +716,7 @@ async fn a_run_past_its_deadline_stops_and_keeps_what_came() {
     )
     .await;
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let lines = lines(&out);
+    let lines = json_lines(&out);
     assert_eq!(lines[1]["delta"], "Partial answer", "{lines:?}");
     let last = lines.last().unwrap();
     assert_eq!(last["category"], "provider_timeout", "{lines:?}");
@@ -773,7 +763,7 @@ async fn a_call_cut_by_the_token_limit_is_never_executed() {
     )
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let p = lines(&out);
+    let p = json_lines(&out);
     assert!(!p.is_empty(), "{stderr}");
     assert!(!p.iter().any(|v| v["type"] == "tool-call"), "{p:?}");
     assert!(!p.iter().any(|v| v["type"] == "tool-result"), "{p:?}");
@@ -952,7 +942,7 @@ async fn an_execute_loop_gives_every_call_its_own_id() {
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let p = lines(&out);
+    let p = json_lines(&out);
     let ids = |kind: &str| -> Vec<String> {
         p.iter()
             .filter(|v| v["type"] == kind)
@@ -1002,7 +992,7 @@ async fn an_execute_loop_stops_at_a_cut_answer() {
     )
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let p = lines(&out);
+    let p = json_lines(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr} {p:?}");
     assert!(
         stderr.contains("cut") && stderr.contains("length"),

@@ -12,6 +12,8 @@
 //! Requests go at temperature 0 with a token limit, and the tests assert what the model reliably
 //! does (a call to `get_weather` with a `city`), never its exact words.
 
+mod tmux_support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
@@ -19,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tmux_support::{Tmux, quote};
 
 const MODEL: &str = "qwen2.5-coder-0.5b-instruct";
 const NEEDS: &str = "needs the real model: python3 scripts/real_server.py setup";
@@ -433,28 +436,31 @@ fn a_context_overflow_is_a_clear_error() {
 #[ignore = "needs the real model: python3 scripts/real_server.py setup"]
 fn the_playground_in_tmux_shows_the_call() {
     let url = server();
-    let tmux = Tmux::new();
+    let tmux = tmux();
     let tools = root().join("examples/tools.json");
-    tmux.start(&[
-        "--provider",
-        "openai",
-        "--base-url",
-        url,
-        "--model",
-        MODEL,
-        "--protocol",
-        "hermes",
-        "--tools",
-        tools.to_str().unwrap(),
-    ]);
-    tmux.wait_for("the playground is up", |s| {
+    start(
+        &tmux,
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            MODEL,
+            "--protocol",
+            "hermes",
+            "--tools",
+            tools.to_str().unwrap(),
+        ],
+    );
+    tmux.wait_until("the playground is up", |s| {
         s.contains(" Parts ") && s.contains("│ hermes │ auto │")
     });
-    tmux.keys("C-t");
-    tmux.wait_for("required is chosen", |s| s.contains("● required"));
-    tmux.keys("C-r");
+    tmux.keys(&["C-t"]);
+    tmux.wait_until("required is chosen", |s| s.contains("● required"));
+    tmux.keys(&["C-r"]);
     // The call shows before the finish does: wait for both, then for the status line.
-    let screen = tmux.wait_for("the Parts pane shows the call and the finish", |s| {
+    let screen = tmux.wait_until("the Parts pane shows the call and the finish", |s| {
         parts_pane(s).any(|l| l.starts_with("finish ")) && s.contains("● done")
     });
     assert!(
@@ -465,11 +471,11 @@ fn the_playground_in_tmux_shows_the_call() {
         parts_pane(&screen).any(|l| l.starts_with("finish ") && l.contains("tool-calls")),
         "{screen}"
     );
-    tmux.keys("C-q");
-    tmux.wait_for("the quit question", |s| {
+    tmux.keys(&["C-q"]);
+    tmux.wait_until("the quit question", |s| {
         s.contains("Quit with unsaved work?")
     });
-    tmux.keys("y");
+    tmux.keys(&["y"]);
     assert_eq!(tmux.wait_for_exit(), "0");
 }
 
@@ -481,113 +487,41 @@ fn parts_pane(screen: &str) -> impl Iterator<Item = &str> {
         .filter_map(|l| l.rsplit_once("││").map(|(_, right)| right.trim_start()))
 }
 
-/// A tmux server of the test's own (a private socket: the user's tmux is never touched).
-struct Tmux {
-    socket: String,
-    dir: PathBuf,
-}
-
 /// How long the playground may take to show the call: a CPU prefill and generation under load.
 const TUI_DEADLINE: Duration = Duration::from_secs(300);
 
-impl Tmux {
-    fn new() -> Tmux {
-        let have = Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(have, "this test needs tmux: apt-get install -y tmux");
-        let socket = format!("toolscope-live-{}", std::process::id());
-        let dir = temp("tmux-home");
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmux { socket, dir }
+/// A tmux server of the test's own (a private socket: the user's tmux is never touched).
+fn tmux() -> Tmux {
+    let have = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(have, "this test needs tmux: apt-get install -y tmux");
+    let socket = format!("toolscope-live-{}", std::process::id());
+    let dir = temp("tmux-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    Tmux {
+        socket,
+        session: "live".into(),
+        dir,
+        deadline: TUI_DEADLINE,
     }
+}
 
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
+/// Starts the binary with `args` at 160×48, with no provider key and the test's folder as its
+/// home; the shell writes its exit status to a file.
+fn start(tmux: &Tmux, args: &[&str]) {
+    let dir = quote(tmux.dir.to_str().unwrap());
+    let mut command = format!(
+        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY \
+         HOME={dir} XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {}",
+        quote(env!("CARGO_BIN_EXE_toolscope"))
+    );
+    for a in args {
+        command.push(' ');
+        command.push_str(&quote(a));
     }
-
-    /// Starts the binary with `args` at 160×48; the shell writes its exit status to a file.
-    fn start(&self, args: &[&str]) {
-        let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-        let dir = q(self.dir.to_str().unwrap());
-        let mut script = format!(
-            "cd {dir} && env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY \
-             HOME={dir} XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {}",
-            q(env!("CARGO_BIN_EXE_toolscope"))
-        );
-        for a in args {
-            script.push(' ');
-            script.push_str(&q(a));
-        }
-        script.push_str(&format!(
-            "; echo $? > {}",
-            q(self.dir.join("exit-status").to_str().unwrap())
-        ));
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "live",
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
-    }
-
-    fn screen(&self) -> String {
-        let out = self.cmd(&["capture-pane", "-p", "-t", "live"]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &str) {
-        let out = self.cmd(&["send-keys", "-t", "live", keys]);
-        assert!(out.status.success(), "send-keys failed: {out:?}");
-    }
-
-    /// Polls the screen until `done` holds of it, up to the deadline.
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < TUI_DEADLINE,
-                "timed out waiting until {what}; the screen is:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_for_exit(&self) -> String {
-        let path = self.dir.join("exit-status");
-        let start = Instant::now();
-        loop {
-            if let Ok(s) = std::fs::read_to_string(&path)
-                && s.ends_with('\n')
-            {
-                return s.trim().to_string();
-            }
-            assert!(
-                start.elapsed() < TUI_DEADLINE,
-                "toolscope did not exit; the screen is:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    tmux.start_shell(&command);
 }
 
 impl Drop for Tmux {

@@ -5,56 +5,26 @@
 //! on the demo model, saved as a session and replayed (never running a tool again). Every wait
 //! has a generous deadline; nothing sleeps.
 
+mod common;
 mod mcp_support;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_support::http_server;
+use mcp_support::{DEADLINE, http_server, stderr_channel, wait_line};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec, StderrSink};
+use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpServerSpec};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
-/// Long enough for a loaded machine; reached only when something hangs.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 fn demo_spec(flags: &str) -> McpServerSpec {
     McpServerSpec::stdio(&format!("'{BIN}' serve-mcp-demo {flags}")).unwrap()
 }
 
-/// A sink that forwards the server's stderr lines to a channel.
-fn stderr_channel() -> (StderrSink, mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let sink: StderrSink = Arc::new(move |_server: &str, line: &str| {
-        let _ = tx.send(line.to_string());
-    });
-    (sink, rx)
-}
-
 async fn connect(flags: &str) -> (McpClient, mpsc::UnboundedReceiver<String>) {
-    let (sink, rx) = stderr_channel();
-    let client = tokio::time::timeout(DEADLINE, McpClient::connect(&demo_spec(flags), sink))
-        .await
-        .expect("connect in time")
-        .expect("connect");
-    (client, rx)
-}
-
-/// Waits for a stderr line containing `needle`.
-async fn wait_line(rx: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
-    tokio::time::timeout(DEADLINE, async {
-        loop {
-            match rx.recv().await {
-                Some(l) if l.contains(needle) => return l,
-                Some(_) => {}
-                None => panic!("stderr closed before \"{needle}\""),
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("no stderr line with \"{needle}\""))
+    mcp_support::connect(&demo_spec(flags)).await
 }
 
 fn names(tools: &[Value]) -> Vec<String> {
@@ -826,28 +796,12 @@ async fn a_loop_replays_when_its_server_cannot_be_started() {
 
 // ---- a server written with the official Python SDK ----
 
-/// Whether `python3` can import the `mcp` package; the reason when it cannot.
-fn python_has_mcp() -> Result<(), String> {
-    match std::process::Command::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
-            .lines()
-            .last()
-            .unwrap_or("import failed")
-            .to_string()),
-        Err(e) => Err(format!("python3: {e}")),
-    }
-}
-
 /// Needs `python3` with `mcp` installed: ignored in a plain `cargo test`; `.ci/run` installs it
 /// and runs the test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python3 with the mcp package"]
 async fn a_server_written_with_the_python_sdk_lists_calls_and_fails_clearly() {
-    if let Err(why) = python_has_mcp() {
+    if let Err(why) = common::python_has("mcp") {
         panic!("this test needs python3 with the mcp package ({why}): python3 -m pip install mcp");
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_python_server.py");

@@ -5,62 +5,24 @@
 //! 8 MB result). Each failure must be reported as what it is, at once; nothing waits for a
 //! timeout and nothing sleeps.
 
+mod common;
 mod mcp_support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_support::{DEADLINE, connect, stderr_channel, wait_line};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
-use toolscope_core::mcp::{
-    CancellationToken, McpClient, McpError, McpOptions, McpServerSpec, StderrSink,
-};
+use toolscope_core::mcp::{CancellationToken, McpClient, McpError, McpOptions, McpServerSpec};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
 const HOSTILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_hostile_server.py");
 const PYTHON_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_python_server.py");
-/// Long enough for a loaded machine; reached only when something hangs.
-const DEADLINE: Duration = Duration::from_secs(60);
 /// The call timeout where the answer must come before it: a failure reported at once ends the
 /// call long before this; one left to time out ends it with "took longer".
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 
 fn hostile(flags: &str) -> McpServerSpec {
     McpServerSpec::stdio(&format!("python3 '{HOSTILE}' {flags}")).unwrap()
-}
-
-/// A sink that forwards the server's stderr lines (and toolscope's notes about the server) to
-/// a channel.
-fn stderr_channel() -> (StderrSink, mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let sink: StderrSink = Arc::new(move |_server: &str, line: &str| {
-        let _ = tx.send(line.to_string());
-    });
-    (sink, rx)
-}
-
-async fn connect(spec: &McpServerSpec) -> (McpClient, mpsc::UnboundedReceiver<String>) {
-    let (sink, rx) = stderr_channel();
-    let client = tokio::time::timeout(DEADLINE, McpClient::connect(spec, sink))
-        .await
-        .expect("connect in time")
-        .expect("connect");
-    (client, rx)
-}
-
-/// Waits for a stderr line containing `needle`.
-async fn wait_line(rx: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
-    tokio::time::timeout(DEADLINE, async {
-        loop {
-            match rx.recv().await {
-                Some(l) if l.contains(needle) => return l,
-                Some(_) => {}
-                None => panic!("stderr closed before \"{needle}\""),
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("no stderr line with \"{needle}\""))
 }
 
 async fn call(client: &McpClient, name: &str, args: Value) -> Result<Value, McpError> {
@@ -368,28 +330,13 @@ async fn run_with_a_malformed_tool_warns_and_calls_a_valid_one() {
 
 // ---- the official Python SDK ----
 
-fn python_has_mcp() -> Result<(), String> {
-    match std::process::Command::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
-            .lines()
-            .last()
-            .unwrap_or("import failed")
-            .to_string()),
-        Err(e) => Err(format!("python3: {e}")),
-    }
-}
-
 /// The SDK sends a text result twice (as content and as structured content), so 8 MB of text
 /// is a line of more than 16 MiB. Needs `python3` with `mcp`: ignored in a plain `cargo test`;
 /// `.ci/run` installs it and runs the test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python3 with the mcp package"]
 async fn an_8_mb_result_from_the_python_sdk_arrives_whole() {
-    if let Err(why) = python_has_mcp() {
+    if let Err(why) = common::python_has("mcp") {
         panic!("this test needs python3 with the mcp package ({why}): python3 -m pip install mcp");
     }
     let spec = McpServerSpec::stdio(&format!("python3 '{PYTHON_SDK}'")).unwrap();

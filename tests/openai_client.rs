@@ -6,7 +6,8 @@
 //! Needs `python3` with `openai` installed, so the tests are ignored in a plain `cargo test`;
 //! `.ci/run` installs it and runs them.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
@@ -17,21 +18,6 @@ impl Drop for Killed {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-fn python_has_openai() -> Result<(), String> {
-    match Command::new("python3")
-        .args(["-c", "import openai"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
-            .lines()
-            .last()
-            .unwrap_or("import failed")
-            .to_string()),
-        Err(e) => Err(format!("python3: {e}")),
     }
 }
 
@@ -50,7 +36,7 @@ fn openai_python_client_streams_a_forced_call_from_the_responses_api_of_serve_de
 /// Runs the Python client on `api` against a fresh `serve-demo`, and `toolscope run` with
 /// `provider` (the same wire) on the same request.
 fn python_client_streams_the_forced_call(api: &str, provider: &str) {
-    if let Err(why) = python_has_openai() {
+    if let Err(why) = common::python_has("openai") {
         panic!("this test needs python3 with the openai package ({why}): pip install openai");
     }
     let exe = env!("CARGO_BIN_EXE_toolscope");
@@ -62,16 +48,7 @@ fn python_client_streams_the_forced_call(api: &str, provider: &str) {
             .spawn()
             .expect("start serve-demo"),
     );
-    let stdout = server.0.stdout.take().expect("stdout");
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("read the first line");
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("serve-demo's first line: {first:?}"))
-        .to_string();
+    let url = common::announced_url(&mut server.0);
     let base = format!("{url}/v1");
 
     let tools = json!([{

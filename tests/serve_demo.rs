@@ -1,7 +1,9 @@
 //! `toolscope serve-demo` as a user runs it: the real binary, its first line, a request over
 //! HTTP, and its exit status.
 
-use std::io::{BufRead, BufReader, Read};
+mod common;
+
+use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 
@@ -18,18 +20,9 @@ fn serve_demo(args: &[&str]) -> Child {
         .expect("the toolscope binary starts")
 }
 
-/// Reads the first stdout line and returns the base URL it announces.
+/// Reads the first stdout line and returns the base URL it announces, a real port on 127.0.0.1.
 fn announced_url(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("a first line");
-    let url = first
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_string();
+    let url = common::announced_url(child);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let port: u16 = url["http://127.0.0.1:".len()..]
         .parse()

@@ -3,30 +3,20 @@
 //! parts (the MCP loop's every turn and tool call too); broken files get exit 2 and one line
 //! naming the file; no key reaches a saved file.
 
+mod common;
 #[path = "../crates/toolscope-core/tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::{assert_code, bin, json_lines, root};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 use toolscope_core::part::Part;
 use toolscope_core::session::{LoopReplay, Replay, ReplayOptions, Session, Step};
 
 const KEY: &str = "sk-session-TOP-SECRET-123456789";
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
-    for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
-        c.env_remove(k);
-    }
-    c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("toolscope-sessions-{}", std::process::id()));
@@ -60,12 +50,7 @@ fn save_then_replay_prints_the_live_parts() {
             .arg("What's the weather in Paris for 3 days?")
             .output()
             .unwrap();
-        assert_eq!(
-            live.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&live.stderr)
-        );
+        assert_code(&live, 0);
         let replayed = replay(&file, &["--instant", "--jsonl"]);
         assert_eq!(replayed.status.code(), Some(0));
         assert_eq!(stdout(&replayed), stdout(&live), "{extra:?}");
@@ -240,10 +225,7 @@ fn the_bundled_mcp_loop_replays_with_its_tool_result() {
     let file = root().join("sessions/mcp-loop.json");
     let out = replay(&file, &["--instant", "--jsonl"]);
     assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<Value> = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     let at = |t: &str| lines.iter().position(|l| l["type"] == t).unwrap();
     let finishes: Vec<usize> = (0..lines.len())
         .filter(|i| lines[*i]["type"] == "finish")
@@ -322,10 +304,7 @@ fn lint_prints_findings_and_a_summary_and_exits_1_when_any() {
         .output()
         .unwrap();
     assert_eq!(clean.status.code(), Some(0));
-    let lines: Vec<Value> = stdout(&clean)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&clean);
     assert_eq!(
         lines,
         [json!({"type":"summary","files":2,"findings":0,"clean":2})]
@@ -337,10 +316,7 @@ fn lint_prints_findings_and_a_summary_and_exits_1_when_any() {
         .output()
         .unwrap();
     assert_eq!(found.status.code(), Some(1));
-    let lines: Vec<Value> = stdout(&found)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&found);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0]["type"], "finding");
     assert_eq!(lines[0]["code"], "finish-mismatch");

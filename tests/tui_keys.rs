@@ -19,7 +19,7 @@ use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::session::{Session, journal};
 use toolscope_demo::DemoOptions;
 use tui_support::harness::{DEADLINE, Harness};
-use tui_support::{alt, app, ctrl, key};
+use tui_support::{alt, app, ctrl, first_call, key};
 
 #[tokio::test]
 async fn ctrl_r_on_the_demo_model_streams_a_tool_call() {
@@ -28,14 +28,7 @@ async fn ctrl_r_on_the_demo_model_streams_a_tool_call() {
     assert!(h.app.run.is_running());
     h.run_to_end().await;
     assert_eq!(h.app.run.record.state, RunState::Done);
-    let call = h
-        .app
-        .run
-        .record
-        .parts
-        .tool_calls()
-        .next()
-        .expect("a tool call");
+    let call = first_call(&h.app);
     assert_eq!(call.tool_name, "get_weather");
     assert_eq!(call.input["city"], "Paris");
     assert_eq!(h.app.run.record.finish, Some(FinishReason::ToolCalls));
@@ -187,14 +180,7 @@ async fn auto_on_the_demo_model_sends_natively_and_reports_how_the_text_was_read
     let request = h.app.run.record.request.clone().unwrap();
     assert!(request.detect_protocol && request.protocol.is_none());
     // The demo model answers a native request with a native call; its text held no markup.
-    let call = h
-        .app
-        .run
-        .record
-        .parts
-        .tool_calls()
-        .next()
-        .expect("a tool call");
+    let call = first_call(&h.app);
     assert_eq!(call.tool_name, "get_weather");
     assert_eq!(h.app.run.record.finish, Some(FinishReason::ToolCalls));
     assert_eq!(h.app.run.record.warnings, 0);

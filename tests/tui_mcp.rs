@@ -19,7 +19,7 @@ use toolscope_core::part::Part;
 use toolscope_core::provider::Message as Turn;
 use toolscope_core::tool::ToolChoice;
 use tui_support::harness::Harness;
-use tui_support::{ctrl, key};
+use tui_support::{ctrl, first_error, key};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
 
@@ -251,18 +251,7 @@ async fn a_tool_error_is_a_result_and_a_server_dying_mid_call_is_shown_and_survi
         h.app.run.record.id, run,
         "nothing was sent after the failure"
     );
-    let error = h
-        .app
-        .run
-        .record
-        .parts
-        .parts
-        .iter()
-        .find_map(|p| match p {
-            Part::Error(e) => Some(e.clone()),
-            _ => None,
-        })
-        .expect("an error part");
+    let error = first_error(&h.app).expect("an error part");
     assert_eq!(error.category, Some(ErrorCategory::ToolExecutionFailed));
     assert_eq!(error.tool_name.as_deref(), Some("exit_now"));
     h.until("the server is marked failed", |a| {

@@ -93,14 +93,7 @@ fn auto_reads_the_markup_a_server_left_in_the_text() {
             notice.starts_with("auto: read as qwen3-coder ("),
             "{notice}"
         );
-        let call = a
-            .run
-            .record
-            .parts
-            .tool_calls()
-            .next()
-            .cloned()
-            .expect("a call");
+        let call = first_call(a);
         assert_eq!(call.input, serde_json::json!({"city": "Paris", "days": 3}));
         assert_eq!(
             a.run.record.warnings, 0,

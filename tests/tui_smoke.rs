@@ -8,89 +8,29 @@
 //! lists them as ignored, with what they need); `.ci/run` installs tmux and runs them, and
 //! `cargo test --test tui_smoke -- --ignored` runs them here.
 
+mod tmux_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use tmux_support::Tmux;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolscope");
 const DEADLINE: Duration = Duration::from_secs(60);
 
-struct Tmux {
-    socket: String,
-    session: String,
-    dir: PathBuf,
+/// Polls the screen until `text` is gone from it (an overlay closed), so that the next key does
+/// not arrive glued to the one before (an Esc right before an F1's escape sequence reads as
+/// other keys).
+fn wait_gone(tmux: &Tmux, text: &str) {
+    tmux.wait_until(&format!("{text:?} is gone"), |s| !s.contains(text));
 }
 
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        let out = self.cmd(&["capture-pane", "-p", "-t", &self.session]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", &self.session];
-        args.extend_from_slice(keys);
-        let out = self.cmd(&args);
-        assert!(out.status.success(), "send-keys failed: {out:?}");
-    }
-
-    /// Polls the screen until `text` is gone from it (an overlay closed), so that the next key
-    /// does not arrive glued to the one before (an Esc right before an F1's escape sequence
-    /// reads as other keys).
-    fn wait_gone(&self, text: &str) {
-        let start = Instant::now();
-        while self.screen().contains(text) {
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {text:?} to go"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Polls the screen until every one of `texts` is on it.
-    fn wait_for(&self, texts: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if texts.iter().all(|t| screen.contains(t)) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {texts:?}; the screen is:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Polls for the file the shell writes the exit status to.
-    fn wait_for_exit(&self) -> String {
-        let path = self.dir.join("exit-status");
-        let start = Instant::now();
-        loop {
-            if let Ok(s) = std::fs::read_to_string(&path)
-                && s.ends_with('\n')
-            {
-                return s.trim().to_string();
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "toolscope did not exit; the screen is:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+/// Polls the screen until every one of `texts` is on it.
+fn wait_for(tmux: &Tmux, texts: &[&str]) -> String {
+    tmux.wait_until(&format!("{texts:?} are on it"), |s| {
+        texts.iter().all(|t| s.contains(t))
+    })
 }
 
 impl Drop for Tmux {
@@ -113,72 +53,59 @@ fn need_tmux() {
     assert!(found, "this test needs tmux: apt-get install -y tmux");
 }
 
-impl Tmux {
-    /// A tmux server of the test's own, with a folder for toolscope's data.
-    fn new(name: &str) -> Tmux {
-        let id = format!("toolscope-{name}-{}", std::process::id());
-        let dir = std::env::temp_dir().join(&id);
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmux {
-            socket: id.clone(),
-            session: id,
-            dir,
-        }
+/// A tmux server of the test's own, with a folder for toolscope's data.
+fn tmux(name: &str) -> Tmux {
+    let id = format!("toolscope-{name}-{}", std::process::id());
+    let dir = std::env::temp_dir().join(&id);
+    std::fs::create_dir_all(&dir).unwrap();
+    Tmux {
+        socket: id.clone(),
+        session: id,
+        dir,
+        deadline: DEADLINE,
     }
+}
 
-    /// Starts toolscope at 160×48 in a new tmux session; the shell writes its exit status.
-    fn start(&self) {
-        self.start_with("");
-    }
+/// Starts toolscope at 160×48 in a new tmux session; the shell writes its exit status.
+fn start_demo(tmux: &Tmux) {
+    start_with(tmux, "");
+}
 
-    /// Starts toolscope with `args` (shell words, quoted by the caller).
-    fn start_with(&self, args: &str) {
-        // Logs, journals and user themes go to the test's own folder.
-        let script = format!(
-            "cd {dir} && XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin} {args}; echo $? > {status}",
-            dir = quote(&self.dir),
-            bin = quote(Path::new(BIN)),
-            status = quote(&self.dir.join("exit-status")),
-        );
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &self.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
-    }
+/// Starts toolscope with `args` (shell words, quoted by the caller).
+fn start_with(tmux: &Tmux, args: &str) {
+    // Logs, journals and user themes go to the test's own folder.
+    let dir = quote(&tmux.dir);
+    tmux.start_shell(&format!(
+        "XDG_DATA_HOME={dir} XDG_CONFIG_HOME={dir} {bin} {args}",
+        bin = quote(Path::new(BIN)),
+    ));
 }
 
 #[test]
 #[ignore = "needs tmux"]
 fn the_binary_runs_in_tmux() {
     need_tmux();
-    let tmux = Tmux::new("smoke");
-    tmux.start();
+    let tmux = tmux("smoke");
+    start_demo(&tmux);
 
-    tmux.wait_for(&[
-        " Tools ",
-        " Tool choice ",
-        " Prompt ",
-        " Raw ",
-        " Parts ",
-        "demo · demo-1",
-    ]);
+    wait_for(
+        &tmux,
+        &[
+            " Tools ",
+            " Tool choice ",
+            " Prompt ",
+            " Raw ",
+            " Parts ",
+            "demo · demo-1",
+        ],
+    );
     tmux.keys(&["C-r"]);
-    tmux.wait_for(&["tool-call", "● done"]);
+    wait_for(&tmux, &["tool-call", "● done"]);
     tmux.keys(&["F1"]);
-    tmux.wait_for(&[" Help ", "Everywhere"]);
+    wait_for(&tmux, &[" Help ", "Everywhere"]);
     // The conversation is not saved: quitting asks first.
     tmux.keys(&["C-q"]);
-    tmux.wait_for(&["Quit with unsaved work?"]);
+    wait_for(&tmux, &["Quit with unsaved work?"]);
     tmux.keys(&["y"]);
     assert_eq!(tmux.wait_for_exit(), "0");
     assert!(
@@ -194,18 +121,21 @@ fn the_binary_runs_in_tmux() {
 #[ignore = "needs tmux"]
 fn an_mcp_loop_runs_in_tmux() {
     need_tmux();
-    let tmux = Tmux::new("mcp");
-    tmux.start_with("--mcp 'toolscope serve-mcp-demo' --max-steps 4");
-    tmux.wait_for(&[
-        "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
-        "✓ 0 tools + 3 from MCP",
-    ]);
+    let tmux = tmux("mcp");
+    start_with(&tmux, "--mcp 'toolscope serve-mcp-demo' --max-steps 4");
+    wait_for(
+        &tmux,
+        &[
+            "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
+            "✓ 0 tools + 3 from MCP",
+        ],
+    );
     tmux.keys(&["F12"]);
-    let screen = tmux.wait_for(&["the loop ended with a text answer after 2 steps"]);
+    let screen = wait_for(&tmux, &["the loop ended with a text answer after 2 steps"]);
     assert!(screen.contains("tool    get_weather ⇐"), "{screen}");
     assert!(screen.contains("\"city\":\"Paris\""), "{screen}");
     tmux.keys(&["C-q"]);
-    tmux.wait_for(&["Quit with unsaved work?"]);
+    wait_for(&tmux, &["Quit with unsaved work?"]);
     tmux.keys(&["y"]);
     assert_eq!(tmux.wait_for_exit(), "0");
 }
@@ -229,11 +159,11 @@ fn journals(dir: &Path) -> Vec<PathBuf> {
 #[ignore = "needs tmux"]
 fn a_killed_terminal_loses_nothing() {
     need_tmux();
-    let tmux = Tmux::new("crash");
-    tmux.start();
-    tmux.wait_for(&[" Parts ", "demo · demo-1"]);
+    let tmux = tmux("crash");
+    start_demo(&tmux);
+    wait_for(&tmux, &[" Parts ", "demo · demo-1"]);
     tmux.keys(&["C-r"]);
-    tmux.wait_for(&["tool-call", "● done"]);
+    wait_for(&tmux, &["tool-call", "● done"]);
     let journal = journals(&tmux.dir);
     assert_eq!(journal.len(), 1, "the run is journaled: {journal:?}");
     // The terminal goes away (tmux hangs up on toolscope) without anything being saved.
@@ -255,10 +185,10 @@ fn a_killed_terminal_loses_nothing() {
     assert!(journal[0].exists(), "the journal outlives the terminal");
 
     // The next start offers the run back; Enter restores it and saves it as a session.
-    tmux.start();
-    tmux.wait_for(&["Restore the interrupted run?", "1 tool call(s)"]);
+    start_demo(&tmux);
+    wait_for(&tmux, &["Restore the interrupted run?", "1 tool call(s)"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_for(&["saved the session", "tool-call", "replayed"]);
+    wait_for(&tmux, &["saved the session", "tool-call", "replayed"]);
     assert!(
         !journal[0].exists(),
         "the journal goes once the run is saved"
@@ -280,28 +210,31 @@ fn a_killed_terminal_loses_nothing() {
 #[ignore = "needs tmux"]
 fn a_three_turn_conversation_is_saved_whole() {
     need_tmux();
-    let tmux = Tmux::new("turns");
-    tmux.start();
-    tmux.wait_for(&[" Parts ", "demo · demo-1"]);
+    let tmux = tmux("turns");
+    start_demo(&tmux);
+    wait_for(&tmux, &[" Parts ", "demo · demo-1"]);
     // Turn 1: the demo model calls get_weather; the focus is on its result field.
     tmux.keys(&["C-r"]);
-    tmux.wait_for(&["tool-call", "● done", "type the tool's result"]);
+    wait_for(&tmux, &["tool-call", "● done", "type the tool's result"]);
     // Turn 2: the result goes; the model answers in text.
     tmux.keys(&["-l", "sunny, 21 C"]);
     tmux.keys(&["C-r"]);
-    tmux.wait_for(&["get_weather ⇐ sunny, 21 C", "│ stop │"]);
+    wait_for(&tmux, &["get_weather ⇐ sunny, 21 C", "│ stop │"]);
     // Turn 3: a follow-up in the (empty, focused) message field.
     tmux.keys(&["-l", "And tomorrow?"]);
     tmux.keys(&["C-r"]);
-    tmux.wait_for(&[
-        "you     And tomorrow?",
-        "answer about \"tomorrow\"",
-        "● done",
-    ]);
+    wait_for(
+        &tmux,
+        &[
+            "you     And tomorrow?",
+            "answer about \"tomorrow\"",
+            "● done",
+        ],
+    );
     tmux.keys(&["C-s"]);
-    tmux.wait_for(&["Save the session to"]);
+    wait_for(&tmux, &["Save the session to"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_for(&["saved the session"]);
+    wait_for(&tmux, &["saved the session"]);
     let dir = tmux.dir.join("toolscope").join("sessions");
     let saved: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -328,7 +261,7 @@ fn a_three_turn_conversation_is_saved_whole() {
 #[ignore = "needs tmux"]
 fn remembered_state_is_restored_at_start() {
     need_tmux();
-    let tmux = Tmux::new("remember");
+    let tmux = tmux("remember");
     let home = tmux.dir.join("toolscope");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(
@@ -341,21 +274,24 @@ fn remembered_state_is_restored_at_start() {
         r#"{"tools": "", "system": "Be brief.", "message": "A remembered question"}"#,
     )
     .unwrap();
-    tmux.start();
-    tmux.wait_for(&["A remembered question", "Be brief.", "demo · demo-1"]);
+    start_demo(&tmux);
+    wait_for(
+        &tmux,
+        &["A remembered question", "Be brief.", "demo · demo-1"],
+    );
     // The exact request carries the remembered settings.
     tmux.keys(&["M-e"]);
-    tmux.wait_for(&["not sent yet"]);
+    wait_for(&tmux, &["not sent yet"]);
     tmux.keys(&["End"]);
-    tmux.wait_for(&["\"temperature\": 0.25", "\"max_tokens\": 64"]);
+    wait_for(&tmux, &["\"temperature\": 0.25", "\"max_tokens\": 64"]);
     tmux.keys(&["Escape"]);
     // The theme is changed in the help overlay, and written back at once.
-    tmux.wait_gone("not sent yet");
+    wait_gone(&tmux, "not sent yet");
     tmux.keys(&["F1"]);
-    tmux.wait_for(&[" Help "]);
+    wait_for(&tmux, &[" Help "]);
     tmux.keys(&["Left"]);
     tmux.keys(&["Escape"]);
-    tmux.wait_gone(" Help ");
+    wait_gone(&tmux, " Help ");
     tmux.keys(&["C-q"]);
     assert_eq!(tmux.wait_for_exit(), "0");
     let settings = std::fs::read_to_string(home.join("settings.toml")).unwrap();
@@ -383,20 +319,7 @@ impl Tmux {
             status = quote(&self.dir.join("exit-status")),
             stty = quote(&self.dir.join("stty")),
         );
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &self.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        self.new_session(&script);
     }
 
     /// The pane's modes, as tmux keeps them: alternate screen, cursor shown, mouse reporting
@@ -425,9 +348,9 @@ fn every_ending_signal_restores_the_terminal() {
         ("TERM", "143"),
         ("HUP", "129"),
     ] {
-        let tmux = Tmux::new(&format!("sig{signal}"));
+        let tmux = tmux(&format!("sig{signal}"));
         tmux.start_to_signal();
-        tmux.wait_for(&[" Parts ", "demo · demo-1"]);
+        wait_for(&tmux, &[" Parts ", "demo · demo-1"]);
         assert!(tmux.modes().starts_with("alt=1"), "{}", tmux.modes());
         let pid = std::fs::read_to_string(tmux.dir.join("pid")).unwrap();
         let kill = Command::new("kill")
@@ -452,13 +375,16 @@ fn every_ending_signal_restores_the_terminal() {
 #[ignore = "needs tmux"]
 fn flags_never_reach_the_settings_file() {
     need_tmux();
-    let tmux = Tmux::new("flags");
+    let tmux = tmux("flags");
     let home = tmux.dir.join("toolscope");
     std::fs::create_dir_all(&home).unwrap();
     let hand_edited = "# chosen by hand\ntheme = \"high-contrast\" # easier on the eyes\nprovider = \"demo\"\nmodel = \"demo-1\"\nnot_yet_known = true\n\n[sampling]\ntemperature = 0.25\n";
     std::fs::write(home.join("settings.toml"), hand_edited).unwrap();
-    tmux.start_with("--theme light --model flag-model --base-url http://127.0.0.1:9/v1");
-    tmux.wait_for(&["demo · flag-model"]);
+    start_with(
+        &tmux,
+        "--theme light --model flag-model --base-url http://127.0.0.1:9/v1",
+    );
+    wait_for(&tmux, &["demo · flag-model"]);
     tmux.keys(&["C-q"]);
     assert_eq!(tmux.wait_for_exit(), "0");
     assert_eq!(
@@ -471,26 +397,11 @@ impl Tmux {
     /// Starts toolscope with `args` and the test's folder as HOME (the config and data folders
     /// found the usual way under it: `.config/toolscope`, `.local/share/toolscope`).
     fn start_in_home(&self, args: &str) {
-        let script = format!(
-            "cd {dir} && env -u XDG_DATA_HOME -u XDG_CONFIG_HOME HOME={dir} {bin} {args}; echo $? > {status}",
+        self.start_shell(&format!(
+            "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME HOME={dir} {bin} {args}",
             dir = quote(&self.dir),
             bin = quote(Path::new(BIN)),
-            status = quote(&self.dir.join("exit-status")),
-        );
-        let out = self.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &self.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        ));
     }
 }
 
@@ -502,7 +413,7 @@ impl Tmux {
 #[ignore = "needs tmux"]
 fn the_readme_mcp_loop_runs_for_a_returning_user() {
     need_tmux();
-    let tmux = Tmux::new("mcp-home");
+    let tmux = tmux("mcp-home");
     let data = tmux.dir.join(".local/share/toolscope");
     std::fs::create_dir_all(&data).unwrap();
     let remembered = r#"[{"name": "get_weather", "description": "my own, from an earlier run", "parameters": {"type": "object", "properties": {"town": {"type": "string"}}}}]"#;
@@ -513,17 +424,20 @@ fn the_readme_mcp_loop_runs_for_a_returning_user() {
     )
     .unwrap();
     tmux.start_in_home("--mcp 'toolscope serve-mcp-demo' --max-steps 4");
-    let screen = tmux.wait_for(&[
-        "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
-        "✓ 0 tools + 3 from MCP",
-    ]);
+    let screen = wait_for(
+        &tmux,
+        &[
+            "● toolscope-demo · toolscope serve-mcp-demo · 3 tools",
+            "✓ 0 tools + 3 from MCP",
+        ],
+    );
     assert!(!screen.contains("my own, from an earlier run"), "{screen}");
     tmux.keys(&["F12"]);
-    let screen = tmux.wait_for(&["the loop ended with a text answer after 2 steps"]);
+    let screen = wait_for(&tmux, &["the loop ended with a text answer after 2 steps"]);
     assert!(screen.contains("tool    get_weather ⇐"), "{screen}");
     assert!(!screen.contains("no MCP server serves"), "{screen}");
     tmux.keys(&["C-q"]);
-    tmux.wait_for(&["Quit with unsaved work?"]);
+    wait_for(&tmux, &["Quit with unsaved work?"]);
     tmux.keys(&["y"]);
     assert_eq!(tmux.wait_for_exit(), "0");
     let last = std::fs::read_to_string(data.join("last.json")).unwrap();

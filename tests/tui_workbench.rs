@@ -14,11 +14,10 @@ use toolscope::app::layout::{self, Screen};
 use toolscope::app::theme::Themes;
 use toolscope::app::{App, Focus, Message, Overlay, RawMode, editor};
 use toolscope::tui::driver::Flow;
-use toolscope_core::part::Part;
 use toolscope_core::provider::Message as Msg;
 use toolscope_core::tool::ToolChoice;
 use tui_support::harness::Harness;
-use tui_support::{alt, ctrl, key};
+use tui_support::{alt, ctrl, first_call, first_error, key};
 
 fn composer(app: &App) -> String {
     editor::text_of(&app.prompt.composer)
@@ -148,15 +147,7 @@ async fn d04_emulated_required_fills_the_arguments() {
     assert_eq!(h.app.choice, ToolChoice::Required);
     write_message(&mut h, "What's the weather in Lisbon for 2 days?");
     run(&mut h).await;
-    let call = h
-        .app
-        .run
-        .record
-        .parts
-        .tool_calls()
-        .next()
-        .cloned()
-        .expect("a call");
+    let call = first_call(&h.app);
     assert_eq!(call.tool_name, "get_weather");
     assert_eq!(call.input["city"], "Lisbon", "{:?}", call.input);
     assert_eq!(call.input["days"], 2);
@@ -984,18 +975,7 @@ async fn d05_an_error_part_reads_whole() {
     let mut h = Harness::new(80, 24);
     write_message(&mut h, "#429 What's the weather in Lima?");
     run(&mut h).await;
-    let message = h
-        .app
-        .run
-        .record
-        .parts
-        .parts
-        .iter()
-        .find_map(|p| match p {
-            Part::Error(e) => Some(e.message.clone()),
-            _ => None,
-        })
-        .expect("an error part");
+    let message = first_error(&h.app).expect("an error part").message;
     assert!(message.len() > 80, "longer than a row: {message}");
     h.app.focus = Focus::Parts;
     for _ in 0..10 {

@@ -2,11 +2,13 @@
 //! and `toolscope serve-demo --persona NAME` as a child process on 127.0.0.1), its scorecard,
 //! its JSON report, its failure sessions, and its exit status for bad input.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Instant;
 
+use common::{announced_url, assert_code};
 use serde_json::Value;
 
 fn toolscope() -> Command {
@@ -41,15 +43,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("serve-demo starts");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut first)
-            .expect("a first line");
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
+        let url = announced_url(&mut child);
         Server { child, url }
     }
 }
@@ -158,12 +152,7 @@ fn persona_faults(persona: &str) -> (Vec<String>, Value, PathBuf) {
         "--failures",
         dir.join("failures").to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_code(&out, 1);
     let r = report(&json);
     (faults(&r), r, dir)
 }
@@ -179,12 +168,7 @@ fn persona_leak_is_a_leak_and_nothing_else() {
         .arg(&session)
         .output()
         .expect("replay runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_code(&out, 0);
     let text: String = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use toolscope_core::mcp::{Catalog, McpRoute, McpServerSpec};
+use toolscope_core::part::{FinishReason, Part};
 use toolscope_core::tool::ToolSet;
 
 use super::fuzzy::ListFilter;
@@ -480,6 +481,23 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
     let line = before.matches('\n').count();
     let col = at - before.rfind('\n').map_or(0, |i| i + 1);
     (line, col)
+}
+
+/// The finish reason of an answer that was cut (the token limit, or the provider's filter):
+/// its calls may be partial, so a loop that executes calls (the playground's, `run --execute`)
+/// runs none of them.
+pub fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
+    parts.iter().rev().find_map(|p| match p {
+        Part::Finish { finish_reason, .. }
+            if matches!(
+                finish_reason,
+                FinishReason::Length | FinishReason::ContentFilter
+            ) =>
+        {
+            Some(*finish_reason)
+        }
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -12,11 +12,11 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
 use toolscope_core::mcp::{McpError, McpServerSpec, outcome};
-use toolscope_core::part::{FinishReason, Part};
+use toolscope_core::part::Part;
 use toolscope_core::session::{RecordedCall, RecordedOutcome};
 
 use super::fuzzy::FilterKey;
-use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailStep};
+use super::mcp::{AutoLoop, CallId, Execution, Row, Running, ServerId, TrailStep, cut_reason};
 use super::notice::notice;
 use super::runs::start_run;
 use super::{App, Effect, Focus, Overlay, editor};
@@ -608,21 +608,6 @@ pub(super) fn answer_in(app: &mut App, id: super::RunId, fx: &mut Vec<Effect>) {
     if !execute(app, None, true, fx) {
         app.mcp.auto = None;
     }
-}
-
-/// The finish reason of an answer that was cut (the token limit, or the provider's filter).
-fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
-    parts.iter().rev().find_map(|p| match p {
-        Part::Finish { finish_reason, .. }
-            if matches!(
-                finish_reason,
-                FinishReason::Length | FinishReason::ContentFilter
-            ) =>
-        {
-            Some(*finish_reason)
-        }
-        _ => None,
-    })
 }
 
 /// Esc: cancels the calls in flight and the loop. Returns whether there was anything to cancel.

@@ -478,17 +478,16 @@ impl Prompt {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn call(id: &str, name: &str) -> ToolCall {
+    /// A call of `name` with no arguments (the transcript's tests use it too).
+    pub(crate) fn call(id: &str, name: &str) -> ToolCall {
         ToolCall {
             tool_call_id: id.into(),
             tool_name: name.into(),
             input: json!({}),
-            coercions: vec![],
-            invalid: vec![],
             ..Default::default()
         }
     }

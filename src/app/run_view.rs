@@ -782,6 +782,15 @@ mod tests {
         })
     }
 
+    /// Each highlight of the shown output: its text and its kind.
+    fn highlighted(v: &RunView) -> Vec<(&str, HighlightKind)> {
+        v.shown
+            .highlights
+            .iter()
+            .map(|h| (&v.shown.output.as_str()[h.range.clone()], h.kind))
+            .collect()
+    }
+
     #[test]
     fn notes_sit_on_their_own_lines_and_spans_map_past_them() {
         use toolscope_core::part::Warning;
@@ -805,14 +814,8 @@ mod tests {
             "ab\n⚠ usage-missing: no usage\n<c>"
         );
         assert_eq!(v.record.warnings, 1);
-        let kinds: Vec<(&str, HighlightKind)> = v
-            .shown
-            .highlights
-            .iter()
-            .map(|h| (&v.shown.output.as_str()[h.range.clone()], h.kind))
-            .collect();
         assert_eq!(
-            kinds,
+            highlighted(&v),
             [
                 ("⚠ usage-missing: no usage", HighlightKind::Note),
                 ("<c>", HighlightKind::Call)
@@ -857,14 +860,8 @@ mod tests {
             v.shown.output.as_str(),
             "Hi <tool_call>{}</tool_call>\n▸ f #c1\n{\"a\":1}\n▸ call #c2\n{}"
         );
-        let ranges: Vec<_> = v
-            .shown
-            .highlights
-            .iter()
-            .map(|h| (&v.shown.output.as_str()[h.range.clone()], h.kind))
-            .collect();
         assert_eq!(
-            ranges,
+            highlighted(&v),
             [
                 ("<tool_call>{}</tool_call>", HighlightKind::Call),
                 ("▸ f #c1", HighlightKind::Label),

@@ -42,6 +42,11 @@ impl Search {
         !self.query.chars().any(char::is_uppercase)
     }
 
+    /// What the pane marks: the query and whether it ignores case; nothing while it is empty.
+    pub fn marked(&self) -> Option<(&str, bool)> {
+        (!self.query.is_empty()).then(|| (self.query.as_str(), self.ignores_case()))
+    }
+
     /// What the pane's bottom line says: the query being typed, or the match and the count.
     pub fn status(&self) -> String {
         if self.editing {

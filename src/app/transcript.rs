@@ -326,17 +326,7 @@ pub fn message_at(app: &super::App, area: ratatui::layout::Rect, y: u16) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-    use toolscope_core::part::ToolCall;
-
-    fn call(id: &str, name: &str) -> ToolCall {
-        ToolCall {
-            tool_call_id: id.into(),
-            tool_name: name.into(),
-            input: json!({}),
-            ..Default::default()
-        }
-    }
+    use crate::app::prompt::tests::call;
 
     fn shown(t: &Transcript, history: &[Message]) -> Vec<(Option<usize>, String, String)> {
         (0..t.len())

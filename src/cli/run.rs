@@ -37,11 +37,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::ProtocolChoice;
+use toolscope::app::mcp::cut_reason;
 use toolscope_core::error::{ErrorCategory, ProviderError};
 use toolscope_core::mcp::{
     CancellationToken, Catalog, McpClient, McpError, McpOptions, McpServerSpec,
 };
-use toolscope_core::part::{FinishReason, Part, Warning};
+use toolscope_core::part::{Part, Warning};
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::session::{McpRecord, RecordedCall, RecordedOutcome, Recorder, Session};
 use toolscope_core::tool::ToolChoice;
@@ -285,6 +286,16 @@ enum Ended {
     Deadline,
 }
 
+/// Prints `part`, the last of the run, records it as the end of the session being saved, and
+/// gives the exit status `code`.
+fn last_part(tape: &mut Option<Tape>, part: Part, code: u8) -> u8 {
+    if let Some(t) = tape.as_mut() {
+        t.stop(vec![part.clone()]);
+    }
+    println!("{}", part.to_json_line());
+    code
+}
+
 /// Prints the error part that ends a run stopped from outside, and records it.
 fn stopped(tape: &mut Option<Tape>, category: ErrorCategory, message: String) {
     let part = Part::error(ProviderError::new(category, message).to_part());
@@ -448,12 +459,7 @@ async fn run_with_mcp(
     let _demo = match toolscope_demo::attach(&mut request).await {
         Ok(server) => server,
         Err(e) => {
-            let part = Part::error(e.to_part());
-            if let Some(t) = tape.as_mut() {
-                t.stop(vec![part.clone()]);
-            }
-            println!("{}", part.to_json_line());
-            return 1;
+            return last_part(tape, Part::error(e.to_part()), 1);
         }
     };
     if plan.servers.is_empty() {
@@ -463,12 +469,7 @@ async fn run_with_mcp(
     let mut mcp = match Mcp::connect(&plan.servers, &plan.options, &request.tools).await {
         Ok(m) => m,
         Err(e) => {
-            let part = Part::error(e.to_part(None, None));
-            if let Some(t) = tape.as_mut() {
-                t.stop(vec![part.clone()]);
-            }
-            println!("{}", part.to_json_line());
-            return 1;
+            return last_part(tape, Part::error(e.to_part(None, None)), 1);
         }
     };
     request.tools = mcp.catalog.tools().clone();
@@ -571,12 +572,7 @@ async fn run_turns(
         if mcp.changed() {
             eprintln!("toolscope: an MCP server's tools changed; listing them again");
             if let Err(e) = mcp.list().await {
-                let part = Part::error(e.to_part(None, None));
-                if let Some(t) = tape.as_mut() {
-                    t.stop(vec![part.clone()]);
-                }
-                println!("{}", part.to_json_line());
-                return 1;
+                return last_part(tape, Part::error(e.to_part(None, None)), 1);
             }
             request.tools = mcp.catalog.tools().clone();
             if let Some(t) = tape.as_mut() {
@@ -680,30 +676,9 @@ async fn run_turns(
                 plan.max_steps
             );
             eprintln!("toolscope run: {message}");
-            let part = Part::warning(Warning::new("max-steps", message));
-            if let Some(t) = tape.as_mut() {
-                t.stop(vec![part.clone()]);
-            }
-            println!("{}", part.to_json_line());
-            return 0;
+            return last_part(tape, Part::warning(Warning::new("max-steps", message)), 0);
         }
     }
-}
-
-/// The finish reason of an answer that was cut (the token limit, or the provider's filter):
-/// its calls may be partial, so an `--execute` loop runs none of them.
-fn cut_reason(parts: &[Part]) -> Option<FinishReason> {
-    parts.iter().rev().find_map(|p| match p {
-        Part::Finish { finish_reason, .. }
-            if matches!(
-                finish_reason,
-                FinishReason::Length | FinishReason::ContentFilter
-            ) =>
-        {
-            Some(*finish_reason)
-        }
-        _ => None,
-    })
 }
 
 /// Sends `request` and prints its events as they come; returns the parts when `keep_parts`

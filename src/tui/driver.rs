@@ -314,6 +314,24 @@ impl<B: Backend> Driver<B> {
         }
     }
 
+    /// Does `work` on a blocking thread (file and folder reads and writes) and hands its message
+    /// to the engine.
+    fn blocking(&self, work: impl FnOnce() -> Message + Send + 'static) {
+        let tx = self.engine_tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(work());
+        });
+    }
+
+    /// Hands `message` to the engine after `after_ms` milliseconds.
+    fn later(&self, after_ms: u64, message: Message) {
+        let tx = self.engine_tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(after_ms)).await;
+            let _ = tx.send(message);
+        });
+    }
+
     fn run_effect(&mut self, effect: Effect) -> Flow {
         match effect {
             Effect::StartRun { id, request } => self.start_run(id, *request),
@@ -322,38 +340,31 @@ impl<B: Backend> Driver<B> {
                     handle.abort();
                 }
             }
-            Effect::LoadFile { purpose, path } => {
-                let tx = self.engine_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let result = std::fs::read_to_string(&path).map_err(|e| e.to_string());
-                    let _ = tx.send(Message::FileLoaded {
-                        purpose,
-                        path,
-                        result,
-                    });
-                });
-            }
+            Effect::LoadFile { purpose, path } => self.blocking(move || {
+                let result = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+                Message::FileLoaded {
+                    purpose,
+                    path,
+                    result,
+                }
+            }),
             Effect::SaveFile {
                 purpose,
                 path,
                 contents,
                 overwrite,
-            } => {
-                let tx = self.engine_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    // A file already there is only replaced when the user said so.
-                    if !overwrite && path.exists() {
-                        let _ = tx.send(Message::WouldOverwrite { path });
-                        return;
-                    }
-                    let result = save_atomically(&path, &contents).map_err(|e| e.to_string());
-                    let _ = tx.send(Message::FileSaved {
-                        purpose,
-                        path,
-                        result,
-                    });
-                });
-            }
+            } => self.blocking(move || {
+                // A file already there is only replaced when the user said so.
+                if !overwrite && path.exists() {
+                    return Message::WouldOverwrite { path };
+                }
+                let result = save_atomically(&path, &contents).map_err(|e| e.to_string());
+                Message::FileSaved {
+                    purpose,
+                    path,
+                    result,
+                }
+            }),
             Effect::Copy { text } => {
                 if let Err(e) = self
                     .clipboard
@@ -369,72 +380,48 @@ impl<B: Backend> Driver<B> {
                 then_remove,
                 overwrite,
                 create_folder,
-            } => {
-                let tx = self.engine_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    if !overwrite && path.exists() {
-                        let _ = tx.send(Message::WouldOverwrite { path });
-                        return;
+            } => self.blocking(move || {
+                if !overwrite && path.exists() {
+                    return Message::WouldOverwrite { path };
+                }
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                    && !dir.is_dir()
+                {
+                    if !create_folder {
+                        return Message::NoFolder { path };
                     }
-                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-                        && !dir.is_dir()
-                    {
-                        if !create_folder {
-                            let _ = tx.send(Message::NoFolder { path });
-                            return;
-                        }
-                        // A failure here is the save's own error, said below.
-                        let _ = std::fs::create_dir_all(dir);
-                    }
-                    let result = session.save(&path).map_err(|e| e.problem);
-                    if result.is_ok()
-                        && let Some(old) = then_remove
-                        && let Err(e) = std::fs::remove_file(&old)
-                    {
-                        tracing::warn!("cannot remove {}: {e}", old.display());
-                    }
-                    let _ = tx.send(Message::FileSaved {
-                        purpose: FilePurpose::Session,
-                        path,
-                        result,
-                    });
-                });
-            }
-            Effect::ListSessions { dirs } => {
-                let tx = self.engine_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let entries = crate::app::session::list(&dirs);
-                    let _ = tx.send(Message::SessionsListed { entries });
-                });
-            }
-            Effect::LoadSession { path } => {
-                let tx = self.engine_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let result = Session::load(&path)
-                        .map(Box::new)
-                        .map_err(|e| e.to_string());
-                    let _ = tx.send(Message::SessionLoaded { path, result });
-                });
-            }
+                    // A failure here is the save's own error, said below.
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                let result = session.save(&path).map_err(|e| e.problem);
+                if result.is_ok()
+                    && let Some(old) = then_remove
+                    && let Err(e) = std::fs::remove_file(&old)
+                {
+                    tracing::warn!("cannot remove {}: {e}", old.display());
+                }
+                Message::FileSaved {
+                    purpose: FilePurpose::Session,
+                    path,
+                    result,
+                }
+            }),
+            Effect::ListSessions { dirs } => self.blocking(move || Message::SessionsListed {
+                entries: crate::app::session::list(&dirs),
+            }),
+            Effect::LoadSession { path } => self.blocking(move || {
+                let result = Session::load(&path)
+                    .map(Box::new)
+                    .map_err(|e| e.to_string());
+                Message::SessionLoaded { path, result }
+            }),
             Effect::RemoveFile { path } => {
                 if let Err(e) = std::fs::remove_file(&path) {
                     tracing::warn!("cannot remove {}: {e}", path.display());
                 }
             }
-            Effect::Wake { token, after_ms } => {
-                let tx = self.engine_tx.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(after_ms)).await;
-                    let _ = tx.send(Message::Wake { token });
-                });
-            }
-            Effect::Later { after_ms, message } => {
-                let tx = self.engine_tx.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(after_ms)).await;
-                    let _ = tx.send(*message);
-                });
-            }
+            Effect::Wake { token, after_ms } => self.later(after_ms, Message::Wake { token }),
+            Effect::Later { after_ms, message } => self.later(after_ms, *message),
             Effect::ListModels { provider, base_url } => {
                 let tx = self.engine_tx.clone();
                 let keys = self.keys.clone();

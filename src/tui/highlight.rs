@@ -135,39 +135,13 @@ pub fn json_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<ClassedLi
     let mut buf = String::new();
     lines
         .into_iter()
-        .map(|line| {
-            buf.clear();
-            buf.push_str(line);
-            buf.push('\n');
-            let mut out = Vec::new();
-            let mut at = 0;
-            if let Ok(pieces) = hl.highlight_line(&buf, &syn.set) {
-                for (style, piece) in pieces {
-                    let end = (at + piece.len()).min(line.len());
-                    if end > at {
-                        out.push((at..end, Class::from_tag(style.foreground)));
-                    }
-                    at += piece.len();
-                }
-            } else {
-                out.push((0..line.len(), Class::Plain));
-            }
-            out
-        })
+        .map(|line| highlight(syn, &mut hl, line, &mut buf))
         .collect()
 }
 
-/// The classes of one line, highlighted from `state` (which it advances to the next line).
-fn classify_line(
-    syn: &Syntax,
-    state: &mut Option<(HighlightState, ParseState)>,
-    line: &str,
-    buf: &mut String,
-) -> ClassedLine {
-    let Some((hs, ps)) = state.take() else {
-        return vec![(0..line.len(), Class::Plain)];
-    };
-    let mut hl = HighlightLines::from_state(&syn.theme, hs, ps);
+/// The classes of one line, from `hl` (which it advances to the next line); `buf` is scratch
+/// room for the line with its newline.
+fn highlight(syn: &Syntax, hl: &mut HighlightLines, line: &str, buf: &mut String) -> ClassedLine {
     buf.clear();
     buf.push_str(line);
     buf.push('\n');
@@ -184,6 +158,21 @@ fn classify_line(
     } else {
         out.push((0..line.len(), Class::Plain));
     }
+    out
+}
+
+/// The classes of one line, highlighted from `state` (which it advances to the next line).
+fn classify_line(
+    syn: &Syntax,
+    state: &mut Option<(HighlightState, ParseState)>,
+    line: &str,
+    buf: &mut String,
+) -> ClassedLine {
+    let Some((hs, ps)) = state.take() else {
+        return vec![(0..line.len(), Class::Plain)];
+    };
+    let mut hl = HighlightLines::from_state(&syn.theme, hs, ps);
+    let out = highlight(syn, &mut hl, line, buf);
     *state = Some(hl.state());
     out
 }

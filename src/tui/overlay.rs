@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui_textarea::TextArea;
 
 use toolscope_core::provider::ReasoningEffort;
@@ -26,10 +26,21 @@ pub use crate::app::layout::centered;
 /// bottom. Gives the area inside the frame.
 pub fn window(frame: &mut Frame<'_>, app: &App, r: Rect, title: &str, hint: &str) -> Rect {
     let theme = app.theme();
+    let hint = Line::from(Span::styled(hint.to_string(), muted(theme)));
+    framed(frame, app, r, block(title, true, theme).title_bottom(hint))
+}
+
+/// A dialog over the panes at `r`: cleared and framed with `title`. Gives the area inside the
+/// frame.
+pub fn dialog(frame: &mut Frame<'_>, app: &App, r: Rect, title: &str) -> Rect {
+    framed(frame, app, r, block(title, true, app.theme()))
+}
+
+/// Clears `r` and draws `b` there in the overlay's colours; gives the area inside it.
+fn framed(frame: &mut Frame<'_>, app: &App, r: Rect, b: Block<'_>) -> Rect {
+    let theme = app.theme();
     frame.render_widget(Clear, r);
-    let b = block(title, true, theme)
-        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg))
-        .title_bottom(Line::from(Span::styled(hint.to_string(), muted(theme))));
+    let b = b.style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
     let inner = b.inner(r);
     frame.render_widget(b, r);
     inner
@@ -43,11 +54,7 @@ const MODEL_ROWS: usize = 5;
 pub fn picker(frame: &mut Frame<'_>, area: Rect, app: &App, p: &Picker) {
     let theme = app.theme();
     let r = centered(area, 76, 21);
-    frame.render_widget(Clear, r);
-    let b = block("Provider, model and settings", true, theme)
-        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
+    let inner = dialog(frame, app, r, "Provider, model and settings");
     let label = |f: PickerField| {
         let s = if p.field == f {
             Style::default()
@@ -267,11 +274,7 @@ pub fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Confirm) {
         Span::styled("· n or Esc: leave everything as it is", muted(theme)),
     ]));
     let r = centered(area, width, lines.len() as u16 + 2);
-    frame.render_widget(Clear, r);
-    let b = block(&c.question, true, theme)
-        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
+    let inner = dialog(frame, app, r, &c.question);
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -334,11 +337,7 @@ pub fn path(
 pub fn add_server(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &TextArea<'_>) {
     let theme = app.theme();
     let r = centered(area, 76, 6);
-    frame.render_widget(Clear, r);
-    let b = block("Add an MCP server", true, theme)
-        .style(Style::default().fg(theme.ui.text).bg(theme.ui.overlay_bg));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
+    let inner = dialog(frame, app, r, "Add an MCP server");
     frame.render_widget(editor, Rect { height: 1, ..inner });
     let hints = [
         "a command (stdio), or URL[=TOKEN_ENV] (streamable HTTP)",

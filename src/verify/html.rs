@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use toolscope_core::provider::{RunEvent, wire_body};
 
-use super::report::{Rate, Report, Verdict};
+use super::report::{OVERALL_ROWS, Rate, Report, Verdict, pct};
 use super::score::{Check, clip};
 use super::suite::Suite;
 
@@ -101,40 +101,14 @@ pub fn page(
         }
         h.push_str("</tr>");
     }
-    h.push_str("<tr><td>calls precision / recall / F1</td>");
-    for r in &reports {
-        let c = &r.overall.calls;
-        let _ = write!(
-            h,
-            "<td>{} / {} / {}</td>",
-            pct(c.precision),
-            pct(c.recall),
-            pct(c.f1)
-        );
+    for (label, cell) in OVERALL_ROWS {
+        let _ = write!(h, "<tr><td>{label}</td>");
+        for r in &reports {
+            let _ = write!(h, "<td>{}</td>", cell(r));
+        }
+        h.push_str("</tr>");
     }
-    h.push_str("</tr><tr><td>first token (median)</td>");
-    for r in &reports {
-        let _ = write!(
-            h,
-            "<td>{}</td>",
-            r.overall
-                .latency
-                .first_token_ms
-                .map_or("–".into(), |m| format!("{m:.0} ms"))
-        );
-    }
-    h.push_str("</tr><tr><td>tokens/s (median)</td>");
-    for r in &reports {
-        let _ = write!(
-            h,
-            "<td>{}</td>",
-            r.overall
-                .latency
-                .tokens_per_second
-                .map_or("–".into(), |t| format!("{t:.0}"))
-        );
-    }
-    h.push_str("</tr></table>");
+    h.push_str("</table>");
     // The chart.
     h.push_str("<h2>Answers fully right, per scenario</h2>");
     h.push_str(&chart(report, other));
@@ -359,15 +333,6 @@ fn chart(report: &Report, other: Option<&Report>) -> String {
         );
     }
     s
-}
-
-fn pct(r: f64) -> String {
-    let p = r * 100.0;
-    if (p - p.round()).abs() < 0.05 {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
-    }
 }
 
 /// Text made safe inside HTML.

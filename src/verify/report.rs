@@ -359,6 +359,39 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// A rate as a percentage, with its spread across runs when there is one.
+/// A scorecard cell: what a report shows in one row.
+pub type Cell = fn(&Report) -> String;
+
+/// The rows both scorecards (text and HTML) end with, over all scenarios: a label, and a
+/// report's cell.
+pub const OVERALL_ROWS: [(&str, Cell); 3] = [
+    ("calls precision / recall / F1", |r| {
+        let c = &r.overall.calls;
+        format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
+    }),
+    ("first token (median)", |r| {
+        r.overall
+            .latency
+            .first_token_ms
+            .map_or("–".into(), |m| format!("{m:.0} ms"))
+    }),
+    ("tokens/s (median)", |r| {
+        r.overall
+            .latency
+            .tokens_per_second
+            .map_or("–".into(), |t| format!("{t:.0}"))
+    }),
+];
+
+/// `[A] `, `[B] `… before a line about one of several reports; nothing when there is one.
+fn tag(i: usize, reports: usize) -> String {
+    if reports > 1 {
+        format!("[{}] ", (b'A' + i as u8) as char)
+    } else {
+        String::new()
+    }
+}
+
 pub fn pct(r: f64) -> String {
     let p = r * 100.0;
     if (p - p.round()).abs() < 0.05 {
@@ -403,11 +436,7 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         report.runs
     );
     for (i, r) in reports.iter().enumerate() {
-        let tag = if reports.len() > 1 {
-            format!("[{}] ", (b'A' + i as u8) as char)
-        } else {
-            String::new()
-        };
+        let tag = tag(i, reports.len());
         let _ = writeln!(
             out,
             "{tag}{} · {} of {} requests in {:.1} s{}",
@@ -497,57 +526,28 @@ pub fn render(report: &Report, other: Option<&Report>) -> String {
         }
     }
     let _ = writeln!(out, "{}", head.trim_end());
+    // A row: its label, then one cell a report.
+    let mut row = |label: &str, cell: &dyn Fn(&Report) -> String| {
+        let mut line = format!("{label:<label_w$}");
+        for r in &reports {
+            let _ = write!(line, "  {:<col$}", cell(r));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    };
     for check in Check::ALL {
         if reports.iter().all(|r| r.rate(*check).is_none()) {
             continue;
         }
-        let mut line = format!("{:<label_w$}", check.label());
-        for r in &reports {
-            let _ = write!(
-                line,
-                "  {:<col$}",
-                rate_cell(summary_rate(&r.overall, *check))
-            );
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+        row(check.label(), &|r| {
+            rate_cell(summary_rate(&r.overall, *check))
+        });
     }
-    let mut line = format!("{:<label_w$}", "calls precision / recall / F1");
-    for r in &reports {
-        let c = &r.overall.calls;
-        let _ = write!(
-            line,
-            "  {:<col$}",
-            format!("{} / {} / {}", pct(c.precision), pct(c.recall), pct(c.f1))
-        );
+    for (label, cell) in OVERALL_ROWS {
+        row(label, &cell);
     }
-    let _ = writeln!(out, "{}", line.trim_end());
-    let mut line = format!("{:<label_w$}", "first token (median)");
-    for r in &reports {
-        let cell = r
-            .overall
-            .latency
-            .first_token_ms
-            .map_or("–".into(), |m| format!("{m:.0} ms"));
-        let _ = write!(line, "  {cell:<col$}");
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
-    let mut line = format!("{:<label_w$}", "tokens/s (median)");
-    for r in &reports {
-        let cell = r
-            .overall
-            .latency
-            .tokens_per_second
-            .map_or("–".into(), |t| format!("{t:.0}"));
-        let _ = write!(line, "  {cell:<col$}");
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
     out.push('\n');
     for (i, r) in reports.iter().enumerate() {
-        let tag = if reports.len() > 1 {
-            format!("[{}] ", (b'A' + i as u8) as char)
-        } else {
-            String::new()
-        };
+        let tag = tag(i, reports.len());
         let _ = writeln!(
             out,
             "{tag}score: {} of answers fully right ({}/{})",

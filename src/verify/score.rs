@@ -606,13 +606,12 @@ mod tests {
     use serde_json::json;
     use toolscope_core::tool::ToolDef;
 
+    /// One tool, `get_weather(city)`.
     fn tools() -> ToolSet {
-        ToolSet::new(vec![ToolDef::new(
-            "get_weather",
-            "Weather for a city",
-            json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-        )])
-        .unwrap()
+        let city =
+            json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]});
+        let tool = ToolDef::new("get_weather", "Weather for a city", city);
+        ToolSet::new(vec![tool]).unwrap()
     }
 
     #[test]

@@ -1,14 +1,55 @@
 //! What the MCP tests share: the demo tools served in-process over streamable HTTP on
-//! 127.0.0.1, stopped when dropped.
+//! 127.0.0.1, stopped when dropped; a client connected with its server's stderr on a channel,
+//! and a wait for a line there.
 
 #![allow(dead_code)]
 
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use toolscope_core::mcp::CancellationToken;
+use tokio::sync::mpsc;
+use toolscope_core::mcp::{CancellationToken, McpClient, McpServerSpec, StderrSink};
 use toolscope_demo::mcp::{DemoMcp, DemoMcpOptions};
+
+/// Long enough for a loaded machine; reached only when something hangs.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A sink that forwards the server's stderr lines (and toolscope's notes about the server) to
+/// a channel.
+pub fn stderr_channel() -> (StderrSink, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sink: StderrSink = Arc::new(move |_server: &str, line: &str| {
+        let _ = tx.send(line.to_string());
+    });
+    (sink, rx)
+}
+
+/// Connects to the server `spec` starts, its stderr lines going to the channel returned.
+pub async fn connect(spec: &McpServerSpec) -> (McpClient, mpsc::UnboundedReceiver<String>) {
+    let (sink, rx) = stderr_channel();
+    let client = tokio::time::timeout(DEADLINE, McpClient::connect(spec, sink))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    (client, rx)
+}
+
+/// Waits for a stderr line containing `needle`.
+pub async fn wait_line(rx: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match rx.recv().await {
+                Some(l) if l.contains(needle) => return l,
+                Some(_) => {}
+                None => panic!("stderr closed before \"{needle}\""),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no stderr line with \"{needle}\""))
+}
 
 /// The demo tools over streamable HTTP on 127.0.0.1; records each request's Authorization
 /// header.

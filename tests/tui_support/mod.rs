@@ -14,7 +14,7 @@ use toolscope::app::theme::Themes;
 use toolscope::app::{App, Effect, Message, RunId, Setup, update};
 use toolscope::tui::View;
 use toolscope_core::error::{ErrorCategory, ProviderError};
-use toolscope_core::part::{FinishReason, Part, ToolCall, Usage};
+use toolscope_core::part::{ErrorPart, FinishReason, Part, ToolCall, Usage};
 use toolscope_core::protocol::Protocol;
 use toolscope_core::provider::{OutputText, RawEvent, RunEvent};
 use toolscope_core::tool::ToolSet;
@@ -243,4 +243,23 @@ pub fn pick_protocol(app: &mut App, name: &str) {
     }
     send(app, key(KeyCode::Enter));
     assert_eq!(app.protocol_name(), name);
+}
+
+/// The first tool call of the run on screen.
+pub fn first_call(app: &App) -> ToolCall {
+    app.run
+        .record
+        .parts
+        .tool_calls()
+        .next()
+        .cloned()
+        .expect("a tool call")
+}
+
+/// The first error part of the run on screen, if any.
+pub fn first_error(app: &App) -> Option<ErrorPart> {
+    app.run.record.parts.parts.iter().find_map(|p| match p {
+        Part::Error(e) => Some((**e).clone()),
+        _ => None,
+    })
 }

@@ -67,6 +67,16 @@ macro_rules! nothing {
     };
 }
 
+/// The start of a compound value (a sequence, tuple, map or struct): the same walker walks its
+/// parts, whatever the name, index or length.
+macro_rules! compound_starts {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<Self, Stop> {
+            Ok(self)
+        })*
+    };
+}
+
 impl<F: FnMut(&str) -> bool> ser::Serializer for &mut Scan<F> {
     type Ok = ();
     type Error = Stop;
@@ -152,59 +162,34 @@ impl<F: FnMut(&str) -> bool> ser::Serializer for &mut Scan<F> {
         value.serialize(self)
     }
 
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, Stop> {
-        Ok(self)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self, Stop> {
-        Ok(self)
-    }
+    compound_starts!(
+        serialize_seq(Option<usize>),
+        serialize_tuple(usize),
+        serialize_tuple_struct(&'static str, usize),
+        serialize_tuple_variant(&'static str, u32, &'static str, usize),
+        serialize_map(Option<usize>),
+        serialize_struct(&'static str, usize),
+        serialize_struct_variant(&'static str, u32, &'static str, usize),
+    );
 
     fn collect_str<T: fmt::Display + ?Sized>(self, value: &T) -> Result<(), Stop> {
         self.check(&value.to_string())
     }
 }
 
-/// The parts of a compound value, each walked in turn.
+/// The parts of a compound value, each walked in turn (a struct field's name, the key type in
+/// parentheses, is not text of the value).
 macro_rules! elements {
-    ($($trait:ident :: $method:ident),* $(,)?) => {
+    ($($trait:ident :: $method:ident $(($key:ty))?),* $(,)?) => {
         $(impl<F: FnMut(&str) -> bool> ser::$trait for &mut Scan<F> {
             type Ok = ();
             type Error = Stop;
 
-            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                $(_: $key,)?
+                value: &T,
+            ) -> Result<(), Stop> {
                 value.serialize(&mut **self)
             }
 
@@ -220,6 +205,8 @@ elements!(
     SerializeTuple::serialize_element,
     SerializeTupleStruct::serialize_field,
     SerializeTupleVariant::serialize_field,
+    SerializeStruct::serialize_field(&'static str),
+    SerializeStructVariant::serialize_field(&'static str),
 );
 
 impl<F: FnMut(&str) -> bool> ser::SerializeMap for &mut Scan<F> {
@@ -231,40 +218,6 @@ impl<F: FnMut(&str) -> bool> ser::SerializeMap for &mut Scan<F> {
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(&mut **self)
-    }
-
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl<F: FnMut(&str) -> bool> ser::SerializeStruct for &mut Scan<F> {
-    type Ok = ();
-    type Error = Stop;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        value.serialize(&mut **self)
-    }
-
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl<F: FnMut(&str) -> bool> ser::SerializeStructVariant for &mut Scan<F> {
-    type Ok = ();
-    type Error = Stop;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
         value.serialize(&mut **self)
     }
 

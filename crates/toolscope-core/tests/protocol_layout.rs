@@ -8,13 +8,11 @@ use toolscope_core::part::{Collapsed, Part};
 use toolscope_core::protocol::Protocol;
 use toolscope_core::tool::{ToolDef, ToolSet};
 
+/// One tool, `get_weather(city)`.
 fn tools() -> ToolSet {
-    ToolSet::new(vec![ToolDef::new(
-        "get_weather",
-        "Weather for a city",
-        json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-    )])
-    .unwrap()
+    let city = json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]});
+    let tool = ToolDef::new("get_weather", "Weather for a city", city);
+    ToolSet::new(vec![tool]).unwrap()
 }
 
 /// The parts of `text`, whole and streamed a byte at a time, checked equal when collapsed.

@@ -14,13 +14,11 @@ use toolscope_core::tool::{ToolChoice, ToolDef, ToolSet};
 
 const KEY: &str = "sk-test-VERY-SECRET-0123456789";
 
+/// One tool, `get_weather(city)`.
 fn tools() -> ToolSet {
-    ToolSet::new(vec![ToolDef::new(
-        "get_weather",
-        "Weather for a city",
-        json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-    )])
-    .unwrap()
+    let city = json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]});
+    let tool = ToolDef::new("get_weather", "Weather for a city", city);
+    ToolSet::new(vec![tool]).unwrap()
 }
 
 fn request(provider: ProviderKind, base: &str, stream: bool) -> Request {

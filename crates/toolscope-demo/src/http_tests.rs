@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::model_tests::{assert_paris_then_tokyo, calls_of};
 use crate::{DemoOptions, DemoServer, DemoStats, serve};
 
 /// Turns a hang into a failure; never reached when things work.
@@ -502,7 +503,6 @@ async fn shutdown_closes_the_port() {
 
 #[tokio::test]
 async fn emulated_calls_stream_as_protocol_text_split_across_chunks() {
-    use toolscope_core::part::Part;
     use toolscope_core::protocol::Protocol;
     use toolscope_core::tool::ToolSet;
 
@@ -549,21 +549,7 @@ async fn emulated_calls_stream_as_protocol_text_split_across_chunks() {
             parser.push_str(d, &mut parts);
         }
         parser.finish(&mut parts);
-        let calls: Vec<(String, Value)> = parts
-            .into_iter()
-            .filter_map(|p| match p {
-                Part::ToolCall(c) => Some((c.tool_name, c.input)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                ("get_weather".to_string(), json!({"city":"Paris"})),
-                ("get_weather".to_string(), json!({"city":"Tokyo"}))
-            ],
-            "{}",
-            protocol.name()
-        );
+        let calls = calls_of(&parts);
+        assert_paris_then_tokyo(&protocol, &calls);
     }
 }

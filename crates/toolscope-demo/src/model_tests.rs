@@ -467,15 +467,32 @@ fn emulated_body(protocol: &Protocol, prompt: &str) -> Value {
 
 fn parsed_calls(protocol: &Protocol, text: &str) -> (Vec<(String, Value)>, Vec<Part>) {
     let parsed = protocol.parse_generated(&weather_set(), text.as_bytes());
-    let calls = parsed
-        .parts
+    (calls_of(&parsed.parts), parsed.parts)
+}
+
+/// Each tool call of `parts`: its name and input.
+pub(crate) fn calls_of(parts: &[Part]) -> Vec<(String, Value)> {
+    parts
         .iter()
         .filter_map(|p| match p {
             Part::ToolCall(c) => Some((c.tool_name.clone(), c.input.clone())),
             _ => None,
         })
-        .collect();
-    (calls, parsed.parts)
+        .collect()
+}
+
+/// The demo's answer to the weather in Paris and Tokyo: a call for each, in that order.
+#[track_caller]
+pub(crate) fn assert_paris_then_tokyo(protocol: &Protocol, calls: &[(String, Value)]) {
+    assert_eq!(
+        calls,
+        [
+            ("get_weather".to_string(), json!({"city":"Paris"})),
+            ("get_weather".to_string(), json!({"city":"Tokyo"}))
+        ],
+        "{}",
+        protocol.name()
+    );
 }
 
 #[test]
@@ -493,15 +510,7 @@ fn emulated_calls_are_written_in_the_prompt_protocol() {
         let both = protocol.format_calls(&[("get_weather", &paris), ("get_weather", &tokyo)]);
         assert!(text.contains(&both), "{}: {text}", protocol.name());
         let (calls, _) = parsed_calls(&protocol, &text);
-        assert_eq!(
-            calls,
-            [
-                ("get_weather".to_string(), json!({"city":"Paris"})),
-                ("get_weather".to_string(), json!({"city":"Tokyo"}))
-            ],
-            "{}",
-            protocol.name()
-        );
+        assert_paris_then_tokyo(&protocol, &calls);
         // A family that reasons in text thinks first, in its own form (markers, or harmony's
         // analysis channel).
         let parsed = protocol.parse_generated(&weather_set(), text.as_bytes());

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::reply::{CallText, Fault, Finish, Piece, Reply, split_pieces};
+use crate::reply::{CallText, Fault, Finish, Piece, Reply, call_pieces, split_pieces};
 use crate::request::DemoRequest;
 
 /// One known server fault.
@@ -115,22 +115,7 @@ impl Persona {
                 Reply { pieces, ..reply }
             }
             Persona::EmptyArgs if request.stream => {
-                let mut pieces = Vec::new();
-                for (index, call) in calls.into_iter().enumerate() {
-                    pieces.push(Piece::CallStart {
-                        index,
-                        id: call.id,
-                        name: call.name,
-                    });
-                    pieces.push(Piece::CallArgs {
-                        index,
-                        fragment: "{}".into(),
-                    });
-                    pieces.push(Piece::CallArgs {
-                        index,
-                        fragment: call.arguments,
-                    });
-                }
+                let pieces = call_pieces(calls, |arguments| vec!["{}".into(), arguments]);
                 Reply { pieces, ..reply }
             }
             Persona::EmptyArgs => reply,

@@ -71,6 +71,24 @@ pub struct Reply {
     pub fault: Option<Fault>,
 }
 
+/// Each call's start, then its arguments text in the fragments `fragments` cuts it into.
+pub fn call_pieces(calls: Vec<CallText>, fragments: impl Fn(String) -> Vec<String>) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    for (index, call) in calls.into_iter().enumerate() {
+        pieces.push(Piece::CallStart {
+            index,
+            id: call.id,
+            name: call.name,
+        });
+        pieces.extend(
+            fragments(call.arguments)
+                .into_iter()
+                .map(|fragment| Piece::CallArgs { index, fragment }),
+        );
+    }
+    pieces
+}
+
 impl Reply {
     /// A text answer, cut into pieces.
     pub fn text(text: &str, prompt_tokens: u64) -> Reply {
@@ -84,21 +102,8 @@ impl Reply {
 
     /// Tool calls; each call's arguments text is cut into pieces.
     pub fn calls(calls: Vec<CallText>, prompt_tokens: u64) -> Reply {
-        let mut pieces = Vec::new();
-        for (index, call) in calls.into_iter().enumerate() {
-            pieces.push(Piece::CallStart {
-                index,
-                id: call.id,
-                name: call.name,
-            });
-            pieces.extend(
-                split_pieces(&call.arguments)
-                    .into_iter()
-                    .map(|fragment| Piece::CallArgs { index, fragment }),
-            );
-        }
         Reply {
-            pieces,
+            pieces: call_pieces(calls, |arguments| split_pieces(&arguments)),
             finish: Finish::ToolCalls,
             prompt_tokens,
             fault: None,

@@ -9,13 +9,11 @@ use toolscope_core::protocol::Protocol;
 use toolscope_core::provider::{Keys, Message, ProviderKind, Request, Run, RunEvent};
 use toolscope_core::tool::{ToolChoice, ToolDef, ToolSet};
 
+/// One tool, `get_weather(city)`.
 fn tools() -> ToolSet {
-    ToolSet::new(vec![ToolDef::new(
-        "get_weather",
-        "Weather for a city",
-        json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-    )])
-    .unwrap()
+    let city = json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]});
+    let tool = ToolDef::new("get_weather", "Weather for a city", city);
+    ToolSet::new(vec![tool]).unwrap()
 }
 
 async fn run(mut r: Request) -> Vec<RunEvent> {

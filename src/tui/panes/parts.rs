@@ -59,9 +59,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, _view: &View) {
     }
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    let query = search
-        .filter(|s| !s.query.is_empty())
-        .map(|s| (s.query.as_str(), s.ignores_case()));
+    let query = search.and_then(|s| s.marked());
     if filter.active() {
         filtered(frame, inner, app, query);
     } else {

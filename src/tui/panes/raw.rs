@@ -45,9 +45,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     b = b.title_bottom(Line::from(bottom));
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    let query = search
-        .filter(|s| !s.query.is_empty())
-        .map(|s| (s.query.as_str(), s.ignores_case()));
+    let query = search.and_then(|s| s.marked());
     body(frame, inner, run, app.raw_mode, theme, EMPTY_HINT, query);
 }
 

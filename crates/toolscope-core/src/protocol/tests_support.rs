@@ -1,6 +1,8 @@
 //! What the protocols' own tests share: tools, and a parse checked at every split.
 
-use serde_json::json;
+use std::ops::Deref;
+
+use serde_json::{Value, json};
 
 use super::parser::StreamParser;
 use super::spec::Protocol;
@@ -30,8 +32,8 @@ pub(crate) fn tools() -> ToolSet {
     .expect("valid tools")
 }
 
-fn run(p: &Protocol, pieces: &[&[u8]]) -> Vec<Part> {
-    let mut parser = p.stream_parser(&tools());
+fn run(p: &Protocol, tools: &ToolSet, pieces: &[&[u8]]) -> Vec<Part> {
+    let mut parser = p.stream_parser(tools);
     let mut out = Vec::new();
     for piece in pieces {
         parser.push(piece, &mut out);
@@ -50,26 +52,21 @@ pub(crate) fn standard_cases(p: &Protocol) {
     let paris = serde_json::json!({"city": "Paris"});
     let query = serde_json::json!({"query": "rust"});
     let one = p.format_call("get_weather", &paris);
-    let c = every_split(p, &one);
-    assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{one}");
-    assert!(c.errors.is_empty(), "{one}: {:?}", c.errors);
-    assert_eq!(c.text.trim(), "", "{one}");
+    every_split(p, &one)
+        .call("get_weather", paris.clone())
+        .no_errors()
+        .text_trimmed("");
 
     let two = p.format_calls(&[("get_weather", &paris), ("search", &query)]);
-    let c = every_split(p, &two);
-    assert_eq!(
-        c.calls,
-        [
+    every_split(p, &two)
+        .calls(&[
             ("get_weather".into(), paris.clone()),
-            ("search".into(), query.clone())
-        ],
-        "{two}"
-    );
-    assert!(c.errors.is_empty(), "{two}: {:?}", c.errors);
+            ("search".into(), query.clone()),
+        ])
+        .no_errors();
 
     let around = format!("Let me look. {one}\nDone.");
-    let c = every_split(p, &around);
-    assert_eq!(c.calls.len(), 1, "{around}");
+    let c = every_split(p, &around).call_count(1);
     assert!(
         c.text.starts_with("Let me look.") && c.text.ends_with("Done."),
         "{around}"
@@ -120,16 +117,13 @@ pub(crate) fn standard_cases(p: &Protocol) {
     };
     // (A format whose call ends where its JSON ends has no end markup to cut.)
     if cut.len() < one.len() {
-        let c = every_split(p, &cut);
-        assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{cut}");
-        assert!(c.errors.is_empty(), "{cut}: {:?}", c.errors);
+        every_split(p, &cut)
+            .call("get_weather", paris.clone())
+            .no_errors();
     }
 
     let bad = p.malformed_call("get_weather", &paris);
-    let c = every_split(p, &bad);
-    assert!(c.calls.is_empty(), "{bad}");
-    assert!(!c.errors.is_empty(), "{bad}");
-    assert_eq!(c.text, bad, "nothing lost");
+    every_split(p, &bad).kept().some_errors();
 
     let unknown = p.format_call("launch_rocket", &serde_json::json!({"stage": 1}));
     let c = every_split(p, &unknown);
@@ -188,17 +182,78 @@ fn every_protocol_runs_the_standard_cases() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-pub(crate) fn every_split(p: &Protocol, text: &str) -> Collapsed {
+/// The collapsed parse of `text` by `p`, after checking that generate, one chunk, every split
+/// into two pieces and one byte at a time all give it; its fields are checked with [`Got`]'s
+/// methods.
+pub(crate) fn every_split(p: &Protocol, text: &str) -> Got {
+    every_split_with(p, &tools(), text)
+}
+
+/// [`every_split`] with other tools than the shared ones.
+pub(crate) fn every_split_with(p: &Protocol, tools: &ToolSet, text: &str) -> Got {
     let bytes = text.as_bytes();
-    let want = Collapsed::of(&p.parse_generated(&tools(), bytes).parts);
-    assert_eq!(Collapsed::of(&run(p, &[bytes])), want, "stream, one chunk");
+    let want = Collapsed::of(&p.parse_generated(tools, bytes).parts);
+    assert_eq!(
+        Collapsed::of(&run(p, tools, &[bytes])),
+        want,
+        "stream, one chunk"
+    );
     for cut in 1..bytes.len() {
-        let got = Collapsed::of(&run(p, &[&bytes[..cut], &bytes[cut..]]));
+        let got = Collapsed::of(&run(p, tools, &[&bytes[..cut], &bytes[cut..]]));
         assert_eq!(got, want, "split at {cut} of {text:?}");
     }
     let ones: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(Collapsed::of(&run(p, &ones)), want, "one byte at a time");
-    want
+    assert_eq!(
+        Collapsed::of(&run(p, tools, &ones)),
+        want,
+        "one byte at a time"
+    );
+    Got::new(text, want)
+}
+
+/// A malformed call, then a good one: the bad call stays text with an error and the good one is
+/// still read. Returns the whole text and the bad call's.
+pub(crate) fn malformed_then_good(p: &Protocol) -> (String, String) {
+    let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
+    let good = p.format_call("search", &json!({"query": "x"}));
+    let text = format!("{bad} then {good}");
+    every_split(p, &text)
+        .call("search", json!({"query": "x"}))
+        .errors(&["malformed-tool-call"])
+        .text(format!("{bad} then "));
+    (text, bad)
+}
+
+/// A call of `launch`, a tool the set does not have, as the protocol writes it: read, and
+/// reported as an unknown tool.
+pub(crate) fn unknown_tool_is_flagged(p: &Protocol) {
+    every_split(p, &p.format_call("launch", &json!({"x": 1})))
+        .call("launch", json!({"x": 1}))
+        .errors(&["unknown-tool"]);
+}
+
+/// Two calls as the protocol writes them: `get_weather` for Paris, then `search` for `query`
+/// (with no arguments when `query` is `None`). Gives the text and the two inputs.
+pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Value) {
+    let a = json!({"city": "Paris"});
+    let b = query.map_or(json!({}), |q| json!({"query": q}));
+    let written = p.format_calls(&[("get_weather", &a), ("search", &b)]);
+    (written, a, b)
+}
+
+/// The call `get_weather` with `{"city": "Paris"}`, as [`Got::calls`] takes it.
+pub(crate) fn weather_paris() -> (String, Value) {
+    ("get_weather".into(), json!({"city": "Paris"}))
+}
+
+/// The call `get_weather` for Paris over `days` days.
+pub(crate) fn weather_paris_days(days: u64) -> (String, Value) {
+    ("get_weather".into(), json!({"city": "Paris", "days": days}))
+}
+
+/// The call `search` for `query`.
+pub(crate) fn search_for(query: &str) -> (String, Value) {
+    ("search".into(), json!({"query": query}))
 }
 
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
@@ -222,7 +277,7 @@ fn scan(make: MakeScanner, pieces: &[&[u8]], cut: bool) -> Vec<Part> {
 
 /// The collapsed parse of `text` by a scanner alone, after checking that one chunk, every split
 /// into two pieces and one byte at a time all give it.
-pub(crate) fn scan_every_split(make: MakeScanner, text: &str, cut: bool) -> Collapsed {
+pub(crate) fn scan_every_split(make: MakeScanner, text: &str, cut: bool) -> Got {
     let bytes = text.as_bytes();
     let want = Collapsed::of(&scan(make, &[bytes], cut));
     for at in 1..bytes.len() {
@@ -235,7 +290,7 @@ pub(crate) fn scan_every_split(make: MakeScanner, text: &str, cut: bool) -> Coll
         want,
         "one byte at a time"
     );
-    want
+    Got::new(text, want)
 }
 
 /// What an engine's own tests give it: one call of `get_weather` with `{"city": "Paris"}` in the
@@ -253,31 +308,25 @@ pub(crate) struct EngineCase<'a> {
 pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
     let paris = json!({"city": "Paris"});
     for cut in [false, true] {
-        let c = scan_every_split(make, case.call, cut);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), paris.clone())],
-            "{}",
-            case.call
-        );
-        assert!(c.errors.is_empty(), "{}: {:?}", case.call, c.errors);
-        assert_eq!(c.text.trim(), "", "{}", case.call);
+        scan_every_split(make, case.call, cut)
+            .call("get_weather", paris.clone())
+            .no_errors()
+            .text_trimmed("");
     }
 
     let around = format!("Let me look.\n{}\nDone.", case.call);
-    let c = scan_every_split(make, &around, false);
-    assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{around}");
-    assert!(c.errors.is_empty(), "{around}: {:?}", c.errors);
+    let c = scan_every_split(make, &around, false)
+        .call("get_weather", paris.clone())
+        .no_errors();
     assert!(
         c.text.starts_with("Let me look.") && c.text.trim_end().ends_with("Done."),
         "{around}: {:?}",
         c.text
     );
 
-    let c = scan_every_split(make, case.unfinished, true);
-    assert!(c.calls.is_empty(), "{}: {:?}", case.unfinished, c.calls);
-    assert_eq!(c.errors, ["unfinished-tool-call"], "{}", case.unfinished);
-    assert_eq!(c.text, case.unfinished, "nothing lost");
+    scan_every_split(make, case.unfinished, true)
+        .kept()
+        .errors(&["unfinished-tool-call"]);
     let c = scan_every_split(make, case.unfinished, false);
     assert!(
         c.calls.iter().all(|(_, v)| *v != paris),
@@ -291,8 +340,126 @@ pub(crate) fn engine_cases(make: MakeScanner, case: &EngineCase) {
         case.unfinished
     );
 
-    let c = scan_every_split(make, case.malformed, false);
-    assert!(c.calls.is_empty(), "{}: {:?}", case.malformed, c.calls);
-    assert!(!c.errors.is_empty(), "{}", case.malformed);
-    assert_eq!(c.text, case.malformed, "nothing lost");
+    scan_every_split(make, case.malformed, false)
+        .kept()
+        .some_errors();
+}
+
+/// A parse and the input it came from. Each method checks one field and hands the parse back
+/// for the next, so a test states what it expects and not the steps; a failed check names the
+/// input and the whole parse. The fields stay readable through `Deref`.
+#[derive(Debug)]
+pub(crate) struct Got {
+    input: String,
+    parse: Collapsed,
+}
+
+impl Deref for Got {
+    type Target = Collapsed;
+
+    fn deref(&self) -> &Collapsed {
+        &self.parse
+    }
+}
+
+impl Got {
+    fn new(input: &str, parse: Collapsed) -> Got {
+        Got {
+            input: input.to_string(),
+            parse,
+        }
+    }
+
+    /// The calls, names and arguments, in order.
+    #[track_caller]
+    pub(crate) fn calls(self, want: &[(String, Value)]) -> Got {
+        assert_eq!(
+            self.parse.calls, want,
+            "calls of {:?}: {self:?}",
+            self.input
+        );
+        self
+    }
+
+    /// One call, this tool with these arguments.
+    #[track_caller]
+    pub(crate) fn call(self, name: &str, input: Value) -> Got {
+        self.calls(&[(name.to_string(), input)])
+    }
+
+    /// No call, and the whole input kept as text: nothing lost.
+    #[track_caller]
+    pub(crate) fn kept(self) -> Got {
+        let got = self.no_calls();
+        assert_eq!(got.parse.text, got.input, "nothing lost: {got:?}");
+        got
+    }
+
+    #[track_caller]
+    pub(crate) fn no_calls(self) -> Got {
+        assert!(self.parse.calls.is_empty(), "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn call_count(self, want: usize) -> Got {
+        assert_eq!(self.parse.calls.len(), want, "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn text(self, want: impl AsRef<str>) -> Got {
+        assert_eq!(self.parse.text, want.as_ref(), "text of {:?}", self.input);
+        self
+    }
+
+    /// The text without the white space at its ends.
+    #[track_caller]
+    pub(crate) fn text_trimmed(self, want: impl AsRef<str>) -> Got {
+        assert_eq!(self.parse.text.trim(), want.as_ref(), "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn reasoning(self, want: impl AsRef<str>) -> Got {
+        assert_eq!(
+            self.parse.reasoning,
+            want.as_ref(),
+            "reasoning of {:?}",
+            self.input
+        );
+        self
+    }
+
+    /// The reasoning without the white space at its ends.
+    #[track_caller]
+    pub(crate) fn reasoning_trimmed(self, want: impl AsRef<str>) -> Got {
+        assert_eq!(self.parse.reasoning.trim(), want.as_ref(), "{self:?}");
+        self
+    }
+
+    /// The error parts' reasons, in order.
+    #[track_caller]
+    pub(crate) fn errors(self, want: &[&str]) -> Got {
+        assert_eq!(self.parse.errors, want, "errors of {:?}", self.input);
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn no_errors(self) -> Got {
+        assert!(self.parse.errors.is_empty(), "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn some_errors(self) -> Got {
+        assert!(!self.parse.errors.is_empty(), "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn error_count(self, want: usize) -> Got {
+        assert_eq!(self.parse.errors.len(), want, "{self:?}");
+        self
+    }
 }

@@ -147,10 +147,9 @@ impl ProtocolSpec for Apertus {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("apertus").unwrap()
@@ -159,24 +158,17 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "<|inner_prefix|>Weather and news.<|inner_suffix|><|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\", \"days\": \"2\"}}, {\"search\": {\"query\": \"rain\"}}]<|tools_suffix|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Weather and news.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), text)
+            .reasoning("Weather and news.")
+            .calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
     #[test]
     fn an_object_naming_two_tools_is_reported() {
         let text = "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}, \"search\": {\"query\": \"q\"}}]<|tools_suffix|>";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty(), "{:?}", c.calls);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 }

@@ -206,11 +206,12 @@ impl ProtocolSpec for CommandR {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn spans(text: &str) -> Vec<(SpanKind, &str)> {
         p().parse_generated(&tools(), text.as_bytes())
@@ -227,15 +228,9 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rain\"}}\n]<|END_ACTION|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Two lookups.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), text)
+            .reasoning("Two lookups.")
+            .calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -282,26 +277,18 @@ mod tests {
     #[test]
     fn command_a_action_blocks() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        let c = every_split(&p(), one);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        let c = every_split(&p(), one).calls(&[weather_paris()]);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
         assert_eq!(spans(one), [(SpanKind::ToolCall, one)]);
 
         let named = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]<|END_ACTION|>";
-        let c = every_split(&p(), named);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+        every_split(&p(), named).calls(&[search_for("rain")]);
 
         let two =
             format!("<|START_THINKING|>Both.<|END_THINKING|>{one}\n{named}<|END_OF_TURN_TOKEN|>");
-        let c = every_split(&p(), &two);
-        assert_eq!(c.reasoning, "Both.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), &two)
+            .reasoning("Both.")
+            .calls(&[weather_paris(), search_for("rain")]);
         assert!(c.errors.is_empty() && c.text.trim().is_empty(), "{c:?}");
     }
 
@@ -309,26 +296,20 @@ mod tests {
     #[test]
     fn command_r_plus_actions_in_a_fence() {
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 2}))]
-        );
-        assert!(c.errors.is_empty(), "{c:?}");
-        assert_eq!(c.text, "I will look it up.\n");
+        every_split(&p(), text)
+            .calls(&[weather_paris_days(2)])
+            .no_errors()
+            .text("I will look it up.\n");
         let action = &text[text.find("Action:").unwrap()..];
         assert_eq!(spans(text), [(SpanKind::ToolCall, action)]);
         // Two calls, and a missing close fence at the end.
         let two = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}, {\"tool_name\": \"search\", \"parameters\": {\"query\": \"q\"}}]";
-        let c = every_split(&p(), two);
-        assert_eq!(c.calls.len(), 2);
-        assert!(c.errors.is_empty());
+        every_split(&p(), two).call_count(2).no_errors();
         // A malformed body is text and an error.
         let bad = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": }}]\n```";
-        let c = every_split(&p(), bad);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, bad);
+        every_split(&p(), bad)
+            .kept()
+            .errors(&["malformed-tool-call"]);
         // The word in prose is text.
         let prose = "Action: none needed. The answer is 4.";
         let c = every_split(&p(), prose);

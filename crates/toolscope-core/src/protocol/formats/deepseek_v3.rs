@@ -149,7 +149,10 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
+        weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -163,10 +166,10 @@ mod tests {
     fn one_call_with_text_before_and_after() {
         let call = weather("Paris");
         let text = format!("Let me check.{call} Done.");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check. Done.");
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .text("Let me check. Done.")
+            .calls(&[weather_paris()])
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];
         assert_eq!(span.kind, SpanKind::ToolCall);
@@ -176,33 +179,28 @@ mod tests {
     #[test]
     fn the_template_form_reads_byte_for_byte() {
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert_eq!(c.text, "");
+        every_split(&p(), text)
+            .calls(&[weather_paris_days(3)])
+            .text("");
     }
 
     #[test]
     fn two_parallel_calls_are_two_blocks_of_one_section() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
-        let c = every_split(&p(), &format!("{written}\nThat is all."));
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
-        assert_eq!(c.text, "\nThat is all.");
+        every_split(&p(), &format!("{written}\nThat is all."))
+            .calls(&[("get_weather".into(), a), ("search".into(), b)])
+            .text("\nThat is all.");
     }
 
     #[test]
     fn reasoning_before_the_call() {
         let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1);
         // By default the model opens the block itself: without `<think>` there is no reasoning.
         assert!(!p().reasoning_open());
         // The first R1's template opened it: `--reasoning-open`.
@@ -210,9 +208,9 @@ mod tests {
         let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
         assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
         // Markup inside reasoning is reasoning.
-        let c = every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")));
-        assert!(c.calls.is_empty());
-        assert_eq!(c.text, "no");
+        every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")))
+            .no_calls()
+            .text("no");
     }
 
     #[test]
@@ -220,15 +218,13 @@ mod tests {
         let text = format!(
             "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}\n```"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .no_errors();
         // Without the closing fence, and without the section marker.
         let text =
             format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls.len(), 1);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text).call_count(1).no_errors();
     }
 
     #[test]
@@ -240,13 +236,9 @@ mod tests {
             format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n{{\"city\": \"Rome\"}}{CALL_END}"),
             format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}"),
         ] {
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Rome"}))],
-                "{text}"
-            );
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            every_split(&p(), &text)
+                .call("get_weather", json!({"city": "Rome"}))
+                .no_errors();
         }
     }
 
@@ -255,28 +247,19 @@ mod tests {
         let text = format!(
             "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Ro"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .kept()
+            .errors(&["unfinished-tool-call"]);
     }
 
     #[test]
     fn a_malformed_body_is_text_with_an_error_and_the_next_call_reads() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        malformed_then_good(&p());
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let c = every_split(&p(), &p().format_call("launch", &json!({"x": 1})));
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
     }
 
     #[test]

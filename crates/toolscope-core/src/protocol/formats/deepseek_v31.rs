@@ -85,7 +85,10 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
+        weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()
@@ -96,13 +99,10 @@ mod tests {
         let text = format!(
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check. Done.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty());
+        every_split(&p(), &text)
+            .text("Let me check. Done.")
+            .calls(&[weather_paris_days(3)])
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(call_span.kind, SpanKind::ToolCall);
@@ -114,13 +114,11 @@ mod tests {
 
     #[test]
     fn parallel_calls_chain_in_one_section_and_read_back() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
-        assert_eq!(c.text, "");
+        every_split(&p(), &written)
+            .calls(&[("get_weather".into(), a), ("search".into(), b)])
+            .text("");
     }
 
     #[test]
@@ -129,9 +127,9 @@ mod tests {
             "<think>Paris, so get_weather.</think>{}",
             p().format_call("get_weather", &json!({"city": "Paris"}))
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1);
         // In thinking mode the template opened the block.
         let open = p().with_reasoning_open(Some(true));
         let text = format!(
@@ -145,9 +143,9 @@ mod tests {
     #[test]
     fn missing_closes_at_the_end_are_forgiven() {
         let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .no_errors();
         // Without the section marker too.
         let text = format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}");
         assert_eq!(every_split(&p(), &text).calls.len(), 1);
@@ -156,39 +154,28 @@ mod tests {
     #[test]
     fn unfinished_arguments_stay_text_with_an_error() {
         let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Ro");
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .kept()
+            .errors(&["unfinished-tool-call"]);
     }
 
     #[test]
     fn a_malformed_body_is_text_and_the_next_call_still_reads() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        malformed_then_good(&p());
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let text = p().format_call("launch", &json!({"x": 1}));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
     }
 
     #[test]
     fn a_name_that_cannot_be_a_function_is_not_a_call() {
         let text =
             format!("{CALLS_BEGIN}{CALL_BEGIN}{{{{ tc.name }}}}{SEP}{{}}{CALL_END}{CALLS_END}");
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

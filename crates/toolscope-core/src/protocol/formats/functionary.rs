@@ -169,7 +169,9 @@ mod tests {
     use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("functionary").unwrap()
@@ -178,16 +180,16 @@ mod tests {
     /// The prompt wrote the first `>>>`: the output starts with the recipient.
     #[test]
     fn the_first_recipient_follows_the_prompts_marker() {
-        let c = every_split(
+        every_split(
             &p(),
             "get_weather\n{\"city\": \"Paris\"}>>>all\nIt is sunny.",
-        );
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(c.text, "It is sunny.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        let c = every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}");
-        assert_eq!(c.text, "Let me check.\n");
-        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+        )
+        .calls(&[weather_paris()])
+        .text("It is sunny.")
+        .no_errors();
+        every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}")
+            .text("Let me check.\n")
+            .calls(&[search_for("rain")]);
         // A start that is no recipient, or names no offered tool, is text.
         for text in [
             "Hello there.\nMore text.",
@@ -195,47 +197,34 @@ mod tests {
             "not_a_tool\n{\"a\": 1}",
             "get_weather",
         ] {
-            let c = every_split(&p(), text);
-            assert_eq!(c.text, text);
+            let c = every_split(&p(), text).text(text);
             assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}: {c:?}");
         }
         // v3.1's form at the start is read as before.
-        let c = every_split(
+        every_split(
             &p(),
             "<function=get_weather>{\"city\": \"Rome\"}</function> ok",
-        );
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert_eq!(c.text, " ok");
+        )
+        .call("get_weather", json!({"city": "Rome"}))
+        .text(" ok");
     }
 
     #[test]
     fn v3_2_calls_and_text_to_all() {
         let text = ">>>all\nLet me check.\n>>>get_weather\n{\"city\": \"Paris\", \"days\": 3}>>>search\n{\"query\": \"rain\"}";
-        let c = every_split(&p(), text);
-        assert_eq!(c.text, "Let me check.\n");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .text("Let me check.\n")
+            .calls(&[weather_paris_days(3), search_for("rain")])
+            .no_errors();
     }
 
     #[test]
     fn v3_1_calls_with_text_around() {
         let text = "Checking.<function=get_weather>{\"city\": \"Paris\"}</function>\n<function=search>{\"query\": \"a</function>b\"}<|eom_id|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.text, "Checking.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "a</function>b"}))
-            ]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .text("Checking.")
+            .calls(&[weather_paris(), search_for("a</function>b")])
+            .no_errors();
     }
 
     #[test]
@@ -244,29 +233,20 @@ mod tests {
             ">>>get_weather\n{\"city\": \"Pa",
             "<function=get_weather>{\"city\": \"Pa",
         ] {
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty(), "{cut}");
-            assert_eq!(c.errors.len(), 1, "{cut}: {:?}", c.errors);
+            every_split(&p(), cut).no_calls().error_count(1);
         }
         for bad in [
             ">>>get_weather\n{\"city\" 1} after",
             "<function=get_weather>{\"city\" 1}</function> after",
         ] {
-            let c = every_split(&p(), bad);
-            assert!(c.calls.is_empty(), "{bad}");
-            assert_eq!(c.errors.len(), 1, "{bad}: {:?}", c.errors);
+            every_split(&p(), bad).no_calls().error_count(1);
         }
     }
 
     #[test]
     fn written_calls_and_the_prompt_read_back() {
-        let a = json!({"city": "Paris"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
-        let c = every_split(&p(), &written);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), a), ("search".into(), json!({}))]
-        );
+        let (written, a, b) = two_calls(&p(), None);
+        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
         let prompt = p().system_prompt(&tools());
         let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back.name(), "functionary");

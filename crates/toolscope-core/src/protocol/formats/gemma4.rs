@@ -373,7 +373,9 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("gemma4").unwrap()
@@ -390,13 +392,10 @@ mod tests {
             p().format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
             text
         );
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        assert_eq!(c.text, "");
+        every_split(&p(), text)
+            .calls(&[weather_paris_days(3)])
+            .no_errors()
+            .text("");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         // The call, then the block's close: spans that cover the markup end to end.
         assert!(parsed.spans.iter().all(|s| s.kind == SpanKind::ToolCall));
@@ -412,16 +411,13 @@ mod tests {
             weather("Paris"),
             weather("Oslo")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("get_weather".into(), json!({"city": "Oslo"}))
-            ]
-        );
-        assert_eq!(c.text, "Let me look.\n\nDone.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .calls(&[
+                weather_paris(),
+                ("get_weather".into(), json!({"city": "Oslo"})),
+            ])
+            .text("Let me look.\n\nDone.")
+            .no_errors();
     }
 
     #[test]
@@ -430,17 +426,13 @@ mod tests {
             let text = format!(
                 "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}}{sep}call:search{{query:<|\"|>rain<|\"|>}}<tool_call|>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &text)
+                .calls(&[
                     ("get_weather".into(), json!({"city": "Rome"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ],
-                "{text}"
-            );
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            assert_eq!(c.text, "", "{text}");
+                    search_for("rain"),
+                ])
+                .no_errors()
+                .text("");
             let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
             assert!(spans.iter().all(|s| s.kind == SpanKind::ToolCall));
             assert_eq!(spans.last().unwrap().end, text.len());
@@ -453,10 +445,10 @@ mod tests {
             "<|channel>thought\nParis needs the weather.<channel|>Checking.{}",
             weather("Paris")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris needs the weather.");
-        assert_eq!(c.text, "Checking.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris needs the weather.")
+            .text("Checking.")
+            .call_count(1);
         assert_eq!(
             p().format_reasoning("hm").as_deref(),
             Some("<|channel>thought\nhm<channel|>")
@@ -470,35 +462,31 @@ mod tests {
             "<|channel>thought\nI need the weather. {} Now I know.<channel|>It is sunny.",
             weather("Lima")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Lima"}))]);
-        assert_eq!(c.reasoning, "I need the weather.  Now I know.");
-        assert_eq!(c.text, "It is sunny.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Lima"}))
+            .reasoning("I need the weather.  Now I know.")
+            .text("It is sunny.")
+            .no_errors();
         // A call cut off by the close of the channel ends the block; what may begin a call
         // stays on its side of the markers.
         let text = "<|channel>thought\nmaybe <|tool_call>call:get_weather{city:<|\"|>A<|\"|>}<channel|>after <|tool_c";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls.len(), 1);
-        assert_eq!(c.reasoning, "maybe ");
-        assert_eq!(c.text, "after <|tool_c");
+        every_split(&p(), text)
+            .call_count(1)
+            .reasoning("maybe ")
+            .text("after <|tool_c");
         let c = every_split(
             &p(),
             "a <|tool_c<|channel>thought\nb call:get_wea<channel|>c",
-        );
-        assert_eq!(c.text, "a <|tool_cc");
-        assert_eq!(c.reasoning, "b call:get_wea");
+        )
+        .text("a <|tool_cc")
+        .reasoning("b call:get_wea");
         assert!(c.calls.is_empty() && c.errors.is_empty());
     }
 
     #[test]
     fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
         let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("search".into(), json!({"query": "a <channel|> b"}))]
-        );
+        let c = every_split(&p(), text).calls(&[search_for("a <channel|> b")]);
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
         for text in [
             "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
@@ -506,10 +494,10 @@ mod tests {
             "<|channel>thought\n<|tool_call>call:sea<channel|>ok",
             "<|channel>thought\n<|tool_call>call:search{query:<|\"<channel|>ok",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
-            assert_eq!(c.text, "ok", "{text}");
+            let c = every_split(&p(), text)
+                .no_calls()
+                .errors(&["unfinished-tool-call"])
+                .text("ok");
             let start = text.find('\n').unwrap() + 1;
             assert_eq!(c.reasoning, &text[start..text.find("<channel|>").unwrap()]);
         }
@@ -520,10 +508,10 @@ mod tests {
         let content = "  def f():\n\treturn \"}, {\" + '<tool_call|>' + <|tool_call>call:x{}\n\n<channel|> <|channel>thought\n";
         let input = json!({"path": "/a.py", "content": content});
         let text = p().format_call("write_file", &input);
-        let c = every_split(&p(), &format!("pre {text} post"));
-        assert_eq!(c.calls, [("write_file".into(), input)]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        assert_eq!(c.text, "pre  post");
+        every_split(&p(), &format!("pre {text} post"))
+            .call("write_file", input)
+            .no_errors()
+            .text("pre  post");
     }
 
     #[test]
@@ -570,38 +558,35 @@ mod tests {
         );
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         // A bare word is the string it spells; coercion types it as the schema asks.
-        let c = every_split(
+        every_split(
             &p(),
             "<|tool_call>call:get_weather{city:New York, days: 2 }<tool_call|>",
-        );
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "New York", "days": 2}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        )
+        .call("get_weather", json!({"city": "New York", "days": 2}))
+        .no_errors();
         // `<|"|>` around a key, and no `call:` after the opening token.
-        let c = every_split(
+        every_split(
             &p(),
             "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
-        );
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+        )
+        .calls(&[search_for("x")]);
     }
 
     #[test]
     fn a_missing_close_is_forgiven() {
         let text = "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .no_errors();
         // Text or a new block right after the call: the block ended there.
         let text = format!(
             "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}} and then{}",
             weather("Oslo")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls.len(), 2);
-        assert_eq!(c.text, " and then");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call_count(2)
+            .text(" and then")
+            .no_errors();
     }
 
     #[test]
@@ -642,10 +627,9 @@ mod tests {
             "<|tool_call>call:get_weather{city:[1}]}<tool_call|>",
             "<|tool_call>call:get_weather{:1}<tool_call|>",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
-            assert_eq!(c.text, text, "nothing lost");
+            every_split(&p(), text)
+                .kept()
+                .errors(&["malformed-tool-call"]);
             let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
             assert!(
                 spans.iter().all(|s| s.kind == SpanKind::Malformed),
@@ -654,14 +638,14 @@ mod tests {
         }
         // A good call after a broken one in the same output still counts.
         let text = format!("{bad} then {}", weather("Oslo"));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-        assert_eq!(c.text, format!("{bad} then "));
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Oslo"}))
+            .text(format!("{bad} then "));
         // A block broken by a new one: the new one is read.
         let text = format!("<|tool_call>call:get_weather{{city:{}", weather("Oslo"));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Oslo"}))
+            .errors(&["malformed-tool-call"]);
         // A close token outside any call.
         let c = every_split(&p(), "a <tool_call|> b");
         assert_eq!((c.text.as_str(), c.errors.len()), ("a <tool_call|> b", 1));
@@ -670,12 +654,9 @@ mod tests {
     #[test]
     fn an_unknown_tool_is_called_and_flagged() {
         let text = "<|tool_call>call:launch_rocket{stage:1,name:<|\"|>x<|\"|>}<tool_call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("launch_rocket".into(), json!({"stage": 1, "name": "x"}))]
-        );
-        assert_eq!(c.errors, ["unknown-tool"]);
+        every_split(&p(), text)
+            .call("launch_rocket", json!({"stage": 1, "name": "x"}))
+            .errors(&["unknown-tool"]);
     }
 
     #[test]
@@ -712,10 +693,10 @@ mod tests {
     fn call_without_the_opening_token() {
         // A tool's name and `{` right after `call:`: a call; a stray close after it is its own.
         let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(c.text, "Sure.  Done.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .calls(&[weather_paris()])
+            .text("Sure.  Done.")
+            .no_errors();
         let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
         assert_eq!(
             &text[spans[0].start..spans.last().unwrap().end],
@@ -725,8 +706,8 @@ mod tests {
         let c = every_split(
             &p(),
             "call:get_weather{city:<|\"|>A<|\"|>}call:search{query:<|\"|>b<|\"|>}",
-        );
-        assert_eq!(c.calls.len(), 2);
+        )
+        .call_count(2);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
     }
 
@@ -743,17 +724,13 @@ mod tests {
             "cal",
             "c",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().no_errors();
         }
         // A broken call after a tool's name and `{` is reported.
         let text = "call:get_weather{city:}";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

@@ -927,7 +927,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("glm-4.5").unwrap()
@@ -938,14 +938,11 @@ mod tests {
         #[test]
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
-            assert_eq!(c.reasoning, "Paris.");
-            assert_eq!(c.text, "Checking.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3)])
+                .reasoning("Paris.")
+                .text("Checking.\n\nDone.")
+                .no_errors();
         }
 
         #[test]
@@ -953,29 +950,17 @@ mod tests {
             let text = format!(
                 "{CALL}\n<tool_call>search<arg_key>query</arg_key><arg_value>rain</arg_value></tool_call>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn a_call_without_arguments_and_spaces_between_elements() {
             let text = "<tool_call>search</tool_call><tool_call>search <arg_key>query</arg_key> <arg_value>x y</arg_value> </tool_call>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("search".into(), json!({})),
-                    ("search".into(), json!({"query": "x y"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[("search".into(), json!({})), search_for("x y")])
+                .no_errors();
         }
 
         #[test]
@@ -984,29 +969,20 @@ mod tests {
             let text = format!(
                 "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"content": content, "path": "/a.py"})
-                )]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .call("write_file", json!({"content": content, "path": "/a.py"}))
+                .no_errors();
         }
 
         #[test]
         fn unterminated_malformed_unknown_and_other_formats() {
             let cut = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
 
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
+            let c = every_split(&p(), &bad).kept();
             assert!(
                 c.errors.iter().all(|e| e == "malformed-tool-call"),
                 "{:?}",
@@ -1015,32 +991,29 @@ mod tests {
             assert!(!c.errors.is_empty());
 
             let unknown = p().format_call("launch", &json!({"stage": 1}));
-            let c = every_split(&p(), &unknown);
-            assert_eq!(c.calls, [("launch".into(), json!({"stage": "1"}))]);
-            assert_eq!(c.errors, ["unknown-tool"]);
+            every_split(&p(), &unknown)
+                .call("launch", json!({"stage": "1"}))
+                .errors(&["unknown-tool"]);
 
             // A hermes call is no GLM call: kept, reported.
             let hermes = "<tool_call>{\"name\": \"get_weather\"}</tool_call>";
-            let c = every_split(&p(), hermes);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, hermes, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), hermes).kept().some_errors();
         }
 
         #[test]
         fn a_name_cut_off_by_the_end_of_the_output_is_still_the_call() {
-            let c = every_split(&p(), "Sure.<tool_call>search");
-            assert_eq!(c.calls, [("search".into(), json!({}))]);
-            assert_eq!(c.text, "Sure.");
+            every_split(&p(), "Sure.<tool_call>search")
+                .call("search", json!({}))
+                .text("Sure.");
         }
 
         #[test]
         fn a_name_cut_off_by_a_reasoning_marker_is_kept_and_reported() {
-            let c = every_split(&p(), "<tool_call>search<think>hm</think>rest");
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, "<tool_call>searchrest");
-            assert_eq!(c.reasoning, "hm");
-            assert_eq!(c.errors, ["malformed-tool-call"]);
+            every_split(&p(), "<tool_call>search<think>hm</think>rest")
+                .no_calls()
+                .text("<tool_call>searchrest")
+                .reasoning("hm")
+                .errors(&["malformed-tool-call"]);
         }
 
         #[test]
@@ -1077,7 +1050,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for};
 
         fn p() -> Protocol {
             Protocol::from_name("hyperclova-x").unwrap()
@@ -1089,9 +1062,9 @@ mod tests {
                 <arg_key>city</arg_key>\n<arg_value>\"Seoul\"</arg_value>\n\
                 <arg_key>days</arg_key>\n<arg_value>2</arg_value>\n\
                 <arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n</tool_call><|im_end|>";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "Seoul, then the weather tool.");
-            assert_eq!(c.text.trim(), "One moment.");
+            let c = every_split(&p(), text)
+                .reasoning("Seoul, then the weather tool.")
+                .text_trimmed("One moment.");
             // JSON values are read as JSON; one that is not JSON stays the text it is.
             assert_eq!(
                 c.calls,
@@ -1114,38 +1087,31 @@ mod tests {
             let p = p().with_reasoning_open(Some(false));
             let list = "[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}, \
                 {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-            let c = every_split(&p, list);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Seoul"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
+            let c = every_split(&p, list).calls(&[
+                ("get_weather".into(), json!({"city": "Seoul"})),
+                search_for("rain"),
+            ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
             let one = "{\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-            let c = every_split(&p, one);
-            assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
+            every_split(&p, one).calls(&[search_for("rain")]);
             // After the reasoning close, the list is still the answer's.
             let after = format!("Forced.</think>\n\n{list}");
-            let c = every_split(&p.clone().with_reasoning_open(Some(true)), &after);
-            assert_eq!(c.calls.len(), 2);
-            assert_eq!(c.reasoning, "Forced.");
+            every_split(&p.clone().with_reasoning_open(Some(true)), &after)
+                .call_count(2)
+                .reasoning("Forced.");
             // The 14B writes the role header its template leaves open first: format there.
             let headed = format!(" -> tool/function_call\n{list}<|im_end|>");
-            let c = every_split(&p, &headed);
-            assert_eq!(c.calls.len(), 2);
+            let c = every_split(&p, &headed).call_count(2);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
-            let c = every_split(&p, "Say -> tool/function_call later.");
-            assert_eq!(c.text, "Say -> tool/function_call later.");
+            every_split(&p, "Say -> tool/function_call later.")
+                .text("Say -> tool/function_call later.");
         }
 
         #[test]
         fn brackets_that_are_not_calls_stay_text() {
             let p = p().with_reasoning_open(Some(false));
             let text = "Use [1, 2] and {\"a\": 1} or [{\"x\": 1}] here.";
-            let c = every_split(&p, text);
-            assert_eq!(c.text, text);
+            let c = every_split(&p, text).text(text);
             assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
         }
 
@@ -1199,11 +1165,7 @@ mod tests {
         #[test]
         fn newlines_inside_a_value_are_kept() {
             let text = "<tool_call>write_file<arg_key>content</arg_key><arg_value>\nline\n</arg_value></tool_call>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [("write_file".into(), json!({"content": "\nline\n"}))]
-            );
+            every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
         }
 
         #[test]
@@ -1223,10 +1185,7 @@ mod tests {
                 "<tool_response>sunny</tool_response>"
             );
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad);
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
         }
     }
 
@@ -1234,7 +1193,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("hy-v3").unwrap()
@@ -1259,10 +1218,10 @@ mod tests {
             let text = format!(
                 "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{CALL}\n</tool_calls>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(c.reasoning.trim(), "Beijing, two days.");
-            assert_eq!(c.calls.len(), 1);
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .reasoning_trimmed("Beijing, two days.")
+                .call_count(1)
+                .no_errors();
             let said = notices(&p(), &text);
             assert_eq!(said.len(), 1, "{said:?}");
             assert!(said[0].contains("\"high\""), "{said:?}");
@@ -1280,22 +1239,20 @@ mod tests {
         fn once_known_another_suffix_is_text_and_the_flag_sets_it() {
             // Learned from the first marker: a later marker with another suffix is text.
             let text = "<think:low>a</think:high>b</think:low>c";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "a</think:high>b");
+            let c = every_split(&p(), text).reasoning("a</think:high>b");
             assert_eq!(c.text, "c");
             // Set by the flag: the other suffix is text from the start.
             let set = p().with_marker_suffix(Some("high")).unwrap();
-            let c = every_split(&set, "<think:low>x</think:low><think:high>y</think:high>z");
-            assert_eq!(c.text, "<think:low>x</think:low>z");
-            assert_eq!(c.reasoning, "y");
+            every_split(&set, "<think:low>x</think:low><think:high>y</think:high>z")
+                .text("<think:low>x</think:low>z")
+                .reasoning("y");
             // And reasoning is written with it.
             assert_eq!(
                 set.format_reasoning("r").unwrap(),
                 "<think:high>\nr\n</think:high>\n"
             );
             // A think-like tag is not a marker.
-            let c = every_split(&p(), "<thinking>no</thinking>");
-            assert_eq!(c.text, "<thinking>no</thinking>");
+            every_split(&p(), "<thinking>no</thinking>").text("<thinking>no</thinking>");
         }
 
         /// Checkpoints whose call markers carry a suffix (`<tool_sep:opensource>`): read with
@@ -1308,11 +1265,8 @@ mod tests {
                 "<think:high>Beijing.</think:high>{}",
                 sfx(&format!("<tool_calls>\n{CALL}\n</tool_calls>"))
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Beijing", "days": 2}))]
-            );
+            let c =
+                every_split(&p(), &text).call("get_weather", json!({"city": "Beijing", "days": 2}));
             assert_eq!((c.reasoning.as_str(), c.text.trim()), ("Beijing.", ""));
             assert!(c.errors.is_empty(), "{:?}", c.errors);
             assert_eq!(notices(&p(), &text).len(), 2);
@@ -1326,14 +1280,11 @@ mod tests {
             let text = format!(
                 "<think>Beijing.</think>Checking.\n<tool_calls>\n{CALL}\n</tool_calls>\nDone."
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Beijing", "days": 2}))]
-            );
-            assert_eq!(c.reasoning, "Beijing.");
-            assert_eq!(c.text, "Checking.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .call("get_weather", json!({"city": "Beijing", "days": 2}))
+                .reasoning("Beijing.")
+                .text("Checking.\n\nDone.")
+                .no_errors();
         }
 
         #[test]
@@ -1346,16 +1297,13 @@ mod tests {
                 text,
                 "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &text)
+                .calls(&[
                     ("get_weather".into(), json!({"city": "Beijing"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert_eq!(c.text, "");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+                    search_for("rain"),
+                ])
+                .text("")
+                .no_errors();
         }
 
         #[test]
@@ -1365,8 +1313,7 @@ mod tests {
                 "<tool_calls>\n<tool_call>search<tool_sep>\n</tool_call>\n</tool_calls>",
                 "<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
             ] {
-                let c = every_split(&p(), text);
-                assert_eq!(c.calls.len(), 1, "{text}");
+                let c = every_split(&p(), text).call_count(1);
                 assert_eq!(c.calls[0].0, "search", "{text}");
                 assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
                 assert_eq!(c.text, "", "{text}");
@@ -1379,30 +1326,20 @@ mod tests {
             let text = format!(
                 "<tool_calls>\n<tool_call>write_file<tool_sep>\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>\n</tool_calls>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"content": content, "path": "/a.py"})
-                )]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .call("write_file", json!({"content": content, "path": "/a.py"}))
+                .no_errors();
         }
 
         #[test]
         fn unfinished_and_malformed_calls_are_kept_and_reported() {
             let cut = "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Bei";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
 
             let bad = p().malformed_call("get_weather", &json!({"city": "Beijing"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1426,7 +1363,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("solar-open").unwrap()
@@ -1437,30 +1374,24 @@ mod tests {
         #[test]
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<|think:start|>Seoul.<|think:end|>Checking.{CALL}Done.<|im:end|>");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Seoul", "days": 2}))]
-            );
-            assert_eq!(c.reasoning, "Seoul.");
-            assert_eq!(c.text, "Checking.Done.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .call("get_weather", json!({"city": "Seoul", "days": 2}))
+                .reasoning("Seoul.")
+                .text("Checking.Done.")
+                .no_errors();
         }
 
         /// A call whose `<|tool_call:end|>` was left out ends where the next call begins.
         #[test]
         fn a_call_without_its_end_ends_at_the_next_call() {
             let first = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n";
-            let c = every_split(&p(), &format!("{first}{CALL}"));
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &format!("{first}{CALL}"))
+                .calls(&[
                     ("search".into(), json!({"query": "rain"})),
-                    ("get_weather".into(), json!({"city": "Seoul", "days": 2}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-            assert_eq!(c.text.trim(), "");
+                    ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
+                ])
+                .no_errors()
+                .text_trimmed("");
         }
 
         #[test]
@@ -1471,15 +1402,12 @@ mod tests {
                 "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
             );
             let text = format!("{CALL}{call}");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &text)
+                .calls(&[
                     ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+                    search_for("rain"),
+                ])
+                .no_errors();
         }
 
         #[test]
@@ -1488,29 +1416,22 @@ mod tests {
             let text = format!(
                 "<|tool_call:start|>write_file\n<|tool_arg:start|>content<|tool_arg:value|>{content}<|tool_arg:end|>\n<|tool_call:end|><|tool_call:start|>search<|tool_call:end|>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &text)
+                .calls(&[
                     ("write_file".into(), json!({"content": content})),
-                    ("search".into(), json!({}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+                    ("search".into(), json!({})),
+                ])
+                .no_errors();
         }
 
         #[test]
         fn unfinished_and_malformed_calls_are_kept_and_reported() {
             let cut = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Se";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Seoul"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1535,7 +1456,7 @@ mod tests {
 
         use crate::part::Part;
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("hy-v4").unwrap()
@@ -1558,17 +1479,14 @@ mod tests {
         #[test]
         fn the_suffix_is_learned_from_the_first_marker_and_said() {
             let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{CALLS}");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), &text)
+                .calls(&[
                     ("get_weather".into(), json!({"city": "Beijing", "days": 2})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert_eq!(c.reasoning, "Two tools.");
-            assert_eq!(c.text, "Checking.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+                    search_for("rain"),
+                ])
+                .reasoning("Two tools.")
+                .text("Checking.")
+                .no_errors();
             let said = notices(&p(), &text);
             assert_eq!(said.len(), 2, "{said:?}");
             assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
@@ -1580,9 +1498,9 @@ mod tests {
         fn markers_with_another_suffix_once_learned_are_text() {
             let other = "<tool_call:deadbeef>search<arg_key:deadbeef>query</arg_key:deadbeef><arg_value:deadbeef>x</arg_value:deadbeef></tool_call:deadbeef>";
             let text = format!("{CALLS} then {other}");
-            let c = every_split(&p(), &text);
-            assert_eq!(c.calls.len(), 2);
-            assert_eq!(c.text, format!(" then {other}"));
+            every_split(&p(), &text)
+                .call_count(2)
+                .text(format!(" then {other}"));
             // Reasoning markers with another suffix than the set one are text.
             let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
             let c = every_split(&set, &format!("<think:abc>x</think:abc>{other}"));
@@ -1599,16 +1517,11 @@ mod tests {
             let text = format!(
                 "<tool_calls:6124c78e><tool_call:6124c78e>write_file<arg_key:6124c78e>content</arg_key:6124c78e><arg_value:6124c78e>{content}</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("write_file".into(), json!({"content": content}))]
-            );
+            every_split(&p(), &text).call("write_file", json!({"content": content}));
             let cut = "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Bei";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut);
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
         }
 
         #[test]
@@ -1648,7 +1561,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools};
 
         fn p() -> Protocol {
             Protocol::from_name("k2-horizon").unwrap()
@@ -1668,10 +1581,10 @@ mod tests {
                 "<ifm|tool_calls>\n<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Oslo</ifm|arg_value>\n<ifm|arg_key>days</ifm|arg_key>\n<ifm|arg_type>integer</ifm|arg_type>\n<ifm|arg_value>2</ifm|arg_value>\n</ifm|tool_call>\n<ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call>\n</ifm|tool_calls>",
                 "<ifm|tool_calls><ifm|tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}</ifm|tool_call>\n<ifm|tool_call>{\"name\": \"search\", \"arguments\": \"{\\\"query\\\": \\\"rain\\\"}\"}</ifm|tool_call></ifm|tool_calls>",
             ] {
-                let c = every_split(&p().with_reasoning_open(Some(false)), text);
-                assert_eq!(c.calls, want, "{text}");
-                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-                assert_eq!(c.text.trim(), "", "{text}");
+                every_split(&p().with_reasoning_open(Some(false)), text)
+                    .calls(&want)
+                    .no_errors()
+                    .text_trimmed("");
             }
         }
 
@@ -1683,19 +1596,18 @@ mod tests {
                 "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
             );
             for close in ["</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"] {
-                let c = every_split(&p(), &format!("Rain first.{close}Sure.{call}"));
-                assert_eq!(c.reasoning, "Rain first.", "{close}");
-                assert_eq!(c.text, "Sure.", "{close}");
-                assert_eq!(c.calls.len(), 1, "{close}");
+                every_split(&p(), &format!("Rain first.{close}Sure.{call}"))
+                    .reasoning("Rain first.")
+                    .text("Sure.")
+                    .call_count(1);
             }
             // Written whole, any opener goes with any closer; a marker of no effort is text.
             let open = p().with_reasoning_open(Some(false));
-            let c = every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x");
-            assert_eq!(c.reasoning, "hm");
-            assert_eq!(c.text, "ok <ifm|thinking> x");
+            every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x")
+                .reasoning("hm")
+                .text("ok <ifm|thinking> x");
             // A call inside reasoning is reasoning.
-            let c = every_split(&p(), &format!("maybe {call}</ifm|think>"));
-            assert!(c.calls.is_empty());
+            every_split(&p(), &format!("maybe {call}</ifm|think>")).no_calls();
         }
 
         #[test]
@@ -1705,36 +1617,28 @@ mod tests {
             let text = format!(
                 "<ifm|tool_calls><ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key><ifm|arg_value>{content}</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
             );
-            let c = every_split(&p, &text);
-            assert_eq!(
-                c.calls,
-                [("write_file".into(), json!({"content": content}))]
-            );
+            every_split(&p, &text).call("write_file", json!({"content": content}));
 
             let cut = "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Os";
-            let c = every_split(&p, cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut);
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p, cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
 
             let cut_json = "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {";
-            let c = every_split(&p, cut_json);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut_json);
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p, cut_json)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
 
             let bad_json = "<ifm|tool_calls><ifm|tool_call>{\"arguments\": {}}</ifm|tool_call></ifm|tool_calls>";
-            let c = every_split(&p, bad_json);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad_json);
-            assert_eq!(c.errors, ["malformed-tool-call"]);
+            every_split(&p, bad_json)
+                .kept()
+                .errors(&["malformed-tool-call"]);
 
             // The whole JSON without its close, at the end of the output, is the call.
-            let c = every_split(
+            every_split(
                 &p,
                 "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
-            );
-            assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+            ).calls(&[search_for("x")]);
         }
 
         #[test]
@@ -1760,10 +1664,11 @@ mod tests {
     }
 
     mod glm_flash {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{
+            every_split, search_for, two_calls, weather_paris, weather_paris_days,
+        };
 
         fn p() -> Protocol {
             Protocol::from_name("glm-flash").unwrap()
@@ -1772,30 +1677,17 @@ mod tests {
         #[test]
         fn json_arguments_after_the_name_with_and_without_the_close() {
             let text = "<think>Two calls.</think>Checking.<tool_call>get_weather>{\"city\": \"Paris\", \"days\": 3}</tool_call><tool_call>search>{\"query\": \"rain\"}";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "Two calls.");
-            assert_eq!(c.text, "Checking.");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .reasoning("Two calls.")
+                .text("Checking.")
+                .calls(&[weather_paris_days(3), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn the_4_7_markup_is_read_beside_it() {
             let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>\n<tool_call>search>{\"query\": \"a<tool_call>b\"}</tool_call> done";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "a<tool_call>b"}))
-                ]
-            );
+            let c = every_split(&p(), text).calls(&[weather_paris(), search_for("a<tool_call>b")]);
             // The newline between the calls is layout (see the emitter).
             assert_eq!(c.text, " done");
             assert!(c.errors.is_empty(), "{:?}", c.errors);
@@ -1804,25 +1696,16 @@ mod tests {
         #[test]
         fn unfinished_and_malformed_calls_are_reported() {
             let cut = "<tool_call>get_weather>{\"city\": \"Pa";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            every_split(&p(), cut).no_calls().error_count(1);
             let bad = "<tool_call>get_weather>{\"city\" 1}</tool_call> after";
-            let c = every_split(&p(), bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            let c = every_split(&p(), bad).no_calls().error_count(1);
             assert!(c.text.ends_with(" after"), "{:?}", c.text);
         }
 
         #[test]
         fn written_calls_and_the_prompt_read_back() {
-            let a = json!({"city": "Paris"});
-            let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
-            let c = every_split(&p(), &written);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), a), ("search".into(), json!({}))]
-            );
+            let (written, a, b) = two_calls(&p(), None);
+            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
             let tools = crate::protocol::tests_support::tools();
             let prompt = p().system_prompt(&tools);
             let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();

@@ -347,7 +347,10 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, search_for, tools, two_calls, unknown_tool_is_flagged,
+        weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
@@ -365,19 +368,12 @@ mod tests {
 
     #[test]
     fn one_call() {
-        let c = every_split(&p(), WEATHER);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
+        let c = every_split(&p(), WEATHER).calls(&[weather_paris_days(3)]);
         assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
         assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
         // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
         let bare = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\": \"rust\"}<|call|>";
-        assert_eq!(
-            every_split(&p(), bare).calls,
-            [("search".into(), json!({"query": "rust"}))]
-        );
+        assert_eq!(every_split(&p(), bare).calls, [search_for("rust")]);
         // `<|constrain|>json` is optional.
         let plain =
             "<|channel|>commentary to=functions.search<|message|>{\"query\": \"x\"}<|call|>";
@@ -386,12 +382,10 @@ mod tests {
 
     #[test]
     fn two_parallel_calls() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(CALL).count(), 2);
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        let c =
+            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
         assert!(c.text.is_empty() && c.errors.is_empty());
     }
 
@@ -400,9 +394,9 @@ mod tests {
         let text = format!(
             "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check.It is sunny.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .text("Let me check.It is sunny.")
+            .call_count(1);
         let kinds: Vec<SpanKind> = spans(&text).iter().map(|s| s.0).collect();
         assert_eq!(
             kinds,
@@ -415,17 +409,16 @@ mod tests {
             ]
         );
         // Text outside any message is text too.
-        let c = every_split(&p(), &format!("Before. {WEATHER} After."));
-        assert_eq!(c.text, "Before.  After.");
+        every_split(&p(), &format!("Before. {WEATHER} After.")).text("Before.  After.");
     }
 
     #[test]
     fn reasoning_before_the_call() {
         let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
-        assert!(c.text.is_empty());
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1)
+            .text("");
         assert_eq!(
             spans(&text)[..3],
             [
@@ -444,70 +437,57 @@ mod tests {
     #[test]
     fn calls_from_the_analysis_channel_count() {
         let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
-        assert!(c.reasoning.is_empty());
+        every_split(&p(), text)
+            .calls(&[search_for("q")])
+            .reasoning("");
     }
 
     #[test]
     fn a_call_split_at_every_byte() {
         let text = r#"<|channel|>analysis<|message|>é😀 think<|end|><|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"path": "/a", "content": "<|call|> inside\n  x"}<|call|>"#;
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": "<|call|> inside\n  x"})
-            )]
-        );
-        assert_eq!(c.reasoning, "é😀 think");
+        every_split(&p(), text)
+            .call(
+                "write_file",
+                json!({"path": "/a", "content": "<|call|> inside\n  x"}),
+            )
+            .reasoning("é😀 think");
     }
 
     #[test]
     fn a_missing_end_at_the_end_of_input_is_forgiven() {
         let text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty());
+        every_split(&p(), text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .no_errors();
         // The next message ends a call too.
         let text = format!("{}{WEATHER}", text);
         assert_eq!(every_split(&p(), &text).calls.len(), 2);
         // Unfinished JSON at the end stays text, with an error.
         let cut = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ro";
-        let c = every_split(&p(), cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, cut);
+        every_split(&p(), cut)
+            .kept()
+            .errors(&["unfinished-tool-call"]);
         // So does a header cut short.
-        let c = every_split(&p(), "<|channel|>commentary to=functions.get_weather");
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        every_split(&p(), "<|channel|>commentary to=functions.get_weather")
+            .errors(&["unfinished-tool-call"]);
     }
 
     #[test]
     fn a_malformed_body_is_text_and_an_error() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        let (text, bad) = malformed_then_good(&p());
         assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
         // A recipient that cannot be a function name.
-        let c = every_split(
+        every_split(
             &p(),
             "<|channel|>commentary to=functions.{{name}}<|message|>{}<|call|>",
-        );
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
+        )
+        .no_calls()
+        .errors(&["malformed-tool-call"]);
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let text = p().format_call("launch", &json!({"x": 1}));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
         // A built-in tool's recipient is a call too, not silent text.
         let c = every_split(
             &p(),
@@ -520,9 +500,9 @@ mod tests {
     #[test]
     fn the_recipient_in_the_role_header() {
         let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-        assert!(c.errors.is_empty());
+        every_split(&p(), text)
+            .call("get_weather", json!({"city": "Oslo"}))
+            .no_errors();
     }
 
     /// The recipient in the role header, before the channel, in every channel a call comes
@@ -537,12 +517,7 @@ mod tests {
             "<|start|>assistant to=functions.get_weather<|channel|>analysis<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Oslo"}))],
-                "{text}"
-            );
+            let c = every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
             assert!(
                 c.errors.is_empty() && c.reasoning.is_empty() && c.text.is_empty(),
                 "{text}: {c:?}"
@@ -551,9 +526,9 @@ mod tests {
         }
         // After reasoning, as gpt-oss writes it.
         let text = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Need weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), text)
+            .reasoning("Need weather.")
+            .call_count(1);
     }
 
     /// A call to a built-in tool (the browser, the python container) is a call to that name,
@@ -574,8 +549,7 @@ mod tests {
                 "python",
             ),
         ] {
-            let c = every_split(&p(), text);
-            assert_eq!(c.calls.len(), 1, "{text}: {c:?}");
+            let c = every_split(&p(), text).call_count(1);
             assert_eq!(c.calls[0].0, name, "{text}");
             assert_eq!(c.errors, ["unknown-tool"], "{text}");
             assert!(c.text.is_empty() && c.reasoning.is_empty(), "{text}: {c:?}");
@@ -587,14 +561,13 @@ mod tests {
     #[test]
     fn spaced_special_tokens_read_the_same() {
         let text = "<|channel|> analysis<|message|> The user wants Oslo.<|end|> <|start|> assistant<|channel|> commentary to=functions.get_weather <|constrain|> json<|message|> {\"city\": \"Oslo\"}<|call|> ";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "The user wants Oslo.");
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        let c = every_split(&p(), text)
+            .reasoning("The user wants Oslo.")
+            .call("get_weather", json!({"city": "Oslo"}));
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
         // The recipient in the role header, and a final answer.
         let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
+        every_split(&p(), text).calls(&[search_for("q")]);
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
         let c = every_split(&p(), text);
         assert_eq!(
@@ -606,15 +579,13 @@ mod tests {
         let covered: usize = parsed.spans.iter().map(|s| s.end - s.start).sum();
         assert_eq!(covered + c.text.len(), text.len(), "{:?}", parsed.spans);
         // Unspaced output keeps a space that follows `<|message|>`: it is the content's.
-        let c = every_split(&p(), "<|channel|>final<|message|> Hi<|return|>");
-        assert_eq!(c.text, " Hi");
+        every_split(&p(), "<|channel|>final<|message|> Hi<|return|>").text(" Hi");
     }
 
     #[test]
     fn commentary_without_a_recipient_is_text() {
         let text = "<|channel|>commentary<|message|>I will look it up.<|end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.text, "I will look it up.");
+        let c = every_split(&p(), text).text("I will look it up.");
         assert!(c.calls.is_empty() && c.errors.is_empty());
         // A tool result (a message from the tool to the assistant) is not a call either.
         let result = p().format_result("get_weather", "18 degrees");
@@ -654,9 +625,7 @@ mod tests {
     #[test]
     fn a_header_too_long_is_text() {
         let text = format!("<|channel|>{}<|message|>x", "a".repeat(600));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, text);
-        assert!(c.calls.is_empty());
+        every_split(&p(), &text).kept();
     }
 
     #[test]

@@ -215,7 +215,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
     const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
 
@@ -224,23 +224,15 @@ mod tests {
     #[test]
     fn an_unnamed_object_in_reasoning_does_not_hold_the_close() {
         let p = Protocol::from_name("trinity").unwrap();
-        let c = every_split(&p, "<think>{\"name\": </think>after");
-        assert_eq!(c.reasoning, "{\"name\": ");
-        assert_eq!(c.text, "after");
+        let c = every_split(&p, "<think>{\"name\": </think>after")
+            .reasoning("{\"name\": ")
+            .text("after");
         assert!(c.calls.is_empty() && c.errors.is_empty(), "{c:?}");
         // A named one is a call: the marker inside its value is its text.
-        let c = every_split(
+        every_split(
             &p,
             "<think>{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"</think>\"}}</think>after",
-        );
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": "</think>"})
-            )]
-        );
-        assert_eq!(c.text, "after");
+        ).call("write_file", json!({"path": "/a", "content": "</think>"})).text("after");
     }
 
     /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
@@ -248,9 +240,9 @@ mod tests {
     #[test]
     fn trinity_calls_inside_think_count() {
         let p = Protocol::from_name("trinity").unwrap();
-        let c = every_split(&p, THOUGHT_AND_CALL);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert!(c.errors.is_empty(), "{c:?}");
+        let c = every_split(&p, THOUGHT_AND_CALL)
+            .calls(&[weather_paris()])
+            .no_errors();
         assert!(
             c.reasoning.contains("The user wants Paris.") && c.reasoning.contains("Now I wait.")
         );
@@ -258,8 +250,7 @@ mod tests {
         assert_eq!(c.text.trim(), "Checking.");
         // Outside reasoning, as hermes.
         let call = p.format_call("search", &json!({"query": "rust"}));
-        let c = every_split(&p, &format!("<think>hm</think>\n{call}"));
-        assert_eq!(c.calls, [("search".into(), json!({"query": "rust"}))]);
+        every_split(&p, &format!("<think>hm</think>\n{call}")).calls(&[search_for("rust")]);
         assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
     }
 
@@ -267,8 +258,7 @@ mod tests {
     #[test]
     fn hermes_calls_inside_think_are_reasoning() {
         let p = Protocol::from_name("hermes").unwrap();
-        let c = every_split(&p, THOUGHT_AND_CALL);
-        assert!(c.calls.is_empty(), "{c:?}");
+        let c = every_split(&p, THOUGHT_AND_CALL).no_calls();
         assert!(c.reasoning.contains("tool_call"));
     }
 

@@ -381,7 +381,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()
@@ -390,17 +392,11 @@ mod tests {
     #[test]
     fn thinking_text_and_tool_blocks() {
         let text = "<|message_model|><|content_thinking|>The user wants Paris.<|end_message|><|message_model|><|content_text|>Let me check.<|end_message|><|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|><|message_model|>search<|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{\"query\":\"rain\"}}<|end_message|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "The user wants Paris.");
-        assert_eq!(c.text, "Let me check.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .reasoning("The user wants Paris.")
+            .text("Let me check.")
+            .calls(&[weather_paris_days(3), search_for("rain")])
+            .no_errors();
     }
 
     /// A block's tokens are format (markup spans) and a thinking block's content alone is the
@@ -437,43 +433,32 @@ mod tests {
     /// hold the `<` as the start of a block's opener).
     #[test]
     fn a_close_after_a_stray_angle_bracket() {
-        let c = every_split(&p(), "<|content_thinking|><<|end_message|>");
-        assert_eq!(c.text, "<|content_thinking|><");
-        let c = every_split(&p(), "a<<|end_message|>b<");
-        assert_eq!(c.text, "a<b<");
+        every_split(&p(), "<|content_thinking|><<|end_message|>").text("<|content_thinking|><");
+        every_split(&p(), "a<<|end_message|>b<").text("a<b<");
     }
 
     #[test]
     fn blocks_in_any_order() {
         let text = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{}}<|end_message|><|message_model|><|content_thinking|>Then text.<|end_message|><|message_model|><|content_text|>Done.<|end_message|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("search".into(), json!({}))]);
-        assert_eq!(c.reasoning, "Then text.");
-        assert_eq!(c.text, "Done.");
+        every_split(&p(), text)
+            .call("search", json!({}))
+            .reasoning("Then text.")
+            .text("Done.");
     }
 
     #[test]
     fn unfinished_and_malformed_calls_are_reported() {
         let cut = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Pa";
-        let c = every_split(&p(), cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), cut).no_calls().error_count(1);
         let bad = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\": }}<|end_message|><|message_model|><|content_text|>after<|end_message|>";
-        let c = every_split(&p(), bad);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let c = every_split(&p(), bad).no_calls().error_count(1);
         assert!(c.text.ends_with("after"), "{:?} {:?}", c.text, c.errors);
     }
 
     #[test]
     fn written_calls_and_the_prompt_read_back() {
-        let a = json!({"city": "Paris"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &json!({}))]);
-        let c = every_split(&p(), &written);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), a), ("search".into(), json!({}))]
-        );
+        let (written, a, b) = two_calls(&p(), None);
+        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
         let prompt = p().system_prompt(&tools());
         let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back.name(), "inkling");

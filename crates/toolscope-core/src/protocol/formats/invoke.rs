@@ -762,7 +762,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("deepseek-dsml").unwrap()
@@ -773,43 +773,34 @@ mod tests {
         #[test]
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
-            assert_eq!(c.reasoning, "Paris.");
-            assert_eq!(c.text, "Checking.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3)])
+                .reasoning("Paris.")
+                .text("Checking.\n\nDone.")
+                .no_errors();
         }
 
         #[test]
         fn v4_tool_calls_blocks_and_parallel_invokes() {
             let text = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"search\">\n<｜DSML｜parameter name=\"query\" string=\"true\">rain</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
+            every_split(&p(), text)
+                .calls(&[
                     ("get_weather".into(), json!({"city": "Oslo"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+                    search_for("rain"),
+                ])
+                .no_errors();
         }
 
         #[test]
         fn string_false_values_are_json_and_string_true_values_are_text() {
             // An unknown tool has no schema: only the attribute says what a value is.
             let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"plan\">\n<｜DSML｜parameter name=\"steps\" string=\"false\">[1, {\"a\": true}]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">2.5</｜DSML｜parameter>\n<｜DSML｜parameter name=\"code\" string=\"true\">[1, 2]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"word\" string=\"false\">hello</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "plan".into(),
-                    json!({"steps": [1, {"a": true}], "n": 2.5, "code": "[1, 2]", "word": "hello"})
-                )]
-            );
-            assert_eq!(c.errors, ["unknown-tool"]);
+            every_split(&p(), text)
+                .call(
+                    "plan",
+                    json!({"steps": [1, {"a": true}], "n": 2.5, "code": "[1, 2]", "word": "hello"}),
+                )
+                .errors(&["unknown-tool"]);
         }
 
         #[test]
@@ -818,28 +809,18 @@ mod tests {
             let text = format!(
                 "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n<｜DSML｜parameter name=\"content\" string=\"true\">{content}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"path\" string=\"true\">/a.py</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"content": content, "path": "/a.py"})
-                )]
-            );
+            every_split(&p(), &text)
+                .call("write_file", json!({"content": content, "path": "/a.py"}));
         }
 
         #[test]
         fn unterminated_and_malformed() {
             let cut = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Par";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -875,7 +856,9 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{
+            every_split, search_for, tools, weather_paris, weather_paris_days,
+        };
 
         fn p() -> Protocol {
             Protocol::from_name("minimax-m2").unwrap()
@@ -886,22 +869,17 @@ mod tests {
         #[test]
         fn starts_inside_reasoning_then_calls_with_text_around() {
             let text = format!("Paris needs the weather.\n</think>\nChecking.\n{CALL}\nDone.");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
-            assert_eq!(c.reasoning.trim(), "Paris needs the weather.");
-            assert_eq!(c.text, "\nChecking.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3)])
+                .reasoning_trimmed("Paris needs the weather.")
+                .text("\nChecking.\n\nDone.")
+                .no_errors();
         }
 
         #[test]
         fn an_output_that_does_not_reason_reads_with_reasoning_closed() {
             let closed = p().with_reasoning_open(Some(false));
-            let c = every_split(&closed, CALL);
-            assert_eq!(c.calls.len(), 1);
-            assert_eq!(c.reasoning, "");
+            every_split(&closed, CALL).call_count(1).reasoning("");
         }
 
         #[test]
@@ -911,14 +889,8 @@ mod tests {
                 ("search", &json!({"query": "rain"})),
             ]);
             assert_eq!(text.matches("<minimax:tool_call>").count(), 1);
-            let c = every_split(&p(), &format!("</think>{text}"));
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
+            every_split(&p(), &format!("</think>{text}"))
+                .calls(&[weather_paris(), search_for("rain")]);
         }
 
         #[test]
@@ -927,25 +899,15 @@ mod tests {
             let text = format!(
                 "</think><minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"path\">/a.rs</parameter>\n<parameter name=\"content\">{content}</parameter>\n</invoke>\n</minimax:tool_call>"
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"path": "/a.rs", "content": content})
-                )]
-            );
+            every_split(&p(), &text)
+                .call("write_file", json!({"path": "/a.rs", "content": content}));
         }
 
         #[test]
         fn values_are_typed_by_the_schema() {
             // `days` is an integer, `city` a string: JSON-looking text there stays text.
             let text = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">[1, 2]</parameter>\n<parameter name=\"days\"> 4 </parameter>\n</invoke>\n</minimax:tool_call>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "[1, 2]", "days": 4}))]
-            );
+            every_split(&p(), text).call("get_weather", json!({"city": "[1, 2]", "days": 4}));
         }
 
         #[test]
@@ -954,16 +916,14 @@ mod tests {
                 let text = format!(
                     "</think><minimax:tool_call>\n{tag}\n<parameter name='city'>Oslo</parameter>\n</invoke>\n</minimax:tool_call>"
                 );
-                let c = every_split(&p(), &text);
-                assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+                every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
             }
         }
 
         #[test]
         fn unterminated_malformed_and_unknown() {
             let cut = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
+            let c = every_split(&p(), cut).no_calls();
             assert!(
                 c.text.contains("<parameter name=\"city\">Par"),
                 "{:?}",
@@ -975,14 +935,12 @@ mod tests {
                 "</think>{}",
                 p().malformed_call("get_weather", &json!({"city": "Paris"}))
             );
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
+            let c = every_split(&p(), &bad).no_calls();
             assert!(c.text.contains("<invoke name=\"\">"), "{:?}", c.text);
             assert!(c.errors.iter().any(|e| e.contains("malformed-tool-call")));
 
             let unknown = "</think><minimax:tool_call>\n<invoke name=\"fly\">\n<parameter name=\"to\">Mars</parameter>\n</invoke>\n</minimax:tool_call>";
-            let c = every_split(&p(), unknown);
-            assert_eq!(c.calls, [("fly".into(), json!({"to": "Mars"}))]);
+            let c = every_split(&p(), unknown).call("fly", json!({"to": "Mars"}));
             assert!(c.errors.iter().any(|e| e.contains("unknown-tool")));
         }
 
@@ -1013,7 +971,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("deepseek-v4.1").unwrap()
@@ -1022,16 +980,10 @@ mod tests {
         #[test]
         fn spaced_dsml_is_read_with_its_space() {
             let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert_eq!(c.text.trim(), "Let me check.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[weather_paris_days(3), search_for("rain")])
+                .text_trimmed("Let me check.")
+                .no_errors();
             let d = Protocol::detect(&tools(), text.as_bytes());
             assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
         }
@@ -1042,20 +994,19 @@ mod tests {
                 let text = format!(
                     "<|DSML|{sp}function_calls>\n<|DSML|{sp}invoke name=\"get_weather\">\n<|DSML|{sp}parameter name=\"city\" string=\"true\">Oslo</|DSML|{sp}parameter>\n</|DSML|{sp}invoke>\n</|DSML|{sp}function_calls>"
                 );
-                let c = every_split(&p(), &text);
-                assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-                assert_eq!(c.text.trim(), "");
-                assert!(c.errors.is_empty(), "{:?}", c.errors);
+                every_split(&p(), &text)
+                    .call("get_weather", json!({"city": "Oslo"}))
+                    .text_trimmed("")
+                    .no_errors();
             }
         }
 
         #[test]
         fn spaced_dsml_cut_off_is_reported() {
             let cut = "<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Par";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
         }
     }
 
@@ -1063,7 +1014,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("gigachat").unwrap()
@@ -1074,13 +1025,10 @@ mod tests {
         #[test]
         fn gcml_calls_with_text_around() {
             let text = format!("Checking.\n{GCML}\nDone.");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
-            assert_eq!(c.text, "Checking.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3)])
+                .text("Checking.\n\nDone.")
+                .no_errors();
         }
 
         #[test]
@@ -1090,60 +1038,42 @@ mod tests {
                 ("search", &json!({"query": "rain"})),
             ]);
             assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Oslo"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
+            every_split(&p(), &text).calls(&[
+                ("get_weather".into(), json!({"city": "Oslo"})),
+                search_for("rain"),
+            ]);
         }
 
         #[test]
         fn gigachat_3_and_3_1_json_calls() {
             let v3 = "Sure.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": 2}}</s>";
-            let c = every_split(&p(), v3);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Rome", "days": 2}))]
-            );
-            assert_eq!(c.text.trim(), "Sure.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), v3)
+                .call("get_weather", json!({"city": "Rome", "days": 2}))
+                .text_trimmed("Sure.")
+                .no_errors();
 
             let v31 =
                 "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
-            let c = every_split(&p(), v31);
-            assert_eq!(c.calls, [("search".into(), json!({"query": "news"}))]);
-            assert_eq!(c.text, "");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), v31)
+                .calls(&[search_for("news")])
+                .text("")
+                .no_errors();
         }
 
         #[test]
         fn a_marker_inside_a_gcml_value_is_the_value() {
             let text = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"write_file\"><｜GCML｜parameter name=\"content\" string=\"true\">say <|function_call|>{}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"content": "say <|function_call|>{}"})
-                )]
-            );
+            every_split(&p(), text)
+                .call("write_file", json!({"content": "say <|function_call|>{}"}));
         }
 
         #[test]
         fn unfinished_and_malformed() {
             let cut = "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
+            let c = every_split(&p(), cut).kept();
             assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"));
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
         }
 
         #[test]
@@ -1166,7 +1096,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("step3").unwrap()
@@ -1177,14 +1107,11 @@ mod tests {
         #[test]
         fn one_call_with_reasoning_and_text_around() {
             let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
-            assert_eq!(c.reasoning, "Weather.");
-            assert_eq!(c.text, "Let me look.\n\nDone.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), &text)
+                .calls(&[weather_paris_days(3)])
+                .reasoning("Weather.")
+                .text("Let me look.\n\nDone.")
+                .no_errors();
         }
 
         /// The name the model repeats after the frame's separator, and a separator between
@@ -1197,8 +1124,7 @@ mod tests {
                 "<｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>",
             );
             for (text, calls) in [(named, 1), (between, 2)] {
-                let c = every_split(&p(), &text);
-                assert_eq!(c.calls.len(), calls, "{text}: {:?}", c.calls);
+                let c = every_split(&p(), &text).call_count(calls);
                 assert_eq!(
                     c.calls[0],
                     ("get_weather".into(), json!({"city": "Paris", "days": 3}))
@@ -1211,16 +1137,10 @@ mod tests {
         #[test]
         fn parallel_calls_on_lines_and_a_call_without_parameters() {
             let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("search".into(), json!({"query": "rain"})),
-                    ("search".into(), json!({}))
-                ]
-            );
-            assert_eq!(c.text.trim(), "");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[search_for("rain"), ("search".into(), json!({}))])
+                .text_trimmed("")
+                .no_errors();
             let written = p().format_calls(&[
                 ("search", &json!({"query": "rain"})),
                 ("get_weather", &json!({"city": "Oslo"})),
@@ -1231,15 +1151,11 @@ mod tests {
         #[test]
         fn unfinished_malformed_and_auto() {
             let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p(), cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, bad, "nothing lost");
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).kept().some_errors();
             let d = Protocol::detect(&tools(), CALL.as_bytes());
             assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
             let prompt = p().system_prompt(&tools());
@@ -1253,7 +1169,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("dots").unwrap()
@@ -1262,26 +1178,20 @@ mod tests {
         #[test]
         fn invoke_markup_in_the_block() {
             let text = "Checking.\n<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">rain</parameter>\n</invoke>\n</dots_function_call>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert_eq!(c.text.trim(), "Checking.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[weather_paris_days(3), search_for("rain")])
+                .text_trimmed("Checking.")
+                .no_errors();
         }
 
         #[test]
         fn a_json_object_in_the_block() {
             let text = "<think>Rain?</think>\n<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</dots_function_call>\nDone.";
-            let c = every_split(&p(), text);
-            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-            assert_eq!(c.reasoning, "Rain?");
-            assert_eq!(c.text.trim(), "Done.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .call("get_weather", json!({"city": "Oslo"}))
+                .reasoning("Rain?")
+                .text_trimmed("Done.")
+                .no_errors();
         }
 
         #[test]
@@ -1290,9 +1200,7 @@ mod tests {
                 "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
                 "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
             ] {
-                let c = every_split(&p(), cut);
-                assert!(c.calls.is_empty());
-                assert_eq!(c.text, cut, "nothing lost");
+                let c = every_split(&p(), cut).kept();
                 assert!(
                     c.errors.iter().any(|e| e == "unfinished-tool-call"),
                     "{:?}",
@@ -1300,9 +1208,7 @@ mod tests {
                 );
             }
             let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad);
-            assert!(c.calls.is_empty());
-            assert!(!c.errors.is_empty());
+            every_split(&p(), &bad).no_calls().some_errors();
             let call = p().format_call("get_weather", &json!({"city": "Paris"}));
             let d = Protocol::detect(&tools(), call.as_bytes());
             assert_eq!(d.protocol.name(), "dots", "{}", d.reason);
@@ -1313,7 +1219,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
+        use crate::protocol::tests_support::{every_split, tools, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("minicpm5").unwrap()
@@ -1322,32 +1228,26 @@ mod tests {
         #[test]
         fn calls_after_reasoning_that_the_template_opened() {
             let text = "Two cities.\n</think>\nChecking.\n<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param></function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("get_weather".into(), json!({"city": "Oslo"}))
-                ]
-            );
-            assert_eq!(c.reasoning.trim(), "Two cities.");
-            assert_eq!(c.text.trim(), "Checking.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[
+                    weather_paris_days(3),
+                    ("get_weather".into(), json!({"city": "Oslo"})),
+                ])
+                .reasoning_trimmed("Two cities.")
+                .text_trimmed("Checking.")
+                .no_errors();
         }
 
         #[test]
         fn cdata_values_and_the_collapsed_tag() {
             let p = p().with_reasoning_open(Some(false));
             let text = "<functionname=\"write_file\"><param name=\"path\">/a.html</param><param name=\"content\"><![CDATA[<b>x</param></b>]]></param></function>";
-            let c = every_split(&p, text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"path": "/a.html", "content": "<b>x</param></b>"})
-                )]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p, text)
+                .call(
+                    "write_file",
+                    json!({"path": "/a.html", "content": "<b>x</param></b>"}),
+                )
+                .no_errors();
         }
 
         /// The space of an opener collapsed or written as the tokenizer's space marker `Ġ`, in
@@ -1365,13 +1265,10 @@ mod tests {
                 let text = format!(
                     "{f}\"get_weather\">{a}\"city\">上海</param>{a}\"days\">2</param></function>"
                 );
-                let c = every_split(&p, &text);
-                assert_eq!(c.calls, want, "{text}");
-                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+                every_split(&p, &text).calls(&want).no_errors();
             }
             // Another word after the opener's first is no opener.
-            let c = every_split(&p, "<paramx name=\"a\">1</paramx>");
-            assert!(c.calls.is_empty());
+            every_split(&p, "<paramx name=\"a\">1</paramx>").no_calls();
         }
 
         #[test]
@@ -1379,26 +1276,20 @@ mod tests {
             let p = p().with_reasoning_open(Some(false));
             let content = "a <![CDATA[ x ]]> </param></function> & b\n";
             let call = p.format_call("write_file", &json!({"content": content}));
-            let c = every_split(&p, &call);
-            assert_eq!(
-                c.calls,
-                [("write_file".into(), json!({"content": content}))]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p, &call)
+                .call("write_file", json!({"content": content}))
+                .no_errors();
         }
 
         #[test]
         fn unfinished_malformed_and_auto() {
             let p = p().with_reasoning_open(Some(false));
             let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
-            let c = every_split(&p, cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, cut, "nothing lost");
-            assert_eq!(c.errors, ["unfinished-tool-call"]);
+            every_split(&p, cut)
+                .kept()
+                .errors(&["unfinished-tool-call"]);
             let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p, &bad);
-            assert!(c.calls.is_empty());
-            assert!(!c.errors.is_empty());
+            every_split(&p, &bad).no_calls().some_errors();
             let call = p.format_call("get_weather", &json!({"city": "Paris"}));
             let d = Protocol::detect(&tools(), call.as_bytes());
             assert_eq!(d.protocol.name(), "minicpm5", "{}", d.reason);

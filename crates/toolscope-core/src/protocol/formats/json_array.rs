@@ -321,10 +321,9 @@ impl ProtocolSpec for JsonArray {
 #[cfg(test)]
 mod tests {
     mod functools {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("functools").unwrap()
@@ -333,14 +332,7 @@ mod tests {
         #[test]
         fn the_family_format_byte_for_byte() {
             let text = "functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
+            let c = every_split(&p(), text).calls(&[weather_paris(), search_for("rain")]);
             assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
         }
 
@@ -352,10 +344,7 @@ mod tests {
                 "functools",
                 "use functools.partial or functools.reduce",
             ] {
-                let c = every_split(&p(), text);
-                assert!(c.calls.is_empty(), "{text}");
-                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-                assert_eq!(c.text, text);
+                every_split(&p(), text).kept().no_errors();
             }
         }
 
@@ -363,9 +352,9 @@ mod tests {
         fn whitespace_may_separate_the_word_and_the_list() {
             let text =
                 "On it. functools \n[{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}] ok";
-            let c = every_split(&p(), text);
-            assert_eq!(c.calls, [("search".into(), json!({"query": "q"}))]);
-            assert_eq!(c.text, "On it.  ok");
+            every_split(&p(), text)
+                .calls(&[search_for("q")])
+                .text("On it.  ok");
         }
     }
 
@@ -373,7 +362,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("nemotron").unwrap()
@@ -382,31 +371,22 @@ mod tests {
         #[test]
         fn the_family_format_byte_for_byte() {
             let text = "<think>\nWeather, then search.\n</think>\n\n<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]</TOOLCALL>";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "\nWeather, then search.\n");
-            assert_eq!(c.text, "\n\n");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty());
+            every_split(&p(), text)
+                .reasoning("\nWeather, then search.\n")
+                .text("\n\n")
+                .calls(&[weather_paris(), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn a_close_tag_inside_a_value_is_value_text() {
             let text = "<TOOLCALL>[{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</TOOLCALL>y\"}}]</TOOLCALL> after";
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [(
-                    "write_file".into(),
-                    json!({"path": "/a", "content": "x</TOOLCALL>y"})
-                )]
-            );
-            assert_eq!(c.text, " after");
+            every_split(&p(), text)
+                .call(
+                    "write_file",
+                    json!({"path": "/a", "content": "x</TOOLCALL>y"}),
+                )
+                .text(" after");
         }
 
         #[test]
@@ -416,18 +396,17 @@ mod tests {
             let text = format!(
                 r#"{broken} after <TOOLCALL>[{{"name": "get_weather", "arguments": {{"city": "Rome"}}}}]</TOOLCALL>"#
             );
-            let c = every_split(&p(), &text);
-            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-            assert_eq!(c.errors, ["malformed-tool-call"]);
-            assert_eq!(c.text, format!("{broken} after "));
+            every_split(&p(), &text)
+                .call("get_weather", json!({"city": "Rome"}))
+                .errors(&["malformed-tool-call"])
+                .text(format!("{broken} after "));
         }
     }
 
     mod granite {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
         fn p() -> Protocol {
             Protocol::from_name("granite").unwrap()
@@ -436,41 +415,31 @@ mod tests {
         #[test]
         fn the_family_format_byte_for_byte() {
             let text = "Checking.<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-            let c = every_split(&p(), text);
-            assert_eq!(c.text, "Checking.");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty());
+            every_split(&p(), text)
+                .text("Checking.")
+                .calls(&[weather_paris_days(3), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn reasoning_then_a_call() {
             let text = "<think>The user wants Paris.</think><|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "The user wants Paris.");
-            assert_eq!(c.calls.len(), 1);
+            every_split(&p(), text)
+                .reasoning("The user wants Paris.")
+                .call_count(1);
         }
 
         #[test]
         fn a_token_without_an_array_is_reported() {
             let text = "<|tool_call|>get_weather please";
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.text, text);
-            assert_eq!(c.errors.len(), 1);
+            every_split(&p(), text).kept().error_count(1);
         }
     }
 
     mod jamba {
-        use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("jamba").unwrap()
@@ -479,28 +448,18 @@ mod tests {
         #[test]
         fn the_family_format_byte_for_byte() {
             let text = "Let me check.\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]</tool_calls><|eom|>";
-            let c = every_split(&p(), text);
-            assert_eq!(c.text, "Let me check.\n");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty());
+            every_split(&p(), text)
+                .text("Let me check.\n")
+                .calls(&[weather_paris(), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn unfinished_and_malformed_arrays_are_reported() {
             let cut = "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-            let c = every_split(&p(), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            every_split(&p(), cut).no_calls().error_count(1);
             let bad = "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\" \"x\"}}]</tool_calls> after";
-            let c = every_split(&p(), bad);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            let c = every_split(&p(), bad).no_calls().error_count(1);
             assert!(c.text.ends_with(" after"));
         }
     }
@@ -509,7 +468,7 @@ mod tests {
         use serde_json::json;
 
         use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, weather_paris};
 
         fn p() -> Protocol {
             Protocol::from_name("hunyuan").unwrap()
@@ -518,25 +477,18 @@ mod tests {
         #[test]
         fn reasoning_then_calls_in_the_answer() {
             let text = "<think>\nWeather first.\n</think>\n<answer>\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {}}]</tool_calls>\n</answer>";
-            let c = every_split(&p(), text);
-            assert_eq!(c.reasoning, "\nWeather first.\n");
-            assert_eq!(c.text.trim(), "");
+            let c = every_split(&p(), text)
+                .reasoning("\nWeather first.\n")
+                .text_trimmed("");
             assert!(!c.text.contains("answer"));
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({}))
-                ]
-            );
+            assert_eq!(c.calls, [weather_paris(), ("search".into(), json!({}))]);
             assert!(c.errors.is_empty());
         }
 
         #[test]
         fn calls_inside_think_are_reasoning() {
             let text = "<think>\nMaybe <tool_calls>[{\"name\": \"search\", \"arguments\": {}}]</tool_calls>\n</think>\n<answer>\nNo call needed.\n</answer>";
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty());
+            let c = every_split(&p(), text).no_calls();
             assert!(c.reasoning.contains("<tool_calls>"));
             assert_eq!(c.text.trim(), "No call needed.");
         }
@@ -544,12 +496,10 @@ mod tests {
         #[test]
         fn a_leading_assistant_prefix_is_format() {
             let text = "助手：It is sunny in Paris.";
-            let c = every_split(&p(), text);
-            assert_eq!(c.text, "It is sunny in Paris.");
+            every_split(&p(), text).text("It is sunny in Paris.");
             // Only where the answer begins: in prose it is the word.
             let text = "\n助手：<answer>\n用户：你好\n助手：你好！\n</answer>";
-            let c = every_split(&p(), text);
-            assert_eq!(c.text.trim(), "用户：你好\n助手：你好！");
+            every_split(&p(), text).text_trimmed("用户：你好\n助手：你好！");
         }
     }
 }

@@ -178,7 +178,9 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k2").unwrap()
@@ -203,10 +205,10 @@ mod tests {
     fn one_call_with_text_before_and_after() {
         let call = weather("Paris");
         let text = format!("Let me check. {call} Done.");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.text, "Let me check.  Done.");
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .text("Let me check.  Done.")
+            .calls(&[weather_paris()])
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];
         assert_eq!(span.kind, SpanKind::ToolCall);
@@ -217,8 +219,7 @@ mod tests {
     fn the_id_is_the_tool_call_id() {
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Oslo\"}<|tool_call_end|><|tool_calls_section_end|>";
         assert_eq!(call_ids(text), ["functions.get_weather:0"]);
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        every_split(&p(), text).call("get_weather", json!({"city": "Oslo"}));
         // Without the prefix or the index, the header still names the tool and is the id.
         let bare = format!("{CALL_BEGIN} get_weather:3 {ARGS_BEGIN}{{}}{CALL_END}");
         assert_eq!(call_ids(&bare), ["get_weather:3"]);
@@ -228,17 +229,15 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
         assert_eq!(
             call_ids(&written),
             ["functions.get_weather:0", "functions.search:1"]
         );
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
-        assert_eq!(c.text, "");
+        every_split(&p(), &written)
+            .calls(&[("get_weather".into(), a), ("search".into(), b)])
+            .text("");
     }
 
     #[test]
@@ -247,17 +246,17 @@ mod tests {
         let ids = call_ids(&text);
         assert_eq!(ids[0], "functions.get_weather:0");
         assert_ne!(ids[1], ids[0]);
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls.len(), 2);
-        assert_eq!(c.errors, ["duplicate-call-id"]);
+        every_split(&p(), &text)
+            .call_count(2)
+            .errors(&["duplicate-call-id"]);
     }
 
     #[test]
     fn reasoning_before_the_call() {
         let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris, so get_weather.")
+            .call_count(1);
         // The template does not open the block; `--reasoning-open` reads one that did.
         assert!(!p().reasoning_open());
         let open = p().with_reasoning_open(Some(true));
@@ -271,18 +270,18 @@ mod tests {
             "<think>I need the weather. {} Now the answer.</think>It is sunny.",
             weather("Lima")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Lima"}))]);
-        assert_eq!(c.reasoning, "I need the weather.  Now the answer.");
-        assert_eq!(c.text, "It is sunny.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Lima"}))
+            .reasoning("I need the weather.  Now the answer.")
+            .text("It is sunny.")
+            .no_errors();
     }
 
     #[test]
     fn what_may_begin_a_marker_stays_on_its_side_of_the_think_markers() {
-        let c = every_split(&p(), "a <|tool_call<think>b <|tool_calls</think>c <");
-        assert_eq!(c.reasoning, "b <|tool_calls");
-        assert_eq!(c.text, "a <|tool_callc <");
+        let c = every_split(&p(), "a <|tool_call<think>b <|tool_calls</think>c <")
+            .reasoning("b <|tool_calls")
+            .text("a <|tool_callc <");
         assert!(c.calls.is_empty() && c.errors.is_empty());
     }
 
@@ -293,9 +292,9 @@ mod tests {
     fn the_think_close_after_a_section_opening_closes_the_reasoning() {
         let p = p().with_reasoning_open(Some(true));
         let text = "<|tool_calls_section_begin|></think>";
-        let c = every_split(&p, text);
-        assert_eq!(c.reasoning, "<|tool_calls_section_begin|>");
-        assert_eq!(c.errors, ["malformed-tool-call"]);
+        let c = every_split(&p, text)
+            .reasoning("<|tool_calls_section_begin|>")
+            .errors(&["malformed-tool-call"]);
         assert!(c.text.is_empty() && c.calls.is_empty(), "{c:?}");
         let parsed = p.parse_generated(&tools(), text.as_bytes());
         assert!(
@@ -307,16 +306,16 @@ mod tests {
             parsed.spans
         );
         // Then the answer follows, outside reasoning.
-        let c = every_split(&p, "hmm <|tool_calls_section_begin|></think>It is sunny.");
-        assert_eq!(c.text, "It is sunny.");
+        every_split(&p, "hmm <|tool_calls_section_begin|></think>It is sunny.")
+            .text("It is sunny.");
         // After a call whose close markers never came, the call stands.
         let text = format!(
             "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}</think>It is sunny."
         );
-        let c = every_split(&p, &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert_eq!(c.text, "It is sunny.");
-        assert!(c.errors.is_empty(), "{c:?}");
+        every_split(&p, &text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .text("It is sunny.")
+            .no_errors();
     }
 
     #[test]
@@ -324,9 +323,9 @@ mod tests {
         let text = format!(
             "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Rome"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Rome"}))
+            .no_errors();
         let text = format!(
             "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}{CALL_END}"
         );
@@ -338,28 +337,19 @@ mod tests {
         let text = format!(
             "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Ro"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .kept()
+            .errors(&["unfinished-tool-call"]);
     }
 
     #[test]
     fn a_malformed_body_is_text_with_an_error() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let good = p().format_call("search", &json!({"query": "x"}));
-        let text = format!("{bad} then {good}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, format!("{bad} then "));
+        malformed_then_good(&p());
     }
 
     #[test]
     fn an_unknown_tool_is_kept_and_flagged() {
-        let c = every_split(&p(), &p().format_call("launch", &json!({"x": 1})));
-        assert_eq!(c.calls, [("launch".into(), json!({"x": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        unknown_tool_is_flagged(&p());
     }
 
     #[test]
@@ -367,10 +357,9 @@ mod tests {
         let text = format!(
             "{SECTION_BEGIN}{CALL_BEGIN}functions.{{{{ name }}}}:0{ARGS_BEGIN}{{}}{CALL_END}{SECTION_END}"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), &text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

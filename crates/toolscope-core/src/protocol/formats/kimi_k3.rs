@@ -251,7 +251,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -270,14 +270,11 @@ mod tests {
              <|open|>response<|sep|>Checking.<|close|>response<|sep|>\
              {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE}<|close|>message<|sep|><|end_of_msg|>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so the weather tool.");
-        assert_eq!(c.text, "Checking.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .reasoning("Paris, so the weather tool.")
+            .text("Checking.")
+            .calls(&[weather_paris_days(3)])
+            .no_errors();
     }
 
     #[test]
@@ -287,14 +284,7 @@ mod tests {
              <|open|>argument key=\"query\" type=\"string\"<|sep|>rain<|close|>argument<|sep|>\
              <|close|>call<|sep|>{TOOLS_CLOSE}"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), &text).calls(&[weather_paris_days(3), search_for("rain")]);
         // The prefilled response's close is format, not text.
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
@@ -364,11 +354,11 @@ mod tests {
             <|open|> tools <|sep|><|open|> call tool=\"search\" index=\"1\" <|sep|>\
             <|open|> argument key=\"query\" type=\"string\" <|sep|>rain<|close|> argument <|sep|>\
             <|close|> call <|sep|><|close|> tools <|sep|><|close|> message <|sep|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Rain?");
-        assert_eq!(c.text, "Looking.");
-        assert_eq!(c.calls, [("search".into(), json!({"query": "rain"}))]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .reasoning("Rain?")
+            .text("Looking.")
+            .calls(&[search_for("rain")])
+            .no_errors();
     }
 
     #[test]
@@ -378,8 +368,7 @@ mod tests {
             "Maybe {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE} later.<|close|>think<|sep|>\
              <|open|>response<|sep|>No call.<|close|>response<|sep|>"
         );
-        let c = every_split(&open, &text);
-        assert!(c.calls.is_empty(), "a call in reasoning is reasoning");
+        let c = every_split(&open, &text).no_calls();
         assert!(
             c.reasoning.starts_with("Maybe <|open|>tools"),
             "{}",
@@ -393,13 +382,9 @@ mod tests {
         let cut = format!(
             "{TOOLS_OPEN}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Pa"
         );
-        let c = every_split(&p(), &cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), &cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
+        every_split(&p(), &bad).no_calls().some_errors();
     }
 
     #[test]

@@ -353,7 +353,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("lfm2").unwrap()
@@ -362,14 +362,7 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "<|tool_call_start|>[get_weather(city=\"Paris\", days=3), search(query=\"rain\")]<|tool_call_end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -384,27 +377,21 @@ mod tests {
     #[test]
     fn reasoning_then_a_call_then_text() {
         let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Paris needs weather.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 2}))]
-        );
-        assert_eq!(c.text, "On it.Done.");
+        every_split(&p(), text)
+            .reasoning("Paris needs weather.")
+            .calls(&[weather_paris_days(2)])
+            .text("On it.Done.");
     }
 
     #[test]
     fn a_close_marker_inside_a_string_is_the_value() {
         let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"x <|tool_call_end|> y\\n\")]<|tool_call_end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": "x <|tool_call_end|> y\n"})
-            )]
-        );
-        assert!(c.errors.is_empty());
+        every_split(&p(), text)
+            .call(
+                "write_file",
+                json!({"path": "/a", "content": "x <|tool_call_end|> y\n"}),
+            )
+            .no_errors();
     }
 
     #[test]
@@ -428,43 +415,29 @@ mod tests {
                 "malformed-tool-call",
             ),
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert_eq!(c.errors, [why], "{text}");
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().errors(&[why]);
         }
     }
 
     #[test]
     fn a_missing_close_marker_is_forgiven() {
         let text = "<|tool_call_start|>[get_weather(city=\"Oslo\"), search(query=\"q\")] and more";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls.len(), 2);
+        let c = every_split(&p(), text).call_count(2);
         assert_eq!((c.text.as_str(), c.errors.len()), (" and more", 0));
     }
 
     #[test]
     fn single_quotes_and_positional_arguments_too() {
         let text = "<|tool_call_start|>[get_weather('Oslo', days=2)]<|tool_call_end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Oslo", "days": 2}))]
-        );
+        every_split(&p(), text).call("get_weather", json!({"city": "Oslo", "days": 2}));
     }
 
     #[test]
     fn the_json_form_is_read_too() {
         // What LFM2 writes when its system prompt asks for JSON calls.
         let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-                ("search".into(), json!({"query": "a <|tool_call_end|> b"}))
-            ]
-        );
+        let c = every_split(&p(), text)
+            .calls(&[weather_paris_days(2), search_for("a <|tool_call_end|> b")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("On it.Done.", 0));
         // The whole block, markers included, is the calls' span.
         let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
@@ -477,25 +450,17 @@ mod tests {
     #[test]
     fn python_and_json_blocks_in_one_answer_each_read_in_their_form() {
         let text = "<|tool_call_start|>[get_weather(city=\"Oslo\")]<|tool_call_end|> then <|tool_call_start|> [ {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}} ]<|tool_call_end|> and <|tool_call_start|>[search(query=\"[{\")]<|tool_call_end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Oslo"})),
-                ("search".into(), json!({"query": "q"})),
-                ("search".into(), json!({"query": "[{"}))
-            ]
-        );
+        let c = every_split(&p(), text).calls(&[
+            ("get_weather".into(), json!({"city": "Oslo"})),
+            search_for("q"),
+            search_for("[{"),
+        ]);
         assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
         // A Python string holding the marker and a JSON list stays the string.
         let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"<|tool_call_start|>[{\")]<|tool_call_end|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": "<|tool_call_start|>[{"})
-            )]
+        every_split(&p(), text).call(
+            "write_file",
+            json!({"path": "/a", "content": "<|tool_call_start|>[{"}),
         );
     }
 
@@ -511,14 +476,10 @@ mod tests {
                 "unfinished-tool-call",
             ),
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert_eq!(c.errors, [why], "{text}");
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().errors(&[why]);
         }
         // Cut after the `[`, the form is not known: read as Python, cut off.
-        let c = every_split(&p(), "<|tool_call_start|>[ ");
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        every_split(&p(), "<|tool_call_start|>[ ").errors(&["unfinished-tool-call"]);
     }
 
     #[test]

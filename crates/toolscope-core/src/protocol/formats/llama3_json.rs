@@ -148,10 +148,9 @@ impl ProtocolSpec for Llama3Json {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("llama3-json").unwrap()
@@ -160,14 +159,7 @@ mod tests {
     #[test]
     fn bare_json_at_the_start_and_calls_joined_by_semicolons() {
         let text = "  {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}}; {\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 2})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), text).calls(&[weather_paris_days(2), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("  ", 0));
     }
 
@@ -182,9 +174,8 @@ mod tests {
     #[test]
     fn python_code_after_the_tag_is_reported() {
         let text = "<|python_tag|>print(2 + 2)";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.text, text);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
+        every_split(&p(), text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 }

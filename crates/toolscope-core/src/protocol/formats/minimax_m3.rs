@@ -184,7 +184,9 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -197,14 +199,11 @@ mod tests {
             ]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n\
             ]<]minimax[>[<city>Paris]<]minimax[>[</city>\n]<]minimax[>[<days>3]<]minimax[>[</days>\n\
             ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "Paris, so the weather tool.");
-        assert_eq!(c.text.trim(), "Checking.");
+        let c = every_split(&p(), text)
+            .reasoning("Paris, so the weather tool.")
+            .text_trimmed("Checking.");
         assert!(!c.text.contains(NS), "{:?}", c.text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
+        assert_eq!(c.calls, [weather_paris_days(3)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }
 
@@ -216,15 +215,7 @@ mod tests {
         ]);
         let without = with.replace(NS, "");
         for text in [with, without] {
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ],
-                "{text}"
-            );
+            let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
         }
     }
@@ -261,8 +252,7 @@ mod tests {
 
     #[test]
     fn a_stray_namespace_token_never_reaches_the_answer() {
-        let c = every_split(&p(), "Sure]<]minimax[>[ thing.]<]minimax[>[");
-        assert_eq!(c.text, "Sure thing.");
+        let c = every_split(&p(), "Sure]<]minimax[>[ thing.]<]minimax[>[").text("Sure thing.");
         assert!(c.calls.is_empty() && c.errors.is_empty());
     }
 
@@ -271,8 +261,7 @@ mod tests {
         let open = p().with_reasoning_open(Some(true));
         let call = p().format_call("search", &json!({"query": "rain"}));
         let text = format!("Maybe {call}</mm:think>No call.");
-        let c = every_split(&open, &text);
-        assert!(c.calls.is_empty(), "a call in reasoning is reasoning");
+        let c = every_split(&open, &text).no_calls();
         assert!(c.reasoning.starts_with("Maybe "), "{}", c.reasoning);
         assert_eq!(c.text, "No call.");
     }
@@ -280,13 +269,9 @@ mod tests {
     #[test]
     fn unfinished_and_malformed_calls_are_reported() {
         let cut = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Pa";
-        let c = every_split(&p(), cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
+        every_split(&p(), &bad).no_calls().some_errors();
     }
 
     #[test]
@@ -307,8 +292,8 @@ mod tests {
 
     #[test]
     fn tags_in_plain_text_stay_text() {
-        let c = every_split(&p(), "Use <b>bold</b> and </i> freely.");
-        assert_eq!(c.text, "Use <b>bold</b> and </i> freely.");
+        let c = every_split(&p(), "Use <b>bold</b> and </i> freely.")
+            .text("Use <b>bold</b> and </i> freely.");
         assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
     }
 

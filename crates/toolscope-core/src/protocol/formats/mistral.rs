@@ -178,7 +178,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, two_calls, weather_paris,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
@@ -193,10 +195,10 @@ mod tests {
             r#"Checking.[TOOL_CALLS]get_weather{"city": "Paris"}"#,
             r#"Checking.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]"#,
         ] {
-            let c = every_split(&p(), text);
-            assert_eq!(c.text, "Checking.", "{text}");
-            assert_eq!(c.calls, [("get_weather".into(), paris.clone())], "{text}");
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            every_split(&p(), text)
+                .text("Checking.")
+                .call("get_weather", paris.clone())
+                .no_errors();
         }
     }
 
@@ -207,10 +209,10 @@ mod tests {
     fn text_before_the_array_does_not_hide_the_calls() {
         let text =
             r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(c.errors, ["ignored-text"]);
-        assert_eq!(c.text, " trail");
+        every_split(&p(), text)
+            .calls(&[weather_paris()])
+            .errors(&["ignored-text"])
+            .text(" trail");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(
@@ -219,15 +221,14 @@ mod tests {
         );
         // Two calls, the array on a line of its own.
         let text = "[TOOL_CALLS] calls:\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}]";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls.len(), 2);
-        assert_eq!(c.errors, ["ignored-text"]);
+        every_split(&p(), text)
+            .call_count(2)
+            .errors(&["ignored-text"]);
         // Junk and no array stays malformed text.
         let text = "[TOOL_CALLS] just words {\"x\": 1}";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     /// Tokenizers v13 and later: `[THINK]` … `[/THINK]`, then a call by name with `[ARGS]` and no
@@ -235,15 +236,9 @@ mod tests {
     #[test]
     fn v13_reasoning_and_calls() {
         let text = r#"[THINK]The user wants Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search{"query": "rust"}"#;
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "The user wants Paris.");
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rust"}))
-            ]
-        );
+        let c = every_split(&p(), text)
+            .reasoning("The user wants Paris.")
+            .calls(&[weather_paris(), search_for("rust")]);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
     }
 
@@ -259,19 +254,14 @@ mod tests {
 
     #[test]
     fn parallel_calls_repeat_the_token_or_fill_the_array() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "rust"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("rust"));
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
-        let c = every_split(&p(), &format!("{written} Done."));
-        assert_eq!(
-            c.calls,
-            [
+        every_split(&p(), &format!("{written} Done."))
+            .calls(&[
                 ("get_weather".into(), a.clone()),
-                ("search".into(), b.clone())
-            ]
-        );
-        assert_eq!(c.text, " Done.");
+                ("search".into(), b.clone()),
+            ])
+            .text(" Done.");
         let v3 = r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "rust"}}]"#;
         assert_eq!(
             every_split(&p(), v3).calls,
@@ -285,13 +275,11 @@ mod tests {
             "[THINK]Paris → get_weather.[/THINK]{}",
             call("get_weather", &json!({"city": "Paris"}))
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris → get_weather.");
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &text)
+            .reasoning("Paris → get_weather.")
+            .call_count(1);
         let inside = "[THINK]maybe [TOOL_CALLS]get_weather[ARGS]{}[/THINK]no call";
-        let c = every_split(&p(), inside);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.text, "no call");
+        every_split(&p(), inside).no_calls().text("no call");
     }
 
     #[test]
@@ -301,11 +289,10 @@ mod tests {
         assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
         assert_eq!(c.text, bad);
         let cut = r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Pa"#;
-        let c = every_split(&p(), cut);
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, cut);
-        let c = every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#);
-        assert_eq!(c.errors, ["unknown-tool"]);
+        every_split(&p(), cut)
+            .errors(&["unfinished-tool-call"])
+            .text(cut);
+        every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#).errors(&["unknown-tool"]);
         let c = every_split(&p(), r#"[TOOL_CALLS]{{ tc.name }}[ARGS]{}"#);
         assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
     }

@@ -152,7 +152,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::part::{Collapsed, Part};
+    use crate::protocol::tests_support::{Got, every_split_with};
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -171,27 +171,9 @@ mod tests {
         .unwrap()
     }
 
-    fn run(pieces: &[&[u8]]) -> Vec<Part> {
-        let mut parser = p().stream_parser(&tools());
-        let mut out = Vec::new();
-        for piece in pieces {
-            parser.push(piece, &mut out);
-        }
-        parser.finish(&mut out);
-        out
-    }
-
-    /// The parse of `text` whole, after checking every split into two and one byte at a time.
-    fn every_split(text: &str) -> Collapsed {
-        let bytes = text.as_bytes();
-        let want = Collapsed::of(&run(&[bytes]));
-        for cut in 1..bytes.len() {
-            let got = Collapsed::of(&run(&[&bytes[..cut], &bytes[cut..]]));
-            assert_eq!(got, want, "split at {cut} of {text:?}");
-        }
-        let ones: Vec<&[u8]> = bytes.chunks(1).collect();
-        assert_eq!(Collapsed::of(&run(&ones)), want, "one byte at a time");
-        want
+    /// The parse of `text`, checked at every split, with this module's tools.
+    fn every_split(text: &str) -> Got {
+        every_split_with(&p(), &tools(), text)
     }
 
     /// A call written as the tool's name on a line of its own, its argument tags below, is a
@@ -203,8 +185,7 @@ mod tests {
             "get_weather:\n<city>Seoul</city>\n<days>2</days>",
             "Let me check.\n  get_weather\n\n<city>Seoul</city>\n</get_weather>",
         ] {
-            let c = every_split(text);
-            assert_eq!(c.calls.len(), 1, "{text:?}: {c:?}");
+            let c = every_split(text).call_count(1);
             assert_eq!(c.calls[0].0, "get_weather");
             assert_eq!(c.calls[0].1["city"], "Seoul", "{text:?}");
             assert_eq!(c.errors, ["missing-call-tag"], "{text:?}");
@@ -235,9 +216,7 @@ mod tests {
             "get_weathers\n<city>Seoul</city>",
             "get_weather",
         ] {
-            let c = every_split(text);
-            assert!(c.calls.is_empty(), "{text:?}: {c:?}");
-            assert_eq!(c.text, text, "{text:?}");
+            every_split(text).no_calls().text(text);
         }
     }
 
@@ -249,9 +228,7 @@ mod tests {
             "Here: < get_location />",
             "<  get_weather>\n<city>Oslo</city>\n</get_weather>",
         ] {
-            let c = every_split(text);
-            assert_eq!(c.calls.len(), 1, "{text:?}: {c:?}");
-            assert!(c.errors.is_empty(), "{text:?}: {c:?}");
+            every_split(text).call_count(1).no_errors();
         }
         let c = every_split("a < b and c > d");
         assert_eq!(c.text, "a < b and c > d");

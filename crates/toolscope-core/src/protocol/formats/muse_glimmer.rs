@@ -209,7 +209,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()
@@ -225,14 +225,11 @@ mod tests {
             " to=self<|message|>Paris, so the weather tool.<|eom|>{CALL}\
              <|start|>assistant to=user<|message|>Checking now.<|eot|>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris, so the weather tool.");
-        assert_eq!(c.text, "Checking now.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .reasoning("Paris, so the weather tool.")
+            .text("Checking now.")
+            .calls(&[weather_paris_days(3)])
+            .no_errors();
     }
 
     #[test]
@@ -246,15 +243,10 @@ mod tests {
             ("search", &json!({"query": "rain"})),
         ]);
         for text in [one_block.to_string(), two] {
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Oslo"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ],
-                "{text}"
-            );
+            let c = every_split(&p(), &text).calls(&[
+                ("get_weather".into(), json!({"city": "Oslo"})),
+                search_for("rain"),
+            ]);
             assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
         }
     }
@@ -266,11 +258,11 @@ mod tests {
         let text = format!(
             " to=self<|message|>Maybe {markup}<|eom|><|start|>assistant to=user<|message|>Like {markup}<|eot|>"
         );
-        let c = every_split(&p(), &text);
-        assert!(c.calls.is_empty(), "{:?}", c.calls);
-        assert_eq!(c.reasoning, format!("Maybe {markup}"));
-        assert_eq!(c.text, format!("Like {markup}"));
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .no_calls()
+            .reasoning(format!("Maybe {markup}"))
+            .text(format!("Like {markup}"))
+            .no_errors();
     }
 
     #[test]
@@ -279,43 +271,30 @@ mod tests {
             <atem:parameter name=\"path\">a.txt</atem:parameter>\
             <atem:parameter name=\"content\">{\"not\": \"an object\"} <b>x</b></atem:parameter>\
             </atem:invoke></atem:function_calls><|eom|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"})
-            )]
+        every_split(&p(), text).call(
+            "write_file",
+            json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"}),
         );
     }
 
     #[test]
     fn an_output_that_does_not_begin_inside_a_header_is_text() {
-        let c = every_split(&p(), "Hello there.");
-        assert_eq!(c.text, "Hello there.");
-        let c = every_split(&p(), "Hi<|eot|>");
-        assert_eq!(c.text, "Hi");
+        every_split(&p(), "Hello there.").text("Hello there.");
+        every_split(&p(), "Hi<|eot|>").text("Hi");
     }
 
     #[test]
     fn unfinished_and_malformed_calls_are_reported() {
         let cut = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
             <atem:parameter name=\"city\">Pa";
-        let c = every_split(&p(), cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
-        assert_eq!(c.text, bad, "kept as text");
+        every_split(&p(), &bad).kept().some_errors();
         // An invoke without a name, in a tool's message: reported, its markup kept as text.
         let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
             <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
-        let c = every_split(&p(), nameless);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
+        let c = every_split(&p(), nameless).no_calls().some_errors();
         assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
     }
 
@@ -340,14 +319,10 @@ mod tests {
         assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("Plain.", ""));
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         let text = format!("assistant to=self<|message|>Hm.<|eom|>{CALL}");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Hm.");
-        assert_eq!(c.calls.len(), 1, "{:?}", c.calls);
-        let c = every_split(&p(), "<|start|>assistant<|message|>Plain.<|eot|>");
-        assert_eq!(c.text, "Plain.");
+        every_split(&p(), &text).reasoning("Hm.").call_count(1);
+        every_split(&p(), "<|start|>assistant<|message|>Plain.<|eot|>").text("Plain.");
         // A word that only begins like the role is text.
-        let c = every_split(&p(), "assume nothing");
-        assert_eq!(c.text, "assume nothing");
+        every_split(&p(), "assume nothing").text("assume nothing");
     }
 
     /// A tool's message the model did not end before its next header: the call is made and
@@ -356,13 +331,10 @@ mod tests {
     fn a_tool_message_cut_off_by_the_next_header() {
         let open = CALL.strip_suffix("<|eom|>").unwrap();
         let text = format!("{open}<|start|>assistant to=user<|message|>Done.<|eot|>");
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert_eq!(c.text, "Done.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .text("Done.")
+            .no_errors();
     }
 
     /// A message the model left without `<|eom|>`: a whole ` to=RECIPIENT<|message|>` switches
@@ -370,19 +342,18 @@ mod tests {
     #[test]
     fn a_recipient_switch_without_an_end_token() {
         let text = " to=self<|message|>quick thought to=user<|message|>Here you go.<|eot|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.reasoning, "quick thought");
-        assert_eq!(c.text, "Here you go.");
+        every_split(&p(), text)
+            .reasoning("quick thought")
+            .text("Here you go.");
         let open = CALL.strip_prefix("<|start|>assistant").unwrap().to_string();
         let text = format!(" to=self<|message|>Weather first.{open} to=user<|message|>Done.");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Weather first.");
-        assert_eq!(c.calls.len(), 1, "{:?}", c.calls);
-        assert_eq!(c.text, "Done.");
+        every_split(&p(), &text)
+            .reasoning("Weather first.")
+            .call_count(1)
+            .text("Done.");
         // `to=` that is not a switch stays where it is.
         let text = " to=user<|message|>Send it to=me, or to= you.<|eot|>";
-        let c = every_split(&p(), text);
-        assert_eq!(c.text, "Send it to=me, or to= you.");
+        every_split(&p(), text).text("Send it to=me, or to= you.");
     }
 
     /// The template writes a bare tool's recipient doubled (`get_weather.get_weather`) and
@@ -391,12 +362,9 @@ mod tests {
     #[test]
     fn a_doubled_name_is_the_tool_and_a_bare_header_the_answer() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("get_weather", json!({"city": "Paris", "days": 3}))
+            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let said: Vec<_> = parsed
             .parts

@@ -127,10 +127,11 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{
+        every_split, search_for, two_calls, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("plamo3").unwrap()
@@ -148,14 +149,11 @@ mod tests {
             "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}<|plamo:tag|>",
             call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(c.reasoning, "Paris weather.");
-        assert_eq!(c.text, "Checking.");
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .reasoning("Paris weather.")
+            .text("Checking.")
+            .calls(&[weather_paris_days(3)])
+            .no_errors();
     }
 
     #[test]
@@ -167,14 +165,7 @@ mod tests {
             "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
             call("get_weather", "{\"city\": \"Paris\"}")
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris"})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -183,26 +174,19 @@ mod tests {
         let cut = format!(
             "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
         );
-        let c = every_split(&p(), &cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        every_split(&p(), &cut).no_calls().error_count(1);
         let bad = format!(
             "{REQUESTS_BEGIN}{}{REQUESTS_END} after",
             call("get_weather", "{\"city\" 1}")
         );
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+        let c = every_split(&p(), &bad).no_calls().error_count(1);
         assert!(c.text.ends_with(" after"));
     }
 
     #[test]
     fn written_calls_read_back() {
-        let a = json!({"city": "Paris"});
-        let b = json!({"query": "x"});
-        let written = p().format_calls(&[("get_weather", &a), ("search", &b)]);
+        let (written, a, b) = two_calls(&p(), Some("x"));
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
-        let c = every_split(&p(), &written);
-        assert_eq!(c.calls, [("get_weather".into(), a), ("search".into(), b)]);
+        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
     }
 }

@@ -132,7 +132,9 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()
@@ -141,14 +143,7 @@ mod tests {
     #[test]
     fn the_family_format_byte_for_byte() {
         let text = "[get_weather(city='Paris', days=3), search(query=\"rain\")]";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("search".into(), json!({"query": "rain"}))
-            ]
-        );
+        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
@@ -164,25 +159,22 @@ mod tests {
             "[]",
             "[ (x)]",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}: {:?}", c.calls);
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().no_errors();
         }
     }
 
     #[test]
     fn a_tool_opens_a_list_anywhere_any_name_at_a_line_start() {
         let text = "Let me check: [get_weather(city='Paris')] ok";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(c.text, "Let me check:  ok");
+        every_split(&p(), text)
+            .calls(&[weather_paris()])
+            .text("Let me check:  ok");
 
         let text = "Calling:\n  [launch(stage=1)]\nand mid-line [launch(stage=2)]";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("launch".into(), json!({"stage": 1}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
-        assert_eq!(c.text, "Calling:\n  \nand mid-line [launch(stage=2)]");
+        every_split(&p(), text)
+            .call("launch", json!({"stage": 1}))
+            .errors(&["unknown-tool"])
+            .text("Calling:\n  \nand mid-line [launch(stage=2)]");
     }
 
     /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, no list and no markers; only the
@@ -195,7 +187,7 @@ mod tests {
             c.calls,
             [
                 ("get_weather".into(), json!({"city": "SF", "unit": "c"})),
-                ("search".into(), json!({"query": "rain"}))
+                search_for("rain")
             ]
         );
         assert!(c.errors.is_empty(), "{c:?}");
@@ -215,9 +207,9 @@ mod tests {
             ]
         );
         // Text before, indentation, and text after on the next line.
-        let c = every_split(&p(), "I will check.\n  get_weather(city='Oslo')\nDone.");
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
-        assert_eq!(c.text, "I will check.\n  \nDone.");
+        every_split(&p(), "I will check.\n  get_weather(city='Oslo')\nDone.")
+            .call("get_weather", json!({"city": "Oslo"}))
+            .text("I will check.\n  \nDone.");
         // Not calls: names of tools not offered, mid-line calls, a name then a space.
         for text in [
             "launch(stage=1)",
@@ -227,17 +219,13 @@ mod tests {
             "get_weather is the tool",
             "get_weather",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}: {c:?}");
-            assert!(c.errors.is_empty(), "{text}: {c:?}");
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().no_errors();
         }
         // A broken call line is an error and text; an unfinished one too.
-        let c = every_split(&p(), "get_weather(city=)");
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        let c = every_split(&p(), "get_weather(city='Os");
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
+        every_split(&p(), "get_weather(city=)")
+            .no_calls()
+            .errors(&["malformed-tool-call"]);
+        every_split(&p(), "get_weather(city='Os").errors(&["unfinished-tool-call"]);
     }
 
     #[test]
@@ -258,21 +246,17 @@ mod tests {
     #[test]
     fn values_are_typed_as_written_then_coerced() {
         let text = "[get_weather(city='3', days='4', unit=None), search(query=3), write_file(path=\"/a\", content=True)]";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                (
-                    "get_weather".into(),
-                    json!({"city": "3", "days": 4, "unit": null})
-                ),
-                ("search".into(), json!({"query": "3"})),
-                (
-                    "write_file".into(),
-                    json!({"path": "/a", "content": "true"})
-                ),
-            ]
-        );
+        every_split(&p(), text).calls(&[
+            (
+                "get_weather".into(),
+                json!({"city": "3", "days": 4, "unit": null}),
+            ),
+            search_for("3"),
+            (
+                "write_file".into(),
+                json!({"path": "/a", "content": "true"}),
+            ),
+        ]);
         // Unknown tools keep the values as written.
         let text = "[nope(a=1, b=2.5e-3, c=-7, d=1_000, e=0x1F, f=(1, 'two'), g={'k': [None, False]}, h={1: 'one'})]";
         let c = every_split(&p(), text);
@@ -321,33 +305,25 @@ mod tests {
         ];
         for (literal, want) in cases {
             let text = format!("[write_file(path='/a', content={literal})]");
-            let c = every_split(&p(), &text);
-            assert_eq!(
-                c.calls,
-                [("write_file".into(), json!({"path": "/a", "content": want}))],
-                "{text}"
-            );
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            every_split(&p(), &text)
+                .call("write_file", json!({"path": "/a", "content": want}))
+                .no_errors();
         }
     }
 
     #[test]
     fn adjacent_literals_join_in_lists_dicts_and_keys() {
         let text = "[write_file(path='/a' '/b', content={'k' 'ey': ['x' 'y', 'z'], 'n': 1})]";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                // `content` is a string in the schema: the dict arrives as its JSON text.
-                json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), text)
+            .call(
+                "write_file", // `content` is a string in the schema: the dict arrives as its JSON text.
+                json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"}),
+            )
+            .no_errors();
         // A literal followed by anything else than a literal ends there.
-        let c = every_split(&p(), "[write_file(path='/a' 3)]");
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
+        every_split(&p(), "[write_file(path='/a' 3)]")
+            .no_calls()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]
@@ -355,12 +331,10 @@ mod tests {
         let input =
             json!({"path": "/x", "content": "a'b\"c\\d\n\t\r\u{1}é😀 <|python_end|> ]) '''"});
         let text = p().format_call("write_file", &input);
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("write_file".into(), input)]);
+        every_split(&p(), &text).call("write_file", input);
         let nested = json!({"a": [1, 2.5, null, true, {"b": ["c"]}], "d": {}, "e": []});
         let text = p().format_call("nope", &nested);
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, [("nope".into(), nested)]);
+        every_split(&p(), &text).call("nope", nested);
     }
 
     #[test]
@@ -380,10 +354,9 @@ mod tests {
             "[get_weather(city='Paris', 'Rome')]",
             "[get_weather('Paris', city='Rome')]",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}: {:?}", c.calls);
-            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
-            assert_eq!(c.text, text);
+            every_split(&p(), text)
+                .kept()
+                .errors(&["malformed-tool-call"]);
         }
     }
 
@@ -401,15 +374,14 @@ mod tests {
             "[get_weather(city=f(1))]",
             "[get_weather(**{'city': 'x'})]",
         ] {
-            let c = every_split(&p(), text);
-            assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
+            let c = every_split(&p(), text).errors(&["malformed-tool-call"]);
             assert!(c.calls.iter().all(|(n, _)| n == "get_weather"), "{text}");
             assert!(c.calls.len() <= 1, "{text}");
         }
         let text = "[get_weather(city='Paris'), search(query=)] end";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(c.text, ", search(query=)] end");
+        every_split(&p(), text)
+            .calls(&[weather_paris()])
+            .text(", search(query=)] end");
     }
 
     #[test]
@@ -420,13 +392,12 @@ mod tests {
             "[get_weather(",
             "[get_weather(city='Paris'), sea",
         ] {
-            let c = every_split(&p(), text);
-            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
+            let c = every_split(&p(), text).errors(&["unfinished-tool-call"]);
             assert!(c.text.ends_with(&text[text.len() - 3..]), "{text}");
         }
-        let c = every_split(&p(), "[get_weather(city='Paris')");
-        assert_eq!(c.calls.len(), 1);
-        assert!(c.errors.is_empty());
+        every_split(&p(), "[get_weather(city='Paris')")
+            .call_count(1)
+            .no_errors();
     }
 
     #[test]
@@ -438,29 +409,26 @@ mod tests {
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, text);
         let ok = format!("[nope(a={}1{})]", "[".repeat(100), "]".repeat(100));
-        let c = every_split(&p(), &ok);
-        assert_eq!(c.calls.len(), 1);
+        every_split(&p(), &ok).call_count(1);
     }
 
     #[test]
     fn the_llama4_wrapper() {
         let text = "<|python_start|>[get_weather(city='Rome'), search(query='x')]<|python_end|> ok";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls.len(), 2);
+        let c = every_split(&p(), text).call_count(2);
         assert_eq!((c.text.as_str(), c.errors.len()), (" ok", 0));
         // Inside the wrapper a broken list is skipped to the close marker.
         let text = "<|python_start|>print(2)<|python_end|> ok";
-        let c = every_split(&p(), text);
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), text)
+            .errors(&["malformed-tool-call"])
+            .text(text);
     }
 
     #[test]
     fn whitespace_and_trailing_commas_as_python_allows() {
         let text =
             "[\n  get_weather(\n    city = 'Paris',\n    days = 3,\n  ),\n  search(query='q'),\n]";
-        let c = every_split(&p(), text);
-        assert_eq!(c.calls.len(), 2);
+        let c = every_split(&p(), text).call_count(2);
         assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 

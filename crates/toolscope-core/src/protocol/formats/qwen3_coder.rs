@@ -201,7 +201,7 @@ mod tests {
 
     use crate::part::Collapsed;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, weather_paris_days};
     use crate::tool::{ToolDef, ToolSet};
 
     fn p() -> Protocol {
@@ -268,13 +268,10 @@ mod tests {
     #[test]
     fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
         let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        assert_eq!(c.text.trim(), "");
+        every_split(&p(), text)
+            .calls(&[weather_paris_days(3)])
+            .no_errors()
+            .text_trimmed("");
     }
 
     #[test]
@@ -283,13 +280,6 @@ mod tests {
         let text = format!(
             "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": content})
-            )]
-        );
+        every_split(&p(), &text).call("write_file", json!({"path": "/a", "content": content}));
     }
 }

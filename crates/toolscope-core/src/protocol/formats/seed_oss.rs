@@ -96,7 +96,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::{
+        every_split, search_for, tools, weather_paris, weather_paris_days,
+    };
 
     fn p() -> Protocol {
         Protocol::from_name("seed-oss").unwrap()
@@ -108,14 +110,11 @@ mod tests {
     fn one_call_with_reasoning_and_text_around() {
         let text =
             format!("<seed:think>Paris needs the weather.</seed:think>Checking.\n{CALL}\nDone.");
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
-        assert_eq!(c.reasoning, "Paris needs the weather.");
-        assert_eq!(c.text, "Checking.\n\nDone.");
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .calls(&[weather_paris_days(3)])
+            .reasoning("Paris needs the weather.")
+            .text("Checking.\n\nDone.")
+            .no_errors();
     }
 
     #[test]
@@ -126,27 +125,16 @@ mod tests {
             ("search", &json!({"query": "rain"})),
         ]);
         for text in [two_functions, two_blocks.as_str()] {
-            let c = every_split(&p(), text);
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ],
-                "{text}"
-            );
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            every_split(&p(), text)
+                .calls(&[weather_paris(), search_for("rain")])
+                .no_errors();
         }
     }
 
     #[test]
     fn newlines_around_a_value_are_part_of_it() {
         let text = "<seed:tool_call>\n<function=write_file>\n<parameter=content>\nline\n</parameter>\n</function>\n</seed:tool_call>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [("write_file".into(), json!({"content": "\nline\n"}))]
-        );
+        every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
     }
 
     #[test]
@@ -155,34 +143,23 @@ mod tests {
         let text = format!(
             "<seed:tool_call>\n<function=write_file>\n<parameter=path>/a.py</parameter>\n<parameter=content>{content}</parameter>\n</function>\n</seed:tool_call>"
         );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a.py", "content": content})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        every_split(&p(), &text)
+            .call("write_file", json!({"path": "/a.py", "content": content}))
+            .no_errors();
     }
 
     #[test]
     fn unterminated_malformed_and_unknown() {
         // The block's end cut off at the end of the output.
         let cut = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>";
-        let c = every_split(&p(), cut);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        every_split(&p(), cut).calls(&[weather_paris()]);
         // A block that holds no function: text and an error part.
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty());
-        assert!(!c.errors.is_empty());
-        assert_eq!(c.text, bad, "nothing lost");
+        every_split(&p(), &bad).kept().some_errors();
         let other = "<seed:tool_call>{\"name\": \"get_weather\"}</seed:tool_call>";
-        let c = every_split(&p(), other);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, other);
+        every_split(&p(), other)
+            .kept()
+            .errors(&["malformed-tool-call"]);
         // A tool that is not among the tools: the call, flagged.
         let unknown = p().format_call("launch_rocket", &json!({"stage": 1}));
         let c = every_split(&p(), &unknown);
@@ -191,8 +168,7 @@ mod tests {
         assert_eq!(c.errors, ["unknown-tool"]);
         // qwen3-coder's own wrapper is no seed-oss block.
         let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>";
-        let c = every_split(&p(), qwen);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Paris"}))]);
+        every_split(&p(), qwen).calls(&[weather_paris()]);
     }
 
     #[test]

@@ -293,10 +293,13 @@ impl ProtocolSpec for TaggedJson {
 
 #[cfg(test)]
 mod tests {
+
     use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{
+        every_split, search_for, weather_paris, weather_paris_days,
+    };
 
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
@@ -308,42 +311,27 @@ mod tests {
         #[test]
         fn one_call_byte_for_byte() {
             let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
-            let c = every_split(&p("longcat"), text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-            );
+            let c = every_split(&p("longcat"), text).calls(&[weather_paris_days(3)]);
             assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
         }
 
         #[test]
         fn consecutive_blocks_with_text_and_reasoning() {
             let text = "<longcat_think>\nTwo lookups.\n</longcat_think>\nChecking.\n<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</longcat_tool_call>\n<longcat_tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}</longcat_tool_call>";
-            let c = every_split(&p("longcat"), text);
-            assert_eq!(c.reasoning, "\nTwo lookups.\n");
-            assert_eq!(c.text.trim(), "Checking.");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p("longcat"), text)
+                .reasoning("\nTwo lookups.\n")
+                .text_trimmed("Checking.")
+                .calls(&[weather_paris(), search_for("rain")])
+                .no_errors();
         }
 
         #[test]
         fn an_unfinished_call_and_a_broken_one_are_reported() {
             let cut =
                 "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
-            let c = every_split(&p("longcat"), cut);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
-            assert_eq!(c.text, cut);
+            every_split(&p("longcat"), cut).kept().error_count(1);
             let broken = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</longcat_tool_call> ok";
-            let c = every_split(&p("longcat"), broken);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            let c = every_split(&p("longcat"), broken).no_calls().error_count(1);
             assert!(c.text.ends_with(" ok"));
         }
     }
@@ -354,25 +342,19 @@ mod tests {
         #[test]
         fn reasoning_opened_by_the_template_then_calls() {
             let text = "The user wants the weather.\n</think>\n\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}\n</tool_call>\n";
-            let c = every_split(&p("ernie"), text);
-            assert_eq!(c.reasoning, "The user wants the weather.\n");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert_eq!(c.text.trim(), "");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p("ernie"), text)
+                .reasoning("The user wants the weather.\n")
+                .calls(&[weather_paris(), search_for("rain")])
+                .text_trimmed("")
+                .no_errors();
         }
 
         #[test]
         fn the_response_markers_are_format() {
             let text = "Simple.\n</think>\n\n<response>\nIt is sunny.\n</response>";
-            let c = every_split(&p("ernie"), text);
-            assert_eq!(c.reasoning, "Simple.\n");
-            assert_eq!(c.text.trim(), "It is sunny.");
+            let c = every_split(&p("ernie"), text)
+                .reasoning("Simple.\n")
+                .text_trimmed("It is sunny.");
             assert!(!c.text.contains("response"));
             assert!(c.calls.is_empty());
         }
@@ -380,8 +362,7 @@ mod tests {
         #[test]
         fn a_call_inside_reasoning_is_reasoning() {
             let text = "Maybe <tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>\n</think>\nNo.";
-            let c = every_split(&p("ernie"), text);
-            assert!(c.calls.is_empty());
+            let c = every_split(&p("ernie"), text).no_calls();
             assert!(c.reasoning.contains("<tool_call>"));
             assert_eq!(c.text.trim(), "No.");
         }
@@ -393,46 +374,36 @@ mod tests {
         #[test]
         fn parameters_or_arguments_and_consecutive_blocks() {
             let text = "I will look it up.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}<|action_end|>\n<|action_start|><|plugin|>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}<|action_end|><|im_end|>";
-            let c = every_split(&p("internlm"), text);
-            assert_eq!(c.text.trim(), "I will look it up.");
-            assert_eq!(
-                c.calls,
-                [
-                    ("get_weather".into(), json!({"city": "Paris"})),
-                    ("search".into(), json!({"query": "rain"}))
-                ]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            every_split(&p("internlm"), text)
+                .text_trimmed("I will look it up.")
+                .calls(&[weather_paris(), search_for("rain")])
+                .no_errors();
         }
 
         /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
         #[test]
         fn spaced_tokens_are_the_same_call() {
             let text = "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Tokyo\"}}\n<|action_end|>";
-            let c = every_split(&p("internlm"), text);
-            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Tokyo"}))]);
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-            assert_eq!(c.text.trim(), "");
+            every_split(&p("internlm"), text)
+                .call("get_weather", json!({"city": "Tokyo"}))
+                .no_errors()
+                .text_trimmed("");
             // Another action is no call, and says so.
             let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
-            let c = every_split(&p("internlm"), text);
-            assert!(c.calls.is_empty());
+            let c = every_split(&p("internlm"), text).no_calls();
             assert!(c.text.contains("print(1)"), "{}", c.text);
         }
 
         #[test]
         fn a_missing_action_end_at_the_end_is_forgiven() {
             let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
-            let c = every_split(&p("internlm"), text);
-            assert_eq!(c.calls, [("search".into(), json!({"query": "x"}))]);
+            every_split(&p("internlm"), text).calls(&[search_for("x")]);
         }
 
         #[test]
         fn a_broken_call_is_text_with_an_error() {
             let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\" 1}}<|action_end|>";
-            let c = every_split(&p("internlm"), text);
-            assert!(c.calls.is_empty());
-            assert_eq!(c.errors.len(), 1);
+            every_split(&p("internlm"), text).no_calls().error_count(1);
         }
     }
 }

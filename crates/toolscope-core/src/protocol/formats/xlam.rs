@@ -118,17 +118,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::every_split;
+    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
     fn p() -> Protocol {
         Protocol::from_name("xlam").unwrap()
     }
 
     fn weather_and_search() -> Vec<(String, Value)> {
-        vec![
-            ("get_weather".into(), json!({"city": "Paris"})),
-            ("search".into(), json!({"query": "rain"})),
-        ]
+        vec![weather_paris(), search_for("rain")]
     }
 
     const ARRAY: &str = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
@@ -143,10 +140,10 @@ mod tests {
             format!("<tool_call>\n{ARRAY}\n</tool_call>"),
             format!("<think>\nTwo tools.\n</think>\n\n{ARRAY}"),
         ] {
-            let c = every_split(&p(), &text);
-            assert_eq!(c.calls, weather_and_search(), "{text}");
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            assert_eq!(c.text.trim(), "", "{text}");
+            every_split(&p(), &text)
+                .calls(&weather_and_search())
+                .no_errors()
+                .text_trimmed("");
         }
     }
 
@@ -158,42 +155,35 @@ mod tests {
             "An empty list [] and a number list [1, 2].",
             "Arrays of objects like [{\"a\": 1}] in prose stay text.",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty(), "{text}");
-            assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            assert_eq!(c.text, text);
+            every_split(&p(), text).kept().no_errors();
         }
     }
 
     #[test]
     fn a_bare_array_after_prose_is_a_call_when_it_names_a_tool() {
         let text = format!("Checking both.\n{ARRAY}\nDone.");
-        let c = every_split(&p(), &text);
-        assert_eq!(c.calls, weather_and_search());
-        assert_eq!(c.text, "Checking both.\n\nDone.");
+        every_split(&p(), &text)
+            .calls(&weather_and_search())
+            .text("Checking both.\n\nDone.");
     }
 
     #[test]
     fn a_broken_array_at_the_start_is_reported_and_kept() {
         let text = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, text);
+        every_split(&p(), text)
+            .kept()
+            .errors(&["malformed-tool-call"]);
     }
 
     #[test]
     fn a_close_tag_inside_a_value_is_value_text() {
         let text = "[TOOL_CALLS][{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</tool_call>[TOOL_CALLS]y\"}}] after";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"path": "/a", "content": "x</tool_call>[TOOL_CALLS]y"})
-            )]
-        );
-        assert_eq!(c.text, " after");
+        every_split(&p(), text)
+            .call(
+                "write_file",
+                json!({"path": "/a", "content": "x</tool_call>[TOOL_CALLS]y"}),
+            )
+            .text(" after");
     }
 
     #[test]

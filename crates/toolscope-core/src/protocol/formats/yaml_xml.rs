@@ -205,42 +205,30 @@ mod tests {
     /// error and text, never silence.
     #[test]
     fn a_hermes_call_in_a_tool_call_tag() {
-        use crate::protocol::tests_support::every_split;
+        use crate::protocol::tests_support::{every_split, weather_paris};
         let p = Protocol::from_name("yaml-xml").unwrap();
         for text in [
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
             "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
             "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         ] {
-            let c = every_split(&p, text);
-            assert_eq!(
-                c.calls,
-                [("get_weather".into(), json!({"city": "Paris"}))],
-                "{text:?}"
-            );
-            assert!(c.errors.is_empty(), "{text:?}: {c:?}");
+            let c = every_split(&p, text).calls(&[weather_paris()]).no_errors();
             assert!(!c.text.contains("tool_call"), "{text:?}: {c:?}");
         }
         // Cut inside the JSON: an error, the markup kept as text.
         let cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-        let c = every_split(&p, cut);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["unfinished-tool-call"]);
-        assert_eq!(c.text, cut);
+        every_split(&p, cut)
+            .kept()
+            .errors(&["unfinished-tool-call"]);
         // Broken JSON: an error, the markup kept as text.
         let bad =
             "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</tool_call> after";
-        let c = every_split(&p, bad);
-        assert!(c.calls.is_empty());
-        assert_eq!(c.errors, ["malformed-tool-call"]);
-        assert_eq!(c.text, bad);
+        every_split(&p, bad).kept().errors(&["malformed-tool-call"]);
         // The yaml-xml call itself, and a yaml-xml call wrapped in the tag, still read.
         let wrapped = "<tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>\n</tool_call>";
-        let c = every_split(&p, wrapped);
-        assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Oslo"}))]);
+        every_split(&p, wrapped).call("get_weather", json!({"city": "Oslo"}));
         let mixed = "<tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}</tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>";
-        let c = every_split(&p, mixed);
-        assert_eq!(c.calls.len(), 2);
+        every_split(&p, mixed).call_count(2);
     }
 
     #[test]

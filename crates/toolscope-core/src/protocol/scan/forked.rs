@@ -335,14 +335,10 @@ mod tests {
     #[test]
     fn both_forms_in_one_output_and_a_marker_inside_a_value() {
         let text = "a <x <<{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}} b <calls><fn=get_weather><arg=city><<Rome</arg></fn></calls> c";
-        let c = scan_every_split(&make, text, false);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), serde_json::json!({"city": "Oslo"})),
-                ("get_weather".into(), serde_json::json!({"city": "<<Rome"}))
-            ]
-        );
+        let c = scan_every_split(&make, text, false).calls(&[
+            ("get_weather".into(), serde_json::json!({"city": "Oslo"})),
+            ("get_weather".into(), serde_json::json!({"city": "<<Rome"})),
+        ]);
         assert_eq!(c.text, "a <x  b  c");
     }
 }

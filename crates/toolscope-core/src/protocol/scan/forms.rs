@@ -353,8 +353,7 @@ mod tests {
     #[test]
     fn both_forms_in_one_text() {
         let text = "a <<get_weather<key>city</key><value>Paris</value></call> b <<search|{\"query\": \"x<<y\"}>> c";
-        let c = scan_every_split(&make, text, false);
-        assert_eq!(c.calls.len(), 2, "{:?}", c.calls);
+        let c = scan_every_split(&make, text, false).call_count(2);
         assert_eq!(c.calls[1].1, serde_json::json!({"query": "x<<y"}));
         assert_eq!(c.text, "a  b  c");
         assert!(c.errors.is_empty(), "{:?}", c.errors);

@@ -1609,17 +1609,13 @@ mod tests {
         ] {
             let text = format!(r#"{broken} after <<get_weather|{{"city": "Paris"}}>> end"#);
             for cut in [false, true] {
-                let c = scan_every_split(&make, &text, cut);
-                assert_eq!(
-                    c.calls,
-                    [(
+                scan_every_split(&make, &text, cut)
+                    .calls(&[(
                         "get_weather".to_string(),
-                        serde_json::json!({"city": "Paris"})
-                    )],
-                    "{text}"
-                );
-                assert_eq!(c.errors, ["malformed-tool-call"], "{text}");
-                assert_eq!(c.text, format!("{broken} after  end"), "{text}");
+                        serde_json::json!({"city": "Paris"}),
+                    )])
+                    .errors(&["malformed-tool-call"])
+                    .text(format!("{broken} after  end"));
             }
         }
     }

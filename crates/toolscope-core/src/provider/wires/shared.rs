@@ -25,6 +25,17 @@ pub(crate) fn tool_decl(tool: &Tool, schema_key: &str) -> Map<String, Value> {
     d
 }
 
+/// The tools a request declares natively, each as `decl` writes it; `None` when the tools go in
+/// the prompt (or there are none to declare natively).
+pub(crate) fn declared_tools(
+    plan: &Plan,
+    req: &Request,
+    decl: impl Fn(&Tool) -> Value,
+) -> Option<Value> {
+    plan.native_tools
+        .then(|| Value::Array(plan.declared(req).into_iter().map(decl).collect()))
+}
+
 /// The start of a chat-style body (Chat Completions, Ollama): the model, the conversation as
 /// role messages after the system text, and the tools declared as functions. The wires differ
 /// in the `content` of an assistant message without text (`no_text`), in how a past call is
@@ -62,13 +73,9 @@ pub(crate) fn chat_body(
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert("messages".into(), Value::Array(messages));
-    if plan.native_tools {
-        let tools: Vec<Value> = plan
-            .declared(req)
-            .into_iter()
-            .map(|t| json!({"type": "function", "function": tool_decl(t, "parameters")}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    let function = |t: &Tool| json!({"type": "function", "function": tool_decl(t, "parameters")});
+    if let Some(tools) = declared_tools(plan, req, function) {
+        body.insert("tools".into(), tools);
     }
     body
 }

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::provider::plan::{Plan, Turn};
 use crate::provider::request::Request;
 use crate::provider::wires::{BuildRequest, WireRequest};
-use crate::tool::ToolChoice;
+use crate::tool::{Tool, ToolChoice};
 
 use super::{ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Anthropic, METADATA_KEY};
 use crate::provider::wires::shared;
@@ -76,13 +76,9 @@ impl BuildRequest for Anthropic {
             body.insert("system".into(), json!(s));
         }
         body.insert("messages".into(), Value::Array(messages));
-        if plan.native_tools {
-            let tools: Vec<Value> = plan
-                .declared(req)
-                .into_iter()
-                .map(|t| Value::Object(shared::tool_decl(t, "input_schema")))
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
+        let decl = |t: &Tool| Value::Object(shared::tool_decl(t, "input_schema"));
+        if let Some(tools) = shared::declared_tools(plan, req, decl) {
+            body.insert("tools".into(), tools);
         }
         // One call at most is said inside the tool choice; without a choice, `auto` carries it.
         let single = plan.native_tools && req.sampling.parallel_tool_calls == Some(false);

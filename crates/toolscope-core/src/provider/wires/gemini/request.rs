@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::provider::plan::{Plan, Turn};
 use crate::provider::request::Request;
 use crate::provider::wires::{BuildRequest, WireRequest};
-use crate::tool::ToolChoice;
+use crate::tool::{Tool, ToolChoice};
 
 use super::{Gemini, METADATA_KEY};
 use crate::provider::wires::shared;
@@ -92,21 +92,17 @@ impl BuildRequest for Gemini {
             body.insert("systemInstruction".into(), json!({"parts": [{"text": s}]}));
         }
         body.insert("contents".into(), Value::Array(contents));
-        if plan.native_tools {
-            let decls: Vec<Value> = plan
-                .declared(req)
-                .into_iter()
-                .map(|t| {
-                    // `parameters` takes Gemini's OpenAPI subset; a schema using more of JSON Schema
-                    // goes in `parametersJsonSchema` instead of being refused.
-                    let key = if fits_openapi_subset(t.schema()) {
-                        "parameters"
-                    } else {
-                        "parametersJsonSchema"
-                    };
-                    Value::Object(shared::tool_decl(t, key))
-                })
-                .collect();
+        let decl = |t: &Tool| {
+            // `parameters` takes Gemini's OpenAPI subset; a schema using more of JSON Schema goes
+            // in `parametersJsonSchema` instead of being refused.
+            let key = if fits_openapi_subset(t.schema()) {
+                "parameters"
+            } else {
+                "parametersJsonSchema"
+            };
+            Value::Object(shared::tool_decl(t, key))
+        };
+        if let Some(decls) = shared::declared_tools(plan, req, decl) {
             body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
         }
         if let Some(choice) = &plan.native_choice {

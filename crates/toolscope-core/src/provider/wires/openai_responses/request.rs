@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::provider::plan::{Plan, Turn};
 use crate::provider::request::Request;
 use crate::provider::wires::{BuildRequest, WireRequest};
-use crate::tool::ToolChoice;
+use crate::tool::{Tool, ToolChoice};
 
 use super::{METADATA_KEY, OpenAiResponses};
 use crate::provider::wires::shared;
@@ -56,20 +56,16 @@ impl BuildRequest for OpenAiResponses {
             body.insert("instructions".into(), json!(s));
         }
         body.insert("input".into(), Value::Array(input));
-        if plan.native_tools {
-            let tools: Vec<Value> = plan
-                .declared(req)
-                .into_iter()
-                .map(|t| {
-                    let mut decl = shared::tool_decl(t, "parameters");
-                    decl.insert("type".into(), json!("function"));
-                    // Responses makes function tools strict by default, which refuses most schemas
-                    // as users write them; toolscope shows what the model does with them as they are.
-                    decl.insert("strict".into(), json!(false));
-                    Value::Object(decl)
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
+        let function = |t: &Tool| {
+            let mut decl = shared::tool_decl(t, "parameters");
+            decl.insert("type".into(), json!("function"));
+            // Responses makes function tools strict by default, which refuses most schemas as
+            // users write them; toolscope shows what the model does with them as they are.
+            decl.insert("strict".into(), json!(false));
+            Value::Object(decl)
+        };
+        if let Some(tools) = shared::declared_tools(plan, req, function) {
+            body.insert("tools".into(), tools);
             if let Some(parallel) = req.sampling.parallel_tool_calls {
                 body.insert("parallel_tool_calls".into(), json!(parallel));
             }
