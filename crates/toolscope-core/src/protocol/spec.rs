@@ -44,11 +44,61 @@ impl Reasoning {
     };
 
     /// `<think>` … `</think>`, written by the model itself; markup inside is reasoning.
-    pub const THINK: Reasoning = Reasoning {
-        markers: Some(("<think>", "</think>")),
-        starts_inside: false,
-        calls_inside: false,
-    };
+    pub const THINK: Reasoning = Reasoning::between("<think>", "</think>");
+
+    /// Between `open` and `close`, written by the model itself; markup inside is reasoning.
+    pub const fn between(open: &'static str, close: &'static str) -> Reasoning {
+        Reasoning {
+            markers: Some((open, close)),
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+}
+
+/// How a family writes the tool results of its history: what stands before and after each
+/// result (nothing: the result as it is), and what joins the results of one turn. The default
+/// [`ProtocolSpec::format_result`], [`ProtocolSpec::format_results`] and
+/// [`ProtocolSpec::read_result`] follow it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResultWrap {
+    pub begin: &'static str,
+    pub end: &'static str,
+    pub joiner: &'static str,
+}
+
+impl ResultWrap {
+    /// Each result as it is, on its own line.
+    pub(crate) const LINES: ResultWrap = ResultWrap::between("", "");
+
+    /// Each result between `begin` and `end`, one per line.
+    pub(crate) const fn between(begin: &'static str, end: &'static str) -> ResultWrap {
+        ResultWrap {
+            begin,
+            end,
+            joiner: "\n",
+        }
+    }
+
+    /// The same, the results of a turn joined by `joiner`.
+    pub(crate) const fn joined(self, joiner: &'static str) -> ResultWrap {
+        ResultWrap { joiner, ..self }
+    }
+
+    /// `result` wrapped.
+    pub(crate) fn around(&self, result: &str) -> String {
+        format!("{}{result}{}", self.begin, self.end)
+    }
+
+    /// The payload of a wrapped result: what stands between the markers; without markers, the
+    /// text with the usual wrapping taken off (see [`prompt::unwrap_result`]).
+    pub(crate) fn inside(&self, text: &str) -> String {
+        if self.begin.is_empty() && self.end.is_empty() {
+            prompt::unwrap_result(text)
+        } else {
+            prompt::between(text, self.begin, self.end)
+        }
+    }
 }
 
 /// The end-of-turn tokens of the common chat templates (ChatML, Llama 3, Gemma, DeepSeek), for
@@ -171,35 +221,55 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     }
 
     /// A past tool call as the model writes it (history, and what a simulated model writes).
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String;
-
-    /// Several calls of one answer, joined the family's way (one section, an array, repeated
-    /// markers). By default each call on its own line.
-    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls
-            .iter()
-            .map(|(name, input)| self.format_call(p, name, input))
-            .collect::<Vec<_>>()
-            .join("\n")
+    /// By default the answer of one call (see [`ProtocolSpec::format_calls`]): a format writes
+    /// one of the two, or both.
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
     }
 
-    /// A tool result as the family's template shows it to the model.
-    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String;
+    /// Several calls of one answer, joined the family's way (one section, an array, repeated
+    /// markers). By default each call as [`ProtocolSpec::format_call`] writes it, joined by
+    /// [`ProtocolSpec::call_joiner`].
+    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
+        join(
+            calls.iter().map(|(name, input)| self.format_call(p, name, input)),
+            self.call_joiner(),
+        )
+    }
 
-    /// Several results that answer one turn's calls, in order. By default each on its own line.
+    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: a newline.
+    fn call_joiner(&self) -> &'static str {
+        "\n"
+    }
+
+    /// How the family wraps its tool results (see [`ResultWrap`]); by default not at all.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::LINES
+    }
+
+    /// A tool result as the family's template shows it to the model. By default wrapped as
+    /// [`ProtocolSpec::results`] says.
+    fn format_result(&self, _p: &Protocol, _name: &str, result: &str) -> String {
+        self.results().around(result)
+    }
+
+    /// Several results that answer one turn's calls, in order: by default each as
+    /// [`ProtocolSpec::format_result`] writes it, joined as [`ProtocolSpec::results`] says.
     fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(name, result)| self.format_result(p, name, result))
-            .collect::<Vec<_>>()
-            .join("\n")
+        join(
+            results
+                .iter()
+                .map(|(name, result)| self.format_result(p, name, result)),
+            self.results().joiner,
+        )
     }
 
     /// The payload of a result written by [`ProtocolSpec::format_result`] (what the tool
-    /// returned, the family's wrapping taken off). By default: lines that are one whole tag and
-    /// code fences are dropped, and a `{"name", "content"}` JSON wrapper is opened.
+    /// returned, the family's wrapping taken off). By default what stands between the markers
+    /// of [`ProtocolSpec::results`]; without markers, lines that are one whole tag and code
+    /// fences are dropped, and a `{"name", "content"}` JSON wrapper is opened.
     fn read_result(&self, _p: &Protocol, text: &str) -> String {
-        prompt::unwrap_result(text)
+        self.results().inside(text)
     }
 
     /// The scanner of a new stream parser.
@@ -475,6 +545,17 @@ impl fmt::Debug for Protocol {
         }
         d.finish()
     }
+}
+
+/// The pieces joined by `joiner`.
+fn join(pieces: impl Iterator<Item = String>, joiner: &str) -> String {
+    pieces.collect::<Vec<_>>().join(joiner)
+}
+
+/// A prompt read back: the protocol named `name` with its default settings, and the tools
+/// found in it (`None` when there are none: not this protocol's prompt).
+pub(crate) fn read_back(name: &str, tools: Option<ToolSet>) -> Option<(Protocol, ToolSet)> {
+    Some((Protocol::from_name(name).ok()?, tools?))
 }
 
 /// Whether `s` can be a marker suffix: 1 to 64 ASCII letters, digits, `_` and `-`.

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::spec::{Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -39,8 +39,6 @@ pub(crate) struct Functionary;
 const ALL: &str = "all";
 const V31_OPEN: &str = "<function=";
 const V31_CLOSE: &str = "</function>";
-const RESULT_BEGIN: &str = "<|start_header_id|>tool<|end_header_id|>\n\n";
-const RESULT_END: &str = "<|eot_id|>";
 const INTRO: &str = "// Supported function definitions that should be called when necessary.\n";
 
 fn name_header(head: &str) -> Option<Header> {
@@ -73,12 +71,8 @@ static V31: FramedSyntax = FramedSyntax {
     separator: None,
 };
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+/// One v3.2 call, given its arguments' JSON.
+fn call(name: &str, args: &str) -> String {
     format!(">>>{name}\n{args}")
 }
 
@@ -120,7 +114,7 @@ impl ProtocolSpec for Functionary {
              To write to the user, the recipient is all, then a newline and your text:\n>>>all\nYour answer.\n\
              Several calls are several such messages one after another. Call functions only when they help.\n",
             namespace(tools),
-            call(&name, &example)
+            call(&name, &prompt::args_json(&example))
         )
     }
 
@@ -128,26 +122,24 @@ impl ProtocolSpec for Functionary {
         if !system.starts_with(INTRO) {
             return None;
         }
-        Some((
-            Protocol::from_name(self.name()).ok()?,
-            read_namespace(system)?,
-        ))
+        read_back(self.name(), read_namespace(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, input)
+        call(name, &prompt::args_json(input))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    /// Each result in a `tool` turn.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(
+            "<|start_header_id|>tool<|end_header_id|>\n\n",
+            "<|eot_id|>",
+        )
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -159,8 +151,7 @@ impl ProtocolSpec for Functionary {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(">>>{name}\n{{\"{key}\": \"{value}\", \"oops\": }}")
+        call(name, &prompt::broken_args(input))
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -156,28 +156,28 @@ impl ProtocolSpec for MuseGlimmer {
         if !system.contains(FORMAT) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, input)
     }
 
-    /// One message per call.
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message per call, one after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}{name} to=assistant{MESSAGE}{result}{EOM}")
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
+    /// One message after the other.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {

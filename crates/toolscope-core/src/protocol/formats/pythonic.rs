@@ -16,7 +16,8 @@
 use serde_json::Value;
 
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use super::llama3_json::IPYTHON;
+use crate::protocol::spec::{Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -33,8 +34,6 @@ arguments:\n[func_name1(param_name1=value1, param_name2=value2), func_name2(para
 Write each value as a Python literal: strings in quotes, numbers, True, False, None, lists and \
 dicts. If none of the functions fits, or the question leaves out a required parameter, say so in \
 plain text instead.\n";
-const RESULT_BEGIN: &str = "<|start_header_id|>ipython<|end_header_id|>\n\n";
-const RESULT_END: &str = "<|eot_id|>";
 /// Strings in single quotes, as Llama writes them.
 const QUOTE: char = '\'';
 
@@ -89,12 +88,7 @@ impl ProtocolSpec for Pythonic {
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
         let end = &HOW[..HOW.find(':')?];
-        let tools = prompt::read_json_tools(system, INTRO, end)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(self.name(), prompt::read_json_tools(system, INTRO, end))
     }
 
     /// Every call of the answer in one list.
@@ -102,19 +96,8 @@ impl ProtocolSpec for Pythonic {
         call_list(calls, QUOTE)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    fn results(&self) -> ResultWrap {
+        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -16,7 +16,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -29,8 +29,6 @@ nothing else:\n[{\"name\": \"tool_name\", \"arguments\": {\"arg1\": \"value1\", 
 in the same list when several are needed)]\nWhen no tool fits, say so. When the request lacks a required argument, \
 ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
 plain text.\nThe tools:\n";
-const RESULT_BEGIN: &str = "<|im_start|>tool\n";
-const RESULT_END: &str = "<|im_end|>";
 
 impl ProtocolSpec for Xlam {
     fn name(&self) -> &'static str {
@@ -67,12 +65,7 @@ impl ProtocolSpec for Xlam {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
     }
 
     /// The bare array, as the template writes a past turn's calls.
@@ -80,12 +73,9 @@ impl ProtocolSpec for Xlam {
         prompt::envelope_array(calls, "name", "arguments")
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    /// Each result in a `tool` turn.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between("<|im_start|>tool\n", "<|im_end|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
