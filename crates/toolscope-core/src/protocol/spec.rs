@@ -127,41 +127,51 @@ pub struct Delimiters {
 
 /// What a protocol is: its names, its family's conventions, and how to write and read it.
 pub(crate) trait ProtocolSpec: Sync + 'static {
+    /// Its names, the models that write it, its end tokens and reasoning markers: the
+    /// constants the methods below answer from by default.
+    fn card(&self) -> &Card;
+
     /// The name on the command line and in sessions.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.card().name
+    }
 
     /// Other names accepted for it on the command line.
     fn aliases(&self) -> &'static [&'static str] {
-        &[]
+        self.card().aliases
     }
 
     /// The model families that write this format, for help texts and the picker.
-    fn families(&self) -> &'static str;
+    fn families(&self) -> &'static str {
+        self.card().families
+    }
 
     /// The names inference servers give this format's parser (`--tool-call-parser` and the
     /// like), as `(server, name)` pairs: `("vllm", "hermes")`, `("sglang", "qwen25")`,
     /// `("llama.cpp", "Hermes 2 Pro")`. A user who knows their server's parser finds ours.
     fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+        self.card().servers
     }
 
     /// The call markers that identify this format at the start of a call, for `--protocol
     /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
     /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
     /// Markup named after the tools is built from `tools`. Reasoning markers need not be listed:
-    /// they come from [`ProtocolSpec::reasoning`].
-    fn markers(&self, tools: &ToolSet) -> Vec<String>;
+    /// they come from [`ProtocolSpec::reasoning`]. By default the card's.
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        self.card().markers.iter().map(|m| m.to_string()).collect()
+    }
 
     /// How the family marks reasoning.
     fn reasoning(&self) -> Reasoning {
-        Reasoning::NONE
+        self.card().reasoning
     }
 
     /// The family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`) as its
     /// models write them at the end of an answer: format, not text. The parser takes them out
     /// of the text before anything reads it (the raw output keeps them, spanned as markup).
     fn end_tokens(&self) -> &'static [&'static str] {
-        &[]
+        self.card().end_tokens
     }
 
     /// The template's assistant prefix as a model may repeat it at the start of its answer
@@ -232,7 +242,9 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// [`ProtocolSpec::call_joiner`].
     fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
         join(
-            calls.iter().map(|(name, input)| self.format_call(p, name, input)),
+            calls
+                .iter()
+                .map(|(name, input)| self.format_call(p, name, input)),
             self.call_joiner(),
         )
     }
@@ -755,9 +767,10 @@ pub(super) fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)
     Some((protocol, ToolSet::new(defs).ok()?))
 }
 
-/// What a family table says of one member besides how it writes and reads its calls: its names,
-/// the models that write it, its end tokens and how it marks reasoning. A table's
-/// [`ProtocolSpec`] implementation takes these methods from it with [`card_methods`].
+/// What a protocol says of itself besides how it writes and reads its calls: its names, the
+/// models that write it, its end tokens and how it marks reasoning. [`ProtocolSpec::card`]
+/// gives it; the methods it answers default to it.
+#[derive(Debug)]
 pub(crate) struct Card {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
@@ -771,39 +784,27 @@ pub(crate) struct Card {
     pub servers: &'static [(&'static str, &'static str)],
 }
 
-/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field (all but
-/// `markers` with `without markers`, for a family whose markers are built from the tools).
+impl Card {
+    /// A card with nothing on it but the name and the families, to fill in
+    /// (`Card { servers: …, ..Card::new("name", "families") }`).
+    pub(crate) const fn new(name: &'static str, families: &'static str) -> Card {
+        Card {
+            name,
+            aliases: &[],
+            families,
+            end_tokens: &[],
+            markers: &[],
+            reasoning: Reasoning::NONE,
+            servers: &[],
+        }
+    }
+}
+
+/// The [`ProtocolSpec::card`] of a family table's entry: its `card` field.
 macro_rules! card_methods {
     () => {
-        card_methods!(without markers);
-
-        fn markers(&self, _tools: &crate::tool::ToolSet) -> Vec<String> {
-            self.card.markers.iter().map(|m| m.to_string()).collect()
-        }
-    };
-    (without markers) => {
-        fn name(&self) -> &'static str {
-            self.card.name
-        }
-
-        fn aliases(&self) -> &'static [&'static str] {
-            self.card.aliases
-        }
-
-        fn families(&self) -> &'static str {
-            self.card.families
-        }
-
-        fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-            self.card.servers
-        }
-
-        fn end_tokens(&self) -> &'static [&'static str] {
-            self.card.end_tokens
-        }
-
-        fn reasoning(&self) -> Reasoning {
-            self.card.reasoning
+        fn card(&self) -> &crate::protocol::spec::Card {
+            &self.card
         }
     };
 }

@@ -12,7 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -47,33 +47,21 @@ fn calls_text(calls: &[(&str, &Value)], args: fn(&Value) -> String) -> String {
     format!("{CALL_BEGIN}[{}]{CALL_END}", items.join(", "))
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "apertus"),
+        ("sglang", "apertus2509"),
+        ("llama.cpp", "Apertus"),
+    ],
+    end_tokens: &["<|assistant_end|>"],
+    markers: &[CALL_BEGIN],
+    reasoning: Reasoning::between(INNER_BEGIN, INNER_END),
+    ..Card::new("apertus", "Apertus 8B, 70B")
+};
+
 impl ProtocolSpec for Apertus {
-    fn name(&self) -> &'static str {
-        "apertus"
-    }
-
-    fn families(&self) -> &'static str {
-        "Apertus 8B, 70B"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "apertus"),
-            ("sglang", "apertus2509"),
-            ("llama.cpp", "Apertus"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|assistant_end|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CALL_BEGIN.into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::between(INNER_BEGIN, INNER_END)
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

@@ -27,7 +27,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -82,39 +82,27 @@ fn actions(calls: &[(&str, &Value)]) -> String {
     format!("{ACTION_BEGIN}[{}]{ACTION_END}", items.join(", "))
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "cohere_command3"),
+        ("vllm", "cohere_command4"),
+        ("sglang", "cohere_command4"),
+        ("llama.cpp", "Command R7B"),
+    ],
+    end_tokens: FORMAT_TOKENS,
+    markers: &[
+        ACTION_BEGIN,
+        "<|START_RESPONSE|>",
+        "<|START_TEXT|>",
+        PLUS_ACTION_BEGIN,
+    ],
+    reasoning: Reasoning::between(THINKING_BEGIN, THINKING_END),
+    ..Card::new("command-r", "Command R7B, Command R+, Command A")
+};
+
 impl ProtocolSpec for CommandR {
-    fn name(&self) -> &'static str {
-        "command-r"
-    }
-
-    fn families(&self) -> &'static str {
-        "Command R7B, Command R+, Command A"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "cohere_command3"),
-            ("vllm", "cohere_command4"),
-            ("sglang", "cohere_command4"),
-            ("llama.cpp", "Command R7B"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        FORMAT_TOKENS
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            ACTION_BEGIN.into(),
-            "<|START_RESPONSE|>".into(),
-            "<|START_TEXT|>".into(),
-            PLUS_ACTION_BEGIN.into(),
-        ]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::between(THINKING_BEGIN, THINKING_END)
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

@@ -85,9 +85,6 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 /// `deepseek-v3`.
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     card: Card {
-        name: "deepseek-v3",
-        aliases: &[],
-        families: "DeepSeek R1, V3",
         servers: &[
             ("vllm", "deepseek_v3"),
             ("sglang", "deepseekv3"),
@@ -99,6 +96,7 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
             "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-v3", "DeepSeek R1, V3")
     },
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),

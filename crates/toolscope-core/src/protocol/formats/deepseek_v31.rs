@@ -49,9 +49,6 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 /// `deepseek-v3.1`.
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     card: Card {
-        name: "deepseek-v3.1",
-        aliases: &[],
-        families: "DeepSeek V3.1",
         servers: &[
             ("vllm", "deepseek_v31"),
             ("sglang", "deepseekv31"),
@@ -60,6 +57,7 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[CALLS_BEGIN, CALL_BEGIN],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-v3.1", "DeepSeek V3.1")
     },
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -76,24 +76,18 @@ fn call(name: &str, args: &str) -> String {
     format!(">>>{name}\n{args}")
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("llama.cpp", "Functionary v3.2"),
+        ("llama.cpp", "Functionary v3.1 Llama 3.1"),
+    ],
+    end_tokens: &["<|eot_id|>", "<|eom_id|>"],
+    ..Card::new("functionary", "MeetKai Functionary v3.1, v3.2")
+};
+
 impl ProtocolSpec for Functionary {
-    fn name(&self) -> &'static str {
-        "functionary"
-    }
-
-    fn families(&self) -> &'static str {
-        "MeetKai Functionary v3.1, v3.2"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("llama.cpp", "Functionary v3.2"),
-            ("llama.cpp", "Functionary v3.1 Llama 3.1"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|eot_id|>", "<|eom_id|>"]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
@@ -136,10 +130,7 @@ impl ProtocolSpec for Functionary {
 
     /// Each result in a `tool` turn.
     fn results(&self) -> ResultWrap {
-        ResultWrap::between(
-            "<|start_header_id|>tool<|end_header_id|>\n\n",
-            "<|eot_id|>",
-        )
+        ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -40,7 +40,7 @@ use serde_json::Value;
 use crate::protocol::scan::harmony::{
     CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
 };
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{ToolDef, ToolSet};
@@ -113,29 +113,25 @@ fn call(name: &str, args: &str) -> String {
     )
 }
 
+const CARD: Card = Card {
+    aliases: &["gpt-oss"],
+    servers: &[
+        ("vllm", "openai"),
+        ("sglang", "gpt-oss"),
+        ("llama.cpp", "GPT-OSS"),
+    ],
+    end_tokens: &[END, RETURN, CALL],
+    // Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
+    reasoning: Reasoning {
+        calls_inside: true,
+        ..Reasoning::NONE
+    },
+    ..Card::new("harmony", "gpt-oss, LLM-jp 4.1")
+};
+
 impl ProtocolSpec for Harmony {
-    fn name(&self) -> &'static str {
-        "harmony"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["gpt-oss"]
-    }
-
-    fn families(&self) -> &'static str {
-        "gpt-oss, LLM-jp 4.1"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "openai"),
-            ("sglang", "gpt-oss"),
-            ("llama.cpp", "GPT-OSS"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[END, RETURN, CALL]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
@@ -145,14 +141,6 @@ impl ProtocolSpec for Harmony {
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CHANNEL.into(), format!("{START}assistant")]
-    }
-
-    /// Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            calls_inside: true,
-            ..Reasoning::NONE
-        }
     }
 
     /// The developer message of the gpt-oss template: the channel rule of its system message,

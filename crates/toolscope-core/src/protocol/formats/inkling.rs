@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -296,25 +296,16 @@ fn call(name: &str, input: &Value) -> String {
     )
 }
 
+const CARD: Card = Card {
+    servers: &[("sglang", "inkling")],
+    end_tokens: &["<|endoftext|>", "<|content_model_end_sampling|>"],
+    markers: &[MODEL, INVOKE, THINKING],
+    ..Card::new("inkling", "Inkling")
+};
+
 impl ProtocolSpec for Inkling {
-    fn name(&self) -> &'static str {
-        "inkling"
-    }
-
-    fn families(&self) -> &'static str {
-        "Inkling"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("sglang", "inkling")]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|endoftext|>", "<|content_model_end_sampling|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![MODEL.to_string(), INVOKE.to_string(), THINKING.to_string()]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

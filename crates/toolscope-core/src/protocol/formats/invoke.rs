@@ -160,9 +160,7 @@ const DSML_TOOLS: (&str, &str) = (
 /// `deepseek-dsml`.
 pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     card: Card {
-        name: "deepseek-dsml",
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
-        families: "DeepSeek V3.2, V4, V4.1",
         servers: &[
             ("vllm", "deepseek_v32"),
             ("vllm", "deepseek_v4"),
@@ -184,6 +182,7 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
             "<|DSML| invoke name=",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     frame: ("", ""),
@@ -262,9 +261,7 @@ fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `gigachat`.
 pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
-        name: "gigachat",
         aliases: &["gigachat3", "gigachat3.5"],
-        families: "GigaChat 3, 3.1, 3.5",
         servers: &[("vllm", "gigachat3")],
         end_tokens: &["</s>", "<|message_sep|>"],
         markers: &[
@@ -273,7 +270,7 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
             "<|function_call|>",
             "function call<|role_sep|>",
         ],
-        reasoning: Reasoning::NONE,
+        ..Card::new("gigachat", "GigaChat 3, 3.1, 3.5")
     },
     block: ("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
     frame: ("", ""),
@@ -292,16 +289,13 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
 /// `step3`.
 pub(crate) static STEP3: Invoke = Invoke {
     card: Card {
-        name: "step3",
-        aliases: &[],
-        families: "Step-3",
         servers: &[("vllm", "step3"), ("sglang", "step3")],
-        end_tokens: &[],
         markers: &[
             "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
             "<steptml:invoke name=",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("step3", "Step-3")
     },
     block: ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
     frame: (
@@ -400,13 +394,11 @@ fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `dots`.
 pub(crate) static DOTS: Invoke = Invoke {
     card: Card {
-        name: "dots",
-        aliases: &[],
-        families: "rednote dots.llm",
         servers: &[("vllm", "dots"), ("sglang", "dots")],
         end_tokens: &["<|endofresponse|>", "<|im_end|>"],
         markers: &["<dots_function_call>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("dots", "rednote dots.llm")
     },
     block: ("<dots_function_call>", "</dots_function_call>"),
     frame: ("", ""),
@@ -486,9 +478,6 @@ const MINICPM_COLLAPSED: Dialect = Dialect {
 /// `minicpm5`.
 pub(crate) static MINICPM5: Invoke = Invoke {
     card: Card {
-        name: "minicpm5",
-        aliases: &[],
-        families: "MiniCPM 5",
         servers: &[("vllm", "minicpm5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<function name=", "<functionname="],
@@ -496,6 +485,7 @@ pub(crate) static MINICPM5: Invoke = Invoke {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
     frame: ("", ""),
@@ -541,9 +531,6 @@ const MINIMAX_TOOLS: (&str, &str) = (
 /// `minimax-m2`.
 pub(crate) static MINIMAX_M2: Invoke = Invoke {
     card: Card {
-        name: "minimax-m2",
-        aliases: &[],
-        families: "MiniMax M2, M2.1, M2.5",
         servers: &[
             ("vllm", "minimax_m2"),
             ("sglang", "minimax-m2"),
@@ -555,6 +542,7 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("minimax-m2", "MiniMax M2, M2.1, M2.5")
     },
     block: ("<minimax:tool_call>", "</minimax:tool_call>"),
     frame: ("", ""),

@@ -81,14 +81,12 @@ const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedS
 /// `functools`.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     card: Card {
-        name: "functools",
-        aliases: &[],
-        families: "Phi-4-mini, FireFunction v2",
         servers: &[("vllm", "phi4_mini_json"), ("llama.cpp", "FireFunction v2")],
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
         reasoning: Reasoning::THINK,
+        ..Card::new("functools", "Phi-4-mini, FireFunction v2")
     },
     open: "functools",
     close: "",
@@ -117,13 +115,11 @@ fn functools_prompt(tools: &ToolSet) -> String {
 /// sequence is `</s>`.
 pub(crate) static NEMOTRON: JsonArray = JsonArray {
     card: Card {
-        name: "nemotron",
-        aliases: &[],
-        families: "Nemotron Nano v2 (9B, 12B)",
         servers: &[("llama.cpp", "Nemotron V2")],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
@@ -152,13 +148,11 @@ const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 /// `granite`.
 pub(crate) static GRANITE: JsonArray = JsonArray {
     card: Card {
-        name: "granite",
-        aliases: &[],
-        families: "Granite 3.0–3.3",
         servers: &[("vllm", "granite"), ("llama.cpp", "Granite")],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("granite", "Granite 3.0–3.3")
     },
     open: "<|tool_call|>",
     close: "",
@@ -187,14 +181,12 @@ fn granite_prompt(tools: &ToolSet) -> String {
 /// `jamba`.
 pub(crate) static JAMBA: JsonArray = JsonArray {
     card: Card {
-        name: "jamba",
-        aliases: &[],
-        families: "AI21 Jamba 1.5, 1.6, 1.7",
         servers: &[("vllm", "jamba")],
         end_tokens: &["<|eom|>"],
         markers: &["<tool_calls> ["],
         // Jamba Reasoning thinks in `<think>` … `</think>`.
         reasoning: Reasoning::THINK,
+        ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
     open: "<tool_calls>",
     close: "</tool_calls>",
@@ -225,15 +217,14 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 /// `hunyuan`. A13B's tokenizer ends a turn with `<|eos|>`.
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
     card: Card {
-        name: "hunyuan",
         aliases: &["hunyuan-a13b"],
-        families: "Hunyuan-A13B",
         servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
         end_tokens: &["<answer>", "</answer>", "助手：", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).
         markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
         reasoning: Reasoning::THINK,
+        ..Card::new("hunyuan", "Hunyuan-A13B")
     },
     open: "<tool_calls>",
     close: "</tool_calls>",

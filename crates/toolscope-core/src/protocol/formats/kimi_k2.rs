@@ -84,9 +84,6 @@ fn block(name: &str, index: usize, args: &str) -> String {
 /// `kimi-k2`.
 pub(crate) static KIMI_K2: Sectioned = Sectioned {
     card: Card {
-        name: "kimi-k2",
-        aliases: &[],
-        families: "Kimi K2, K2 Thinking",
         servers: &[
             ("vllm", "kimi_k2"),
             ("sglang", "kimi_k2"),
@@ -98,6 +95,7 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
             calls_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")
     },
     syntax: &SYNTAX,
     section: (SECTION_BEGIN, SECTION_END),

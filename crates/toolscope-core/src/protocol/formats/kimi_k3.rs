@@ -91,9 +91,6 @@ pub(crate) struct KimiK3 {
 /// `kimi-k3`.
 pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
     card: Card {
-        name: "kimi-k3",
-        aliases: &[],
-        families: "Kimi K3",
         servers: &[("vllm", "kimi_k3"), ("sglang", "kimi_k3")],
         end_tokens: &[
             "<|open|>response<|sep|>",
@@ -110,6 +107,7 @@ pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("kimi-k3", "Kimi K3")
     },
 };
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -261,34 +261,22 @@ impl Scanner for Lfm2Scanner {
     }
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "lfm2"),
+        ("sglang", "lfm2"),
+        ("llama.cpp", "LFM2 with JSON tools"),
+    ],
+    end_tokens: &["<|im_end|>", "<|endoftext|>"],
+    markers: &[CALL_START],
+    // LFM2.5 thinking models reason in `<think>` … `</think>`.
+    reasoning: Reasoning::THINK,
+    ..Card::new("lfm2", "Liquid LFM2, LFM2.5")
+};
+
 impl ProtocolSpec for Lfm2 {
-    fn name(&self) -> &'static str {
-        "lfm2"
-    }
-
-    fn families(&self) -> &'static str {
-        "Liquid LFM2, LFM2.5"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "lfm2"),
-            ("sglang", "lfm2"),
-            ("llama.cpp", "LFM2 with JSON tools"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|endoftext|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CALL_START.to_string()]
-    }
-
-    /// LFM2.5 thinking models reason in `<think>` … `</think>`.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

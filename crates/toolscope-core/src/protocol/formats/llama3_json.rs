@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -28,8 +28,11 @@ const INSTRUCTIONS: &str = "Given the following functions, respond with a JSON f
 arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": \
 dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n";
 /// Results in an `ipython` turn, one after the other (as pythonic's template writes them too).
-pub(super) const IPYTHON: ResultWrap =
-    ResultWrap::between("<|start_header_id|>ipython<|end_header_id|>\n\n", "<|eot_id|>").joined("");
+pub(super) const IPYTHON: ResultWrap = ResultWrap::between(
+    "<|start_header_id|>ipython<|end_header_id|>\n\n",
+    "<|eot_id|>",
+)
+.joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: None,
@@ -41,32 +44,26 @@ static SYNTAX: FramedSyntax = FramedSyntax {
     separator: Some(";"),
 };
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "llama3_json"),
+        ("vllm", "llama4_json"),
+        ("sglang", "llama3"),
+        ("llama.cpp", "Llama 3.x"),
+    ],
+    end_tokens: &[
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
+        "<|eot|>",
+        "<|eom|>",
+    ],
+    ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
+};
+
 impl ProtocolSpec for Llama3Json {
-    fn name(&self) -> &'static str {
-        "llama3-json"
-    }
-
-    fn families(&self) -> &'static str {
-        "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "llama3_json"),
-            ("vllm", "llama4_json"),
-            ("sglang", "llama3"),
-            ("llama.cpp", "Llama 3.x"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|end_of_text|>",
-            "<|eot|>",
-            "<|eom|>",
-        ]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {

@@ -69,9 +69,6 @@ pub(crate) struct MinimaxM3 {
 /// `minimax-m3`.
 pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
     card: Card {
-        name: "minimax-m3",
-        aliases: &[],
-        families: "MiniMax M3",
         servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
         end_tokens: &[NS, "[e~["],
         markers: &[
@@ -84,6 +81,7 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("minimax-m3", "MiniMax M3")
     },
 };
 

@@ -18,7 +18,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -60,34 +60,25 @@ fn call(name: &str, args: impl std::fmt::Display) -> String {
     format!("{TOOL_CALLS}{name}{ARGS}{args}")
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "mistral"),
+        ("sglang", "mistral"),
+        ("llama.cpp", "Mistral Nemo"),
+        ("llama.cpp", "Magistral"),
+    ],
+    end_tokens: &["</s>"],
+    markers: &["[TOOL_CALLS]", "[TOOL_CALLS] ["],
+    reasoning: Reasoning::between("[THINK]", "[/THINK]"),
+    ..Card::new(
+        "mistral",
+        "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3",
+    )
+};
+
 impl ProtocolSpec for Mistral {
-    fn name(&self) -> &'static str {
-        "mistral"
-    }
-
-    fn families(&self) -> &'static str {
-        "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "mistral"),
-            ("sglang", "mistral"),
-            ("llama.cpp", "Mistral Nemo"),
-            ("llama.cpp", "Magistral"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["</s>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec!["[TOOL_CALLS]".into(), "[TOOL_CALLS] [".into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::between("[THINK]", "[/THINK]")
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// The tools as the template lists them: OpenAI-style function objects in

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -90,22 +90,19 @@ fn call(name: &str, input: &Value) -> String {
     s
 }
 
+const CARD: Card = Card {
+    servers: &[("vllm", "muse_glimmer")],
+    // The message ends: the scanner reads them.
+    end_tokens: &[EOM, EOT],
+    // Reasoning is the `self` recipient's messages, found by the scanner; markup there is
+    // reasoning.
+    reasoning: Reasoning::NONE,
+    ..Card::new("muse-glimmer", "MuseGlimmer")
+};
+
 impl ProtocolSpec for MuseGlimmer {
-    fn name(&self) -> &'static str {
-        "muse-glimmer"
-    }
-
-    fn families(&self) -> &'static str {
-        "MuseGlimmer"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("vllm", "muse_glimmer")]
-    }
-
-    /// The message ends: the scanner reads them.
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[EOM, EOT]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn reads_end_tokens(&self) -> bool {
@@ -124,12 +121,6 @@ impl ProtocolSpec for MuseGlimmer {
             format!("{START}assistant to={name}{MESSAGE} <atem:function_calls>"),
             format!("{START}assistant to=self{MESSAGE}"),
         ]
-    }
-
-    /// Reasoning is the `self` recipient's messages, found by the scanner; markup there is
-    /// reasoning.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::NONE
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

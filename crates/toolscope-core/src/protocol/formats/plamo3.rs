@@ -97,17 +97,15 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
 /// `plamo3`.
 pub(crate) static PLAMO3: Sectioned = Sectioned {
     card: Card {
-        name: "plamo3",
         aliases: &["plamo-3"],
-        families: "PLaMo 3",
         servers: &[("vllm", "plamo3")],
-        end_tokens: &[],
         markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
         reasoning: Reasoning {
             markers: Some(("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")),
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
     section: (REQUESTS_BEGIN, REQUESTS_END),

@@ -15,9 +15,9 @@
 
 use serde_json::Value;
 
-use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
 use super::llama3_json::IPYTHON;
-use crate::protocol::spec::{Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -43,34 +43,31 @@ static SYNTAX: PySyntax = PySyntax {
     lines: true,
 };
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "pythonic"),
+        ("vllm", "llama4_pythonic"),
+        ("vllm", "olmo3"),
+        ("sglang", "pythonic"),
+    ],
+    end_tokens: &[
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
+        "<|eot|>",
+        "<|eom|>",
+        "<|im_end|>",
+        "<|endoftext|>",
+    ],
+    ..Card::new(
+        "pythonic",
+        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)",
+    )
+};
+
 impl ProtocolSpec for Pythonic {
-    fn name(&self) -> &'static str {
-        "pythonic"
-    }
-
-    fn families(&self) -> &'static str {
-        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "pythonic"),
-            ("vllm", "llama4_pythonic"),
-            ("vllm", "olmo3"),
-            ("sglang", "pythonic"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|end_of_text|>",
-            "<|eot|>",
-            "<|eom|>",
-            "<|im_end|>",
-            "<|endoftext|>",
-        ]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// `<|python_start|>`, and a list that opens with a call of one of the tools.

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, card_methods};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;

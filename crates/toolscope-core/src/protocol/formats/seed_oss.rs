@@ -33,9 +33,6 @@ const RESULT_END: &str = "<seed:eos>";
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
-        name: "seed-oss",
-        aliases: &[],
-        families: "ByteDance Seed-OSS 36B",
         servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
@@ -44,6 +41,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("seed-oss", "ByteDance Seed-OSS 36B")
     },
     block: BLOCK,
     // Values right after their parameter tag.

@@ -61,9 +61,7 @@ pub(crate) struct TaggedJson {
 /// `longcat`.
 pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     card: Card {
-        name: "longcat",
         aliases: &["longcat-flash"],
-        families: "LongCat-Flash (Chat, Thinking)",
         servers: &[("vllm", "longcat")],
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
@@ -72,6 +70,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("longcat", "LongCat-Flash (Chat, Thinking)")
     },
     open: "<longcat_tool_call>",
     close: "</longcat_tool_call>",
@@ -104,9 +103,7 @@ fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
 /// `ernie`. ERNIE 4.5's tokenizer ends a turn with `</s>`.
 pub(crate) static ERNIE: TaggedJson = TaggedJson {
     card: Card {
-        name: "ernie",
         aliases: &["ernie-4.5"],
-        families: "ERNIE 4.5 (and its Thinking models)",
         servers: &[("vllm", "ernie45"), ("fastdeploy", "ernie-x1")],
         end_tokens: &["<response>", "</response>", "</s>"],
         // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
@@ -122,6 +119,7 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
             starts_inside: true,
             calls_inside: false,
         },
+        ..Card::new("ernie", "ERNIE 4.5 (and its Thinking models)")
     },
     open: "<tool_call>",
     close: "</tool_call>",
@@ -155,13 +153,12 @@ fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
 /// `internlm`.
 pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     card: Card {
-        name: "internlm",
         aliases: &["internlm2", "intern-s1"],
-        families: "InternLM2, InternLM2.5, Intern-S1",
         servers: &[("vllm", "internlm"), ("sglang", "interns1")],
         end_tokens: &["<|im_end|>", "</s>"],
         markers: &["<|action_start|> <|plugin|>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("internlm", "InternLM2, InternLM2.5, Intern-S1")
     },
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",

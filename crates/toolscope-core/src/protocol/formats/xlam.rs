@@ -16,7 +16,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -30,34 +30,22 @@ in the same list when several are needed)]\nWhen no tool fits, say so. When the 
 ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
 plain text.\nThe tools:\n";
 
+const CARD: Card = Card {
+    servers: &[("vllm", "xlam")],
+    end_tokens: &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"],
+    markers: &[
+        "[{ \"name\"",
+        "```json [{",
+        "[TOOL_CALLS] [",
+        "<tool_call> [",
+    ],
+    reasoning: Reasoning::THINK,
+    ..Card::new("xlam", "Salesforce xLAM, xLAM-2")
+};
+
 impl ProtocolSpec for Xlam {
-    fn name(&self) -> &'static str {
-        "xlam"
-    }
-
-    fn families(&self) -> &'static str {
-        "Salesforce xLAM, xLAM-2"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("vllm", "xlam")]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            "[ { \"name\"".into(),
-            "```json [ {".into(),
-            "[TOOL_CALLS] [".into(),
-            "<tool_call> [".into(),
-        ]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
