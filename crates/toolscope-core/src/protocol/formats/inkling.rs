@@ -16,10 +16,9 @@
 //! template: the prompt below lists the tools as JSON, one a line, and a result comes back in a
 //! `<|message_tool|>` block.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
+use crate::protocol::scan::forked::{after_look, hand_over};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec};
@@ -136,15 +135,9 @@ struct InklingScanner {
 
 impl InklingScanner {
     fn give(&mut self, s: &str, em: &mut Emitter) {
-        if s.is_empty() {
-            return;
+        if !s.is_empty() {
+            hand_over(&mut self.calls, &mut self.fed, s, em);
         }
-        let passed = self.fed - self.calls.pos();
-        if passed > 0 {
-            self.calls.pass_over(passed);
-        }
-        self.calls.feed(s, em);
-        self.fed += s.len();
     }
 
     /// Tokens that are format: a markup span, not given to the engine.
@@ -252,13 +245,7 @@ impl InklingScanner {
 
 impl Scanner for InklingScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
-        let joined: Cow<'_, str> = if self.look.is_empty() {
-            Cow::Borrowed(text)
-        } else {
-            let mut s = std::mem::take(&mut self.look);
-            s.push_str(text);
-            Cow::Owned(s)
-        };
+        let joined = after_look(&mut self.look, text);
         let s = joined.as_ref();
         let stop = self.read(s, 0, false, em);
         self.look.push_str(&s[stop..]);

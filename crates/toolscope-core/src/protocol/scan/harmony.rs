@@ -9,6 +9,7 @@ use crate::args::ArgsWriter;
 use crate::json::lexer::find1;
 use crate::json::{Lexer, Step};
 use crate::part::{ErrorPart, PartId};
+use crate::protocol::scan::forked::Handover as _;
 use crate::protocol::scan::framed::valid_name;
 use crate::protocol::scan::markup::{Dialect, MarkupScanner};
 use crate::protocol::span::SpanKind;

@@ -1093,22 +1093,6 @@ impl MarkupScanner {
         }
     }
 
-    /// In text, holding nothing back: a caller that gives some of the text to another scanner
-    /// may do so here.
-    pub(crate) fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    /// The offset of the next byte this scanner reads.
-    pub(crate) fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// `len` bytes went to another scanner (only while [`MarkupScanner::idle`]).
-    pub(crate) fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-
     /// Another scanner's block follows: a function written without its block is not followed by
     /// a stray close, and the whitespace read after it is text.
     pub(crate) fn settle(&mut self, em: &mut Emitter) {

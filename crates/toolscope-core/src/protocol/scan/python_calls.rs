@@ -1251,22 +1251,6 @@ impl PyCallsScanner {
         }
     }
 
-    /// In text, holding nothing back: a caller that gives some of the text to another scanner
-    /// may do so here.
-    pub(crate) fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    /// The offset of the next byte this scanner reads.
-    pub(crate) fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// `len` bytes went to another scanner (only while [`PyCallsScanner::idle`]).
-    pub(crate) fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-
     /// Whether `piece` has a byte that may open a list or a wrap.
     fn may_open(&self, piece: &str) -> bool {
         let b = piece.as_bytes();
@@ -1534,6 +1518,20 @@ fn partial_len(text: &str, marker: &str) -> usize {
             text.is_char_boundary(text.len() - n) && marker.starts_with(&text[text.len() - n..])
         })
         .unwrap_or(0)
+}
+
+impl super::forked::Handover for PyCallsScanner {
+    fn idle(&self) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    fn pos(&self) -> usize {
+        self.held.pos()
+    }
+
+    fn pass_over(&mut self, len: usize) {
+        self.held.advance(len);
+    }
 }
 
 impl Scanner for PyCallsScanner {
