@@ -1173,37 +1173,6 @@ impl FramedScanner {
         em.span(start, start + rest.len(), SpanKind::Malformed);
     }
 
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && self.text_seen
-            && !self.may_open(piece)
-        {
-            self.held.advance(piece.len());
-            em.text(piece);
-            if self.stripped {
-                self.note_line_start(piece);
-            }
-            return;
-        }
-        let (joined, base) = self.held.join(piece);
-        let text = joined.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Section(b) => self.section(b, text, i, base, em),
-                State::Header(b, head) => self.header(b, head, text, i, base, em),
-                State::Body(b, open) => self.body(b, open, text, i, em),
-                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
-                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
-                State::Bare(bare) => self.bare(bare, text, i, em),
-            };
-        }
-        self.note_line_start(text);
-        self.held.recycle(joined);
-    }
-
     /// Whether `before` (the text read before a byte) leaves that byte at the start of a line.
     fn at_line_start(&self, before: &str) -> bool {
         match before.trim_end_matches([' ', '\t']).as_bytes().last() {
@@ -1262,8 +1231,59 @@ impl FramedScanner {
             ));
         }
     }
+}
 
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
+impl super::forked::Handover for FramedScanner {
+    fn idle(&self) -> bool {
+        FramedScanner::idle(self)
+    }
+
+    fn quiet_run(&self, s: &str) -> usize {
+        FramedScanner::quiet_run(self, s)
+    }
+
+    fn pos(&self) -> usize {
+        FramedScanner::pos(self)
+    }
+
+    fn pass_over(&mut self, len: usize) {
+        FramedScanner::pass_over(self, len);
+    }
+}
+
+impl Scanner for FramedScanner {
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && self.text_seen
+            && !self.may_open(piece)
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            if self.stripped {
+                self.note_line_start(piece);
+            }
+            return;
+        }
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Section(b) => self.section(b, text, i, base, em),
+                State::Header(b, head) => self.header(b, head, text, i, base, em),
+                State::Body(b, open) => self.body(b, open, text, i, em),
+                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
+                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+                State::Bare(bare) => self.bare(bare, text, i, em),
+            };
+        }
+        self.note_line_start(text);
+        self.held.recycle(joined);
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
         let held = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&held),
@@ -1353,34 +1373,6 @@ impl FramedScanner {
             let (_, rest) = b.split_good(em);
             em.text(&rest);
         }
-    }
-}
-
-impl super::forked::Handover for FramedScanner {
-    fn idle(&self) -> bool {
-        FramedScanner::idle(self)
-    }
-
-    fn quiet_run(&self, s: &str) -> usize {
-        FramedScanner::quiet_run(self, s)
-    }
-
-    fn pos(&self) -> usize {
-        FramedScanner::pos(self)
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        FramedScanner::pass_over(self, len);
-    }
-}
-
-impl Scanner for FramedScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        FramedScanner::feed(self, text, em)
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        FramedScanner::finish(self, em)
     }
 
     /// Between the calls of a section, or after a call's JSON (waiting only for its close), a

@@ -1021,12 +1021,135 @@ pub(crate) struct MarkupScanner {
 }
 
 impl Scanner for MarkupScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
+            return;
+        }
+        // Inside a value, text without a `<` (or `]`, in CDATA) is content and nothing else.
+        if let State::Param(b, f, p) = &mut self.state {
+            let special = if p.in_cdata { b']' } else { b'<' };
+            if self.held.is_empty() && find1(special, piece.as_bytes()).is_none() {
+                self.held.advance(piece.len());
+                content(f, p, piece);
+                b.raw.push_str(piece);
+                if let Some(d) = f.writer.take_delta() {
+                    em.input_delta(&f.id, d);
+                }
+                return;
+            }
+        }
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Wrapper(b) => self.wrapper(b, text, i, base, em),
+                State::Skip(b) => self.skip(b, text, i, base, em),
+                State::Function(b, f) => self.function(b, f, text, i, base, em),
+                State::Param(b, f, p) => self.param(b, f, p, text, i, base),
+                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+                State::Json(b, json) => self.json(b, json, text, i, base, em),
+            };
+        }
+        self.held.recycle(joined);
+        if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state
+            && let Some(d) = f.writer.take_delta()
+        {
+            em.input_delta(&f.id, d);
+        }
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
+        // What was held for lookahead is read again, now knowing that nothing follows.
+        let start = self.held.held_start();
+        let hold = self.held.take();
+        if !hold.is_empty() {
+            self.at_end = true;
+            self.held.rewind(start);
+            self.feed(&hold, em);
+        }
+        let hold = self.held.take();
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Wrapper(mut b) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                if b.functions == 0 {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside a {} block",
+                            self.dialect.block_shown()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                } else {
+                    b.cover(end, em);
+                }
+            }
+            State::Skip(mut b) => {
+                em.text(&hold);
+                b.raw.push_str(&hold);
+                em.span(b.start, self.held.pos(), SpanKind::Malformed);
+            }
+            State::AfterBare(_, mut ws) => {
+                ws.push_str(&hold);
+                em.text(&ws);
+            }
+            State::Json(mut b, mut json) => {
+                json.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                // Without its close, the envelope is a call only when the output ended as the
+                // model meant it and the JSON is whole.
+                if !em.output_cut() && read_envelope(&json).is_ok() {
+                    self.end_json(b, &json, end, true, em);
+                } else {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside the JSON of {}",
+                            self.dialect.function.lit()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                }
+            }
+            State::Function(mut b, mut f) => {
+                f.stray.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let opener = self.dialect.parameter.lit();
+                let why = if em.output_cut() {
+                    // Cut off before its close: what it would have held is not known.
+                    Some("the output was cut off before")
+                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
+                    // `<param` at the very end: a parameter was beginning, not a value.
+                    Some("the output ended inside a tag, before")
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => {
+                        let why =
+                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
+                        self.unfinished(b, f, end, why, em);
+                    }
+                    None => self.end_function(b, f, end, true, em),
+                }
+            }
+            State::Param(mut b, f, _) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let why = format!(
+                    "the output ended inside a parameter of {}",
+                    self.dialect.function_tag(&f.name)
+                );
+                self.unfinished(b, f, end, why, em);
+            }
+        }
     }
 
     fn in_call(&self) -> bool {
@@ -1105,46 +1228,6 @@ impl MarkupScanner {
         if let State::AfterBare(b, ws) = std::mem::replace(&mut self.state, State::Text) {
             em.text(&ws);
             self.retire(b);
-        }
-    }
-
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: only a `<` can start anything.
-        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
-            return;
-        }
-        // Inside a value, text without a `<` (or `]`, in CDATA) is content and nothing else.
-        if let State::Param(b, f, p) = &mut self.state {
-            let special = if p.in_cdata { b']' } else { b'<' };
-            if self.held.is_empty() && find1(special, piece.as_bytes()).is_none() {
-                self.held.advance(piece.len());
-                content(f, p, piece);
-                b.raw.push_str(piece);
-                if let Some(d) = f.writer.take_delta() {
-                    em.input_delta(&f.id, d);
-                }
-                return;
-            }
-        }
-        let (joined, base) = self.held.join(piece);
-        let text = joined.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Wrapper(b) => self.wrapper(b, text, i, base, em),
-                State::Skip(b) => self.skip(b, text, i, base, em),
-                State::Function(b, f) => self.function(b, f, text, i, base, em),
-                State::Param(b, f, p) => self.param(b, f, p, text, i, base),
-                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
-                State::Json(b, json) => self.json(b, json, text, i, base, em),
-            };
-        }
-        self.held.recycle(joined);
-        if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state
-            && let Some(d) = f.writer.take_delta()
-        {
-            em.input_delta(&f.id, d);
         }
     }
 
@@ -2080,97 +2163,6 @@ impl MarkupScanner {
         });
         b.keep_as_text(end, em);
         self.spare = Some(f);
-    }
-
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, now knowing that nothing follows.
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.at_end = true;
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let hold = self.held.take();
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => em.text(&hold),
-            State::Wrapper(mut b) => {
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                if b.functions == 0 {
-                    em.error(ErrorPart::reason(
-                        "unfinished-tool-call",
-                        format!(
-                            "the output ended inside a {} block",
-                            self.dialect.block_shown()
-                        ),
-                    ));
-                    b.keep_as_text(end, em);
-                } else {
-                    b.cover(end, em);
-                }
-            }
-            State::Skip(mut b) => {
-                em.text(&hold);
-                b.raw.push_str(&hold);
-                em.span(b.start, self.held.pos(), SpanKind::Malformed);
-            }
-            State::AfterBare(_, mut ws) => {
-                ws.push_str(&hold);
-                em.text(&ws);
-            }
-            State::Json(mut b, mut json) => {
-                json.push_str(&hold);
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                // Without its close, the envelope is a call only when the output ended as the
-                // model meant it and the JSON is whole.
-                if !em.output_cut() && read_envelope(&json).is_ok() {
-                    self.end_json(b, &json, end, true, em);
-                } else {
-                    em.error(ErrorPart::reason(
-                        "unfinished-tool-call",
-                        format!(
-                            "the output ended inside the JSON of {}",
-                            self.dialect.function.lit()
-                        ),
-                    ));
-                    b.keep_as_text(end, em);
-                }
-            }
-            State::Function(mut b, mut f) => {
-                f.stray.push_str(&hold);
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                let opener = self.dialect.parameter.lit();
-                let why = if em.output_cut() {
-                    // Cut off before its close: what it would have held is not known.
-                    Some("the output was cut off before")
-                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
-                    // `<param` at the very end: a parameter was beginning, not a value.
-                    Some("the output ended inside a tag, before")
-                } else {
-                    None
-                };
-                match why {
-                    Some(why) => {
-                        let why =
-                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
-                        self.unfinished(b, f, end, why, em);
-                    }
-                    None => self.end_function(b, f, end, true, em),
-                }
-            }
-            State::Param(mut b, f, _) => {
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                let why = format!(
-                    "the output ended inside a parameter of {}",
-                    self.dialect.function_tag(&f.name)
-                );
-                self.unfinished(b, f, end, why, em);
-            }
-        }
     }
 }
 
