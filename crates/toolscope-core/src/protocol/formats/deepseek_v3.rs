@@ -26,7 +26,7 @@
 //! What the parser forgives besides what every framed format does: a fence without `json`, no
 //! fence at all, and a header without the `function` type (`name<｜tool▁sep｜>`, the V3.1 way).
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
@@ -105,8 +105,10 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     joiner: "\n",
     prompt: system_prompt,
     read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
-    results,
-    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    results: SectionResults::Own {
+        write: results,
+        read: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    },
 };
 
 /// The tools under `## Tools` as the DeepSeek templates list them, then the format.

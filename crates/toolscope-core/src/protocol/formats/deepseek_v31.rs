@@ -11,9 +11,9 @@
 //! `## Tools` as the template does: a `### name` heading, a description and the parameters'
 //! JSON Schema each.
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
-use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
+use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -66,13 +66,8 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     joiner: "",
     prompt: |tools| prompt::markdown_tools_prompt(tools, FORMAT),
     read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
-    results: |results| {
-        results
-            .iter()
-            .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
-            .collect()
-    },
-    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    // Each result in its own output block, one after the other.
+    results: SectionResults::Wrapped(ResultWrap::between(OUTPUT_BEGIN, OUTPUT_END).joined("")),
 };
 
 #[cfg(test)]

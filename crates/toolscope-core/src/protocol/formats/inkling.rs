@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::protocol::scan::forked::{after_look, hand_over};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -271,12 +271,8 @@ impl Scanner for InklingScanner {
     }
 }
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+/// One call's message, given its arguments' JSON.
+fn call(name: &str, args: &str) -> String {
     format!(
         "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{args}}}{END}",
         Value::from(name)
@@ -304,7 +300,7 @@ impl ProtocolSpec for Inkling {
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
             prompt::json_tool_lines(tools, true, "", ""),
-            call(&name, &example)
+            call(&name, &prompt::args_json(&example))
         )
     }
 
@@ -312,24 +308,24 @@ impl ProtocolSpec for Inkling {
         if !system.contains(INVOKE) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, input)
+        call(name, &prompt::args_json(input))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{TOOL}{TEXT}{result}{END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, &format!("{TOOL}{TEXT}"), END)
+    /// Each result in a text message of the tool.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between("<|message_tool|><|content_text|>", END)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -342,11 +338,7 @@ impl ProtocolSpec for Inkling {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(
-            "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{{\"{key}\": \"{value}\", \"oops\": }}}}{END}",
-            Value::from(name)
-        )
+        call(name, &prompt::broken_args(input))
     }
 
     fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {

@@ -81,7 +81,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -662,8 +662,10 @@ impl ProtocolSpec for Invoke {
         }
         let (begin, end) = self.tools;
         let (open, close) = self.tool_line;
-        let tools = prompt::read_json_tool_lines(system, begin, end, open, close)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, begin, end, open, close),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -38,7 +38,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -260,12 +262,10 @@ impl ProtocolSpec for JsonArray {
         if self.prompt_sign.is_some_and(|sign| !system.contains(sign)) {
             return None;
         }
-        let tools = prompt::read_json_tools(system, self.tools.0, self.tools.1)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, self.tools.0, self.tools.1),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -274,12 +274,8 @@ impl ProtocolSpec for JsonArray {
         format!("{before}{}{array}{}{after}", self.open, self.close)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", self.result.0, self.result.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, self.result.0, self.result.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -24,7 +24,7 @@
 
 use serde_json::{Value, json};
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
@@ -103,8 +103,10 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
     joiner: "",
     prompt: system_prompt,
     read_prompt,
-    results,
-    read_result,
+    results: SectionResults::Own {
+        write: results,
+        read: read_result,
+    },
 };
 
 /// The `tool_declare` message as the template writes it, then how a call looks.

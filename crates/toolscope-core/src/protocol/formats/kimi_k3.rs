@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -191,12 +191,10 @@ impl ProtocolSpec for KimiK3 {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_json_tools(system, DECLARE, DECLARE_END)?;
-        Some((Protocol::from_name(self.card.name).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        calls(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, DECLARE, DECLARE_END),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {

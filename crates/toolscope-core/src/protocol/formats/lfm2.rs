@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -124,12 +124,10 @@ impl ProtocolSpec for Lfm2 {
         if !system.contains(&format!("{CALL_START}[")) {
             return None;
         }
-        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+        )
     }
 
     /// Every call of the answer in one list, between the markers.

@@ -26,7 +26,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -145,24 +147,18 @@ impl ProtocolSpec for MinimaxM3 {
         if !system.contains(&format!("{NS}<tool_call>")) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>")?;
-        Some((Protocol::from_name(self.card.name).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        calls(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>"),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
         calls(list)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", RESULT.0, RESULT.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT.0, RESULT.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(RESULT.0, RESULT.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -13,9 +13,9 @@
 //! `<|plamo:end_think:plamo|>`. The prompt lists the tools as JSON, one a line, and results come
 //! back each between `<|plamo:begin_tool_result:plamo|>` and `<|plamo:end_tool_result:plamo|>`.
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -90,8 +90,10 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(REQUESTS_BEGIN) {
         return None;
     }
-    let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
-    Some((Protocol::from_name(name).ok()?, tools))
+    read_back(
+        name,
+        prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
+    )
 }
 
 /// `plamo3`.
@@ -113,13 +115,7 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
     joiner: "",
     prompt: system_prompt,
     read_prompt,
-    results: |results| {
-        results
-            .iter()
-            .map(|(_, r)| format!("{RESULT_BEGIN}{r}{RESULT_END}"))
-            .collect()
-    },
-    read_result: |text| prompt::between(text, RESULT_BEGIN, RESULT_END),
+    results: SectionResults::Wrapped(ResultWrap::between(RESULT_BEGIN, RESULT_END).joined("")),
 };
 
 #[cfg(test)]

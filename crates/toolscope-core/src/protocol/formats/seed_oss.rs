@@ -20,7 +20,7 @@
 
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
-use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -73,8 +73,10 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(&format!("<{BLOCK}>")) {
         return None;
     }
-    let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-    Some((Protocol::from_name(name).ok()?, tools))
+    read_back(
+        name,
+        prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+    )
 }
 
 /// qwen3-coder's function markup in `<seed:tool_call>` blocks, values without separators.

@@ -30,7 +30,9 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -233,20 +235,18 @@ impl ProtocolSpec for TaggedJson {
         if !system.contains(self.open) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         self.call(name, input)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", self.result.0, self.result.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, self.result.0, self.result.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
