@@ -751,18 +751,7 @@ pub(super) fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)
     let mut defs = Vec::new();
     for line in system[start..end].lines().filter(|l| !l.trim().is_empty()) {
         let v: Value = serde_json::from_str(line).ok()?;
-        defs.push(ToolDef {
-            name: v.get("name")?.as_str()?.to_string(),
-            description: v
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            parameters: v
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type":"object"})),
-        });
+        defs.push(prompt::tool_def(&v)?);
     }
     Some((protocol, ToolSet::new(defs).ok()?))
 }

@@ -28,13 +28,8 @@ const TOOLS_BEGIN: &str = "Available tools:\n```json\n";
 const TOOLS_END: &str = "\n```";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: CALL_BEGIN,
-    args_begin: &[ArgsBegin::KeyedArray],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_BEGIN, &[ArgsBegin::KeyedArray])
 };
 
 /// The calls as one list, each an object whose key is the tool's name and whose value the

@@ -58,13 +58,8 @@ const FORMAT_TOKENS: &[&str] = &[
 ];
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: ACTION_BEGIN,
-    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(ACTION_END),
-    separator: None,
+    ..FramedSyntax::new(ACTION_BEGIN, &[ArgsBegin::Array, ArgsBegin::Object])
 };
 
 fn actions(calls: &[(&str, &Value)]) -> String {

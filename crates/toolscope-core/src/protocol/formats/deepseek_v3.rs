@@ -113,13 +113,7 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
 
 /// The tools under `## Tools` as the DeepSeek templates list them, then the format.
 fn system_prompt(tools: &ToolSet) -> String {
-    let mut s = String::from("## Tools\nYou have access to the following tools:\n\n");
-    for t in tools.iter() {
-        s.push_str(&format!(
-            "### {}\nDescription: {}\n\nParameters: {}\n\n",
-            t.def.name, t.def.description, t.def.parameters
-        ));
-    }
+    let mut s = prompt::markdown_tools(tools, "You have access to the following tools:");
     s.push_str(&format!(
         "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n{FORMAT}\n\n\
          Where:\n\

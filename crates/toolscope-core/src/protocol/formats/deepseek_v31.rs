@@ -26,17 +26,14 @@ const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: Some((CALLS_BEGIN, CALLS_END)),
-    call_begin: CALL_BEGIN,
-    args_begin: &[ArgsBegin::Marker(SEP)],
     header: |head| {
         Some(Header {
             name: head.trim().to_string(),
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_BEGIN, &[ArgsBegin::Marker(SEP)])
 };
 
 /// How the system prompt shows the call format; recognising the prompt looks for it.

@@ -51,24 +51,15 @@ fn name_header(head: &str) -> Option<Header> {
 
 /// v3.2: `>>>NAME\n{…}`, the call ending with its JSON.
 static V32: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: ">>>",
-    args_begin: &[ArgsBegin::Marker("\n")],
     header: name_header,
-    args_suffix: None,
-    call_end: None,
-    separator: None,
+    ..FramedSyntax::new(">>>", &[ArgsBegin::Marker("\n")])
 };
 
 /// v3.1: `<function=NAME>{…}</function>`.
 static V31: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: V31_OPEN,
-    args_begin: &[ArgsBegin::Marker(">")],
     header: name_header,
-    args_suffix: None,
     call_end: Some(V31_CLOSE),
-    separator: None,
+    ..FramedSyntax::new(V31_OPEN, &[ArgsBegin::Marker(">")])
 };
 
 /// One v3.2 call, given its arguments' JSON.

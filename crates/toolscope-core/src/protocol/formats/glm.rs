@@ -270,9 +270,6 @@ pub(crate) static GLM_FLASH: Glm = Glm {
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
 static FLASH_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "<tool_call>",
-    args_begin: &[ArgsBegin::Marker(">")],
     header: |head| {
         let name = head.trim();
         valid_name(name).then(|| Header {
@@ -280,9 +277,8 @@ static FLASH_SYNTAX: FramedSyntax = FramedSyntax {
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some("</tool_call>"),
-    separator: None,
+    ..FramedSyntax::new("<tool_call>", &[ArgsBegin::Marker(">")])
 };
 
 /// The longest name looked through to tell the two forms apart; past it, the markup form.

@@ -92,15 +92,9 @@ pub(crate) fn read_namespace(system: &str) -> Option<ToolSet> {
         .filter_map(|l| l.strip_prefix(SCHEMA_LINE))
         .map(|json| {
             let v: Value = serde_json::from_str(json).ok()?;
-            Some(ToolDef {
-                name: v.get("name")?.as_str()?.to_string(),
-                description: v
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                parameters: v.get("parameters")?.clone(),
-            })
+            // The schema line always carries the parameters.
+            v.get("parameters")?;
+            prompt::tool_def(&v)
         })
         .collect::<Option<Vec<_>>>()?;
     ToolSet::new(defs).ok()

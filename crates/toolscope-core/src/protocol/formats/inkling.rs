@@ -45,18 +45,14 @@ const MAX_HEADER: usize = 256;
 /// A tool block: the opener, an optional name (the envelope names the tool), the content token,
 /// the envelope, the close.
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: MODEL,
-    args_begin: &[ArgsBegin::Marker(INVOKE)],
     header: |head| {
         valid_name(head.trim()).then(|| Header {
             name: String::new(),
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some(END),
-    separator: None,
+    ..FramedSyntax::new(MODEL, &[ArgsBegin::Marker(INVOKE)])
 };
 
 /// The block being read.

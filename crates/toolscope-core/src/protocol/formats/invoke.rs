@@ -233,15 +233,8 @@ fn dsml_prompt(tools: &ToolSet) -> String {
 }
 
 /// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
-static GIGACHAT3: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "function call<|role_sep|>",
-    args_begin: &[ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
-    call_end: None,
-    separator: None,
-};
+static GIGACHAT3: FramedSyntax =
+    FramedSyntax::new("function call<|role_sep|>", &[ArgsBegin::Object]);
 static GIGACHAT31: FramedSyntax = FramedSyntax {
     call_begin: "<|function_call|>",
     ..GIGACHAT3

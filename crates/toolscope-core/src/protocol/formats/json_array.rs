@@ -70,13 +70,8 @@ pub(crate) struct JsonArray {
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
 const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedSyntax {
     FramedSyntax {
-        section: None,
-        call_begin: open,
-        args_begin: &[ArgsBegin::Array],
-        header: |_| None,
-        args_suffix: None,
         call_end: close,
-        separator: None,
+        ..FramedSyntax::new(open, &[ArgsBegin::Array])
     }
 }
 

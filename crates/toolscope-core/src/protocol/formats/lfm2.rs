@@ -45,13 +45,8 @@ static SYNTAX: PySyntax = PySyntax {
 
 /// The JSON form: an array of call envelopes between the same markers.
 static JSON_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: CALL_START,
-    args_begin: &[ArgsBegin::Array],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_START, &[ArgsBegin::Array])
 };
 
 /// The most whitespace looked through after the open marker and after the `[` to tell the two

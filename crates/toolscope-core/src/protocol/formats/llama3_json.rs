@@ -35,13 +35,8 @@ pub(super) const IPYTHON: ResultWrap = ResultWrap::between(
 .joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: PYTHON_TAG,
-    args_begin: &[ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
-    call_end: None,
     separator: Some(";"),
+    ..FramedSyntax::new(PYTHON_TAG, &[ArgsBegin::Object])
 };
 
 const CARD: Card = Card {

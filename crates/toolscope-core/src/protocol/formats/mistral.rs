@@ -37,9 +37,6 @@ const RESULTS_END: &str = "[/TOOL_RESULTS]";
 const RESULTS: ResultWrap = ResultWrap::between(RESULTS_BEGIN, RESULTS_END).joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: TOOL_CALLS,
-    args_begin: &[ArgsBegin::Marker(ARGS), ArgsBegin::Object, ArgsBegin::Array],
     header: |head| {
         let (name, id) = match head.split_once(CALL_ID) {
             Some((name, id)) => (name, Some(id.trim().to_string())),
@@ -50,14 +47,15 @@ static SYNTAX: FramedSyntax = FramedSyntax {
             id: id.filter(|i| !i.is_empty()),
         })
     },
-    args_suffix: None,
-    call_end: None,
-    separator: None,
+    ..FramedSyntax::new(
+        TOOL_CALLS,
+        &[ArgsBegin::Marker(ARGS), ArgsBegin::Object, ArgsBegin::Array],
+    )
 };
 
-/// One call, given its arguments' JSON.
-fn call(name: &str, args: impl std::fmt::Display) -> String {
-    format!("{TOOL_CALLS}{name}{ARGS}{args}")
+/// One call.
+fn call(name: &str, input: &Value) -> String {
+    format!("{TOOL_CALLS}{name}{ARGS}{}", prompt::args_json(input))
 }
 
 const CARD: Card = Card {
@@ -90,7 +88,7 @@ impl ProtocolSpec for Mistral {
              for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
              {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
             prompt::json_tools(tools, true),
-            call(&name, prompt::args_json(&example))
+            call(&name, &example)
         )
     }
 
@@ -102,7 +100,7 @@ impl ProtocolSpec for Mistral {
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, prompt::args_json(input))
+        call(name, input)
     }
 
     /// One call after the other.
@@ -137,7 +135,7 @@ impl ProtocolSpec for Mistral {
 
     /// Arguments with a key and no value.
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, prompt::broken_args(input))
+        format!("{TOOL_CALLS}{name}{ARGS}{}", prompt::broken_args(input))
     }
 }
 

@@ -175,13 +175,8 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
 
 /// InternLM's tokens around one envelope.
 static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "<|action_start|><|plugin|>",
-    args_begin: &[ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some("<|action_end|>"),
-    separator: None,
+    ..FramedSyntax::new("<|action_start|><|plugin|>", &[ArgsBegin::Object])
 };
 
 fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {

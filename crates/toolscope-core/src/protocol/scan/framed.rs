@@ -74,6 +74,28 @@ pub(crate) struct FramedSyntax {
     pub separator: Option<&'static str>,
 }
 
+impl FramedSyntax {
+    /// Calls opened by `call_begin`, their arguments after `args_begin`, with nothing else:
+    /// no section, no header (the JSON names the tool), no close, no separator. The rest is
+    /// filled in with `FramedSyntax { call_end: …, ..FramedSyntax::new(…) }`.
+    pub(crate) const fn new(call_begin: &'static str, args_begin: &'static [ArgsBegin]) -> Self {
+        FramedSyntax {
+            section: None,
+            call_begin,
+            args_begin,
+            header: no_header,
+            args_suffix: None,
+            call_end: None,
+            separator: None,
+        }
+    }
+}
+
+/// No header: the JSON names the tool.
+fn no_header(_: &str) -> Option<Header> {
+    None
+}
+
 /// The longest a header may be before the call is taken for malformed.
 const MAX_HEADER: usize = 512;
 

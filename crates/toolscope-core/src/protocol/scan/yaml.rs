@@ -146,13 +146,8 @@ enum State {
 const HERMES_OPEN: &str = "<tool_call>";
 
 static HERMES: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: HERMES_OPEN,
-    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some("</tool_call>"),
-    separator: None,
+    ..FramedSyntax::new(HERMES_OPEN, &[ArgsBegin::Array, ArgsBegin::Object])
 };
 
 /// The most whitespace looked through after `<tool_call>` for the JSON's first byte.

@@ -22,18 +22,25 @@ pub(crate) fn example_call(tools: &ToolSet) -> (String, Value) {
 /// section with one `### name` heading per tool, its description and its parameters' JSON
 /// Schema, then how to call, showing `format`.
 pub(crate) fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
-    let mut s = String::from("## Tools\nYou can use these tools:\n\n");
+    let mut s = markdown_tools(tools, "You can use these tools:");
+    s.push_str(&format!(
+        "To call tools, write exactly this, with nothing between the calls:\n{format}\n\n\
+         - The tool name must be one of the tools above, exactly as written.\n\
+         - The arguments must be one JSON object that follows the tool's Parameters schema.\n"
+    ));
+    s
+}
+
+/// The `## Tools` section of [`markdown_tools_prompt`], opened by `intro`: one `### name`
+/// heading per tool, its description and its parameters' JSON Schema.
+pub(crate) fn markdown_tools(tools: &ToolSet, intro: &str) -> String {
+    let mut s = format!("## Tools\n{intro}\n\n");
     for t in tools.iter() {
         s.push_str(&format!(
             "### {}\nDescription: {}\n\nParameters: {}\n\n",
             t.def.name, t.def.description, t.def.parameters
         ));
     }
-    s.push_str(&format!(
-        "To call tools, write exactly this, with nothing between the calls:\n{format}\n\n\
-         - The tool name must be one of the tools above, exactly as written.\n\
-         - The arguments must be one JSON object that follows the tool's Parameters schema.\n"
-    ));
     s
 }
 
