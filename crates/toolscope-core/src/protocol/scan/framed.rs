@@ -1099,7 +1099,7 @@ impl FramedScanner {
                     Ok(args) => {
                         em.end_call(id.clone(), &name, args);
                         if !known {
-                            unknown_tool(em, id, &name);
+                            em.unknown_tool(id, &name);
                         }
                     }
                     Err(e) => {
@@ -1511,7 +1511,7 @@ fn sync(open: &mut Open, em: &mut Emitter) {
                                 }
                                 em.end_call(call_id.clone(), &n, args);
                                 if !known {
-                                    unknown_tool(em, call_id, &n);
+                                    em.unknown_tool(call_id, &n);
                                 }
                             }
                             Err(e) => {
@@ -1532,17 +1532,6 @@ fn sync(open: &mut Open, em: &mut Emitter) {
             }
         }
     }
-}
-
-fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
-    em.error(ErrorPart {
-        tool_call_id: Some(id),
-        tool_name: Some(name.to_string()),
-        ..ErrorPart::reason(
-            "unknown-tool",
-            format!("\"{name}\" is not one of the tools"),
-        )
-    });
 }
 
 /// Whether `rest` (shorter than `marker`) is a beginning of it: the marker may complete in the

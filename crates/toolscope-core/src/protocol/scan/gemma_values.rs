@@ -12,7 +12,7 @@ use crate::json::{JsonSink, ValueBuilder};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::holdback::{Holdback, read_again_at_end};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{Tool, ToolSet};
@@ -686,15 +686,8 @@ impl Scanner for Gemma4Scanner {
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, knowing that nothing follows.
         self.at_end = true;
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let rest = self.held.take();
+        let rest = read_again_at_end(self, |s| &mut s.held, |_| {}, em);
         let end = self.held.pos();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&rest),
@@ -1018,14 +1011,7 @@ impl Gemma4Scanner {
             Ok(args) => {
                 em.end_call(id.clone(), &name, args);
                 if tool.is_none() {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(id),
-                        tool_name: Some(name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{name}\" is not one of the tools"),
-                        )
-                    });
+                    em.unknown_tool(id, &name);
                 }
                 b.cover(em);
                 self.state = if b.opened {

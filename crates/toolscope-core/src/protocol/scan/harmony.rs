@@ -321,17 +321,6 @@ fn emit(em: &mut Emitter, kind: Kind, s: &str) {
     }
 }
 
-fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
-    em.error(ErrorPart {
-        tool_call_id: Some(id),
-        tool_name: Some(name.to_string()),
-        ..ErrorPart::reason(
-            "unknown-tool",
-            format!("\"{name}\" is not one of the tools"),
-        )
-    });
-}
-
 impl HarmonyScanner {
     pub(crate) fn new(tools: ToolSet) -> Self {
         Self::with_syntax(tools, &HARMONY)
@@ -740,7 +729,7 @@ impl HarmonyScanner {
                 em.end_call(id.clone(), &name, args);
                 em.span(start, end, SpanKind::ToolCall);
                 if !known {
-                    unknown_tool(em, id, &name);
+                    em.unknown_tool(id, &name);
                 }
             }
             Err(e) => {

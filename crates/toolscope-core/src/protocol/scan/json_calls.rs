@@ -910,14 +910,7 @@ impl JsonScanner {
                             }
                             em.end_call(id.clone(), &name, args);
                             if !known {
-                                em.error(ErrorPart {
-                                    tool_call_id: Some(id),
-                                    tool_name: Some(name.clone()),
-                                    ..ErrorPart::reason(
-                                        "unknown-tool",
-                                        format!("\"{name}\" is not one of the tools"),
-                                    )
-                                });
+                                em.unknown_tool(id, &name);
                             }
                         }
                         Err(e) => {

@@ -16,7 +16,7 @@ use crate::part::{Coercion, ErrorPart, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated, strip_separators};
+use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end, strip_separators};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Tag};
@@ -1062,15 +1062,7 @@ impl Scanner for MarkupScanner {
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, now knowing that nothing follows.
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.at_end = true;
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let hold = self.held.take();
+        let hold = read_again_at_end(self, |s| &mut s.held, |s| s.at_end = true, em);
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
             State::Wrapper(mut b) => {
@@ -1652,14 +1644,7 @@ impl MarkupScanner {
                     Ok(args) => {
                         em.end_call(id.clone(), &name, args);
                         if tool.is_none() {
-                            em.error(ErrorPart {
-                                tool_call_id: Some(id),
-                                tool_name: Some(name.clone()),
-                                ..ErrorPart::reason(
-                                    "unknown-tool",
-                                    format!("\"{name}\" is not one of the tools"),
-                                )
-                            });
+                            em.unknown_tool(id, &name);
                         }
                         b.calls += 1;
                         b.cover(end, em);
@@ -2093,14 +2078,7 @@ impl MarkupScanner {
             Ok(args) => {
                 em.end_call(f.id.clone(), &f.name, args);
                 if !known {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(f.id.clone()),
-                        tool_name: Some(f.name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{}\" is not one of the tools", f.name),
-                        )
-                    });
+                    em.unknown_tool(f.id.clone(), &f.name);
                 }
                 let stray = f.stray.trim();
                 if !stray.is_empty() {

@@ -15,7 +15,7 @@ use crate::part::{Coercion, ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated};
+use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end};
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::schema::{is_plain_string, property_schema};
@@ -212,15 +212,7 @@ impl Scanner for MorphScanner {
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, now knowing that nothing follows.
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.at_end = true;
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let hold = self.held.take();
+        let hold = read_again_at_end(self, |s| &mut s.held, |s| s.at_end = true, em);
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&hold),
             State::Open(mut call) => {

@@ -1118,14 +1118,7 @@ impl ListReader {
             Ok(args) => {
                 em.end_call(call.id.clone(), &call.name, args);
                 if call.tool.is_none() {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(call.id),
-                        tool_name: Some(call.name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{}\" is not one of the tools", call.name),
-                        )
-                    });
+                    em.unknown_tool(call.id, &call.name);
                 }
                 self.calls += 1;
                 self.good = self.pos + i + 1;
