@@ -28,6 +28,33 @@ pub(crate) trait Handover: Scanner {
     }
 }
 
+/// [`Handover`] for an engine that holds text back in its `held` ([`Holdback`]) and is in text
+/// in its `State::Text`; `$passed` runs on the engine after it passed over another's text.
+///
+/// [`Holdback`]: crate::protocol::text::holdback::Holdback
+macro_rules! handover_by_holdback {
+    ($engine:ty) => {
+        $crate::protocol::scan::forked::handover_by_holdback!($engine, |_: &mut $engine| {});
+    };
+    ($engine:ty, $passed:expr) => {
+        impl $crate::protocol::scan::forked::Handover for $engine {
+            fn idle(&self) -> bool {
+                matches!(self.state, State::Text) && self.held.is_empty()
+            }
+
+            fn pos(&self) -> usize {
+                self.held.pos()
+            }
+
+            fn pass_over(&mut self, len: usize) {
+                self.held.advance(len);
+                ($passed)(self);
+            }
+        }
+    };
+}
+pub(crate) use handover_by_holdback;
+
 /// Gives `s` to `engine`, which first skips what other engines read since its last piece: `fed`
 /// counts every byte given to any engine, the engine's offset only its own. `s` is counted in
 /// `fed`.

@@ -402,21 +402,8 @@ pub(crate) struct JsonScanner {
     mark: (usize, usize, bool),
 }
 
-impl super::forked::Handover for JsonScanner {
-    fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// The text another scanner read ends a line's run of text as far as this one knows.
-    fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-        self.line_blank = false;
-    }
-}
+// The text another scanner read ends a line's run of text as far as this one knows.
+super::forked::handover_by_holdback!(JsonScanner, |s: &mut JsonScanner| s.line_blank = false);
 
 impl Scanner for JsonScanner {
     #[inline]

@@ -1174,19 +1174,7 @@ impl Scanner for MarkupScanner {
     }
 }
 
-impl super::forked::Handover for MarkupScanner {
-    fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-}
+super::forked::handover_by_holdback!(MarkupScanner);
 
 impl MarkupScanner {
     /// A scanner of function markup written in `dialect`.

@@ -1513,19 +1513,7 @@ fn partial_len(text: &str, marker: &str) -> usize {
         .unwrap_or(0)
 }
 
-impl super::forked::Handover for PyCallsScanner {
-    fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-}
+super::forked::handover_by_holdback!(PyCallsScanner);
 
 impl Scanner for PyCallsScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
