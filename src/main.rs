@@ -41,6 +41,9 @@ enum Command {
     /// List the text protocols, from the registry.
     Protocols(cli::protocols::ProtocolsArgs),
     /// Score an endpoint's tool calling on a battery of scenarios, streamed and whole.
+    #[command(
+        override_usage = "toolscope verify --provider <PROVIDER> [OPTIONS]\n       toolscope verify --list [--suite <FILE>]"
+    )]
     Verify(Box<cli::verify::VerifyArgs>),
     /// Serve the built-in demo model as an OpenAI-compatible endpoint on 127.0.0.1.
     ServeDemo(cli::serve_demo::ServeDemoArgs),

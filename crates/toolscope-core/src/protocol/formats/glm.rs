@@ -362,6 +362,9 @@ pub(crate) static HY_V3: Glm = Glm {
             close: "</tool_calls",
         }],
         name_sep: Some("<tool_sep>"),
+        // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned
+        // from the first marker, never written.
+        suffixed: true,
         function_shown: "<tool_call>NAME<tool_sep>",
         ..GLM_DIALECT
     },
@@ -552,9 +555,11 @@ pub(crate) static K2_HORIZON: Glm = Glm {
 const DEFAULT_SUFFIX: &str = "opensource";
 
 impl Glm {
-    /// Whether every marker carries a suffix.
+    /// Whether every marker carries a suffix, written and set by `--marker-suffix`. (A member
+    /// whose suffix is its reasoning's effort, HY3, reads suffixed call markers but writes
+    /// none: the setting is the effort's.)
     fn suffixed(&self) -> bool {
-        self.dialect.suffixed
+        self.dialect.suffixed && !self.effort_suffix
     }
 
     /// The suffix to write markers with: the protocol's setting, else the default; none for a
@@ -825,7 +830,8 @@ impl ProtocolSpec for Glm {
     }
 
     fn scanner(&self, p: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        let markup = MarkupScanner::new(tools.clone(), self.dialect).with_suffix(p.marker_suffix());
+        let markup = MarkupScanner::new(tools.clone(), self.dialect)
+            .with_suffix(p.marker_suffix().filter(|_| self.suffixed()));
         if self.json_list {
             let json = |start| {
                 Box::new(JsonScanner::new(
@@ -1256,6 +1262,29 @@ mod tests {
             // A think-like tag is not a marker.
             let c = every_split(&p(), "<thinking>no</thinking>");
             assert_eq!(c.text, "<thinking>no</thinking>");
+        }
+
+        /// Checkpoints whose call markers carry a suffix (`<tool_sep:opensource>`): read with
+        /// the suffix learned from the first, apart from the reasoning's effort suffix; written
+        /// without one.
+        #[test]
+        fn suffixed_call_markers_are_read_and_the_effort_suffix_is_apart() {
+            let sfx = |m: &str| m.replace('>', ":opensource>");
+            let text = format!(
+                "<think:high>Beijing.</think:high>{}",
+                sfx(&format!("<tool_calls>\n{CALL}\n</tool_calls>"))
+            );
+            let c = every_split(&p(), &text);
+            assert_eq!(
+                c.calls,
+                [("get_weather".into(), json!({"city": "Beijing", "days": 2}))]
+            );
+            assert_eq!((c.reasoning.as_str(), c.text.trim()), ("Beijing.", ""));
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert_eq!(notices(&p(), &text).len(), 2);
+            let set = p().with_marker_suffix(Some("high")).unwrap();
+            assert_eq!(every_split(&set, &text).calls.len(), 1);
+            assert!(!set.format_call("search", &json!({})).contains(':'));
         }
 
         #[test]

@@ -25,7 +25,8 @@
 //!   same markup as jamba's: `--protocol auto` tells them apart by Hunyuan's `<answer>` around
 //!   it). The model reasons in `<think>` … `</think>` and writes its answer in `<answer>` …
 //!   `</answer>`, markers that are format, not text; calls inside `<think>` are reasoning. The
-//!   template's assistant prefix `助手：` that a model may repeat is format too.
+//!   template's assistant prefix `助手：` that a model may repeat at the start of its answer is
+//!   format too (anywhere else it is text: "assistant:" in Chinese prose).
 //!
 //! ```text
 //! functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]
@@ -65,6 +66,8 @@ pub(crate) struct JsonArray {
     result: (&'static str, &'static str),
     /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
     answer: Option<(&'static str, &'static str)>,
+    /// The template's assistant prefix, format where the output begins (Hunyuan's `助手：`).
+    lead: &'static [&'static str],
 }
 
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
@@ -94,6 +97,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     prompt_sign: Some("functools["),
     result: ("<|tool_response|>", "<|/tool_response|>"),
     answer: None,
+    lead: &[],
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -127,6 +131,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
     answer: None,
+    lead: &[],
 };
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
@@ -163,6 +168,7 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         "<|end_of_text|>",
     ),
     answer: None,
+    lead: &[],
 };
 
 fn granite_prompt(tools: &ToolSet) -> String {
@@ -194,6 +200,7 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<tool_output>", "</tool_output>"),
     answer: None,
+    lead: &[],
 };
 
 const JAMBA_TOOLS: &str =
@@ -216,7 +223,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     card: Card {
         aliases: &["hunyuan-a13b"],
         servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
-        end_tokens: &["<answer>", "</answer>", "助手：", "<|eos|>"],
+        end_tokens: &["<answer>", "</answer>", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).
         markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
@@ -232,6 +239,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     prompt_sign: Some("<answer>"),
     result: ("<tool_response>", "</tool_response>"),
     answer: Some(("<answer>", "</answer>")),
+    lead: &["助手："],
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
@@ -248,6 +256,10 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
 
 impl ProtocolSpec for JsonArray {
     card_methods!();
+
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        self.lead
+    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)
@@ -516,6 +528,10 @@ mod tests {
             let text = "助手：It is sunny in Paris.";
             let c = every_split(&p(), text);
             assert_eq!(c.text, "It is sunny in Paris.");
+            // Only where the answer begins: in prose it is the word.
+            let text = "\n助手：<answer>\n用户：你好\n助手：你好！\n</answer>";
+            let c = every_split(&p(), text);
+            assert_eq!(c.text.trim(), "用户：你好\n助手：你好！");
         }
     }
 }

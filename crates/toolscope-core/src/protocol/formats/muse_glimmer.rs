@@ -68,6 +68,7 @@ static SYNTAX: Syntax = Syntax {
     body: Body::Markup(&ATEM),
     opened: true,
     switches: true,
+    doubled_names: true,
 };
 
 /// `muse-glimmer`.
@@ -373,6 +374,39 @@ mod tests {
         let text = " to=user<|message|>Send it to=me, or to= you.<|eot|>";
         let c = every_split(&p(), text);
         assert_eq!(c.text, "Send it to=me, or to= you.");
+    }
+
+    /// The template writes a bare tool's recipient doubled (`get_weather.get_weather`) and
+    /// the model names the call so: read as the tool, and said; a bare `<|message|>` header
+    /// opens the answer.
+    #[test]
+    fn a_doubled_name_is_the_tool_and_a_bare_header_the_answer() {
+        let text = CALL.replace("get_weather", "get_weather.get_weather");
+        let c = every_split(&p(), &text);
+        assert_eq!(
+            c.calls,
+            [("get_weather".into(), json!({"city": "Paris", "days": 3}))]
+        );
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let said: Vec<_> = parsed
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
+        // Another dotted name is its own name.
+        let c = every_split(&p(), &CALL.replace("get_weather", "weather.get_weather"));
+        assert_eq!(c.calls[0].0, "weather.get_weather");
+        let c = every_split(&p(), " to=self<|message|>Hm.<|message|>The answer.<|eot|>");
+        assert_eq!(
+            (c.reasoning.as_str(), c.text.as_str()),
+            ("Hm.", "The answer.")
+        );
     }
 
     #[test]

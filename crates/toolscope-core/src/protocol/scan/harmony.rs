@@ -65,6 +65,9 @@ pub(crate) struct Syntax {
     /// A whole ` to=RECIPIENT<|message|>` ends the message it stands in and begins the next,
     /// whatever end token the model left out (ATEM's models switch recipients so).
     pub switches: bool,
+    /// A call named `f.f` that is none of the tools is the tool `f` (ATEM's template writes a
+    /// bare tool's recipient doubled).
+    pub doubled_names: bool,
 }
 
 /// Harmony's messages.
@@ -75,6 +78,7 @@ pub(crate) static HARMONY: Syntax = Syntax {
     body: Body::Json,
     opened: false,
     switches: false,
+    doubled_names: false,
 };
 
 /// The longest a header may be before it is taken for text.
@@ -397,9 +401,10 @@ impl HarmonyScanner {
                 self.held.hold(text, hold, base)
             }
             Found::Token(j, t) => {
-                if t == MESSAGE
-                    && let Some(w) = self.switch_before(text, i, j, at_start)
-                {
+                if t == MESSAGE && self.syn.switches {
+                    // A switch, or a bare `<|message|>`: a header without a recipient, which
+                    // opens the answer.
+                    let w = switch_before(text, i, j, at_start).unwrap_or(j);
                     emit(em, kind, &text[i..w]);
                     Self::close_content(kind, start, base + w, em);
                     self.open_message(base + w, format!("{}{MESSAGE}", &text[w..j]), em);
@@ -560,7 +565,8 @@ impl HarmonyScanner {
             // The header is the call's frame; the markup after it holds the calls.
             let end = start + raw.len();
             em.span(start, end, SpanKind::Markup);
-            let mut inner = MarkupScanner::new(self.tools.clone(), dialect);
+            let mut inner =
+                MarkupScanner::new(self.tools.clone(), dialect).undoubling(self.syn.doubled_names);
             inner.pass_over(end);
             self.state = State::Markup(Box::new(inner));
             return;

@@ -453,11 +453,11 @@ fn bare(
     let mut len = lit_len + p;
     // The tag that may end the name belongs to the opening.
     if let Some(sep) = name_sep {
-        match after_literal(&rest[len..], sep.as_bytes()) {
-            Some(true) => len += sep.len(),
-            Some(false) if !at_end => return Some(None),
+        match opener_len(&rest[len..], sep, sfx, syn) {
+            Some(Some(n)) => len += n,
+            Some(None) if !at_end => return Some(None),
             // Cut off by the end of the output: the separator begun, not a body.
-            Some(false) => len = rest.len(),
+            Some(None) => len = rest.len(),
             None => {}
         }
     }
@@ -1018,6 +1018,9 @@ pub(crate) struct MarkupScanner {
     spare_raw: String,
     /// The suffix the markers carry, for a suffixed dialect: given, or learned from the first.
     suffix: Option<String>,
+    /// A function named `f.f` that is none of the tools is the tool `f` (see
+    /// [`names::undoubled`]).
+    undouble: bool,
 }
 
 impl Scanner for MarkupScanner {
@@ -1193,6 +1196,7 @@ impl MarkupScanner {
             spare_param: None,
             spare_raw: String::new(),
             suffix: None,
+            undouble: false,
         }
     }
 
@@ -1255,6 +1259,12 @@ impl MarkupScanner {
     /// first marker).
     pub(crate) fn with_suffix(mut self, suffix: Option<&str>) -> Self {
         self.suffix = suffix.map(str::to_string);
+        self
+    }
+
+    /// Reads a function named `f.f` that is none of the tools as the tool `f`, and says so.
+    pub(crate) fn undoubling(mut self, undouble: bool) -> Self {
+        self.undouble = undouble;
         self
     }
 
@@ -1337,6 +1347,16 @@ impl MarkupScanner {
         end: usize,
         em: &mut Emitter,
     ) {
+        let name = match names::undoubled(name, &self.tools).filter(|_| self.undouble) {
+            Some(head) => {
+                em.notice(Warning::new(
+                    "doubled-tool-name",
+                    format!("the call names \"{name}\": read as the tool \"{head}\""),
+                ));
+                head
+            }
+            None => name,
+        };
         let tool = self.tools.get_arc(name).cloned();
         let mut writer = ArgsWriter::new(tool.clone());
         let _ = writer.begin_object();

@@ -80,8 +80,7 @@ impl EndTokens {
         if self.held.is_empty() {
             let Some(first) = self.next_first(piece.as_bytes()) else {
                 self.pos += piece.len();
-                self.passed += piece.len();
-                pass(piece, em);
+                self.give(piece, em, &mut pass);
                 return;
             };
             // Nothing held: the piece is read where it is (a whole text is not copied).
@@ -151,7 +150,9 @@ impl EndTokens {
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl FnMut(&str, &mut Emitter)) {
         if !text.is_empty() {
             self.passed += text.len();
-            self.leading &= text.trim().is_empty();
+            if self.leading {
+                self.leading = text.trim().is_empty();
+            }
             pass(text, em);
         }
     }
@@ -227,5 +228,7 @@ mod tests {
         assert_eq!(run_led(T, L, &split), whole);
         assert_eq!(run_led(T, L, &["好", "助手：x"]).0, "好助手：x");
         assert_eq!(run_led(T, L, &["助", "手"]).0, "助手");
+        // Text without a token's first byte passes on its own way, and ends the lead too.
+        assert_eq!(run_led(T, L, &[">", "助手："]).0, ">助手：");
     }
 }

@@ -14,6 +14,14 @@ pub(crate) fn is_function_name(name: &str, tools: &ToolSet) -> bool {
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
 }
 
+/// The tool a doubled name stands for: `f` for `f.f`, where `f` is one of the tools and `f.f`
+/// none (MuseGlimmer's template writes a bare tool's recipient so, and its models name the call
+/// after it). Any other dotted name is its own.
+pub(crate) fn undoubled<'a>(name: &'a str, tools: &ToolSet) -> Option<&'a str> {
+    let (head, tail) = name.split_once('.')?;
+    (head == tail && tools.get(name).is_none() && tools.get(head).is_some()).then_some(head)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,6 +42,15 @@ mod tests {
             "\"q\"",
         ] {
             assert!(!is_function_name(bad, &tools), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_doubled_name_is_the_tool_only_where_it_is_one() {
+        let tools = crate::protocol::tests_support::tools();
+        assert_eq!(undoubled("search.search", &tools), Some("search"));
+        for other in ["search", "search.find", "x.x", "search.search.search"] {
+            assert_eq!(undoubled(other, &tools), None, "{other}");
         }
     }
 }
