@@ -47,7 +47,7 @@ impl Reasoning {
     pub const THINK: Reasoning = Reasoning::between("<think>", "</think>");
 
     /// Between `open` and `close`, written by the model itself; markup inside is reasoning.
-    pub const fn between(open: &'static str, close: &'static str) -> Reasoning {
+    pub(crate) const fn between(open: &'static str, close: &'static str) -> Reasoning {
         Reasoning {
             markers: Some((open, close)),
             starts_inside: false,
@@ -798,3 +798,91 @@ macro_rules! card_methods {
     };
 }
 pub(crate) use card_methods;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_result_wrap_writes_and_reads_between_its_markers() {
+        let w = ResultWrap::between("<r>", "</r>");
+        assert_eq!(w.around("sunny"), "<r>sunny</r>");
+        assert_eq!(w.inside("before <r> sunny </r> after"), "sunny");
+        assert_eq!(w.joiner, "\n");
+        assert_eq!(w.joined("").joiner, "");
+        // Without markers the usual wrapping comes off.
+        assert_eq!(ResultWrap::LINES.around("x"), "x");
+        assert_eq!(
+            ResultWrap::LINES.inside(r#"{"name": "f", "content": "sunny"}"#),
+            "sunny"
+        );
+    }
+
+    #[test]
+    fn the_default_history_methods_follow_the_joiners_and_the_wrap() {
+        let input = json!({"city": "Paris"});
+        // mistral: calls one after the other, results too, each in its markers.
+        let m = Protocol::from_name("mistral").unwrap();
+        let one = m.format_call("f", &input);
+        assert_eq!(
+            m.format_calls(&[("f", &input), ("f", &input)]),
+            one.repeat(2)
+        );
+        let r = m.format_result("f", "ok");
+        assert_eq!(m.format_results(&[("f", "ok"), ("f", "ok")]), r.repeat(2));
+        // functionary: calls one after the other, results each on its own line, read back.
+        let f = Protocol::from_name("functionary").unwrap();
+        let one = f.format_call("f", &input);
+        assert_eq!(
+            f.format_calls(&[("f", &input), ("f", &input)]),
+            one.repeat(2)
+        );
+        let r = f.format_result("f", "ok");
+        assert_eq!(
+            f.format_results(&[("f", "ok"), ("f", "ok")]),
+            format!("{r}\n{r}")
+        );
+        assert_eq!(f.read_result(&r), "ok");
+        // xlam writes only the list of calls: one call is a list of one.
+        let x = Protocol::from_name("xlam").unwrap();
+        assert_eq!(x.format_call("f", &input), x.format_calls(&[("f", &input)]));
+    }
+
+    /// `format_call` and `format_calls` default to each other: every protocol writes one.
+    #[test]
+    fn every_protocol_writes_its_history() {
+        let input = json!({"city": "Paris"});
+        for p in Protocol::all() {
+            let one = p.format_call("f", &input);
+            assert!(one.contains("Paris"), "{}: {one}", p.name());
+            assert!(p.format_calls(&[("f", &input)]).contains("Paris"));
+            let r = p.format_result("f", "sunny");
+            assert!(p.format_results(&[("f", "sunny")]).contains("sunny"));
+            assert_eq!(p.read_result(&r), "sunny", "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn a_card_answers_for_the_protocol() {
+        let p = Protocol::from_name("gpt-oss").unwrap();
+        assert_eq!(p.name(), "harmony");
+        assert_eq!(p.aliases(), &["gpt-oss"]);
+        assert!(p.server_parsers().contains(&("vllm", "openai")));
+        assert!(p.reasoning().calls_inside);
+        let c = Card::new("x", "X");
+        assert_eq!(
+            (c.aliases.len(), c.markers.len(), c.reasoning),
+            (0, 0, Reasoning::NONE)
+        );
+    }
+
+    #[test]
+    fn read_back_needs_the_tools_and_a_known_name() {
+        let tools = crate::tool::ToolSet::new(vec![]).unwrap();
+        assert!(read_back("hermes", Some(tools.clone())).is_some());
+        assert!(read_back("hermes", None).is_none());
+        assert!(read_back("no-such-protocol", Some(tools)).is_none());
+    }
+}

@@ -109,10 +109,6 @@ impl ProtocolSpec for Llama3Json {
         let one = prompt::malformed_envelope(name, input, "name", "parameters");
         format!("{PYTHON_TAG}{}", &one[1..one.len() - 1])
     }
-
-    fn format_reasoning(&self, _: &Protocol, _text: &str) -> Option<String> {
-        None
-    }
 }
 
 #[cfg(test)]
