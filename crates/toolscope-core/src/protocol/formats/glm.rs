@@ -769,6 +769,16 @@ impl ProtocolSpec for Glm {
         self.endings
     }
 
+    /// The JSON-list member (HyperCLOVA X SEED Think 14B) may write the role header its
+    /// template leaves open, ` -> tool/function_call`, before its calls.
+    fn lead_tokens(&self) -> &'static [&'static str] {
+        if self.json_list {
+            &["-> tool/function_call"]
+        } else {
+            &[]
+        }
+    }
+
     fn takes_marker_suffix(&self) -> bool {
         self.suffixed()
     }
@@ -1104,6 +1114,13 @@ mod tests {
             let c = every_split(&p.clone().with_reasoning_open(Some(true)), &after);
             assert_eq!(c.calls.len(), 2);
             assert_eq!(c.reasoning, "Forced.");
+            // The 14B writes the role header its template leaves open first: format there.
+            let headed = format!(" -> tool/function_call\n{list}<|im_end|>");
+            let c = every_split(&p, &headed);
+            assert_eq!(c.calls.len(), 2);
+            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
+            let c = every_split(&p, "Say -> tool/function_call later.");
+            assert_eq!(c.text, "Say -> tool/function_call later.");
         }
 
         #[test]
@@ -1411,6 +1428,22 @@ mod tests {
             assert_eq!(c.reasoning, "Seoul.");
             assert_eq!(c.text, "Checking.Done.");
             assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        /// A call whose `<|tool_call:end|>` was left out ends where the next call begins.
+        #[test]
+        fn a_call_without_its_end_ends_at_the_next_call() {
+            let first = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n";
+            let c = every_split(&p(), &format!("{first}{CALL}"));
+            assert_eq!(
+                c.calls,
+                [
+                    ("search".into(), json!({"query": "rain"})),
+                    ("get_weather".into(), json!({"city": "Seoul", "days": 2}))
+                ]
+            );
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert_eq!(c.text.trim(), "");
         }
 
         #[test]

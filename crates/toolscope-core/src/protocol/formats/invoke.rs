@@ -323,6 +323,8 @@ pub(crate) static STEP3: Invoke = Invoke {
             "<｜tool_call_begin｜>",
             "function<｜tool_sep｜>",
             "<｜tool_call_end｜>",
+            // Between two calls, seen in the wild.
+            "<｜tool_sep｜>",
         ],
         colon_close: false,
         unwrap_cdata: false,
@@ -1168,6 +1170,27 @@ mod tests {
             assert!(c.errors.is_empty(), "{:?}", c.errors);
         }
 
+        /// The name the model repeats after the frame's separator, and a separator between
+        /// two calls, are the block's markup.
+        #[test]
+        fn a_name_after_the_separator_and_a_separator_between_calls() {
+            let named = CALL.replace("<｜tool_sep｜>", "<｜tool_sep｜>get_weather\n");
+            let between = CALL.replace(
+                "<｜tool_call_end｜>",
+                "<｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>",
+            );
+            for (text, calls) in [(named, 1), (between, 2)] {
+                let c = every_split(&p(), &text);
+                assert_eq!(c.calls.len(), calls, "{text}: {:?}", c.calls);
+                assert_eq!(
+                    c.calls[0],
+                    ("get_weather".into(), json!({"city": "Paris", "days": 3}))
+                );
+                assert_eq!(c.text, "", "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            }
+        }
+
         #[test]
         fn parallel_calls_on_lines_and_a_call_without_parameters() {
             let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
@@ -1308,6 +1331,30 @@ mod tests {
                 )]
             );
             assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        /// The space of an opener collapsed or written as the tokenizer's space marker `Ġ`, in
+        /// the function's tag and the parameters' alike, in any mix.
+        #[test]
+        fn collapsed_and_space_marked_openers() {
+            let p = p().with_reasoning_open(Some(false));
+            let want = [("get_weather".into(), json!({"city": "上海", "days": 2}))];
+            for (f, a) in [
+                ("<functionname=", "<paramname="),
+                ("<function name=", "<paramname="),
+                ("<functionname=", "<param name="),
+                ("<function\u{120}name=", "<param\u{120}name="),
+            ] {
+                let text = format!(
+                    "{f}\"get_weather\">{a}\"city\">上海</param>{a}\"days\">2</param></function>"
+                );
+                let c = every_split(&p, &text);
+                assert_eq!(c.calls, want, "{text}");
+                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
+            }
+            // Another word after the opener's first is no opener.
+            let c = every_split(&p, "<paramx name=\"a\">1</paramx>");
+            assert!(c.calls.is_empty());
         }
 
         #[test]

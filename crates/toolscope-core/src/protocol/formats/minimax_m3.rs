@@ -78,11 +78,7 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
             "]<]minimax[>[<invoke name=",
             "<tool_call> <invoke name=",
         ],
-        reasoning: Reasoning {
-            markers: Some(("<mm:think>", "</mm:think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
         ..Card::new("minimax-m3", "MiniMax M3")
     },
 };

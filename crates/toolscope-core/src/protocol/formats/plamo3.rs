@@ -101,12 +101,10 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
     card: Card {
         aliases: &["plamo-3"],
         servers: &[("vllm", "plamo3")],
+        // The token that opens the next turn ends this one (the model's end of sequence).
+        end_tokens: &["<|plamo:tag|>"],
         markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
-        reasoning: Reasoning {
-            markers: Some(("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
         ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
@@ -138,7 +136,7 @@ mod tests {
     #[test]
     fn one_call_byte_for_byte_with_reasoning_and_text() {
         let text = format!(
-            "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}",
+            "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}<|plamo:tag|>",
             call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
         );
         let c = every_split(&p(), &text);

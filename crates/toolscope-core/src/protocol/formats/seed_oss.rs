@@ -36,11 +36,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
         servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
-        reasoning: Reasoning {
-            markers: Some(("<seed:think>", "</seed:think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<seed:think>", "</seed:think>"),
         ..Card::new("seed-oss", "ByteDance Seed-OSS 36B")
     },
     block: BLOCK,

@@ -28,7 +28,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
@@ -67,11 +67,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
         servers: &[("vllm", "longcat")],
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
-        reasoning: Reasoning {
-            markers: Some(("<longcat_think>", "</longcat_think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<longcat_think>", "</longcat_think>"),
         ..Card::new("longcat", "LongCat-Flash (Chat, Thinking)")
     },
     open: "<longcat_tool_call>",
@@ -173,10 +169,19 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     special: Some(&INTERNLM_SYNTAX),
 };
 
-/// InternLM's tokens around one envelope.
+/// InternLM's tokens around one envelope. `<|plugin|>` is read as the call's header, so that
+/// whitespace may stand between the two tokens (`<|action_start|> <|plugin|>`, as servers that
+/// print special tokens with spaces write them), and a call without it is read too; the
+/// envelope names the tool.
 static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
+    header: |head| {
+        matches!(head.trim(), "<|plugin|>" | "").then(|| Header {
+            name: String::new(),
+            id: None,
+        })
+    },
     call_end: Some("<|action_end|>"),
-    ..FramedSyntax::new("<|action_start|><|plugin|>", &[ArgsBegin::Object])
+    ..FramedSyntax::new("<|action_start|>", &[ArgsBegin::Object])
 };
 
 fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
@@ -387,6 +392,21 @@ mod tests {
                 ]
             );
             assert!(c.errors.is_empty(), "{:?}", c.errors);
+        }
+
+        /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
+        #[test]
+        fn spaced_tokens_are_the_same_call() {
+            let text = "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Tokyo\"}}\n<|action_end|>";
+            let c = every_split(&p("internlm"), text);
+            assert_eq!(c.calls, [("get_weather".into(), json!({"city": "Tokyo"}))]);
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert_eq!(c.text.trim(), "");
+            // Another action is no call, and says so.
+            let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
+            let c = every_split(&p("internlm"), text);
+            assert!(c.calls.is_empty());
+            assert!(c.text.contains("print(1)"), "{}", c.text);
         }
 
         #[test]

@@ -168,6 +168,23 @@ fn open_literal(rest: &[u8], lit: &[u8], syn: &TagSyntax) -> Option<Option<usize
     Some(after_literal(&rest[k..], &lit[head.len()..])?.then_some(k + lit.len() - head.len()))
 }
 
+/// A named opener's literal with its space collapsed (`<paramname=` for `<param name=`) or
+/// written as a tokenizer's space marker (`Ġ`, U+0120): the length read, as [`open_literal`]
+/// answers.
+fn respaced_literal(rest: &[u8], lit: &[u8]) -> Option<Option<usize>> {
+    let s = lit.iter().position(|&b| b == b' ')?;
+    if !after_literal(rest, &lit[..s])? {
+        return Some(None);
+    }
+    let after = &lit[s + 1..];
+    let gap = match &rest[s..] {
+        [0xC4, 0xA0, ..] => 2,
+        [0xC4] => return Some(None),
+        _ => 0,
+    };
+    Some(after_literal(&rest[s + gap..], after)?.then_some(s + gap + after.len()))
+}
+
 /// Whether `rest` starts with `lit`: `Some(true)` when it does, `Some(false)` while the text ends
 /// inside it, `None` when it does not.
 fn after_literal(rest: &[u8], lit: &[u8]) -> Option<bool> {
@@ -192,7 +209,11 @@ fn named(
     syn: &TagSyntax,
 ) -> Option<Option<(Range<usize>, usize, bool)>> {
     let rest = &text.as_bytes()[j..];
-    let Some(lit_len) = open_literal(rest, lit.as_bytes(), syn)? else {
+    let opened = match open_literal(rest, lit.as_bytes(), syn) {
+        None => respaced_literal(rest, lit.as_bytes()),
+        found => found,
+    };
+    let Some(lit_len) = opened? else {
         return Some(None);
     };
     let body = &rest[lit_len..];
@@ -843,6 +864,30 @@ fn qtag_any(
     }
 }
 
+/// The separator that ends a frame before the function's tag (Step-3's), after which the model
+/// may repeat the function's name.
+const FRAME_SEP: &str = "<｜tool_sep｜>";
+
+/// A name, then whitespace, then a tag's `<`, at the start of `rest`: `Some(Some(len))` up to
+/// the `<`, `Some(None)` while the text ends before it tells, `None` when it is not one.
+fn name_before_tag(rest: &[u8], at_end: bool) -> Option<Option<usize>> {
+    let name = rest
+        .iter()
+        .take(MAX_NAME)
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+        .count();
+    let ws = rest[name..]
+        .iter()
+        .take(MAX_DECIDING_WS)
+        .take_while(|&&b| is_ws(b))
+        .count();
+    match rest.get(name + ws) {
+        Some(b'<') if name > 0 => Some(Some(name + ws)),
+        None if !at_end && name < MAX_NAME && ws < MAX_DECIDING_WS => Some(None),
+        _ => None,
+    }
+}
+
 /// Whether `rest` starts with one of `frames`: `Some(Some(len))`, `Some(None)` while the text
 /// ends inside one, `None` when it does not.
 fn frame_at(rest: &[u8], frames: &[&str]) -> Option<Option<usize>> {
@@ -1417,8 +1462,22 @@ impl MarkupScanner {
             // The frame around each function is the block's own markup.
             match frame_at(&bytes[j..], self.dialect.frames) {
                 Some(Some(len)) => {
-                    b.raw.push_str(&text[j..j + len]);
-                    j += len;
+                    // After a frame's separator, the function's name the model may repeat
+                    // before its tag (`function<｜tool_sep｜>edit_file\n<steptml:invoke …`) is
+                    // the frame's too.
+                    let mut name = 0;
+                    if text[j..j + len].ends_with(FRAME_SEP) {
+                        match name_before_tag(&bytes[j + len..], self.at_end) {
+                            Some(Some(n)) => name = n,
+                            Some(None) => {
+                                self.state = State::Wrapper(b);
+                                return self.held.hold(text, j, base);
+                            }
+                            None => {}
+                        }
+                    }
+                    b.raw.push_str(&text[j..j + len + name]);
+                    j += len + name;
                 }
                 Some(None) if !self.at_end => {
                     self.state = State::Wrapper(b);
@@ -1846,6 +1905,9 @@ impl MarkupScanner {
             (Closer::Parameter, QTag::CloseFunction(_) | QTag::CloseToolCall(_)) => {
                 Decision::Closes
             }
+            // The next function begins: the function's close was left out (the function
+            // state ends it there).
+            (Closer::Parameter, QTag::OpenFunction { .. }) => Decision::Closes,
             (
                 Closer::Function,
                 QTag::CloseToolCall(_)
