@@ -44,11 +44,61 @@ impl Reasoning {
     };
 
     /// `<think>` … `</think>`, written by the model itself; markup inside is reasoning.
-    pub const THINK: Reasoning = Reasoning {
-        markers: Some(("<think>", "</think>")),
-        starts_inside: false,
-        calls_inside: false,
-    };
+    pub const THINK: Reasoning = Reasoning::between("<think>", "</think>");
+
+    /// Between `open` and `close`, written by the model itself; markup inside is reasoning.
+    pub(crate) const fn between(open: &'static str, close: &'static str) -> Reasoning {
+        Reasoning {
+            markers: Some((open, close)),
+            starts_inside: false,
+            calls_inside: false,
+        }
+    }
+}
+
+/// How a family writes the tool results of its history: what stands before and after each
+/// result (nothing: the result as it is), and what joins the results of one turn. The default
+/// [`ProtocolSpec::format_result`], [`ProtocolSpec::format_results`] and
+/// [`ProtocolSpec::read_result`] follow it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResultWrap {
+    pub begin: &'static str,
+    pub end: &'static str,
+    pub joiner: &'static str,
+}
+
+impl ResultWrap {
+    /// Each result as it is, on its own line.
+    pub(crate) const LINES: ResultWrap = ResultWrap::between("", "");
+
+    /// Each result between `begin` and `end`, one per line.
+    pub(crate) const fn between(begin: &'static str, end: &'static str) -> ResultWrap {
+        ResultWrap {
+            begin,
+            end,
+            joiner: "\n",
+        }
+    }
+
+    /// The same, the results of a turn joined by `joiner`.
+    pub(crate) const fn joined(self, joiner: &'static str) -> ResultWrap {
+        ResultWrap { joiner, ..self }
+    }
+
+    /// `result` wrapped.
+    pub(crate) fn around(&self, result: &str) -> String {
+        format!("{}{result}{}", self.begin, self.end)
+    }
+
+    /// The payload of a wrapped result: what stands between the markers; without markers, the
+    /// text with the usual wrapping taken off (see [`prompt::unwrap_result`]).
+    pub(crate) fn inside(&self, text: &str) -> String {
+        if self.begin.is_empty() && self.end.is_empty() {
+            prompt::unwrap_result(text)
+        } else {
+            prompt::between(text, self.begin, self.end)
+        }
+    }
 }
 
 /// The end-of-turn tokens of the common chat templates (ChatML, Llama 3, Gemma, DeepSeek), for
@@ -77,41 +127,51 @@ pub struct Delimiters {
 
 /// What a protocol is: its names, its family's conventions, and how to write and read it.
 pub(crate) trait ProtocolSpec: Sync + 'static {
+    /// Its names, the models that write it, its end tokens and reasoning markers: the
+    /// constants the methods below answer from by default.
+    fn card(&self) -> &Card;
+
     /// The name on the command line and in sessions.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.card().name
+    }
 
     /// Other names accepted for it on the command line.
     fn aliases(&self) -> &'static [&'static str] {
-        &[]
+        self.card().aliases
     }
 
     /// The model families that write this format, for help texts and the picker.
-    fn families(&self) -> &'static str;
+    fn families(&self) -> &'static str {
+        self.card().families
+    }
 
     /// The names inference servers give this format's parser (`--tool-call-parser` and the
     /// like), as `(server, name)` pairs: `("vllm", "hermes")`, `("sglang", "qwen25")`,
     /// `("llama.cpp", "Hermes 2 Pro")`. A user who knows their server's parser finds ours.
     fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+        self.card().servers
     }
 
     /// The call markers that identify this format at the start of a call, for `--protocol
     /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
     /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
     /// Markup named after the tools is built from `tools`. Reasoning markers need not be listed:
-    /// they come from [`ProtocolSpec::reasoning`].
-    fn markers(&self, tools: &ToolSet) -> Vec<String>;
+    /// they come from [`ProtocolSpec::reasoning`]. By default the card's.
+    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
+        self.card().markers.iter().map(|m| m.to_string()).collect()
+    }
 
     /// How the family marks reasoning.
     fn reasoning(&self) -> Reasoning {
-        Reasoning::NONE
+        self.card().reasoning
     }
 
     /// The family's end-of-turn and stop tokens (`<|im_end|>`, `<｜end▁of▁sentence｜>`) as its
     /// models write them at the end of an answer: format, not text. The parser takes them out
     /// of the text before anything reads it (the raw output keeps them, spanned as markup).
     fn end_tokens(&self) -> &'static [&'static str] {
-        &[]
+        self.card().end_tokens
     }
 
     /// The template's assistant prefix as a model may repeat it at the start of its answer
@@ -171,35 +231,57 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     }
 
     /// A past tool call as the model writes it (history, and what a simulated model writes).
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String;
-
-    /// Several calls of one answer, joined the family's way (one section, an array, repeated
-    /// markers). By default each call on its own line.
-    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls
-            .iter()
-            .map(|(name, input)| self.format_call(p, name, input))
-            .collect::<Vec<_>>()
-            .join("\n")
+    /// By default the answer of one call (see [`ProtocolSpec::format_calls`]): a format writes
+    /// one of the two, or both.
+    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
+        self.format_calls(p, &[(name, input)])
     }
 
-    /// A tool result as the family's template shows it to the model.
-    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String;
+    /// Several calls of one answer, joined the family's way (one section, an array, repeated
+    /// markers). By default each call as [`ProtocolSpec::format_call`] writes it, joined by
+    /// [`ProtocolSpec::call_joiner`].
+    fn format_calls(&self, p: &Protocol, calls: &[(&str, &Value)]) -> String {
+        join(
+            calls
+                .iter()
+                .map(|(name, input)| self.format_call(p, name, input)),
+            self.call_joiner(),
+        )
+    }
 
-    /// Several results that answer one turn's calls, in order. By default each on its own line.
+    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: a newline.
+    fn call_joiner(&self) -> &'static str {
+        "\n"
+    }
+
+    /// How the family wraps its tool results (see [`ResultWrap`]); by default not at all.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::LINES
+    }
+
+    /// A tool result as the family's template shows it to the model. By default wrapped as
+    /// [`ProtocolSpec::results`] says.
+    fn format_result(&self, _p: &Protocol, _name: &str, result: &str) -> String {
+        self.results().around(result)
+    }
+
+    /// Several results that answer one turn's calls, in order: by default each as
+    /// [`ProtocolSpec::format_result`] writes it, joined as [`ProtocolSpec::results`] says.
     fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(name, result)| self.format_result(p, name, result))
-            .collect::<Vec<_>>()
-            .join("\n")
+        join(
+            results
+                .iter()
+                .map(|(name, result)| self.format_result(p, name, result)),
+            self.results().joiner,
+        )
     }
 
     /// The payload of a result written by [`ProtocolSpec::format_result`] (what the tool
-    /// returned, the family's wrapping taken off). By default: lines that are one whole tag and
-    /// code fences are dropped, and a `{"name", "content"}` JSON wrapper is opened.
+    /// returned, the family's wrapping taken off). By default what stands between the markers
+    /// of [`ProtocolSpec::results`]; without markers, lines that are one whole tag and code
+    /// fences are dropped, and a `{"name", "content"}` JSON wrapper is opened.
     fn read_result(&self, _p: &Protocol, text: &str) -> String {
-        prompt::unwrap_result(text)
+        self.results().inside(text)
     }
 
     /// The scanner of a new stream parser.
@@ -477,6 +559,17 @@ impl fmt::Debug for Protocol {
     }
 }
 
+/// The pieces joined by `joiner`.
+fn join(pieces: impl Iterator<Item = String>, joiner: &str) -> String {
+    pieces.collect::<Vec<_>>().join(joiner)
+}
+
+/// A prompt read back: the protocol named `name` with its default settings, and the tools
+/// found in it (`None` when there are none: not this protocol's prompt).
+pub(crate) fn read_back(name: &str, tools: Option<ToolSet>) -> Option<(Protocol, ToolSet)> {
+    Some((Protocol::from_name(name).ok()?, tools?))
+}
+
 /// Whether `s` can be a marker suffix: 1 to 64 ASCII letters, digits, `_` and `-`.
 pub(crate) fn is_marker_suffix(s: &str) -> bool {
     (1..=64).contains(&s.len())
@@ -658,25 +751,15 @@ pub(super) fn read_frame(name: &str, system: &str) -> Option<(Protocol, ToolSet)
     let mut defs = Vec::new();
     for line in system[start..end].lines().filter(|l| !l.trim().is_empty()) {
         let v: Value = serde_json::from_str(line).ok()?;
-        defs.push(ToolDef {
-            name: v.get("name")?.as_str()?.to_string(),
-            description: v
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            parameters: v
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type":"object"})),
-        });
+        defs.push(prompt::tool_def(&v)?);
     }
     Some((protocol, ToolSet::new(defs).ok()?))
 }
 
-/// What a family table says of one member besides how it writes and reads its calls: its names,
-/// the models that write it, its end tokens and how it marks reasoning. A table's
-/// [`ProtocolSpec`] implementation takes these methods from it with [`card_methods`].
+/// What a protocol says of itself besides how it writes and reads its calls: its names, the
+/// models that write it, its end tokens and how it marks reasoning. [`ProtocolSpec::card`]
+/// gives it; the methods it answers default to it.
+#[derive(Debug)]
 pub(crate) struct Card {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
@@ -690,40 +773,116 @@ pub(crate) struct Card {
     pub servers: &'static [(&'static str, &'static str)],
 }
 
-/// The [`ProtocolSpec`] methods a family table answers from its entry's `card` field (all but
-/// `markers` with `without markers`, for a family whose markers are built from the tools).
+impl Card {
+    /// A card with nothing on it but the name and the families, to fill in
+    /// (`Card { servers: …, ..Card::new("name", "families") }`).
+    pub(crate) const fn new(name: &'static str, families: &'static str) -> Card {
+        Card {
+            name,
+            aliases: &[],
+            families,
+            end_tokens: &[],
+            markers: &[],
+            reasoning: Reasoning::NONE,
+            servers: &[],
+        }
+    }
+}
+
+/// The [`ProtocolSpec::card`] of a family table's entry: its `card` field.
 macro_rules! card_methods {
     () => {
-        card_methods!(without markers);
-
-        fn markers(&self, _tools: &crate::tool::ToolSet) -> Vec<String> {
-            self.card.markers.iter().map(|m| m.to_string()).collect()
-        }
-    };
-    (without markers) => {
-        fn name(&self) -> &'static str {
-            self.card.name
-        }
-
-        fn aliases(&self) -> &'static [&'static str] {
-            self.card.aliases
-        }
-
-        fn families(&self) -> &'static str {
-            self.card.families
-        }
-
-        fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-            self.card.servers
-        }
-
-        fn end_tokens(&self) -> &'static [&'static str] {
-            self.card.end_tokens
-        }
-
-        fn reasoning(&self) -> Reasoning {
-            self.card.reasoning
+        fn card(&self) -> &crate::protocol::spec::Card {
+            &self.card
         }
     };
 }
 pub(crate) use card_methods;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_result_wrap_writes_and_reads_between_its_markers() {
+        let w = ResultWrap::between("<r>", "</r>");
+        assert_eq!(w.around("sunny"), "<r>sunny</r>");
+        assert_eq!(w.inside("before <r> sunny </r> after"), "sunny");
+        assert_eq!(w.joiner, "\n");
+        assert_eq!(w.joined("").joiner, "");
+        // Without markers the usual wrapping comes off.
+        assert_eq!(ResultWrap::LINES.around("x"), "x");
+        assert_eq!(
+            ResultWrap::LINES.inside(r#"{"name": "f", "content": "sunny"}"#),
+            "sunny"
+        );
+    }
+
+    #[test]
+    fn the_default_history_methods_follow_the_joiners_and_the_wrap() {
+        let input = json!({"city": "Paris"});
+        // mistral: calls one after the other, results too, each in its markers.
+        let m = Protocol::from_name("mistral").unwrap();
+        let one = m.format_call("f", &input);
+        assert_eq!(
+            m.format_calls(&[("f", &input), ("f", &input)]),
+            one.repeat(2)
+        );
+        let r = m.format_result("f", "ok");
+        assert_eq!(m.format_results(&[("f", "ok"), ("f", "ok")]), r.repeat(2));
+        // functionary: calls one after the other, results each on its own line, read back.
+        let f = Protocol::from_name("functionary").unwrap();
+        let one = f.format_call("f", &input);
+        assert_eq!(
+            f.format_calls(&[("f", &input), ("f", &input)]),
+            one.repeat(2)
+        );
+        let r = f.format_result("f", "ok");
+        assert_eq!(
+            f.format_results(&[("f", "ok"), ("f", "ok")]),
+            format!("{r}\n{r}")
+        );
+        assert_eq!(f.read_result(&r), "ok");
+        // xlam writes only the list of calls: one call is a list of one.
+        let x = Protocol::from_name("xlam").unwrap();
+        assert_eq!(x.format_call("f", &input), x.format_calls(&[("f", &input)]));
+    }
+
+    /// `format_call` and `format_calls` default to each other: every protocol writes one.
+    #[test]
+    fn every_protocol_writes_its_history() {
+        let input = json!({"city": "Paris"});
+        for p in Protocol::all() {
+            let one = p.format_call("f", &input);
+            assert!(one.contains("Paris"), "{}: {one}", p.name());
+            assert!(p.format_calls(&[("f", &input)]).contains("Paris"));
+            let r = p.format_result("f", "sunny");
+            assert!(p.format_results(&[("f", "sunny")]).contains("sunny"));
+            assert_eq!(p.read_result(&r), "sunny", "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn a_card_answers_for_the_protocol() {
+        let p = Protocol::from_name("gpt-oss").unwrap();
+        assert_eq!(p.name(), "harmony");
+        assert_eq!(p.aliases(), &["gpt-oss"]);
+        assert!(p.server_parsers().contains(&("vllm", "openai")));
+        assert!(p.reasoning().calls_inside);
+        let c = Card::new("x", "X");
+        assert_eq!(
+            (c.aliases.len(), c.markers.len(), c.reasoning),
+            (0, 0, Reasoning::NONE)
+        );
+    }
+
+    #[test]
+    fn read_back_needs_the_tools_and_a_known_name() {
+        let tools = crate::tool::ToolSet::new(vec![]).unwrap();
+        assert!(read_back("hermes", Some(tools.clone())).is_some());
+        assert!(read_back("hermes", None).is_none());
+        assert!(read_back("no-such-protocol", Some(tools)).is_none());
+    }
+}

@@ -12,9 +12,8 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -29,61 +28,35 @@ const TOOLS_BEGIN: &str = "Available tools:\n```json\n";
 const TOOLS_END: &str = "\n```";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: CALL_BEGIN,
-    args_begin: &[ArgsBegin::KeyedArray],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_BEGIN, &[ArgsBegin::KeyedArray])
 };
 
-fn calls_text(calls: &[(&str, &Value)]) -> String {
+/// The calls as one list, each an object whose key is the tool's name and whose value the
+/// arguments' JSON (written by `args`).
+fn calls_text(calls: &[(&str, &Value)], args: fn(&Value) -> String) -> String {
     let items: Vec<String> = calls
         .iter()
-        .map(|(name, input)| {
-            let args = if input.is_object() {
-                input.to_string()
-            } else {
-                "{}".to_string()
-            };
-            format!("{{{}: {args}}}", Value::from(*name))
-        })
+        .map(|(name, input)| format!("{{{}: {}}}", Value::from(*name), args(input)))
         .collect();
     format!("{CALL_BEGIN}[{}]{CALL_END}", items.join(", "))
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "apertus"),
+        ("sglang", "apertus2509"),
+        ("llama.cpp", "Apertus"),
+    ],
+    end_tokens: &["<|assistant_end|>"],
+    markers: &[CALL_BEGIN],
+    reasoning: Reasoning::between(INNER_BEGIN, INNER_END),
+    ..Card::new("apertus", "Apertus 8B, 70B")
+};
+
 impl ProtocolSpec for Apertus {
-    fn name(&self) -> &'static str {
-        "apertus"
-    }
-
-    fn families(&self) -> &'static str {
-        "Apertus 8B, 70B"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "apertus"),
-            ("sglang", "apertus2509"),
-            ("llama.cpp", "Apertus"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|assistant_end|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CALL_BEGIN.into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: Some((INNER_BEGIN, INNER_END)),
-            starts_inside: false,
-            calls_inside: false,
-        }
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -96,7 +69,7 @@ impl ProtocolSpec for Apertus {
             prompt::json_tools(tools, true),
             {
                 let (name, example) = prompt::example_call(tools);
-                calls_text(&[(&name, &example)])
+                calls_text(&[(&name, &example)], prompt::args_json)
             }
         )
     }
@@ -105,16 +78,14 @@ impl ProtocolSpec for Apertus {
         if !system.contains(CALL_BEGIN) {
             return None;
         }
-        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        calls_text(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls_text(calls)
+        calls_text(calls, prompt::args_json)
     }
 
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
@@ -123,11 +94,9 @@ impl ProtocolSpec for Apertus {
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
         match serde_json::from_str::<Value>(text.trim()) {
-            Ok(Value::Object(o)) => match o.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
-                None => text.to_string(),
-            },
+            Ok(Value::Object(o)) => o
+                .get("output")
+                .map_or_else(|| text.to_string(), prompt::value_text),
             _ => prompt::unwrap_result(text),
         }
     }
@@ -137,11 +106,7 @@ impl ProtocolSpec for Apertus {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "{CALL_BEGIN}[{{{}: {{\"{key}\": \"{value}\", \"oops\": }}}}]{CALL_END}",
-            Value::from(name)
-        )
+        calls_text(&[(name, input)], prompt::broken_args)
     }
 }
 

@@ -27,7 +27,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -58,13 +58,8 @@ const FORMAT_TOKENS: &[&str] = &[
 ];
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: ACTION_BEGIN,
-    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(ACTION_END),
-    separator: None,
+    ..FramedSyntax::new(ACTION_BEGIN, &[ArgsBegin::Array, ArgsBegin::Object])
 };
 
 fn actions(calls: &[(&str, &Value)]) -> String {
@@ -72,57 +67,37 @@ fn actions(calls: &[(&str, &Value)]) -> String {
         .iter()
         .enumerate()
         .map(|(i, (name, input))| {
-            let args = if input.is_object() {
-                input.to_string()
-            } else {
-                "{}".to_string()
-            };
             format!(
-                "{{\"tool_call_id\": \"{i}\", \"tool_name\": {}, \"parameters\": {args}}}",
-                Value::from(*name)
+                "{{\"tool_call_id\": \"{i}\", \"tool_name\": {}, \"parameters\": {}}}",
+                Value::from(*name),
+                prompt::args_json(input)
             )
         })
         .collect();
     format!("{ACTION_BEGIN}[{}]{ACTION_END}", items.join(", "))
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "cohere_command3"),
+        ("vllm", "cohere_command4"),
+        ("sglang", "cohere_command4"),
+        ("llama.cpp", "Command R7B"),
+    ],
+    end_tokens: FORMAT_TOKENS,
+    markers: &[
+        ACTION_BEGIN,
+        "<|START_RESPONSE|>",
+        "<|START_TEXT|>",
+        PLUS_ACTION_BEGIN,
+    ],
+    reasoning: Reasoning::between(THINKING_BEGIN, THINKING_END),
+    ..Card::new("command-r", "Command R7B, Command R+, Command A")
+};
+
 impl ProtocolSpec for CommandR {
-    fn name(&self) -> &'static str {
-        "command-r"
-    }
-
-    fn families(&self) -> &'static str {
-        "Command R7B, Command R+, Command A"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "cohere_command3"),
-            ("vllm", "cohere_command4"),
-            ("sglang", "cohere_command4"),
-            ("llama.cpp", "Command R7B"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        FORMAT_TOKENS
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            ACTION_BEGIN.into(),
-            "<|START_RESPONSE|>".into(),
-            "<|START_TEXT|>".into(),
-            PLUS_ACTION_BEGIN.into(),
-        ]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: Some((THINKING_BEGIN, THINKING_END)),
-            starts_inside: false,
-            calls_inside: false,
-        }
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -141,12 +116,10 @@ impl ProtocolSpec for CommandR {
         if !after.contains(ACTION_BEGIN) {
             return None;
         }
-        let tools = prompt::read_json_tools(after, FENCE_BEGIN, FENCE_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        actions(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(after, FENCE_BEGIN, FENCE_END),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -174,14 +147,10 @@ impl ProtocolSpec for CommandR {
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
         let inner = prompt::between(text, RESULT_BEGIN, RESULT_END);
-        let first = serde_json::from_str::<Value>(inner.trim())
+        serde_json::from_str::<Value>(inner.trim())
             .ok()
-            .and_then(|v| v.get(0)?.get("results")?.get("0").cloned());
-        match first {
-            Some(Value::String(s)) => s,
-            Some(v) => v.to_string(),
-            None => prompt::unwrap_result(&inner),
-        }
+            .and_then(|v| Some(prompt::value_text(v.get(0)?.get("results")?.get("0")?)))
+            .unwrap_or_else(|| prompt::unwrap_result(&inner))
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

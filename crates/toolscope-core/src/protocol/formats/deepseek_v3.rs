@@ -26,7 +26,7 @@
 //! What the parser forgives besides what every framed format does: a fence without `json`, no
 //! fence at all, and a header without the `function` type (`name<｜tool▁sep｜>`, the V3.1 way).
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
@@ -85,9 +85,6 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 /// `deepseek-v3`.
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     card: Card {
-        name: "deepseek-v3",
-        aliases: &[],
-        families: "DeepSeek R1, V3",
         servers: &[
             ("vllm", "deepseek_v3"),
             ("sglang", "deepseekv3"),
@@ -99,6 +96,7 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
             "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-v3", "DeepSeek R1, V3")
     },
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),
@@ -107,19 +105,15 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     joiner: "\n",
     prompt: system_prompt,
     read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
-    results,
-    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    results: SectionResults::Own {
+        write: results,
+        read: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    },
 };
 
 /// The tools under `## Tools` as the DeepSeek templates list them, then the format.
 fn system_prompt(tools: &ToolSet) -> String {
-    let mut s = String::from("## Tools\nYou have access to the following tools:\n\n");
-    for t in tools.iter() {
-        s.push_str(&format!(
-            "### {}\nDescription: {}\n\nParameters: {}\n\n",
-            t.def.name, t.def.description, t.def.parameters
-        ));
-    }
+    let mut s = prompt::markdown_tools(tools, "You have access to the following tools:");
     s.push_str(&format!(
         "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n{FORMAT}\n\n\
          Where:\n\

@@ -11,9 +11,9 @@
 //! `## Tools` as the template does: a `### name` heading, a description and the parameters'
 //! JSON Schema each.
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
-use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
+use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -26,17 +26,14 @@ const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: Some((CALLS_BEGIN, CALLS_END)),
-    call_begin: CALL_BEGIN,
-    args_begin: &[ArgsBegin::Marker(SEP)],
     header: |head| {
         Some(Header {
             name: head.trim().to_string(),
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_BEGIN, &[ArgsBegin::Marker(SEP)])
 };
 
 /// How the system prompt shows the call format; recognising the prompt looks for it.
@@ -49,9 +46,6 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 /// `deepseek-v3.1`.
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     card: Card {
-        name: "deepseek-v3.1",
-        aliases: &[],
-        families: "DeepSeek V3.1",
         servers: &[
             ("vllm", "deepseek_v31"),
             ("sglang", "deepseekv31"),
@@ -60,6 +54,7 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[CALLS_BEGIN, CALL_BEGIN],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-v3.1", "DeepSeek V3.1")
     },
     syntax: &SYNTAX,
     section: (CALLS_BEGIN, CALLS_END),
@@ -68,13 +63,8 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     joiner: "",
     prompt: |tools| prompt::markdown_tools_prompt(tools, FORMAT),
     read_prompt: |name, system| read_markdown_tools_prompt(name, FORMAT, system),
-    results: |results| {
-        results
-            .iter()
-            .map(|(_, r)| format!("{OUTPUT_BEGIN}{r}{OUTPUT_END}"))
-            .collect()
-    },
-    read_result: |text| prompt::between(text, OUTPUT_BEGIN, OUTPUT_END),
+    // Each result in its own output block, one after the other.
+    results: SectionResults::Wrapped(ResultWrap::between(OUTPUT_BEGIN, OUTPUT_END).joined("")),
 };
 
 #[cfg(test)]

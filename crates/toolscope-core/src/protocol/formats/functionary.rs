@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -39,8 +39,6 @@ pub(crate) struct Functionary;
 const ALL: &str = "all";
 const V31_OPEN: &str = "<function=";
 const V31_CLOSE: &str = "</function>";
-const RESULT_BEGIN: &str = "<|start_header_id|>tool<|end_header_id|>\n\n";
-const RESULT_END: &str = "<|eot_id|>";
 const INTRO: &str = "// Supported function definitions that should be called when necessary.\n";
 
 fn name_header(head: &str) -> Option<Header> {
@@ -53,53 +51,34 @@ fn name_header(head: &str) -> Option<Header> {
 
 /// v3.2: `>>>NAME\n{…}`, the call ending with its JSON.
 static V32: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: ">>>",
-    args_begin: &[ArgsBegin::Marker("\n")],
     header: name_header,
-    args_suffix: None,
-    call_end: None,
-    separator: None,
+    ..FramedSyntax::new(">>>", &[ArgsBegin::Marker("\n")])
 };
 
 /// v3.1: `<function=NAME>{…}</function>`.
 static V31: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: V31_OPEN,
-    args_begin: &[ArgsBegin::Marker(">")],
     header: name_header,
-    args_suffix: None,
     call_end: Some(V31_CLOSE),
-    separator: None,
+    ..FramedSyntax::new(V31_OPEN, &[ArgsBegin::Marker(">")])
 };
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+/// One v3.2 call, given its arguments' JSON.
+fn call(name: &str, args: &str) -> String {
     format!(">>>{name}\n{args}")
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("llama.cpp", "Functionary v3.2"),
+        ("llama.cpp", "Functionary v3.1 Llama 3.1"),
+    ],
+    end_tokens: &["<|eot_id|>", "<|eom_id|>"],
+    ..Card::new("functionary", "MeetKai Functionary v3.1, v3.2")
+};
+
 impl ProtocolSpec for Functionary {
-    fn name(&self) -> &'static str {
-        "functionary"
-    }
-
-    fn families(&self) -> &'static str {
-        "MeetKai Functionary v3.1, v3.2"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("llama.cpp", "Functionary v3.2"),
-            ("llama.cpp", "Functionary v3.1 Llama 3.1"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|eot_id|>", "<|eom_id|>"]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
@@ -120,7 +99,7 @@ impl ProtocolSpec for Functionary {
              To write to the user, the recipient is all, then a newline and your text:\n>>>all\nYour answer.\n\
              Several calls are several such messages one after another. Call functions only when they help.\n",
             namespace(tools),
-            call(&name, &example)
+            call(&name, &prompt::args_json(&example))
         )
     }
 
@@ -128,26 +107,21 @@ impl ProtocolSpec for Functionary {
         if !system.starts_with(INTRO) {
             return None;
         }
-        Some((
-            Protocol::from_name(self.name()).ok()?,
-            read_namespace(system)?,
-        ))
+        read_back(self.name(), read_namespace(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, input)
+        call(name, &prompt::args_json(input))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    /// Each result in a `tool` turn.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -159,8 +133,7 @@ impl ProtocolSpec for Functionary {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(">>>{name}\n{{\"{key}\": \"{value}\", \"oops\": }}")
+        call(name, &prompt::broken_args(input))
     }
 }
 

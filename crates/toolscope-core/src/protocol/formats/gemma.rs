@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::hermes;
 use crate::protocol::scan::json_calls::JsonScanner;
-use crate::protocol::spec::{Delimiters, Protocol, ProtocolSpec, framed};
+use crate::protocol::spec::{Card, Delimiters, Protocol, ProtocolSpec, framed};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -24,21 +24,15 @@ impl Delimiters {
     }
 }
 
+const CARD: Card = Card {
+    end_tokens: &["<end_of_turn>", "<eos>"],
+    markers: &["```tool_call"],
+    ..Card::new("gemma", "prompted Gemma 2/3")
+};
+
 impl ProtocolSpec for Gemma {
-    fn name(&self) -> &'static str {
-        "gemma"
-    }
-
-    fn families(&self) -> &'static str {
-        "prompted Gemma 2/3"
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<end_of_turn>", "<eos>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec!["```tool_call".into()]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {

@@ -47,7 +47,7 @@ use serde_json::Value;
 use crate::protocol::scan::gemma_values::{
     CALL, CLOSE, Gemma4Scanner, OPEN, QUOTE, THOUGHT_CLOSE, THOUGHT_OPEN, read_value,
 };
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -69,33 +69,21 @@ const TYPE_NAMES: [&str; 7] = [
     "string", "number", "integer", "boolean", "array", "object", "null",
 ];
 
+const CARD: Card = Card {
+    servers: &[("vllm", "gemma4"), ("sglang", "gemma4")],
+    end_tokens: &["<turn|>", "<|tool_response>", "<eos>"],
+    markers: &[OPEN],
+    reasoning: Reasoning {
+        markers: Some((THOUGHT_OPEN, THOUGHT_CLOSE)),
+        starts_inside: false,
+        calls_inside: true,
+    },
+    ..Card::new("gemma4", "Gemma 4")
+};
+
 impl ProtocolSpec for Gemma4 {
-    fn name(&self) -> &'static str {
-        "gemma4"
-    }
-
-    fn families(&self) -> &'static str {
-        "Gemma 4"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("vllm", "gemma4"), ("sglang", "gemma4")]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<turn|>", "<|tool_response>", "<eos>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![OPEN.into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: Some((THOUGHT_OPEN, THOUGHT_CLOSE)),
-            starts_inside: false,
-            calls_inside: true,
-        }
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// The declarations of the template's system turn, then how a call is written.

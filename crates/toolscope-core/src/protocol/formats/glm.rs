@@ -149,9 +149,7 @@ const fn glm_marks(sep: &'static str) -> Marks {
 /// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
 pub(crate) static GLM45: Glm = Glm {
     card: Card {
-        name: "glm-4.5",
         aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
-        families: "GLM 4.5, 4.6; Ling 3, Poolside v1, iFlytek Spark 2.5",
         servers: &[
             ("vllm", "glm45"),
             ("sglang", "glm45"),
@@ -159,8 +157,11 @@ pub(crate) static GLM45: Glm = Glm {
             ("llama.cpp", "GLM 4.5"),
         ],
         end_tokens: GLM_END_TOKENS,
-        markers: &[],
         reasoning: Reasoning::THINK,
+        ..Card::new(
+            "glm-4.5",
+            "GLM 4.5, 4.6; Ling 3, Poolside v1, iFlytek Spark 2.5",
+        )
     },
     marks: glm_marks("\n"),
     dialect: &GLM_DIALECT,
@@ -184,16 +185,14 @@ const HCX_DIALECT: Dialect = Dialect {
 /// Its template opens the reasoning, so the output shows only `</think>`.
 pub(crate) static HYPERCLOVA: Glm = Glm {
     card: Card {
-        name: "hyperclova-x",
         aliases: &["hyperclovax"],
-        families: "HyperCLOVA X SEED Think",
         servers: &[("vllm", "hyperclovax_seed_think")],
         end_tokens: &["<|im_end|>", "<|endofturn|>"],
-        markers: &[],
         reasoning: Reasoning {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
     },
     marks: glm_marks("\n"),
     dialect: &HCX_DIALECT,
@@ -234,13 +233,11 @@ fn json_list_takes(text: &str, at_end: bool) -> Option<bool> {
 /// both forms.
 pub(crate) static GLM47: Glm = Glm {
     card: Card {
-        name: "glm-4.7",
         aliases: &["glm-5"],
-        families: "GLM 4.7, GLM 5",
         servers: &[("vllm", "glm47"), ("sglang", "glm47")],
         end_tokens: GLM_END_TOKENS,
-        markers: &[],
         reasoning: Reasoning::THINK,
+        ..Card::new("glm-4.7", "GLM 4.7, GLM 5")
     },
     marks: glm_marks(""),
     dialect: &GLM_DIALECT,
@@ -255,13 +252,11 @@ pub(crate) static GLM47: Glm = Glm {
 /// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
 pub(crate) static GLM_FLASH: Glm = Glm {
     card: Card {
-        name: "glm-flash",
         aliases: &["glm-5.3-flash"],
-        families: "GLM-5.3-Flash",
         servers: &[],
         end_tokens: GLM_END_TOKENS,
-        markers: &[],
         reasoning: Reasoning::THINK,
+        ..Card::new("glm-flash", "GLM-5.3-Flash")
     },
     marks: glm_marks(""),
     dialect: &GLM_DIALECT,
@@ -275,9 +270,6 @@ pub(crate) static GLM_FLASH: Glm = Glm {
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
 static FLASH_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "<tool_call>",
-    args_begin: &[ArgsBegin::Marker(">")],
     header: |head| {
         let name = head.trim();
         valid_name(name).then(|| Header {
@@ -285,9 +277,8 @@ static FLASH_SYNTAX: FramedSyntax = FramedSyntax {
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some("</tool_call>"),
-    separator: None,
+    ..FramedSyntax::new("<tool_call>", &[ArgsBegin::Marker(">")])
 };
 
 /// The longest name looked through to tell the two forms apart; past it, the markup form.
@@ -343,13 +334,11 @@ fn flash_call(name: &str, input: &Value) -> String {
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
-        name: "hy-v3",
         aliases: &["hy3"],
-        families: "Tencent HY3",
         servers: &[("vllm", "hy_v3")],
         end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
-        markers: &[],
         reasoning: Reasoning::THINK,
+        ..Card::new("hy-v3", "Tencent HY3")
     },
     marks: Marks {
         block: ("<tool_calls>\n", "\n</tool_calls>"),
@@ -390,16 +379,14 @@ pub(crate) static HY_V3: Glm = Glm {
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
 pub(crate) static SOLAR_OPEN: Glm = Glm {
     card: Card {
-        name: "solar-open",
         aliases: &["solar-open2"],
-        families: "Upstage Solar Open 2",
         servers: &[("vllm", "solar_open2"), ("sglang", "solar_open2")],
         end_tokens: &["<|im:end|>", "<|endoftext|>"],
-        markers: &[],
         reasoning: Reasoning {
             markers: Some(("<|think:start|>", "<|think:end|>")),
             ..Reasoning::THINK
         },
+        ..Card::new("solar-open", "Upstage Solar Open 2")
     },
     marks: Marks {
         block: ("", ""),
@@ -453,17 +440,15 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
 /// learns the suffix from the first marker (and says so); `--marker-suffix` sets it.
 pub(crate) static HY_V4: Glm = Glm {
     card: Card {
-        name: "hy-v4",
         aliases: &["hy4"],
-        families: "Tencent HY v4",
         servers: &[("vllm", "hy_v4")],
         end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
-        markers: &[],
         reasoning: Reasoning {
             // Stems: a suffix and `>` complete them.
             markers: Some(("<think:", "</think:")),
             ..Reasoning::THINK
         },
+        ..Card::new("hy-v4", "Tencent HY v4")
     },
     marks: Marks {
         block: ("<tool_calls>", "</tool_calls>"),
@@ -505,18 +490,16 @@ pub(crate) static HY_V4: Glm = Glm {
 /// or `<ifm|think_faster>` by effort (any closer ends any of them), opened by the template.
 pub(crate) static K2_HORIZON: Glm = Glm {
     card: Card {
-        name: "k2-horizon",
         aliases: &["k2-v3"],
-        families: "IFM K2 Horizon",
         servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
         end_tokens: &["<|ifm|im_end|>"],
-        markers: &[],
         reasoning: Reasoning {
             // Stems: `>`, `_fast>` or `_faster>` end them.
             markers: Some(("<ifm|think", "</ifm|think")),
             starts_inside: true,
             calls_inside: false,
         },
+        ..Card::new("k2-horizon", "IFM K2 Horizon")
     },
     marks: Marks {
         block: ("<ifm|tool_calls>", "</ifm|tool_calls>"),
@@ -752,7 +735,7 @@ impl Marks {
 }
 
 impl ProtocolSpec for Glm {
-    card_methods!(without markers);
+    card_methods!();
 
     /// The call's opening with a name in it, then what follows the name: a key, or the call's
     /// close. Any name: the shape tells the family, not the tools offered. (A suffixed member's

@@ -40,9 +40,8 @@ use serde_json::Value;
 use crate::protocol::scan::harmony::{
     CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
 };
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{ToolDef, ToolSet};
 
@@ -93,54 +92,40 @@ pub(crate) fn read_namespace(system: &str) -> Option<ToolSet> {
         .filter_map(|l| l.strip_prefix(SCHEMA_LINE))
         .map(|json| {
             let v: Value = serde_json::from_str(json).ok()?;
-            Some(ToolDef {
-                name: v.get("name")?.as_str()?.to_string(),
-                description: v
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                parameters: v.get("parameters")?.clone(),
-            })
+            // The schema line always carries the parameters.
+            v.get("parameters")?;
+            prompt::tool_def(&v)
         })
         .collect::<Option<Vec<_>>>()?;
     ToolSet::new(defs).ok()
 }
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+/// One call's message, given its arguments' JSON.
+fn call(name: &str, args: &str) -> String {
     format!(
         "{START}assistant{CHANNEL}commentary to=functions.{name} {CONSTRAIN}json{MESSAGE}{args}{CALL}"
     )
 }
 
+const CARD: Card = Card {
+    aliases: &["gpt-oss"],
+    servers: &[
+        ("vllm", "openai"),
+        ("sglang", "gpt-oss"),
+        ("llama.cpp", "GPT-OSS"),
+    ],
+    end_tokens: &[END, RETURN, CALL],
+    // Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
+    reasoning: Reasoning {
+        calls_inside: true,
+        ..Reasoning::NONE
+    },
+    ..Card::new("harmony", "gpt-oss, LLM-jp 4.1")
+};
+
 impl ProtocolSpec for Harmony {
-    fn name(&self) -> &'static str {
-        "harmony"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["gpt-oss"]
-    }
-
-    fn families(&self) -> &'static str {
-        "gpt-oss, LLM-jp 4.1"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "openai"),
-            ("sglang", "gpt-oss"),
-            ("llama.cpp", "GPT-OSS"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[END, RETURN, CALL]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
@@ -150,15 +135,6 @@ impl ProtocolSpec for Harmony {
 
     fn markers(&self, _tools: &ToolSet) -> Vec<String> {
         vec![CHANNEL.into(), format!("{START}assistant")]
-    }
-
-    /// Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: None,
-            starts_inside: false,
-            calls_inside: true,
-        }
     }
 
     /// The developer message of the gpt-oss template: the channel rule of its system message,
@@ -174,7 +150,7 @@ impl ProtocolSpec for Harmony {
             "\n\nTo call a tool, write a message to it on the commentary channel, with its arguments as one JSON object, \
              for example:\n{}\nFor several calls, write one such message after the other. Call tools only when they help; \
              otherwise answer in the final channel.\n",
-            call(&name, &example)
+            call(&name, &prompt::args_json(&example))
         ));
         s
     }
@@ -183,29 +159,25 @@ impl ProtocolSpec for Harmony {
         if !system.contains("must go to the commentary channel") {
             return None;
         }
-        Some((
-            Protocol::from_name(self.name()).ok()?,
-            read_namespace(system)?,
-        ))
+        read_back(self.name(), read_namespace(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, input)
+        call(name, &prompt::args_json(input))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}functions.{name} to=assistant{CHANNEL}commentary{MESSAGE}{result}{END}")
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
+    /// One message after the other.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
@@ -218,10 +190,7 @@ impl ProtocolSpec for Harmony {
 
     /// Arguments with a key and no value.
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!(
-            "{START}assistant{CHANNEL}commentary to=functions.{name} {CONSTRAIN}json{MESSAGE}{{\"{key}\": \"{value}\", \"oops\": }}{CALL}"
-        )
+        call(name, &prompt::broken_args(input))
     }
 
     /// The analysis channel, as the model opens its answer with it.

@@ -30,9 +30,6 @@ const END_TOKENS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
 /// `hermes`.
 pub(crate) static HERMES: Hermes = Hermes {
     card: Card {
-        name: "hermes",
-        aliases: &[],
-        families: "Hermes 2/3/4, Qwen 2.5/3, Granite 4",
         servers: &[
             ("vllm", "hermes"),
             ("vllm", "granite4"),
@@ -44,15 +41,14 @@ pub(crate) static HERMES: Hermes = Hermes {
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
         reasoning: Reasoning::THINK,
+        ..Card::new("hermes", "Hermes 2/3/4, Qwen 2.5/3, Granite 4")
     },
 };
 
 /// `trinity`: hermes calls that count inside `<think>` too.
 pub(crate) static TRINITY: Hermes = Hermes {
     card: Card {
-        name: "trinity",
         aliases: &["arcee-trinity"],
-        families: "Arcee Trinity",
         servers: &[("sglang", "trinity")],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
@@ -61,6 +57,7 @@ pub(crate) static TRINITY: Hermes = Hermes {
             starts_inside: false,
             calls_inside: true,
         },
+        ..Card::new("trinity", "Arcee Trinity")
     },
 };
 

@@ -16,13 +16,12 @@
 //! template: the prompt below lists the tools as JSON, one a line, and a result comes back in a
 //! `<|message_tool|>` block.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
+use crate::protocol::scan::forked::{after_look, hand_over};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -46,18 +45,14 @@ const MAX_HEADER: usize = 256;
 /// A tool block: the opener, an optional name (the envelope names the tool), the content token,
 /// the envelope, the close.
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: MODEL,
-    args_begin: &[ArgsBegin::Marker(INVOKE)],
     header: |head| {
         valid_name(head.trim()).then(|| Header {
             name: String::new(),
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some(END),
-    separator: None,
+    ..FramedSyntax::new(MODEL, &[ArgsBegin::Marker(INVOKE)])
 };
 
 /// The block being read.
@@ -136,15 +131,9 @@ struct InklingScanner {
 
 impl InklingScanner {
     fn give(&mut self, s: &str, em: &mut Emitter) {
-        if s.is_empty() {
-            return;
+        if !s.is_empty() {
+            hand_over(&mut self.calls, &mut self.fed, s, em);
         }
-        let passed = self.fed - self.calls.pos();
-        if passed > 0 {
-            self.calls.pass_over(passed);
-        }
-        self.calls.feed(s, em);
-        self.fed += s.len();
     }
 
     /// Tokens that are format: a markup span, not given to the engine.
@@ -252,13 +241,7 @@ impl InklingScanner {
 
 impl Scanner for InklingScanner {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
-        let joined: Cow<'_, str> = if self.look.is_empty() {
-            Cow::Borrowed(text)
-        } else {
-            let mut s = std::mem::take(&mut self.look);
-            s.push_str(text);
-            Cow::Owned(s)
-        };
+        let joined = after_look(&mut self.look, text);
         let s = joined.as_ref();
         let stop = self.read(s, 0, false, em);
         self.look.push_str(&s[stop..]);
@@ -284,37 +267,24 @@ impl Scanner for InklingScanner {
     }
 }
 
-fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
+/// One call's message, given its arguments' JSON.
+fn call(name: &str, args: &str) -> String {
     format!(
         "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{args}}}{END}",
         Value::from(name)
     )
 }
 
+const CARD: Card = Card {
+    servers: &[("sglang", "inkling")],
+    end_tokens: &["<|endoftext|>", "<|content_model_end_sampling|>"],
+    markers: &[MODEL, INVOKE, THINKING],
+    ..Card::new("inkling", "Inkling")
+};
+
 impl ProtocolSpec for Inkling {
-    fn name(&self) -> &'static str {
-        "inkling"
-    }
-
-    fn families(&self) -> &'static str {
-        "Inkling"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("sglang", "inkling")]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|endoftext|>", "<|content_model_end_sampling|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![MODEL.to_string(), INVOKE.to_string(), THINKING.to_string()]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -326,7 +296,7 @@ impl ProtocolSpec for Inkling {
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
             prompt::json_tool_lines(tools, true, "", ""),
-            call(&name, &example)
+            call(&name, &prompt::args_json(&example))
         )
     }
 
@@ -334,24 +304,24 @@ impl ProtocolSpec for Inkling {
         if !system.contains(INVOKE) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        call(name, input)
+        call(name, &prompt::args_json(input))
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{TOOL}{TEXT}{result}{END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, &format!("{TOOL}{TEXT}"), END)
+    /// Each result in a text message of the tool.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between("<|message_tool|><|content_text|>", END)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -364,11 +334,7 @@ impl ProtocolSpec for Inkling {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(
-            "{MODEL}{name}{INVOKE}{{\"name\":{},\"args\":{{\"{key}\": \"{value}\", \"oops\": }}}}{END}",
-            Value::from(name)
-        )
+        call(name, &prompt::broken_args(input))
     }
 
     fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {

@@ -81,7 +81,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -160,9 +160,7 @@ const DSML_TOOLS: (&str, &str) = (
 /// `deepseek-dsml`.
 pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
     card: Card {
-        name: "deepseek-dsml",
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
-        families: "DeepSeek V3.2, V4, V4.1",
         servers: &[
             ("vllm", "deepseek_v32"),
             ("vllm", "deepseek_v4"),
@@ -184,6 +182,7 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
             "<|DSML| invoke name=",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     frame: ("", ""),
@@ -234,15 +233,8 @@ fn dsml_prompt(tools: &ToolSet) -> String {
 }
 
 /// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
-static GIGACHAT3: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "function call<|role_sep|>",
-    args_begin: &[ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
-    call_end: None,
-    separator: None,
-};
+static GIGACHAT3: FramedSyntax =
+    FramedSyntax::new("function call<|role_sep|>", &[ArgsBegin::Object]);
 static GIGACHAT31: FramedSyntax = FramedSyntax {
     call_begin: "<|function_call|>",
     ..GIGACHAT3
@@ -262,9 +254,7 @@ fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `gigachat`.
 pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
-        name: "gigachat",
         aliases: &["gigachat3", "gigachat3.5"],
-        families: "GigaChat 3, 3.1, 3.5",
         servers: &[("vllm", "gigachat3")],
         end_tokens: &["</s>", "<|message_sep|>"],
         markers: &[
@@ -273,7 +263,7 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
             "<|function_call|>",
             "function call<|role_sep|>",
         ],
-        reasoning: Reasoning::NONE,
+        ..Card::new("gigachat", "GigaChat 3, 3.1, 3.5")
     },
     block: ("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
     frame: ("", ""),
@@ -292,16 +282,13 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
 /// `step3`.
 pub(crate) static STEP3: Invoke = Invoke {
     card: Card {
-        name: "step3",
-        aliases: &[],
-        families: "Step-3",
         servers: &[("vllm", "step3"), ("sglang", "step3")],
-        end_tokens: &[],
         markers: &[
             "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
             "<steptml:invoke name=",
         ],
         reasoning: Reasoning::THINK,
+        ..Card::new("step3", "Step-3")
     },
     block: ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
     frame: (
@@ -402,13 +389,11 @@ fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `dots`.
 pub(crate) static DOTS: Invoke = Invoke {
     card: Card {
-        name: "dots",
-        aliases: &[],
-        families: "rednote dots.llm",
         servers: &[("vllm", "dots"), ("sglang", "dots")],
         end_tokens: &["<|endofresponse|>", "<|im_end|>"],
         markers: &["<dots_function_call>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("dots", "rednote dots.llm")
     },
     block: ("<dots_function_call>", "</dots_function_call>"),
     frame: ("", ""),
@@ -488,9 +473,6 @@ const MINICPM_COLLAPSED: Dialect = Dialect {
 /// `minicpm5`.
 pub(crate) static MINICPM5: Invoke = Invoke {
     card: Card {
-        name: "minicpm5",
-        aliases: &[],
-        families: "MiniCPM 5",
         servers: &[("vllm", "minicpm5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<function name=", "<functionname="],
@@ -498,6 +480,7 @@ pub(crate) static MINICPM5: Invoke = Invoke {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
     frame: ("", ""),
@@ -543,9 +526,6 @@ const MINIMAX_TOOLS: (&str, &str) = (
 /// `minimax-m2`.
 pub(crate) static MINIMAX_M2: Invoke = Invoke {
     card: Card {
-        name: "minimax-m2",
-        aliases: &[],
-        families: "MiniMax M2, M2.1, M2.5",
         servers: &[
             ("vllm", "minimax_m2"),
             ("sglang", "minimax-m2"),
@@ -557,6 +537,7 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("minimax-m2", "MiniMax M2, M2.1, M2.5")
     },
     block: ("<minimax:tool_call>", "</minimax:tool_call>"),
     frame: ("", ""),
@@ -676,8 +657,10 @@ impl ProtocolSpec for Invoke {
         }
         let (begin, end) = self.tools;
         let (open, close) = self.tool_line;
-        let tools = prompt::read_json_tool_lines(system, begin, end, open, close)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, begin, end, open, close),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -39,7 +39,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -71,27 +73,20 @@ pub(crate) struct JsonArray {
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
 const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedSyntax {
     FramedSyntax {
-        section: None,
-        call_begin: open,
-        args_begin: &[ArgsBegin::Array],
-        header: |_| None,
-        args_suffix: None,
         call_end: close,
-        separator: None,
+        ..FramedSyntax::new(open, &[ArgsBegin::Array])
     }
 }
 
 /// `functools`.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     card: Card {
-        name: "functools",
-        aliases: &[],
-        families: "Phi-4-mini, FireFunction v2",
         servers: &[("vllm", "phi4_mini_json"), ("llama.cpp", "FireFunction v2")],
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
         reasoning: Reasoning::THINK,
+        ..Card::new("functools", "Phi-4-mini, FireFunction v2")
     },
     open: "functools",
     close: "",
@@ -121,13 +116,11 @@ fn functools_prompt(tools: &ToolSet) -> String {
 /// sequence is `</s>`.
 pub(crate) static NEMOTRON: JsonArray = JsonArray {
     card: Card {
-        name: "nemotron",
-        aliases: &[],
-        families: "Nemotron Nano v2 (9B, 12B)",
         servers: &[("llama.cpp", "Nemotron V2")],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
@@ -157,13 +150,11 @@ const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 /// `granite`.
 pub(crate) static GRANITE: JsonArray = JsonArray {
     card: Card {
-        name: "granite",
-        aliases: &[],
-        families: "Granite 3.0–3.3",
         servers: &[("vllm", "granite"), ("llama.cpp", "Granite")],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("granite", "Granite 3.0–3.3")
     },
     open: "<|tool_call|>",
     close: "",
@@ -193,14 +184,12 @@ fn granite_prompt(tools: &ToolSet) -> String {
 /// `jamba`.
 pub(crate) static JAMBA: JsonArray = JsonArray {
     card: Card {
-        name: "jamba",
-        aliases: &[],
-        families: "AI21 Jamba 1.5, 1.6, 1.7",
         servers: &[("vllm", "jamba")],
         end_tokens: &["<|eom|>"],
         markers: &["<tool_calls> ["],
         // Jamba Reasoning thinks in `<think>` … `</think>`.
         reasoning: Reasoning::THINK,
+        ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
     open: "<tool_calls>",
     close: "</tool_calls>",
@@ -232,15 +221,14 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 /// `hunyuan`. A13B's tokenizer ends a turn with `<|eos|>`.
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
     card: Card {
-        name: "hunyuan",
         aliases: &["hunyuan-a13b"],
-        families: "Hunyuan-A13B",
         servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
         end_tokens: &["<answer>", "</answer>", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).
         markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
         reasoning: Reasoning::THINK,
+        ..Card::new("hunyuan", "Hunyuan-A13B")
     },
     open: "<tool_calls>",
     close: "</tool_calls>",
@@ -281,12 +269,10 @@ impl ProtocolSpec for JsonArray {
         if self.prompt_sign.is_some_and(|sign| !system.contains(sign)) {
             return None;
         }
-        let tools = prompt::read_json_tools(system, self.tools.0, self.tools.1)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, self.tools.0, self.tools.1),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -295,12 +281,8 @@ impl ProtocolSpec for JsonArray {
         format!("{before}{}{array}{}{after}", self.open, self.close)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", self.result.0, self.result.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, self.result.0, self.result.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -24,7 +24,7 @@
 
 use serde_json::{Value, json};
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
@@ -84,9 +84,6 @@ fn block(name: &str, index: usize, args: &str) -> String {
 /// `kimi-k2`.
 pub(crate) static KIMI_K2: Sectioned = Sectioned {
     card: Card {
-        name: "kimi-k2",
-        aliases: &[],
-        families: "Kimi K2, K2 Thinking",
         servers: &[
             ("vllm", "kimi_k2"),
             ("sglang", "kimi_k2"),
@@ -98,6 +95,7 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
             calls_inside: true,
             ..Reasoning::THINK
         },
+        ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")
     },
     syntax: &SYNTAX,
     section: (SECTION_BEGIN, SECTION_END),
@@ -105,8 +103,10 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
     joiner: "",
     prompt: system_prompt,
     read_prompt,
-    results,
-    read_result,
+    results: SectionResults::Own {
+        write: results,
+        read: read_result,
+    },
 };
 
 /// The `tool_declare` message as the template writes it, then how a call looks.

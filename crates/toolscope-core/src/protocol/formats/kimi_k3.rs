@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -91,9 +91,6 @@ pub(crate) struct KimiK3 {
 /// `kimi-k3`.
 pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
     card: Card {
-        name: "kimi-k3",
-        aliases: &[],
-        families: "Kimi K3",
         servers: &[("vllm", "kimi_k3"), ("sglang", "kimi_k3")],
         end_tokens: &[
             "<|open|>response<|sep|>",
@@ -110,6 +107,7 @@ pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
             starts_inside: false,
             calls_inside: false,
         },
+        ..Card::new("kimi-k3", "Kimi K3")
     },
 };
 
@@ -193,12 +191,10 @@ impl ProtocolSpec for KimiK3 {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_json_tools(system, DECLARE, DECLARE_END)?;
-        Some((Protocol::from_name(self.card.name).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        calls(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, DECLARE, DECLARE_END),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {

@@ -15,14 +15,12 @@
 //! `<|tool_response_start|>` and `<|tool_response_end|>`. The thinking models reason in
 //! `<think>` … `</think>`.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
+use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
-use crate::protocol::text::emit::Emitter;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -47,34 +45,20 @@ static SYNTAX: PySyntax = PySyntax {
 
 /// The JSON form: an array of call envelopes between the same markers.
 static JSON_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: CALL_START,
-    args_begin: &[ArgsBegin::Array],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some(CALL_END),
-    separator: None,
+    ..FramedSyntax::new(CALL_START, &[ArgsBegin::Array])
 };
 
 /// The most whitespace looked through after the open marker and after the `[` to tell the two
 /// forms apart; past it, the block is read as Python.
 const MAX_LOOK: usize = 64;
 
-/// Which form a call block is in.
-#[derive(Debug, PartialEq, Eq)]
-enum Form {
-    Python,
-    Json,
-    /// Not known from the text so far.
-    Unknown,
-}
-
 const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-/// The form of the block that `s` opens (`s` starts with the whole open marker): JSON when its
-/// list's first item opens with `{`.
+/// The form of the block that `s` opens (`s` starts with the whole open marker): JSON (the
+/// other form) when its list's first item opens with `{`, else Python (the main form).
 fn form_of(s: &str, at_end: bool) -> Form {
     let b = s.as_bytes();
     let mut i = CALL_START.len();
@@ -84,211 +68,39 @@ fn form_of(s: &str, at_end: bool) -> Form {
             i += 1;
         }
         if i - from > MAX_LOOK {
-            return Form::Python;
+            return Form::Main;
         }
         if i == b.len() {
-            return if at_end { Form::Python } else { Form::Unknown };
+            return if at_end { Form::Main } else { Form::Unknown };
         }
         if expect_bracket {
             if b[i] != b'[' {
-                return Form::Python;
+                return Form::Main;
             }
             i += 1;
         } else if b[i] == b'{' {
-            return Form::Json;
+            return Form::Other;
         }
     }
-    Form::Python
+    Form::Main
 }
 
-/// The first open marker in `s`: where it begins, and whether it is whole (else `s` ends with a
-/// piece of it); the length of `s` when there is none.
-fn find_marker(s: &str) -> (usize, bool) {
-    let b = s.as_bytes();
-    let m = CALL_START.as_bytes();
-    let mut k = 0;
-    while let Some(d) = crate::json::lexer::find1(b'<', &b[k..]) {
-        let at = k + d;
-        let tail = &b[at..];
-        if tail.starts_with(m) {
-            return (at, true);
-        }
-        if m.starts_with(tail) {
-            return (at, false);
-        }
-        k = at + 1;
-    }
-    (b.len(), false)
-}
-
-/// Both forms: text and Python blocks go to the Python reader; a block whose list opens with
-/// `{` goes to the JSON reader until that block ends. Each reader counts the bytes the other
-/// read, so spans stay in the output's coordinates.
-struct Lfm2Scanner {
-    py: PyCallsScanner,
-    json: FramedScanner,
-    /// A JSON block is being read.
-    in_json: bool,
-    /// Bytes given to either reader.
-    fed: usize,
-    /// An open marker (or a piece of one) and what follows it, until the form is known.
-    look: String,
-}
-
-impl Lfm2Scanner {
-    fn new(tools: &ToolSet) -> Self {
-        Lfm2Scanner {
-            py: PyCallsScanner::new(&SYNTAX, tools.clone()),
-            json: FramedScanner::new(&JSON_SYNTAX, tools.clone()),
-            in_json: false,
-            fed: 0,
-            look: String::new(),
-        }
-    }
-
-    fn give_py(&mut self, s: &str, em: &mut Emitter) {
-        if s.is_empty() {
-            return;
-        }
-        let passed = self.fed - self.py.pos();
-        if passed > 0 {
-            self.py.pass_over(passed);
-        }
-        self.py.feed(s, em);
-        self.fed += s.len();
-    }
-
-    fn give_json(&mut self, s: &str, em: &mut Emitter) {
-        let passed = self.fed - self.json.pos();
-        if passed > 0 {
-            self.json.pass_over(passed);
-        }
-        self.json.feed(s, em);
-        self.fed += s.len();
-    }
-}
-
-impl Scanner for Lfm2Scanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        let joined: Cow<'_, str> = if self.look.is_empty() {
-            Cow::Borrowed(text)
-        } else {
-            let mut s = std::mem::take(&mut self.look);
-            s.push_str(text);
-            Cow::Owned(s)
-        };
-        let s = joined.as_ref();
-        let mut i = 0;
-        while i < s.len() {
-            if self.in_json {
-                // No further than where the JSON reader may stop: its block ends there.
-                let n = self.json.quiet_run(&s[i..]);
-                self.give_json(&s[i..i + n], em);
-                i += n;
-                if self.json.idle() {
-                    self.in_json = false;
-                }
-                continue;
-            }
-            let rest = &s[i..];
-            let (m, whole) = find_marker(rest);
-            self.give_py(&rest[..m], em);
-            i += m;
-            if i == s.len() {
-                break;
-            }
-            if !self.py.idle() {
-                // Inside a Python block (a string value may hold the marker): it decides.
-                let n = if whole { CALL_START.len() } else { s.len() - i };
-                self.give_py(&s[i..i + n], em);
-                i += n;
-                continue;
-            }
-            if !whole {
-                self.look.push_str(&s[i..]);
-                return;
-            }
-            match form_of(&s[i..], false) {
-                Form::Unknown => {
-                    self.look.push_str(&s[i..]);
-                    return;
-                }
-                Form::Json => self.in_json = true,
-                Form::Python => {
-                    self.give_py(&s[i..i + CALL_START.len()], em);
-                    i += CALL_START.len();
-                }
-            }
-        }
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        let look = std::mem::take(&mut self.look);
-        if look.starts_with(CALL_START) && form_of(&look, true) == Form::Json {
-            self.in_json = true;
-            self.give_json(&look, em);
-        } else {
-            self.give_py(&look, em);
-        }
-        if self.in_json {
-            self.json.finish(em);
-        } else {
-            let passed = self.fed - self.py.pos();
-            if passed > 0 {
-                self.py.pass_over(passed);
-            }
-            self.py.finish(em);
-        }
-    }
-
-    fn in_call(&self) -> bool {
-        if self.in_json {
-            self.json.in_call()
-        } else {
-            self.py.in_call()
-        }
-    }
-
-    fn cut(&mut self, em: &mut Emitter) {
-        // A marker held to see its form cannot open a block across a reasoning marker.
-        let look = std::mem::take(&mut self.look);
-        self.give_py(&look, em);
-        if self.in_json {
-            self.json.cut(em);
-        } else {
-            self.py.cut(em);
-        }
-    }
-}
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "lfm2"),
+        ("sglang", "lfm2"),
+        ("llama.cpp", "LFM2 with JSON tools"),
+    ],
+    end_tokens: &["<|im_end|>", "<|endoftext|>"],
+    markers: &[CALL_START],
+    // LFM2.5 thinking models reason in `<think>` … `</think>`.
+    reasoning: Reasoning::THINK,
+    ..Card::new("lfm2", "Liquid LFM2, LFM2.5")
+};
 
 impl ProtocolSpec for Lfm2 {
-    fn name(&self) -> &'static str {
-        "lfm2"
-    }
-
-    fn families(&self) -> &'static str {
-        "Liquid LFM2, LFM2.5"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "lfm2"),
-            ("sglang", "lfm2"),
-            ("llama.cpp", "LFM2 with JSON tools"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|endoftext|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CALL_START.to_string()]
-    }
-
-    /// LFM2.5 thinking models reason in `<think>` … `</think>`.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -307,12 +119,10 @@ impl ProtocolSpec for Lfm2 {
         if !system.contains(&format!("{CALL_START}[")) {
             return None;
         }
-        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+        )
     }
 
     /// Every call of the answer in one list, between the markers.
@@ -337,7 +147,14 @@ impl ProtocolSpec for Lfm2 {
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(Lfm2Scanner::new(tools))
+        // Text and Python blocks go to the Python reader, a block whose list opens with `{` to
+        // the JSON reader.
+        Box::new(FormSwitch::new(
+            PyCallsScanner::new(&SYNTAX, tools.clone()),
+            FramedScanner::new(&JSON_SYNTAX, tools.clone()),
+            CALL_START,
+            form_of,
+        ))
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

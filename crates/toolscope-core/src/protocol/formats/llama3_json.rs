@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -27,45 +27,38 @@ const PYTHON_TAG: &str = "<|python_tag|>";
 const INSTRUCTIONS: &str = "Given the following functions, respond with a JSON for a function call with its proper \
 arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": \
 dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n";
-const RESULT_BEGIN: &str = "<|start_header_id|>ipython<|end_header_id|>\n\n";
-const RESULT_END: &str = "<|eot_id|>";
+/// Results in an `ipython` turn, one after the other (as pythonic's template writes them too).
+pub(super) const IPYTHON: ResultWrap = ResultWrap::between(
+    "<|start_header_id|>ipython<|end_header_id|>\n\n",
+    "<|eot_id|>",
+)
+.joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: PYTHON_TAG,
-    args_begin: &[ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
-    call_end: None,
     separator: Some(";"),
+    ..FramedSyntax::new(PYTHON_TAG, &[ArgsBegin::Object])
+};
+
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "llama3_json"),
+        ("vllm", "llama4_json"),
+        ("sglang", "llama3"),
+        ("llama.cpp", "Llama 3.x"),
+    ],
+    end_tokens: &[
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
+        "<|eot|>",
+        "<|eom|>",
+    ],
+    ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
 };
 
 impl ProtocolSpec for Llama3Json {
-    fn name(&self) -> &'static str {
-        "llama3-json"
-    }
-
-    fn families(&self) -> &'static str {
-        "Llama 3.1, 3.3, Llama 4 (JSON tool calling)"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "llama3_json"),
-            ("vllm", "llama4_json"),
-            ("sglang", "llama3"),
-            ("llama.cpp", "Llama 3.x"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|end_of_text|>",
-            "<|eot|>",
-            "<|eom|>",
-        ]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
@@ -80,25 +73,12 @@ impl ProtocolSpec for Llama3Json {
         m
     }
 
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: None,
-            starts_inside: false,
-            calls_inside: false,
-        }
-    }
-
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
     }
 
     /// The calls after `<|python_tag|>`, joined by `; `.
@@ -113,19 +93,8 @@ impl ProtocolSpec for Llama3Json {
         format!("{PYTHON_TAG}{}", each.join("; "))
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    fn results(&self) -> ResultWrap {
+        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -139,10 +108,6 @@ impl ProtocolSpec for Llama3Json {
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         let one = prompt::malformed_envelope(name, input, "name", "parameters");
         format!("{PYTHON_TAG}{}", &one[1..one.len() - 1])
-    }
-
-    fn format_reasoning(&self, _: &Protocol, _text: &str) -> Option<String> {
-        None
     }
 }
 

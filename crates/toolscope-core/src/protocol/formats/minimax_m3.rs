@@ -26,7 +26,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -69,9 +71,6 @@ pub(crate) struct MinimaxM3 {
 /// `minimax-m3`.
 pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
     card: Card {
-        name: "minimax-m3",
-        aliases: &[],
-        families: "MiniMax M3",
         servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
         end_tokens: &[NS, "[e~["],
         markers: &[
@@ -79,11 +78,8 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
             "]<]minimax[>[<invoke name=",
             "<tool_call> <invoke name=",
         ],
-        reasoning: Reasoning {
-            markers: Some(("<mm:think>", "</mm:think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
+        ..Card::new("minimax-m3", "MiniMax M3")
     },
 };
 
@@ -147,24 +143,18 @@ impl ProtocolSpec for MinimaxM3 {
         if !system.contains(&format!("{NS}<tool_call>")) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>")?;
-        Some((Protocol::from_name(self.card.name).ok()?, tools))
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        calls(&[(name, input)])
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>"),
+        )
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
         calls(list)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", RESULT.0, RESULT.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT.0, RESULT.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(RESULT.0, RESULT.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -18,9 +18,8 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
-use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -34,11 +33,10 @@ const TOOLS_BEGIN: &str = "[AVAILABLE_TOOLS]";
 const TOOLS_END: &str = "[/AVAILABLE_TOOLS]";
 const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
 const RESULTS_END: &str = "[/TOOL_RESULTS]";
+/// Each result in `[TOOL_RESULTS]`, one after the other.
+const RESULTS: ResultWrap = ResultWrap::between(RESULTS_BEGIN, RESULTS_END).joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: TOOL_CALLS,
-    args_begin: &[ArgsBegin::Marker(ARGS), ArgsBegin::Object, ArgsBegin::Array],
     header: |head| {
         let (name, id) = match head.split_once(CALL_ID) {
             Some((name, id)) => (name, Some(id.trim().to_string())),
@@ -49,114 +47,83 @@ static SYNTAX: FramedSyntax = FramedSyntax {
             id: id.filter(|i| !i.is_empty()),
         })
     },
-    args_suffix: None,
-    call_end: None,
-    separator: None,
+    ..FramedSyntax::new(
+        TOOL_CALLS,
+        &[ArgsBegin::Marker(ARGS), ArgsBegin::Object, ArgsBegin::Array],
+    )
 };
 
+/// One call.
 fn call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
-    format!("{TOOL_CALLS}{name}{ARGS}{args}")
+    format!("{TOOL_CALLS}{name}{ARGS}{}", prompt::args_json(input))
 }
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "mistral"),
+        ("sglang", "mistral"),
+        ("llama.cpp", "Mistral Nemo"),
+        ("llama.cpp", "Magistral"),
+    ],
+    end_tokens: &["</s>"],
+    markers: &["[TOOL_CALLS]", "[TOOL_CALLS] ["],
+    reasoning: Reasoning::between("[THINK]", "[/THINK]"),
+    ..Card::new(
+        "mistral",
+        "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3",
+    )
+};
+
 impl ProtocolSpec for Mistral {
-    fn name(&self) -> &'static str {
-        "mistral"
-    }
-
-    fn families(&self) -> &'static str {
-        "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "mistral"),
-            ("sglang", "mistral"),
-            ("llama.cpp", "Mistral Nemo"),
-            ("llama.cpp", "Magistral"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["</s>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec!["[TOOL_CALLS]".into(), "[TOOL_CALLS] [".into()]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning {
-            markers: Some(("[THINK]", "[/THINK]")),
-            starts_inside: false,
-            calls_inside: false,
-        }
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// The tools as the template lists them: OpenAI-style function objects in
     /// `[AVAILABLE_TOOLS]`, then how a call looks.
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let list: Vec<Value> = tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.def.name, "description": t.def.description, "parameters": t.def.parameters,
-                }})
-            })
-            .collect();
         let (name, example) = prompt::example_call(tools);
         format!(
             "{TOOLS_BEGIN}{}{TOOLS_END}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
              for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
              {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
-            Value::Array(list),
+            prompt::json_tools(tools, true),
             call(&name, &example)
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, input)
     }
 
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One call after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
     fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
         let content =
             serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.into()));
-        format!(
-            "{RESULTS_BEGIN}{}{RESULTS_END}",
-            json!({"content": content})
-        )
+        RESULTS.around(&json!({"content": content}).to_string())
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
+    fn results(&self) -> ResultWrap {
+        RESULTS
     }
 
     /// The `content` of the `{"content": …}` object the template wraps each result in.
     fn read_result(&self, _: &Protocol, text: &str) -> String {
-        let inner = prompt::between(text, RESULTS_BEGIN, RESULTS_END);
+        let inner = RESULTS.inside(text);
         match serde_json::from_str::<Value>(inner.trim()) {
-            Ok(Value::Object(mut obj)) if obj.len() == 1 && obj.contains_key("content") => {
-                match obj.remove("content") {
-                    Some(Value::String(s)) => s,
-                    Some(v) => v.to_string(),
-                    None => inner.to_string(),
-                }
+            Ok(Value::Object(obj)) if obj.len() == 1 && obj.contains_key("content") => {
+                prompt::value_text(&obj["content"])
             }
             _ => prompt::unwrap_result(&inner),
         }
@@ -168,8 +135,7 @@ impl ProtocolSpec for Mistral {
 
     /// Arguments with a key and no value.
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!("{TOOL_CALLS}{name}{ARGS}{{\"{key}\": \"{value}\", \"oops\": }}")
+        format!("{TOOL_CALLS}{name}{ARGS}{}", prompt::broken_args(input))
     }
 }
 

@@ -28,7 +28,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::morph::MorphScanner;
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml;
@@ -37,18 +37,16 @@ use crate::tool::ToolSet;
 /// `morph-xml`.
 pub(crate) struct MorphXml;
 
+const CARD: Card = Card {
+    // Prompted for any model: the end tokens of the common chat templates.
+    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
+    reasoning: Reasoning::THINK,
+    ..Card::new("morph-xml", "any model, prompted")
+};
+
 impl ProtocolSpec for MorphXml {
-    fn name(&self) -> &'static str {
-        "morph-xml"
-    }
-
-    fn families(&self) -> &'static str {
-        "any model, prompted"
-    }
-
-    /// Prompted for any model: the end tokens of the common chat templates.
-    fn end_tokens(&self) -> &'static [&'static str] {
-        crate::protocol::spec::COMMON_END_TOKENS
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
@@ -56,10 +54,6 @@ impl ProtocolSpec for MorphXml {
             .iter()
             .flat_map(|t| [format!("<{}> <", t.name()), format!("<{}/>", t.name())])
             .collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -91,22 +91,19 @@ fn call(name: &str, input: &Value) -> String {
     s
 }
 
+const CARD: Card = Card {
+    servers: &[("vllm", "muse_glimmer")],
+    // The message ends: the scanner reads them.
+    end_tokens: &[EOM, EOT],
+    // Reasoning is the `self` recipient's messages, found by the scanner; markup there is
+    // reasoning.
+    reasoning: Reasoning::NONE,
+    ..Card::new("muse-glimmer", "MuseGlimmer")
+};
+
 impl ProtocolSpec for MuseGlimmer {
-    fn name(&self) -> &'static str {
-        "muse-glimmer"
-    }
-
-    fn families(&self) -> &'static str {
-        "MuseGlimmer"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("vllm", "muse_glimmer")]
-    }
-
-    /// The message ends: the scanner reads them.
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[EOM, EOT]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn reads_end_tokens(&self) -> bool {
@@ -125,12 +122,6 @@ impl ProtocolSpec for MuseGlimmer {
             format!("{START}assistant to={name}{MESSAGE} <atem:function_calls>"),
             format!("{START}assistant to=self{MESSAGE}"),
         ]
-    }
-
-    /// Reasoning is the `self` recipient's messages, found by the scanner; markup there is
-    /// reasoning.
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::NONE
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -157,28 +148,28 @@ impl ProtocolSpec for MuseGlimmer {
         if !system.contains(FORMAT) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, input)
     }
 
-    /// One message per call.
-    fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
-        calls.iter().map(|(n, i)| call(n, i)).collect()
+    /// One message per call, one after the other.
+    fn call_joiner(&self) -> &'static str {
+        ""
     }
 
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}{name} to=assistant{MESSAGE}{result}{EOM}")
     }
 
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
+    /// One message after the other.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {

@@ -13,9 +13,9 @@
 //! `<|plamo:end_think:plamo|>`. The prompt lists the tools as JSON, one a line, and results come
 //! back each between `<|plamo:begin_tool_result:plamo|>` and `<|plamo:end_tool_result:plamo|>`.
 
-use super::sections::Sectioned;
+use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -90,25 +90,22 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(REQUESTS_BEGIN) {
         return None;
     }
-    let tools = prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", "")?;
-    Some((Protocol::from_name(name).ok()?, tools))
+    read_back(
+        name,
+        prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
+    )
 }
 
 /// `plamo3`.
 pub(crate) static PLAMO3: Sectioned = Sectioned {
     card: Card {
-        name: "plamo3",
         aliases: &["plamo-3"],
-        families: "PLaMo 3",
         servers: &[("vllm", "plamo3")],
         // The token that opens the next turn ends this one (the model's end of sequence).
         end_tokens: &["<|plamo:tag|>"],
         markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
-        reasoning: Reasoning {
-            markers: Some(("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+        ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
     section: (REQUESTS_BEGIN, REQUESTS_END),
@@ -116,13 +113,7 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
     joiner: "",
     prompt: system_prompt,
     read_prompt,
-    results: |results| {
-        results
-            .iter()
-            .map(|(_, r)| format!("{RESULT_BEGIN}{r}{RESULT_END}"))
-            .collect()
-    },
-    read_result: |text| prompt::between(text, RESULT_BEGIN, RESULT_END),
+    results: SectionResults::Wrapped(ResultWrap::between(RESULT_BEGIN, RESULT_END).joined("")),
 };
 
 #[cfg(test)]

@@ -15,8 +15,9 @@
 
 use serde_json::Value;
 
+use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Protocol, ProtocolSpec};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -33,8 +34,6 @@ arguments:\n[func_name1(param_name1=value1, param_name2=value2), func_name2(para
 Write each value as a Python literal: strings in quotes, numbers, True, False, None, lists and \
 dicts. If none of the functions fits, or the question leaves out a required parameter, say so in \
 plain text instead.\n";
-const RESULT_BEGIN: &str = "<|start_header_id|>ipython<|end_header_id|>\n\n";
-const RESULT_END: &str = "<|eot_id|>";
 /// Strings in single quotes, as Llama writes them.
 const QUOTE: char = '\'';
 
@@ -44,34 +43,31 @@ static SYNTAX: PySyntax = PySyntax {
     lines: true,
 };
 
+const CARD: Card = Card {
+    servers: &[
+        ("vllm", "pythonic"),
+        ("vllm", "llama4_pythonic"),
+        ("vllm", "olmo3"),
+        ("sglang", "pythonic"),
+    ],
+    end_tokens: &[
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
+        "<|eot|>",
+        "<|eom|>",
+        "<|im_end|>",
+        "<|endoftext|>",
+    ],
+    ..Card::new(
+        "pythonic",
+        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)",
+    )
+};
+
 impl ProtocolSpec for Pythonic {
-    fn name(&self) -> &'static str {
-        "pythonic"
-    }
-
-    fn families(&self) -> &'static str {
-        "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("vllm", "pythonic"),
-            ("vllm", "llama4_pythonic"),
-            ("vllm", "olmo3"),
-            ("sglang", "pythonic"),
-        ]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &[
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|end_of_text|>",
-            "<|eot|>",
-            "<|eom|>",
-            "<|im_end|>",
-            "<|endoftext|>",
-        ]
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     /// `<|python_start|>`, and a list that opens with a call of one of the tools.
@@ -89,12 +85,7 @@ impl ProtocolSpec for Pythonic {
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
         let end = &HOW[..HOW.find(':')?];
-        let tools = prompt::read_json_tools(system, INTRO, end)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(self.name(), prompt::read_json_tools(system, INTRO, end))
     }
 
     /// Every call of the answer in one list.
@@ -102,19 +93,8 @@ impl ProtocolSpec for Pythonic {
         call_list(calls, QUOTE)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn format_results(&self, p: &Protocol, results: &[(&str, &str)]) -> String {
-        results
-            .iter()
-            .map(|(n, r)| self.format_result(p, n, r))
-            .collect()
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    fn results(&self) -> ResultWrap {
+        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

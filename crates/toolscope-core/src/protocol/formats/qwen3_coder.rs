@@ -59,9 +59,6 @@ impl FunctionMarkup {
 /// `qwen3-coder`.
 pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
     card: Card {
-        name: "qwen3-coder",
-        aliases: &[],
-        families: "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
         servers: &[
             ("vllm", "qwen3_coder"),
             ("vllm", "qwen3_xml"),
@@ -74,6 +71,10 @@ pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<tool_call> <function=", "<function="],
         reasoning: Reasoning::THINK,
+        ..Card::new(
+            "qwen3-coder",
+            "Qwen3-Coder, Qwen 3.5/3.6, Nemotron 3, Step 3.5",
+        )
     },
     block: "tool_call",
     pad: "\n",

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -26,9 +26,20 @@ pub(crate) struct Sectioned {
     /// The prompt text, and reading it back (given the protocol's name).
     pub prompt: fn(&ToolSet) -> String,
     pub read_prompt: fn(&str, &str) -> Option<(Protocol, ToolSet)>,
-    /// The results of one turn (one result is a turn of one), and the payload of one.
-    pub results: fn(&[(&str, &str)]) -> String,
-    pub read_result: fn(&str) -> String,
+    /// How it writes the results of one turn, and reads the payload of one.
+    pub results: SectionResults,
+}
+
+/// How a member writes its results.
+pub(crate) enum SectionResults {
+    /// Each wrapped in a fixed pair of markers.
+    Wrapped(ResultWrap),
+    /// Its own way: the results of one turn (one result is a turn of one), and the payload of
+    /// one.
+    Own {
+        write: fn(&[(&str, &str)]) -> String,
+        read: fn(&str) -> String,
+    },
 }
 
 impl Sectioned {
@@ -71,16 +82,25 @@ impl ProtocolSpec for Sectioned {
         self.section(&blocks.join(self.joiner))
     }
 
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        (self.results)(&[(name, result)])
+    fn format_result(&self, p: &Protocol, name: &str, result: &str) -> String {
+        self.format_results(p, &[(name, result)])
     }
 
     fn format_results(&self, _: &Protocol, results: &[(&str, &str)]) -> String {
-        (self.results)(results)
+        match self.results {
+            SectionResults::Wrapped(wrap) => {
+                let each: Vec<String> = results.iter().map(|(_, r)| wrap.around(r)).collect();
+                each.join(wrap.joiner)
+            }
+            SectionResults::Own { write, .. } => write(results),
+        }
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
-        (self.read_result)(text)
+        match self.results {
+            SectionResults::Wrapped(wrap) => wrap.inside(text),
+            SectionResults::Own { read, .. } => read(text),
+        }
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

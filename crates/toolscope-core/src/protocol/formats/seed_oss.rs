@@ -20,7 +20,7 @@
 
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
-use crate::protocol::spec::{Card, Protocol, Reasoning};
+use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
@@ -33,17 +33,11 @@ const RESULT_END: &str = "<seed:eos>";
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
-        name: "seed-oss",
-        aliases: &[],
-        families: "ByteDance Seed-OSS 36B",
         servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
-        reasoning: Reasoning {
-            markers: Some(("<seed:think>", "</seed:think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<seed:think>", "</seed:think>"),
+        ..Card::new("seed-oss", "ByteDance Seed-OSS 36B")
     },
     block: BLOCK,
     // Values right after their parameter tag.
@@ -75,8 +69,10 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(&format!("<{BLOCK}>")) {
         return None;
     }
-    let tools = prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END)?;
-    Some((Protocol::from_name(name).ok()?, tools))
+    read_back(
+        name,
+        prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
+    )
 }
 
 /// qwen3-coder's function markup in `<seed:tool_call>` blocks, values without separators.

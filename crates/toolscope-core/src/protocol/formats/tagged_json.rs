@@ -30,7 +30,9 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -61,17 +63,12 @@ pub(crate) struct TaggedJson {
 /// `longcat`.
 pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     card: Card {
-        name: "longcat",
         aliases: &["longcat-flash"],
-        families: "LongCat-Flash (Chat, Thinking)",
         servers: &[("vllm", "longcat")],
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
-        reasoning: Reasoning {
-            markers: Some(("<longcat_think>", "</longcat_think>")),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between("<longcat_think>", "</longcat_think>"),
+        ..Card::new("longcat", "LongCat-Flash (Chat, Thinking)")
     },
     open: "<longcat_tool_call>",
     close: "</longcat_tool_call>",
@@ -104,9 +101,7 @@ fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
 /// `ernie`. ERNIE 4.5's tokenizer ends a turn with `</s>`.
 pub(crate) static ERNIE: TaggedJson = TaggedJson {
     card: Card {
-        name: "ernie",
         aliases: &["ernie-4.5"],
-        families: "ERNIE 4.5 (and its Thinking models)",
         servers: &[("vllm", "ernie45"), ("fastdeploy", "ernie-x1")],
         end_tokens: &["<response>", "</response>", "</s>"],
         // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
@@ -122,6 +117,7 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
             starts_inside: true,
             calls_inside: false,
         },
+        ..Card::new("ernie", "ERNIE 4.5 (and its Thinking models)")
     },
     open: "<tool_call>",
     close: "</tool_call>",
@@ -155,13 +151,12 @@ fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
 /// `internlm`.
 pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     card: Card {
-        name: "internlm",
         aliases: &["internlm2", "intern-s1"],
-        families: "InternLM2, InternLM2.5, Intern-S1",
         servers: &[("vllm", "internlm"), ("sglang", "interns1")],
         end_tokens: &["<|im_end|>", "</s>"],
         markers: &["<|action_start|> <|plugin|>"],
         reasoning: Reasoning::THINK,
+        ..Card::new("internlm", "InternLM2, InternLM2.5, Intern-S1")
     },
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",
@@ -179,18 +174,14 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
 /// print special tokens with spaces write them), and a call without it is read too; the
 /// envelope names the tool.
 static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: "<|action_start|>",
-    args_begin: &[ArgsBegin::Object],
     header: |head| {
         matches!(head.trim(), "<|plugin|>" | "").then(|| Header {
             name: String::new(),
             id: None,
         })
     },
-    args_suffix: None,
     call_end: Some("<|action_end|>"),
-    separator: None,
+    ..FramedSyntax::new("<|action_start|>", &[ArgsBegin::Object])
 };
 
 fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
@@ -244,20 +235,18 @@ impl ProtocolSpec for TaggedJson {
         if !system.contains(self.open) {
             return None;
         }
-        let tools = prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", "")?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
+        read_back(
+            self.name(),
+            prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", ""),
+        )
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         self.call(name, input)
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{}{result}{}", self.result.0, self.result.1)
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, self.result.0, self.result.1)
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -16,7 +16,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -29,37 +29,23 @@ nothing else:\n[{\"name\": \"tool_name\", \"arguments\": {\"arg1\": \"value1\", 
 in the same list when several are needed)]\nWhen no tool fits, say so. When the request lacks a required argument, \
 ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
 plain text.\nThe tools:\n";
-const RESULT_BEGIN: &str = "<|im_start|>tool\n";
-const RESULT_END: &str = "<|im_end|>";
+
+const CARD: Card = Card {
+    servers: &[("vllm", "xlam")],
+    end_tokens: &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"],
+    markers: &[
+        "[{ \"name\"",
+        "```json [{",
+        "[TOOL_CALLS] [",
+        "<tool_call> [",
+    ],
+    reasoning: Reasoning::THINK,
+    ..Card::new("xlam", "Salesforce xLAM, xLAM-2")
+};
 
 impl ProtocolSpec for Xlam {
-    fn name(&self) -> &'static str {
-        "xlam"
-    }
-
-    fn families(&self) -> &'static str {
-        "Salesforce xLAM, xLAM-2"
-    }
-
-    fn server_parsers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("vllm", "xlam")]
-    }
-
-    fn end_tokens(&self) -> &'static [&'static str] {
-        &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![
-            "[ { \"name\"".into(),
-            "```json [ {".into(),
-            "[TOOL_CALLS] [".into(),
-            "<tool_call> [".into(),
-        ]
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
@@ -67,12 +53,7 @@ impl ProtocolSpec for Xlam {
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let tools = prompt::read_pretty_tools(system, INSTRUCTIONS)?;
-        Some((Protocol::from_name(self.name()).ok()?, tools))
-    }
-
-    fn format_call(&self, p: &Protocol, name: &str, input: &Value) -> String {
-        self.format_calls(p, &[(name, input)])
+        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
     }
 
     /// The bare array, as the template writes a past turn's calls.
@@ -80,12 +61,9 @@ impl ProtocolSpec for Xlam {
         prompt::envelope_array(calls, "name", "arguments")
     }
 
-    fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
-        format!("{RESULT_BEGIN}{result}{RESULT_END}")
-    }
-
-    fn read_result(&self, _: &Protocol, text: &str) -> String {
-        prompt::between(text, RESULT_BEGIN, RESULT_END)
+    /// Each result in a `tool` turn.
+    fn results(&self) -> ResultWrap {
+        ResultWrap::between("<|im_start|>tool\n", "<|im_end|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

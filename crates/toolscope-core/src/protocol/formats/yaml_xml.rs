@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::yaml::YamlScanner;
-use crate::protocol::spec::{Protocol, ProtocolSpec, Reasoning, framed};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml;
@@ -22,26 +22,20 @@ use crate::tool::ToolSet;
 /// `yaml-xml`.
 pub(crate) struct YamlXml;
 
+const CARD: Card = Card {
+    // Prompted for any model: the end tokens of the common chat templates.
+    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
+    reasoning: Reasoning::THINK,
+    ..Card::new("yaml-xml", "any model, prompted")
+};
+
 impl ProtocolSpec for YamlXml {
-    fn name(&self) -> &'static str {
-        "yaml-xml"
-    }
-
-    fn families(&self) -> &'static str {
-        "any model, prompted"
-    }
-
-    /// Prompted for any model: the end tokens of the common chat templates.
-    fn end_tokens(&self) -> &'static [&'static str] {
-        crate::protocol::spec::COMMON_END_TOKENS
+    fn card(&self) -> &Card {
+        &CARD
     }
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         tools.iter().map(|t| format!("<{}>\n", t.name())).collect()
-    }
-
-    fn reasoning(&self) -> Reasoning {
-        Reasoning::THINK
     }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {

@@ -28,6 +28,66 @@ pub(crate) trait Handover: Scanner {
     }
 }
 
+/// [`Handover`] for an engine that holds text back in its `held` ([`Holdback`]) and is in text
+/// in its `State::Text`; `$passed` runs on the engine after it passed over another's text.
+///
+/// [`Holdback`]: crate::protocol::text::holdback::Holdback
+macro_rules! handover_by_holdback {
+    ($engine:ty) => {
+        $crate::protocol::scan::forked::handover_by_holdback!($engine, |_: &mut $engine| {});
+    };
+    ($engine:ty, $passed:expr) => {
+        impl $crate::protocol::scan::forked::Handover for $engine {
+            fn idle(&self) -> bool {
+                matches!(self.state, State::Text) && self.held.is_empty()
+            }
+
+            fn pos(&self) -> usize {
+                self.held.pos()
+            }
+
+            fn pass_over(&mut self, len: usize) {
+                self.held.advance(len);
+                ($passed)(self);
+            }
+        }
+    };
+}
+pub(crate) use handover_by_holdback;
+
+/// Gives `s` to `engine`, which first skips what other engines read since its last piece: `fed`
+/// counts every byte given to any engine, the engine's offset only its own. `s` is counted in
+/// `fed`.
+pub(crate) fn hand_over<E: Handover + ?Sized>(
+    engine: &mut E,
+    fed: &mut usize,
+    s: &str,
+    em: &mut Emitter,
+) {
+    catch_up(engine, *fed);
+    engine.feed(s, em);
+    *fed += s.len();
+}
+
+/// `engine` skips what other engines read since its last piece (see [`hand_over`]).
+pub(crate) fn catch_up<E: Handover + ?Sized>(engine: &mut E, fed: usize) {
+    let passed = fed - engine.pos();
+    if passed > 0 {
+        engine.pass_over(passed);
+    }
+}
+
+/// What was held to be told (`look`, emptied), then `text`.
+pub(crate) fn after_look<'a>(look: &mut String, text: &'a str) -> Cow<'a, str> {
+    if look.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        let mut s = std::mem::take(look);
+        s.push_str(text);
+        Cow::Owned(s)
+    }
+}
+
 /// The length of `s`'s first character (1 for an empty `s`).
 pub(crate) fn one_char(s: &str) -> usize {
     s.chars().next().map_or(1, char::len_utf8)
@@ -89,25 +149,13 @@ impl Forked {
     }
 
     fn give_main(&mut self, s: &str, em: &mut Emitter) {
-        if s.is_empty() {
-            return;
+        if !s.is_empty() {
+            hand_over(self.main.as_mut(), &mut self.fed, s, em);
         }
-        let passed = self.fed - self.main.pos();
-        if passed > 0 {
-            self.main.pass_over(passed);
-        }
-        self.main.feed(s, em);
-        self.fed += s.len();
     }
 
     fn give_branch(&mut self, k: usize, s: &str, em: &mut Emitter) {
-        let b = &mut self.branches[k].scanner;
-        let passed = self.fed - b.pos();
-        if passed > 0 {
-            b.pass_over(passed);
-        }
-        b.feed(s, em);
-        self.fed += s.len();
+        hand_over(self.branches[k].scanner.as_mut(), &mut self.fed, s, em);
     }
 
     /// The first marker in `s`: where it begins, which branch's, and whether it is whole (else
@@ -147,13 +195,7 @@ impl Forked {
 
 impl Scanner for Forked {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
-        let joined: Cow<'_, str> = if self.look.is_empty() {
-            Cow::Borrowed(text)
-        } else {
-            let mut s = std::mem::take(&mut self.look);
-            s.push_str(text);
-            Cow::Owned(s)
-        };
+        let joined = after_look(&mut self.look, text);
         let s = joined.as_ref();
         let mut i = 0;
         while i < s.len() {
@@ -219,10 +261,7 @@ impl Scanner for Forked {
         match self.current {
             Some(k) => self.branches[k].scanner.finish(em),
             None => {
-                let passed = self.fed - self.main.pos();
-                if passed > 0 {
-                    self.main.pass_over(passed);
-                }
+                catch_up(self.main.as_mut(), self.fed);
                 self.main.finish(em);
             }
         }

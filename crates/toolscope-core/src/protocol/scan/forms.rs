@@ -10,25 +10,14 @@
 //! so spans stay in the output's coordinates; every byte is looked at a bounded number of times,
 //! so the cost stays linear.
 
-use std::borrow::Cow;
-
+use super::forked::{Handover, after_look, catch_up, hand_over};
 use crate::json::lexer::find1;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::scanner::Scanner;
 
-/// An engine that can share the text with another: it says when it is in text holding nothing
-/// back, where it is, and skips what the other read.
-pub(crate) trait Reader: Scanner {
-    /// In text, holding nothing back.
-    fn idle(&self) -> bool;
-    /// The offset of the next byte it reads.
-    fn pos(&self) -> usize;
-    /// `len` bytes went to the other engine (only while idle).
-    fn pass_over(&mut self, len: usize);
-    /// How much of `s` it can be given at once (see [`super::forked::Handover::quiet_run`]).
-    fn quiet_run(&self, s: &str) -> usize {
-        super::forked::one_char(s)
-    }
+/// An engine that can share the text with another (see [`Handover`]) and be told that a block
+/// of the other form follows.
+pub(crate) trait Reader: Handover {
     /// A block of the other form follows: markup that may still follow a finished call (a
     /// close that may be left out) is not coming; after this the engine is idle if it was
     /// past its call's arguments.
@@ -74,24 +63,13 @@ impl<M: Reader, O: Reader> FormSwitch<M, O> {
     }
 
     fn give_main(&mut self, s: &str, em: &mut Emitter) {
-        if s.is_empty() {
-            return;
+        if !s.is_empty() {
+            hand_over(&mut self.main, &mut self.fed, s, em);
         }
-        let passed = self.fed - self.main.pos();
-        if passed > 0 {
-            self.main.pass_over(passed);
-        }
-        self.main.feed(s, em);
-        self.fed += s.len();
     }
 
     fn give_other(&mut self, s: &str, em: &mut Emitter) {
-        let passed = self.fed - self.other.pos();
-        if passed > 0 {
-            self.other.pass_over(passed);
-        }
-        self.other.feed(s, em);
-        self.fed += s.len();
+        hand_over(&mut self.other, &mut self.fed, s, em);
     }
 
     /// The first open marker in `s`: where it begins, and whether it is whole (else `s` ends
@@ -117,13 +95,7 @@ impl<M: Reader, O: Reader> FormSwitch<M, O> {
 
 impl<M: Reader, O: Reader> Scanner for FormSwitch<M, O> {
     fn feed(&mut self, text: &str, em: &mut Emitter) {
-        let joined: Cow<'_, str> = if self.look.is_empty() {
-            Cow::Borrowed(text)
-        } else {
-            let mut s = std::mem::take(&mut self.look);
-            s.push_str(text);
-            Cow::Owned(s)
-        };
+        let joined = after_look(&mut self.look, text);
         let s = joined.as_ref();
         let mut i = 0;
         while i < s.len() {
@@ -192,10 +164,7 @@ impl<M: Reader, O: Reader> Scanner for FormSwitch<M, O> {
         if self.in_other {
             self.other.finish(em);
         } else {
-            let passed = self.fed - self.main.pos();
-            if passed > 0 {
-                self.main.pass_over(passed);
-            }
+            catch_up(&mut self.main, self.fed);
             self.main.finish(em);
         }
     }
@@ -229,44 +198,19 @@ impl<M: Reader, O: Reader> Scanner for FormSwitch<M, O> {
 }
 
 impl Reader for crate::protocol::scan::framed::FramedScanner {
-    fn idle(&self) -> bool {
-        self.idle()
-    }
-
-    fn quiet_run(&self, s: &str) -> usize {
-        self.quiet_run(s)
-    }
-
     fn settle(&mut self, em: &mut Emitter) {
         self.settle(em)
-    }
-
-    fn pos(&self) -> usize {
-        self.pos()
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        self.pass_over(len)
     }
 }
 
 impl Reader for crate::protocol::scan::markup::MarkupScanner {
-    fn idle(&self) -> bool {
-        self.idle()
-    }
-
     fn settle(&mut self, em: &mut Emitter) {
         self.settle(em)
     }
-
-    fn pos(&self) -> usize {
-        self.pos()
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        self.pass_over(len)
-    }
 }
+
+/// Nothing of a Python list waits for what follows it.
+impl Reader for crate::protocol::scan::python_calls::PyCallsScanner {}
 
 #[cfg(test)]
 mod tests {

@@ -74,6 +74,28 @@ pub(crate) struct FramedSyntax {
     pub separator: Option<&'static str>,
 }
 
+impl FramedSyntax {
+    /// Calls opened by `call_begin`, their arguments after `args_begin`, with nothing else:
+    /// no section, no header (the JSON names the tool), no close, no separator. The rest is
+    /// filled in with `FramedSyntax { call_end: …, ..FramedSyntax::new(…) }`.
+    pub(crate) const fn new(call_begin: &'static str, args_begin: &'static [ArgsBegin]) -> Self {
+        FramedSyntax {
+            section: None,
+            call_begin,
+            args_begin,
+            header: no_header,
+            args_suffix: None,
+            call_end: None,
+            separator: None,
+        }
+    }
+}
+
+/// No header: the JSON names the tool.
+fn no_header(_: &str) -> Option<Header> {
+    None
+}
+
 /// The longest a header may be before the call is taken for malformed.
 const MAX_HEADER: usize = 512;
 
@@ -1077,7 +1099,7 @@ impl FramedScanner {
                     Ok(args) => {
                         em.end_call(id.clone(), &name, args);
                         if !known {
-                            unknown_tool(em, id, &name);
+                            em.unknown_tool(id, &name);
                         }
                     }
                     Err(e) => {
@@ -1173,37 +1195,6 @@ impl FramedScanner {
         em.span(start, start + rest.len(), SpanKind::Malformed);
     }
 
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && self.text_seen
-            && !self.may_open(piece)
-        {
-            self.held.advance(piece.len());
-            em.text(piece);
-            if self.stripped {
-                self.note_line_start(piece);
-            }
-            return;
-        }
-        let (joined, base) = self.held.join(piece);
-        let text = joined.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Section(b) => self.section(b, text, i, base, em),
-                State::Header(b, head) => self.header(b, head, text, i, base, em),
-                State::Body(b, open) => self.body(b, open, text, i, em),
-                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
-                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
-                State::Bare(bare) => self.bare(bare, text, i, em),
-            };
-        }
-        self.note_line_start(text);
-        self.held.recycle(joined);
-    }
-
     /// Whether `before` (the text read before a byte) leaves that byte at the start of a line.
     fn at_line_start(&self, before: &str) -> bool {
         match before.trim_end_matches([' ', '\t']).as_bytes().last() {
@@ -1262,8 +1253,59 @@ impl FramedScanner {
             ));
         }
     }
+}
 
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
+impl super::forked::Handover for FramedScanner {
+    fn idle(&self) -> bool {
+        FramedScanner::idle(self)
+    }
+
+    fn quiet_run(&self, s: &str) -> usize {
+        FramedScanner::quiet_run(self, s)
+    }
+
+    fn pos(&self) -> usize {
+        FramedScanner::pos(self)
+    }
+
+    fn pass_over(&mut self, len: usize) {
+        FramedScanner::pass_over(self, len);
+    }
+}
+
+impl Scanner for FramedScanner {
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && self.text_seen
+            && !self.may_open(piece)
+        {
+            self.held.advance(piece.len());
+            em.text(piece);
+            if self.stripped {
+                self.note_line_start(piece);
+            }
+            return;
+        }
+        let (joined, base) = self.held.join(piece);
+        let text = joined.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Section(b) => self.section(b, text, i, base, em),
+                State::Header(b, head) => self.header(b, head, text, i, base, em),
+                State::Body(b, open) => self.body(b, open, text, i, em),
+                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
+                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+                State::Bare(bare) => self.bare(bare, text, i, em),
+            };
+        }
+        self.note_line_start(text);
+        self.held.recycle(joined);
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
         let held = self.held.take();
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => em.text(&held),
@@ -1353,34 +1395,6 @@ impl FramedScanner {
             let (_, rest) = b.split_good(em);
             em.text(&rest);
         }
-    }
-}
-
-impl super::forked::Handover for FramedScanner {
-    fn idle(&self) -> bool {
-        FramedScanner::idle(self)
-    }
-
-    fn quiet_run(&self, s: &str) -> usize {
-        FramedScanner::quiet_run(self, s)
-    }
-
-    fn pos(&self) -> usize {
-        FramedScanner::pos(self)
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        FramedScanner::pass_over(self, len);
-    }
-}
-
-impl Scanner for FramedScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        FramedScanner::feed(self, text, em)
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        FramedScanner::finish(self, em)
     }
 
     /// Between the calls of a section, or after a call's JSON (waiting only for its close), a
@@ -1497,7 +1511,7 @@ fn sync(open: &mut Open, em: &mut Emitter) {
                                 }
                                 em.end_call(call_id.clone(), &n, args);
                                 if !known {
-                                    unknown_tool(em, call_id, &n);
+                                    em.unknown_tool(call_id, &n);
                                 }
                             }
                             Err(e) => {
@@ -1518,17 +1532,6 @@ fn sync(open: &mut Open, em: &mut Emitter) {
             }
         }
     }
-}
-
-fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
-    em.error(ErrorPart {
-        tool_call_id: Some(id),
-        tool_name: Some(name.to_string()),
-        ..ErrorPart::reason(
-            "unknown-tool",
-            format!("\"{name}\" is not one of the tools"),
-        )
-    });
 }
 
 /// Whether `rest` (shorter than `marker`) is a beginning of it: the marker may complete in the

@@ -12,7 +12,7 @@ use crate::json::{JsonSink, ValueBuilder};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::holdback::{Holdback, read_again_at_end};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{Tool, ToolSet};
@@ -651,12 +651,66 @@ enum Bare {
 }
 
 impl Scanner for Gemma4Scanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only `<` or `c` can begin anything.
+        if matches!(self.state, State::Text)
+            && self.held.is_empty()
+            && find2(b'<', b'c', piece.as_bytes()).is_none()
+        {
+            if let Some(&last) = piece.as_bytes().last() {
+                self.prev = last;
+            }
+            self.held.advance(piece.len());
+            em.text(piece);
+            return;
+        }
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Open(b) => self.open(b, text, i, base),
+                State::Name(b, name) => self.name(b, name, text, i, em),
+                State::Body(b, c) => self.body(b, c, text, i, base, em),
+                State::Between(b, ws) => self.between(b, ws, text, i, base, em),
+                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+                State::Skip(start) => self.skip(start, text, i, base, em),
+            };
+        }
+        // The byte before what is held (the held text is the end of `text`).
+        let kept = self.held.held_start().saturating_sub(base).min(text.len());
+        if kept > 0 {
+            self.prev = text.as_bytes()[kept - 1];
+        }
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
+        self.at_end = true;
+        let rest = read_again_at_end(self, |s| &mut s.held, |_| {}, em);
+        let end = self.held.pos();
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&rest),
+            State::Open(b) | State::Name(b, _) => before_arguments(
+                b,
+                &rest,
+                end,
+                &format!("the output ended inside a {OPEN} block, before a call's arguments"),
+                em,
+            ),
+            State::Body(mut b, c) => {
+                b.raw.push_str(&rest);
+                unfinished(b, &c, end, "the output ended inside the arguments", em);
+            }
+            State::Between(_, ws) | State::AfterBare(_, ws) => {
+                em.text(&ws);
+                em.text(&rest);
+            }
+            State::Skip(start) => {
+                em.text(&rest);
+                em.span(start, end, SpanKind::Malformed);
+            }
+        }
     }
 
     /// Only inside a string can a reasoning marker be a call's own text; anywhere else in a
@@ -729,40 +783,6 @@ impl Gemma4Scanner {
             held: Holdback::default(),
             at_end: false,
             prev: b'\n',
-        }
-    }
-
-    fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: only `<` or `c` can begin anything.
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && find2(b'<', b'c', piece.as_bytes()).is_none()
-        {
-            if let Some(&last) = piece.as_bytes().last() {
-                self.prev = last;
-            }
-            self.held.advance(piece.len());
-            em.text(piece);
-            return;
-        }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Open(b) => self.open(b, text, i, base),
-                State::Name(b, name) => self.name(b, name, text, i, em),
-                State::Body(b, c) => self.body(b, c, text, i, base, em),
-                State::Between(b, ws) => self.between(b, ws, text, i, base, em),
-                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
-                State::Skip(start) => self.skip(start, text, i, base, em),
-            };
-        }
-        // The byte before what is held (the held text is the end of `text`).
-        let kept = self.held.held_start().saturating_sub(base).min(text.len());
-        if kept > 0 {
-            self.prev = text.as_bytes()[kept - 1];
         }
     }
 
@@ -991,14 +1011,7 @@ impl Gemma4Scanner {
             Ok(args) => {
                 em.end_call(id.clone(), &name, args);
                 if tool.is_none() {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(id),
-                        tool_name: Some(name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{name}\" is not one of the tools"),
-                        )
-                    });
+                    em.unknown_tool(id, &name);
                 }
                 b.cover(em);
                 self.state = if b.opened {
@@ -1174,41 +1187,6 @@ impl Gemma4Scanner {
         em.text(&text[i..]);
         self.state = State::Skip(start);
         text.len()
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, knowing that nothing follows.
-        self.at_end = true;
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let rest = self.held.take();
-        let end = self.held.pos();
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => em.text(&rest),
-            State::Open(b) | State::Name(b, _) => before_arguments(
-                b,
-                &rest,
-                end,
-                &format!("the output ended inside a {OPEN} block, before a call's arguments"),
-                em,
-            ),
-            State::Body(mut b, c) => {
-                b.raw.push_str(&rest);
-                unfinished(b, &c, end, "the output ended inside the arguments", em);
-            }
-            State::Between(_, ws) | State::AfterBare(_, ws) => {
-                em.text(&ws);
-                em.text(&rest);
-            }
-            State::Skip(start) => {
-                em.text(&rest);
-                em.span(start, end, SpanKind::Malformed);
-            }
-        }
     }
 }
 

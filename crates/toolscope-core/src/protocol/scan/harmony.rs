@@ -9,6 +9,7 @@ use crate::args::ArgsWriter;
 use crate::json::lexer::find1;
 use crate::json::{Lexer, Step};
 use crate::part::{ErrorPart, PartId};
+use crate::protocol::scan::forked::Handover as _;
 use crate::protocol::scan::framed::valid_name;
 use crate::protocol::scan::markup::{Dialect, MarkupScanner};
 use crate::protocol::span::SpanKind;
@@ -322,17 +323,6 @@ fn emit(em: &mut Emitter, kind: Kind, s: &str) {
         Kind::Text => em.text(s),
         Kind::Reasoning => em.reasoning(s),
     }
-}
-
-fn unknown_tool(em: &mut Emitter, id: PartId, name: &str) {
-    em.error(ErrorPart {
-        tool_call_id: Some(id),
-        tool_name: Some(name.to_string()),
-        ..ErrorPart::reason(
-            "unknown-tool",
-            format!("\"{name}\" is not one of the tools"),
-        )
-    });
 }
 
 impl HarmonyScanner {
@@ -745,7 +735,7 @@ impl HarmonyScanner {
                 em.end_call(id.clone(), &name, args);
                 em.span(start, end, SpanKind::ToolCall);
                 if !known {
-                    unknown_tool(em, id, &name);
+                    em.unknown_tool(id, &name);
                 }
             }
             Err(e) => {

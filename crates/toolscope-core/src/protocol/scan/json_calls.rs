@@ -402,29 +402,134 @@ pub(crate) struct JsonScanner {
     mark: (usize, usize, bool),
 }
 
-impl super::forked::Handover for JsonScanner {
-    fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// The text another scanner read ends a line's run of text as far as this one knows.
-    fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-        self.line_blank = false;
-    }
-}
+// The text another scanner read ends a line's run of text as far as this one knows.
+super::forked::handover_by_holdback!(JsonScanner, |s: &mut JsonScanner| s.line_blank = false);
 
 impl Scanner for JsonScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
+    #[inline]
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: what `text` would do, without the machinery (the common
+        // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
+        // byte, a backtick or a newline can change anything.
+        if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
+            let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
+            if find3(first, b'`', b'\n', piece.as_bytes()).is_none()
+                && !(self.mid_line && find1(b'{', piece.as_bytes()).is_some())
+                && self.find_extra(piece.as_bytes()).is_none()
+            {
+                self.held.advance(piece.len());
+                em.text(piece);
+                return;
+            }
+        }
+        // Inside a string value of the call body, text without its quote or a backslash is a
+        // string piece and nothing else.
+        if let State::Body(call) = &mut self.state
+            && let Some(quote) = call.lexer.plain_string_quote()
+            && self.held.is_empty()
+            && find2(quote, b'\\', piece.as_bytes()).is_none()
+        {
+            self.held.advance(piece.len());
+            call.lexer.skip_string_piece(piece.len());
+            // The envelope never refuses a string piece.
+            let _ = call.env.string_piece(piece);
+            push_raw(&mut call.raw, piece);
+            Self::sync(call, em);
+            return;
+        }
+        self.feed_marked(piece, em);
     }
 
+    /// The input has ended.
     fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
+        loop {
+            let hold = self.held.take();
+            match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => {
+                    em.text(&hold);
+                    return;
+                }
+                State::After(mut call) if call.needs_close => {
+                    // Cut off before its close delimiter was complete: text.
+                    let trailing = std::mem::take(&mut call.trailing);
+                    self.give_back(call, em);
+                    em.text(&trailing);
+                    em.text(&hold);
+                    return;
+                }
+                State::After(call) => {
+                    if hold.is_empty() {
+                        self.close_without_delimiter(call, em);
+                    } else {
+                        // Held because it may close the call, and cut off by the end: a partial
+                        // close delimiter (or a fence) closes it.
+                        em.span(call.start, self.held.pos(), SpanKind::ToolCall);
+                    }
+                    return;
+                }
+                State::Skip(mut call) => {
+                    call.raw.push_str(&hold);
+                    let why = call.failed.take().unwrap_or_default();
+                    let end = call.start + call.raw.len();
+                    self.malformed(call, end, "malformed-tool-call", why, em);
+                    return;
+                }
+                State::Body(mut call) => {
+                    let result = call.lexer.finish(&mut call.env);
+                    Self::sync(&mut call, em);
+                    match result {
+                        Ok(()) if !call.speculative && call.failed.is_none() => {
+                            em.span(call.start, call.start + call.raw.len(), SpanKind::ToolCall);
+                            return;
+                        }
+                        _ if call.speculative => {
+                            self.give_back(call, em);
+                            return;
+                        }
+                        _ => {}
+                    }
+                    let end = if call.mode == Mode::Fenced {
+                        &self.fence_end
+                    } else {
+                        &self.end
+                    };
+                    if call.mode != Mode::Bare
+                        && let Some((p, len)) = end.find(&call.raw, call.body_start)
+                    {
+                        let abs = call.start + p;
+                        if abs >= self.refeed_guard {
+                            let again = call.raw.split_off(p + len);
+                            self.refeed_guard = self.held.pos();
+                            let resume = call.start + call.raw.len();
+                            self.malformed(
+                                call,
+                                resume,
+                                "malformed-tool-call",
+                                "the tool call is not valid JSON".into(),
+                                em,
+                            );
+                            self.held.rewind(resume);
+                            self.feed(&again, em);
+                            continue;
+                        }
+                    }
+                    let (reason, why) = match (call.failed.take(), result) {
+                        (Some(w), _) => ("malformed-tool-call", w),
+                        (None, Err(e)) => (
+                            "unfinished-tool-call",
+                            format!("the output ended inside a tool call ({e})"),
+                        ),
+                        (None, Ok(())) => (
+                            "unfinished-tool-call",
+                            "the output ended inside a tool call".into(),
+                        ),
+                    };
+                    let end = call.start + call.raw.len();
+                    self.malformed(call, end, reason, why, em);
+                    return;
+                }
+            }
+        }
     }
 
     /// A bare object or array that has named no tool yet is not a call yet: a reasoning marker
@@ -535,40 +640,6 @@ impl JsonScanner {
             None => (at, end, false),
         };
         next
-    }
-
-    #[inline]
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: what `text` would do, without the machinery (the common
-        // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
-        // byte, a backtick or a newline can change anything.
-        if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
-            let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
-            if find3(first, b'`', b'\n', piece.as_bytes()).is_none()
-                && !(self.mid_line && find1(b'{', piece.as_bytes()).is_some())
-                && self.find_extra(piece.as_bytes()).is_none()
-            {
-                self.held.advance(piece.len());
-                em.text(piece);
-                return;
-            }
-        }
-        // Inside a string value of the call body, text without its quote or a backslash is a
-        // string piece and nothing else.
-        if let State::Body(call) = &mut self.state
-            && let Some(quote) = call.lexer.plain_string_quote()
-            && self.held.is_empty()
-            && find2(quote, b'\\', piece.as_bytes()).is_none()
-        {
-            self.held.advance(piece.len());
-            call.lexer.skip_string_piece(piece.len());
-            // The envelope never refuses a string piece.
-            let _ = call.env.string_piece(piece);
-            push_raw(&mut call.raw, piece);
-            Self::sync(call, em);
-            return;
-        }
-        self.feed_marked(piece, em);
     }
 
     /// A piece that may hold markup, or arrives while something is held.
@@ -826,14 +897,7 @@ impl JsonScanner {
                             }
                             em.end_call(id.clone(), &name, args);
                             if !known {
-                                em.error(ErrorPart {
-                                    tool_call_id: Some(id),
-                                    tool_name: Some(name.clone()),
-                                    ..ErrorPart::reason(
-                                        "unknown-tool",
-                                        format!("\"{name}\" is not one of the tools"),
-                                    )
-                                });
+                                em.unknown_tool(id, &name);
                             }
                         }
                         Err(e) => {
@@ -1165,98 +1229,6 @@ impl JsonScanner {
         em.text(&call.raw);
         em.span(call.start, end_abs, SpanKind::Malformed);
         self.line_blank = line_blank_after(&call.raw, false);
-    }
-
-    /// The input has ended.
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
-        loop {
-            let hold = self.held.take();
-            match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => {
-                    em.text(&hold);
-                    return;
-                }
-                State::After(mut call) if call.needs_close => {
-                    // Cut off before its close delimiter was complete: text.
-                    let trailing = std::mem::take(&mut call.trailing);
-                    self.give_back(call, em);
-                    em.text(&trailing);
-                    em.text(&hold);
-                    return;
-                }
-                State::After(call) => {
-                    if hold.is_empty() {
-                        self.close_without_delimiter(call, em);
-                    } else {
-                        // Held because it may close the call, and cut off by the end: a partial
-                        // close delimiter (or a fence) closes it.
-                        em.span(call.start, self.held.pos(), SpanKind::ToolCall);
-                    }
-                    return;
-                }
-                State::Skip(mut call) => {
-                    call.raw.push_str(&hold);
-                    let why = call.failed.take().unwrap_or_default();
-                    let end = call.start + call.raw.len();
-                    self.malformed(call, end, "malformed-tool-call", why, em);
-                    return;
-                }
-                State::Body(mut call) => {
-                    let result = call.lexer.finish(&mut call.env);
-                    Self::sync(&mut call, em);
-                    match result {
-                        Ok(()) if !call.speculative && call.failed.is_none() => {
-                            em.span(call.start, call.start + call.raw.len(), SpanKind::ToolCall);
-                            return;
-                        }
-                        _ if call.speculative => {
-                            self.give_back(call, em);
-                            return;
-                        }
-                        _ => {}
-                    }
-                    let end = if call.mode == Mode::Fenced {
-                        &self.fence_end
-                    } else {
-                        &self.end
-                    };
-                    if call.mode != Mode::Bare
-                        && let Some((p, len)) = end.find(&call.raw, call.body_start)
-                    {
-                        let abs = call.start + p;
-                        if abs >= self.refeed_guard {
-                            let again = call.raw.split_off(p + len);
-                            self.refeed_guard = self.held.pos();
-                            let resume = call.start + call.raw.len();
-                            self.malformed(
-                                call,
-                                resume,
-                                "malformed-tool-call",
-                                "the tool call is not valid JSON".into(),
-                                em,
-                            );
-                            self.held.rewind(resume);
-                            self.feed(&again, em);
-                            continue;
-                        }
-                    }
-                    let (reason, why) = match (call.failed.take(), result) {
-                        (Some(w), _) => ("malformed-tool-call", w),
-                        (None, Err(e)) => (
-                            "unfinished-tool-call",
-                            format!("the output ended inside a tool call ({e})"),
-                        ),
-                        (None, Ok(())) => (
-                            "unfinished-tool-call",
-                            "the output ended inside a tool call".into(),
-                        ),
-                    };
-                    let end = call.start + call.raw.len();
-                    self.malformed(call, end, reason, why, em);
-                    return;
-                }
-            }
-        }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::part::{Coercion, ErrorPart, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated, strip_separators};
+use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end, strip_separators};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Tag};
@@ -1069,111 +1069,7 @@ pub(crate) struct MarkupScanner {
 }
 
 impl Scanner for MarkupScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
-    }
-
-    fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text)
-    }
-
-    /// After a function written without its block, only a stray close may follow: past it.
-    fn in_args(&self) -> bool {
-        !matches!(self.state, State::Text | State::AfterBare(..))
-    }
-
-    /// A reasoning marker follows: a tag held back for what follows it is cut off there. A name
-    /// that needed its end (GLM's `<tool_call>NAME`) is a call's start interrupted, kept as text
-    /// and reported; anything shorter is the text it is.
-    fn cut(&mut self, em: &mut Emitter) {
-        if !matches!(self.state, State::Text) || self.held.is_empty() {
-            return;
-        }
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        match qtag_any(&hold, 0, &self.tools, &self.readers, self.sfx(), true) {
-            QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
-                em,
-                &hold,
-                start,
-                "is cut off by a reasoning marker and kept as text",
-            ),
-            _ => em.text(&hold),
-        }
-    }
-}
-
-impl super::forked::Handover for MarkupScanner {
-    fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-}
-
-impl MarkupScanner {
-    /// A scanner of function markup written in `dialect`.
-    pub(crate) fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
-        MarkupScanner {
-            tools,
-            dialect,
-            readers: std::iter::once(dialect)
-                .chain(dialect.variants.iter().copied())
-                .map(|d| (d, Shared::of(d)))
-                .collect(),
-            state: State::Text,
-            held: Holdback::default(),
-            at_end: false,
-            spare: None,
-            spare_param: None,
-            spare_raw: String::new(),
-            suffix: None,
-            undouble: false,
-        }
-    }
-
-    /// In text, holding nothing back: a caller that gives some of the text to another scanner
-    /// may do so here.
-    pub(crate) fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    /// The offset of the next byte this scanner reads.
-    pub(crate) fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// `len` bytes went to another scanner (only while [`MarkupScanner::idle`]).
-    pub(crate) fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
-    }
-
-    /// Another scanner's block follows: a function written without its block is not followed by
-    /// a stray close, and the whitespace read after it is text.
-    pub(crate) fn settle(&mut self, em: &mut Emitter) {
-        if !self.held.is_empty() {
-            return;
-        }
-        if !matches!(self.state, State::AfterBare(..)) {
-            return;
-        }
-        if let State::AfterBare(b, ws) = std::mem::replace(&mut self.state, State::Text) {
-            em.text(&ws);
-            self.retire(b);
-        }
-    }
-
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
@@ -1210,6 +1106,157 @@ impl MarkupScanner {
             && let Some(d) = f.writer.take_delta()
         {
             em.input_delta(&f.id, d);
+        }
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        let hold = read_again_at_end(self, |s| &mut s.held, |s| s.at_end = true, em);
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Wrapper(mut b) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                if b.functions == 0 {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside a {} block",
+                            self.dialect.block_shown()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                } else {
+                    b.cover(end, em);
+                }
+            }
+            State::Skip(mut b) => {
+                em.text(&hold);
+                b.raw.push_str(&hold);
+                em.span(b.start, self.held.pos(), SpanKind::Malformed);
+            }
+            State::AfterBare(_, mut ws) => {
+                ws.push_str(&hold);
+                em.text(&ws);
+            }
+            State::Json(mut b, mut json) => {
+                json.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                // Without its close, the envelope is a call only when the output ended as the
+                // model meant it and the JSON is whole.
+                if !em.output_cut() && read_envelope(&json).is_ok() {
+                    self.end_json(b, &json, end, true, em);
+                } else {
+                    em.error(ErrorPart::reason(
+                        "unfinished-tool-call",
+                        format!(
+                            "the output ended inside the JSON of {}",
+                            self.dialect.function.lit()
+                        ),
+                    ));
+                    b.keep_as_text(end, em);
+                }
+            }
+            State::Function(mut b, mut f) => {
+                f.stray.push_str(&hold);
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let opener = self.dialect.parameter.lit();
+                let why = if em.output_cut() {
+                    // Cut off before its close: what it would have held is not known.
+                    Some("the output was cut off before")
+                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
+                    // `<param` at the very end: a parameter was beginning, not a value.
+                    Some("the output ended inside a tag, before")
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => {
+                        let why =
+                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
+                        self.unfinished(b, f, end, why, em);
+                    }
+                    None => self.end_function(b, f, end, true, em),
+                }
+            }
+            State::Param(mut b, f, _) => {
+                b.raw.push_str(&hold);
+                let end = b.start + b.raw.len();
+                let why = format!(
+                    "the output ended inside a parameter of {}",
+                    self.dialect.function_tag(&f.name)
+                );
+                self.unfinished(b, f, end, why, em);
+            }
+        }
+    }
+
+    fn in_call(&self) -> bool {
+        !matches!(self.state, State::Text)
+    }
+
+    /// After a function written without its block, only a stray close may follow: past it.
+    fn in_args(&self) -> bool {
+        !matches!(self.state, State::Text | State::AfterBare(..))
+    }
+
+    /// A reasoning marker follows: a tag held back for what follows it is cut off there. A name
+    /// that needed its end (GLM's `<tool_call>NAME`) is a call's start interrupted, kept as text
+    /// and reported; anything shorter is the text it is.
+    fn cut(&mut self, em: &mut Emitter) {
+        if !matches!(self.state, State::Text) || self.held.is_empty() {
+            return;
+        }
+        let start = self.held.held_start();
+        let hold = self.held.take();
+        match qtag_any(&hold, 0, &self.tools, &self.readers, self.sfx(), true) {
+            QTag::OpenFunction { .. } | QTag::BadFunction(_) => stray_markup(
+                em,
+                &hold,
+                start,
+                "is cut off by a reasoning marker and kept as text",
+            ),
+            _ => em.text(&hold),
+        }
+    }
+}
+
+super::forked::handover_by_holdback!(MarkupScanner);
+
+impl MarkupScanner {
+    /// A scanner of function markup written in `dialect`.
+    pub(crate) fn new(tools: ToolSet, dialect: &'static Dialect) -> Self {
+        MarkupScanner {
+            tools,
+            dialect,
+            readers: std::iter::once(dialect)
+                .chain(dialect.variants.iter().copied())
+                .map(|d| (d, Shared::of(d)))
+                .collect(),
+            state: State::Text,
+            held: Holdback::default(),
+            at_end: false,
+            spare: None,
+            spare_param: None,
+            spare_raw: String::new(),
+            suffix: None,
+            undouble: false,
+        }
+    }
+
+    /// Another scanner's block follows: a function written without its block is not followed by
+    /// a stray close, and the whitespace read after it is text.
+    pub(crate) fn settle(&mut self, em: &mut Emitter) {
+        if !self.held.is_empty() {
+            return;
+        }
+        if !matches!(self.state, State::AfterBare(..)) {
+            return;
+        }
+        if let State::AfterBare(b, ws) = std::mem::replace(&mut self.state, State::Text) {
+            em.text(&ws);
+            self.retire(b);
         }
     }
 
@@ -1664,14 +1711,7 @@ impl MarkupScanner {
                     Ok(args) => {
                         em.end_call(id.clone(), &name, args);
                         if tool.is_none() {
-                            em.error(ErrorPart {
-                                tool_call_id: Some(id),
-                                tool_name: Some(name.clone()),
-                                ..ErrorPart::reason(
-                                    "unknown-tool",
-                                    format!("\"{name}\" is not one of the tools"),
-                                )
-                            });
+                            em.unknown_tool(id, &name);
                         }
                         b.calls += 1;
                         b.cover(end, em);
@@ -2108,14 +2148,7 @@ impl MarkupScanner {
             Ok(args) => {
                 em.end_call(f.id.clone(), &f.name, args);
                 if !known {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(f.id.clone()),
-                        tool_name: Some(f.name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{}\" is not one of the tools", f.name),
-                        )
-                    });
+                    em.unknown_tool(f.id.clone(), &f.name);
                 }
                 let stray = f.stray.trim();
                 if !stray.is_empty() {
@@ -2178,97 +2211,6 @@ impl MarkupScanner {
         });
         b.keep_as_text(end, em);
         self.spare = Some(f);
-    }
-
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, now knowing that nothing follows.
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.at_end = true;
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let hold = self.held.take();
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => em.text(&hold),
-            State::Wrapper(mut b) => {
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                if b.functions == 0 {
-                    em.error(ErrorPart::reason(
-                        "unfinished-tool-call",
-                        format!(
-                            "the output ended inside a {} block",
-                            self.dialect.block_shown()
-                        ),
-                    ));
-                    b.keep_as_text(end, em);
-                } else {
-                    b.cover(end, em);
-                }
-            }
-            State::Skip(mut b) => {
-                em.text(&hold);
-                b.raw.push_str(&hold);
-                em.span(b.start, self.held.pos(), SpanKind::Malformed);
-            }
-            State::AfterBare(_, mut ws) => {
-                ws.push_str(&hold);
-                em.text(&ws);
-            }
-            State::Json(mut b, mut json) => {
-                json.push_str(&hold);
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                // Without its close, the envelope is a call only when the output ended as the
-                // model meant it and the JSON is whole.
-                if !em.output_cut() && read_envelope(&json).is_ok() {
-                    self.end_json(b, &json, end, true, em);
-                } else {
-                    em.error(ErrorPart::reason(
-                        "unfinished-tool-call",
-                        format!(
-                            "the output ended inside the JSON of {}",
-                            self.dialect.function.lit()
-                        ),
-                    ));
-                    b.keep_as_text(end, em);
-                }
-            }
-            State::Function(mut b, mut f) => {
-                f.stray.push_str(&hold);
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                let opener = self.dialect.parameter.lit();
-                let why = if em.output_cut() {
-                    // Cut off before its close: what it would have held is not known.
-                    Some("the output was cut off before")
-                } else if ends_inside_tag(&f.stray, opener, self.dialect.tags) {
-                    // `<param` at the very end: a parameter was beginning, not a value.
-                    Some("the output ended inside a tag, before")
-                } else {
-                    None
-                };
-                match why {
-                    Some(why) => {
-                        let why =
-                            format!("{why} {} was closed", self.dialect.function_tag(&f.name));
-                        self.unfinished(b, f, end, why, em);
-                    }
-                    None => self.end_function(b, f, end, true, em),
-                }
-            }
-            State::Param(mut b, f, _) => {
-                b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
-                let why = format!(
-                    "the output ended inside a parameter of {}",
-                    self.dialect.function_tag(&f.name)
-                );
-                self.unfinished(b, f, end, why, em);
-            }
-        }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::part::{Coercion, ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated};
+use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end};
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::schema::{is_plain_string, property_schema};
@@ -156,31 +156,7 @@ fn lists_argument(tool: &Tool, arg: &str) -> bool {
 }
 
 impl Scanner for MorphScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
-    }
-
-    fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
-    }
-
-    fn in_call(&self) -> bool {
-        !matches!(self.state, State::Text)
-    }
-}
-
-impl MorphScanner {
-    pub(crate) fn new(tools: ToolSet) -> Self {
-        MorphScanner {
-            tools,
-            state: State::Text,
-            held: Holdback::default(),
-            at_end: false,
-            line_start: true,
-        }
-    }
-
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held, not at a line's start and without a line break: only a
         // `<` can start anything.
         if matches!(self.state, State::Text)
@@ -232,6 +208,67 @@ impl MorphScanner {
             && let Some(d) = call.writer.take_delta()
         {
             em.input_delta(id, d);
+        }
+    }
+
+    fn finish(&mut self, em: &mut Emitter) {
+        let hold = read_again_at_end(self, |s| &mut s.held, |s| s.at_end = true, em);
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Open(mut call) => {
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                self.malformed(call, end, "unfinished-tool-call", em);
+            }
+            State::Between(mut call) if em.output_cut() => {
+                // Cut off before the close tag: more arguments may have followed. (The
+                // whitespace after the last argument is in the markup already.)
+                call.trailing.clear();
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                call.failed = Some("the output was cut off before the close tag".into());
+                self.malformed(call, end, "unfinished-tool-call", em);
+            }
+            State::Between(mut call) => {
+                let end = call.last_param_end;
+                let mut trailing = std::mem::take(&mut call.trailing);
+                trailing.push_str(&hold);
+                self.finish_call(call, end, em);
+                em.text(&trailing);
+            }
+            State::Body(mut call, _) => {
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                call.failed =
+                    Some("it is followed by text, with no arguments and no close tag".into());
+                self.malformed(call, end, "unfinished-tool-call", em);
+            }
+            State::InParam(mut call, _) | State::Skip(mut call) => {
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                let reason = if call.failed.is_some() {
+                    "malformed-tool-call"
+                } else {
+                    "unfinished-tool-call"
+                };
+                self.malformed(call, end, reason, em);
+            }
+        }
+    }
+
+    fn in_call(&self) -> bool {
+        !matches!(self.state, State::Text)
+    }
+}
+
+impl MorphScanner {
+    pub(crate) fn new(tools: ToolSet) -> Self {
+        MorphScanner {
+            tools,
+            state: State::Text,
+            held: Holdback::default(),
+            at_end: false,
+            line_start: true,
         }
     }
 
@@ -1096,59 +1133,6 @@ impl MorphScanner {
         });
         em.text(&call.raw);
         em.span(call.start, end, SpanKind::Malformed);
-    }
-
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
-        // What was held for lookahead is read again, now knowing that nothing follows.
-        let start = self.held.held_start();
-        let hold = self.held.take();
-        if !hold.is_empty() {
-            self.at_end = true;
-            self.held.rewind(start);
-            self.feed(&hold, em);
-        }
-        let hold = self.held.take();
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => em.text(&hold),
-            State::Open(mut call) => {
-                call.raw.push_str(&hold);
-                let end = call.start + call.raw.len();
-                self.malformed(call, end, "unfinished-tool-call", em);
-            }
-            State::Between(mut call) if em.output_cut() => {
-                // Cut off before the close tag: more arguments may have followed. (The
-                // whitespace after the last argument is in the markup already.)
-                call.trailing.clear();
-                call.raw.push_str(&hold);
-                let end = call.start + call.raw.len();
-                call.failed = Some("the output was cut off before the close tag".into());
-                self.malformed(call, end, "unfinished-tool-call", em);
-            }
-            State::Between(mut call) => {
-                let end = call.last_param_end;
-                let mut trailing = std::mem::take(&mut call.trailing);
-                trailing.push_str(&hold);
-                self.finish_call(call, end, em);
-                em.text(&trailing);
-            }
-            State::Body(mut call, _) => {
-                call.raw.push_str(&hold);
-                let end = call.start + call.raw.len();
-                call.failed =
-                    Some("it is followed by text, with no arguments and no close tag".into());
-                self.malformed(call, end, "unfinished-tool-call", em);
-            }
-            State::InParam(mut call, _) | State::Skip(mut call) => {
-                call.raw.push_str(&hold);
-                let end = call.start + call.raw.len();
-                let reason = if call.failed.is_some() {
-                    "malformed-tool-call"
-                } else {
-                    "unfinished-tool-call"
-                };
-                self.malformed(call, end, reason, em);
-            }
-        }
     }
 }
 

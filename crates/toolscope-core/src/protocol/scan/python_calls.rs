@@ -1118,14 +1118,7 @@ impl ListReader {
             Ok(args) => {
                 em.end_call(call.id.clone(), &call.name, args);
                 if call.tool.is_none() {
-                    em.error(ErrorPart {
-                        tool_call_id: Some(call.id),
-                        tool_name: Some(call.name.clone()),
-                        ..ErrorPart::reason(
-                            "unknown-tool",
-                            format!("\"{}\" is not one of the tools", call.name),
-                        )
-                    });
+                    em.unknown_tool(call.id, &call.name);
                 }
                 self.calls += 1;
                 self.good = self.pos + i + 1;
@@ -1249,22 +1242,6 @@ impl PyCallsScanner {
             },
             tools,
         }
-    }
-
-    /// In text, holding nothing back: a caller that gives some of the text to another scanner
-    /// may do so here.
-    pub(crate) fn idle(&self) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty()
-    }
-
-    /// The offset of the next byte this scanner reads.
-    pub(crate) fn pos(&self) -> usize {
-        self.held.pos()
-    }
-
-    /// `len` bytes went to another scanner (only while [`PyCallsScanner::idle`]).
-    pub(crate) fn pass_over(&mut self, len: usize) {
-        self.held.advance(len);
     }
 
     /// Whether `piece` has a byte that may open a list or a wrap.
@@ -1535,6 +1512,8 @@ fn partial_len(text: &str, marker: &str) -> usize {
         })
         .unwrap_or(0)
 }
+
+super::forked::handover_by_holdback!(PyCallsScanner);
 
 impl Scanner for PyCallsScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {

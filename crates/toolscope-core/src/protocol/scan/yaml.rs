@@ -146,13 +146,8 @@ enum State {
 const HERMES_OPEN: &str = "<tool_call>";
 
 static HERMES: FramedSyntax = FramedSyntax {
-    section: None,
-    call_begin: HERMES_OPEN,
-    args_begin: &[ArgsBegin::Array, ArgsBegin::Object],
-    header: |_| None,
-    args_suffix: None,
     call_end: Some("</tool_call>"),
-    separator: None,
+    ..FramedSyntax::new(HERMES_OPEN, &[ArgsBegin::Array, ArgsBegin::Object])
 };
 
 /// The most whitespace looked through after `<tool_call>` for the JSON's first byte.
@@ -280,12 +275,38 @@ fn could_close_tool(text: &str, j: usize, tools: &ToolSet) -> bool {
 }
 
 impl Scanner for YamlScanner {
-    fn feed(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
+    fn feed(&mut self, piece: &str, em: &mut Emitter) {
+        // Plain text with nothing held: only a `<` can start anything.
+        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
+            return;
+        }
+        let (text, base) = self.held.join(piece);
+        let text = text.as_ref();
+        let mut i = 0;
+        while i < text.len() {
+            i = match std::mem::replace(&mut self.state, State::Text) {
+                State::Text => self.text(text, i, base, em),
+                State::Body(call) => self.body(call, text, i, base, em),
+                State::Hermes => self.hermes(text, i, base, em),
+            };
+        }
     }
 
     fn finish(&mut self, em: &mut Emitter) {
-        self.finish(em)
+        let hold = self.held.take();
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => em.text(&hold),
+            State::Body(mut call) => {
+                call.body.push_str(&hold);
+                call.raw.push_str(&hold);
+                let end = call.start + call.raw.len();
+                self.complete(&call, end, true, em);
+            }
+            State::Hermes => {
+                em.text(&hold);
+                self.hermes.finish(em);
+            }
+        }
     }
 
     fn in_call(&self) -> bool {
@@ -300,23 +321,6 @@ impl YamlScanner {
             tools,
             state: State::Text,
             held: Holdback::default(),
-        }
-    }
-
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: only a `<` can start anything.
-        if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
-            return;
-        }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Body(call) => self.body(call, text, i, base, em),
-                State::Hermes => self.hermes(text, i, base, em),
-            };
         }
     }
 
@@ -547,23 +551,6 @@ impl YamlScanner {
                 });
                 em.text(&call.raw);
                 em.span(call.start, end, SpanKind::Malformed);
-            }
-        }
-    }
-
-    pub(crate) fn finish(&mut self, em: &mut Emitter) {
-        let hold = self.held.take();
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => em.text(&hold),
-            State::Body(mut call) => {
-                call.body.push_str(&hold);
-                call.raw.push_str(&hold);
-                let end = call.start + call.raw.len();
-                self.complete(&call, end, true, em);
-            }
-            State::Hermes => {
-                em.text(&hold);
-                self.hermes.finish(em);
             }
         }
     }

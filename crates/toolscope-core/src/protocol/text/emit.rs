@@ -321,6 +321,18 @@ impl Emitter {
         }
     }
 
+    /// The call `id` names `name`, which is not one of the tools.
+    pub(crate) fn unknown_tool(&mut self, id: PartId, name: &str) {
+        self.error(ErrorPart {
+            tool_call_id: Some(id),
+            tool_name: Some(name.to_string()),
+            ..ErrorPart::reason(
+                "unknown-tool",
+                format!("\"{name}\" is not one of the tools"),
+            )
+        });
+    }
+
     pub(crate) fn error(&mut self, e: ErrorPart) {
         self.flush_pending();
         self.flush_input();

@@ -4,6 +4,9 @@
 
 use std::borrow::Cow;
 
+use super::emit::Emitter;
+use super::scanner::Scanner;
+
 /// Held-back text and the offset of the input.
 #[derive(Default)]
 pub(crate) struct Holdback {
@@ -226,6 +229,26 @@ pub(crate) fn strip_separators(s: &str) -> &str {
     s.strip_suffix("\r\n")
         .or_else(|| s.strip_suffix('\n'))
         .unwrap_or(s)
+}
+
+/// The end of the text, for an engine that holds text back to look ahead: what `held` holds is
+/// read again (`at_end` tells the engine that nothing follows, then it is fed again from where
+/// it began), and what the engine holds after that is handed back for it to close with.
+pub(crate) fn read_again_at_end<S: Scanner + ?Sized>(
+    engine: &mut S,
+    held: fn(&mut S) -> &mut Holdback,
+    at_end: fn(&mut S),
+    em: &mut Emitter,
+) -> String {
+    let h = held(engine);
+    let start = h.held_start();
+    let hold = h.take();
+    if !hold.is_empty() {
+        at_end(engine);
+        held(engine).rewind(start);
+        engine.feed(&hold, em);
+    }
+    held(engine).take()
 }
 
 #[cfg(test)]

@@ -22,18 +22,25 @@ pub(crate) fn example_call(tools: &ToolSet) -> (String, Value) {
 /// section with one `### name` heading per tool, its description and its parameters' JSON
 /// Schema, then how to call, showing `format`.
 pub(crate) fn markdown_tools_prompt(tools: &ToolSet, format: &str) -> String {
-    let mut s = String::from("## Tools\nYou can use these tools:\n\n");
+    let mut s = markdown_tools(tools, "You can use these tools:");
+    s.push_str(&format!(
+        "To call tools, write exactly this, with nothing between the calls:\n{format}\n\n\
+         - The tool name must be one of the tools above, exactly as written.\n\
+         - The arguments must be one JSON object that follows the tool's Parameters schema.\n"
+    ));
+    s
+}
+
+/// The `## Tools` section of [`markdown_tools_prompt`], opened by `intro`: one `### name`
+/// heading per tool, its description and its parameters' JSON Schema.
+pub(crate) fn markdown_tools(tools: &ToolSet, intro: &str) -> String {
+    let mut s = format!("## Tools\n{intro}\n\n");
     for t in tools.iter() {
         s.push_str(&format!(
             "### {}\nDescription: {}\n\nParameters: {}\n\n",
             t.def.name, t.def.description, t.def.parameters
         ));
     }
-    s.push_str(&format!(
-        "To call tools, write exactly this, with nothing between the calls:\n{format}\n\n\
-         - The tool name must be one of the tools above, exactly as written.\n\
-         - The arguments must be one JSON object that follows the tool's Parameters schema.\n"
-    ));
     s
 }
 
@@ -246,6 +253,22 @@ pub(crate) fn value_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
+/// The arguments' JSON as a call writes it: an object, else `{}`.
+pub(crate) fn args_json(input: &Value) -> String {
+    if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    }
+}
+
+/// Arguments' JSON that breaks: the first argument of `input`, then a key with no value
+/// (`{"city": "Paris", "oops": }`), what a malformed example call is built from.
+pub(crate) fn broken_args(input: &Value) -> String {
+    let (key, value) = first_argument(input);
+    format!("{{\"{key}\": \"{value}\", \"oops\": }}")
+}
+
 /// The first argument of `input` as a key and its text (`input`/`x` when there is none): what a
 /// malformed example call is built from.
 pub(crate) fn first_argument(input: &Value) -> (String, String) {
@@ -287,14 +310,10 @@ pub(crate) fn envelope_array(calls: &[(&str, &Value)], name_key: &str, args_key:
     let items: Vec<String> = calls
         .iter()
         .map(|(name, input)| {
-            let args = if input.is_object() {
-                input.to_string()
-            } else {
-                "{}".to_string()
-            };
             format!(
-                "{{\"{name_key}\": {}, \"{args_key}\": {args}}}",
-                Value::from(*name)
+                "{{\"{name_key}\": {}, \"{args_key}\": {}}}",
+                Value::from(*name),
+                args_json(input)
             )
         })
         .collect();
@@ -308,10 +327,10 @@ pub(crate) fn malformed_envelope(
     name_key: &str,
     args_key: &str,
 ) -> String {
-    let (key, value) = first_argument(input);
     format!(
-        "[{{\"{name_key}\": {}, \"{args_key}\": {{\"{key}\": \"{value}\", \"oops\": }}}}]",
-        Value::from(name)
+        "[{{\"{name_key}\": {}, \"{args_key}\": {}}}]",
+        Value::from(name),
+        broken_args(input)
     )
 }
 
