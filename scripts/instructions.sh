@@ -6,8 +6,9 @@
 #
 #   scripts/instructions.sh [PROTOCOL...]    (default: every registered protocol)
 #
-# Prints one line a protocol: instructions per MB at 64-byte and at 1-byte chunks, and the
-# 1-byte figure over hermes's, measured in the same run.
+# Prints one line a protocol: instructions per MB at 64-byte and at 1-byte chunks, the 1-byte
+# figure over hermes's, measured in the same run, and the whole-text path's (the text as one
+# finished output, `parse_generated`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
@@ -37,10 +38,11 @@ per_mb() { # PROTOCOL CHUNK -> instructions per MB (10^6 bytes) of the 1000-call
   echo $(( (two - one) * 1000000 / bytes ))
 }
 hermes1=$(per_mb hermes 1)
-printf '%-16s %14s %14s %10s\n' protocol "64-byte /MB" "1-byte /MB" "× hermes"
+printf '%-16s %14s %14s %10s %14s\n' protocol "64-byte /MB" "1-byte /MB" "× hermes" "whole /MB"
 for p in "$@"; do
   s64=$(per_mb "$p" 64)
   s1=$([ "$p" = hermes ] && echo "$hermes1" || per_mb "$p" 1)
-  printf '%-16s %13sM %13sM %9s×\n' "$p" $((s64 / 1000000)) $((s1 / 1000000)) \
-    "$(python3 -c "print(f'{$s1/$hermes1:.2f}')")"
+  whole=$(per_mb "$p" whole)
+  printf '%-16s %13sM %13sM %9s× %13sM\n' "$p" $((s64 / 1000000)) $((s1 / 1000000)) \
+    "$(python3 -c "print(f'{$s1/$hermes1:.2f}')")" $((whole / 1000000))
 done

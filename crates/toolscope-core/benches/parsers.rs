@@ -106,8 +106,9 @@ fn copy(text: &[u8], chunk: usize) -> usize {
 }
 
 /// `TOOLSCOPE_BENCH_ONCE=PROTOCOL:CHUNK:COPIES`: parses the 1000-call text of PROTOCOL, COPIES
-/// times in one stream, at CHUNK bytes a piece, and exits: what `scripts/instructions.sh` counts
-/// the instructions of (under valgrind, where the machine's load does not move the figure).
+/// times in one stream, at CHUNK bytes a piece (`whole`: as one finished output, the whole-text
+/// path), and exits: what `scripts/instructions.sh` counts the instructions of (under valgrind,
+/// where the machine's load does not move the figure).
 fn parse_once(spec: &str) {
     let mut it = spec.split(':');
     let (Some(name), Some(chunk), Some(copies)) = (it.next(), it.next(), it.next()) else {
@@ -116,11 +117,19 @@ fn parse_once(spec: &str) {
     let protocol = Protocol::from_name(name)
         .unwrap_or_else(|e| panic!("{e}"))
         .with_reasoning_open(Some(false));
-    let chunk: usize = chunk.parse().expect("CHUNK is a number");
     let copies: usize = copies.parse().expect("COPIES is a number");
     let one = many_calls(&protocol, 1000, 1_000_000);
     let text = vec![one.as_str(); copies].join("\n");
-    let parts = parse(&protocol, &tools(), black_box(text.as_bytes()), chunk);
+    let parts = match chunk {
+        "whole" => protocol
+            .parse_generated(&tools(), black_box(text.as_bytes()))
+            .parts
+            .len(),
+        n => {
+            let chunk: usize = n.parse().expect("CHUNK is a number or `whole`");
+            parse(&protocol, &tools(), black_box(text.as_bytes()), chunk)
+        }
+    };
     println!(
         "{name} chunk {chunk} copies {copies}: {} bytes, {parts} parts",
         text.len()
