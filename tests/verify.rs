@@ -768,4 +768,6 @@ fn list_needs_no_provider_and_a_run_does() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--provider"), "{stderr}");
+    // The usage names the other way too.
+    assert!(stderr.contains("verify --list"), "{stderr}");
 }
