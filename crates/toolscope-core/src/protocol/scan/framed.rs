@@ -885,6 +885,8 @@ impl FramedScanner {
         let cut = b.good + p + end.len();
         self.abort(open, em);
         let tail = b.raw.split_off(cut);
+        // What is read again starts where the close left the line, whatever chunk it came in.
+        self.line_start = self.at_line_start(&b.raw);
         self.held.rewind(b.start + cut);
         self.malformed(b, None, "malformed-tool-call", why, em);
         Ok(tail)
