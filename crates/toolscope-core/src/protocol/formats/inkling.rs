@@ -127,6 +127,9 @@ struct InklingScanner {
     fed: usize,
     /// A block opener (or a piece of one) and what follows it, until its kind is known.
     look: String,
+    /// Nothing was read yet: a prompt that ends with `<|message_model|>` leaves the output to
+    /// begin with a content token.
+    begun: bool,
 }
 
 impl InklingScanner {
@@ -152,6 +155,22 @@ impl InklingScanner {
 
     /// Reads `s` from `i` up to where it must wait for more; gives back where it stopped.
     fn read(&mut self, s: &str, mut i: usize, at_end: bool, em: &mut Emitter) -> usize {
+        if !self.begun && i < s.len() {
+            // The block the prompt opened: a text or thinking token first is its content token.
+            let rest = &s[i..];
+            let kind = [TEXT, THINKING].into_iter().find(|k| rest.starts_with(k));
+            if kind.is_none() && !at_end && [TEXT, THINKING].iter().any(|k| k.starts_with(rest)) {
+                return i;
+            }
+            self.begun = true;
+            if let Some(kind) = kind {
+                self.markup(kind.len(), em);
+                if kind == THINKING {
+                    self.mode = Mode::Thinking(self.fed);
+                }
+                i += kind.len();
+            }
+        }
         while i < s.len() {
             let rest = &s[i..];
             if let Mode::Thinking(_) = self.mode {
@@ -330,6 +349,7 @@ impl ProtocolSpec for Inkling {
             mode: Mode::Text,
             fed: 0,
             look: String::new(),
+            begun: false,
         })
     }
 
@@ -399,8 +419,27 @@ mod tests {
     /// hold the `<` as the start of a block's opener).
     #[test]
     fn a_close_after_a_stray_angle_bracket() {
-        every_split(&p(), "<|content_thinking|><<|end_message|>").text("<|content_thinking|><");
+        every_split(&p(), "x<|content_thinking|><<|end_message|>").text("x<|content_thinking|><");
         every_split(&p(), "a<<|end_message|>b<").text("a<b<");
+    }
+
+    /// A prompt that ends with `<|message_model|>` leaves the output to begin with the block's
+    /// content token; elsewhere a content token without its opener is text.
+    #[test]
+    fn the_block_the_prompt_opened() {
+        let call = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|>";
+        every_split(
+            &p(),
+            &format!("<|content_thinking|>Checking the forecast.<|end_message|>{call}"),
+        )
+        .reasoning("Checking the forecast.")
+        .text("")
+        .calls(&[weather_paris_days(3)])
+        .no_errors();
+        every_split(&p(), "<|content_text|>Hello<|end_message|>")
+            .text("Hello")
+            .no_errors();
+        every_split(&p(), "Hi <|content_text|>x").text("Hi <|content_text|>x");
     }
 
     #[test]
