@@ -178,7 +178,7 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// (Hunyuan's `助手：`): format there, before anything but whitespace, and text anywhere
     /// else.
     fn lead_tokens(&self) -> &'static [&'static str] {
-        &[]
+        self.card().lead
     }
 
     /// The scanner reads the end tokens itself (they end harmony's messages): they are not
@@ -771,6 +771,8 @@ pub(crate) struct Card {
     pub reasoning: Reasoning,
     /// The servers' names for its parser (see [`ProtocolSpec::server_parsers`]).
     pub servers: &'static [(&'static str, &'static str)],
+    /// Its lead tokens (see [`ProtocolSpec::lead_tokens`]).
+    pub lead: &'static [&'static str],
 }
 
 impl Card {
@@ -785,6 +787,7 @@ impl Card {
             markers: &[],
             reasoning: Reasoning::NONE,
             servers: &[],
+            lead: &[],
         }
     }
 }

@@ -192,6 +192,8 @@ pub(crate) static HYPERCLOVA: Glm = Glm {
             starts_inside: true,
             ..Reasoning::THINK
         },
+        // The 14B writes the role header its template leaves open before its calls.
+        lead: &["-> tool/function_call"],
         ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
     },
     marks: glm_marks("\n"),
@@ -767,16 +769,6 @@ impl ProtocolSpec for Glm {
 
     fn reasoning_endings(&self) -> &'static [&'static str] {
         self.endings
-    }
-
-    /// The JSON-list member (HyperCLOVA X SEED Think 14B) may write the role header its
-    /// template leaves open, ` -> tool/function_call`, before its calls.
-    fn lead_tokens(&self) -> &'static [&'static str] {
-        if self.json_list {
-            &["-> tool/function_call"]
-        } else {
-            &[]
-        }
     }
 
     fn takes_marker_suffix(&self) -> bool {

@@ -66,8 +66,6 @@ pub(crate) struct JsonArray {
     result: (&'static str, &'static str),
     /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
     answer: Option<(&'static str, &'static str)>,
-    /// The template's assistant prefix, format where the output begins (Hunyuan's `助手：`).
-    lead: &'static [&'static str],
 }
 
 /// The framed syntax of a member: the array after `open`, up to `close` if there is one.
@@ -97,7 +95,6 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     prompt_sign: Some("functools["),
     result: ("<|tool_response|>", "<|/tool_response|>"),
     answer: None,
-    lead: &[],
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -131,7 +128,6 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
     answer: None,
-    lead: &[],
 };
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
@@ -168,7 +164,6 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         "<|end_of_text|>",
     ),
     answer: None,
-    lead: &[],
 };
 
 fn granite_prompt(tools: &ToolSet) -> String {
@@ -200,7 +195,6 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     prompt_sign: None,
     result: ("<tool_output>", "</tool_output>"),
     answer: None,
-    lead: &[],
 };
 
 const JAMBA_TOOLS: &str =
@@ -228,6 +222,8 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         // declared by both, goes to jamba where nothing else tells).
         markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
         reasoning: Reasoning::THINK,
+        // The template's assistant prefix, format where the answer begins.
+        lead: &["助手："],
         ..Card::new("hunyuan", "Hunyuan-A13B")
     },
     open: "<tool_calls>",
@@ -239,7 +235,6 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     prompt_sign: Some("<answer>"),
     result: ("<tool_response>", "</tool_response>"),
     answer: Some(("<answer>", "</answer>")),
-    lead: &["助手："],
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";
@@ -256,10 +251,6 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
 
 impl ProtocolSpec for JsonArray {
     card_methods!();
-
-    fn lead_tokens(&self) -> &'static [&'static str] {
-        self.lead
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)
