@@ -16,6 +16,10 @@ use crate::protocol::span::SpanKind;
 /// The most whitespace between a fence's line and the call it wraps.
 const MAX_GAP: usize = 64;
 
+/// The longest opening fence line (its newline included): a longer one is text, whether the
+/// whole line is read at once or held across chunks.
+const MAX_OPENER: usize = 64;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     /// No fence open.
@@ -158,7 +162,7 @@ impl CallFences {
                         Match::No => {}
                     }
                     let Some(line_end) = opener_line(bytes, p) else {
-                        if at_end || bytes.len() - p > 64 {
+                        if at_end || bytes.len() - p > MAX_OPENER {
                             continue;
                         }
                         return self.hold(text, from, p, em, pass);
@@ -272,7 +276,7 @@ fn opener_line(bytes: &[u8], p: usize) -> Option<usize> {
     while k < bytes.len() && matches!(bytes[k], b' ' | b'\t' | b'\r') {
         k += 1;
     }
-    (k < bytes.len() && bytes[k] == b'\n').then_some(k + 1)
+    (k < bytes.len() && bytes[k] == b'\n' && k + 1 - p <= MAX_OPENER).then_some(k + 1)
 }
 
 fn ends_at_line_start(text: &str, before: bool) -> bool {
@@ -340,4 +344,23 @@ pub(crate) fn match_at(buf: &[u8], pos: usize, pieces: &[Vec<u8>], at_end: bool)
         }
     }
     Match::Full(k - pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::every_split;
+
+    /// An opening fence line longer than the limit is text, however the output is cut (whole,
+    /// the line was read as a fence; held across chunks, it was given up as text).
+    #[test]
+    fn a_fence_line_too_long_to_open_a_call_is_text() {
+        let p = Protocol::from_name("hermes").unwrap();
+        let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+        let c = every_split(&p, &format!("```json\n{call}\n```"));
+        c.text("");
+        let long = format!("```{}\n{call}", "a".repeat(70));
+        let c = every_split(&p, &long);
+        c.text(format!("```{}\n", "a".repeat(70)));
+    }
 }
