@@ -303,31 +303,11 @@ impl Scanner for Forked {
 mod tests {
     use super::*;
     use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-    use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+    use crate::protocol::scan::markup::MarkupScanner;
+    // `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`.
+    use crate::protocol::scan::markup::tests::DIALECT;
     use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::tool::ToolSet;
-
-    static DIALECT: Dialect = Dialect {
-        blocks: &[BlockTag {
-            open: "<calls",
-            close: "</calls",
-        }],
-        function: Opener::Named("<fn="),
-        function_close: "</fn",
-        parameter: Opener::Named("<arg="),
-        parameter_close: "</arg",
-        separators: false,
-        string_attr: None,
-        function_shown: "<fn=NAME>",
-        parameter_shown: "<arg=…>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
-        name_sep: None,
-        suffixed: false,
-    };
 
     /// `<<` then a JSON call envelope.
     static JSON: FramedSyntax = FramedSyntax {

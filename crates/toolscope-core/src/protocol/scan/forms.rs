@@ -215,27 +215,13 @@ impl Reader for crate::protocol::scan::python_calls::PyCallsScanner {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
+    use crate::protocol::scan::framed::FramedScanner;
+    // `<<NAME|{…}>>` beside `<<NAME<k>v</k>>>`-like markup: `<<` opens both, a `|` after the
+    // name says JSON.
+    use crate::protocol::scan::framed::tests::SYNTAX as JSON;
     use crate::protocol::scan::markup::{Dialect, MarkupScanner, Opener, XML_TAGS};
     use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
     use crate::tool::ToolSet;
-
-    /// `<<NAME|{…}>>` beside `<<NAME<k>v</k>>>`-like markup: `<<` opens both, a `|` after the
-    /// name says JSON.
-    static JSON: FramedSyntax = FramedSyntax {
-        section: None,
-        call_begin: "<<",
-        args_begin: &[ArgsBegin::Marker("|")],
-        header: |h| {
-            Some(Header {
-                name: h.trim().to_string(),
-                id: None,
-            })
-        },
-        args_suffix: None,
-        call_end: Some(">>"),
-        separator: None,
-    };
 
     static MARKUP: Dialect = Dialect {
         blocks: &[],

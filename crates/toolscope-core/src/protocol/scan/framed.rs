@@ -28,7 +28,7 @@ use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
-use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::holdback::{Holdback, Steps, drive};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{Tool, ToolSet};
 
@@ -1275,6 +1275,28 @@ impl super::forked::Handover for FramedScanner {
     }
 }
 
+impl Steps for FramedScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Section(b) => self.section(b, text, i, base, em),
+            State::Header(b, head) => self.header(b, head, text, i, base, em),
+            State::Body(b, open) => self.body(b, open, text, i, em),
+            State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
+            State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+            State::Bare(bare) => self.bare(bare, text, i, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+
+    fn read(&mut self, text: &str, _base: usize) {
+        self.note_line_start(text);
+    }
+}
+
 impl Scanner for FramedScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         if matches!(self.state, State::Text)
@@ -1289,22 +1311,7 @@ impl Scanner for FramedScanner {
             }
             return;
         }
-        let (joined, base) = self.held.join(piece);
-        let text = joined.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Section(b) => self.section(b, text, i, base, em),
-                State::Header(b, head) => self.header(b, head, text, i, base, em),
-                State::Body(b, open) => self.body(b, open, text, i, em),
-                State::After(b, open, after) => self.after(b, open, after, text, i, base, em),
-                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
-                State::Bare(bare) => self.bare(bare, text, i, em),
-            };
-        }
-        self.note_line_start(text);
-        self.held.recycle(joined);
+        drive(self, piece, em);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -1564,14 +1571,14 @@ pub(crate) fn valid_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases, scan_every_split};
+    use crate::protocol::tests_support::scan_every_split;
     use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
 
     /// `<<NAME|{…}>>`: a marker, the name as the header, a marker, the JSON, a close.
-    static SYNTAX: FramedSyntax = FramedSyntax {
+    pub(crate) static SYNTAX: FramedSyntax = FramedSyntax {
         section: None,
         call_begin: "<<",
         args_begin: &[ArgsBegin::Marker("|")],
@@ -1590,18 +1597,10 @@ mod tests {
         Box::new(FramedScanner::new(&SYNTAX, tools))
     }
 
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: r#"<<get_weather|{"city": "Paris"}>>"#,
-                unfinished: r#"<<get_weather|{"city": "Pa"#,
-                malformed: r#"<<get_weather|{"city": }>>"#,
-            },
-        );
-    }
+    standard_cases!(|tools| FramedScanner::new(&SYNTAX, tools);
+        r#"<<get_weather|{"city": "Paris"}>>"#,
+        r#"<<get_weather|{"city": "Pa"#,
+        r#"<<get_weather|{"city": }>>"#);
 
     /// A key or value whose quote is missing its colon or comma is read on as a string with a
     /// stray quote in it; the string must not run past the call's close into the next call.

@@ -12,7 +12,7 @@ use crate::json::{JsonSink, ValueBuilder};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::holdback::{Holdback, read_again_at_end};
+use crate::protocol::text::holdback::{Holdback, Steps, drive, read_again_at_end};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{Tool, ToolSet};
@@ -650,6 +650,32 @@ enum Bare {
     No,
 }
 
+impl Steps for Gemma4Scanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Open(b) => self.open(b, text, i, base),
+            State::Name(b, name) => self.name(b, name, text, i, em),
+            State::Body(b, c) => self.body(b, c, text, i, base, em),
+            State::Between(b, ws) => self.between(b, ws, text, i, base, em),
+            State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+            State::Skip(start) => self.skip(start, text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+
+    fn read(&mut self, text: &str, base: usize) {
+        // The byte before what is held (the held text is the end of `text`).
+        let kept = self.held.held_start().saturating_sub(base).min(text.len());
+        if kept > 0 {
+            self.prev = text.as_bytes()[kept - 1];
+        }
+    }
+}
+
 impl Scanner for Gemma4Scanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only `<` or `c` can begin anything.
@@ -664,25 +690,7 @@ impl Scanner for Gemma4Scanner {
             em.text(piece);
             return;
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Open(b) => self.open(b, text, i, base),
-                State::Name(b, name) => self.name(b, name, text, i, em),
-                State::Body(b, c) => self.body(b, c, text, i, base, em),
-                State::Between(b, ws) => self.between(b, ws, text, i, base, em),
-                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
-                State::Skip(start) => self.skip(start, text, i, base, em),
-            };
-        }
-        // The byte before what is held (the held text is the end of `text`).
-        let kept = self.held.held_start().saturating_sub(base).min(text.len());
-        if kept > 0 {
-            self.prev = text.as_bytes()[kept - 1];
-        }
+        drive(self, piece, em);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -1193,24 +1201,9 @@ impl Gemma4Scanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(Gemma4Scanner::new(tools))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
-                unfinished: "<|tool_call>call:get_weather{city:<|\"|>Pa",
-                malformed: "<|tool_call>call:get_weather{city:}<tool_call|>",
-            },
-        );
-    }
+    standard_cases!(Gemma4Scanner::new;
+        "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
+        "<|tool_call>call:get_weather{city:<|\"|>Pa",
+        "<|tool_call>call:get_weather{city:}<tool_call|>");
 }

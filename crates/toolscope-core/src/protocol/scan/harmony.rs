@@ -14,7 +14,7 @@ use crate::protocol::scan::framed::valid_name;
 use crate::protocol::scan::markup::{Dialect, MarkupScanner};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::holdback::{Holdback, Steps, drive};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -920,6 +920,35 @@ impl HarmonyScanner {
     }
 }
 
+impl Steps for HarmonyScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        let state = std::mem::replace(
+            &mut self.state,
+            State::Content {
+                kind: Kind::Text,
+                start: 0,
+            },
+        );
+        match state {
+            State::Content { kind, start } => self.content(kind, start, text, i, base, em),
+            State::Header { start, raw } => self.header(start, raw, text, i, base, em),
+            State::Body(call) => self.body(call, text, i, em),
+            State::Markup(inner) => self.markup(inner, text, i, base, em),
+            State::After(call, trailing) => self.after(call, trailing, text, i, base, em),
+            State::Skip {
+                start,
+                raw,
+                why,
+                call,
+            } => self.skip(start, raw, why, call, text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+}
+
 impl Scanner for HarmonyScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         if let State::Content { kind, start } = self.state
@@ -934,31 +963,7 @@ impl Scanner for HarmonyScanner {
             emit(em, kind, piece);
             return;
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            let state = std::mem::replace(
-                &mut self.state,
-                State::Content {
-                    kind: Kind::Text,
-                    start: 0,
-                },
-            );
-            i = match state {
-                State::Content { kind, start } => self.content(kind, start, text, i, base, em),
-                State::Header { start, raw } => self.header(start, raw, text, i, base, em),
-                State::Body(call) => self.body(call, text, i, em),
-                State::Markup(inner) => self.markup(inner, text, i, base, em),
-                State::After(call, trailing) => self.after(call, trailing, text, i, base, em),
-                State::Skip {
-                    start,
-                    raw,
-                    why,
-                    call,
-                } => self.skip(start, raw, why, call, text, i, base, em),
-            };
-        }
+        drive(self, piece, em);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -1042,9 +1047,6 @@ impl Scanner for HarmonyScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
 
     #[test]
     fn headers_are_read() {
@@ -1062,20 +1064,8 @@ mod tests {
         );
     }
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(HarmonyScanner::new(tools))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
-                unfinished: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Pa",
-                malformed: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": }<|call|>",
-            },
-        );
-    }
+    standard_cases!(HarmonyScanner::new;
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Pa",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": }<|call|>");
 }

@@ -1235,8 +1235,6 @@ impl JsonScanner {
 #[cfg(test)]
 mod tests {
     use super::{JsonScanner, JsonScannerConfig};
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
     use std::cell::Cell;
 
@@ -1305,8 +1303,8 @@ mod tests {
     }
 
     /// Tagged calls only: `<call>{"name": …, "arguments": {…}}</call>`.
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(JsonScanner::new(
+    fn tagged(tools: ToolSet) -> JsonScanner {
+        JsonScanner::new(
             tools,
             JsonScannerConfig {
                 call_start: Some("<call>".into()),
@@ -1316,19 +1314,11 @@ mod tests {
                 alt_start: None,
                 bare_arrays: false,
             },
-        ))
+        )
     }
 
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: r#"<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>"#,
-                unfinished: r#"<call>{"name": "get_weather", "arguments": {"city": "Pa"#,
-                malformed: r#"<call>{"name": "get_weather", "arguments": {"city": }}</call>"#,
-            },
-        );
-    }
+    standard_cases!(tagged;
+        r#"<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>"#,
+        r#"<call>{"name": "get_weather", "arguments": {"city": "Pa"#,
+        r#"<call>{"name": "get_weather", "arguments": {"city": }}</call>"#);
 }

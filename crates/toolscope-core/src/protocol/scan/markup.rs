@@ -16,7 +16,9 @@ use crate::part::{Coercion, ErrorPart, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end, strip_separators};
+use crate::protocol::text::holdback::{
+    Holdback, Separated, Steps, drive, read_again_at_end, strip_separators,
+};
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Tag};
@@ -1068,6 +1070,24 @@ pub(crate) struct MarkupScanner {
     undouble: bool,
 }
 
+impl Steps for MarkupScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Wrapper(b) => self.wrapper(b, text, i, base, em),
+            State::Skip(b) => self.skip(b, text, i, base, em),
+            State::Function(b, f) => self.function(b, f, text, i, base, em),
+            State::Param(b, f, p) => self.param(b, f, p, text, i, base),
+            State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
+            State::Json(b, json) => self.json(b, json, text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+}
+
 impl Scanner for MarkupScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
@@ -1087,21 +1107,7 @@ impl Scanner for MarkupScanner {
                 return;
             }
         }
-        let (joined, base) = self.held.join(piece);
-        let text = joined.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Wrapper(b) => self.wrapper(b, text, i, base, em),
-                State::Skip(b) => self.skip(b, text, i, base, em),
-                State::Function(b, f) => self.function(b, f, text, i, base, em),
-                State::Param(b, f, p) => self.param(b, f, p, text, i, base),
-                State::AfterBare(b, ws) => self.after_bare(b, ws, text, i, base, em),
-                State::Json(b, json) => self.json(b, json, text, i, base, em),
-            };
-        }
-        self.held.recycle(joined);
+        drive(self, piece, em);
         if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state
             && let Some(d) = f.writer.take_delta()
         {
@@ -2338,14 +2344,11 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
 
     /// `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`, no separator newlines.
-    static DIALECT: Dialect = Dialect {
+    pub(crate) static DIALECT: Dialect = Dialect {
         blocks: &[BlockTag {
             open: "<calls",
             close: "</calls",
@@ -2367,20 +2370,8 @@ mod tests {
         tags: &XML_TAGS,
     };
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(MarkupScanner::new(tools, &DIALECT))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<calls><fn=get_weather><arg=city>Paris</arg></fn></calls>",
-                unfinished: "<calls><fn=get_weather><arg=city>Pa",
-                malformed: "<calls><fn=><arg=city>Paris</arg></fn></calls>",
-            },
-        );
-    }
+    standard_cases!(|tools| MarkupScanner::new(tools, &DIALECT);
+        "<calls><fn=get_weather><arg=city>Paris</arg></fn></calls>",
+        "<calls><fn=get_weather><arg=city>Pa",
+        "<calls><fn=><arg=city>Paris</arg></fn></calls>");
 }

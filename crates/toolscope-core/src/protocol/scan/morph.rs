@@ -15,7 +15,7 @@ use crate::part::{Coercion, ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
-use crate::protocol::text::holdback::{Holdback, Separated, read_again_at_end};
+use crate::protocol::text::holdback::{Holdback, Separated, Steps, drive, read_again_at_end};
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::schema::{is_plain_string, property_schema};
@@ -155,6 +155,32 @@ fn lists_argument(tool: &Tool, arg: &str) -> bool {
     property_schema(root, arg, root).is_some()
 }
 
+impl Steps for MorphScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Open(call) => self.between(call, false, text, i, base, em),
+            State::Between(call) => self.between(call, true, text, i, base, em),
+            State::InParam(call, param) => self.param(call, param, text, i, base, em),
+            State::Body(call, body) => self.body(call, body, text, i, base, em),
+            State::Skip(call) => self.skip(call, text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+
+    fn read(&mut self, text: &str, base: usize) {
+        let read = if self.held.is_empty() {
+            text.len()
+        } else {
+            self.held.held_start() - base
+        };
+        self.line_start = line_start_after(&text[..read], self.line_start);
+    }
+}
+
 impl Scanner for MorphScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held, not at a line's start and without a line break: only a
@@ -183,25 +209,7 @@ impl Scanner for MorphScanner {
                 return;
             }
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Open(call) => self.between(call, false, text, i, base, em),
-                State::Between(call) => self.between(call, true, text, i, base, em),
-                State::InParam(call, param) => self.param(call, param, text, i, base, em),
-                State::Body(call, body) => self.body(call, body, text, i, base, em),
-                State::Skip(call) => self.skip(call, text, i, base, em),
-            };
-        }
-        let read = if self.held.is_empty() {
-            text.len()
-        } else {
-            self.held.held_start() - base
-        };
-        self.line_start = line_start_after(&text[..read], self.line_start);
+        drive(self, piece, em);
         if let State::InParam(call, _) | State::Between(call) | State::Body(call, _) =
             &mut self.state
             && let Some(id) = &call.id
@@ -1245,24 +1253,9 @@ fn take_value(call: &mut Call, p: &mut Param) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(MorphScanner::new(tools))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<get_weather><city>Paris</city></get_weather>",
-                unfinished: "<get_weather><city>Pa",
-                malformed: "<get_weather><city>Paris</city><city>Paris</city></get_weather>",
-            },
-        );
-    }
+    standard_cases!(MorphScanner::new;
+        "<get_weather><city>Paris</city></get_weather>",
+        "<get_weather><city>Pa",
+        "<get_weather><city>Paris</city><city>Paris</city></get_weather>");
 }

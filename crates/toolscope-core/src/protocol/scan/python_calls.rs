@@ -39,7 +39,7 @@ use crate::json::lexer::{MAX_DEPTH, number_value};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::holdback::{Holdback, Steps, drive};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{Tool, ToolSet};
 
@@ -1515,6 +1515,22 @@ fn partial_len(text: &str, marker: &str) -> usize {
 
 super::forked::handover_by_holdback!(PyCallsScanner);
 
+impl Steps for PyCallsScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Opened(b) => self.opened(b, text, i, em),
+            State::List(b, reader) => self.list(b, reader, text, i, em),
+            State::AfterList(b, trailing) => self.after_list(b, trailing, text, i, base, em),
+            State::Skip(b, why) => self.skip(b, why, text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+}
+
 impl Scanner for PyCallsScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         if matches!(self.state, State::Text) && self.held.is_empty() && !self.may_open(piece) {
@@ -1522,18 +1538,7 @@ impl Scanner for PyCallsScanner {
             self.emit_text(piece, em);
             return;
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Opened(b) => self.opened(b, text, i, em),
-                State::List(b, reader) => self.list(b, reader, text, i, em),
-                State::AfterList(b, trailing) => self.after_list(b, trailing, text, i, base, em),
-                State::Skip(b, why) => self.skip(b, why, text, i, base, em),
-            };
-        }
+        drive(self, piece, em);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -1704,9 +1709,6 @@ pub(crate) fn malformed_list(name: &str, input: &Value, quote: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
 
     /// `<py>[NAME(key=value)]</py>`, never bare.
     static SYNTAX: PySyntax = PySyntax {
@@ -1715,20 +1717,8 @@ mod tests {
         lines: false,
     };
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(PyCallsScanner::new(&SYNTAX, tools))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<py>[get_weather(city=\"Paris\")]</py>",
-                unfinished: "<py>[get_weather(city=\"Pa",
-                malformed: "<py>[get_weather(city=)]</py>",
-            },
-        );
-    }
+    standard_cases!(|tools| PyCallsScanner::new(&SYNTAX, tools);
+        "<py>[get_weather(city=\"Paris\")]</py>",
+        "<py>[get_weather(city=\"Pa",
+        "<py>[get_weather(city=)]</py>");
 }

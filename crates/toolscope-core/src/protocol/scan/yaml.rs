@@ -21,7 +21,7 @@ use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args;
-use crate::protocol::text::holdback::{Holdback, strip_separators};
+use crate::protocol::text::holdback::{Holdback, Steps, drive, strip_separators};
 use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml::{self, Tag, parse_tag};
 use crate::tool::{Tool, ToolSet};
@@ -274,22 +274,27 @@ fn could_close_tool(text: &str, j: usize, tools: &ToolSet) -> bool {
     }
 }
 
+impl Steps for YamlScanner {
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text => self.text(text, i, base, em),
+            State::Body(call) => self.body(call, text, i, base, em),
+            State::Hermes => self.hermes(text, i, base, em),
+        }
+    }
+
+    fn held(&mut self) -> &mut Holdback {
+        &mut self.held
+    }
+}
+
 impl Scanner for YamlScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only a `<` can start anything.
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
         }
-        let (text, base) = self.held.join(piece);
-        let text = text.as_ref();
-        let mut i = 0;
-        while i < text.len() {
-            i = match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => self.text(text, i, base, em),
-                State::Body(call) => self.body(call, text, i, base, em),
-                State::Hermes => self.hermes(text, i, base, em),
-            };
-        }
+        drive(self, piece, em);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -754,9 +759,6 @@ fn full_value(body: &str) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::protocol::tests_support::{EngineCase, engine_cases};
-    use crate::protocol::text::scanner::Scanner;
-    use crate::tool::ToolSet;
     use serde_json::json;
 
     use super::*;
@@ -823,20 +825,8 @@ mod tests {
         }
     }
 
-    fn make(tools: ToolSet) -> Box<dyn Scanner> {
-        Box::new(YamlScanner::new(tools))
-    }
-
-    /// A call, text around it, every split, an unfinished call, a malformed one.
-    #[test]
-    fn the_engine_answers_the_standard_cases() {
-        engine_cases(
-            &make,
-            &EngineCase {
-                call: "<get_weather>\ncity: Paris\n</get_weather>",
-                unfinished: "<get_weather>\ncity: Pa",
-                malformed: "<get_weather>\n- Paris\n</get_weather>",
-            },
-        );
-    }
+    standard_cases!(YamlScanner::new;
+        "<get_weather>\ncity: Paris\n</get_weather>",
+        "<get_weather>\ncity: Pa",
+        "<get_weather>\n- Paris\n</get_weather>");
 }

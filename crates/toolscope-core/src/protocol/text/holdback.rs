@@ -231,6 +231,34 @@ pub(crate) fn strip_separators(s: &str) -> &str {
         .unwrap_or(s)
 }
 
+/// An engine that reads text in steps from its state, holding back what may begin a marker:
+/// [`drive`] feeds it a piece.
+pub(crate) trait Steps {
+    /// Reads on from `i` in `text` (whose first byte is at the stream offset `base`) in the
+    /// engine's state, and returns where it stopped: the end of `text` once it read it all or
+    /// held the rest back.
+    fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize;
+
+    /// What the engine holds back.
+    fn held(&mut self) -> &mut Holdback;
+
+    /// `text`, which starts at `base`, has been read (what was held, then the piece).
+    fn read(&mut self, _text: &str, _base: usize) {}
+}
+
+/// Feeds `piece` to `engine`: joined to what it held, read a step at a time to its end.
+#[inline]
+pub(crate) fn drive<S: Steps>(engine: &mut S, piece: &str, em: &mut Emitter) {
+    let (joined, base) = engine.held().join(piece);
+    let text = joined.as_ref();
+    let mut i = 0;
+    while i < text.len() {
+        i = engine.step(text, i, base, em);
+    }
+    engine.read(text, base);
+    engine.held().recycle(joined);
+}
+
 /// The end of the text, for an engine that holds text back to look ahead: what `held` holds is
 /// read again (`at_end` tells the engine that nothing follows, then it is fed again from where
 /// it began), and what the engine holds after that is handed back for it to close with.
