@@ -29,7 +29,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
 use crate::protocol::text::holdback::{Holdback, Steps, drive};
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 
 /// Where a call's header ends and its arguments begin.
@@ -98,10 +98,6 @@ fn no_header(_: &str) -> Option<Header> {
 
 /// The longest a header may be before the call is taken for malformed.
 const MAX_HEADER: usize = 512;
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
-}
 
 /// The markup of one section (or one call outside a section) read so far.
 struct Block {
@@ -467,10 +463,7 @@ impl FramedScanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         if !self.text_seen {
-            let mut k = i;
-            while k < bytes.len() && is_ws(bytes[k]) {
-                k += 1;
-            }
+            let k = ws_end(bytes, i);
             if k == bytes.len() {
                 em.text(&text[i..]);
                 return text.len();
@@ -563,10 +556,7 @@ impl FramedScanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         b.raw.push_str(&text[i..k]);
         if k == bytes.len() {
             self.state = State::Section(b);
@@ -998,10 +988,7 @@ impl FramedScanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         after.trailing.push_str(&text[i..k]);
         if k == bytes.len() {
             self.state = State::After(b, open, after);

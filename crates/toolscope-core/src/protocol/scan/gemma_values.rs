@@ -14,7 +14,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::holdback::{Holdback, Steps, drive, read_again_at_end};
 use crate::protocol::text::names;
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 
 pub(crate) const OPEN: &str = "<|tool_call>";
@@ -109,10 +109,6 @@ struct ValueParser {
     st: St,
     /// The key or bare value being read.
     buf: String,
-}
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
 /// How `text` compares with the beginning of `lit`.
@@ -887,10 +883,7 @@ impl Gemma4Scanner {
     /// After `<|tool_call>`: whitespace, then `call:` (or the name at once).
     fn open(&mut self, mut b: Block, text: &str, i: usize, base: usize) -> usize {
         let bytes = text.as_bytes();
-        let mut j = i;
-        while j < bytes.len() && is_ws(bytes[j]) {
-            j += 1;
-        }
+        let j = ws_end(bytes, i);
         b.raw.push_str(&text[i..j]);
         if j == bytes.len() {
             self.state = State::Open(b);
@@ -1140,10 +1133,7 @@ impl Gemma4Scanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut j = i;
-        while j < bytes.len() && is_ws(bytes[j]) {
-            j += 1;
-        }
+        let j = ws_end(bytes, i);
         ws.push_str(&text[i..j]);
         if j == bytes.len() {
             self.state = State::AfterBare(b, ws);

@@ -21,7 +21,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
 use crate::protocol::text::holdback::Holdback;
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::ToolSet;
 
 /// What the scanner looks for.
@@ -90,10 +90,6 @@ enum Match {
     Full(usize),
     Partial,
     No,
-}
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
 /// How far past a call's JSON the scanner looks for its close (stray brackets, a separator).
@@ -1013,10 +1009,7 @@ impl JsonScanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         call.trailing.push_str(&text[i..k]);
         if k == bytes.len() {
             self.state = State::After(call);

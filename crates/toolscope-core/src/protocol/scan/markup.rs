@@ -20,7 +20,7 @@ use crate::protocol::text::holdback::{
     Holdback, Separated, Steps, drive, read_again_at_end, strip_separators,
 };
 use crate::protocol::text::names;
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::protocol::text::xml::{self, Tag};
 use crate::schema::{SchemaType, property_schema, schema_type};
 use crate::tool::{Tool, ToolSet};
@@ -79,10 +79,6 @@ const MAX_SUFFIX: usize = 64;
 
 const fn suffix_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')
-}
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
 }
 
 /// `lit` (which starts with the syntax's open head `<`, or its close head `</` for a close tag,
@@ -1457,9 +1453,7 @@ impl MarkupScanner {
         let mut j = i;
         loop {
             let from = j;
-            while j < bytes.len() && is_ws(bytes[j]) {
-                j += 1;
-            }
+            j = ws_end(bytes, j);
             b.raw.push_str(&text[from..j]);
             if j == bytes.len() {
                 self.state = State::Wrapper(b);

@@ -16,7 +16,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
 use crate::protocol::text::holdback::{Holdback, Separated, Steps, drive, read_again_at_end};
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, ws_end};
 use crate::protocol::text::xml::{self, Entity, Tag, parse_tag, scan_entity};
 use crate::schema::{is_plain_string, property_schema};
 use crate::tool::{Tool, ToolSet};
@@ -506,10 +506,7 @@ impl MorphScanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && xml::is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         call.raw.push_str(&text[i..k]);
         call.trailing.push_str(&text[i..k]);
         let park = |call: Box<Call>| {

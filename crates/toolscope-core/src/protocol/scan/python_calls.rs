@@ -40,7 +40,7 @@ use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::holdback::{Holdback, Steps, drive};
-use crate::protocol::text::scanner::Scanner;
+use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 
 /// A format of Python call lists.
@@ -58,10 +58,6 @@ pub(crate) struct PySyntax {
 const MAX_NAME: usize = 256;
 /// The most whitespace between a bare list's `[`, the first name and its `(`.
 const MAX_GAP: usize = 64;
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
-}
 
 /// The character at `i` (a char boundary), if any.
 fn char_at(s: &str, i: usize) -> Option<char> {
@@ -1327,10 +1323,7 @@ impl PyCallsScanner {
 
     fn opened(&mut self, mut b: Block, text: &str, i: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         b.raw.push_str(&text[i..k]);
         if k == bytes.len() {
             self.state = State::Opened(b);
@@ -1438,10 +1431,7 @@ impl PyCallsScanner {
         em: &mut Emitter,
     ) -> usize {
         let bytes = text.as_bytes();
-        let mut k = i;
-        while k < bytes.len() && is_ws(bytes[k]) {
-            k += 1;
-        }
+        let k = ws_end(bytes, i);
         trailing.push_str(&text[i..k]);
         if k == bytes.len() {
             self.state = State::AfterList(b, trailing);

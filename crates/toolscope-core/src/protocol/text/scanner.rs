@@ -32,3 +32,18 @@ pub(crate) trait Scanner: Send {
     /// across markers that matters.
     fn cut(&mut self, _em: &mut Emitter) {}
 }
+
+/// Whitespace between the parts of a call: space, tab, the line breaks and form feed.
+#[inline]
+pub(crate) const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+}
+
+/// Where the whitespace that starts at `i` in `bytes` ends.
+#[inline]
+pub(crate) fn ws_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && is_ws(bytes[i]) {
+        i += 1;
+    }
+    i
+}

@@ -128,9 +128,7 @@ pub(crate) fn is_name_byte(b: u8) -> bool {
     )
 }
 
-pub(crate) fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
-}
+pub(crate) use super::scanner::is_ws;
 
 /// The longest tag toolscope reads (holdback bound); a `<` not closed by `>` within it is text.
 pub(crate) const MAX_TAG: usize = 256;
