@@ -184,6 +184,41 @@ impl Envelope {
 
     /// Routes an event to the arguments in progress. Returns `None` when the event is not for
     /// the arguments.
+    /// An object or array opens inside a call object: in its arguments, inside a value that
+    /// is skipped, or as the value of a key.
+    fn nested_begins(
+        &mut self,
+        kind: ValueKind,
+        event: impl Fn(&mut dyn JsonSink) -> Result<(), String> + Copy,
+    ) -> Result<(), String> {
+        if let Some(r) = self.args_event(event, 1) {
+            return r;
+        }
+        if let Some(c) = self.current.as_mut().filter(|c| c.skipping > 0) {
+            c.skipping += 1;
+            return Ok(());
+        }
+        self.value_starts(kind)?;
+        if let Some(r) = self.args_event(event, 1) {
+            return r;
+        }
+        Ok(())
+    }
+
+    /// An object or array closes in the arguments or in a skipped value (its result), or closes
+    /// a level of the envelope (`None`).
+    fn nested_ends(
+        &mut self,
+        event: impl FnOnce(&mut dyn JsonSink) -> Result<(), String>,
+    ) -> Option<Result<(), String>> {
+        if let Some(r) = self.args_event(event, -1) {
+            return Some(r);
+        }
+        let c = self.current.as_mut().filter(|c| c.skipping > 0)?;
+        c.skipping -= 1;
+        Some(Ok(()))
+    }
+
     fn args_event(
         &mut self,
         event: impl FnOnce(&mut dyn JsonSink) -> Result<(), String>,
@@ -331,29 +366,14 @@ impl JsonSink for Envelope {
             self.current = Some(CallObject::new());
             return Ok(());
         }
-        if let Some(r) = self.args_event(|s| s.begin_object(), 1) {
-            return r;
-        }
-        if let Some(c) = self.current.as_mut().filter(|c| c.skipping > 0) {
-            c.skipping += 1;
-            return Ok(());
-        }
-        self.value_starts(ValueKind::Object)?;
-        if let Some(r) = self.args_event(|s| s.begin_object(), 1) {
-            return r;
-        }
-        Ok(())
+        self.nested_begins(ValueKind::Object, |s| s.begin_object())
     }
 
     fn end_object(&mut self) -> Result<(), String> {
-        if let Some(r) = self.args_event(|s| s.end_object(), -1) {
-            return r;
+        match self.nested_ends(|s| s.end_object()) {
+            Some(r) => r,
+            None => self.close_call(),
         }
-        if let Some(c) = self.current.as_mut().filter(|c| c.skipping > 0) {
-            c.skipping -= 1;
-            return Ok(());
-        }
-        self.close_call()
     }
 
     fn begin_array(&mut self) -> Result<(), String> {
@@ -368,29 +388,12 @@ impl JsonSink for Envelope {
         if self.current.is_none() {
             return self.refuse("an array of calls holds something other than call objects");
         }
-        if let Some(r) = self.args_event(|s| s.begin_array(), 1) {
-            return r;
-        }
-        if let Some(c) = self.current.as_mut().filter(|c| c.skipping > 0) {
-            c.skipping += 1;
-            return Ok(());
-        }
-        self.value_starts(ValueKind::Array)?;
-        if let Some(r) = self.args_event(|s| s.begin_array(), 1) {
-            return r;
-        }
-        Ok(())
+        self.nested_begins(ValueKind::Array, |s| s.begin_array())
     }
 
     fn end_array(&mut self) -> Result<(), String> {
-        if let Some(r) = self.args_event(|s| s.end_array(), -1) {
-            return r;
-        }
-        if let Some(c) = self.current.as_mut().filter(|c| c.skipping > 0) {
-            c.skipping -= 1;
-        }
         // The end of the array of calls needs nothing more.
-        Ok(())
+        self.nested_ends(|s| s.end_array()).unwrap_or(Ok(()))
     }
 
     fn key(&mut self, key: &str) -> Result<(), String> {

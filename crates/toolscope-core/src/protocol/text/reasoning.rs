@@ -339,7 +339,8 @@ impl ReasoningSplitter {
                     let marker = &rest[k..k + len];
                     let at = base + i + k;
                     let learns = self.learning.is_some() || matches!(self.optional, Some(None));
-                    if !self.inside {
+                    let inside = self.inside;
+                    if !inside || self.calls_inside {
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
                             // Inside a call, the marker is the call's own text.
@@ -348,22 +349,15 @@ impl ReasoningSplitter {
                             if learns {
                                 self.learn(marker, em);
                             }
+                            // What the scanner holds is on the side of the marker it came on
+                            // (text before an opening marker, reasoning before a closing one).
                             scanner.cut(em);
                             self.skip(len, em);
-                            self.enter(at, em);
-                        }
-                    } else if self.calls_inside {
-                        self.give_scanner(before, scanner, em);
-                        if scanner.in_call() {
-                            self.give_scanner(marker, scanner, em);
-                        } else {
-                            if learns {
-                                self.learn(marker, em);
+                            if inside {
+                                self.leave(at + len, em);
+                            } else {
+                                self.enter(at, em);
                             }
-                            // What the scanner holds is reasoning, not the text after it.
-                            scanner.cut(em);
-                            self.skip(len, em);
-                            self.leave(at + len, em);
                         }
                     } else {
                         em.reasoning(before);
