@@ -764,28 +764,17 @@ impl MorphScanner {
                 content(&mut call, &mut p, &text[j..at]);
             }
             if bytes[at] == b'&' {
-                match scan_entity(&text[at..]) {
-                    Entity::Char(c, len) => {
-                        call.raw.push_str(&text[at..at + len]);
-                        let mut tmp = [0u8; 4];
-                        content_verbatim(&mut call, &mut p, c.encode_utf8(&mut tmp));
-                        j = at + len;
-                    }
-                    Entity::Unknown(len) => {
-                        call.raw.push_str(&text[at..at + len]);
-                        content(&mut call, &mut p, &text[at..at + len]);
-                        j = at + len;
-                    }
-                    Entity::Incomplete if !self.at_end => {
-                        self.state = State::InParam(call, p);
-                        return self.held.hold(text, at, base);
-                    }
-                    Entity::Text | Entity::Incomplete => {
-                        call.raw.push('&');
-                        content(&mut call, &mut p, "&");
-                        j = at + 1;
-                    }
+                let Some((len, decoded)) = read_amp(text, at, self.at_end) else {
+                    self.state = State::InParam(call, p);
+                    return self.held.hold(text, at, base);
+                };
+                let markup = &text[at..at + len];
+                call.raw.push_str(markup);
+                match decoded {
+                    Some(c) => content_verbatim(&mut call, &mut p, c.encode_utf8(&mut [0u8; 4])),
+                    None => content(&mut call, &mut p, markup),
                 }
+                j = at + len;
                 continue;
             }
             let markup = |call: &mut Call, p: &mut Param, len: usize| {
@@ -914,28 +903,17 @@ impl MorphScanner {
             call.raw.push_str(&text[j..at]);
             body_text(&mut call, &mut body, &text[j..at]);
             if bytes[at] == b'&' {
-                match scan_entity(&text[at..]) {
-                    Entity::Char(c, len) => {
-                        call.raw.push_str(&text[at..at + len]);
-                        let mut tmp = [0u8; 4];
-                        body_verbatim(&mut call, &mut body, c.encode_utf8(&mut tmp));
-                        j = at + len;
-                    }
-                    Entity::Unknown(len) => {
-                        call.raw.push_str(&text[at..at + len]);
-                        body_text(&mut call, &mut body, &text[at..at + len]);
-                        j = at + len;
-                    }
-                    Entity::Incomplete if !self.at_end => {
-                        self.state = State::Body(call, body);
-                        return self.held.hold(text, at, base);
-                    }
-                    Entity::Text | Entity::Incomplete => {
-                        call.raw.push('&');
-                        body_text(&mut call, &mut body, "&");
-                        j = at + 1;
-                    }
+                let Some((len, decoded)) = read_amp(text, at, self.at_end) else {
+                    self.state = State::Body(call, body);
+                    return self.held.hold(text, at, base);
+                };
+                let markup = &text[at..at + len];
+                call.raw.push_str(markup);
+                match decoded {
+                    Some(c) => body_verbatim(&mut call, &mut body, c.encode_utf8(&mut [0u8; 4])),
+                    None => body_text(&mut call, &mut body, markup),
                 }
+                j = at + len;
                 continue;
             }
             match match_tool_open(text, at, &self.tools) {
@@ -1244,6 +1222,18 @@ fn take_value(call: &mut Call, p: &mut Param) -> Value {
         ParamMode::Stream => Value::Null,
         ParamMode::Collect(buf) => Value::String(std::mem::take(buf)),
         ParamMode::Tree(buf) => xml::fragment_value(buf),
+    }
+}
+
+/// The `&` at `at` in a value: how many bytes it takes, and the character it stands for (none
+/// where it stands for itself, as an unknown entity or a lone `&` does); `None` while it may
+/// still become an entity with the next piece.
+fn read_amp(text: &str, at: usize, at_end: bool) -> Option<(usize, Option<char>)> {
+    match scan_entity(&text[at..]) {
+        Entity::Char(c, len) => Some((len, Some(c))),
+        Entity::Unknown(len) => Some((len, None)),
+        Entity::Incomplete if !at_end => None,
+        Entity::Text | Entity::Incomplete => Some((1, None)),
     }
 }
 
