@@ -173,6 +173,22 @@ struct Call {
     writer: ArgsWriter,
 }
 
+impl Call {
+    /// The call breaks off (its arguments are not JSON, or never end): its part is aborted;
+    /// its start, markup, id and name are what is left of it.
+    fn give_up(self: Box<Self>, em: &mut Emitter) -> (usize, String, PartId, String) {
+        em.abort_call(&self.id);
+        let Call {
+            start,
+            raw,
+            name,
+            id,
+            ..
+        } = *self;
+        (start, raw, id, name)
+    }
+}
+
 enum State {
     /// The function markup of a message addressed to a tool, read by the markup engine up to
     /// the message's end.
@@ -647,14 +663,7 @@ impl HarmonyScanner {
             em.input_delta(&call.id, d);
         }
         if let Some(why) = error {
-            em.abort_call(&call.id);
-            let Call {
-                start,
-                raw,
-                name,
-                id,
-                ..
-            } = *call;
+            let (start, raw, id, name) = call.give_up(em);
             self.state = State::Skip {
                 start,
                 raw,
@@ -995,15 +1004,8 @@ impl Scanner for HarmonyScanner {
                     if let Some(d) = call.writer.take_delta() {
                         em.input_delta(&call.id, d);
                     }
-                    em.abort_call(&call.id);
                     let why = format!("the output ended inside the arguments of \"{}\"", call.name);
-                    let Call {
-                        start,
-                        raw,
-                        name,
-                        id,
-                        ..
-                    } = *call;
+                    let (start, raw, id, name) = call.give_up(em);
                     self.malformed(
                         start,
                         raw,

@@ -79,6 +79,16 @@ fn is_name_char(c: char) -> bool {
 }
 
 /// The end of the run of characters from `i` that `keep` accepts.
+/// A name being read a piece at a time: the run of its characters at `i` is added to `word`, and
+/// `Some` is where the run ends; `None` when none is at `i` (the name ended before it).
+fn word_run(word: &mut String, s: &str, i: usize, keep: impl Fn(char) -> bool) -> Option<usize> {
+    let end = run_end(s, i, keep);
+    (end > i).then(|| {
+        word.push_str(&s[i..end]);
+        end
+    })
+}
+
 fn run_end(s: &str, i: usize, keep: impl Fn(char) -> bool) -> usize {
     let mut j = i;
     for c in s[i..].chars() {
@@ -885,13 +895,10 @@ impl ListReader {
                 }
             }
             St::Name(name) => {
-                let end = run_end(s, i, is_name_char);
-                if end > i {
-                    name.push_str(&s[i..end]);
-                    if name.len() > MAX_NAME {
-                        return fail("a call's name is too long");
-                    }
-                    return Ok(end);
+                match word_run(name, s, i, is_name_char) {
+                    Some(_) if name.len() > MAX_NAME => return fail("a call's name is too long"),
+                    Some(end) => return Ok(end),
+                    None => {}
                 }
                 let name = std::mem::take(name);
                 self.st = St::AfterName { name, gap: 0 };
@@ -955,13 +962,12 @@ impl ListReader {
                 }
             }
             St::ArgWord(word) => {
-                let end = run_end(s, i, is_ident);
-                if end > i {
-                    word.push_str(&s[i..end]);
-                    if word.len() > MAX_NAME {
+                match word_run(word, s, i, is_ident) {
+                    Some(_) if word.len() > MAX_NAME => {
                         return fail("an argument's name is too long");
                     }
-                    return Ok(end);
+                    Some(end) => return Ok(end),
+                    None => {}
                 }
                 let word = std::mem::take(word);
                 if is_ws(c) {
