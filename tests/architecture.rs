@@ -97,43 +97,34 @@ fn references(module: &Module, code: &str, all: &BTreeMap<Module, String>) -> BT
             path.pop();
         }
     };
-    let bytes = lines.as_bytes();
-    for start in ["crate::", "super::"] {
-        let mut from = 0;
-        while let Some(at) = lines[from..].find(start) {
-            let at = from + at;
-            from = at + start.len();
-            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
-                continue;
+    for (start, at) in path_starts(&lines) {
+        let tail: String = lines[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':' || *c == '{')
+            .collect();
+        let segments: Vec<&str> = tail.split("::").filter(|s| !s.is_empty()).collect();
+        let (mut base, mut rest) = if start == "crate::" {
+            (Vec::new(), &segments[1..])
+        } else {
+            let mut b = module.clone();
+            b.pop();
+            (b, &segments[1..])
+        };
+        while rest.first() == Some(&"super") {
+            base.pop();
+            rest = &rest[1..];
+        }
+        if rest.first().is_some_and(|s| s.starts_with('{')) {
+            // `crate::{a, b::c}`: each member.
+            let close = lines[at..].find('}').map_or(lines.len(), |i| at + i);
+            let open = lines[at..close].find('{').map_or(close, |i| at + i + 1);
+            for member in lines[open..close].split(',') {
+                let parts: Vec<&str> = member.trim().split("::").map(str::trim).collect();
+                resolve(base.clone(), &parts);
             }
-            let tail: String = lines[at..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':' || *c == '{')
-                .collect();
-            let segments: Vec<&str> = tail.split("::").filter(|s| !s.is_empty()).collect();
-            let (mut base, mut rest) = if start == "crate::" {
-                (Vec::new(), &segments[1..])
-            } else {
-                let mut b = module.clone();
-                b.pop();
-                (b, &segments[1..])
-            };
-            while rest.first() == Some(&"super") {
-                base.pop();
-                rest = &rest[1..];
-            }
-            if rest.first().is_some_and(|s| s.starts_with('{')) {
-                // `crate::{a, b::c}`: each member.
-                let close = lines[at..].find('}').map_or(lines.len(), |i| at + i);
-                let open = lines[at..close].find('{').map_or(close, |i| at + i + 1);
-                for member in lines[open..close].split(',') {
-                    let parts: Vec<&str> = member.trim().split("::").map(str::trim).collect();
-                    resolve(base.clone(), &parts);
-                }
-            } else {
-                let rest: Vec<&str> = rest.iter().map(|s| s.trim_end_matches('{')).collect();
-                resolve(base.clone(), &rest);
-            }
+        } else {
+            let rest: Vec<&str> = rest.iter().map(|s| s.trim_end_matches('{')).collect();
+            resolve(base.clone(), &rest);
         }
     }
     out
@@ -225,6 +216,19 @@ fn the_cycle_check_finds_a_cycle() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Where `crate::` and `super::` begin a path in `text` (not the end of a longer name): each
+/// with its offset, the `crate::` ones first.
+fn path_starts(text: &str) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+    let bytes = text.as_bytes();
+    ["crate::", "super::"].into_iter().flat_map(move |start| {
+        text.match_indices(start)
+            .map(move |(at, _)| (start, at))
+            .filter(move |&(_, at)| {
+                at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_')
+            })
+    })
+}
+
 /// Every path that `code` names through `crate::` or `super::`, as segments, with `use` trees
 /// expanded (`super::{a::{B, C}, d}` is `super::a::B`, `super::a::C` and `super::d`) and
 /// renames dropped (`X as Y` is `X`).
@@ -236,21 +240,13 @@ fn paths(code: &str) -> Vec<Vec<String>> {
         .join("\n");
     let bytes = text.as_bytes();
     let mut out = Vec::new();
-    for start in ["crate::", "super::"] {
-        let mut from = 0;
-        while let Some(at) = text[from..].find(start) {
-            let at = from + at;
-            from = at + start.len();
-            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
-                continue;
-            }
-            // `super::super::x` is found again at its second `super`; one reading is enough.
-            if at >= 7 && &text[at - 7..at] == "super::" {
-                continue;
-            }
-            let mut i = at;
-            use_tree(bytes, &mut i, Vec::new(), &mut out);
+    for (_, at) in path_starts(&text) {
+        // `super::super::x` is found again at its second `super`; one reading is enough.
+        if at >= 7 && &text[at - 7..at] == "super::" {
+            continue;
         }
+        let mut i = at;
+        use_tree(bytes, &mut i, Vec::new(), &mut out);
     }
     out
 }

@@ -159,13 +159,7 @@ async fn a_failed_answer_opens_as_a_session() {
     let mut a = app(160, 48);
     a.provider = ProviderKind::from_name("openai").unwrap();
     a.base_url = Some(server.base_url());
-    let mut h = Harness::with(a, None);
-    h.press(alt('s'));
-    h.press(key(KeyCode::Char('y')));
-    h.until("the battery ends", |a| {
-        a.verify.as_ref().is_some_and(|v| !v.is_running())
-    })
-    .await;
+    let mut h = battery_to_its_end(a, "the battery ends").await;
     let v = h.app.verify.as_ref().unwrap();
     assert_eq!(v.ending, Some(Ending::Complete));
     assert_eq!(v.report.as_ref().unwrap().faults(), ["calls"]);
@@ -210,13 +204,7 @@ async fn an_endpoint_that_cannot_answer_is_said_and_what_was_measured_kept() {
     a.provider = ProviderKind::from_name("openai").unwrap();
     a.model = "m".into();
     a.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
-    let mut h = Harness::with(a, None);
-    h.press(alt('s'));
-    h.press(key(KeyCode::Char('y')));
-    h.until("the battery gives up", |a| {
-        a.verify.as_ref().is_some_and(|v| !v.is_running())
-    })
-    .await;
+    let mut h = battery_to_its_end(a, "the battery gives up").await;
     let v = h.app.verify.as_ref().unwrap();
     let Some(Ending::GaveUp { category, .. }) = &v.ending else {
         panic!("gave up: {:?}", v.ending)
@@ -231,4 +219,14 @@ async fn an_endpoint_that_cannot_answer_is_said_and_what_was_measured_kept() {
         "{screen}"
     );
     assert!(notice_text(&h.app).contains("cannot answer"));
+}
+
+/// The battery on an endpoint that costs (Alt+S, then `y` to the question), to its end.
+async fn battery_to_its_end(a: toolscope::app::App, what: &str) -> Harness {
+    let mut h = Harness::with(a, None);
+    h.press(alt('s'));
+    h.press(key(KeyCode::Char('y')));
+    h.until(what, |a| a.verify.as_ref().is_some_and(|v| !v.is_running()))
+        .await;
+    h
 }

@@ -244,7 +244,11 @@ fn parser(name: &str) -> StreamParser {
 }
 
 fn run(name: &str, bytes: &[u8], sizes: &[usize]) -> Vec<Part> {
-    let mut p = parser(name);
+    push_all(&mut parser(name), bytes, sizes)
+}
+
+/// `bytes` pushed into `p` in pieces of the sizes (round and round), then the end: the parts.
+fn push_all(p: &mut StreamParser, bytes: &[u8], sizes: &[usize]) -> Vec<Part> {
     let mut out = Vec::new();
     let mut rest = bytes;
     let mut k = 0;
@@ -412,16 +416,7 @@ proptest! {
     #[test]
     fn nothing_is_lost((name, text, sizes) in arb_case()) {
         let mut p = parser(name);
-        let mut out = Vec::new();
-        let mut rest = text.as_bytes();
-        let mut k = 0;
-        while !rest.is_empty() {
-            let n = sizes[k % sizes.len()].clamp(1, rest.len());
-            p.push(&rest[..n], &mut out);
-            rest = &rest[n..];
-            k += 1;
-        }
-        p.finish(&mut out);
+        let out = push_all(&mut p, text.as_bytes(), &sizes);
         use toolscope_core::protocol::SpanKind;
         let in_span = |kind: SpanKind, at: usize| {
             p.spans().iter().any(|s| s.kind == kind && s.start <= at && at < s.end)

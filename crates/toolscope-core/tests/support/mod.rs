@@ -213,10 +213,7 @@ async fn serve(
                 headers,
                 body,
             } => {
-                let mut head = status_line(status);
-                for (n, v) in &headers {
-                    head.push_str(&format!("{n}: {v}\r\n"));
-                }
+                let mut head = reply_head(status, &headers);
                 head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
                 if socket.write_all(head.as_bytes()).await.is_err()
                     || socket.write_all(&body).await.is_err()
@@ -230,10 +227,7 @@ async fn serve(
                 chunks,
                 end,
             } => {
-                let mut head = status_line(status);
-                for (n, v) in &headers {
-                    head.push_str(&format!("{n}: {v}\r\n"));
-                }
+                let mut head = reply_head(status, &headers);
                 head.push_str("transfer-encoding: chunked\r\n\r\n");
                 if socket.write_all(head.as_bytes()).await.is_err() {
                     return;
@@ -275,6 +269,15 @@ async fn serve(
             }
         }
     }
+}
+
+/// The status line and the headers of a reply, without the line that ends them.
+fn reply_head(status: u16, headers: &[(String, String)]) -> String {
+    let mut head = status_line(status);
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head
 }
 
 fn status_line(status: u16) -> String {

@@ -1263,6 +1263,7 @@ impl super::forked::Handover for FramedScanner {
 }
 
 impl Steps for FramedScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),

@@ -647,6 +647,7 @@ enum Bare {
 }
 
 impl Steps for Gemma4Scanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),

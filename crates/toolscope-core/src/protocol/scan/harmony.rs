@@ -930,6 +930,7 @@ impl HarmonyScanner {
 }
 
 impl Steps for HarmonyScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let state = std::mem::replace(
             &mut self.state,

@@ -1067,6 +1067,7 @@ pub(crate) struct MarkupScanner {
 }
 
 impl Steps for MarkupScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),

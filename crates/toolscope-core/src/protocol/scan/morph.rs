@@ -156,6 +156,7 @@ fn lists_argument(tool: &Tool, arg: &str) -> bool {
 }
 
 impl Steps for MorphScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),

@@ -1512,6 +1512,7 @@ fn partial_len(text: &str, marker: &str) -> usize {
 super::forked::handover_by_holdback!(PyCallsScanner);
 
 impl Steps for PyCallsScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),

@@ -275,6 +275,7 @@ fn could_close_tool(text: &str, j: usize, tools: &ToolSet) -> bool {
 }
 
 impl Steps for YamlScanner {
+    #[inline]
     fn step(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => self.text(text, i, base, em),
