@@ -46,7 +46,7 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
             let mut rest = text.as_str();
             while let Some(i) = rest.find("#[cfg(test)]") {
                 rest = rest[i + "#[cfg(test)]".len()..].trim_start();
-                if let Some(name) = rest.strip_prefix("mod ").and_then(|r| r.split(';').next()) {
+                if let Some(name) = module_item(rest).and_then(|r| r.split(';').next()) {
                     let mut child = module.clone();
                     child.push(name.trim().to_string());
                     test_only.push(child);
@@ -59,10 +59,11 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
                 .map(|(i, _)| i)
                 .find(|&i| {
                     let after = text[i + "#[cfg(test)]".len()..].trim_start();
-                    after.starts_with("mod ")
-                        && after
+                    module_item(after).is_some_and(|after| {
+                        after
                             .find('{')
                             .is_some_and(|b| after.find(';').is_none_or(|s| b < s))
+                    })
                 });
             let code = match inline_tests {
                 Some(i) => text[..i].to_string(),
@@ -75,6 +76,17 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
         out.remove(&m);
     }
     out
+}
+
+/// What follows `mod ` when `text` starts with a module item (`mod `, or `pub mod `,
+/// `pub(crate) mod `, `pub(super) mod `, `pub(in …) mod `).
+fn module_item(text: &str) -> Option<&str> {
+    let text = match text.strip_prefix("pub") {
+        Some(rest) if rest.starts_with('(') => rest[rest.find(')')? + 1..].trim_start(),
+        Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+        _ => text,
+    };
+    text.strip_prefix("mod ")
 }
 
 /// The modules `code` (the source of `module`) refers to through `crate::` and `super::` paths.
@@ -440,6 +452,9 @@ fn the_reexport_check_finds_an_import_through_a_parent() {
         check("use super::super::a::Thing;\nuse crate::room::{Own, a::{self, Thing}};").is_empty()
     );
     assert!(check("#[cfg(test)]\nmod tests { use super::super::super::Thing; }").is_empty());
+    assert!(
+        check("#[cfg(test)]\npub(crate) mod tests { use super::super::super::Thing; }").is_empty()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -382,6 +382,12 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
+    /// The weather of `city` for two days.
+    async fn two_days(s: &DemoMcp, city: &str) -> Value {
+        let two_days = args(json!({"city": city, "days": 2}));
+        s.call("get_weather", &two_days, None).await.unwrap()
+    }
+
     fn server(dir: &Path) -> DemoMcp {
         DemoMcp::new(DemoMcpOptions::default(), dir.to_path_buf())
     }
@@ -389,22 +395,8 @@ mod tests {
     #[tokio::test]
     async fn weather_is_the_same_for_a_city_every_time_and_an_unknown_city_is_an_error() {
         let s = server(&std::env::temp_dir());
-        let a = s
-            .call(
-                "get_weather",
-                &args(json!({"city": "paris", "days": 2})),
-                None,
-            )
-            .await
-            .unwrap();
-        let b = s
-            .call(
-                "get_weather",
-                &args(json!({"city": "Paris", "days": 2})),
-                None,
-            )
-            .await
-            .unwrap();
+        let a = two_days(&s, "paris").await;
+        let b = two_days(&s, "Paris").await;
         assert_eq!(a, b);
         assert_eq!(a["structuredContent"]["city"], "Paris");
         assert_eq!(

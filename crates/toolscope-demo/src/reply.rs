@@ -147,22 +147,25 @@ impl Reply {
 
     /// The assistant's text, joined (`None` when the reply has no text pieces).
     pub fn content(&self) -> Option<String> {
-        let mut text = None::<String>;
-        for p in &self.pieces {
-            if let Piece::Text(t) = p {
-                text.get_or_insert_with(String::new).push_str(t);
-            }
-        }
-        text
+        self.joined(|p| match p {
+            Piece::Text(t) => Some(t),
+            _ => None,
+        })
     }
 
     /// The reasoning, joined (`None` when the reply has none).
     pub fn reasoning(&self) -> Option<String> {
+        self.joined(|p| match p {
+            Piece::Reasoning(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The pieces `pick` takes, joined (`None` when it takes none).
+    fn joined(&self, pick: impl Fn(&Piece) -> Option<&str>) -> Option<String> {
         let mut text = None::<String>;
-        for p in &self.pieces {
-            if let Piece::Reasoning(t) = p {
-                text.get_or_insert_with(String::new).push_str(t);
-            }
+        for t in self.pieces.iter().filter_map(pick) {
+            text.get_or_insert_with(String::new).push_str(t);
         }
         text
     }

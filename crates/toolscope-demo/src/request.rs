@@ -23,11 +23,20 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn new(message: impl Into<String>, param: &str, code: Option<&'static str>) -> Self {
+    pub(crate) fn new(message: impl Into<String>, param: &str, code: Option<&'static str>) -> Self {
         RequestError {
             message: message.into(),
             param: Some(param.to_string()),
             code,
+        }
+    }
+
+    /// A body that is not a JSON object.
+    pub(crate) fn not_an_object() -> Self {
+        RequestError {
+            message: "The request body must be a JSON object.".into(),
+            param: None,
+            code: None,
         }
     }
 }
@@ -99,11 +108,7 @@ pub struct DemoRequest {
 impl DemoRequest {
     pub fn from_json(body: &Value) -> Result<DemoRequest, RequestError> {
         let Value::Object(obj) = body else {
-            return Err(RequestError {
-                message: "The request body must be a JSON object.".into(),
-                param: None,
-                code: None,
-            });
+            return Err(RequestError::not_an_object());
         };
         let model = match obj.get("model") {
             Some(Value::String(m)) if !m.is_empty() => m.clone(),

@@ -18,11 +18,7 @@ use crate::request::RequestError;
 use crate::wire::Meta;
 
 fn bad(message: impl Into<String>, param: &str) -> RequestError {
-    RequestError {
-        message: message.into(),
-        param: Some(param.to_string()),
-        code: Some("invalid_value"),
-    }
+    RequestError::new(message, param, Some("invalid_value"))
 }
 
 /// The text of a message's `content`: a string, or the `text` of its parts joined.
@@ -41,11 +37,7 @@ fn content_text(content: Option<&Value>) -> String {
 /// A Responses request body as the Chat Completions body the demo model reads.
 pub fn chat_body(body: &Value) -> Result<Value, RequestError> {
     let Value::Object(obj) = body else {
-        return Err(RequestError {
-            message: "The request body must be a JSON object.".into(),
-            param: None,
-            code: None,
-        });
+        return Err(RequestError::not_an_object());
     };
     let mut messages: Vec<Value> = Vec::new();
     if let Some(i) = obj.get("instructions").and_then(Value::as_str) {
@@ -59,11 +51,11 @@ pub fn chat_body(body: &Value) -> Result<Value, RequestError> {
             }
         }
         None | Some(Value::Null) => {
-            return Err(RequestError {
-                message: "Missing required parameter: 'input'.".into(),
-                param: Some("input".into()),
-                code: Some("missing_required_parameter"),
-            });
+            return Err(RequestError::new(
+                "Missing required parameter: 'input'.",
+                "input",
+                Some("missing_required_parameter"),
+            ));
         }
         Some(_) => return Err(bad("'input' must be a string or an array.", "input")),
     }

@@ -1562,6 +1562,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::tests_support::scan_every_split;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
     use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
 

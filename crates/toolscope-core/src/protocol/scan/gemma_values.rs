@@ -1192,6 +1192,9 @@ impl Gemma4Scanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     standard_cases!(Gemma4Scanner::new;
         "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",

@@ -1050,6 +1050,9 @@ impl Scanner for HarmonyScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     #[test]
     fn headers_are_read() {

@@ -1228,6 +1228,8 @@ impl JsonScanner {
 #[cfg(test)]
 mod tests {
     use super::{JsonScanner, JsonScannerConfig};
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;
     use std::cell::Cell;
 

@@ -2341,6 +2341,9 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     /// `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`, no separator newlines.
     pub(crate) static DIALECT: Dialect = Dialect {

@@ -2,24 +2,22 @@
 //! [`Scanner`](super::text::scanner::Scanner) and is configured by the formats that use it.
 
 /// An engine's standard-cases test (see `tests_support::engine_cases`), written in its `tests`
-/// module: what makes the scanner of a tool set, then a call, the call cut off unfinished, and a
-/// malformed call (each of `get_weather` with the city Paris).
+/// module (which imports `EngineCase`, `engine_cases`, `Scanner` and `ToolSet`): what makes the
+/// scanner of a tool set, then a call, the call cut off unfinished, and a malformed call (each of
+/// `get_weather` with the city Paris).
 #[cfg(test)]
 macro_rules! standard_cases {
     ($make:expr; $call:expr, $unfinished:expr, $malformed:expr $(,)?) => {
         /// A call, text around it, every split, an unfinished call, a malformed one.
         #[test]
         fn the_engine_answers_the_standard_cases() {
-            let make =
-                |tools: crate::tool::ToolSet| -> Box<dyn crate::protocol::text::scanner::Scanner> {
-                    Box::new($make(tools))
-                };
-            let case = crate::protocol::tests_support::EngineCase {
+            let make = |tools: ToolSet| -> Box<dyn Scanner> { Box::new($make(tools)) };
+            let case = EngineCase {
                 call: $call,
                 unfinished: $unfinished,
                 malformed: $malformed,
             };
-            crate::protocol::tests_support::engine_cases(&make, &case);
+            engine_cases(&make, &case);
         }
     };
 }

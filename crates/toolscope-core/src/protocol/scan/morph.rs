@@ -1241,6 +1241,9 @@ fn read_amp(text: &str, at: usize, at_end: bool) -> Option<(usize, Option<char>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     standard_cases!(MorphScanner::new;
         "<get_weather><city>Paris</city></get_weather>",

@@ -1706,6 +1706,9 @@ pub(crate) fn malformed_list(name: &str, input: &Value, quote: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
 
     /// `<py>[NAME(key=value)]</py>`, never bare.
     static SYNTAX: PySyntax = PySyntax {

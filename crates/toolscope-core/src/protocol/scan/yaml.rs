@@ -760,6 +760,9 @@ fn full_value(body: &str) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::tests_support::{EngineCase, engine_cases};
+    use crate::protocol::text::scanner::Scanner;
+    use crate::tool::ToolSet;
     use serde_json::json;
 
     use super::*;
