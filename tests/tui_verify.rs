@@ -204,7 +204,7 @@ async fn an_endpoint_that_cannot_answer_is_said_and_what_was_measured_kept() {
     a.provider = ProviderKind::from_name("openai").unwrap();
     a.model = "m".into();
     a.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
-    let mut h = battery_to_its_end(a, "the battery gives up").await;
+    let h = battery_to_its_end(a, "the battery gives up").await;
     let v = h.app.verify.as_ref().unwrap();
     let Some(Ending::GaveUp { category, .. }) = &v.ending else {
         panic!("gave up: {:?}", v.ending)
