@@ -143,6 +143,17 @@ pub(crate) fn invalid(message: String) -> Delta {
     ))
 }
 
+/// A finding about the order of a stream's events: only the first of an answer is reported
+/// (`reported` says whether it was), as the later ones follow from it.
+pub(crate) fn order_finding(reported: &mut bool, message: String, out: &mut Vec<Delta>) {
+    if !std::mem::replace(reported, true) {
+        out.push(Delta::Warning(crate::part::Warning::new(
+            crate::lint::EVENT_ORDER,
+            message,
+        )));
+    }
+}
+
 /// One stream event (`stream`) or the whole body, as JSON; what to report when it is not.
 // The error is pushed onto the deltas as it is; boxing it would only add an allocation there.
 #[allow(clippy::result_large_err)]

@@ -225,13 +225,6 @@ impl Decoder {
         }
     }
 
-    fn disorder(&mut self, message: String, out: &mut Vec<Delta>) {
-        if !self.order.reported {
-            self.order.reported = true;
-            out.push(Delta::Warning(Warning::new(lint::EVENT_ORDER, message)));
-        }
-    }
-
     /// Checks an event against the documented order before it is read.
     fn check_order(&mut self, kind: &str, index: u64, out: &mut Vec<Delta>) {
         let open = self.blocks.iter().any(|(i, _)| *i == index);
@@ -267,7 +260,7 @@ impl Decoder {
             _ => {}
         }
         if let Some(p) = problem {
-            self.disorder(p, out);
+            shared::order_finding(&mut self.order.reported, p, out);
         }
     }
 

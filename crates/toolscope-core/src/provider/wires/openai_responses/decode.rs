@@ -308,14 +308,6 @@ impl Decoder {
         }
     }
 
-    fn disorder(&mut self, message: String, out: &mut Vec<Delta>) {
-        if self.disordered {
-            return;
-        }
-        self.disordered = true;
-        out.push(Delta::Warning(Warning::new(lint::EVENT_ORDER, message)));
-    }
-
     /// The open item an event names, if it is open; an order finding otherwise. An event names
     /// its item by `output_index`, by `item_id` (part and delta events) or by the id of the
     /// `item` it carries (`response.output_item.done`): some servers (llama.cpp's) send no
@@ -346,7 +338,7 @@ impl Decoder {
                     "{kind} names no output_index and no item id, so it belongs to no open item"
                 ),
             };
-            self.disorder(message, out);
+            shared::order_finding(&mut self.disordered, message, out);
         }
         found
     }
@@ -365,7 +357,8 @@ impl Decoder {
         if !self.started {
             self.started = true;
             if kind != "response.created" {
-                self.disorder(
+                shared::order_finding(
+                    &mut self.disordered,
                     format!("the stream began with {kind}, not response.created"),
                     out,
                 );
@@ -375,7 +368,8 @@ impl Decoder {
             if let Some(last) = self.last_sequence
                 && seq != last + 1
             {
-                self.disorder(
+                shared::order_finding(
+                    &mut self.disordered,
                     format!(
                         "sequence_number {seq} follows {last} (an event is missing or out of order)"
                     ),
@@ -394,7 +388,8 @@ impl Decoder {
                     .and_then(Value::as_u64)
                     .unwrap_or(self.items.len() as u64);
                 if index != self.items.len() as u64 {
-                    self.disorder(
+                    shared::order_finding(
+                        &mut self.disordered,
                         format!(
                             "output item {index} was added after {} item(s)",
                             self.items.len()
@@ -452,7 +447,8 @@ impl Decoder {
                 if let Some(i) = self.open_item(kind, v, out) {
                     let content = v.get("content_index").and_then(Value::as_u64).unwrap_or(0);
                     if !self.items[i].parts.contains(&content) {
-                        self.disorder(
+                        shared::order_finding(
+                            &mut self.disordered,
                             format!(
                                 "{kind} arrived for content part {content} of output item {i} before response.content_part.added"
                             ),
@@ -542,7 +538,8 @@ impl Decoder {
                     kind == "response.completed",
                     self.items.iter().position(|it| !it.done),
                 ) {
-                    self.disorder(
+                    shared::order_finding(
+                        &mut self.disordered,
                         format!("{kind} arrived while output item {open} was still open"),
                         out,
                     );
