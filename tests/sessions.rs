@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{assert_code, bin, json_lines, root};
+use common::{assert_code, bin, json_lines, openai_flags, root};
 use serde_json::{Value, json};
 use support::{End, MockServer, Reply};
 use toolscope_core::part::Part;
@@ -297,24 +297,18 @@ fn bundled_sessions_lint_clean_except_those_that_fail_on_purpose() {
 #[test]
 fn lint_prints_findings_and_a_summary_and_exits_1_when_any() {
     let sessions = root().join("sessions");
-    let clean = bin()
-        .arg("lint")
-        .arg(sessions.join("mode-auto.json"))
-        .arg(sessions.join("wire-openai-responses.json"))
-        .output()
-        .unwrap();
+    let lint = |names: [&str; 2]| {
+        let files = names.map(|n| sessions.join(n));
+        bin().arg("lint").args(files).output().unwrap()
+    };
+    let clean = lint(["mode-auto.json", "wire-openai-responses.json"]);
     assert_eq!(clean.status.code(), Some(0));
     let lines = json_lines(&clean);
     assert_eq!(
         lines,
         [json!({"type":"summary","files":2,"findings":0,"clean":2})]
     );
-    let found = bin()
-        .arg("lint")
-        .arg(sessions.join("failure-lint.json"))
-        .arg(sessions.join("mode-auto.json"))
-        .output()
-        .unwrap();
+    let found = lint(["failure-lint.json", "mode-auto.json"]);
     assert_eq!(found.status.code(), Some(1));
     let lines = json_lines(&found);
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -427,16 +421,9 @@ async fn no_key_reaches_a_saved_session() {
         let out = tokio::task::spawn_blocking(move || {
             bin()
                 .env("OPENAI_API_KEY", KEY)
-                .args([
-                    "run",
-                    "--provider",
-                    "openai",
-                    "--model",
-                    "m",
-                    "--base-url",
-                    &url,
-                    "--save",
-                ])
+                .arg("run")
+                .args(openai_flags(&url))
+                .arg("--save")
                 .arg(&f)
                 .arg("hi")
                 .output()

@@ -10,6 +10,11 @@ use std::process::{Child, Command, Output};
 
 use serde_json::Value;
 
+/// The flags that send a command to the OpenAI-compatible server at `url`, model `m`.
+pub fn openai_flags(url: &str) -> [&str; 6] {
+    ["--provider", "openai", "--model", "m", "--base-url", url]
+}
+
 /// The `toolscope` binary, with no provider key inherited from the environment.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolscope"));
