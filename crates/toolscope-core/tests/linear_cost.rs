@@ -57,6 +57,25 @@ fn call(protocol: &Protocol, i: usize, body: &str) -> String {
 }
 
 /// Bytes allocated while parsing `text` one byte per chunk (parts are dropped as they come).
+/// The bytes allocated reading a text and one with 4x as much in it (calls, or call text) grow
+/// less than 5x; `calls` are the calls each must hold, `label` names the case in the output,
+/// `what` says what grows in the message.
+fn grows_linearly(
+    p: &Protocol,
+    (small_text, large_text): (String, String),
+    calls: (usize, usize),
+    label: &str,
+    what: &str,
+) {
+    let protocol = p.name();
+    let (small, c1) = allocated(p, &small_text);
+    let (large, c4) = allocated(p, &large_text);
+    assert_eq!((c1, c4), calls, "{protocol}");
+    let ratio = large as f64 / small as f64;
+    eprintln!("{protocol} {label} {ratio:.2} ({small} -> {large})");
+    assert!(ratio < 5.0, "{protocol}: {what} {ratio:.2}x the bytes");
+}
+
 fn allocated(protocol: &Protocol, text: &str) -> (u64, usize) {
     let t = tools();
     let mut parser = protocol.stream_parser(&t);
@@ -84,34 +103,19 @@ fn cost_grows_linearly_with_calls_and_with_one_calls_size() {
     for p in Protocol::all() {
         // Read as an output that is not inside reasoning at its start: calls are the point.
         let p = p.with_reasoning_open(Some(false));
-        let protocol = p.name();
         // Many small calls.
         let many = |n: usize| {
             (0..n)
                 .map(|i| format!("note {i} y y y\n{}\n", call(&p, i, "BODY")))
                 .collect::<String>()
         };
-        let (small, c1) = allocated(&p, &many(100));
-        let (large, c4) = allocated(&p, &many(400));
-        assert_eq!((c1, c4), (100, 400), "{protocol}");
-        let ratio = large as f64 / small as f64;
-        eprintln!("{protocol} many {ratio:.2} ({small} -> {large})");
-        assert!(
-            ratio < 5.0,
-            "{protocol}: 4x the calls allocate {ratio:.2}x the bytes"
-        );
+        let texts = (many(100), many(400));
+        grows_linearly(&p, texts, (100, 400), "many", "4x the calls allocate");
 
         // One call, growing.
         let one = |size: usize| call(&p, 0, &"x".repeat(size));
-        let (small, c1) = allocated(&p, &one(20_000));
-        let (large, c4) = allocated(&p, &one(80_000));
-        assert_eq!((c1, c4), (1, 1), "{protocol}");
-        let ratio = large as f64 / small as f64;
-        eprintln!("{protocol} one {ratio:.2} ({small} -> {large})");
-        assert!(
-            ratio < 5.0,
-            "{protocol}: a call 4x as large allocates {ratio:.2}x the bytes"
-        );
+        let texts = (one(20_000), one(80_000));
+        grows_linearly(&p, texts, (1, 1), "one", "a call 4x as large allocates");
     }
 }
 
@@ -124,16 +128,9 @@ fn cost_stays_linear_when_values_hold_markup() {
     for p in Protocol::all() {
         // Read as an output that is not inside reasoning at its start: calls are the point.
         let p = p.with_reasoning_open(Some(false));
-        let protocol = p.name();
         let one = |n: usize| call(&p, 0, &piece.repeat(n));
-        let (small, c1) = allocated(&p, &one(250));
-        let (large, c4) = allocated(&p, &one(1000));
-        assert_eq!((c1, c4), (1, 1), "{protocol}");
-        let ratio = large as f64 / small as f64;
-        eprintln!("{protocol} markup {ratio:.2} ({small} -> {large})");
-        assert!(
-            ratio < 5.0,
-            "{protocol}: a value with 4x the markup allocates {ratio:.2}x the bytes"
-        );
+        let texts = (one(250), one(1000));
+        let what = "a value with 4x the markup allocates";
+        grows_linearly(&p, texts, (1, 1), "markup", what);
     }
 }
