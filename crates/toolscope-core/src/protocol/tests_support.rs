@@ -224,14 +224,6 @@ pub(crate) fn malformed_then_good(p: &Protocol) -> (String, String) {
     (text, bad)
 }
 
-/// A call of `launch`, a tool the set does not have, as the protocol writes it: read, and
-/// reported as an unknown tool.
-pub(crate) fn unknown_tool_is_flagged(p: &Protocol) {
-    every_split(p, &p.format_call("launch", &json!({"x": 1})))
-        .call("launch", json!({"x": 1}))
-        .errors(&["unknown-tool"]);
-}
-
 /// Two calls as the protocol writes them: `get_weather` for Paris, then `search` for `query`
 /// (with no arguments when `query` is `None`). Gives the text and the two inputs.
 pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Value) {

@@ -109,31 +109,3 @@ impl ProtocolSpec for Apertus {
         calls_text(&[(name, input)], prompt::broken_args)
     }
 }
-
-#[cfg(test)]
-mod tests {
-
-    use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
-
-    fn p() -> Protocol {
-        Protocol::from_name("apertus").unwrap()
-    }
-
-    #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|inner_prefix|>Weather and news.<|inner_suffix|><|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\", \"days\": \"2\"}}, {\"search\": {\"query\": \"rain\"}}]<|tools_suffix|>";
-        let c = every_split(&p(), text)
-            .reasoning("Weather and news.")
-            .calls(&[weather_paris_days(2), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn an_object_naming_two_tools_is_reported() {
-        let text = "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}, \"search\": {\"query\": \"q\"}}]<|tools_suffix|>";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-    }
-}

@@ -194,15 +194,6 @@ mod tests {
         Protocol::from_name("command-r").unwrap()
     }
 
-    #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rain\"}}\n]<|END_ACTION|>";
-        let c = every_split(&p(), text)
-            .reasoning("Two lookups.")
-            .calls(&[weather_paris_days(2), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
     /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
     /// `<|START_TEXT|>` in the later Command A models) are format: the answer is what they hold.
     #[test]

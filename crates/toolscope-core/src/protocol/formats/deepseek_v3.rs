@@ -143,10 +143,7 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
-        weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, tools, two_calls, weather_paris};
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -168,14 +165,6 @@ mod tests {
         let span = &parsed.spans[0];
         assert_eq!(span.kind, SpanKind::ToolCall);
         assert_eq!(&text[span.start..span.end], call);
-    }
-
-    #[test]
-    fn the_template_form_reads_byte_for_byte() {
-        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(3)])
-            .text("");
     }
 
     #[test]
@@ -205,55 +194,6 @@ mod tests {
         every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")))
             .no_calls()
             .text("no");
-    }
-
-    #[test]
-    fn missing_end_markers_at_the_end_are_forgiven() {
-        let text = format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}\n```"
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Without the closing fence, and without the section marker.
-        let text =
-            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}");
-        every_split(&p(), &text).call_count(1).no_errors();
-    }
-
-    #[test]
-    fn lenient_headers_and_fences() {
-        for text in [
-            format!(
-                "{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```\n{{\"city\": \"Rome\"}}\n```{CALL_END}"
-            ),
-            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n{{\"city\": \"Rome\"}}{CALL_END}"),
-            format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}"),
-        ] {
-            every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Rome"}))
-                .no_errors();
-        }
-    }
-
-    #[test]
-    fn unfinished_arguments_stay_text_with_an_error() {
-        let text = format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Ro"
-        );
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_with_an_error_and_the_next_call_reads() {
-        malformed_then_good(&p());
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
     }
 
     #[test]

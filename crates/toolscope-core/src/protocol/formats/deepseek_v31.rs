@@ -75,10 +75,7 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
-        weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, tools, two_calls, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()
@@ -109,63 +106,6 @@ mod tests {
         every_split(&p(), &written)
             .calls(&[("get_weather".into(), a), ("search".into(), b)])
             .text("");
-    }
-
-    #[test]
-    fn reasoning_before_the_call() {
-        let text = format!(
-            "<think>Paris, so get_weather.</think>{}",
-            p().format_call("get_weather", &json!({"city": "Paris"}))
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1);
-        // In thinking mode the template opened the block.
-        let open = p().with_reasoning_open(Some(true));
-        let text = format!(
-            "Hmm.</think>{}",
-            p().format_call("get_weather", &json!({"city": "Oslo"}))
-        );
-        let c = every_split(&open, &text);
-        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
-    }
-
-    #[test]
-    fn missing_closes_at_the_end_are_forgiven() {
-        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}");
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Without the section marker too.
-        let text = format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}");
-        assert_eq!(every_split(&p(), &text).calls.len(), 1);
-    }
-
-    #[test]
-    fn unfinished_arguments_stay_text_with_an_error() {
-        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Ro");
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_and_the_next_call_still_reads() {
-        malformed_then_good(&p());
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-    }
-
-    #[test]
-    fn a_name_that_cannot_be_a_function_is_not_a_call() {
-        let text =
-            format!("{CALLS_BEGIN}{CALL_BEGIN}{{{{ tc.name }}}}{SEP}{{}}{CALL_END}{CALLS_END}");
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

@@ -139,65 +139,12 @@ impl ProtocolSpec for Functionary {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, two_calls, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, tools, two_calls};
 
     fn p() -> Protocol {
         Protocol::from_name("functionary").unwrap()
-    }
-
-    /// The prompt wrote the first `>>>`: the output starts with the recipient.
-    #[test]
-    fn the_first_recipient_follows_the_prompts_marker() {
-        every_split(
-            &p(),
-            "get_weather\n{\"city\": \"Paris\"}>>>all\nIt is sunny.",
-        )
-        .calls(&[weather_paris()])
-        .text("It is sunny.")
-        .no_errors();
-        every_split(&p(), "all\nLet me check.\n>>>search\n{\"query\": \"rain\"}")
-            .text("Let me check.\n")
-            .calls(&[search_for("rain")]);
-        // A start that is no recipient, or names no offered tool, is text.
-        for text in [
-            "Hello there.\nMore text.",
-            "Sure\nThe answer.",
-            "not_a_tool\n{\"a\": 1}",
-            "get_weather",
-        ] {
-            let c = every_split(&p(), text).text(text);
-            assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}: {c:?}");
-        }
-        // v3.1's form at the start is read as before.
-        every_split(
-            &p(),
-            "<function=get_weather>{\"city\": \"Rome\"}</function> ok",
-        )
-        .call("get_weather", json!({"city": "Rome"}))
-        .text(" ok");
-    }
-
-    #[test]
-    fn v3_2_calls_and_text_to_all() {
-        let text = ">>>all\nLet me check.\n>>>get_weather\n{\"city\": \"Paris\", \"days\": 3}>>>search\n{\"query\": \"rain\"}";
-        every_split(&p(), text)
-            .text("Let me check.\n")
-            .calls(&[weather_paris_days(3), search_for("rain")])
-            .no_errors();
-    }
-
-    #[test]
-    fn v3_1_calls_with_text_around() {
-        let text = "Checking.<function=get_weather>{\"city\": \"Paris\"}</function>\n<function=search>{\"query\": \"a</function>b\"}<|eom_id|>";
-        every_split(&p(), text)
-            .text("Checking.")
-            .calls(&[weather_paris(), search_for("a</function>b")])
-            .no_errors();
     }
 
     #[test]

@@ -393,22 +393,6 @@ mod tests {
     }
 
     #[test]
-    fn text_around_and_parallel_calls() {
-        let text = format!(
-            "Let me look.\n{}{}\nDone.",
-            weather("Paris"),
-            weather("Oslo")
-        );
-        every_split(&p(), &text)
-            .calls(&[
-                weather_paris(),
-                ("get_weather".into(), json!({"city": "Oslo"})),
-            ])
-            .text("Let me look.\n\nDone.")
-            .no_errors();
-    }
-
-    #[test]
     fn several_calls_in_one_block() {
         for sep in ["", "\n", ", ", " "] {
             let text = format!(
@@ -445,64 +429,6 @@ mod tests {
     }
 
     #[test]
-    fn a_call_from_inside_the_thought_channel_counts() {
-        let text = format!(
-            "<|channel>thought\nI need the weather. {} Now I know.<channel|>It is sunny.",
-            weather("Lima")
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Lima"}))
-            .reasoning("I need the weather.  Now I know.")
-            .text("It is sunny.")
-            .no_errors();
-        // A call cut off by the close of the channel ends the block; what may begin a call
-        // stays on its side of the markers.
-        let text = "<|channel>thought\nmaybe <|tool_call>call:get_weather{city:<|\"|>A<|\"|>}<channel|>after <|tool_c";
-        every_split(&p(), text)
-            .call_count(1)
-            .reasoning("maybe ")
-            .text("after <|tool_c");
-        let c = every_split(
-            &p(),
-            "a <|tool_c<|channel>thought\nb call:get_wea<channel|>c",
-        )
-        .text("a <|tool_cc")
-        .reasoning("b call:get_wea");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-    }
-
-    #[test]
-    fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
-        let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
-        let c = every_split(&p(), text).calls(&[search_for("a <channel|> b")]);
-        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
-        for text in [
-            "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
-            "<|channel>thought\ncall:search{<channel|>ok",
-            "<|channel>thought\n<|tool_call>call:sea<channel|>ok",
-            "<|channel>thought\n<|tool_call>call:search{query:<|\"<channel|>ok",
-        ] {
-            let c = every_split(&p(), text)
-                .no_calls()
-                .errors(&["unfinished-tool-call"])
-                .text("ok");
-            let start = text.find('\n').unwrap() + 1;
-            assert_eq!(c.reasoning, &text[start..text.find("<channel|>").unwrap()]);
-        }
-    }
-
-    #[test]
-    fn values_are_byte_exact() {
-        let content = "  def f():\n\treturn \"}, {\" + '<tool_call|>' + <|tool_call>call:x{}\n\n<channel|> <|channel>thought\n";
-        let input = json!({"path": "/a.py", "content": content});
-        let text = p().format_call("write_file", &input);
-        every_split(&p(), &format!("pre {text} post"))
-            .call("write_file", input)
-            .no_errors()
-            .text("pre  post");
-    }
-
-    #[test]
     fn nested_objects_and_arrays_hold_strings_with_markup() {
         let t = ToolSet::new(vec![ToolDef::new(
             "plan",
@@ -531,71 +457,6 @@ mod tests {
         let t = ToolSet::new(vec![ToolDef::new("calc", "", json!({"type":"object"}))]).unwrap();
         let got = crate::part::Collapsed::of(&p().parse_generated(&t, text.as_bytes()).parts);
         assert_eq!(got.calls, [("calc".into(), input)]);
-    }
-
-    #[test]
-    fn json_style_quoting_and_bare_words_are_read() {
-        let text = "<|tool_call>call:get_weather{\"city\": \"New \\\"York\\\" \\u00e9\\ud83d\\ude00\", \"days\": \"3\", unit: c,}<tool_call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "get_weather".into(),
-                json!({"city": "New \"York\" é😀", "days": 3, "unit": "c"})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        // A bare word is the string it spells; coercion types it as the schema asks.
-        every_split(
-            &p(),
-            "<|tool_call>call:get_weather{city:New York, days: 2 }<tool_call|>",
-        )
-        .call("get_weather", json!({"city": "New York", "days": 2}))
-        .no_errors();
-        // `<|"|>` around a key, and no `call:` after the opening token.
-        every_split(
-            &p(),
-            "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
-        )
-        .calls(&[search_for("x")]);
-    }
-
-    #[test]
-    fn a_missing_close_is_forgiven() {
-        let text = "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Text or a new block right after the call: the block ended there.
-        let text = format!(
-            "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}} and then{}",
-            weather("Oslo")
-        );
-        every_split(&p(), &text)
-            .call_count(2)
-            .text(" and then")
-            .no_errors();
-    }
-
-    #[test]
-    fn unfinished_calls_stay_text_with_an_error() {
-        for text in [
-            "<|tool_call>call:get_weather{city:<|\"|>Ro",
-            "<|tool_call>call:get_weather{city:",
-            "<|tool_call>call:get_wea",
-            "<|tool_call>",
-            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,days:3",
-            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}call:sea",
-        ] {
-            let c = every_split(&p(), text);
-            assert!(
-                c.calls.len() <= usize::from(text.contains("}call")),
-                "{text}"
-            );
-            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
-            let kept = text.find("call:sea").map_or(text, |k| &text[k..]);
-            assert_eq!(c.text, kept, "{text}");
-        }
     }
 
     #[test]
@@ -637,14 +498,6 @@ mod tests {
         // A close token outside any call.
         let c = every_split(&p(), "a <tool_call|> b");
         assert_eq!((c.text.as_str(), c.errors.len()), ("a <tool_call|> b", 1));
-    }
-
-    #[test]
-    fn an_unknown_tool_is_called_and_flagged() {
-        let text = "<|tool_call>call:launch_rocket{stage:1,name:<|\"|>x<|\"|>}<tool_call|>";
-        every_split(&p(), text)
-            .call("launch_rocket", json!({"stage": 1, "name": "x"}))
-            .errors(&["unknown-tool"]);
     }
 
     #[test]
@@ -697,28 +550,6 @@ mod tests {
         )
         .call_count(2);
         assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-    }
-
-    #[test]
-    fn prose_call_stays_text() {
-        for text in [
-            "the call: was fine",
-            "call:",
-            "a call:get_weather without braces",
-            "recall:get_weather{city:<|\"|>x<|\"|>}",
-            "call:launch_rocket{stage:1}",
-            "call:get_weatherly{x:1}",
-            "call:{}",
-            "cal",
-            "c",
-        ] {
-            every_split(&p(), text).kept().no_errors();
-        }
-        // A broken call after a tool's name and `{` is reported.
-        let text = "call:get_weather{city:}";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
     }
 
     #[test]

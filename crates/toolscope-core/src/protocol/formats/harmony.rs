@@ -317,8 +317,7 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::tests_support::{
-        every_split, malformed_then_good, search_for, tools, two_calls, unknown_tool_is_flagged,
-        weather_paris_days,
+        every_split, malformed_then_good, search_for, tools, two_calls, weather_paris_days,
     };
 
     fn p() -> Protocol {
@@ -404,44 +403,6 @@ mod tests {
     }
 
     #[test]
-    fn calls_from_the_analysis_channel_count() {
-        let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
-        every_split(&p(), text)
-            .calls(&[search_for("q")])
-            .reasoning("");
-    }
-
-    #[test]
-    fn a_call_split_at_every_byte() {
-        let text = r#"<|channel|>analysis<|message|>é😀 think<|end|><|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"path": "/a", "content": "<|call|> inside\n  x"}<|call|>"#;
-        every_split(&p(), text)
-            .call(
-                "write_file",
-                json!({"path": "/a", "content": "<|call|> inside\n  x"}),
-            )
-            .reasoning("é😀 think");
-    }
-
-    #[test]
-    fn a_missing_end_at_the_end_of_input_is_forgiven() {
-        let text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // The next message ends a call too.
-        let text = format!("{}{WEATHER}", text);
-        assert_eq!(every_split(&p(), &text).calls.len(), 2);
-        // Unfinished JSON at the end stays text, with an error.
-        let cut = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ro";
-        every_split(&p(), cut)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-        // So does a header cut short.
-        every_split(&p(), "<|channel|>commentary to=functions.get_weather")
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
     fn a_malformed_body_is_text_and_an_error() {
         let (text, bad) = malformed_then_good(&p());
         assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
@@ -452,26 +413,6 @@ mod tests {
         )
         .no_calls()
         .errors(&["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-        // A built-in tool's recipient is a call too, not silent text.
-        let c = every_split(
-            &p(),
-            "<|channel|>analysis to=browser.search<|message|>{\"query\": \"q\"}<|call|>",
-        );
-        assert_eq!(c.calls[0].0, "browser.search");
-        assert_eq!(c.errors, ["unknown-tool"]);
-    }
-
-    #[test]
-    fn the_recipient_in_the_role_header() {
-        let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Oslo"}))
-            .no_errors();
     }
 
     /// The recipient in the role header, before the channel, in every channel a call comes
@@ -498,31 +439,6 @@ mod tests {
         every_split(&p(), text)
             .reasoning("Need weather.")
             .call_count(1);
-    }
-
-    /// A call to a built-in tool (the browser, the python container) is a call to that name,
-    /// reported as a tool the list does not have, never plain text.
-    #[test]
-    fn built_in_tools_are_calls_by_their_name() {
-        for (text, name) in [
-            (
-                "<|start|>assistant<|channel|>commentary to=container.exec <|constrain|>json<|message|>{\"cmd\": [\"ls\"]}<|call|>",
-                "container.exec",
-            ),
-            (
-                "<|start|>assistant to=browser.search<|channel|>analysis<|message|>{\"query\": \"q\"}<|call|>",
-                "browser.search",
-            ),
-            (
-                "<|channel|>analysis to=python code<|message|>{\"code\": \"1+1\"}<|call|>",
-                "python",
-            ),
-        ] {
-            let c = every_split(&p(), text).call_count(1);
-            assert_eq!(c.calls[0].0, name, "{text}");
-            assert_eq!(c.errors, ["unknown-tool"], "{text}");
-            assert!(c.text.is_empty() && c.reasoning.is_empty(), "{text}: {c:?}");
-        }
     }
 
     /// LLM-jp 4.1 writes a space after every special token: the same messages, read the same
@@ -589,12 +505,6 @@ mod tests {
             .parts,
         );
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("think", "ok"));
-    }
-
-    #[test]
-    fn a_header_too_long_is_text() {
-        let text = format!("<|channel|>{}<|message|>x", "a".repeat(600));
-        every_split(&p(), &text).kept();
     }
 
     #[test]

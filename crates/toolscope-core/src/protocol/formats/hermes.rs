@@ -216,22 +216,6 @@ mod tests {
 
     const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
 
-    /// JSON inside `<think>` that has not named a tool yet is no call: the close marker closes
-    /// the reasoning, and the JSON is reasoning.
-    #[test]
-    fn an_unnamed_object_in_reasoning_does_not_hold_the_close() {
-        let p = Protocol::from_name("trinity").unwrap();
-        let c = every_split(&p, "<think>{\"name\": </think>after")
-            .reasoning("{\"name\": ")
-            .text("after");
-        assert!(c.calls.is_empty() && c.errors.is_empty(), "{c:?}");
-        // A named one is a call: the marker inside its value is its text.
-        every_split(
-            &p,
-            "<think>{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"</think>\"}}</think>after",
-        ).call("write_file", json!({"path": "/a", "content": "</think>"})).text("after");
-    }
-
     /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
     /// them stays reasoning.
     #[test]
@@ -249,14 +233,6 @@ mod tests {
         let call = p.format_call("search", &json!({"query": "rust"}));
         every_split(&p, &format!("<think>hm</think>\n{call}")).calls(&[search_for("rust")]);
         assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
-    }
-
-    /// For hermes itself, markup inside `<think>` is reasoning.
-    #[test]
-    fn hermes_calls_inside_think_are_reasoning() {
-        let p = Protocol::from_name("hermes").unwrap();
-        let c = every_split(&p, THOUGHT_AND_CALL).no_calls();
-        assert!(c.reasoning.contains("tool_call"));
     }
 
     /// `--protocol auto` tells the two apart by a call inside the reasoning.

@@ -364,25 +364,12 @@ impl ProtocolSpec for Inkling {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, two_calls, weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, tools, two_calls};
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()
-    }
-
-    #[test]
-    fn thinking_text_and_tool_blocks() {
-        let text = "<|message_model|><|content_thinking|>The user wants Paris.<|end_message|><|message_model|><|content_text|>Let me check.<|end_message|><|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|><|message_model|>search<|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{\"query\":\"rain\"}}<|end_message|>";
-        every_split(&p(), text)
-            .reasoning("The user wants Paris.")
-            .text("Let me check.")
-            .calls(&[weather_paris_days(3), search_for("rain")])
-            .no_errors();
     }
 
     /// A block's tokens are format (markup spans) and a thinking block's content alone is the
@@ -413,42 +400,6 @@ mod tests {
         );
         let c = every_split(&p(), "a<|message_model|><|content_thinking|>");
         assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("a", ""));
-    }
-
-    /// A close token right after a `<` is the close, however the text is cut (the engine may
-    /// hold the `<` as the start of a block's opener).
-    #[test]
-    fn a_close_after_a_stray_angle_bracket() {
-        every_split(&p(), "x<|content_thinking|><<|end_message|>").text("x<|content_thinking|><");
-        every_split(&p(), "a<<|end_message|>b<").text("a<b<");
-    }
-
-    /// A prompt that ends with `<|message_model|>` leaves the output to begin with the block's
-    /// content token; elsewhere a content token without its opener is text.
-    #[test]
-    fn the_block_the_prompt_opened() {
-        let call = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|>";
-        every_split(
-            &p(),
-            &format!("<|content_thinking|>Checking the forecast.<|end_message|>{call}"),
-        )
-        .reasoning("Checking the forecast.")
-        .text("")
-        .calls(&[weather_paris_days(3)])
-        .no_errors();
-        every_split(&p(), "<|content_text|>Hello<|end_message|>")
-            .text("Hello")
-            .no_errors();
-        every_split(&p(), "Hi <|content_text|>x").text("Hi <|content_text|>x");
-    }
-
-    #[test]
-    fn blocks_in_any_order() {
-        let text = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{}}<|end_message|><|message_model|><|content_thinking|>Then text.<|end_message|><|message_model|><|content_text|>Done.<|end_message|>";
-        every_split(&p(), text)
-            .call("search", json!({}))
-            .reasoning("Then text.")
-            .text("Done.");
     }
 
     #[test]

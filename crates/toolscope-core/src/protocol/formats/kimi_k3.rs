@@ -247,60 +247,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
+    use crate::protocol::tests_support::{every_split, tools};
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k3").unwrap()
-    }
-
-    const WEATHER: &str = "<|open|>call tool=\"get_weather\" index=\"1\"<|sep|>\
-        <|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|>\
-        <|open|>argument key=\"days\" type=\"number\"<|sep|>3<|close|>argument<|sep|>\
-        <|close|>call<|sep|>";
-
-    #[test]
-    fn one_call_with_its_response_and_reasoning_byte_for_byte() {
-        let text = format!(
-            "<|open|>think<|sep|>Paris, so the weather tool.<|close|>think<|sep|>\
-             <|open|>response<|sep|>Checking.<|close|>response<|sep|>\
-             {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE}<|close|>message<|sep|><|end_of_msg|>"
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris, so the weather tool.")
-            .text("Checking.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_are_the_call_elements_of_one_block_in_order() {
-        let text = format!(
-            "<|close|>response<|sep|>{TOOLS_OPEN}{WEATHER}<|open|>call tool=\"search\" index=\"2\"<|sep|>\
-             <|open|>argument key=\"query\" type=\"string\"<|sep|>rain<|close|>argument<|sep|>\
-             <|close|>call<|sep|>{TOOLS_CLOSE}"
-        );
-        let c = every_split(&p(), &text).calls(&[weather_paris_days(3), search_for("rain")]);
-        // The prefilled response's close is format, not text.
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn a_string_typed_value_is_raw_text_and_other_types_are_json() {
-        let text = format!(
-            "{TOOLS_OPEN}<|open|>call tool=\"write_file\" index=\"1\"<|sep|>\
-             <|open|>argument key=\"path\" type=\"string\"<|sep|>[1, 2]<|close|>argument<|sep|>\
-             <|open|>argument key=\"content\" type=\"string\"<|sep|> say \"hi\" & <b>bye</b>\n<|close|>argument<|sep|>\
-             <|close|>call<|sep|>{TOOLS_CLOSE}"
-        );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls[0],
-            (
-                "write_file".into(),
-                json!({"path": "[1, 2]", "content": " say \"hi\" & <b>bye</b>\n"})
-            )
-        );
     }
 
     #[test]
@@ -341,36 +292,6 @@ mod tests {
         );
         let again = p().parse_generated(&tools, written.as_bytes());
         assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
-    }
-
-    #[test]
-    fn special_tokens_printed_with_spaces_read_the_same() {
-        let text = "<|open|> think <|sep|>Rain?<|close|> think <|sep|>\
-            <|open|> response <|sep|>Looking.<|close|> response <|sep|>\
-            <|open|> tools <|sep|><|open|> call tool=\"search\" index=\"1\" <|sep|>\
-            <|open|> argument key=\"query\" type=\"string\" <|sep|>rain<|close|> argument <|sep|>\
-            <|close|> call <|sep|><|close|> tools <|sep|><|close|> message <|sep|>";
-        every_split(&p(), text)
-            .reasoning("Rain?")
-            .text("Looking.")
-            .calls(&[search_for("rain")])
-            .no_errors();
-    }
-
-    #[test]
-    fn a_prefilled_think_opener_and_calls_inside_reasoning() {
-        let open = p().with_reasoning_open(Some(true));
-        let text = format!(
-            "Maybe {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE} later.<|close|>think<|sep|>\
-             <|open|>response<|sep|>No call.<|close|>response<|sep|>"
-        );
-        let c = every_split(&open, &text).no_calls();
-        assert!(
-            c.reasoning.starts_with("Maybe <|open|>tools"),
-            "{}",
-            c.reasoning
-        );
-        assert_eq!(c.text, "No call.");
     }
 
     #[test]

@@ -167,86 +167,12 @@ impl ProtocolSpec for Lfm2 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
     use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("lfm2").unwrap()
-    }
-
-    #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Paris\", days=3), search(query=\"rain\")]<|tool_call_end|>";
-        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn a_bare_list_is_text_in_lfm2() {
-        let text = "Use [get_weather(city=\"Paris\")] like this, or see [1].";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        assert_eq!(c.text, text);
-    }
-
-    #[test]
-    fn reasoning_then_a_call_then_text() {
-        let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
-        every_split(&p(), text)
-            .reasoning("Paris needs weather.")
-            .calls(&[weather_paris_days(2)])
-            .text("On it.Done.");
-    }
-
-    #[test]
-    fn a_close_marker_inside_a_string_is_the_value() {
-        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"x <|tool_call_end|> y\\n\")]<|tool_call_end|>";
-        every_split(&p(), text)
-            .call(
-                "write_file",
-                json!({"path": "/a", "content": "x <|tool_call_end|> y\n"}),
-            )
-            .no_errors();
-    }
-
-    #[test]
-    fn broken_or_cut_off_markup_is_text_with_an_error() {
-        for (text, why) in [
-            (
-                "<|tool_call_start|>{\"name\": \"get_weather\"}<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[get_weather(city=Paris)]<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[get_weather(city=\"Par",
-                "unfinished-tool-call",
-            ),
-            ("<|tool_call_start|>", "unfinished-tool-call"),
-            (
-                "<|tool_call_start|>[]<|tool_call_end|>",
-                "malformed-tool-call",
-            ),
-        ] {
-            every_split(&p(), text).kept().errors(&[why]);
-        }
-    }
-
-    #[test]
-    fn a_missing_close_marker_is_forgiven() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\"), search(query=\"q\")] and more";
-        let c = every_split(&p(), text).call_count(2);
-        assert_eq!((c.text.as_str(), c.errors.len()), (" and more", 0));
-    }
-
-    #[test]
-    fn single_quotes_and_positional_arguments_too() {
-        let text = "<|tool_call_start|>[get_weather('Oslo', days=2)]<|tool_call_end|>";
-        every_split(&p(), text).call("get_weather", json!({"city": "Oslo", "days": 2}));
     }
 
     #[test]
@@ -262,41 +188,6 @@ mod tests {
         let end = text.rfind("Done.").unwrap();
         assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));
         assert_eq!(parsed.spans.last().map(|s| s.end), Some(end));
-    }
-
-    #[test]
-    fn python_and_json_blocks_in_one_answer_each_read_in_their_form() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\")]<|tool_call_end|> then <|tool_call_start|> [ {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}} ]<|tool_call_end|> and <|tool_call_start|>[search(query=\"[{\")]<|tool_call_end|>";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Oslo"})),
-            search_for("q"),
-            search_for("[{"),
-        ]);
-        assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
-        // A Python string holding the marker and a JSON list stays the string.
-        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"<|tool_call_start|>[{\")]<|tool_call_end|>";
-        every_split(&p(), text).call(
-            "write_file",
-            json!({"path": "/a", "content": "<|tool_call_start|>[{"}),
-        );
-    }
-
-    #[test]
-    fn a_broken_or_cut_json_block_is_text_with_an_error() {
-        for (text, why) in [
-            (
-                "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[{\"name\": \"get_weather\", \"argu",
-                "unfinished-tool-call",
-            ),
-        ] {
-            every_split(&p(), text).kept().errors(&[why]);
-        }
-        // Cut after the `[`, the form is not known: read as Python, cut off.
-        every_split(&p(), "<|tool_call_start|>[ ").errors(&["unfinished-tool-call"]);
     }
 
     #[test]

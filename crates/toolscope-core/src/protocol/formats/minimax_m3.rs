@@ -174,40 +174,11 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, tools};
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
         Protocol::from_name("minimax-m3").unwrap()
-    }
-
-    #[test]
-    fn one_call_byte_for_byte_with_reasoning_and_text() {
-        let text = "<mm:think>Paris, so the weather tool.</mm:think>\nChecking.\n\
-            ]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n\
-            ]<]minimax[>[<city>Paris]<]minimax[>[</city>\n]<]minimax[>[<days>3]<]minimax[>[</days>\n\
-            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[";
-        let c = every_split(&p(), text)
-            .reasoning("Paris, so the weather tool.")
-            .text_trimmed("Checking.");
-        assert!(!c.text.contains(NS), "{:?}", c.text);
-        assert_eq!(c.calls, [weather_paris_days(3)]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn parallel_invokes_in_one_block_and_the_form_without_the_token() {
-        let with = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rain"})),
-        ]);
-        let without = with.replace(NS, "");
-        for text in [with, without] {
-            let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
-            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
-        }
     }
 
     #[test]
@@ -241,50 +212,11 @@ mod tests {
     }
 
     #[test]
-    fn a_stray_namespace_token_never_reaches_the_answer() {
-        let c = every_split(&p(), "Sure]<]minimax[>[ thing.]<]minimax[>[").text("Sure thing.");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-    }
-
-    #[test]
-    fn a_prefilled_think_opener_and_markup_in_reasoning() {
-        let open = p().with_reasoning_open(Some(true));
-        let call = p().format_call("search", &json!({"query": "rain"}));
-        let text = format!("Maybe {call}</mm:think>No call.");
-        let c = every_split(&open, &text).no_calls();
-        assert!(c.reasoning.starts_with("Maybe "), "{}", c.reasoning);
-        assert_eq!(c.text, "No call.");
-    }
-
-    #[test]
     fn unfinished_and_malformed_calls_are_reported() {
         let cut = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Pa";
         every_split(&p(), cut).no_calls().error_count(1);
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         every_split(&p(), &bad).no_calls().some_errors();
-    }
-
-    #[test]
-    fn a_value_that_holds_its_own_element_keeps_it() {
-        let text = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"write_file\">\n\
-            ]<]minimax[>[<content><content>a</content> b <content>c</content>]<]minimax[>[</content>\n\
-            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"content": "<content>a</content> b <content>c</content>"})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn tags_in_plain_text_stay_text() {
-        let c = every_split(&p(), "Use <b>bold</b> and </i> freely.")
-            .text("Use <b>bold</b> and </i> freely.");
-        assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
     }
 
     #[test]

@@ -141,31 +141,12 @@ impl ProtocolSpec for Mistral {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, two_calls, weather_paris,
-    };
+    use crate::protocol::tests_support::{every_split, tools, two_calls, weather_paris};
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
-    }
-
-    #[test]
-    fn every_form_of_a_call_reads() {
-        let paris = json!({"city": "Paris"});
-        for text in [
-            r#"Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS]get_weather{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]"#,
-        ] {
-            every_split(&p(), text)
-                .text("Checking.")
-                .call("get_weather", paris.clone())
-                .no_errors();
-        }
     }
 
     /// Text between `[TOOL_CALLS]` and the v3 array does not hide the calls: they are read, the
@@ -197,17 +178,6 @@ mod tests {
             .errors(&["malformed-tool-call"]);
     }
 
-    /// Tokenizers v13 and later: `[THINK]` … `[/THINK]`, then a call by name with `[ARGS]` and no
-    /// id, or the name right before its JSON.
-    #[test]
-    fn v13_reasoning_and_calls() {
-        let text = r#"[THINK]The user wants Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search{"query": "rust"}"#;
-        let c = every_split(&p(), text)
-            .reasoning("The user wants Paris.")
-            .calls(&[weather_paris(), search_for("rust")]);
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-    }
-
     #[test]
     fn the_call_id_is_the_tool_call_id() {
         let text = r#"[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Oslo"}"#;
@@ -233,34 +203,6 @@ mod tests {
             every_split(&p(), v3).calls,
             [("get_weather".into(), a), ("search".into(), b)]
         );
-    }
-
-    #[test]
-    fn reasoning_in_think_tokens() {
-        let text = format!(
-            "[THINK]Paris → get_weather.[/THINK]{}",
-            call("get_weather", &json!({"city": "Paris"}))
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris → get_weather.")
-            .call_count(1);
-        let inside = "[THINK]maybe [TOOL_CALLS]get_weather[ARGS]{}[/THINK]no call";
-        every_split(&p(), inside).no_calls().text("no call");
-    }
-
-    #[test]
-    fn broken_unfinished_and_unknown() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
-        assert_eq!(c.text, bad);
-        let cut = r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Pa"#;
-        every_split(&p(), cut)
-            .errors(&["unfinished-tool-call"])
-            .text(cut);
-        every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#).errors(&["unknown-tool"]);
-        let c = every_split(&p(), r#"[TOOL_CALLS]{{ tc.name }}[ARGS]{}"#);
-        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
     }
 
     #[test]

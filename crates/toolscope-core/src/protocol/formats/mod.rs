@@ -5,6 +5,8 @@
 //! a new member is one table entry and its prompt text.
 
 pub(super) mod apertus;
+#[cfg(test)]
+mod cases;
 pub(super) mod command_r;
 pub(super) mod deepseek_v3;
 pub(super) mod deepseek_v31;

@@ -213,18 +213,4 @@ mod tests {
             every_split(text).no_calls().text(text);
         }
     }
-
-    /// A self-closing call with a space after its `<` is a call.
-    #[test]
-    fn a_spaced_self_closing_call() {
-        for text in [
-            "< get_location/>",
-            "Here: < get_location />",
-            "<  get_weather>\n<city>Oslo</city>\n</get_weather>",
-        ] {
-            every_split(text).call_count(1).no_errors();
-        }
-        let c = every_split("a < b and c > d");
-        assert_eq!(c.text, "a < b and c > d");
-    }
 }

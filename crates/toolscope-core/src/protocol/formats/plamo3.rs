@@ -120,9 +120,7 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 mod tests {
 
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, two_calls, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::{every_split, two_calls};
 
     fn p() -> Protocol {
         Protocol::from_name("plamo3").unwrap()
@@ -132,32 +130,6 @@ mod tests {
         format!(
             "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
         )
-    }
-
-    #[test]
-    fn one_call_byte_for_byte_with_reasoning_and_text() {
-        let text = format!(
-            "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}<|plamo:tag|>",
-            call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris weather.")
-            .text("Checking.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_in_one_section_and_the_form_without_msg() {
-        let old = format!(
-            "{REQUEST_BEGIN}{NAME_BEGIN}search{NAME_END}{ARGS_BEGIN}{{\"query\": \"rain\"}}{ARGS_END}{REQUEST_END}"
-        );
-        let text = format!(
-            "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
-            call("get_weather", "{\"city\": \"Paris\"}")
-        );
-        let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
     }
 
     #[test]

@@ -202,7 +202,7 @@ mod tests {
 
     use crate::part::Collapsed;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, weather_paris_days};
+
     use crate::tool::{ToolDef, ToolSet};
 
     fn p() -> Protocol {
@@ -264,23 +264,5 @@ mod tests {
             c.calls,
             [("pay".into(), json!({"memo": {"month": 3}, "amount": 42}))]
         );
-    }
-
-    #[test]
-    fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
-        let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(3)])
-            .no_errors()
-            .text_trimmed("");
-    }
-
-    #[test]
-    fn a_fence_inside_a_value_is_the_value_even_before_call_markup() {
-        let content = "```\n<tool_call>\n<function=f>\n</function>\n</tool_call>";
-        let text = format!(
-            "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
-        );
-        every_split(&p(), &text).call("write_file", json!({"path": "/a", "content": content}));
     }
 }

@@ -89,83 +89,15 @@ const DIALECT: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("seed-oss").unwrap()
     }
 
     const CALL: &str = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>";
-
-    #[test]
-    fn one_call_with_reasoning_and_text_around() {
-        let text =
-            format!("<seed:think>Paris needs the weather.</seed:think>Checking.\n{CALL}\nDone.");
-        every_split(&p(), &text)
-            .calls(&[weather_paris_days(3)])
-            .reasoning("Paris needs the weather.")
-            .text("Checking.\n\nDone.")
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_in_one_block_and_in_two() {
-        let two_functions = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n<function=search>\n<parameter=query>rain</parameter>\n</function>\n</seed:tool_call>";
-        let two_blocks = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rain"})),
-        ]);
-        for text in [two_functions, two_blocks.as_str()] {
-            every_split(&p(), text)
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
-    }
-
-    #[test]
-    fn newlines_around_a_value_are_part_of_it() {
-        let text = "<seed:tool_call>\n<function=write_file>\n<parameter=content>\nline\n</parameter>\n</function>\n</seed:tool_call>";
-        every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
-    }
-
-    #[test]
-    fn values_are_byte_exact_and_may_hold_the_markup() {
-        let content = "  x = 1\n\n</parameter>\n<seed:tool_call> in a string\n";
-        let text = format!(
-            "<seed:tool_call>\n<function=write_file>\n<parameter=path>/a.py</parameter>\n<parameter=content>{content}</parameter>\n</function>\n</seed:tool_call>"
-        );
-        every_split(&p(), &text)
-            .call("write_file", json!({"path": "/a.py", "content": content}))
-            .no_errors();
-    }
-
-    #[test]
-    fn unterminated_malformed_and_unknown() {
-        // The block's end cut off at the end of the output.
-        let cut = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>";
-        every_split(&p(), cut).calls(&[weather_paris()]);
-        // A block that holds no function: text and an error part.
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).kept().some_errors();
-        let other = "<seed:tool_call>{\"name\": \"get_weather\"}</seed:tool_call>";
-        every_split(&p(), other)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-        // A tool that is not among the tools: the call, flagged.
-        let unknown = p().format_call("launch_rocket", &json!({"stage": 1}));
-        let c = every_split(&p(), &unknown);
-        // Without a schema a raw value stays the text it was written as.
-        assert_eq!(c.calls, [("launch_rocket".into(), json!({"stage": "1"}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
-        // qwen3-coder's own wrapper is no seed-oss block.
-        let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), qwen).calls(&[weather_paris()]);
-    }
 
     #[test]
     fn the_prompt_lists_the_tools_and_reads_back() {

@@ -286,88 +286,14 @@ mod tests {
     use serde_json::json;
 
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, search_for, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::every_split;
 
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
     }
 
-    mod longcat {
-        use super::*;
-
-        #[test]
-        fn one_call_byte_for_byte() {
-            let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
-            let c = every_split(&p("longcat"), text).calls(&[weather_paris_days(3)]);
-            assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-        }
-
-        #[test]
-        fn consecutive_blocks_with_text_and_reasoning() {
-            let text = "<longcat_think>\nTwo lookups.\n</longcat_think>\nChecking.\n<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</longcat_tool_call>\n<longcat_tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}</longcat_tool_call>";
-            every_split(&p("longcat"), text)
-                .reasoning("\nTwo lookups.\n")
-                .text_trimmed("Checking.")
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
-
-        #[test]
-        fn an_unfinished_call_and_a_broken_one_are_reported() {
-            let cut =
-                "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
-            every_split(&p("longcat"), cut).kept().error_count(1);
-            let broken = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</longcat_tool_call> ok";
-            let c = every_split(&p("longcat"), broken).no_calls().error_count(1);
-            assert!(c.text.ends_with(" ok"));
-        }
-    }
-
-    mod ernie {
-        use super::*;
-
-        #[test]
-        fn reasoning_opened_by_the_template_then_calls() {
-            let text = "The user wants the weather.\n</think>\n\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}\n</tool_call>\n";
-            every_split(&p("ernie"), text)
-                .reasoning("The user wants the weather.\n")
-                .calls(&[weather_paris(), search_for("rain")])
-                .text_trimmed("")
-                .no_errors();
-        }
-
-        #[test]
-        fn the_response_markers_are_format() {
-            let text = "Simple.\n</think>\n\n<response>\nIt is sunny.\n</response>";
-            let c = every_split(&p("ernie"), text)
-                .reasoning("Simple.\n")
-                .text_trimmed("It is sunny.");
-            assert!(!c.text.contains("response"));
-            assert!(c.calls.is_empty());
-        }
-
-        #[test]
-        fn a_call_inside_reasoning_is_reasoning() {
-            let text = "Maybe <tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>\n</think>\nNo.";
-            let c = every_split(&p("ernie"), text).no_calls();
-            assert!(c.reasoning.contains("<tool_call>"));
-            assert_eq!(c.text.trim(), "No.");
-        }
-    }
-
     mod internlm {
         use super::*;
-
-        #[test]
-        fn parameters_or_arguments_and_consecutive_blocks() {
-            let text = "I will look it up.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}<|action_end|>\n<|action_start|><|plugin|>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}<|action_end|><|im_end|>";
-            every_split(&p("internlm"), text)
-                .text_trimmed("I will look it up.")
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
 
         /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
         #[test]
@@ -381,18 +307,6 @@ mod tests {
             let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
             let c = every_split(&p("internlm"), text).no_calls();
             assert!(c.text.contains("print(1)"), "{}", c.text);
-        }
-
-        #[test]
-        fn a_missing_action_end_at_the_end_is_forgiven() {
-            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
-            every_split(&p("internlm"), text).calls(&[search_for("x")]);
-        }
-
-        #[test]
-        fn a_broken_call_is_text_with_an_error() {
-            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\" 1}}<|action_end|>";
-            every_split(&p("internlm"), text).no_calls().error_count(1);
         }
     }
 }

@@ -194,37 +194,6 @@ mod tests {
         }
     }
 
-    /// A model prompted for yaml-xml that writes a hermes call instead: the JSON in
-    /// `<tool_call>` is a call, closed or not at the end of the output; a broken one is an
-    /// error and text, never silence.
-    #[test]
-    fn a_hermes_call_in_a_tool_call_tag() {
-        use crate::protocol::tests_support::{every_split, weather_paris};
-        let p = Protocol::from_name("yaml-xml").unwrap();
-        for text in [
-            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
-            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
-            "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-        ] {
-            let c = every_split(&p, text).calls(&[weather_paris()]).no_errors();
-            assert!(!c.text.contains("tool_call"), "{text:?}: {c:?}");
-        }
-        // Cut inside the JSON: an error, the markup kept as text.
-        let cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-        every_split(&p, cut)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-        // Broken JSON: an error, the markup kept as text.
-        let bad =
-            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</tool_call> after";
-        every_split(&p, bad).kept().errors(&["malformed-tool-call"]);
-        // The yaml-xml call itself, and a yaml-xml call wrapped in the tag, still read.
-        let wrapped = "<tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>\n</tool_call>";
-        every_split(&p, wrapped).call("get_weather", json!({"city": "Oslo"}));
-        let mixed = "<tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}</tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>";
-        every_split(&p, mixed).call_count(2);
-    }
-
     #[test]
     fn format_call_reads_back() {
         let input = json!({"path":"/tmp/a.txt","content":"line 1\nline 2\n","n":3,"flag":true,"odd":"007","colon":"a: b","tags":["x","y"]});
