@@ -211,43 +211,6 @@ pub(crate) fn every_split_with(p: &Protocol, tools: &ToolSet, text: &str) -> Got
     Got::new(text, want)
 }
 
-/// A malformed call, then a good one: the bad call stays text with an error and the good one is
-/// still read. Returns the whole text and the bad call's.
-pub(crate) fn malformed_then_good(p: &Protocol) -> (String, String) {
-    let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
-    let good = p.format_call("search", &json!({"query": "x"}));
-    let text = format!("{bad} then {good}");
-    every_split(p, &text)
-        .call("search", json!({"query": "x"}))
-        .errors(&["malformed-tool-call"])
-        .text(format!("{bad} then "));
-    (text, bad)
-}
-
-/// Two calls as the protocol writes them: `get_weather` for Paris, then `search` for `query`
-/// (with no arguments when `query` is `None`). Gives the text and the two inputs.
-pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Value) {
-    let a = json!({"city": "Paris"});
-    let b = query.map_or(json!({}), |q| json!({"query": q}));
-    let written = p.format_calls(&[("get_weather", &a), ("search", &b)]);
-    (written, a, b)
-}
-
-/// The call `get_weather` with `{"city": "Paris"}`, as [`Got::calls`] takes it.
-pub(crate) fn weather_paris() -> (String, Value) {
-    ("get_weather".into(), json!({"city": "Paris"}))
-}
-
-/// The call `get_weather` for Paris over `days` days.
-pub(crate) fn weather_paris_days(days: u64) -> (String, Value) {
-    ("get_weather".into(), json!({"city": "Paris", "days": days}))
-}
-
-/// The call `search` for `query`.
-pub(crate) fn search_for(query: &str) -> (String, Value) {
-    ("search".into(), json!({"query": query}))
-}
-
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
 /// tokens, fences or reasoning splitter).
 pub(crate) type MakeScanner<'a> = &'a dyn Fn(ToolSet) -> Box<dyn Scanner>;
@@ -423,13 +386,6 @@ impl Got {
         self
     }
 
-    /// The reasoning without the white space at its ends.
-    #[track_caller]
-    pub(crate) fn reasoning_trimmed(self, want: impl AsRef<str>) -> Got {
-        assert_eq!(self.parse.reasoning.trim(), want.as_ref(), "{self:?}");
-        self
-    }
-
     /// The error parts' reasons, in order.
     #[track_caller]
     pub(crate) fn errors(self, want: &[&str]) -> Got {
@@ -446,12 +402,6 @@ impl Got {
     #[track_caller]
     pub(crate) fn some_errors(self) -> Got {
         assert!(!self.parse.errors.is_empty(), "{self:?}");
-        self
-    }
-
-    #[track_caller]
-    pub(crate) fn error_count(self, want: usize) -> Got {
-        assert_eq!(self.parse.errors.len(), want, "{self:?}");
         self
     }
 }

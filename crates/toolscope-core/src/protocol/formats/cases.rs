@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::protocol::Protocol;
-use crate::protocol::tests_support::{Got, every_split_with, tools};
+use crate::protocol::tests_support::{every_split_with, tools};
 use crate::tool::ToolSet;
 
 /// One case: a model output and what its parse must be. A section the case does not state is
@@ -30,6 +30,8 @@ struct Case {
     errors: Option<Vec<String>>,
     /// What the protocol's own writers must write somewhere in the input.
     written: Vec<Writing>,
+    /// The protocol `--protocol auto` must pick for the input.
+    detected: Option<String>,
 }
 
 /// A line of a case's `--- written` section: a piece of the input that the protocol's writer
@@ -217,9 +219,10 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 "calls" => case.calls.is_some(),
                 "errors" => case.errors.is_some(),
                 "written" => !case.written.is_empty(),
+                "detected" => case.detected.is_some(),
                 _ => {
                     return Err(format!(
-                        "line {m}: unknown section {section:?} (input, reasoning, text, calls, errors, written)"
+                        "line {m}: unknown section {section:?} (input, reasoning, text, calls, errors, written, detected)"
                     ));
                 }
             };
@@ -241,6 +244,14 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 }
                 _ if json => return Err(format!("line {m}: `{section}` takes no `json`")),
                 "calls" => case.calls = Some(read_calls(body)?),
+                "detected" => {
+                    let names: Vec<(usize, &str)> = listed(body).collect();
+                    let [(_, name)] = names[..] else {
+                        return Err(format!("line {m}: `detected` holds one protocol name"));
+                    };
+                    Protocol::from_name(name).map_err(|e| format!("line {m}: {e}"))?;
+                    case.detected = Some(name.to_string());
+                }
                 "written" => {
                     for (n, line) in listed(body) {
                         case.written
@@ -264,6 +275,8 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
             && case.text.is_none()
             && case.calls.is_none()
             && case.errors.is_none()
+            && case.written.is_empty()
+            && case.detected.is_none()
         {
             return Err(format!("line {n}: case {name:?} expects nothing"));
         }
@@ -331,8 +344,9 @@ fn read_calls(body: &[(usize, &str, bool)]) -> Result<Calls, String> {
     Ok(Calls::These(calls))
 }
 
-/// Runs one case at every split and checks each section it states.
-fn run_case(p: &Protocol, file: &CaseFile, case: &Case) -> Got {
+/// Runs one case: the parse at every split, checking each section the case states, then what
+/// the writers write and what `--protocol auto` picks.
+fn run_case(p: &Protocol, file: &CaseFile, case: &Case) {
     let mut p = p.clone();
     if case.reasoning_open.is_some() {
         p = p.with_reasoning_open(case.reasoning_open);
@@ -345,21 +359,27 @@ fn run_case(p: &Protocol, file: &CaseFile, case: &Case) -> Got {
         .tools
         .as_ref()
         .map_or(&shared, |name| &file.tools[name]);
-    let mut got = every_split_with(&p, set, &case.input);
-    if let Some(reasoning) = &case.reasoning {
-        got = got.reasoning(reasoning);
-    }
-    if let Some(text) = &case.text {
-        got = got.text(text);
-    }
-    match &case.calls {
-        Some(Calls::These(calls)) => got = got.calls(calls),
-        Some(Calls::Kept) => got = got.kept(),
-        None => {}
-    }
-    if let Some(errors) = &case.errors {
-        let errors: Vec<&str> = errors.iter().map(String::as_str).collect();
-        got = got.errors(&errors);
+    let parsed = case.reasoning.is_some()
+        || case.text.is_some()
+        || case.calls.is_some()
+        || case.errors.is_some();
+    if parsed {
+        let mut got = every_split_with(&p, set, &case.input);
+        if let Some(reasoning) = &case.reasoning {
+            got = got.reasoning(reasoning);
+        }
+        if let Some(text) = &case.text {
+            got = got.text(text);
+        }
+        match &case.calls {
+            Some(Calls::These(calls)) => got = got.calls(calls),
+            Some(Calls::Kept) => got = got.kept(),
+            None => {}
+        }
+        if let Some(errors) = &case.errors {
+            let errors: Vec<&str> = errors.iter().map(String::as_str).collect();
+            got.errors(&errors);
+        }
     }
     for writing in &case.written {
         let written = writing.write(&p);
@@ -371,7 +391,16 @@ fn run_case(p: &Protocol, file: &CaseFile, case: &Case) -> Got {
             case.input
         );
     }
-    got
+    if let Some(want) = &case.detected {
+        let d = Protocol::detect(set, case.input.as_bytes());
+        assert_eq!(
+            d.protocol.name(),
+            want,
+            "auto on {:?}: {}",
+            case.input,
+            d.reason
+        );
+    }
 }
 
 /// The folder of the protocols' data.
@@ -389,7 +418,7 @@ fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
 
 /// How many cases the case files hold at the least (as many as they held when the format tests
 /// moved into them): a file that loses cases fails here.
-const AT_LEAST: usize = 354;
+const AT_LEAST: usize = 541;
 
 /// Every registered protocol has a case file, and every case of it holds at every split.
 #[test]
@@ -498,6 +527,8 @@ mod tests {
         assert_eq!((two.input.as_str(), &two.calls), ("x", &Some(Calls::Kept)));
         assert_eq!(two.tools.as_deref(), Some("small"));
         assert_eq!(file.tools["small"].len(), 1);
+        let file = read_cases("=== auto\n--- input\nx\n--- detected\nhermes\n").unwrap();
+        assert_eq!(file.cases[0].detected.as_deref(), Some("hermes"));
     }
 
     #[test]
@@ -547,6 +578,10 @@ mod tests {
             (
                 "=== a\n--- input\nx\n--- written\nwrite [1]\n",
                 "line 5: unknown writer",
+            ),
+            (
+                "=== a\n--- input\nx\n--- detected\nno-such-protocol\n",
+                "line 4: unknown protocol",
             ),
         ] {
             let e = read_cases(text).expect_err(text);

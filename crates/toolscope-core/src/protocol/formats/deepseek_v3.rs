@@ -143,7 +143,7 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools, two_calls, weather_paris};
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -153,14 +153,11 @@ mod tests {
         p().format_call("get_weather", &json!({ "city": city }))
     }
 
+    /// The call's span is the call, without the text around it.
     #[test]
-    fn one_call_with_text_before_and_after() {
+    fn the_call_span_is_the_call() {
         let call = weather("Paris");
         let text = format!("Let me check.{call} Done.");
-        every_split(&p(), &text)
-            .text("Let me check. Done.")
-            .calls(&[weather_paris()])
-            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let span = &parsed.spans[0];
         assert_eq!(span.kind, SpanKind::ToolCall);
@@ -168,48 +165,30 @@ mod tests {
     }
 
     #[test]
-    fn two_parallel_calls_are_two_blocks_of_one_section() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn parallel_calls_are_two_blocks_of_one_section() {
+        let written = p().format_calls(&[
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rust"})),
+        ]);
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
-        every_split(&p(), &format!("{written}\nThat is all."))
-            .calls(&[("get_weather".into(), a), ("search".into(), b)])
-            .text("\nThat is all.");
-    }
-
-    #[test]
-    fn reasoning_before_the_call() {
-        let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1);
-        // By default the model opens the block itself: without `<think>` there is no reasoning.
-        assert!(!p().reasoning_open());
-        // The first R1's template opened it: `--reasoning-open`.
-        let open = p().with_reasoning_open(Some(true));
-        let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
-        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
-        // Markup inside reasoning is reasoning.
-        every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")))
-            .no_calls()
-            .text("no");
-    }
-
-    #[test]
-    fn results_and_the_prompt_read_back() {
         let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUTS_BEGIN).count(), 1);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
-        assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
-            "18 degrees"
-        );
+    }
+
+    /// By default the model opens the reasoning block itself (the first R1's template opened
+    /// it: `--reasoning-open`, in the case file).
+    #[test]
+    fn reasoning_is_not_open_by_default() {
+        assert!(!p().reasoning_open());
+    }
+
+    #[test]
+    fn the_prompt_and_the_generate_path() {
         let prompt = p().system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
         // deepseek-v3.1's prompt is not taken for this one, nor this one for it.
         let v31 = Protocol::from_name("deepseek-v3.1").unwrap();
         assert_eq!(

@@ -75,21 +75,18 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, tools, two_calls, weather_paris_days};
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()
     }
 
+    /// The call's span is the section, without the text around it.
     #[test]
-    fn one_call_with_text_around() {
+    fn the_call_span_is_the_section() {
         let text = format!(
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
-        every_split(&p(), &text)
-            .text("Let me check. Done.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(call_span.kind, SpanKind::ToolCall);
@@ -100,27 +97,16 @@ mod tests {
     }
 
     #[test]
-    fn parallel_calls_chain_in_one_section_and_read_back() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn parallel_calls_chain_in_one_section_and_results_in_blocks() {
+        let written = p().format_calls(&[
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rust"})),
+        ]);
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
-        every_split(&p(), &written)
-            .calls(&[("get_weather".into(), a), ("search".into(), b)])
-            .text("");
-    }
-
-    #[test]
-    fn results_and_the_prompt_read_back() {
         let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
-        assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
-            "18 degrees"
-        );
         let prompt = p().system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
         // The generate path gives the same parts.
         let parsed = p().parse_generated(
             &tools(),

@@ -316,9 +316,7 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, search_for, tools, two_calls, weather_paris_days,
-    };
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
@@ -335,36 +333,24 @@ mod tests {
     const WEATHER: &str = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": \"3\"}<|call|>";
 
     #[test]
-    fn one_call() {
-        let c = every_split(&p(), WEATHER).calls(&[weather_paris_days(3)]);
-        assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
+    fn a_call_is_one_span() {
         assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
-        // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
-        let bare = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\": \"rust\"}<|call|>";
-        assert_eq!(every_split(&p(), bare).calls, [search_for("rust")]);
-        // `<|constrain|>json` is optional.
-        let plain =
-            "<|channel|>commentary to=functions.search<|message|>{\"query\": \"x\"}<|call|>";
-        assert_eq!(every_split(&p(), plain).calls.len(), 1);
     }
 
     #[test]
-    fn two_parallel_calls() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn two_parallel_calls_are_two_messages() {
+        let written = p().format_calls(&[
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rust"})),
+        ]);
         assert_eq!(written.matches(CALL).count(), 2);
-        let c =
-            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
-        assert!(c.text.is_empty() && c.errors.is_empty());
     }
 
     #[test]
-    fn text_before_and_after() {
+    fn headers_around_text_are_markup() {
         let text = format!(
             "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
         );
-        every_split(&p(), &text)
-            .text("Let me check.It is sunny.")
-            .call_count(1);
         let kinds: Vec<SpanKind> = spans(&text).iter().map(|s| s.0).collect();
         assert_eq!(
             kinds,
@@ -376,17 +362,11 @@ mod tests {
                 SpanKind::Markup
             ]
         );
-        // Text outside any message is text too.
-        every_split(&p(), &format!("Before. {WEATHER} After.")).text("Before.  After.");
     }
 
     #[test]
-    fn reasoning_before_the_call() {
+    fn reasoning_is_spanned_between_its_headers() {
         let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1)
-            .text("");
         assert_eq!(
             spans(&text)[..3],
             [
@@ -397,85 +377,36 @@ mod tests {
         );
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         assert!(matches!(parsed.parts[0], Part::Reasoning { .. }));
-        // What the model writes through `format_reasoning` reads back.
-        let written = p().format_reasoning("hmm").unwrap();
-        assert_eq!(every_split(&p(), &written).reasoning, "hmm");
     }
 
     #[test]
-    fn a_malformed_body_is_text_and_an_error() {
-        let (text, bad) = malformed_then_good(&p());
+    fn a_malformed_body_is_a_malformed_span() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let text = format!("{bad} then");
         assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
-        // A recipient that cannot be a function name.
-        every_split(
-            &p(),
-            "<|channel|>commentary to=functions.{{name}}<|message|>{}<|call|>",
-        )
-        .no_calls()
-        .errors(&["malformed-tool-call"]);
     }
 
-    /// The recipient in the role header, before the channel, in every channel a call comes
-    /// from and with or without the content type's `<|constrain|>` token.
+    /// A call with the recipient in the role header is one span, whatever its channel.
     #[test]
-    fn the_recipient_in_the_role_header_in_any_channel() {
+    fn the_recipient_in_the_role_header_is_one_span() {
         for header in [
             "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>analysis json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>",
             "<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>analysis<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            let c = every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
-            assert!(
-                c.errors.is_empty() && c.reasoning.is_empty() && c.text.is_empty(),
-                "{text}: {c:?}"
-            );
             assert_eq!(spans(&text), [(SpanKind::ToolCall, text.as_str())]);
         }
-        // After reasoning, as gpt-oss writes it.
-        let text = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        every_split(&p(), text)
-            .reasoning("Need weather.")
-            .call_count(1);
     }
 
-    /// LLM-jp 4.1 writes a space after every special token: the same messages, read the same
-    /// (one space after `<|message|>` is the tokenizer's, any more are the content's).
+    /// LLM-jp 4.1 writes a space after every special token: every byte is still covered by a
+    /// span or is text. (The parses: the case file.)
     #[test]
-    fn spaced_special_tokens_read_the_same() {
-        let text = "<|channel|> analysis<|message|> The user wants Oslo.<|end|> <|start|> assistant<|channel|> commentary to=functions.get_weather <|constrain|> json<|message|> {\"city\": \"Oslo\"}<|call|> ";
-        let c = every_split(&p(), text)
-            .reasoning("The user wants Oslo.")
-            .call("get_weather", json!({"city": "Oslo"}));
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-        // The recipient in the role header, and a final answer.
-        let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
-        every_split(&p(), text).calls(&[search_for("q")]);
+    fn spaced_special_tokens_are_covered() {
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            (c.reasoning.as_str(), c.text.as_str()),
-            ("hmm", " Two spaces kept one.")
-        );
-        // Every byte is still covered by a span or is text.
         let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let c = Collapsed::of(&parsed.parts);
         let covered: usize = parsed.spans.iter().map(|s| s.end - s.start).sum();
         assert_eq!(covered + c.text.len(), text.len(), "{:?}", parsed.spans);
-        // Unspaced output keeps a space that follows `<|message|>`: it is the content's.
-        every_split(&p(), "<|channel|>final<|message|> Hi<|return|>").text(" Hi");
-    }
-
-    #[test]
-    fn commentary_without_a_recipient_is_text() {
-        let text = "<|channel|>commentary<|message|>I will look it up.<|end|>";
-        let c = every_split(&p(), text).text("I will look it up.");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        // A tool result (a message from the tool to the assistant) is not a call either.
-        let result = p().format_result("get_weather", "18 degrees");
-        let c = every_split(&p(), &result);
-        assert_eq!((c.text.as_str(), c.calls.len()), ("18 degrees", 0));
     }
 
     /// Nothing is lost: a stray `<|channel|>` header, or one naming a channel harmony does not

@@ -366,7 +366,7 @@ impl ProtocolSpec for Inkling {
 mod tests {
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools, two_calls};
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()
@@ -398,26 +398,5 @@ mod tests {
             spans("a<|message_model|><|content_thinking|>"),
             [span(1, 1 + open, Markup)]
         );
-        let c = every_split(&p(), "a<|message_model|><|content_thinking|>");
-        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("a", ""));
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
-        let bad = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\": }}<|end_message|><|message_model|><|content_text|>after<|end_message|>";
-        let c = every_split(&p(), bad).no_calls().error_count(1);
-        assert!(c.text.ends_with("after"), "{:?} {:?}", c.text, c.errors);
-    }
-
-    #[test]
-    fn written_calls_and_the_prompt_read_back() {
-        let (written, a, b) = two_calls(&p(), None);
-        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
-        let prompt = p().system_prompt(&tools());
-        let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back.name(), "inkling");
-        assert_eq!(read.len(), tools().len());
     }
 }

@@ -741,246 +741,46 @@ impl ProtocolSpec for Invoke {
 
 #[cfg(test)]
 mod tests {
-    mod deepseek_dsml {
+    use serde_json::json;
 
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::tools;
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::tools;
 
-        fn p() -> Protocol {
-            Protocol::from_name("deepseek-dsml").unwrap()
-        }
-
-        const CALL: &str = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
-
-        #[test]
-        fn the_prompt_lists_the_tools_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<functions>\n{\"name\":\"get_weather\""),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            let two = p().format_results(&[("a", "1"), ("b", "2")]);
-            assert_eq!(
-                two,
-                "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
-            );
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-            assert_eq!(Protocol::from_name("deepseek-v3.2").unwrap(), p());
-        }
-
-        #[test]
-        fn auto_reads_it_from_its_block() {
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
-        }
+    fn p(name: &str) -> Protocol {
+        Protocol::from_name(name).unwrap()
     }
 
-    mod minimax_m2 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris};
-
-        fn p() -> Protocol {
-            Protocol::from_name("minimax-m2").unwrap()
+    /// Each prompt lists the tools in its template's markup; the results read back.
+    #[test]
+    fn the_prompts_list_the_tools() {
+        for (name, listed) in [
+            ("deepseek-dsml", "<functions>\n{\"name\":\"get_weather\""),
+            ("minimax-m2", "<tool>{\"name\":\"get_weather\""),
+        ] {
+            let prompt = p(name).system_prompt(&tools());
+            assert!(prompt.contains(listed), "{name}: {prompt}");
         }
-
-        const CALL: &str = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>";
-
-        #[test]
-        fn parallel_invokes_in_one_block() {
-            let text = p().format_calls(&[
-                ("get_weather", &json!({"city": "Paris"})),
-                ("search", &json!({"query": "rain"})),
-            ]);
-            assert_eq!(text.matches("<minimax:tool_call>").count(), 1);
-            every_split(&p(), &format!("</think>{text}"))
-                .calls(&[weather_paris(), search_for("rain")]);
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_may_hold_markup() {
-            let content = "\n  fn main() {}\n<parameter name=\"path\">x</parameter>\n\n";
-            let text = format!(
-                "</think><minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"path\">/a.rs</parameter>\n<parameter name=\"content\">{content}</parameter>\n</invoke>\n</minimax:tool_call>"
-            );
-            every_split(&p(), &text)
-                .call("write_file", json!({"path": "/a.rs", "content": content}));
-        }
-
-        #[test]
-        fn auto_reads_it_from_its_block_or_invoke() {
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "minimax-m2", "{}", d.reason);
-        }
-
-        #[test]
-        fn the_prompt_lists_the_tools_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<tool>{\"name\":\"get_weather\""),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-        }
+        let dsml = p("deepseek-dsml");
+        assert_eq!(
+            dsml.format_results(&[("a", "1"), ("b", "2")]),
+            "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
+        );
+        assert_eq!(p("deepseek-v3.2"), dsml);
     }
 
-    mod deepseek_dsml_v41 {
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("deepseek-v4.1").unwrap()
-        }
-
-        #[test]
-        fn spaced_dsml_is_read_with_its_space() {
-            let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
-            every_split(&p(), text)
-                .calls(&[weather_paris_days(3), search_for("rain")])
-                .text_trimmed("Let me check.")
-                .no_errors();
-            let d = Protocol::detect(&tools(), text.as_bytes());
-            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
-        }
-    }
-
-    mod gigachat {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("gigachat").unwrap()
-        }
-
-        const GCML: &str = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Paris</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
-
-        #[test]
-        fn parallel_gcml_invokes() {
-            let text = p().format_calls(&[
-                ("get_weather", &json!({"city": "Oslo"})),
-                ("search", &json!({"query": "rain"})),
-            ]);
-            assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
-            every_split(&p(), &text).calls(&[
-                ("get_weather".into(), json!({"city": "Oslo"})),
-                search_for("rain"),
-            ]);
-        }
-
-        #[test]
-        fn the_prompt_reads_back_and_auto_picks_each_form() {
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            for text in [
-                GCML,
-                "<|function_call|>{\"name\": \"search\", \"arguments\": {}}",
-            ] {
-                let d = Protocol::detect(&tools(), text.as_bytes());
-                assert_eq!(d.protocol.name(), "gigachat", "{}", d.reason);
-            }
-        }
-    }
-
-    mod step3 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("step3").unwrap()
-        }
-
-        const CALL: &str = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Paris</steptml:parameter><steptml:parameter name=\"days\">3</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).kept().some_errors();
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-        }
-    }
-
-    mod dots {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("dots").unwrap()
-        }
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            for cut in [
-                "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
-                "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
-            ] {
-                let c = every_split(&p(), cut).kept();
-                assert!(
-                    c.errors.iter().any(|e| e == "unfinished-tool-call"),
-                    "{:?}",
-                    c.errors
-                );
-            }
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().some_errors();
-            let call = p().format_call("get_weather", &json!({"city": "Paris"}));
-            let d = Protocol::detect(&tools(), call.as_bytes());
-            assert_eq!(d.protocol.name(), "dots", "{}", d.reason);
-        }
-    }
-
-    mod minicpm5 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("minicpm5").unwrap()
-        }
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            let p = p().with_reasoning_open(Some(false));
-            let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
-            every_split(&p, cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p, &bad).no_calls().some_errors();
-            let call = p.format_call("get_weather", &json!({"city": "Paris"}));
-            let d = Protocol::detect(&tools(), call.as_bytes());
-            assert_eq!(d.protocol.name(), "minicpm5", "{}", d.reason);
+    /// Parallel calls are invokes of one block.
+    #[test]
+    fn parallel_calls_are_one_block() {
+        let calls = [
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rain"})),
+        ];
+        for (name, block) in [
+            ("minimax-m2", "<minimax:tool_call>"),
+            ("gigachat", "<｜GCML｜tool_calls>"),
+        ] {
+            let text = p(name).format_calls(&calls);
+            assert_eq!(text.matches(block).count(), 1, "{name}: {text}");
         }
     }
 }

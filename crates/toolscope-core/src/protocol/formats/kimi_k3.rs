@@ -247,7 +247,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::tools;
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -292,16 +292,6 @@ mod tests {
         );
         let again = p().parse_generated(&tools, written.as_bytes());
         assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = format!(
-            "{TOOLS_OPEN}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Pa"
-        );
-        every_split(&p(), &cut).no_calls().error_count(1);
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).no_calls().some_errors();
     }
 
     #[test]

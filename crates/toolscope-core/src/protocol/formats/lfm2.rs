@@ -169,31 +169,20 @@ impl ProtocolSpec for Lfm2 {
 mod tests {
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("lfm2").unwrap()
     }
 
     #[test]
-    fn the_json_form_is_read_too() {
+    fn the_json_form_is_one_span() {
         // What LFM2 writes when its system prompt asks for JSON calls.
         let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
-        let c = every_split(&p(), text)
-            .calls(&[weather_paris_days(2), search_for("a <|tool_call_end|> b")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("On it.Done.", 0));
-        // The whole block, markers included, is the calls' span.
+        // The whole block, markers included, is the calls' span. (The parse: the case file.)
         let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
         let start = text.find("<|tool_call_start|>").unwrap();
         let end = text.rfind("Done.").unwrap();
         assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));
         assert_eq!(parsed.spans.last().map(|s| s.end), Some(end));
-    }
-
-    #[test]
-    fn auto_detection_picks_lfm2_after_its_reasoning() {
-        let text = "<think>\nweather\n</think>\nI will use get_weather for this.\n<|tool_call_start|>[get_weather(city=\"Paris\")]<|tool_call_end|>";
-        let d = Protocol::detect(&crate::protocol::tests_support::tools(), text.as_bytes());
-        assert_eq!(d.protocol.name(), "lfm2", "{}", d.reason);
     }
 }

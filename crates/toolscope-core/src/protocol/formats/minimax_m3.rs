@@ -174,7 +174,7 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::tools;
     use crate::tool::ToolDef;
 
     fn p() -> Protocol {
@@ -209,14 +209,6 @@ mod tests {
         let c = Collapsed::of(&parsed.parts);
         assert_eq!(c.calls, [("plan".into(), input)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).no_calls().some_errors();
     }
 
     #[test]

@@ -200,7 +200,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::{every_split, tools};
+    use crate::protocol::tests_support::tools;
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()
@@ -211,42 +211,16 @@ mod tests {
         <atem:parameter name=\"days\">3</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
 
     #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
-            <atem:parameter name=\"city\">Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
+    fn a_malformed_call_names_no_tool() {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
-        every_split(&p(), &bad).kept().some_errors();
-        // An invoke without a name, in a tool's message: reported, its markup kept as text.
-        let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
-            <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
-        let c = every_split(&p(), nameless).no_calls().some_errors();
-        assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
-    }
-
-    #[test]
-    fn auto_tells_it_from_harmony_where_both_begin_with_start() {
-        let written = format!(
-            "{}{CALL}",
-            p().format_reasoning("Paris, so the weather tool.").unwrap()
-        );
-        let d = Protocol::detect(&tools(), written.as_bytes());
-        assert_eq!(d.protocol, p(), "{}", d.reason);
-        let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
-        let d = Protocol::detect(&tools(), harmony.as_bytes());
-        assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
     }
 
     /// The template writes a bare tool's recipient doubled (`get_weather.get_weather`) and
-    /// the model names the call so: read as the tool, and said; a bare `<|message|>` header
-    /// opens the answer.
+    /// the model names the call so: read as the tool (the case file), and said.
     #[test]
-    fn a_doubled_name_is_the_tool_and_a_bare_header_the_answer() {
+    fn a_doubled_name_is_said() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
-            .no_errors();
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let said: Vec<_> = parsed
             .parts
@@ -258,14 +232,6 @@ mod tests {
             .collect();
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
-        // Another dotted name is its own name.
-        let c = every_split(&p(), &CALL.replace("get_weather", "weather.get_weather"));
-        assert_eq!(c.calls[0].0, "weather.get_weather");
-        let c = every_split(&p(), " to=self<|message|>Hm.<|message|>The answer.<|eot|>");
-        assert_eq!(
-            (c.reasoning.as_str(), c.text.as_str()),
-            ("Hm.", "The answer.")
-        );
     }
 
     #[test]
@@ -274,9 +240,5 @@ mod tests {
         let (back, read) = MuseGlimmer.read_prompt(&system).unwrap();
         assert_eq!(back, p());
         assert_eq!(read.len(), tools().len());
-        assert_eq!(
-            p().read_result(&p().format_result("search", "none")),
-            "none"
-        );
     }
 }

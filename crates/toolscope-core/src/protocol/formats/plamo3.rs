@@ -118,38 +118,15 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, two_calls};
-
-    fn p() -> Protocol {
-        Protocol::from_name("plamo3").unwrap()
-    }
-
-    fn call(name: &str, args: &str) -> String {
-        format!(
-            "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
-        )
-    }
 
     #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = format!(
-            "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
-        );
-        every_split(&p(), &cut).no_calls().error_count(1);
-        let bad = format!(
-            "{REQUESTS_BEGIN}{}{REQUESTS_END} after",
-            call("get_weather", "{\"city\" 1}")
-        );
-        let c = every_split(&p(), &bad).no_calls().error_count(1);
-        assert!(c.text.ends_with(" after"));
-    }
-
-    #[test]
-    fn written_calls_read_back() {
-        let (written, a, b) = two_calls(&p(), Some("x"));
+    fn parallel_calls_are_one_requests_block() {
+        let p = Protocol::from_name("plamo3").unwrap();
+        let written = p.format_calls(&[
+            ("get_weather", &serde_json::json!({"city": "Paris"})),
+            ("search", &serde_json::json!({"query": "x"})),
+        ]);
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
-        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
     }
 }

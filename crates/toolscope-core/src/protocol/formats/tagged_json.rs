@@ -279,34 +279,3 @@ impl ProtocolSpec for TaggedJson {
         )
     }
 }
-
-#[cfg(test)]
-mod tests {
-
-    use serde_json::json;
-
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::every_split;
-
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
-    mod internlm {
-        use super::*;
-
-        /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
-        #[test]
-        fn spaced_tokens_are_the_same_call() {
-            let text = "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Tokyo\"}}\n<|action_end|>";
-            every_split(&p("internlm"), text)
-                .call("get_weather", json!({"city": "Tokyo"}))
-                .no_errors()
-                .text_trimmed("");
-            // Another action is no call, and says so.
-            let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
-            let c = every_split(&p("internlm"), text).no_calls();
-            assert!(c.text.contains("print(1)"), "{}", c.text);
-        }
-    }
-}
