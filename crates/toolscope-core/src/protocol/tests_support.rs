@@ -5,6 +5,7 @@ use std::ops::Deref;
 use serde_json::{Value, json};
 
 use super::parser::StreamParser;
+use super::span::SpanKind;
 use super::spec::Protocol;
 use super::text::scanner::Scanner;
 use crate::part::{Collapsed, Part};
@@ -209,6 +210,37 @@ pub(crate) fn every_split_with(p: &Protocol, tools: &ToolSet, text: &str) -> Got
         "one byte at a time"
     );
     Got::new(text, want)
+}
+
+/// The collapsed parts of a whole parse of `text` (the generate path alone: no split checks).
+pub(crate) fn whole(p: &Protocol, tools: &ToolSet, text: &str) -> Collapsed {
+    Collapsed::of(&p.parse_generated(tools, text.as_bytes()).parts)
+}
+
+/// The spans of a whole parse of `text` by `p` with the shared tools, each with what it covers.
+pub(crate) fn spans<'a>(p: &Protocol, text: &'a str) -> Vec<(SpanKind, &'a str)> {
+    p.parse_generated(&tools(), text.as_bytes())
+        .spans
+        .iter()
+        .map(|s| (s.kind, &text[s.start..s.end]))
+        .collect()
+}
+
+/// The notices (warnings that only inform) of a whole parse of `text` with the shared tools.
+pub(crate) fn notices(p: &Protocol, text: &str) -> Vec<String> {
+    p.parse_generated(&tools(), text.as_bytes())
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A set of one tool, `name` with the parameters `schema`.
+pub(crate) fn one_tool(name: &str, schema: Value) -> ToolSet {
+    ToolSet::new(vec![ToolDef::new(name, "", schema)]).expect("a valid tool")
 }
 
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end

@@ -102,15 +102,23 @@ struct CaseFile {
     cases: Vec<Case>,
 }
 
-/// The line that opens a section or a block: `=== …` or `--- …`.
-fn is_marker(line: &str) -> bool {
-    line.starts_with("=== ") || line.starts_with("--- ")
+/// A line of a case file: its number, its text, and whether a line break ends it.
+type Line<'a> = (usize, &'a str, bool);
+
+/// The body that starts at line `*i`: the lines up to the next line that opens a section or a
+/// block (`=== …`, `--- …`), where `*i` is left.
+fn body<'a, 'b>(lines: &'b [Line<'a>], i: &mut usize) -> &'b [Line<'a>] {
+    let start = *i;
+    while *i < lines.len() && !(lines[*i].1.starts_with("=== ") || lines[*i].1.starts_with("--- "))
+    {
+        *i += 1;
+    }
+    &lines[start..*i]
 }
 
 /// Reads a case file; an error names the line it is about.
 fn read_cases(text: &str) -> Result<CaseFile, String> {
-    // Each line with its number and whether a line break ends it.
-    let lines: Vec<(usize, &str, bool)> = text
+    let lines: Vec<Line> = text
         .split_inclusive('\n')
         .enumerate()
         .map(|(i, l)| match l.strip_suffix('\n') {
@@ -138,13 +146,9 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
             ));
         };
         i += 1;
-        // The block's body: the lines up to the next marker.
-        let start = i;
-        while i < lines.len() && !is_marker(lines[i].1) {
-            i += 1;
-        }
+        let head = body(&lines, &mut i);
         if let Some(set) = name.strip_prefix("tools:").map(str::trim) {
-            let entries: Vec<&str> = lines[start..i]
+            let entries: Vec<&str> = head
                 .iter()
                 .map(|l| l.1)
                 .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
@@ -170,7 +174,7 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
             line: n,
             ..Case::default()
         };
-        for &(m, line, _) in &lines[start..i] {
+        for &(m, line, _) in head {
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -207,11 +211,7 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 }
             };
             i += 1;
-            let start = i;
-            while i < lines.len() && !is_marker(lines[i].1) {
-                i += 1;
-            }
-            let body = &lines[start..i];
+            let body = body(&lines, &mut i);
             let seen = match section {
                 "input" => input.is_some(),
                 "reasoning" => case.reasoning.is_some(),
@@ -296,7 +296,7 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
 }
 
 /// A text section's body as it is written: its lines, each line break but the last one's.
-fn verbatim(body: &[(usize, &str, bool)]) -> String {
+fn verbatim(body: &[Line]) -> String {
     let mut out = String::new();
     for (k, &(_, line, newline)) in body.iter().enumerate() {
         out.push_str(line);
@@ -308,21 +308,21 @@ fn verbatim(body: &[(usize, &str, bool)]) -> String {
 }
 
 /// A `json` text section's body: one JSON string, over as many lines as it likes.
-fn json_string(body: &[(usize, &str, bool)], marker: usize) -> Result<String, String> {
+fn json_string(body: &[Line], marker: usize) -> Result<String, String> {
     let joined: String = body.iter().map(|l| l.1).collect::<Vec<_>>().join("\n");
     serde_json::from_str::<String>(joined.trim())
         .map_err(|e| format!("line {marker}: the section is not one JSON string: {e}"))
 }
 
 /// The lines of a list section that say something (blank ones and `#` comments left out).
-fn listed<'a>(body: &'a [(usize, &'a str, bool)]) -> impl Iterator<Item = (usize, &'a str)> {
+fn listed<'a>(body: &'a [Line<'a>]) -> impl Iterator<Item = (usize, &'a str)> {
     body.iter()
         .map(|&(n, l, _)| (n, l.trim_end()))
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A `--- calls` body: `kept`, or one call a line, `name {arguments}` or `["name", {arguments}]`.
-fn read_calls(body: &[(usize, &str, bool)]) -> Result<Calls, String> {
+fn read_calls(body: &[Line]) -> Result<Calls, String> {
     let lines: Vec<(usize, &str)> = listed(body).collect();
     if let [(_, "kept")] = lines[..] {
         return Ok(Calls::Kept);

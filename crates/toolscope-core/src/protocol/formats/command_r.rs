@@ -177,15 +177,7 @@ impl ProtocolSpec for CommandR {
 mod tests {
     use super::*;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::tools;
-
-    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
-        p().parse_generated(&tools(), text.as_bytes())
-            .spans
-            .iter()
-            .map(|s| (s.kind, &text[s.start..s.end]))
-            .collect()
-    }
+    use crate::protocol::tests_support::{spans, tools};
 
     fn p() -> Protocol {
         Protocol::from_name("command-r").unwrap()
@@ -224,10 +216,10 @@ mod tests {
     #[test]
     fn an_action_is_one_span() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        assert_eq!(spans(one), [(SpanKind::ToolCall, one)]);
+        assert_eq!(spans(&p(), one), [(SpanKind::ToolCall, one)]);
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
         let action = &text[text.find("Action:").unwrap()..];
-        assert_eq!(spans(text), [(SpanKind::ToolCall, action)]);
+        assert_eq!(spans(&p(), text), [(SpanKind::ToolCall, action)]);
     }
 
     #[test]

@@ -361,7 +361,7 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{one_tool, tools, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("gemma4").unwrap()
@@ -405,18 +405,15 @@ mod tests {
 
     #[test]
     fn nested_objects_and_arrays_hold_strings_with_markup() {
-        let t = ToolSet::new(vec![ToolDef::new(
+        let t = one_tool(
             "plan",
-            "",
             json!({"type":"object","properties":{
                 "steps":{"type":"array","items":{"type":"object"}},
                 "meta":{"type":"object"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = "<|tool_call>call:plan{steps:[{name:<|\"|>a, b\n}<|\"|>,n:1.5,ok:true},{name:<|\"|><tool_call|>[x]<|\"|>,none:null}],meta:{deep:{list:[<|\"|>{\"q\"}<|\"|>,-2,[]]}}}<tool_call|>";
-        let got = p().parse_generated(&t, text.as_bytes());
-        let c = crate::part::Collapsed::of(&got.parts);
+        let c = whole(&p(), &t, &text);
         assert_eq!(
             c.calls,
             [(
@@ -429,8 +426,8 @@ mod tests {
         // Written by the protocol, read back at every split.
         let input = json!({"nums": [1, 2.5], "tags": ["<|\"|> inside", "x"], "budget": {"min": 1}});
         let text = p().format_call("calc", &input);
-        let t = ToolSet::new(vec![ToolDef::new("calc", "", json!({"type":"object"}))]).unwrap();
-        let got = crate::part::Collapsed::of(&p().parse_generated(&t, text.as_bytes()).parts);
+        let t = one_tool("calc", json!({"type":"object"}));
+        let got = whole(&p(), &t, &text);
         assert_eq!(got.calls, [("calc".into(), input)]);
     }
 
@@ -466,7 +463,7 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), deep.as_bytes()).parts);
+        let c = whole(&p(), &tools(), &deep);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, deep);
@@ -475,7 +472,7 @@ mod tests {
             "[".repeat(100),
             "]".repeat(100)
         );
-        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), ok.as_bytes()).parts);
+        let c = whole(&p(), &tools(), &ok);
         assert_eq!(c.calls.len(), 1);
         // Huge runs end cleanly too, at one byte per chunk.
         let huge = format!("<|tool_call>call:search{{query:{}", "{a:".repeat(50_000));

@@ -900,24 +900,11 @@ impl ProtocolSpec for Glm {
 mod tests {
     use serde_json::json;
 
-    use crate::part::Part;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{notices, tools};
 
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
-    }
-
-    /// The notices of a whole parse.
-    fn notices(p: &Protocol, text: &str) -> Vec<String> {
-        p.parse_generated(&tools(), text.as_bytes())
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
-                _ => None,
-            })
-            .collect()
     }
 
     /// Each family member's prompt shows its own call markup.

@@ -316,25 +316,17 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{spans, tools, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
-    }
-
-    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
-        p().parse_generated(&tools(), text.as_bytes())
-            .spans
-            .iter()
-            .map(|s| (s.kind, &text[s.start..s.end]))
-            .collect()
     }
 
     const WEATHER: &str = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": \"3\"}<|call|>";
 
     #[test]
     fn a_call_is_one_span() {
-        assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
+        assert_eq!(spans(&p(), WEATHER), [(SpanKind::ToolCall, WEATHER)]);
     }
 
     #[test]
@@ -351,7 +343,7 @@ mod tests {
         let text = format!(
             "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
         );
-        let kinds: Vec<SpanKind> = spans(&text).iter().map(|s| s.0).collect();
+        let kinds: Vec<SpanKind> = spans(&p(), &text).iter().map(|s| s.0).collect();
         assert_eq!(
             kinds,
             [
@@ -368,7 +360,7 @@ mod tests {
     fn reasoning_is_spanned_between_its_headers() {
         let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
         assert_eq!(
-            spans(&text)[..3],
+            spans(&p(), &text)[..3],
             [
                 (SpanKind::Markup, "<|channel|>analysis<|message|>"),
                 (SpanKind::Reasoning, "Paris, so get_weather."),
@@ -383,7 +375,7 @@ mod tests {
     fn a_malformed_body_is_a_malformed_span() {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         let text = format!("{bad} then");
-        assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::Malformed, bad.as_str()));
     }
 
     /// A call with the recipient in the role header is one span, whatever its channel.
@@ -394,7 +386,7 @@ mod tests {
             "<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            assert_eq!(spans(&text), [(SpanKind::ToolCall, text.as_str())]);
+            assert_eq!(spans(&p(), &text), [(SpanKind::ToolCall, text.as_str())]);
         }
     }
 
@@ -418,8 +410,7 @@ mod tests {
             "Hello <|channel|>SECRETWORDS<|message|>tail",
             "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
         ] {
-            let parsed = p.parse_generated(&ToolSet::default(), text.as_bytes());
-            let c = crate::part::Collapsed::of(&parsed.parts);
+            let c = whole(&p, &ToolSet::default(), &text);
             for word in ["SECRETWORDS", "tail", "weird", "unknown channel text"] {
                 if text.contains(word) {
                     assert!(c.text.contains(word), "{word} lost from {text:?}: {c:?}");

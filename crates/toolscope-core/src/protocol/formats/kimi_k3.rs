@@ -247,8 +247,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::tools;
-    use crate::tool::ToolDef;
+    use crate::protocol::tests_support::{one_tool, tools, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k3").unwrap()
@@ -256,16 +255,14 @@ mod tests {
 
     #[test]
     fn entities_in_attributes_are_decoded_and_typed_values_are_json() {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "note",
-            "Take a note",
             json!({"type": "object", "properties": {
                 "a&b \"c\"": {"type": "string"},
                 "opts": {"type": "object"},
                 "tags": {"type": "array"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = format!(
             "{TOOLS_OPEN}<|open|>call tool=\"note\" index=\"1\"<|sep|>\
              <|open|>argument key=\"a&amp;b &quot;c&quot;\" type=\"string\"<|sep|>x<|close|>argument<|sep|>\
@@ -273,8 +270,7 @@ mod tests {
              <|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"x\", 2]<|close|>argument<|sep|>\
              <|close|>call<|sep|>{TOOLS_CLOSE}"
         );
-        let parsed = p().parse_generated(&tools, text.as_bytes());
-        let c = crate::part::Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools, &text);
         // Other types than string are JSON.
         assert_eq!(
             c.calls,

@@ -173,9 +173,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::part::Collapsed;
-    use crate::protocol::tests_support::tools;
-    use crate::tool::ToolDef;
+
+    use crate::protocol::tests_support::{one_tool, tools, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("minimax-m3").unwrap()
@@ -183,9 +182,8 @@ mod tests {
 
     #[test]
     fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "plan",
-            "Plan a trip",
             json!({"type": "object", "properties": {
                 "note": {"type": "string"},
                 "stops": {"type": "array", "items": {"type": "string"}},
@@ -193,8 +191,7 @@ mod tests {
                     "fast": {"type": "boolean"}, "max": {"type": "integer"}
                 }}
             }}),
-        )])
-        .unwrap();
+        );
         let input = json!({
             "note": "a <b>bold</b> & 42",
             "stops": ["Lyon", "Nice"],
@@ -205,8 +202,7 @@ mod tests {
             text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
             "{text}"
         );
-        let parsed = p().parse_generated(&tools, text.as_bytes());
-        let c = Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools, &text);
         assert_eq!(c.calls, [("plan".into(), input)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }

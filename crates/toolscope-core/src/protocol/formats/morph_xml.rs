@@ -143,21 +143,19 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::tests_support::one_tool;
     use serde_json::json;
 
     use super::*;
-    use crate::tool::ToolDef;
 
     /// A call written as the tool's name on a line of its own, its argument tags below: the
     /// call's span starts at the name. (The parses: the case file.)
     #[test]
     fn a_tool_name_on_its_own_line_starts_the_span() {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "get_weather",
-            "Weather",
             json!({"type":"object","properties":{"city":{"type":"string"}}}),
-        )])
-        .unwrap();
+        );
         let text = "Sure.\nget_weather\n<city>Seoul</city>";
         let p = Protocol::from_name("morph-xml").unwrap();
         let parsed = p.parse_generated(&tools, text.as_bytes());

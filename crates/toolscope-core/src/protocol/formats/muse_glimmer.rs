@@ -200,7 +200,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{notices, tools};
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()
@@ -221,15 +221,7 @@ mod tests {
     #[test]
     fn a_doubled_name_is_said() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let said: Vec<_> = parsed
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
-                _ => None,
-            })
-            .collect();
+        let said = notices(&p(), &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
     }

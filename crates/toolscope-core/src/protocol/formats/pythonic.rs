@@ -112,7 +112,7 @@ mod tests {
 
     use super::*;
     use crate::part::Collapsed;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{tools, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()
@@ -157,8 +157,7 @@ mod tests {
     #[test]
     fn deep_nesting_is_reported_not_a_crash() {
         let text = format!("[search(query={})]", "[".repeat(100_000));
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let c = Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools(), &text);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, text);

@@ -198,12 +198,11 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::tests_support::{one_tool, whole};
     use serde_json::json;
 
     use crate::part::Collapsed;
     use crate::protocol::spec::Protocol;
-
-    use crate::tool::{ToolDef, ToolSet};
 
     fn p() -> Protocol {
         Protocol::from_name("qwen3-coder").unwrap()
@@ -232,21 +231,19 @@ mod tests {
     }
 
     fn union_case(memo: serde_json::Value, bad: &str) {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "pay",
-            "Pay",
             json!({"type": "object", "properties": {
                 "memo": memo,
                 "amount": {"type": "integer"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = format!(
             "<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>"
         );
-        let whole = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        let read = whole(&p(), &tools, &text);
         assert_eq!(
-            whole.calls,
+            read.calls,
             [("pay".into(), json!({"memo": bad, "amount": 42}))],
             "{text}"
         );
@@ -256,10 +253,10 @@ mod tests {
             parser.push(b, &mut out);
         }
         parser.finish(&mut out);
-        assert_eq!(Collapsed::of(&out), whole);
+        assert_eq!(Collapsed::of(&out), read);
         // JSON that is an object is the object.
         let text = text.replace(bad, "{\"month\": 3}");
-        let c = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        let c = whole(&p(), &tools, &text);
         assert_eq!(
             c.calls,
             [("pay".into(), json!({"memo": {"month": 3}, "amount": 42}))]
