@@ -413,7 +413,7 @@ mod tests {
             }}),
         );
         let text = "<|tool_call>call:plan{steps:[{name:<|\"|>a, b\n}<|\"|>,n:1.5,ok:true},{name:<|\"|><tool_call|>[x]<|\"|>,none:null}],meta:{deep:{list:[<|\"|>{\"q\"}<|\"|>,-2,[]]}}}<tool_call|>";
-        let c = whole(&p(), &t, &text);
+        let c = whole(&p(), &t, text);
         assert_eq!(
             c.calls,
             [(

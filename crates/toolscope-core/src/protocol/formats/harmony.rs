@@ -410,7 +410,7 @@ mod tests {
             "Hello <|channel|>SECRETWORDS<|message|>tail",
             "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
         ] {
-            let c = whole(&p, &ToolSet::default(), &text);
+            let c = whole(&p, &ToolSet::default(), text);
             for word in ["SECRETWORDS", "tail", "weird", "unknown channel text"] {
                 if text.contains(word) {
                     assert!(c.text.contains(word), "{word} lost from {text:?}: {c:?}");
