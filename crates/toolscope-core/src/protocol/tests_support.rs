@@ -238,6 +238,15 @@ pub(crate) fn notices(p: &Protocol, text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Two calls as `p` writes them in one answer: `get_weather` for Paris, then `search` for
+/// `query`.
+pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
+    p.format_calls(&[
+        ("get_weather", &json!({"city": "Paris"})),
+        ("search", &json!({"query": query})),
+    ])
+}
+
 /// A set of one tool, `name` with the parameters `schema`.
 pub(crate) fn one_tool(name: &str, schema: Value) -> ToolSet {
     ToolSet::new(vec![ToolDef::new(name, "", schema)]).expect("a valid tool")

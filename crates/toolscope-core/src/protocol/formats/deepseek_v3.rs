@@ -143,7 +143,7 @@ mod tests {
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{spans, tools, two_calls_written};
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -158,18 +158,12 @@ mod tests {
     fn the_call_span_is_the_call() {
         let call = weather("Paris");
         let text = format!("Let me check.{call} Done.");
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let span = &parsed.spans[0];
-        assert_eq!(span.kind, SpanKind::ToolCall);
-        assert_eq!(&text[span.start..span.end], call);
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
     }
 
     #[test]
     fn parallel_calls_are_two_blocks_of_one_section() {
-        let written = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rust"})),
-        ]);
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));

@@ -75,7 +75,7 @@ mod tests {
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
     use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{spans, tools, two_calls_written};
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()
@@ -87,21 +87,15 @@ mod tests {
         let text = format!(
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let call_span = &parsed.spans[0];
-        assert_eq!(call_span.kind, SpanKind::ToolCall);
         assert_eq!(
-            &text[call_span.start..call_span.end],
-            &text[13..text.len() - 6]
+            spans(&p(), &text)[0],
+            (SpanKind::ToolCall, &text[13..text.len() - 6])
         );
     }
 
     #[test]
     fn parallel_calls_chain_in_one_section_and_results_in_blocks() {
-        let written = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rust"})),
-        ]);
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);

@@ -316,7 +316,7 @@ mod tests {
     use super::*;
     use crate::part::{Collapsed, Part};
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{spans, tools, whole};
+    use crate::protocol::tests_support::{spans, tools, two_calls_written, whole};
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
@@ -331,10 +331,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_are_two_messages() {
-        let written = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rust"})),
-        ]);
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALL).count(), 2);
     }
 

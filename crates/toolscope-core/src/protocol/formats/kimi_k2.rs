@@ -178,7 +178,7 @@ mod tests {
     use super::*;
     use crate::part::Part;
     use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{spans, tools, two_calls_written};
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k2").unwrap()
@@ -204,10 +204,7 @@ mod tests {
     fn the_call_span_is_the_call() {
         let call = weather("Paris");
         let text = format!("Let me check. {call} Done.");
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let span = &parsed.spans[0];
-        assert_eq!(span.kind, SpanKind::ToolCall);
-        assert_eq!(&text[span.start..span.end], call);
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
     }
 
     #[test]
@@ -221,10 +218,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let written = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rust"})),
-        ]);
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
         assert_eq!(
             call_ids(&written),

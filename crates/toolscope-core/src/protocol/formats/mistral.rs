@@ -143,7 +143,7 @@ impl ProtocolSpec for Mistral {
 mod tests {
 
     use super::*;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::{tools, two_calls_written};
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
@@ -175,10 +175,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_repeat_the_token() {
-        let written = p().format_calls(&[
-            ("get_weather", &serde_json::json!({"city": "Paris"})),
-            ("search", &serde_json::json!({"query": "rust"})),
-        ]);
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
     }
 }

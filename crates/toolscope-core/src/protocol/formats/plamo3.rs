@@ -119,14 +119,12 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::tests_support::two_calls_written;
 
     #[test]
     fn parallel_calls_are_one_requests_block() {
         let p = Protocol::from_name("plamo3").unwrap();
-        let written = p.format_calls(&[
-            ("get_weather", &serde_json::json!({"city": "Paris"})),
-            ("search", &serde_json::json!({"query": "x"})),
-        ]);
+        let written = two_calls_written(&p, "x");
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
     }
 }
