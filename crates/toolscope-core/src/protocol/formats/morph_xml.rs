@@ -27,67 +27,36 @@
 
 use serde_json::Value;
 
+use super::element::Element;
 use crate::protocol::scan::morph::MorphScanner;
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml;
-use crate::tool::ToolSet;
 
 /// `morph-xml`.
-pub(crate) struct MorphXml;
-
-const CARD: Card = Card {
-    // Prompted for any model: the end tokens of the common chat templates.
-    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
-    reasoning: Reasoning::THINK,
-    ..Card::new("morph-xml", "any model, prompted")
+pub(crate) static MORPH_XML: Element = Element {
+    card: Element::card("morph-xml"),
+    markers: |name| vec![format!("<{name}> <"), format!("<{name}/>")],
+    format_call,
+    prompt_section,
+    malformed_call,
+    scanner: |tools| Box::new(MorphScanner::new(tools)),
 };
 
-impl ProtocolSpec for MorphXml {
-    fn card(&self) -> &Card {
-        &CARD
-    }
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        tools
-            .iter()
-            .flat_map(|t| [format!("<{}> <", t.name()), format!("<{}/>", t.name())])
-            .collect()
-    }
-
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        framed(p, tools, prompt_section)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
-    }
-
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        xml::format_result(name, result)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MorphScanner::new(tools.clone()))
-    }
-
-    /// Stray markup inside a string argument is kept as text, so the break is an argument given
-    /// twice although its schema is not an array.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let scalar = input.as_object().and_then(|args| {
-            args.iter().find_map(|(k, v)| match v {
-                Value::String(s) => Some((k.clone(), s.clone())),
-                Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
-                _ => None,
-            })
-        });
-        match scalar {
-            Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
-            None => {
-                let (key, value) = first_argument(input);
-                format!("<{name}><{key}>{value}</{key}>\n<{name}>")
-            }
+/// Stray markup inside a string argument is kept as text, so the break is an argument given
+/// twice although its schema is not an array.
+fn malformed_call(name: &str, input: &Value) -> String {
+    let scalar = input.as_object().and_then(|args| {
+        args.iter().find_map(|(k, v)| match v {
+            Value::String(s) => Some((k.clone(), s.clone())),
+            Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+            _ => None,
+        })
+    });
+    match scalar {
+        Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
+        None => {
+            let (key, value) = first_argument(input);
+            format!("<{name}><{key}>{value}</{key}>\n<{name}>")
         }
     }
 }
@@ -143,10 +112,10 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::protocol::tests_support::one_tool;
     use serde_json::json;
 
-    use super::*;
+    use crate::protocol::spec::Protocol;
+    use crate::protocol::tests_support::one_tool;
 
     /// A call written as the tool's name on a line of its own, its argument tags below: the
     /// call's span starts at the name. (The parses: the case file.)

@@ -12,53 +12,24 @@
 
 use serde_json::Value;
 
+use super::element::Element;
 use crate::protocol::scan::yaml::YamlScanner;
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
-use crate::protocol::text::xml;
-use crate::tool::ToolSet;
 
 /// `yaml-xml`.
-pub(crate) struct YamlXml;
-
-const CARD: Card = Card {
-    // Prompted for any model: the end tokens of the common chat templates.
-    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
-    reasoning: Reasoning::THINK,
-    ..Card::new("yaml-xml", "any model, prompted")
+pub(crate) static YAML_XML: Element = Element {
+    card: Element::card("yaml-xml"),
+    markers: |name| vec![format!("<{name}>\n")],
+    format_call,
+    prompt_section,
+    malformed_call,
+    scanner: |tools| Box::new(YamlScanner::new(tools)),
 };
 
-impl ProtocolSpec for YamlXml {
-    fn card(&self) -> &Card {
-        &CARD
-    }
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        tools.iter().map(|t| format!("<{}>\n", t.name())).collect()
-    }
-
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        framed(p, tools, prompt_section)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
-    }
-
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        xml::format_result(name, result)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(YamlScanner::new(tools.clone()))
-    }
-
-    /// A flow sequence that never closes.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!("<{name}>\n{key}: [{value}\n  - : :\n</{name}>")
-    }
+/// A flow sequence that never closes.
+fn malformed_call(name: &str, input: &Value) -> String {
+    let (key, value) = first_argument(input);
+    format!("<{name}>\n{key}: [{value}\n  - : :\n</{name}>")
 }
 
 /// A past call as yaml-xml markup.
