@@ -32,15 +32,16 @@ use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
-const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const SEP: &str = "<｜tool▁sep｜>";
+// The family's special tokens (DeepSeek V3.1 writes the same ones).
+pub(super) const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+pub(super) const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+pub(super) const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+pub(super) const CALL_END: &str = "<｜tool▁call▁end｜>";
+pub(super) const SEP: &str = "<｜tool▁sep｜>";
 const OUTPUTS_BEGIN: &str = "<｜tool▁outputs▁begin｜>";
 const OUTPUTS_END: &str = "<｜tool▁outputs▁end｜>";
-const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
-const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
+pub(super) const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
+pub(super) const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 const FENCE_JSON: &str = "```json";
 const FENCE: &str = "```";
 /// The call type the template writes before the separator.

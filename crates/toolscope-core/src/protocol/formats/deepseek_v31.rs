@@ -11,18 +11,13 @@
 //! `## Tools` as the template does: a `### name` heading, a description and the parameters'
 //! JSON Schema each.
 
+use super::deepseek_v3::{
+    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP,
+};
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
-
-const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const SEP: &str = "<｜tool▁sep｜>";
-const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
-const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: Some((CALLS_BEGIN, CALLS_END)),
