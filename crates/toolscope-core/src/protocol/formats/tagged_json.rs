@@ -49,8 +49,9 @@ pub(crate) struct TaggedJson {
     pad_close: &'static str,
     /// The envelope's key for the arguments.
     args_key: &'static str,
-    /// The prompt text; it lists the tools one JSON object a line between `tools`.
-    prompt: fn(&TaggedJson, &ToolSet) -> String,
+    /// The prompt text, given the tool list (one JSON object a line between `tools`) and the
+    /// example call.
+    prompt: fn(listed: &str, example: &str) -> String,
     tools: (&'static str, &'static str),
     /// The markers around a tool result.
     result: (&'static str, &'static str),
@@ -81,20 +82,16 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     special: None,
 };
 
-fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn longcat_prompt(listed: &str, example: &str) -> String {
     format!(
-        "## Tools\nYou have access to the following tools:\n\n{}{}{}\n\n\
+        "## Tools\nYou have access to the following tools:\n\n{listed}\n\n\
          ## Tool call format\nTo call a tool, write its name and arguments as one JSON object between \
          <longcat_tool_call> and </longcat_tool_call>:\n\
          <longcat_tool_call>{{\"name\": <tool name>, \"arguments\": <arguments object>}}</longcat_tool_call>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Write one block per call; for several calls, several blocks one after another. Results come back \
          between <longcat_tool_response> and </longcat_tool_response>. Call a tool only when it helps; \
-         otherwise answer in text.\n",
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
-        example(m, tools),
+         otherwise answer in text.\n"
     )
 }
 
@@ -133,18 +130,14 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
     special: None,
 };
 
-fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn ernie_prompt(listed: &str, example: &str) -> String {
     format!(
-        "{}{}{}\n\n\
+        "{listed}\n\n\
          To call a function, write a JSON object with its name and its arguments between <tool_call> and \
          </tool_call>, each on its own line:\n<tool_call>\n{{\"name\": <function name>, \"arguments\": <arguments object>}}\n</tool_call>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Write one <tool_call> block per call, one after another. Each result comes back between \
-         <tool_output> and </tool_output>. If no function is needed, answer the user directly.\n",
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
-        example(m, tools),
+         <tool_output> and </tool_output>. If no function is needed, answer the user directly.\n"
     )
 }
 
@@ -184,25 +177,15 @@ static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
     ..FramedSyntax::new("<|action_start|>", &[ArgsBegin::Object])
 };
 
-fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn internlm_prompt(listed: &str, example: &str) -> String {
     format!(
         "You have access to the plugins listed below. To use one, write <|action_start|><|plugin|>, then a \
          JSON object with the plugin's \"name\" and its \"parameters\", then <|action_end|>:\n\
          <|action_start|><|plugin|>\n{{\"name\": <plugin name>, \"parameters\": <parameters object>}}<|action_end|>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Several calls are several such blocks one after another. Results come back from the environment. \
-         Call a plugin only when it helps; otherwise answer in text.\n{}{}{}\n",
-        example(m, tools),
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
+         Call a plugin only when it helps; otherwise answer in text.\n{listed}\n"
     )
-}
-
-/// The prompt's example call.
-fn example(m: &TaggedJson, tools: &ToolSet) -> String {
-    let (name, input) = prompt::example_call(tools);
-    m.call(&name, &input)
 }
 
 impl TaggedJson {
@@ -228,7 +211,14 @@ impl ProtocolSpec for TaggedJson {
     card_methods!();
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        (self.prompt)(self, tools)
+        let listed = format!(
+            "{}{}{}",
+            self.tools.0,
+            prompt::json_tool_lines(tools, true, "", ""),
+            self.tools.1
+        );
+        let (name, input) = prompt::example_call(tools);
+        (self.prompt)(&listed, &self.call(&name, &input))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
