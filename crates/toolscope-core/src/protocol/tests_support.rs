@@ -183,6 +183,16 @@ fn every_protocol_runs_the_standard_cases() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+/// What a format's tests use, in one import.
+pub(crate) mod prelude {
+    pub(crate) use serde_json::json;
+
+    pub(crate) use super::{notices, one_tool, spans, tools, two_calls_written, whole};
+    pub(crate) use crate::part::{Collapsed, Part};
+    pub(crate) use crate::protocol::span::SpanKind;
+    pub(crate) use crate::protocol::spec::Protocol;
+}
+
 /// The collapsed parse of `text` by `p`, after checking that generate, one chunk, every split
 /// into two pieces and one byte at a time all give it; its fields are checked with [`Got`]'s
 /// methods.

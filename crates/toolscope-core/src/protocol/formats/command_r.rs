@@ -176,8 +176,7 @@ impl ProtocolSpec for CommandR {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{spans, tools};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("command-r").unwrap()

@@ -138,13 +138,8 @@ fn results(results: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Part;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{spans, tools, two_calls_written};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()

@@ -64,13 +64,8 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::{Collapsed, Part};
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{spans, tools, two_calls_written};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()

@@ -356,12 +356,8 @@ fn write_key(out: &mut String, k: &str) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Part;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{one_tool, tools, whole};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("gemma4").unwrap()

@@ -898,11 +898,7 @@ impl ProtocolSpec for Glm {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{notices, tools};
-
+    use crate::protocol::tests_support::prelude::*;
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
     }

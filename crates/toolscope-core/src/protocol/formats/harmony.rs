@@ -311,12 +311,8 @@ fn render_type(s: &mut String, schema: &Value, depth: usize) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::{Collapsed, Part};
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{spans, tools, two_calls_written, whole};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()

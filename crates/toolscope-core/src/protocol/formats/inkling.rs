@@ -364,9 +364,8 @@ impl ProtocolSpec for Inkling {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()

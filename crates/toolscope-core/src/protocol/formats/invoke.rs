@@ -741,11 +741,7 @@ impl ProtocolSpec for Invoke {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::tools;
-
+    use crate::protocol::tests_support::prelude::*;
     fn p(name: &str) -> Protocol {
         Protocol::from_name(name).unwrap()
     }

@@ -244,10 +244,8 @@ impl ProtocolSpec for KimiK3 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{one_tool, tools, whole};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k3").unwrap()

@@ -167,7 +167,6 @@ impl ProtocolSpec for Lfm2 {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     fn p() -> Protocol {

@@ -170,11 +170,8 @@ impl ProtocolSpec for MinimaxM3 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-
-    use crate::protocol::tests_support::{one_tool, tools, whole};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("minimax-m3").unwrap()

@@ -141,9 +141,8 @@ impl ProtocolSpec for Mistral {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::tests_support::{tools, two_calls_written};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()

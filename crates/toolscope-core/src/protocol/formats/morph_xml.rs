@@ -112,11 +112,7 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::one_tool;
-
+    use crate::protocol::tests_support::prelude::*;
     /// A call written as the tool's name on a line of its own, its argument tags below: the
     /// call's span starts at the name. (The parses: the case file.)
     #[test]

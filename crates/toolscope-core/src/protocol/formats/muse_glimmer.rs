@@ -197,10 +197,8 @@ impl ProtocolSpec for MuseGlimmer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{notices, tools};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()

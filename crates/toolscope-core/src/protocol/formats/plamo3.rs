@@ -119,7 +119,7 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::two_calls_written;
+    use crate::protocol::tests_support::prelude::*;
 
     #[test]
     fn parallel_calls_are_one_requests_block() {

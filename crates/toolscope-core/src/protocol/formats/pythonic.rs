@@ -108,11 +108,8 @@ impl ProtocolSpec for Pythonic {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Collapsed;
-    use crate::protocol::tests_support::{tools, whole};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()

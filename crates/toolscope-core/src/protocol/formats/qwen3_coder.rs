@@ -198,12 +198,7 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::protocol::tests_support::{one_tool, whole};
-    use serde_json::json;
-
-    use crate::part::Collapsed;
-    use crate::protocol::spec::Protocol;
-
+    use crate::protocol::tests_support::prelude::*;
     fn p() -> Protocol {
         Protocol::from_name("qwen3-coder").unwrap()
     }

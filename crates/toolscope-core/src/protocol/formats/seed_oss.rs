@@ -89,9 +89,8 @@ const DIALECT: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::tests_support::tools;
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("seed-oss").unwrap()

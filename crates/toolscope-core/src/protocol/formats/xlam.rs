@@ -93,7 +93,6 @@ impl ProtocolSpec for Xlam {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     fn p() -> Protocol {

@@ -141,7 +141,7 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 mod tests {
     use super::*;
     use crate::protocol::scan::yaml::yaml_mapping;
-    use serde_json::json;
+    use crate::protocol::tests_support::prelude::*;
 
     #[test]
     fn literal_blocks_keep_indentation_and_newlines() {
