@@ -145,9 +145,8 @@ const fn glm_marks(sep: &'static str) -> Marks {
     }
 }
 
-/// `glm-4.5`, and the models that write its markup byte for byte (Ling 3, Poolside v1, iFlytek
-/// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
-pub(crate) static GLM45: Glm = Glm {
+/// GLM 4.5: every other member takes what its entry does not say from it.
+const GLM_45: Glm = Glm {
     card: Card {
         aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
         servers: &[
@@ -173,6 +172,10 @@ pub(crate) static GLM45: Glm = Glm {
     effort_suffix: false,
 };
 
+/// `glm-4.5`, and the models that write its markup byte for byte (Ling 3, Poolside v1, iFlytek
+/// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
+pub(crate) static GLM45: Glm = GLM_45;
+
 /// GLM's markup with every value JSON.
 const HCX_DIALECT: Dialect = Dialect {
     string_attr: Some(ValueAttr::AlwaysJson),
@@ -196,14 +199,10 @@ pub(crate) static HYPERCLOVA: Glm = Glm {
         lead: &["-> tool/function_call"],
         ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
     },
-    marks: glm_marks("\n"),
     dialect: &HCX_DIALECT,
-    gap: "\n ",
-    endings: &[],
-    json_args: false,
     json_values: true,
     json_list: true,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// What the JSON-values member's prompt says of its values (and what tells its prompt).
@@ -242,13 +241,8 @@ pub(crate) static GLM47: Glm = Glm {
         ..Card::new("glm-4.7", "GLM 4.7, GLM 5")
     },
     marks: glm_marks(""),
-    dialect: &GLM_DIALECT,
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
@@ -261,13 +255,9 @@ pub(crate) static GLM_FLASH: Glm = Glm {
         ..Card::new("glm-flash", "GLM-5.3-Flash")
     },
     marks: glm_marks(""),
-    dialect: &GLM_DIALECT,
     gap: " ",
-    endings: &[],
     json_args: true,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
@@ -333,6 +323,12 @@ fn flash_call(name: &str, input: &Value) -> String {
     format!("<tool_call>{name}>{args}</tool_call>")
 }
 
+/// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
+const HY_TOOLS: (&str, &str) = (
+    "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+    "</tools>",
+);
+
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
@@ -344,19 +340,9 @@ pub(crate) static HY_V3: Glm = Glm {
     },
     marks: Marks {
         block: ("<tool_calls>\n", "\n</tool_calls>"),
-        call: "<tool_call>",
         name_end: "<tool_sep>",
-        after_name: "\n",
-        key: ("<arg_key>", "</arg_key>"),
-        value: ("<arg_value>", "</arg_value>"),
-        sep: "\n",
-        call_end: "</tool_call>",
-        join: "\n",
-        result: ("<tool_response>", "</tool_response>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
+        ..glm_marks("\n")
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -371,11 +357,8 @@ pub(crate) static HY_V3: Glm = Glm {
         ..GLM_DIALECT
     },
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
     effort_suffix: true,
+    ..GLM_45
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -429,12 +412,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         unwrap_cdata: false,
         tags: &XML_TAGS,
     },
-    gap: "\n ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -454,19 +432,9 @@ pub(crate) static HY_V4: Glm = Glm {
     },
     marks: Marks {
         block: ("<tool_calls>", "</tool_calls>"),
-        call: "<tool_call>",
-        name_end: "",
-        after_name: "",
-        key: ("<arg_key>", "</arg_key>"),
-        value: ("<arg_value>", "</arg_value>"),
-        sep: "",
-        call_end: "</tool_call>",
         join: "",
-        result: ("<tool_response>", "</tool_response>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
+        ..glm_marks("")
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -479,11 +447,7 @@ pub(crate) static HY_V4: Glm = Glm {
         ..GLM_DIALECT
     },
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
@@ -514,10 +478,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         call_end: "</ifm|tool_call>",
         join: "",
         result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -547,10 +508,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
