@@ -157,8 +157,8 @@ const DSML_TOOLS: (&str, &str) = (
     "</functions>",
 );
 
-/// `deepseek-dsml`.
-pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
+/// DeepSeek DSML: GigaChat takes what its entry does not say from it.
+const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
         servers: &[
@@ -185,22 +185,23 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
         ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
-    frame: ("", ""),
     prefix: "｜DSML｜",
-    elements: ("invoke", "parameter"),
     string_attr: true,
     dialect: &dsml!(
         "｜DSML｜",
         ["function_calls", "tool_calls"],
         &[&DSML_SPACED, &DSML_ASCII, &DSML_ASCII_SPACED]
     ),
-    branches: no_branches,
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
     tool_line: ("", ""),
     result: ("<result>", "</result>"),
     results: Some(("<function_results>", "</function_results>")),
+    ..MINIMAX
 };
+
+/// `deepseek-dsml`.
+pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
@@ -269,14 +270,10 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
     frame: ("", ""),
     prefix: "｜GCML｜",
     elements: ("invoke", "parameter"),
-    string_attr: true,
     dialect: &dsml!("｜GCML｜", ["tool_calls", "function_calls"], &[]),
     branches: gigachat_branches,
     prompt: |tools| dsml_style_prompt(&GIGACHAT, tools),
-    tools: DSML_TOOLS,
-    tool_line: ("", ""),
-    result: ("<result>", "</result>"),
-    results: Some(("<function_results>", "</function_results>")),
+    ..DSML
 };
 
 /// `step3`.
@@ -296,8 +293,6 @@ pub(crate) static STEP3: Invoke = Invoke {
         "<｜tool_call_end｜>",
     ),
     prefix: "steptml:",
-    elements: ("invoke", "parameter"),
-    string_attr: false,
     dialect: &Dialect {
         blocks: &[
             BlockTag {
@@ -332,7 +327,6 @@ pub(crate) static STEP3: Invoke = Invoke {
         name_sep: None,
         suffixed: false,
     },
-    branches: no_branches,
     prompt: step3_prompt,
     tools: (
         "# Tools\n\nYou have the following tools:\n<tools>\n",
@@ -341,6 +335,7 @@ pub(crate) static STEP3: Invoke = Invoke {
     tool_line: ("", ""),
     result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
     results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
+    ..MINIMAX
 };
 
 fn step3_prompt(tools: &ToolSet) -> String {
@@ -396,10 +391,6 @@ pub(crate) static DOTS: Invoke = Invoke {
         ..Card::new("dots", "rednote dots.llm")
     },
     block: ("<dots_function_call>", "</dots_function_call>"),
-    frame: ("", ""),
-    prefix: "",
-    elements: ("invoke", "parameter"),
-    string_attr: false,
     dialect: &Dialect {
         blocks: &[BlockTag {
             open: "<dots_function_call",
@@ -423,10 +414,7 @@ pub(crate) static DOTS: Invoke = Invoke {
     },
     branches: dots_branches,
     prompt: dots_prompt,
-    tools: MINIMAX_TOOLS,
-    tool_line: ("<tool>", "</tool>"),
-    result: ("<response>", "</response>"),
-    results: None,
+    ..MINIMAX
 };
 
 fn dots_prompt(tools: &ToolSet) -> String {
@@ -483,15 +471,11 @@ pub(crate) static MINICPM5: Invoke = Invoke {
         ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
-    frame: ("", ""),
-    prefix: "",
     elements: ("function", "param"),
-    string_attr: false,
     dialect: &Dialect {
         variants: &[&MINICPM_COLLAPSED],
         ..MINICPM_TAGS
     },
-    branches: no_branches,
     prompt: minicpm_prompt,
     tools: (
         "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
@@ -499,7 +483,7 @@ pub(crate) static MINICPM5: Invoke = Invoke {
     ),
     tool_line: ("", ""),
     result: ("<tool_response>", "</tool_response>"),
-    results: None,
+    ..MINIMAX
 };
 
 fn minicpm_prompt(tools: &ToolSet) -> String {
@@ -523,8 +507,8 @@ const MINIMAX_TOOLS: (&str, &str) = (
     "</tools>",
 );
 
-/// `minimax-m2`.
-pub(crate) static MINIMAX_M2: Invoke = Invoke {
+/// MiniMax M2: the other members take what their entry does not say from it.
+const MINIMAX: Invoke = Invoke {
     card: Card {
         servers: &[
             ("vllm", "minimax_m2"),
@@ -572,6 +556,9 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
     result: ("<response>", "</response>"),
     results: None,
 };
+
+/// `minimax-m2`.
+pub(crate) static MINIMAX_M2: Invoke = MINIMAX;
 
 fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
