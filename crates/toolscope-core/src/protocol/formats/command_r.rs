@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -42,8 +42,12 @@ const THINKING_END: &str = "<|END_THINKING|>";
 const RESULT_BEGIN: &str = "<|START_TOOL_RESULT|>";
 const RESULT_END: &str = "<|END_TOOL_RESULT|>";
 const TOOLS_HEADING: &str = "## Available Tools";
-const FENCE_BEGIN: &str = "```json\n";
-const FENCE_END: &str = "\n```";
+/// The tools in a JSON fence, after the heading.
+const TOOLS: ToolList = ToolList {
+    begin: "```json\n",
+    end: "\n```",
+    wrapped: false,
+};
 /// Command R+'s frame of its actions.
 const PLUS_ACTION_BEGIN: &str = "Action: ```json";
 const PLUS_ACTION_END: &str = "```";
@@ -102,12 +106,12 @@ impl ProtocolSpec for CommandR {
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(
-            "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{FENCE_BEGIN}{}{FENCE_END}\n\n\
+            "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{}\n\n\
              To use tools, first think in {THINKING_BEGIN} … {THINKING_END}, then write {ACTION_BEGIN} followed by a JSON \
              list of actions, each with a \"tool_call_id\" (\"0\", \"1\", …), the \"tool_name\" and its \"parameters\" \
              object, and close with {ACTION_END}. Results come back between {RESULT_BEGIN} and {RESULT_END}. \
              Write your answer to the user between <|START_RESPONSE|> and <|END_RESPONSE|>.\n",
-            prompt::json_tools(tools, false)
+            TOOLS.write(tools)
         )
     }
 
@@ -116,10 +120,7 @@ impl ProtocolSpec for CommandR {
         if !after.contains(ACTION_BEGIN) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tools(after, FENCE_BEGIN, FENCE_END),
-        )
+        read_back(self.name(), TOOLS.read(after))
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {

@@ -30,17 +30,20 @@ use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 const TOOLS_OPEN: &str = "<|open|>tools<|sep|>";
 const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
 const THINK: (&str, &str) = ("<|open|>think<|sep|>", "<|close|>think<|sep|>");
-/// The message that declares the tools, up to the list; the list's end.
-const DECLARE: &str = "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
-                       Here are the available tools, described in JSONSchema.\n\n```json\n";
-const DECLARE_END: &str = "\n```<|close|>message<|sep|><|end_of_msg|>";
+/// The message that declares the tools, around their list.
+const DECLARE: ToolList = ToolList {
+    begin: "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
+            Here are the available tools, described in JSONSchema.\n\n```json\n",
+    end: "\n```<|close|>message<|sep|><|end_of_msg|>",
+    wrapped: true,
+};
 const MESSAGE_CLOSE: &str = "<|close|>message<|sep|>";
 const END_OF_MSG: &str = "<|end_of_msg|>";
 
@@ -173,7 +176,7 @@ impl ProtocolSpec for KimiK3 {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{DECLARE}{}{DECLARE_END}\n\n\
+            "{}\n\n\
              To call tools, write one tools block after your response, one call element per \
              call, numbered from 1, each argument in its own element:\n\
              {TOOLS_OPEN}<|open|>call tool=\"NAME\" index=\"1\"<|sep|>\
@@ -185,16 +188,13 @@ impl ProtocolSpec for KimiK3 {
              Several call elements in one block are calls made together. Each result comes \
              back in a tool message with the tool's name and the call's index. Call tools only \
              when they help; otherwise answer in text.\n",
-            prompt::json_tools(tools, true),
+            DECLARE.write(tools),
             calls(&[(&name, &example)]),
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, DECLARE, DECLARE_END),
-        )
+        read_back(self.name(), DECLARE.read(system))
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {

@@ -21,7 +21,7 @@ use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -30,8 +30,11 @@ pub(crate) struct Lfm2;
 
 const CALL_START: &str = "<|tool_call_start|>";
 const CALL_END: &str = "<|tool_call_end|>";
-const TOOLS_BEGIN: &str = "<|tool_list_start|>";
-const TOOLS_END: &str = "<|tool_list_end|>";
+const TOOLS: ToolList = ToolList {
+    begin: "<|tool_list_start|>",
+    end: "<|tool_list_end|>",
+    wrapped: false,
+};
 const RESULT_BEGIN: &str = "<|im_start|>tool\n<|tool_response_start|>";
 const RESULT_END: &str = "<|tool_response_end|><|im_end|>";
 /// Strings in double quotes, as LFM2 writes them.
@@ -105,13 +108,13 @@ impl ProtocolSpec for Lfm2 {
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(
-            "List of tools: {TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+            "List of tools: {}\n\n\
              To call tools, write {CALL_START}, then a Python list of calls with keyword arguments, \
              then {CALL_END}:\n\
              {CALL_START}[tool_name(argument=\"value\", other=2), other_tool()]{CALL_END}\n\
              Values are Python literals (strings in quotes, numbers, True, False, None, lists, \
              dicts). Call only the tools listed; when none fits, answer in plain text.\n",
-            prompt::json_tools(tools, false)
+            TOOLS.write(tools)
         )
     }
 
@@ -119,10 +122,7 @@ impl ProtocolSpec for Lfm2 {
         if !system.contains(&format!("{CALL_START}[")) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     /// Every call of the answer in one list, between the markers.

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -29,8 +29,11 @@ pub(crate) struct Mistral;
 const TOOL_CALLS: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
-const TOOLS_BEGIN: &str = "[AVAILABLE_TOOLS]";
-const TOOLS_END: &str = "[/AVAILABLE_TOOLS]";
+const TOOLS: ToolList = ToolList {
+    begin: "[AVAILABLE_TOOLS]",
+    end: "[/AVAILABLE_TOOLS]",
+    wrapped: true,
+};
 const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
 const RESULTS_END: &str = "[/TOOL_RESULTS]";
 /// Each result in `[TOOL_RESULTS]`, one after the other.
@@ -84,19 +87,16 @@ impl ProtocolSpec for Mistral {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{TOOLS_BEGIN}{}{TOOLS_END}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
+            "{}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
              for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
              {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
-            prompt::json_tools(tools, true),
+            TOOLS.write(tools),
             call(&name, &example)
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

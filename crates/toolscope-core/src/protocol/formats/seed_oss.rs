@@ -21,12 +21,15 @@
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
 use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
 
 const BLOCK: &str = "seed:tool_call";
-const TOOLS_BEGIN: &str = "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n";
-const TOOLS_END: &str = "\n\nTo call tools, follow this format:";
+const TOOLS: ToolList = ToolList {
+    begin: "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
+    end: "\n\nTo call tools, follow this format:",
+    wrapped: true,
+};
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
 const RESULT_END: &str = "<seed:eos>";
 
@@ -52,7 +55,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
 fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{TOOLS_BEGIN}{}{TOOLS_END}\n\
+        "{}\n\
          <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
          <parameter=example_parameter_2>This is the value for the second parameter\nthat can span\nmultiple lines</parameter>\n\
          </function>\n</{BLOCK}>\n\n\
@@ -60,7 +63,7 @@ fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
          Write text values as they are; write numbers, booleans, arrays and objects as JSON. Think \
          first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn.\n",
-        prompt::json_tools(tools, true),
+        TOOLS.write(tools),
         SEED_OSS.call(&name, &example)
     )
 }
@@ -69,10 +72,7 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(&format!("<{BLOCK}>")) {
         return None;
     }
-    read_back(
-        name,
-        prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-    )
+    read_back(name, TOOLS.read(system))
 }
 
 /// qwen3-coder's function markup in `<seed:tool_call>` blocks, values without separators.
