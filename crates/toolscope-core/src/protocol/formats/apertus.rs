@@ -24,11 +24,7 @@ const CALL_BEGIN: &str = "<|tools_prefix|>";
 const CALL_END: &str = "<|tools_suffix|>";
 const INNER_BEGIN: &str = "<|inner_prefix|>";
 const INNER_END: &str = "<|inner_suffix|>";
-const TOOLS: ToolList = ToolList {
-    begin: "Available tools:\n```json\n",
-    end: "\n```",
-    wrapped: true,
-};
+const TOOLS: ToolList = ToolList::functions("Available tools:\n```json\n", "\n```");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     call_end: Some(CALL_END),

@@ -43,11 +43,7 @@ const RESULT_BEGIN: &str = "<|START_TOOL_RESULT|>";
 const RESULT_END: &str = "<|END_TOOL_RESULT|>";
 const TOOLS_HEADING: &str = "## Available Tools";
 /// The tools in a JSON fence, after the heading.
-const TOOLS: ToolList = ToolList {
-    begin: "```json\n",
-    end: "\n```",
-    wrapped: false,
-};
+const TOOLS: ToolList = ToolList::plain("```json\n", "\n```");
 /// Command R+'s frame of its actions.
 const PLUS_ACTION_BEGIN: &str = "Action: ```json";
 const PLUS_ACTION_END: &str = "```";

@@ -38,12 +38,11 @@ const TOOLS_OPEN: &str = "<|open|>tools<|sep|>";
 const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
 const THINK: (&str, &str) = ("<|open|>think<|sep|>", "<|close|>think<|sep|>");
 /// The message that declares the tools, around their list.
-const DECLARE: ToolList = ToolList {
-    begin: "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
+const DECLARE: ToolList = ToolList::functions(
+    "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
             Here are the available tools, described in JSONSchema.\n\n```json\n",
-    end: "\n```<|close|>message<|sep|><|end_of_msg|>",
-    wrapped: true,
-};
+    "\n```<|close|>message<|sep|><|end_of_msg|>",
+);
 const MESSAGE_CLOSE: &str = "<|close|>message<|sep|>";
 const END_OF_MSG: &str = "<|end_of_msg|>";
 

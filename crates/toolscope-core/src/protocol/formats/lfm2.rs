@@ -30,11 +30,7 @@ pub(crate) struct Lfm2;
 
 const CALL_START: &str = "<|tool_call_start|>";
 const CALL_END: &str = "<|tool_call_end|>";
-const TOOLS: ToolList = ToolList {
-    begin: "<|tool_list_start|>",
-    end: "<|tool_list_end|>",
-    wrapped: false,
-};
+const TOOLS: ToolList = ToolList::plain("<|tool_list_start|>", "<|tool_list_end|>");
 const RESULT_BEGIN: &str = "<|im_start|>tool\n<|tool_response_start|>";
 const RESULT_END: &str = "<|tool_response_end|><|im_end|>";
 /// Strings in double quotes, as LFM2 writes them.

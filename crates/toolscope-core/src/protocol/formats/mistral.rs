@@ -29,11 +29,7 @@ pub(crate) struct Mistral;
 const TOOL_CALLS: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
-const TOOLS: ToolList = ToolList {
-    begin: "[AVAILABLE_TOOLS]",
-    end: "[/AVAILABLE_TOOLS]",
-    wrapped: true,
-};
+const TOOLS: ToolList = ToolList::functions("[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]");
 const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
 const RESULTS_END: &str = "[/TOOL_RESULTS]";
 /// Each result in `[TOOL_RESULTS]`, one after the other.

@@ -25,11 +25,10 @@ use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
 
 const BLOCK: &str = "seed:tool_call";
-const TOOLS: ToolList = ToolList {
-    begin: "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
-    end: "\n\nTo call tools, follow this format:",
-    wrapped: true,
-};
+const TOOLS: ToolList = ToolList::functions(
+    "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
+    "\n\nTo call tools, follow this format:",
+);
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
 const RESULT_END: &str = "<seed:eos>";
 

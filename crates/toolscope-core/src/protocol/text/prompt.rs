@@ -217,6 +217,24 @@ pub(crate) struct ToolList {
 }
 
 impl ToolList {
+    /// OpenAI-style function objects between `begin` and `end`.
+    pub(crate) const fn functions(begin: &'static str, end: &'static str) -> ToolList {
+        ToolList {
+            begin,
+            end,
+            wrapped: true,
+        }
+    }
+
+    /// Plain `{"name", "description", "parameters"}` objects between `begin` and `end`.
+    pub(crate) const fn plain(begin: &'static str, end: &'static str) -> ToolList {
+        ToolList {
+            begin,
+            end,
+            wrapped: false,
+        }
+    }
+
     /// The tools between the markers.
     pub(crate) fn write(&self, tools: &ToolSet) -> String {
         format!(
@@ -381,10 +399,10 @@ mod tests {
     #[test]
     fn a_tool_list_writes_between_its_markers_and_reads_back() {
         for wrapped in [false, true] {
-            let list = ToolList {
-                begin: "<list>",
-                end: "</list>",
-                wrapped,
+            let list = if wrapped {
+                ToolList::functions("<list>", "</list>")
+            } else {
+                ToolList::plain("<list>", "</list>")
             };
             let written = list.write(&tools());
             assert!(written.starts_with("<list>[{") && written.ends_with("}]</list>"));
@@ -392,12 +410,11 @@ mod tests {
             let system = format!("Intro.\n{written}\nMore.");
             assert_eq!(list.read(&system).unwrap().to_json(), tools().to_json());
         }
-        let list = ToolList {
-            begin: "<list>",
-            end: "</list>",
-            wrapped: false,
-        };
-        assert!(list.read("no list here").is_none());
+        assert!(
+            ToolList::plain("<list>", "</list>")
+                .read("no list here")
+                .is_none()
+        );
     }
 
     #[test]
