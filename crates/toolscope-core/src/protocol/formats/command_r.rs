@@ -27,7 +27,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -39,8 +39,8 @@ const ACTION_BEGIN: &str = "<|START_ACTION|>";
 const ACTION_END: &str = "<|END_ACTION|>";
 const THINKING_BEGIN: &str = "<|START_THINKING|>";
 const THINKING_END: &str = "<|END_THINKING|>";
-const RESULT_BEGIN: &str = "<|START_TOOL_RESULT|>";
-const RESULT_END: &str = "<|END_TOOL_RESULT|>";
+/// The results of one turn, one JSON list between the tokens.
+const RESULTS: ResultWrap = ResultWrap::between("<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>");
 const TOOLS_HEADING: &str = "## Available Tools";
 /// The tools in a JSON fence, after the heading.
 const TOOLS: ToolList = ToolList::plain("```json\n", "\n```");
@@ -105,9 +105,11 @@ impl ProtocolSpec for CommandR {
             "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{}\n\n\
              To use tools, first think in {THINKING_BEGIN} … {THINKING_END}, then write {ACTION_BEGIN} followed by a JSON \
              list of actions, each with a \"tool_call_id\" (\"0\", \"1\", …), the \"tool_name\" and its \"parameters\" \
-             object, and close with {ACTION_END}. Results come back between {RESULT_BEGIN} and {RESULT_END}. \
+             object, and close with {ACTION_END}. Results come back between {} and {}. \
              Write your answer to the user between <|START_RESPONSE|> and <|END_RESPONSE|>.\n",
-            TOOLS.write(tools)
+            TOOLS.write(tools),
+            RESULTS.begin,
+            RESULTS.end,
         )
     }
 
@@ -139,11 +141,11 @@ impl ProtocolSpec for CommandR {
                 json!({"tool_call_id": i.to_string(), "results": {"0": value}, "is_error": null})
             })
             .collect();
-        format!("{RESULT_BEGIN}{}{RESULT_END}", Value::Array(items))
+        RESULTS.around(&Value::Array(items).to_string())
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
-        let inner = prompt::between(text, RESULT_BEGIN, RESULT_END);
+        let inner = RESULTS.inside(text);
         serde_json::from_str::<Value>(inner.trim())
             .ok()
             .and_then(|v| Some(prompt::value_text(v.get(0)?.get("results")?.get("0")?)))

@@ -30,10 +30,8 @@ const TOOL_CALLS: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
 const TOOLS: ToolList = ToolList::functions("[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]");
-const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
-const RESULTS_END: &str = "[/TOOL_RESULTS]";
 /// Each result in `[TOOL_RESULTS]`, one after the other.
-const RESULTS: ResultWrap = ResultWrap::between(RESULTS_BEGIN, RESULTS_END).joined("");
+const RESULTS: ResultWrap = ResultWrap::between("[TOOL_RESULTS]", "[/TOOL_RESULTS]").joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     header: |head| {
@@ -84,10 +82,12 @@ impl ProtocolSpec for Mistral {
         let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
-             for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
-             {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
+             for example:\n{}\nFor several calls, write one after the other. Results come back between {} and \
+             {}. Call tools only when they help; otherwise answer in text.\n",
             TOOLS.write(tools),
-            call(&name, &example)
+            call(&name, &example),
+            RESULTS.begin,
+            RESULTS.end,
         )
     }
 
