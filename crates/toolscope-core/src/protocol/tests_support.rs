@@ -187,10 +187,12 @@ fn every_protocol_runs_the_standard_cases() {
 pub(crate) mod prelude {
     pub(crate) use serde_json::json;
 
-    pub(crate) use super::{notices, one_tool, spans, tools, two_calls_written, whole};
     pub(crate) use crate::part::{Collapsed, Part};
     pub(crate) use crate::protocol::span::SpanKind;
     pub(crate) use crate::protocol::spec::Protocol;
+    pub(crate) use crate::protocol::tests_support::{
+        notices, one_tool, spans, tools, two_calls_written, whole,
+    };
 }
 
 /// The collapsed parse of `text` by `p`, after checking that generate, one chunk, every split
