@@ -1,5 +1,5 @@
-//! Three misreadings, each checked for every protocol of the registry whose format has the
-//! construct (the tests name the protocols they covered).
+//! Misreadings, each checked for every protocol of the registry whose format has the construct
+//! (the tests name the protocols they covered).
 
 use serde_json::{Value, json};
 use toolscope_core::part::{Collapsed, Part};
@@ -329,4 +329,67 @@ fn a_fence_around_a_call_is_format_in_every_protocol() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An output read as starting inside reasoning because the family's template usually opens the
+/// think block, in a run where it did not (thinking off): a call before any close marker is a
+/// call, not reasoning. The text before it stays reasoning (a stream cannot take back what it
+/// sent); what comes after the call is answer text. A block the model closes itself is still
+/// reasoning, calls and all, by the family's own rule.
+#[test]
+fn a_call_ends_reasoning_the_template_was_presumed_to_open() {
+    let tools = tools();
+    let input = json!({"city": "Paris"});
+    let mut covered = Vec::new();
+    for protocol in Protocol::all() {
+        let r = protocol.reasoning();
+        if !protocol.reasoning_open() || r.calls_inside {
+            continue;
+        }
+        let (_, close) = r
+            .markers
+            .expect("a protocol that starts inside reasoning has markers");
+        let call = protocol.format_call("get_weather", &input);
+        let name = protocol.name();
+
+        let text = format!("Let me look.{call}\nDone.");
+        let (got, _) = parse_both(&protocol, &tools, &text);
+        assert_eq!(
+            got.calls,
+            vec![("get_weather".to_string(), input.clone())],
+            "{name}: {text:?}"
+        );
+        assert_eq!(got.reasoning.trim(), "Let me look.", "{name}: {text:?}");
+        assert_eq!(got.text.trim(), "Done.", "{name}: {text:?}");
+        assert!(got.errors.is_empty(), "{name}: {text:?}: {:?}", got.errors);
+
+        // A call and nothing before it: no reasoning at all.
+        let (got, spans) = parse_both(&protocol, &tools, &call);
+        assert_eq!(got.calls.len(), 1, "{name}: {call:?}");
+        assert_eq!(got.reasoning, "", "{name}: {call:?}");
+        assert!(
+            spans
+                .iter()
+                .all(|s| s.kind != toolscope_core::protocol::SpanKind::Reasoning),
+            "{name}: {call:?}: {spans:?}"
+        );
+
+        // With its close marker, the block is the family's: markup in it is reasoning.
+        let close = if protocol.reasoning_stems() {
+            format!("{close}>")
+        } else {
+            close.to_string()
+        };
+        {
+            let text = format!("Thinking.{close}Answer.");
+            let (got, _) = parse_both(&protocol, &tools, &text);
+            assert_eq!(
+                (got.reasoning.trim(), got.text.trim()),
+                ("Thinking.", "Answer."),
+                "{name}"
+            );
+        }
+        covered.push(name);
+    }
+    assert!(covered.len() >= 4, "covered only {covered:?}");
 }

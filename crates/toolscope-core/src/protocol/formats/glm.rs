@@ -1581,8 +1581,13 @@ mod tests {
             every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x")
                 .reasoning("hm")
                 .text("ok <ifm|thinking> x");
-            // A call inside reasoning is reasoning.
-            every_split(&p(), &format!("maybe {call}</ifm|think>")).no_calls();
+            // A call inside reasoning the template opened is reasoning; inside reasoning only
+            // presumed open (the default), it is a call.
+            let opened = p().with_reasoning_open(Some(true));
+            every_split(&opened, &format!("maybe {call}</ifm|think>")).no_calls();
+            every_split(&p(), &format!("maybe {call}</ifm|think>"))
+                .reasoning_trimmed("maybe")
+                .call_count(1);
         }
 
         #[test]

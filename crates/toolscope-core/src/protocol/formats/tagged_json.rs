@@ -350,10 +350,18 @@ mod tests {
 
         #[test]
         fn a_call_inside_reasoning_is_reasoning() {
+            // With the template's opener set (not presumed), a call in reasoning is reasoning.
             let text = "Maybe <tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>\n</think>\nNo.";
-            let c = every_split(&p("ernie"), text).no_calls();
+            let opened = p("ernie").with_reasoning_open(Some(true));
+            let c = every_split(&opened, text).no_calls();
             assert!(c.reasoning.contains("<tool_call>"));
             assert_eq!(c.text.trim(), "No.");
+            // Presumed open (the default), the call ends the presumed reasoning; the close
+            // marker after it is format.
+            every_split(&p("ernie"), text)
+                .reasoning_trimmed("Maybe")
+                .call("search", json!({}))
+                .text_trimmed("No.");
         }
     }
 

@@ -33,6 +33,10 @@ pub(crate) struct ReasoningSplitter {
     optional: Option<Option<String>>,
     calls_inside: bool,
     inside: bool,
+    /// Inside reasoning only because the family's template usually opens it (no open marker
+    /// was read), in a family whose reasoning holds no calls: the scanner reads the text, so a
+    /// call (a run where the template did not open reasoning) ends the presumed block.
+    presumed: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
     held: String,
     /// Offset in the decoded text of the next byte to arrive.
@@ -74,6 +78,7 @@ impl ReasoningSplitter {
             optional: None,
             calls_inside,
             inside: starts_inside,
+            presumed: starts_inside && !calls_inside,
             held: String::new(),
             pos: 0,
             fed: 0,
@@ -248,12 +253,26 @@ impl ReasoningSplitter {
         self.set_suffix(open, close, sfx);
     }
 
+    /// The output starts inside reasoning because the setting says so, not by presumption.
+    pub(crate) fn not_presumed(&mut self) {
+        self.presumed = false;
+    }
+
     /// Whether the output starts inside reasoning: the emitter must then route the scanner's
     /// text to reasoning from the first byte, when calls count inside reasoning.
     pub(crate) fn begin(&self, em: &mut Emitter) {
         if self.inside && self.calls_inside {
             em.set_text_is_reasoning(true);
         }
+        if self.presumed {
+            em.presume_reasoning();
+        }
+    }
+
+    /// Whether the text inside reasoning goes to the scanner (which may find calls in it).
+    #[inline(always)]
+    fn scanner_reads_reasoning(&self) -> bool {
+        self.calls_inside || self.presumed
     }
 
     fn give_scanner(&mut self, text: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
@@ -267,7 +286,7 @@ impl ReasoningSplitter {
     /// holds calls).
     #[inline(always)]
     fn pass(&mut self, text: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
-        if self.inside && !self.calls_inside {
+        if self.inside && !self.scanner_reads_reasoning() {
             em.reasoning(text);
             self.skip(text.len(), em);
         } else {
@@ -288,11 +307,20 @@ impl ReasoningSplitter {
         }
     }
 
-    fn leave(&mut self, end: usize, em: &mut Emitter) {
+    /// Reasoning ends at `end`, after a close marker of `marker_len` bytes (none at the end of
+    /// the output).
+    fn leave(&mut self, end: usize, marker_len: usize, em: &mut Emitter) {
         self.inside = false;
+        let presumed = std::mem::take(&mut self.presumed);
         em.end_reasoning();
         em.set_text_is_reasoning(false);
-        em.text_span(self.block_start, end, SpanKind::Reasoning);
+        if presumed && em.end_presumed_reasoning() {
+            // A call ended the presumed block before this close marker: the block's span went
+            // with the call's, and the marker is format after an answer.
+            em.text_span(end - marker_len, end, SpanKind::Markup);
+        } else {
+            em.text_span(self.block_start, end, SpanKind::Reasoning);
+        }
     }
 
     #[inline(always)]
@@ -304,7 +332,7 @@ impl ReasoningSplitter {
             self.pos += piece.len();
             // What `pass` does, spelled out: through `pass` this path costs about 1% more
             // instructions at 1-byte chunks (cachegrind).
-            if self.inside && !self.calls_inside {
+            if self.inside && !self.scanner_reads_reasoning() {
                 em.reasoning(piece);
                 self.skip(piece.len(), em);
             } else if !piece.is_empty() {
@@ -352,7 +380,7 @@ impl ReasoningSplitter {
                             self.skip(len, em);
                             self.enter(at, em);
                         }
-                    } else if self.calls_inside {
+                    } else if self.scanner_reads_reasoning() {
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
                             self.give_scanner(marker, scanner, em);
@@ -363,7 +391,7 @@ impl ReasoningSplitter {
                             // What the scanner holds is reasoning, not the text after it.
                             scanner.cut(em);
                             self.skip(len, em);
-                            self.leave(at + len, em);
+                            self.leave(at + len, len, em);
                         }
                     } else {
                         em.reasoning(before);
@@ -371,7 +399,7 @@ impl ReasoningSplitter {
                             self.learn(marker, em);
                         }
                         self.skip(k + len, em);
-                        self.leave(at + len, em);
+                        self.leave(at + len, len, em);
                     }
                     i += k + len;
                 }
@@ -397,19 +425,31 @@ impl ReasoningSplitter {
     /// The text is over: held text is what it is, and reasoning left open ends here.
     pub(crate) fn finish(&mut self, scanner: &mut dyn Scanner, em: &mut Emitter) {
         let held = std::mem::take(&mut self.held);
-        if self.inside && !self.calls_inside {
+        if self.inside && !self.scanner_reads_reasoning() {
             em.reasoning(&held);
             self.skip(held.len(), em);
         } else {
             self.give_scanner(&held, scanner, em);
         }
-        if self.inside && self.calls_inside {
+        if self.inside && self.presumed {
+            // Presumed reasoning never closed: a call ended it (its span went with the call's),
+            // or it was all reasoning.
+            scanner.finish(em);
+            if em.end_presumed_reasoning() {
+                self.inside = false;
+                self.presumed = false;
+                em.end_reasoning();
+                em.set_text_is_reasoning(false);
+            } else {
+                self.leave(self.pos, 0, em);
+            }
+        } else if self.inside && self.calls_inside {
             // What the scanner still holds is reasoning too.
             scanner.finish(em);
-            self.leave(self.pos, em);
+            self.leave(self.pos, 0, em);
         } else {
             if self.inside {
-                self.leave(self.pos, em);
+                self.leave(self.pos, 0, em);
             }
             scanner.finish(em);
         }
@@ -610,9 +650,14 @@ mod tests {
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["reasoningOpen"], true);
         assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), p);
-        // The family's default is not written.
-        let json = serde_json::to_value(hermes().with_reasoning_open(Some(false))).unwrap();
+        // No setting (the family's default) is not written; a setting equal to the default is
+        // (it is a fact, where the default is a presumption).
+        let json = serde_json::to_value(hermes().with_reasoning_open(None)).unwrap();
         assert!(json.get("reasoningOpen").is_none());
+        let p = hermes().with_reasoning_open(Some(false));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["reasoningOpen"], false);
+        assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), p);
         // A protocol without markers never starts inside reasoning.
         let gemma = Protocol::from_name("gemma")
             .unwrap()
