@@ -393,3 +393,45 @@ fn a_call_ends_reasoning_the_template_was_presumed_to_open() {
     }
     assert!(covered.len() >= 4, "covered only {covered:?}");
 }
+
+/// A value the format itself states is a string (K2 Horizon's `<ifm|arg_type>string`, Kimi K3's
+/// `type="string"`, DSML's and GCML's `string="true"`) stays the text it is where the schema
+/// does not declare the argument (`12345` is no number then); where the schema declares it,
+/// the schema types it whatever the format said.
+#[test]
+fn a_value_the_format_states_is_text_stays_text_when_undeclared() {
+    let tools = tools();
+    let cases = [
+        (
+            "k2-horizon",
+            "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Oslo</ifm|arg_value><ifm|arg_key>zip</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>12345</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>3</ifm|arg_value><ifm|arg_key>n</ifm|arg_key><ifm|arg_value>12</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+        ),
+        (
+            "kimi-k3",
+            "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Oslo<|close|>argument<|sep|><|open|>argument key=\"zip\" type=\"string\"<|sep|>12345<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"string\"<|sep|>3<|close|>argument<|sep|><|open|>argument key=\"n\"<|sep|>12<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+        ),
+        (
+            "deepseek-dsml",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"zip\" string=\"true\">12345</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"true\">3</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">12</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        ),
+        (
+            "gigachat",
+            "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Oslo</｜GCML｜parameter><｜GCML｜parameter name=\"zip\" string=\"true\">12345</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"true\">3</｜GCML｜parameter><｜GCML｜parameter name=\"n\" string=\"false\">12</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>",
+        ),
+    ];
+    for (name, text) in cases {
+        let protocol = Protocol::from_name(name)
+            .unwrap()
+            .with_reasoning_open(Some(false));
+        let (got, _) = parse_both(&protocol, &tools, text);
+        assert_eq!(
+            got.calls,
+            vec![(
+                "get_weather".to_string(),
+                json!({"city": "Oslo", "zip": "12345", "days": 3, "n": 12})
+            )],
+            "{name}"
+        );
+        assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
+    }
+}

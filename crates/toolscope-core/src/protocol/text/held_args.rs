@@ -17,6 +17,8 @@ use crate::tool::Tool;
 #[derive(Default)]
 pub(crate) struct HeldArgs {
     params: Vec<(String, Vec<Value>)>,
+    /// The arguments whose values the format stated are text (see `ArgsWriter::stated_text`).
+    stated_text: Vec<String>,
     holding: bool,
 }
 
@@ -74,6 +76,21 @@ impl HeldArgs {
         }
     }
 
+    /// A complete argument value the format states is text (K2 Horizon's
+    /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare the
+    /// argument, it stays text.
+    pub(crate) fn complete_text(&mut self, writer: &mut ArgsWriter, name: &str, value: String) {
+        if self.holding {
+            if !self.stated_text.iter().any(|n| n == name) {
+                self.stated_text.push(name.to_string());
+            }
+            self.complete(writer, name, Value::String(value));
+        } else {
+            let _ = writer.key(name);
+            let _ = writer.stated_text(Value::String(value));
+        }
+    }
+
     /// The call ends: the held arguments are written in the order they first appeared. One
     /// occurrence is coerced as it is (a CSV string or `<item>` children become an array
     /// there); several are the items of an array.
@@ -85,8 +102,13 @@ impl HeldArgs {
                 _ => Value::Array(values),
             };
             let _ = writer.key(&name);
-            let _ = writer.scalar(value);
+            let _ = if value.is_string() && self.stated_text.contains(&name) {
+                writer.stated_text(value)
+            } else {
+                writer.scalar(value)
+            };
         }
+        self.stated_text.clear();
     }
 }
 
