@@ -435,3 +435,60 @@ fn a_value_the_format_states_is_text_stays_text_when_undeclared() {
         assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
     }
 }
+
+/// One argument that wraps all the others (`<param name="arguments">{"city": …}</param>`), named
+/// `arguments`, `parameters` or `properties`, which the schema does not declare: its members
+/// are the arguments (reported as a coercion). A tool that declares such an argument keeps it.
+#[test]
+fn a_wrapper_argument_holding_the_arguments_is_unwrapped() {
+    let tools = ToolSet::new(vec![
+        ToolDef::new(
+            "get_weather",
+            "Weather for a city",
+            json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}),
+        ),
+        ToolDef::new(
+            "run",
+            "Runs a command",
+            json!({"type":"object","properties":{"arguments":{"type":"string"}}}),
+        ),
+    ])
+    .unwrap();
+    let markup = [
+        "minicpm5",
+        "qwen3-coder",
+        "glm-4.5",
+        "deepseek-dsml",
+        "minimax-m2",
+        "seed-oss",
+        "dots",
+    ];
+    for name in markup {
+        let protocol = Protocol::from_name(name)
+            .unwrap()
+            .with_reasoning_open(Some(false));
+        for wrapper in ["arguments", "properties"] {
+            let call = protocol.format_call(
+                "get_weather",
+                &json!({ wrapper: "{'city': 'Paris', \"days\": \"2\"}" }),
+            );
+            let (got, _) = parse_both(&protocol, &tools, &call);
+            assert_eq!(
+                got.calls,
+                vec![(
+                    "get_weather".to_string(),
+                    json!({"city": "Paris", "days": 2})
+                )],
+                "{name}: {call:?}"
+            );
+            assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
+        }
+        let call = protocol.format_call("run", &json!({"arguments": "{\"a\": 1}"}));
+        let (got, _) = parse_both(&protocol, &tools, &call);
+        assert_eq!(
+            got.calls,
+            vec![("run".to_string(), json!({"arguments": "{\"a\": 1}"}))],
+            "{name}: {call:?}"
+        );
+    }
+}

@@ -2165,6 +2165,12 @@ impl MarkupScanner {
                 _ => {}
             }
         }
+        if f.failed.is_none()
+            && body_why.is_none()
+            && let Some(change) = f.args.unwrap_wrapper(f.tool.as_deref())
+        {
+            f.writer.record(change);
+        }
         f.args.write_into(&mut f.writer);
         let _ = f.writer.end_object();
         if let Some(d) = f.writer.take_delta() {

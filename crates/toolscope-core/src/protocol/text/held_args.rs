@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
+use crate::part::Coercion;
 use crate::schema::{SchemaType, is_plain_string, property_schema, schema_type};
 use crate::tool::Tool;
 
@@ -91,6 +92,38 @@ impl HeldArgs {
         }
     }
 
+    /// The call ends with one argument that wraps all the others (`<param name="arguments">{…}
+    /// </param>`): an argument named `arguments`, `parameters` or `properties` that the schema
+    /// does not declare (while it declares others), whose value is a JSON object. Its members
+    /// become the arguments, and the change is returned to be reported with the coercions.
+    pub(crate) fn unwrap_wrapper(&mut self, tool: Option<&Tool>) -> Option<Coercion> {
+        let [(name, values)] = self.params.as_slice() else {
+            return None;
+        };
+        let [value] = values.as_slice() else {
+            return None;
+        };
+        if !WRAPPERS.contains(&name.as_str()) || declares(tool, name) || tool.is_none() {
+            return None;
+        }
+        let object = match value {
+            Value::String(s) => match crate::json::parse_relaxed(s.trim()) {
+                Ok(Value::Object(o)) => o,
+                _ => return None,
+            },
+            Value::Object(o) => o.clone(),
+            _ => return None,
+        };
+        let change = Coercion {
+            path: String::new(),
+            from: serde_json::json!({ name.as_str(): value }),
+            to: Value::Object(object.clone()),
+        };
+        self.params = object.into_iter().map(|(k, v)| (k, vec![v])).collect();
+        self.stated_text.clear();
+        Some(change)
+    }
+
     /// The call ends: the held arguments are written in the order they first appeared. One
     /// occurrence is coerced as it is (a CSV string or `<item>` children become an array
     /// there); several are the items of an array.
@@ -111,6 +144,9 @@ impl HeldArgs {
         self.stated_text.clear();
     }
 }
+
+/// The names a model gives one argument that wraps all the others.
+const WRAPPERS: [&str; 3] = ["arguments", "parameters", "properties"];
 
 /// Whether argument `name` of `tool` may be given several times (its items making an array).
 fn repeatable(tool: Option<&Tool>, name: &str) -> bool {
