@@ -492,3 +492,56 @@ fn a_wrapper_argument_holding_the_arguments_is_unwrapped() {
         );
     }
 }
+
+/// Inkling: a tool block the prompt opened (the prompt ends with `<|message_model|>`, so the
+/// output begins with the tool's name or the content token), and a tool block whose
+/// `<|message_model|>` the model left out, are calls; what does not hold a call stays text.
+#[test]
+fn inkling_tool_blocks_without_their_opener_are_calls() {
+    let p = Protocol::from_name("inkling").unwrap();
+    let tools = tools();
+    let env = "{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}";
+    let weather = vec![("get_weather".to_string(), json!({"city": "Paris"}))];
+    let calls = [
+        (
+            format!("get_weather<|content_invoke_tool_json|>{env}<|end_message|>"),
+            "",
+        ),
+        (
+            format!("<|content_invoke_tool_json|>{env}<|end_message|>"),
+            "",
+        ),
+        (format!("<|content_invoke_tool_json|>{env}"), ""),
+        (
+            format!("Let me check.<|end_message|><|content_invoke_tool_json|>{env}<|end_message|>"),
+            "Let me check.",
+        ),
+        (
+            format!(
+                "<|message_model|><|content_text|>Sure.<|end_message|><|content_invoke_tool_json|>{env}<|end_message|>"
+            ),
+            "Sure.",
+        ),
+    ];
+    for (text, answer) in calls {
+        let (got, spans) = parse_both(&p, &tools, &text);
+        assert_eq!(got.calls, weather, "{text:?}");
+        assert_eq!(got.text, answer, "{text:?}");
+        assert!(got.errors.is_empty(), "{text:?}: {:?}", got.errors);
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.kind == toolscope_core::protocol::SpanKind::ToolCall),
+            "{text:?}"
+        );
+    }
+    // A broken envelope is reported; words before the token that are no tool's name are text.
+    let (got, _) = parse_both(
+        &p,
+        &tools,
+        "<|content_invoke_tool_json|>{\"name\": broken<|end_message|>",
+    );
+    assert!(got.calls.is_empty() && !got.errors.is_empty(), "{got:?}");
+    let (got, _) = parse_both(&p, &tools, "Hello there.");
+    assert_eq!((got.text.as_str(), got.calls.len()), ("Hello there.", 0));
+}
