@@ -545,3 +545,67 @@ fn inkling_tool_blocks_without_their_opener_are_calls() {
     let (got, _) = parse_both(&p, &tools, "Hello there.");
     assert_eq!((got.text.as_str(), got.calls.len()), ("Hello there.", 0));
 }
+
+/// A reasoning close marker with no open marker before it, read with a family default that
+/// starts outside reasoning (the prompt opened reasoning unannounced: Kimi K3's and Qwen 3's
+/// thinking templates do): the marker is format, never answer text, and a notice says the
+/// text before it was reasoning read as text and how to read such outputs.
+#[test]
+fn a_close_marker_without_its_open_marker_is_format_and_a_notice() {
+    let tools = tools();
+    let mut covered = Vec::new();
+    for protocol in Protocol::all() {
+        let Some((_, close)) = protocol.reasoning().markers else {
+            continue;
+        };
+        if protocol.reasoning_open() {
+            continue;
+        }
+        let close = if protocol.takes_marker_suffix() {
+            format!("{close}6124c78e>")
+        } else if protocol.reasoning_stems() {
+            format!("{close}>")
+        } else {
+            close.to_string()
+        };
+        let name = protocol.name();
+        let text = format!("Thinking.{close}Answer.");
+        let (got, spans) = parse_both(&protocol, &tools, &text);
+        assert_eq!(
+            (got.reasoning.as_str(), got.text.as_str()),
+            ("", "Thinking.Answer."),
+            "{name}"
+        );
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.kind == toolscope_core::protocol::SpanKind::Reasoning),
+            "{name}: {spans:?}"
+        );
+        let parsed = protocol.parse_generated(&tools, text.as_bytes());
+        let notices = parsed
+            .parts
+            .iter()
+            .filter(|p| {
+                serde_json::to_string(p)
+                    .unwrap()
+                    .contains("reasoning-close-without-open")
+            })
+            .count();
+        assert_eq!(notices, 1, "{name}: {:?}", parsed.parts);
+        covered.push(name);
+    }
+    assert!(
+        covered.contains(&"kimi-k3") && covered.contains(&"hermes"),
+        "{covered:?}"
+    );
+    // Kimi K3's spaced spelling, and a call after it.
+    let k3 = Protocol::from_name("kimi-k3").unwrap();
+    let text = "Check.<|close|> think <|sep|><|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Oslo<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>";
+    let (got, _) = parse_both(&k3, &tools, text);
+    assert_eq!(got.text, "Check.");
+    assert_eq!(
+        got.calls,
+        vec![("get_weather".to_string(), json!({"city": "Oslo"}))]
+    );
+}

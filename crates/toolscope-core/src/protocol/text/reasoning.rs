@@ -37,6 +37,9 @@ pub(crate) struct ReasoningSplitter {
     /// was read), in a family whose reasoning holds no calls: the scanner reads the text, so a
     /// call (a run where the template did not open reasoning) ends the presumed block.
     presumed: bool,
+    /// A marker was read (an open marker, or a close marker without one): until then, a close
+    /// marker outside reasoning is looked for too (the prompt opened reasoning unannounced).
+    seen: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
     held: String,
     /// Offset in the decoded text of the next byte to arrive.
@@ -79,6 +82,7 @@ impl ReasoningSplitter {
             calls_inside,
             inside: starts_inside,
             presumed: starts_inside && !calls_inside,
+            seen: false,
             held: String::new(),
             pos: 0,
             fed: 0,
@@ -214,6 +218,44 @@ impl ReasoningSplitter {
         }
     }
 
+    /// Where the marker looked for is in `rest`, as [`ReasoningSplitter::find_marker`] says;
+    /// and, outside reasoning before any marker was read, a close marker too (the second value
+    /// says the one found is a close marker outside reasoning).
+    fn find_either(&mut self, rest: &str) -> (Result<(usize, usize), usize>, bool) {
+        let open = self.find_marker(rest);
+        if self.seen || self.inside {
+            return (open, false);
+        }
+        self.inside = true;
+        let close = self.find_marker(rest);
+        self.inside = false;
+        match (open, close) {
+            (Ok((a, la)), Ok((b, lb))) if b < a => (Ok((b, lb)), true),
+            (Ok(o), _) => (Ok(o), false),
+            (Err(_), Ok(c)) => (Ok(c), true),
+            (Err(a), Err(b)) => (Err(a.max(b)), false),
+        }
+    }
+
+    /// A close marker outside reasoning, before any open marker: the prompt opened reasoning
+    /// (a template that pre-opens the think block, read with the family's default). The text
+    /// before it went out as answer text (a stream cannot take it back); the marker is format,
+    /// and a notice says how to read such outputs.
+    fn lone_close(&mut self, at: usize, marker: &str, learns: bool, em: &mut Emitter) {
+        if learns {
+            self.inside = true;
+            self.learn(marker, em);
+            self.inside = false;
+        }
+        em.text_span(at, at + marker.len(), SpanKind::Reasoning);
+        em.notice(Warning::new(
+            "reasoning-close-without-open",
+            format!(
+                "the output closes reasoning it did not open ({marker}): the prompt opened it, so the text before the marker is reasoning, read here as answer text; read such outputs as starting inside reasoning (--reasoning-open)"
+            ),
+        ));
+    }
+
     /// A marker whose suffix is optional was `marker`: the first with a suffix teaches it.
     fn learn_optional(&mut self, marker: &str, em: &mut Emitter) {
         let Some(None) = self.optional else {
@@ -301,6 +343,7 @@ impl ReasoningSplitter {
 
     fn enter(&mut self, at: usize, em: &mut Emitter) {
         self.inside = true;
+        self.seen = true;
         self.block_start = at;
         if self.calls_inside {
             em.set_text_is_reasoning(true);
@@ -311,6 +354,7 @@ impl ReasoningSplitter {
     /// the output).
     fn leave(&mut self, end: usize, marker_len: usize, em: &mut Emitter) {
         self.inside = false;
+        self.seen = true;
         let presumed = std::mem::take(&mut self.presumed);
         em.end_reasoning();
         em.set_text_is_reasoning(false);
@@ -327,7 +371,7 @@ impl ReasoningSplitter {
     pub(crate) fn feed(&mut self, piece: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
         // The common case, without the machinery of `feed_marked` (a stream arriving a few
         // bytes at a time): nothing held, and no byte of the piece can begin the marker looked
-        // for.
+        // for (a close marker begins with the open marker's byte: a test checks every family).
         if self.held.is_empty() && find1(self.marker().as_bytes()[0], piece.as_bytes()).is_none() {
             self.pos += piece.len();
             // What `pass` does, spelled out: through `pass` this path costs about 1% more
@@ -361,13 +405,23 @@ impl ReasoningSplitter {
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
-            match self.find_marker(rest) {
-                Ok((k, len)) => {
+            match self.find_either(rest) {
+                (Ok((k, len)), lone) => {
                     let before = &rest[..k];
                     let marker = &rest[k..k + len];
                     let at = base + i + k;
                     let learns = self.learning.is_some() || matches!(self.optional, Some(None));
-                    if !self.inside {
+                    if lone {
+                        self.give_scanner(before, scanner, em);
+                        if scanner.in_call() {
+                            self.give_scanner(marker, scanner, em);
+                        } else {
+                            self.seen = true;
+                            scanner.cut(em);
+                            self.skip(len, em);
+                            self.lone_close(at, marker, learns, em);
+                        }
+                    } else if !self.inside {
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
                             // Inside a call, the marker is the call's own text.
@@ -403,7 +457,7 @@ impl ReasoningSplitter {
                     }
                     i += k + len;
                 }
-                Err(keep) => {
+                (Err(keep), _) => {
                     // The end may begin the marker: hold that much back.
                     self.pass(&rest[..rest.len() - keep], scanner, em);
                     hold_from = text.len() - keep;
@@ -588,11 +642,11 @@ mod tests {
         assert_eq!(c.reasoning, "Let me think.\n");
         assert_eq!(c.text, "\nThe answer.");
         assert_eq!(spans, [(0, 22, SpanKind::Reasoning)]);
-        // Without the setting the same text is all answer.
+        // Without the setting the same text is all answer, and the marker format.
         let (c, _) = parse(&hermes(), "Let me think.\n</think>\nThe answer.");
         assert_eq!(
             (c.reasoning.as_str(), c.text.as_str()),
-            ("", "Let me think.\n</think>\nThe answer.")
+            ("", "Let me think.\n\nThe answer.")
         );
     }
 
@@ -663,6 +717,43 @@ mod tests {
             .unwrap()
             .with_reasoning_open(Some(true));
         assert!(!gemma.reasoning_open());
+    }
+
+    #[test]
+    fn every_familys_close_marker_begins_with_its_open_markers_byte() {
+        // The splitter's fast path looks for the open marker's first byte only, also while a
+        // close marker without an open one is looked for.
+        for p in Protocol::all() {
+            if let Some((open, close)) = p.reasoning().markers {
+                assert_eq!(open.as_bytes()[0], close.as_bytes()[0], "{}", p.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_close_marker_without_an_open_one_is_format_and_a_notice() {
+        let text = format!("I should look.</think>Sure.{CALL}");
+        let (c, spans) = parse(&hermes(), &text);
+        assert_eq!(c.text, "I should look.Sure.");
+        assert_eq!(c.calls.len(), 1);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert!(spans.contains(&(14, 22, SpanKind::Reasoning)), "{spans:?}");
+        let parsed = hermes().parse_generated(&tools(), text.as_bytes());
+        let notices: Vec<&Part> = parsed
+            .parts
+            .iter()
+            .filter(|p| p.type_name() == "warning")
+            .collect();
+        assert_eq!(notices.len(), 1, "{:?}", parsed.parts);
+        // Only before any marker: after a reasoning block, a close marker is text.
+        let (c, _) = parse(&hermes(), "<think>a</think>b</think>c");
+        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("a", "b</think>c"));
+        // Inside a call it is the call's.
+        let (c, _) = parse(
+            &hermes(),
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"</think>\"}}</tool_call>",
+        );
+        assert_eq!(c.calls.len(), 1);
     }
 
     #[test]
