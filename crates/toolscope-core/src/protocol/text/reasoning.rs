@@ -230,7 +230,7 @@ impl ReasoningSplitter {
         let close = self.find_marker(rest);
         self.inside = false;
         match (open, close) {
-            (Ok((a, la)), Ok((b, lb))) if b < a => (Ok((b, lb)), true),
+            (Ok((a, _)), Ok((b, lb))) if b < a => (Ok((b, lb)), true),
             (Ok(o), _) => (Ok(o), false),
             (Err(_), Ok(c)) => (Ok(c), true),
             (Err(a), Err(b)) => (Err(a.max(b)), false),
