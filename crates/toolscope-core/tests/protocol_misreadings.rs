@@ -609,3 +609,57 @@ fn a_close_marker_without_its_open_marker_is_format_and_a_notice() {
         vec![("get_weather".to_string(), json!({"city": "Oslo"}))]
     );
 }
+
+/// A markup call whose body is one JSON object naming the tool's arguments, instead of argument
+/// elements: its members are the arguments (the whole JSON text went into the tool's one
+/// string argument before). A body that names none of them is still the string argument's.
+#[test]
+fn a_json_object_as_a_markup_calls_body_is_its_arguments() {
+    let tools = tools();
+    let cases = [
+        (
+            "glm-4.5",
+            "<tool_call>get_weather\n{\"city\": \"Paris\", \"days\": \"2\"}\n</tool_call>",
+        ),
+        (
+            "hy-v3",
+            "<tool_calls>\n<tool_call>get_weather<tool_sep>{\"city\": \"Paris\", \"days\": 2}\n</tool_call>\n</tool_calls>",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=get_weather>\n{'city': 'Paris', 'days': 2}\n</function>\n</tool_call>",
+        ),
+        (
+            "minimax-m2",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n{\"city\": \"Paris\", \"days\": 2}\n</invoke>\n</minimax:tool_call>",
+        ),
+    ];
+    for (name, text) in cases {
+        let protocol = Protocol::from_name(name)
+            .unwrap()
+            .with_reasoning_open(Some(false));
+        let (got, _) = parse_both(&protocol, &tools, text);
+        assert_eq!(
+            got.calls,
+            vec![(
+                "get_weather".to_string(),
+                json!({"city": "Paris", "days": 2})
+            )],
+            "{name}"
+        );
+        assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
+    }
+    let glm = Protocol::from_name("glm-4.5").unwrap();
+    let (got, _) = parse_both(
+        &glm,
+        &tools,
+        "<tool_call>get_weather\n{\"town\": \"Paris\"}\n</tool_call>",
+    );
+    assert_eq!(
+        got.calls,
+        vec![(
+            "get_weather".to_string(),
+            json!({"city": "{\"town\": \"Paris\"}"})
+        )]
+    );
+}

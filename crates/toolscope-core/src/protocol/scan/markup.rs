@@ -2134,7 +2134,18 @@ impl MarkupScanner {
         let mut body_why = None;
         let param_lit = self.dialect.parameter.element();
         // (Where arguments are elements named after them, text in the body is no argument.)
-        if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
+        let json_body = (f.args.is_empty() && f.failed.is_none())
+            .then(|| json_arguments(stray, f.tool.as_deref()))
+            .flatten();
+        if let Some(args) = json_body {
+            // A body that is one JSON object naming the tool's arguments: its members are the
+            // arguments (models of these families write JSON there at times).
+            for (key, value) in args {
+                let _ = f.writer.key(&key);
+                let _ = f.writer.scalar(value);
+            }
+            f.stray.clear();
+        } else if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
             let body_arg = match self.elements() {
                 true => None,
                 false => f.tool.as_deref().and_then(held_args::body_argument),
@@ -2373,6 +2384,23 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
         return v;
     }
     Value::String(text)
+}
+
+/// A function body that is one JSON object (read relaxed) whose keys name arguments of `tool`
+/// (any, for a tool that is not among the tools): its members.
+fn json_arguments(body: &str, tool: Option<&Tool>) -> Option<serde_json::Map<String, Value>> {
+    if !body.starts_with('{') {
+        return None;
+    }
+    let Ok(Value::Object(args)) = crate::json::parse_relaxed(body) else {
+        return None;
+    };
+    let named = |t: &Tool| {
+        let root = t.schema();
+        args.keys()
+            .any(|k| property_schema(root, k, root).is_some())
+    };
+    tool.is_none_or(named).then_some(args)
 }
 
 /// Whether the schema of argument `name` asks for an array or an object.
