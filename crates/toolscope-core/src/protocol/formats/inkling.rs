@@ -12,7 +12,10 @@
 //! between `<|message_model|>` and the content token. A thinking block is reasoning, a text
 //! block text; their tokens are format. The blocks are found here (the protocol has no reasoning
 //! markers of its own): a thinking or text block ends at `<|end_message|>`, or where the next
-//! block opens, or where the output ends. Parallel calls are more tool blocks. The model has no chat
+//! block opens, or where the output ends. Parallel calls are more tool blocks. A tool block
+//! whose `<|message_model|>` is not in the output (the prompt wrote it, so the output begins
+//! with the content token or the tool's name and then the token; or the model left it out) is
+//! read by a second engine that the content token opens. The model has no chat
 //! template: the prompt below lists the tools as JSON, one a line, and a result comes back in a
 //! `<|message_tool|>` block.
 
