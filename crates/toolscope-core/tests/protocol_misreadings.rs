@@ -663,3 +663,31 @@ fn a_json_object_as_a_markup_calls_body_is_its_arguments() {
         )]
     );
 }
+
+/// Kimi K3's arguments as one `json` block (`<|open|>json type="object"<|sep|>{…}<|close|>json
+/// <|sep|>`) are the call's arguments; a block that holds no JSON object is a malformed call,
+/// reported and kept as text (it went into the tool's one string argument, markup and all).
+#[test]
+fn kimi_k3_arguments_in_one_json_block() {
+    let tools = tools();
+    let p = Protocol::from_name("kimi-k3").unwrap();
+    let call = |json: &str| {
+        format!(
+            "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>json type=\"object\"<|sep|>{json}<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
+        )
+    };
+    let (got, _) = parse_both(&p, &tools, &call("{\"city\": \"Paris\", \"days\": \"2\"}"));
+    assert_eq!(
+        got.calls,
+        vec![(
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 2})
+        )]
+    );
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let text = call("{broken");
+    let (got, _) = parse_both(&p, &tools, &text);
+    assert!(got.calls.is_empty());
+    assert_eq!(got.errors.len(), 1, "{:?}", got.errors);
+    assert_eq!(got.text, text);
+}

@@ -2134,9 +2134,24 @@ impl MarkupScanner {
         let mut body_why = None;
         let param_lit = self.dialect.parameter.element();
         // (Where arguments are elements named after them, text in the body is no argument.)
-        let json_body = (f.args.is_empty() && f.failed.is_none())
-            .then(|| json_arguments(stray, f.tool.as_deref()))
+        // A body that is one `json` element (Kimi K3's `<|open|>json type="object"<|sep|>{…}
+        // <|close|>json<|sep|>`) holds the arguments as JSON.
+        let block = (f.args.is_empty() && f.failed.is_none())
+            .then(|| json_block(stray, self.dialect.tags))
             .flatten();
+        let json_body = match block {
+            Some(inner) => match crate::json::parse_relaxed(inner) {
+                Ok(Value::Object(args)) => Some(args),
+                _ => {
+                    f.failed = Some("the json element holds no JSON object".into());
+                    None
+                }
+            },
+            None if f.args.is_empty() && f.failed.is_none() => {
+                json_arguments(stray, f.tool.as_deref())
+            }
+            None => None,
+        };
         if let Some(args) = json_body {
             // A body that is one JSON object naming the tool's arguments: its members are the
             // arguments (models of these families write JSON there at times).
@@ -2384,6 +2399,25 @@ fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
         return v;
     }
     Value::String(text)
+}
+
+/// What a function body that is one `json` element holds (`<json>{…}</json>`, or in the
+/// dialect's tags `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`).
+fn json_block<'b>(body: &'b str, syn: &TagSyntax) -> Option<&'b str> {
+    let rest = body
+        .strip_prefix(syn.open)?
+        .trim_start()
+        .strip_prefix("json")?;
+    if !rest.starts_with(|c: char| c.is_whitespace() || syn.end.starts_with(c)) {
+        return None;
+    }
+    let inner = &rest[rest.find(syn.end)? + syn.end.len()..];
+    let inner = inner.trim_end().strip_suffix(syn.end)?.trim_end();
+    let inner = inner
+        .strip_suffix("json")?
+        .trim_end()
+        .strip_suffix(syn.close)?;
+    Some(inner.trim())
 }
 
 /// A function body that is one JSON object (read relaxed) whose keys name arguments of `tool`
