@@ -9,6 +9,13 @@
 //! reasoning span, with the reasoning they enclose. A marker split across chunks is held back only
 //! while the chunk's end could still be its beginning, so the cost stays linear and the result is
 //! the same for every chunking.
+//!
+//! Where the output starts inside reasoning by the family's default (its template usually opens
+//! the block), that is a presumption: for a family whose reasoning holds no calls, the scanner
+//! reads the text (written as reasoning), and a call ends the presumed block (a run whose
+//! template did not open it). Where it starts outside, a close marker before any open marker is
+//! read as format with a notice: the prompt opened reasoning, and the text before the marker,
+//! already sent as answer text, was reasoning.
 
 use std::borrow::Cow;
 
