@@ -13,8 +13,8 @@
 //! Where the output starts inside reasoning by the family's default (its template usually opens
 //! the block), that is a presumption: for a family whose reasoning holds no calls, the scanner
 //! reads the text (written as reasoning), and a call ends the presumed block (a run whose
-//! template did not open it). Where it starts outside, a close marker before any open marker is
-//! read as format with a notice: the prompt opened reasoning, and the text before the marker,
+//! template did not open it). Where it starts outside, a close marker before any open marker or
+//! call is read as format with a notice: the prompt opened reasoning, and the text before the marker,
 //! already sent as answer text, was reasoning.
 
 use std::borrow::Cow;
@@ -226,10 +226,13 @@ impl ReasoningSplitter {
     }
 
     /// Where the marker looked for is in `rest`, as [`ReasoningSplitter::find_marker`] says;
-    /// and, outside reasoning before any marker was read, a close marker too (the second value
-    /// says the one found is a close marker outside reasoning).
-    fn find_either(&mut self, rest: &str) -> (Result<(usize, usize), usize>, bool) {
+    /// and, outside reasoning before any marker or call was read, a close marker too (the second
+    /// value says the one found is a close marker outside reasoning).
+    fn find_either(&mut self, rest: &str, em: &Emitter) -> (Result<(usize, usize), usize>, bool) {
         let open = self.find_marker(rest);
+        // (After a call, a close marker is no longer looked for: the reasoning a template
+        // opened comes first.)
+        self.seen |= em.call_count() > 0;
         if self.seen || self.inside {
             return (open, false);
         }
@@ -244,7 +247,7 @@ impl ReasoningSplitter {
         }
     }
 
-    /// A close marker outside reasoning, before any open marker: the prompt opened reasoning
+    /// A close marker outside reasoning, before any open marker or call: the prompt opened reasoning
     /// (a template that pre-opens the think block, read with the family's default). The text
     /// before it went out as answer text (a stream cannot take it back); the marker is format,
     /// and a notice says how to read such outputs.
@@ -412,7 +415,7 @@ impl ReasoningSplitter {
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
-            match self.find_either(rest) {
+            match self.find_either(rest, em) {
                 (Ok((k, len)), lone) => {
                     let before = &rest[..k];
                     let marker = &rest[k..k + len];
@@ -420,7 +423,9 @@ impl ReasoningSplitter {
                     let learns = self.learning.is_some() || matches!(self.optional, Some(None));
                     if lone {
                         self.give_scanner(before, scanner, em);
-                        if scanner.in_call() {
+                        if scanner.in_call() || em.call_count() > 0 {
+                            // The call's text, or after a call: text.
+                            self.seen = true;
                             self.give_scanner(marker, scanner, em);
                         } else {
                             self.seen = true;
@@ -752,6 +757,9 @@ mod tests {
             .filter(|p| p.type_name() == "warning")
             .collect();
         assert_eq!(notices.len(), 1, "{:?}", parsed.parts);
+        // Only before any call: after one, a close marker is text.
+        let (c, _) = parse(&hermes(), &format!("{CALL}</think>x"));
+        assert_eq!((c.calls.len(), c.text.as_str()), (1, "</think>x"));
         // Only before any marker: after a reasoning block, a close marker is text.
         let (c, _) = parse(&hermes(), "<think>a</think>b</think>c");
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("a", "b</think>c"));
