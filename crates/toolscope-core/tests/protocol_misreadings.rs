@@ -691,3 +691,17 @@ fn kimi_k3_arguments_in_one_json_block() {
     assert_eq!(got.errors.len(), 1, "{:?}", got.errors);
     assert_eq!(got.text, text);
 }
+
+/// GigaChat 3's message separator is one token with the two newlines after it
+/// (`<|message_sep|>\n\n`): the answer before a call is its text without them.
+#[test]
+fn gigachat_3s_separator_takes_its_newlines() {
+    let p = Protocol::from_name("gigachat").unwrap();
+    let text = "I'll check.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</s>";
+    let (got, _) = parse_both(&p, &tools(), text);
+    assert_eq!(got.text, "I'll check.");
+    assert_eq!(
+        got.calls,
+        vec![("get_weather".to_string(), json!({"city": "Paris"}))]
+    );
+}
