@@ -705,3 +705,26 @@ fn gigachat_3s_separator_takes_its_newlines() {
         vec![("get_weather".to_string(), json!({"city": "Paris"}))]
     );
 }
+
+/// HY3 calls closed by `<end_of_tool_call>` (some builds write them so, without the block, with
+/// the arguments as elements or one JSON object, the markers suffixed or not) are calls; the
+/// JSON and the close tag went into the tool's one string argument before.
+#[test]
+fn hy3_calls_closed_by_end_of_tool_call() {
+    let p = Protocol::from_name("hy-v3").unwrap();
+    let tools = tools();
+    let weather = vec![(
+        "get_weather".to_string(),
+        json!({"city": "Paris", "days": 2}),
+    )];
+    for text in [
+        "<tool_call>get_weather<tool_sep>{\"city\": \"Paris\", \"days\": 2}<end_of_tool_call>",
+        "<tool_call:opensource>get_weather<tool_sep:opensource>{\"city\": \"Paris\", \"days\": 2}<end_of_tool_call:opensource>",
+        "<tool_call:opensource>get_weather<tool_sep:opensource><arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Paris</arg_value:opensource><arg_key:opensource>days</arg_key:opensource><arg_value:opensource>2</arg_value:opensource><end_of_tool_call:opensource>",
+    ] {
+        let (got, _) = parse_both(&p, &tools, text);
+        assert_eq!(got.calls, weather, "{text:?}");
+        assert!(got.errors.is_empty(), "{text:?}: {:?}", got.errors);
+        assert_eq!(got.text, "", "{text:?}");
+    }
+}
