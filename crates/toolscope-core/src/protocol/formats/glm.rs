@@ -329,6 +329,27 @@ const HY_TOOLS: (&str, &str) = (
     "</tools>",
 );
 
+/// HY3's markup: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
+const HY3_DIALECT: Dialect = Dialect {
+    blocks: &[BlockTag {
+        open: "<tool_calls",
+        close: "</tool_calls",
+    }],
+    name_sep: Some("<tool_sep>"),
+    // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned from
+    // the first marker, never written.
+    suffixed: true,
+    function_shown: "<tool_call>NAME<tool_sep>",
+    ..GLM_DIALECT
+};
+
+/// A call closed by `<end_of_tool_call>` instead of `</tool_call>` (written so by some builds
+/// of HY3, without the block, its arguments as elements or one JSON object): read alike.
+const HY3_END_OF_CALL: Dialect = Dialect {
+    function_close: "<end_of_tool_call",
+    ..HY3_DIALECT
+};
+
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
@@ -345,16 +366,8 @@ pub(crate) static HY_V3: Glm = Glm {
         ..glm_marks("\n")
     },
     dialect: &Dialect {
-        blocks: &[BlockTag {
-            open: "<tool_calls",
-            close: "</tool_calls",
-        }],
-        name_sep: Some("<tool_sep>"),
-        // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned
-        // from the first marker, never written.
-        suffixed: true,
-        function_shown: "<tool_call>NAME<tool_sep>",
-        ..GLM_DIALECT
+        variants: &[&HY3_END_OF_CALL],
+        ..HY3_DIALECT
     },
     gap: " ",
     effort_suffix: true,

@@ -257,7 +257,8 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
         aliases: &["gigachat3", "gigachat3.5"],
         servers: &[("vllm", "gigachat3")],
-        end_tokens: &["</s>", "<|message_sep|>"],
+        // (GigaChat 3's separator is one token with the two newlines after it.)
+        end_tokens: &["</s>", "<|message_sep|>", "<|message_sep|>\n\n"],
         markers: &[
             "<｜GCML｜tool_calls>",
             "<｜GCML｜invoke name=",
