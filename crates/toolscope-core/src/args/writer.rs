@@ -77,6 +77,10 @@ pub(crate) struct ArgsWriter {
     string_value: Option<String>,
     coercions: Vec<Coercion>,
     done: bool,
+    /// The value being completed is text by the format's own statement (K2 Horizon's
+    /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare it, it
+    /// stays the text it is (no schema-less guess turns `12345` into a number).
+    stated_text: bool,
 }
 
 impl ArgsWriter {
@@ -98,7 +102,17 @@ impl ArgsWriter {
             string_value: None,
             coercions: Vec::new(),
             done: false,
+            stated_text: false,
         }
+    }
+
+    /// A scalar value the format states is text (see `stated_text`): the schema types it where
+    /// it declares it; elsewhere it stays text.
+    pub(crate) fn stated_text(&mut self, value: Value) -> Result<(), String> {
+        self.stated_text = true;
+        let r = self.scalar(value);
+        self.stated_text = false;
+        r
     }
 
     /// True once the top-level value is complete.
@@ -226,8 +240,10 @@ impl ArgsWriter {
         }
         let path = self.pointer();
         let mut records = Vec::new();
-        let value = self.with_position_schema(|schema, root| {
-            coerce_at(value, schema, root, &path, &mut records)
+        let stated_text = self.stated_text && value.is_string();
+        let value = self.with_position_schema(|schema, root| match schema {
+            None if stated_text => value,
+            _ => coerce_at(value, schema, root, &path, &mut records),
         });
         self.coercions.append(&mut records);
         // Serialising a Value into memory cannot fail.

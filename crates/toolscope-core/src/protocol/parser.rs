@@ -22,45 +22,51 @@ impl Protocol {
         parser.origin = Some(Origin::Protocol(Box::new((self.clone(), tools.clone()))));
         let r = self.spec.reasoning();
         if let Some((open, close)) = r.markers {
-            let splitter = if let Some((open, close, spellings)) = self.spec.reasoning_spellings() {
-                // The markers' heads, completed by any of their spellings.
-                ReasoningSplitter::with_endings(
-                    open,
-                    close,
-                    spellings,
-                    r.calls_inside,
-                    self.reasoning_open(),
-                )
-            } else if self.spec.reasoning_suffix() {
-                // Whole markers, which may also carry a suffix.
-                ReasoningSplitter::optional_suffix(
-                    open,
-                    close,
-                    self.marker_suffix(),
-                    r.calls_inside,
-                    self.reasoning_open(),
-                )
-            } else if self.spec.takes_marker_suffix() {
-                // The markers are stems (`<think:`) that a suffix and `>` complete.
-                ReasoningSplitter::suffixed(
-                    open,
-                    close,
-                    self.marker_suffix(),
-                    r.calls_inside,
-                    self.reasoning_open(),
-                )
-            } else if !self.spec.reasoning_endings().is_empty() {
-                // The markers are stems that one of the endings completes.
-                ReasoningSplitter::with_endings(
-                    open,
-                    close,
-                    self.spec.reasoning_endings(),
-                    r.calls_inside,
-                    self.reasoning_open(),
-                )
-            } else {
-                ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open())
-            };
+            let mut splitter =
+                if let Some((open, close, spellings)) = self.spec.reasoning_spellings() {
+                    // The markers' heads, completed by any of their spellings.
+                    ReasoningSplitter::with_endings(
+                        open,
+                        close,
+                        spellings,
+                        r.calls_inside,
+                        self.reasoning_open(),
+                    )
+                } else if self.spec.reasoning_suffix() {
+                    // Whole markers, which may also carry a suffix.
+                    ReasoningSplitter::optional_suffix(
+                        open,
+                        close,
+                        self.marker_suffix(),
+                        r.calls_inside,
+                        self.reasoning_open(),
+                    )
+                } else if self.spec.takes_marker_suffix() {
+                    // The markers are stems (`<think:`) that a suffix and `>` complete.
+                    ReasoningSplitter::suffixed(
+                        open,
+                        close,
+                        self.marker_suffix(),
+                        r.calls_inside,
+                        self.reasoning_open(),
+                    )
+                } else if !self.spec.reasoning_endings().is_empty() {
+                    // The markers are stems that one of the endings completes.
+                    ReasoningSplitter::with_endings(
+                        open,
+                        close,
+                        self.spec.reasoning_endings(),
+                        r.calls_inside,
+                        self.reasoning_open(),
+                    )
+                } else {
+                    ReasoningSplitter::new(open, close, r.calls_inside, self.reasoning_open())
+                };
+            if self.reasoning_open_setting().is_some() {
+                // Set, not presumed: the template opened reasoning, and a call in it is the
+                // family's to judge.
+                splitter.not_presumed();
+            }
             splitter.begin(&mut parser.em);
             parser.reasoning = Some(splitter);
         }

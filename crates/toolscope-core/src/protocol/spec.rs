@@ -398,9 +398,14 @@ impl Protocol {
     }
 
     /// This protocol, reading outputs as starting inside reasoning (`Some(true)`), outside
-    /// (`Some(false)`), or as the family's template does (`None`).
+    /// (`Some(false)`), or as the family's template usually does (`None`).
+    ///
+    /// The default is a presumption: for a family that starts inside reasoning and makes no
+    /// calls from it, a call before the close marker ends the presumed reasoning (a run whose
+    /// template did not open it). Set to `Some(true)`, the template did open it, and a call in
+    /// it is reasoning like any markup there.
     pub fn with_reasoning_open(mut self, open: Option<bool>) -> Self {
-        self.reasoning_open = open.filter(|o| *o != self.spec.reasoning().starts_inside);
+        self.reasoning_open = open;
         self
     }
 

@@ -5,6 +5,7 @@ use std::ops::Deref;
 use serde_json::{Value, json};
 
 use super::parser::StreamParser;
+use super::span::SpanKind;
 use super::spec::Protocol;
 use super::text::scanner::Scanner;
 use crate::part::{Collapsed, Part};
@@ -182,6 +183,18 @@ fn every_protocol_runs_the_standard_cases() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+/// What a format's tests use, in one import.
+pub(crate) mod prelude {
+    pub(crate) use serde_json::json;
+
+    pub(crate) use crate::part::{Collapsed, Part};
+    pub(crate) use crate::protocol::span::SpanKind;
+    pub(crate) use crate::protocol::spec::Protocol;
+    pub(crate) use crate::protocol::tests_support::{
+        notices, one_tool, spans, tools, two_calls_written, whole,
+    };
+}
+
 /// The collapsed parse of `text` by `p`, after checking that generate, one chunk, every split
 /// into two pieces and one byte at a time all give it; its fields are checked with [`Got`]'s
 /// methods.
@@ -211,49 +224,44 @@ pub(crate) fn every_split_with(p: &Protocol, tools: &ToolSet, text: &str) -> Got
     Got::new(text, want)
 }
 
-/// A malformed call, then a good one: the bad call stays text with an error and the good one is
-/// still read. Returns the whole text and the bad call's.
-pub(crate) fn malformed_then_good(p: &Protocol) -> (String, String) {
-    let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
-    let good = p.format_call("search", &json!({"query": "x"}));
-    let text = format!("{bad} then {good}");
-    every_split(p, &text)
-        .call("search", json!({"query": "x"}))
-        .errors(&["malformed-tool-call"])
-        .text(format!("{bad} then "));
-    (text, bad)
+/// The collapsed parts of a whole parse of `text` (the generate path alone: no split checks).
+pub(crate) fn whole(p: &Protocol, tools: &ToolSet, text: &str) -> Collapsed {
+    Collapsed::of(&p.parse_generated(tools, text.as_bytes()).parts)
 }
 
-/// A call of `launch`, a tool the set does not have, as the protocol writes it: read, and
-/// reported as an unknown tool.
-pub(crate) fn unknown_tool_is_flagged(p: &Protocol) {
-    every_split(p, &p.format_call("launch", &json!({"x": 1})))
-        .call("launch", json!({"x": 1}))
-        .errors(&["unknown-tool"]);
+/// The spans of a whole parse of `text` by `p` with the shared tools, each with what it covers.
+pub(crate) fn spans<'a>(p: &Protocol, text: &'a str) -> Vec<(SpanKind, &'a str)> {
+    p.parse_generated(&tools(), text.as_bytes())
+        .spans
+        .iter()
+        .map(|s| (s.kind, &text[s.start..s.end]))
+        .collect()
 }
 
-/// Two calls as the protocol writes them: `get_weather` for Paris, then `search` for `query`
-/// (with no arguments when `query` is `None`). Gives the text and the two inputs.
-pub(crate) fn two_calls(p: &Protocol, query: Option<&str>) -> (String, Value, Value) {
-    let a = json!({"city": "Paris"});
-    let b = query.map_or(json!({}), |q| json!({"query": q}));
-    let written = p.format_calls(&[("get_weather", &a), ("search", &b)]);
-    (written, a, b)
+/// The notices (warnings that only inform) of a whole parse of `text` with the shared tools.
+pub(crate) fn notices(p: &Protocol, text: &str) -> Vec<String> {
+    p.parse_generated(&tools(), text.as_bytes())
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
-/// The call `get_weather` with `{"city": "Paris"}`, as [`Got::calls`] takes it.
-pub(crate) fn weather_paris() -> (String, Value) {
-    ("get_weather".into(), json!({"city": "Paris"}))
+/// Two calls as `p` writes them in one answer: `get_weather` for Paris, then `search` for
+/// `query`.
+pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
+    p.format_calls(&[
+        ("get_weather", &json!({"city": "Paris"})),
+        ("search", &json!({"query": query})),
+    ])
 }
 
-/// The call `get_weather` for Paris over `days` days.
-pub(crate) fn weather_paris_days(days: u64) -> (String, Value) {
-    ("get_weather".into(), json!({"city": "Paris", "days": days}))
-}
-
-/// The call `search` for `query`.
-pub(crate) fn search_for(query: &str) -> (String, Value) {
-    ("search".into(), json!({"query": query}))
+/// A set of one tool, `name` with the parameters `schema`.
+pub(crate) fn one_tool(name: &str, schema: Value) -> ToolSet {
+    ToolSet::new(vec![ToolDef::new(name, "", schema)]).expect("a valid tool")
 }
 
 /// A scanner as a format makes it, for the engines' own tests (no format around it: no end
@@ -431,13 +439,6 @@ impl Got {
         self
     }
 
-    /// The reasoning without the white space at its ends.
-    #[track_caller]
-    pub(crate) fn reasoning_trimmed(self, want: impl AsRef<str>) -> Got {
-        assert_eq!(self.parse.reasoning.trim(), want.as_ref(), "{self:?}");
-        self
-    }
-
     /// The error parts' reasons, in order.
     #[track_caller]
     pub(crate) fn errors(self, want: &[&str]) -> Got {
@@ -454,12 +455,6 @@ impl Got {
     #[track_caller]
     pub(crate) fn some_errors(self) -> Got {
         assert!(!self.parse.errors.is_empty(), "{self:?}");
-        self
-    }
-
-    #[track_caller]
-    pub(crate) fn error_count(self, want: usize) -> Got {
-        assert_eq!(self.parse.errors.len(), want, "{self:?}");
         self
     }
 }

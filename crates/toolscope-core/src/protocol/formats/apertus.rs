@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -24,8 +24,7 @@ const CALL_BEGIN: &str = "<|tools_prefix|>";
 const CALL_END: &str = "<|tools_suffix|>";
 const INNER_BEGIN: &str = "<|inner_prefix|>";
 const INNER_END: &str = "<|inner_suffix|>";
-const TOOLS_BEGIN: &str = "Available tools:\n```json\n";
-const TOOLS_END: &str = "\n```";
+const TOOLS: ToolList = ToolList::functions("Available tools:\n```json\n", "\n```");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     call_end: Some(CALL_END),
@@ -61,12 +60,12 @@ impl ProtocolSpec for Apertus {
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(
-            "{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+            "{}\n\n\
              To call tools, write {CALL_BEGIN} then a JSON list with one object per call, whose only key is the \
              tool's name and whose value is the arguments object, then {CALL_END}. For example: {}\n\
              Think first between {INNER_BEGIN} and {INNER_END} if it helps. Call a tool only when it helps; \
              otherwise answer in text.\n",
-            prompt::json_tools(tools, true),
+            TOOLS.write(tools),
             {
                 let (name, example) = prompt::example_call(tools);
                 calls_text(&[(&name, &example)], prompt::args_json)
@@ -78,10 +77,7 @@ impl ProtocolSpec for Apertus {
         if !system.contains(CALL_BEGIN) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -107,33 +103,5 @@ impl ProtocolSpec for Apertus {
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         calls_text(&[(name, input)], prompt::broken_args)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-
-    use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
-
-    fn p() -> Protocol {
-        Protocol::from_name("apertus").unwrap()
-    }
-
-    #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|inner_prefix|>Weather and news.<|inner_suffix|><|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\", \"days\": \"2\"}}, {\"search\": {\"query\": \"rain\"}}]<|tools_suffix|>";
-        let c = every_split(&p(), text)
-            .reasoning("Weather and news.")
-            .calls(&[weather_paris_days(2), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn an_object_naming_two_tools_is_reported() {
-        let text = "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}, \"search\": {\"query\": \"q\"}}]<|tools_suffix|>";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
     }
 }

@@ -27,8 +27,8 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -39,11 +39,11 @@ const ACTION_BEGIN: &str = "<|START_ACTION|>";
 const ACTION_END: &str = "<|END_ACTION|>";
 const THINKING_BEGIN: &str = "<|START_THINKING|>";
 const THINKING_END: &str = "<|END_THINKING|>";
-const RESULT_BEGIN: &str = "<|START_TOOL_RESULT|>";
-const RESULT_END: &str = "<|END_TOOL_RESULT|>";
+/// The results of one turn, one JSON list between the tokens.
+const RESULTS: ResultWrap = ResultWrap::between("<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>");
 const TOOLS_HEADING: &str = "## Available Tools";
-const FENCE_BEGIN: &str = "```json\n";
-const FENCE_END: &str = "\n```";
+/// The tools in a JSON fence, after the heading.
+const TOOLS: ToolList = ToolList::plain("```json\n", "\n```");
 /// Command R+'s frame of its actions.
 const PLUS_ACTION_BEGIN: &str = "Action: ```json";
 const PLUS_ACTION_END: &str = "```";
@@ -102,12 +102,14 @@ impl ProtocolSpec for CommandR {
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(
-            "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{FENCE_BEGIN}{}{FENCE_END}\n\n\
+            "{TOOLS_HEADING}\nThese are the tools you have; use only these.\n\n{}\n\n\
              To use tools, first think in {THINKING_BEGIN} … {THINKING_END}, then write {ACTION_BEGIN} followed by a JSON \
              list of actions, each with a \"tool_call_id\" (\"0\", \"1\", …), the \"tool_name\" and its \"parameters\" \
-             object, and close with {ACTION_END}. Results come back between {RESULT_BEGIN} and {RESULT_END}. \
+             object, and close with {ACTION_END}. Results come back between {} and {}. \
              Write your answer to the user between <|START_RESPONSE|> and <|END_RESPONSE|>.\n",
-            prompt::json_tools(tools, false)
+            TOOLS.write(tools),
+            RESULTS.begin,
+            RESULTS.end,
         )
     }
 
@@ -116,10 +118,7 @@ impl ProtocolSpec for CommandR {
         if !after.contains(ACTION_BEGIN) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tools(after, FENCE_BEGIN, FENCE_END),
-        )
+        read_back(self.name(), TOOLS.read(after))
     }
 
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -142,11 +141,11 @@ impl ProtocolSpec for CommandR {
                 json!({"tool_call_id": i.to_string(), "results": {"0": value}, "is_error": null})
             })
             .collect();
-        format!("{RESULT_BEGIN}{}{RESULT_END}", Value::Array(items))
+        RESULTS.around(&Value::Array(items).to_string())
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
-        let inner = prompt::between(text, RESULT_BEGIN, RESULT_END);
+        let inner = RESULTS.inside(text);
         serde_json::from_str::<Value>(inner.trim())
             .ok()
             .and_then(|v| Some(prompt::value_text(v.get(0)?.get("results")?.get("0")?)))
@@ -175,53 +174,23 @@ impl ProtocolSpec for CommandR {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
-
-    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
-        p().parse_generated(&tools(), text.as_bytes())
-            .spans
-            .iter()
-            .map(|s| (s.kind, &text[s.start..s.end]))
-            .collect()
-    }
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("command-r").unwrap()
     }
 
-    #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rain\"}}\n]<|END_ACTION|>";
-        let c = every_split(&p(), text)
-            .reasoning("Two lookups.")
-            .calls(&[weather_paris_days(2), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
     /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
-    /// `<|START_TEXT|>` in the later Command A models) are format: the answer is what they hold.
+    /// `<|START_TEXT|>` in the later Command A models) are format, under markup spans: nothing
+    /// is lost. (The parses: the case file.)
     #[test]
-    fn the_answer_markers_are_format() {
-        for (text, answer) in [
-            (
-                "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>",
-                "It is sunny.",
-            ),
-            ("<|START_TEXT|>It is sunny.<|END_TEXT|>", "It is sunny."),
-            (
-                "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
-                "Hi there.",
-            ),
+    fn the_answer_markers_are_markup() {
+        for text in [
+            "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>",
+            "<|START_TEXT|>It is sunny.<|END_TEXT|>",
+            "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
         ] {
-            let c = every_split(&p(), text);
-            assert!(c.calls.is_empty() && c.errors.is_empty(), "{text}");
-            assert_eq!(c.text, answer, "{text}");
-            // Nothing lost: the markers are under markup spans.
             let parsed = p().parse_generated(&tools(), text.as_bytes());
             for marker in [
                 "<|START_RESPONSE|>",
@@ -241,48 +210,14 @@ mod tests {
         }
     }
 
-    /// Command A: an action block may hold one object instead of a list, on lines of its own,
-    /// with `name`/`arguments` for `tool_name`/`parameters`; every action block is read.
+    /// A Command A action block and Command R+'s fenced action are each one call span.
     #[test]
-    fn command_a_action_blocks() {
+    fn an_action_is_one_span() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        let c = every_split(&p(), one).calls(&[weather_paris()]);
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-        assert_eq!(spans(one), [(SpanKind::ToolCall, one)]);
-
-        let named = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]<|END_ACTION|>";
-        every_split(&p(), named).calls(&[search_for("rain")]);
-
-        let two =
-            format!("<|START_THINKING|>Both.<|END_THINKING|>{one}\n{named}<|END_OF_TURN_TOKEN|>");
-        let c = every_split(&p(), &two)
-            .reasoning("Both.")
-            .calls(&[weather_paris(), search_for("rain")]);
-        assert!(c.errors.is_empty() && c.text.trim().is_empty(), "{c:?}");
-    }
-
-    /// Command R+ writes its actions after `Action:` in a JSON code fence.
-    #[test]
-    fn command_r_plus_actions_in_a_fence() {
+        assert_eq!(spans(&p(), one), [(SpanKind::ToolCall, one)]);
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(2)])
-            .no_errors()
-            .text("I will look it up.\n");
         let action = &text[text.find("Action:").unwrap()..];
-        assert_eq!(spans(text), [(SpanKind::ToolCall, action)]);
-        // Two calls, and a missing close fence at the end.
-        let two = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}, {\"tool_name\": \"search\", \"parameters\": {\"query\": \"q\"}}]";
-        every_split(&p(), two).call_count(2).no_errors();
-        // A malformed body is text and an error.
-        let bad = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": }}]\n```";
-        every_split(&p(), bad)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-        // The word in prose is text.
-        let prose = "Action: none needed. The answer is 4.";
-        let c = every_split(&p(), prose);
-        assert_eq!((c.text.as_str(), c.calls.len()), (prose, 0));
+        assert_eq!(spans(&p(), text), [(SpanKind::ToolCall, action)]);
     }
 
     #[test]

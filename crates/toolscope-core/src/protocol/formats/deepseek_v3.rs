@@ -32,15 +32,16 @@ use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
-const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const SEP: &str = "<｜tool▁sep｜>";
+// The family's special tokens (DeepSeek V3.1 writes the same ones).
+pub(super) const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+pub(super) const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+pub(super) const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+pub(super) const CALL_END: &str = "<｜tool▁call▁end｜>";
+pub(super) const SEP: &str = "<｜tool▁sep｜>";
 const OUTPUTS_BEGIN: &str = "<｜tool▁outputs▁begin｜>";
 const OUTPUTS_END: &str = "<｜tool▁outputs▁end｜>";
-const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
-const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
+pub(super) const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
+pub(super) const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 const FENCE_JSON: &str = "```json";
 const FENCE: &str = "```";
 /// The call type the template writes before the separator.
@@ -137,16 +138,8 @@ fn results(results: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Part;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
-        weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3").unwrap()
@@ -156,120 +149,36 @@ mod tests {
         p().format_call("get_weather", &json!({ "city": city }))
     }
 
+    /// The call's span is the call, without the text around it.
     #[test]
-    fn one_call_with_text_before_and_after() {
+    fn the_call_span_is_the_call() {
         let call = weather("Paris");
         let text = format!("Let me check.{call} Done.");
-        every_split(&p(), &text)
-            .text("Let me check. Done.")
-            .calls(&[weather_paris()])
-            .no_errors();
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let span = &parsed.spans[0];
-        assert_eq!(span.kind, SpanKind::ToolCall);
-        assert_eq!(&text[span.start..span.end], call);
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
     }
 
     #[test]
-    fn the_template_form_reads_byte_for_byte() {
-        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\", \"days\": \"3\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(3)])
-            .text("");
-    }
-
-    #[test]
-    fn two_parallel_calls_are_two_blocks_of_one_section() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn parallel_calls_are_two_blocks_of_one_section() {
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
-        every_split(&p(), &format!("{written}\nThat is all."))
-            .calls(&[("get_weather".into(), a), ("search".into(), b)])
-            .text("\nThat is all.");
-    }
-
-    #[test]
-    fn reasoning_before_the_call() {
-        let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1);
-        // By default the model opens the block itself: without `<think>` there is no reasoning.
-        assert!(!p().reasoning_open());
-        // The first R1's template opened it: `--reasoning-open`.
-        let open = p().with_reasoning_open(Some(true));
-        let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
-        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
-        // Markup inside reasoning is reasoning.
-        every_split(&p(), &format!("<think>maybe {}</think>no", weather("Rome")))
-            .no_calls()
-            .text("no");
-    }
-
-    #[test]
-    fn missing_end_markers_at_the_end_are_forgiven() {
-        let text = format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}\n```"
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Without the closing fence, and without the section marker.
-        let text =
-            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Rome\"}}");
-        every_split(&p(), &text).call_count(1).no_errors();
-    }
-
-    #[test]
-    fn lenient_headers_and_fences() {
-        for text in [
-            format!(
-                "{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```\n{{\"city\": \"Rome\"}}\n```{CALL_END}"
-            ),
-            format!("{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n{{\"city\": \"Rome\"}}{CALL_END}"),
-            format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}"),
-        ] {
-            every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Rome"}))
-                .no_errors();
-        }
-    }
-
-    #[test]
-    fn unfinished_arguments_stay_text_with_an_error() {
-        let text = format!(
-            "{CALLS_BEGIN}{CALL_BEGIN}{FUNCTION}{SEP}get_weather\n```json\n{{\"city\": \"Ro"
-        );
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_with_an_error_and_the_next_call_reads() {
-        malformed_then_good(&p());
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-    }
-
-    #[test]
-    fn results_and_the_prompt_read_back() {
         let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUTS_BEGIN).count(), 1);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
-        assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
-            "18 degrees"
-        );
+    }
+
+    /// By default the model opens the reasoning block itself (the first R1's template opened
+    /// it: `--reasoning-open`, in the case file).
+    #[test]
+    fn reasoning_is_not_open_by_default() {
+        assert!(!p().reasoning_open());
+    }
+
+    #[test]
+    fn the_prompt_and_the_generate_path() {
         let prompt = p().system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
         // deepseek-v3.1's prompt is not taken for this one, nor this one for it.
         let v31 = Protocol::from_name("deepseek-v3.1").unwrap();
         assert_eq!(

@@ -11,18 +11,13 @@
 //! `## Tools` as the template does: a `### name` heading, a description and the parameters'
 //! JSON Schema each.
 
+use super::deepseek_v3::{
+    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP,
+};
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
-
-const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const SEP: &str = "<｜tool▁sep｜>";
-const OUTPUT_BEGIN: &str = "<｜tool▁output▁begin｜>";
-const OUTPUT_END: &str = "<｜tool▁output▁end｜>";
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     section: Some((CALLS_BEGIN, CALLS_END)),
@@ -69,118 +64,33 @@ pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::{Collapsed, Part};
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged,
-        weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("deepseek-v3.1").unwrap()
     }
 
+    /// The call's span is the section, without the text around it.
     #[test]
-    fn one_call_with_text_around() {
+    fn the_call_span_is_the_section() {
         let text = format!(
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
-        every_split(&p(), &text)
-            .text("Let me check. Done.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let call_span = &parsed.spans[0];
-        assert_eq!(call_span.kind, SpanKind::ToolCall);
         assert_eq!(
-            &text[call_span.start..call_span.end],
-            &text[13..text.len() - 6]
+            spans(&p(), &text)[0],
+            (SpanKind::ToolCall, &text[13..text.len() - 6])
         );
     }
 
     #[test]
-    fn parallel_calls_chain_in_one_section_and_read_back() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn parallel_calls_chain_in_one_section_and_results_in_blocks() {
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
-        every_split(&p(), &written)
-            .calls(&[("get_weather".into(), a), ("search".into(), b)])
-            .text("");
-    }
-
-    #[test]
-    fn reasoning_before_the_call() {
-        let text = format!(
-            "<think>Paris, so get_weather.</think>{}",
-            p().format_call("get_weather", &json!({"city": "Paris"}))
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1);
-        // In thinking mode the template opened the block.
-        let open = p().with_reasoning_open(Some(true));
-        let text = format!(
-            "Hmm.</think>{}",
-            p().format_call("get_weather", &json!({"city": "Oslo"}))
-        );
-        let c = every_split(&open, &text);
-        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
-    }
-
-    #[test]
-    fn missing_closes_at_the_end_are_forgiven() {
-        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}");
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Without the section marker too.
-        let text = format!("{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Rome\"}}{CALL_END}");
-        assert_eq!(every_split(&p(), &text).calls.len(), 1);
-    }
-
-    #[test]
-    fn unfinished_arguments_stay_text_with_an_error() {
-        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Ro");
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_and_the_next_call_still_reads() {
-        malformed_then_good(&p());
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-    }
-
-    #[test]
-    fn a_name_that_cannot_be_a_function_is_not_a_call() {
-        let text =
-            format!("{CALLS_BEGIN}{CALL_BEGIN}{{{{ tc.name }}}}{SEP}{{}}{CALL_END}{CALLS_END}");
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn results_and_the_prompt_read_back() {
         let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
-        assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
-            "18 degrees"
-        );
         let prompt = p().system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
         // The generate path gives the same parts.
         let parsed = p().parse_generated(
             &tools(),

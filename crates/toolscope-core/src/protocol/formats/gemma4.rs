@@ -356,21 +356,11 @@ fn write_key(out: &mut String, k: &str) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Part;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("gemma4").unwrap()
-    }
-
-    fn weather(city: &str) -> String {
-        format!("<|tool_call>call:get_weather{{city:<|\"|>{city}<|\"|>}}<tool_call|>")
     }
 
     #[test]
@@ -380,10 +370,6 @@ mod tests {
             p().format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
             text
         );
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(3)])
-            .no_errors()
-            .text("");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         // The call, then the block's close: spans that cover the markup end to end.
         assert!(parsed.spans.iter().all(|s| s.kind == SpanKind::ToolCall));
@@ -393,34 +379,11 @@ mod tests {
     }
 
     #[test]
-    fn text_around_and_parallel_calls() {
-        let text = format!(
-            "Let me look.\n{}{}\nDone.",
-            weather("Paris"),
-            weather("Oslo")
-        );
-        every_split(&p(), &text)
-            .calls(&[
-                weather_paris(),
-                ("get_weather".into(), json!({"city": "Oslo"})),
-            ])
-            .text("Let me look.\n\nDone.")
-            .no_errors();
-    }
-
-    #[test]
-    fn several_calls_in_one_block() {
+    fn several_calls_in_one_block_are_call_spans() {
         for sep in ["", "\n", ", ", " "] {
             let text = format!(
                 "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}}{sep}call:search{{query:<|\"|>rain<|\"|>}}<tool_call|>"
             );
-            every_split(&p(), &text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Rome"})),
-                    search_for("rain"),
-                ])
-                .no_errors()
-                .text("");
             let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
             assert!(spans.iter().all(|s| s.kind == SpanKind::ToolCall));
             assert_eq!(spans.last().unwrap().end, text.len());
@@ -428,15 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn reasoning_then_a_call() {
-        let text = format!(
-            "<|channel>thought\nParis needs the weather.<channel|>Checking.{}",
-            weather("Paris")
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris needs the weather.")
-            .text("Checking.")
-            .call_count(1);
+    fn reasoning_is_written_in_the_thought_channel() {
         assert_eq!(
             p().format_reasoning("hm").as_deref(),
             Some("<|channel>thought\nhm<channel|>")
@@ -445,77 +400,16 @@ mod tests {
     }
 
     #[test]
-    fn a_call_from_inside_the_thought_channel_counts() {
-        let text = format!(
-            "<|channel>thought\nI need the weather. {} Now I know.<channel|>It is sunny.",
-            weather("Lima")
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Lima"}))
-            .reasoning("I need the weather.  Now I know.")
-            .text("It is sunny.")
-            .no_errors();
-        // A call cut off by the close of the channel ends the block; what may begin a call
-        // stays on its side of the markers.
-        let text = "<|channel>thought\nmaybe <|tool_call>call:get_weather{city:<|\"|>A<|\"|>}<channel|>after <|tool_c";
-        every_split(&p(), text)
-            .call_count(1)
-            .reasoning("maybe ")
-            .text("after <|tool_c");
-        let c = every_split(
-            &p(),
-            "a <|tool_c<|channel>thought\nb call:get_wea<channel|>c",
-        )
-        .text("a <|tool_cc")
-        .reasoning("b call:get_wea");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-    }
-
-    #[test]
-    fn a_channel_marker_inside_a_string_is_text_elsewhere_it_cuts_the_call_off() {
-        let text = "<|channel>thought\n<|tool_call>call:search{query:<|\"|>a <channel|> b<|\"|>}<tool_call|><channel|>ok";
-        let c = every_split(&p(), text).calls(&[search_for("a <channel|> b")]);
-        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("", "ok"));
-        for text in [
-            "<|channel>thought\n<|tool_call>call:search{query:1<channel|>ok",
-            "<|channel>thought\ncall:search{<channel|>ok",
-            "<|channel>thought\n<|tool_call>call:sea<channel|>ok",
-            "<|channel>thought\n<|tool_call>call:search{query:<|\"<channel|>ok",
-        ] {
-            let c = every_split(&p(), text)
-                .no_calls()
-                .errors(&["unfinished-tool-call"])
-                .text("ok");
-            let start = text.find('\n').unwrap() + 1;
-            assert_eq!(c.reasoning, &text[start..text.find("<channel|>").unwrap()]);
-        }
-    }
-
-    #[test]
-    fn values_are_byte_exact() {
-        let content = "  def f():\n\treturn \"}, {\" + '<tool_call|>' + <|tool_call>call:x{}\n\n<channel|> <|channel>thought\n";
-        let input = json!({"path": "/a.py", "content": content});
-        let text = p().format_call("write_file", &input);
-        every_split(&p(), &format!("pre {text} post"))
-            .call("write_file", input)
-            .no_errors()
-            .text("pre  post");
-    }
-
-    #[test]
     fn nested_objects_and_arrays_hold_strings_with_markup() {
-        let t = ToolSet::new(vec![ToolDef::new(
+        let t = one_tool(
             "plan",
-            "",
             json!({"type":"object","properties":{
                 "steps":{"type":"array","items":{"type":"object"}},
                 "meta":{"type":"object"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = "<|tool_call>call:plan{steps:[{name:<|\"|>a, b\n}<|\"|>,n:1.5,ok:true},{name:<|\"|><tool_call|>[x]<|\"|>,none:null}],meta:{deep:{list:[<|\"|>{\"q\"}<|\"|>,-2,[]]}}}<tool_call|>";
-        let got = p().parse_generated(&t, text.as_bytes());
-        let c = crate::part::Collapsed::of(&got.parts);
+        let c = whole(&p(), &t, text);
         assert_eq!(
             c.calls,
             [(
@@ -528,78 +422,13 @@ mod tests {
         // Written by the protocol, read back at every split.
         let input = json!({"nums": [1, 2.5], "tags": ["<|\"|> inside", "x"], "budget": {"min": 1}});
         let text = p().format_call("calc", &input);
-        let t = ToolSet::new(vec![ToolDef::new("calc", "", json!({"type":"object"}))]).unwrap();
-        let got = crate::part::Collapsed::of(&p().parse_generated(&t, text.as_bytes()).parts);
+        let t = one_tool("calc", json!({"type":"object"}));
+        let got = whole(&p(), &t, &text);
         assert_eq!(got.calls, [("calc".into(), input)]);
     }
 
     #[test]
-    fn json_style_quoting_and_bare_words_are_read() {
-        let text = "<|tool_call>call:get_weather{\"city\": \"New \\\"York\\\" \\u00e9\\ud83d\\ude00\", \"days\": \"3\", unit: c,}<tool_call|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "get_weather".into(),
-                json!({"city": "New \"York\" é😀", "days": 3, "unit": "c"})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        // A bare word is the string it spells; coercion types it as the schema asks.
-        every_split(
-            &p(),
-            "<|tool_call>call:get_weather{city:New York, days: 2 }<tool_call|>",
-        )
-        .call("get_weather", json!({"city": "New York", "days": 2}))
-        .no_errors();
-        // `<|"|>` around a key, and no `call:` after the opening token.
-        every_split(
-            &p(),
-            "<|tool_call>search{<|\"|>query<|\"|>:<|\"|>x<|\"|>}<tool_call|>",
-        )
-        .calls(&[search_for("x")]);
-    }
-
-    #[test]
-    fn a_missing_close_is_forgiven() {
-        let text = "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // Text or a new block right after the call: the block ended there.
-        let text = format!(
-            "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}} and then{}",
-            weather("Oslo")
-        );
-        every_split(&p(), &text)
-            .call_count(2)
-            .text(" and then")
-            .no_errors();
-    }
-
-    #[test]
-    fn unfinished_calls_stay_text_with_an_error() {
-        for text in [
-            "<|tool_call>call:get_weather{city:<|\"|>Ro",
-            "<|tool_call>call:get_weather{city:",
-            "<|tool_call>call:get_wea",
-            "<|tool_call>",
-            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>,days:3",
-            "<|tool_call>call:get_weather{city:<|\"|>Rome<|\"|>}call:sea",
-        ] {
-            let c = every_split(&p(), text);
-            assert!(
-                c.calls.len() <= usize::from(text.contains("}call")),
-                "{text}"
-            );
-            assert_eq!(c.errors, ["unfinished-tool-call"], "{text}");
-            let kept = text.find("call:sea").map_or(text, |k| &text[k..]);
-            assert_eq!(c.text, kept, "{text}");
-        }
-    }
-
-    #[test]
-    fn malformed_markup_stays_text_with_an_error() {
+    fn malformed_markup_is_a_malformed_span() {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert_eq!(
             bad,
@@ -615,36 +444,12 @@ mod tests {
             "<|tool_call>call:get_weather{city:[1}]}<tool_call|>",
             "<|tool_call>call:get_weather{:1}<tool_call|>",
         ] {
-            every_split(&p(), text)
-                .kept()
-                .errors(&["malformed-tool-call"]);
             let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
             assert!(
                 spans.iter().all(|s| s.kind == SpanKind::Malformed),
                 "{text}"
             );
         }
-        // A good call after a broken one in the same output still counts.
-        let text = format!("{bad} then {}", weather("Oslo"));
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Oslo"}))
-            .text(format!("{bad} then "));
-        // A block broken by a new one: the new one is read.
-        let text = format!("<|tool_call>call:get_weather{{city:{}", weather("Oslo"));
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Oslo"}))
-            .errors(&["malformed-tool-call"]);
-        // A close token outside any call.
-        let c = every_split(&p(), "a <tool_call|> b");
-        assert_eq!((c.text.as_str(), c.errors.len()), ("a <tool_call|> b", 1));
-    }
-
-    #[test]
-    fn an_unknown_tool_is_called_and_flagged() {
-        let text = "<|tool_call>call:launch_rocket{stage:1,name:<|\"|>x<|\"|>}<tool_call|>";
-        every_split(&p(), text)
-            .call("launch_rocket", json!({"stage": 1, "name": "x"}))
-            .errors(&["unknown-tool"]);
     }
 
     #[test]
@@ -654,7 +459,7 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), deep.as_bytes()).parts);
+        let c = whole(&p(), &tools(), &deep);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, deep);
@@ -663,7 +468,7 @@ mod tests {
             "[".repeat(100),
             "]".repeat(100)
         );
-        let c = crate::part::Collapsed::of(&p().parse_generated(&tools(), ok.as_bytes()).parts);
+        let c = whole(&p(), &tools(), &ok);
         assert_eq!(c.calls.len(), 1);
         // Huge runs end cleanly too, at one byte per chunk.
         let huge = format!("<|tool_call>call:search{{query:{}", "{a:".repeat(50_000));
@@ -677,48 +482,15 @@ mod tests {
         assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
     }
 
+    /// A tool's name and `{` right after `call:` is a call; its span runs to the stray close.
     #[test]
-    fn call_without_the_opening_token() {
-        // A tool's name and `{` right after `call:`: a call; a stray close after it is its own.
+    fn call_without_the_opening_token_is_spanned_to_its_close() {
         let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
-        every_split(&p(), text)
-            .calls(&[weather_paris()])
-            .text("Sure.  Done.")
-            .no_errors();
         let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
         assert_eq!(
             &text[spans[0].start..spans.last().unwrap().end],
             "call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>"
         );
-        // Back to back, and at the very start.
-        let c = every_split(
-            &p(),
-            "call:get_weather{city:<|\"|>A<|\"|>}call:search{query:<|\"|>b<|\"|>}",
-        )
-        .call_count(2);
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-    }
-
-    #[test]
-    fn prose_call_stays_text() {
-        for text in [
-            "the call: was fine",
-            "call:",
-            "a call:get_weather without braces",
-            "recall:get_weather{city:<|\"|>x<|\"|>}",
-            "call:launch_rocket{stage:1}",
-            "call:get_weatherly{x:1}",
-            "call:{}",
-            "cal",
-            "c",
-        ] {
-            every_split(&p(), text).kept().no_errors();
-        }
-        // A broken call after a tool's name and `{` is reported.
-        let text = "call:get_weather{city:}";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
     }
 
     #[test]
@@ -784,13 +556,5 @@ mod tests {
         assert_eq!(p().read_result(&p().format_result("f", tricky)), tricky);
         let two = p().format_results(&[("a", "1"), ("b", "2")]);
         assert_eq!(two.matches("<|tool_response>").count(), 2);
-    }
-
-    #[test]
-    fn auto_picks_gemma4() {
-        let d = Protocol::detect(&tools(), weather("Paris").as_bytes());
-        assert_eq!(d.protocol.name(), "gemma4", "{}", d.reason);
-        let d = Protocol::detect(&tools(), b"<|channel>thought\nhm<channel|>no call");
-        assert_eq!(d.protocol.name(), "gemma4", "{}", d.reason);
     }
 }

@@ -145,9 +145,8 @@ const fn glm_marks(sep: &'static str) -> Marks {
     }
 }
 
-/// `glm-4.5`, and the models that write its markup byte for byte (Ling 3, Poolside v1, iFlytek
-/// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
-pub(crate) static GLM45: Glm = Glm {
+/// GLM 4.5: every other member takes what its entry does not say from it.
+const GLM_45: Glm = Glm {
     card: Card {
         aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
         servers: &[
@@ -173,6 +172,10 @@ pub(crate) static GLM45: Glm = Glm {
     effort_suffix: false,
 };
 
+/// `glm-4.5`, and the models that write its markup byte for byte (Ling 3, Poolside v1, iFlytek
+/// Spark 2.5, HyperCLOVA X SEED Think): their names are aliases of it.
+pub(crate) static GLM45: Glm = GLM_45;
+
 /// GLM's markup with every value JSON.
 const HCX_DIALECT: Dialect = Dialect {
     string_attr: Some(ValueAttr::AlwaysJson),
@@ -196,14 +199,10 @@ pub(crate) static HYPERCLOVA: Glm = Glm {
         lead: &["-> tool/function_call"],
         ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
     },
-    marks: glm_marks("\n"),
     dialect: &HCX_DIALECT,
-    gap: "\n ",
-    endings: &[],
-    json_args: false,
     json_values: true,
     json_list: true,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// What the JSON-values member's prompt says of its values (and what tells its prompt).
@@ -242,13 +241,8 @@ pub(crate) static GLM47: Glm = Glm {
         ..Card::new("glm-4.7", "GLM 4.7, GLM 5")
     },
     marks: glm_marks(""),
-    dialect: &GLM_DIALECT,
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `glm-flash`: JSON arguments after the name and a `>`; the 4.7 markup is read as well.
@@ -261,13 +255,9 @@ pub(crate) static GLM_FLASH: Glm = Glm {
         ..Card::new("glm-flash", "GLM-5.3-Flash")
     },
     marks: glm_marks(""),
-    dialect: &GLM_DIALECT,
     gap: " ",
-    endings: &[],
     json_args: true,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// The JSON form: `<tool_call>NAME>{…}`, the close optional.
@@ -333,6 +323,33 @@ fn flash_call(name: &str, input: &Value) -> String {
     format!("<tool_call>{name}>{args}</tool_call>")
 }
 
+/// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
+const HY_TOOLS: (&str, &str) = (
+    "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
+    "</tools>",
+);
+
+/// HY3's markup: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
+const HY3_DIALECT: Dialect = Dialect {
+    blocks: &[BlockTag {
+        open: "<tool_calls",
+        close: "</tool_calls",
+    }],
+    name_sep: Some("<tool_sep>"),
+    // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned from
+    // the first marker, never written.
+    suffixed: true,
+    function_shown: "<tool_call>NAME<tool_sep>",
+    ..GLM_DIALECT
+};
+
+/// A call closed by `<end_of_tool_call>` instead of `</tool_call>` (written so by some builds
+/// of HY3, without the block, its arguments as elements or one JSON object): read alike.
+const HY3_END_OF_CALL: Dialect = Dialect {
+    function_close: "<end_of_tool_call",
+    ..HY3_DIALECT
+};
+
 /// `hy-v3`: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
@@ -344,38 +361,17 @@ pub(crate) static HY_V3: Glm = Glm {
     },
     marks: Marks {
         block: ("<tool_calls>\n", "\n</tool_calls>"),
-        call: "<tool_call>",
         name_end: "<tool_sep>",
-        after_name: "\n",
-        key: ("<arg_key>", "</arg_key>"),
-        value: ("<arg_value>", "</arg_value>"),
-        sep: "\n",
-        call_end: "</tool_call>",
-        join: "\n",
-        result: ("<tool_response>", "</tool_response>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
+        ..glm_marks("\n")
     },
     dialect: &Dialect {
-        blocks: &[BlockTag {
-            open: "<tool_calls",
-            close: "</tool_calls",
-        }],
-        name_sep: Some("<tool_sep>"),
-        // Some checkpoints' markers carry a suffix (`<tool_call:opensource>`): read, learned
-        // from the first marker, never written.
-        suffixed: true,
-        function_shown: "<tool_call>NAME<tool_sep>",
-        ..GLM_DIALECT
+        variants: &[&HY3_END_OF_CALL],
+        ..HY3_DIALECT
     },
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
     effort_suffix: true,
+    ..GLM_45
 };
 
 /// `solar-open`: the arg-key structure in special tokens; each call its own block.
@@ -429,12 +425,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         unwrap_cdata: false,
         tags: &XML_TAGS,
     },
-    gap: "\n ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `hy-v4`: HY3's elements without `<tool_sep>` or newlines, every marker carrying the
@@ -454,19 +445,9 @@ pub(crate) static HY_V4: Glm = Glm {
     },
     marks: Marks {
         block: ("<tool_calls>", "</tool_calls>"),
-        call: "<tool_call>",
-        name_end: "",
-        after_name: "",
-        key: ("<arg_key>", "</arg_key>"),
-        value: ("<arg_value>", "</arg_value>"),
-        sep: "",
-        call_end: "</tool_call>",
         join: "",
-        result: ("<tool_response>", "</tool_response>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
+        ..glm_marks("")
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -479,11 +460,7 @@ pub(crate) static HY_V4: Glm = Glm {
         ..GLM_DIALECT
     },
     gap: " ",
-    endings: &[],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// `k2-horizon` (IFM K2 Horizon, "K2-v3"): the arg-key structure under `ifm|` tags in one
@@ -514,10 +491,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         call_end: "</ifm|tool_call>",
         join: "",
         result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
-        tools: (
-            "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
-            "</tools>",
-        ),
+        tools: HY_TOOLS,
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -547,10 +521,7 @@ pub(crate) static K2_HORIZON: Glm = Glm {
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
-    json_args: false,
-    json_values: false,
-    json_list: false,
-    effort_suffix: false,
+    ..GLM_45
 };
 
 /// The suffix `hy-v4` writes its markers with when none is set (the released checkpoint's).
@@ -898,794 +869,138 @@ impl ProtocolSpec for Glm {
 
 #[cfg(test)]
 mod tests {
-    mod glm45 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("glm-4.5").unwrap()
-        }
-
-        const CALL: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>";
-
-        #[test]
-        fn one_call_with_reasoning_and_text_around() {
-            let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3)])
-                .reasoning("Paris.")
-                .text("Checking.\n\nDone.")
-                .no_errors();
-        }
-
-        #[test]
-        fn parallel_calls_and_the_4_7_form() {
-            let text = format!(
-                "{CALL}\n<tool_call>search<arg_key>query</arg_key><arg_value>rain</arg_value></tool_call>"
-            );
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3), search_for("rain")])
-                .no_errors();
-        }
-
-        #[test]
-        fn a_call_without_arguments_and_spaces_between_elements() {
-            let text = "<tool_call>search</tool_call><tool_call>search <arg_key>query</arg_key> <arg_value>x y</arg_value> </tool_call>";
-            every_split(&p(), text)
-                .calls(&[("search".into(), json!({})), search_for("x y")])
-                .no_errors();
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_may_hold_markup() {
-            let content = "\n  a = \"</arg_value>\"\n<tool_call>x\n\n";
-            let text = format!(
-                "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>"
-            );
-            every_split(&p(), &text)
-                .call("write_file", json!({"content": content, "path": "/a.py"}))
-                .no_errors();
-        }
-
-        #[test]
-        fn unterminated_malformed_unknown_and_other_formats() {
-            let cut = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            let c = every_split(&p(), &bad).kept();
-            assert!(
-                c.errors.iter().all(|e| e == "malformed-tool-call"),
-                "{:?}",
-                c.errors
-            );
-            assert!(!c.errors.is_empty());
-
-            let unknown = p().format_call("launch", &json!({"stage": 1}));
-            every_split(&p(), &unknown)
-                .call("launch", json!({"stage": "1"}))
-                .errors(&["unknown-tool"]);
-
-            // A hermes call is no GLM call: kept, reported.
-            let hermes = "<tool_call>{\"name\": \"get_weather\"}</tool_call>";
-            every_split(&p(), hermes).kept().some_errors();
-        }
-
-        #[test]
-        fn a_name_cut_off_by_the_end_of_the_output_is_still_the_call() {
-            every_split(&p(), "Sure.<tool_call>search")
-                .call("search", json!({}))
-                .text("Sure.");
-        }
-
-        #[test]
-        fn a_name_cut_off_by_a_reasoning_marker_is_kept_and_reported() {
-            every_split(&p(), "<tool_call>search<think>hm</think>rest")
-                .no_calls()
-                .text("<tool_call>searchrest")
-                .reasoning("hm")
-                .errors(&["malformed-tool-call"]);
-        }
-
-        #[test]
-        fn the_prompt_lists_the_tools_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<tools>\n{\"type\":\"function\""),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-        }
-
-        #[test]
-        fn auto_tells_4_5_from_4_7_and_hermes() {
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "glm-4.5", "{}", d.reason);
-            let d = Protocol::detect(
-                &tools(),
-                b"<tool_call>search<arg_key>query</arg_key><arg_value>x</arg_value></tool_call>",
-            );
-            assert_eq!(d.protocol.name(), "glm-4.7", "{}", d.reason);
-            let d = Protocol::detect(&tools(), b"<tool_call>{\"name\": \"search\"}</tool_call>");
-            assert_eq!(d.protocol.name(), "hermes", "{}", d.reason);
-        }
+    use crate::protocol::tests_support::prelude::*;
+    fn p(name: &str) -> Protocol {
+        Protocol::from_name(name).unwrap()
     }
 
-    mod hyperclova {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for};
-
-        fn p() -> Protocol {
-            Protocol::from_name("hyperclova-x").unwrap()
+    /// Each family member's prompt shows its own call markup.
+    #[test]
+    fn each_prompt_shows_its_markup() {
+        for (name, markup) in [
+            ("glm-4.5", "<tools>\n{\"type\":\"function\""),
+            (
+                "glm-4.7",
+                "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>",
+            ),
+            ("hy-v3", "<tool_call>{function-name}<tool_sep>\n<arg_key>"),
+        ] {
+            let prompt = p(name).system_prompt(&tools());
+            assert!(prompt.contains(markup), "{name}: {prompt}");
         }
-
-        #[test]
-        fn markup_with_json_values_after_the_reasoning_close() {
-            let text = "Seoul, then the weather tool.</think>\nOne moment.<tool_call>get_weather\n\
-                <arg_key>city</arg_key>\n<arg_value>\"Seoul\"</arg_value>\n\
-                <arg_key>days</arg_key>\n<arg_value>2</arg_value>\n\
-                <arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n</tool_call><|im_end|>";
-            let c = every_split(&p(), text)
-                .reasoning("Seoul, then the weather tool.")
-                .text_trimmed("One moment.");
-            // JSON values are read as JSON; one that is not JSON stays the text it is.
-            assert_eq!(
-                c.calls,
-                [(
-                    "get_weather".into(),
-                    json!({"city": "Seoul", "days": 2, "unit": "c"})
-                )]
-            );
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-            // And the renderer writes them so.
-            let written = p().format_call("get_weather", &json!({"city": "Seoul"}));
-            assert!(
-                written.contains("<arg_value>\"Seoul\"</arg_value>"),
-                "{written}"
-            );
-        }
-
-        #[test]
-        fn a_forced_call_is_a_json_list_or_one_object() {
-            let p = p().with_reasoning_open(Some(false));
-            let list = "[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}, \
-                {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-            let c = every_split(&p, list).calls(&[
-                ("get_weather".into(), json!({"city": "Seoul"})),
-                search_for("rain"),
-            ]);
-            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
-            let one = "{\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-            every_split(&p, one).calls(&[search_for("rain")]);
-            // After the reasoning close, the list is still the answer's.
-            let after = format!("Forced.</think>\n\n{list}");
-            every_split(&p.clone().with_reasoning_open(Some(true)), &after)
-                .call_count(2)
-                .reasoning("Forced.");
-            // The 14B writes the role header its template leaves open first: format there.
-            let headed = format!(" -> tool/function_call\n{list}<|im_end|>");
-            let c = every_split(&p, &headed).call_count(2);
-            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{:?}", c.errors);
-            every_split(&p, "Say -> tool/function_call later.")
-                .text("Say -> tool/function_call later.");
-        }
-
-        #[test]
-        fn brackets_that_are_not_calls_stay_text() {
-            let p = p().with_reasoning_open(Some(false));
-            let text = "Use [1, 2] and {\"a\": 1} or [{\"x\": 1}] here.";
-            let c = every_split(&p, text).text(text);
-            assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
-        }
-
-        #[test]
-        fn its_prompt_reads_back_as_itself_not_as_glm() {
-            let tools = crate::protocol::tests_support::tools();
-            let system = p().system_prompt(&tools);
-            assert_eq!(
-                Protocol::detect_from_prompt(&system).map(|(p, _)| p.name()),
-                Some("hyperclova-x")
-            );
-            let glm = Protocol::from_name("glm-4.5")
-                .unwrap()
-                .system_prompt(&tools);
-            assert_eq!(
-                Protocol::detect_from_prompt(&glm).map(|(p, _)| p.name()),
-                Some("glm-4.5")
-            );
-        }
+        assert_eq!(
+            p("glm-4.7").format_result("get_weather", "sunny"),
+            "<tool_response>sunny</tool_response>"
+        );
     }
 
-    mod glm47 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("glm-4.7").unwrap()
-        }
-
-        #[test]
-        fn calls_without_newlines_with_reasoning_and_text() {
-            let call = p().format_call("get_weather", &json!({"city": "Paris", "days": 3}));
-            assert_eq!(
-                call,
-                "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"
-            );
-            let text = format!("<think>Paris.</think>Checking.{call}{call}Done.");
-            let c = every_split(&p(), &text);
-            let want = (
-                "get_weather".to_string(),
-                json!({"city": "Paris", "days": 3}),
-            );
-            assert_eq!(c.calls, [want.clone(), want]);
-            assert_eq!(c.reasoning, "Paris.");
-            assert_eq!(c.text, "Checking.Done.");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-        }
-
-        #[test]
-        fn newlines_inside_a_value_are_kept() {
-            let text = "<tool_call>write_file<arg_key>content</arg_key><arg_value>\nline\n</arg_value></tool_call>";
-            every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
-        }
-
-        #[test]
-        fn the_prompt_is_written_without_newlines_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains(
-                    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>"
-                ),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().format_result("get_weather", "sunny"),
-                "<tool_response>sunny</tool_response>"
-            );
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).kept().some_errors();
-        }
-    }
-
-    mod hy_v3 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("hy-v3").unwrap()
-        }
-
-        const CALL: &str = "<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
-
-        /// The notices of a whole parse.
-        fn notices(p: &Protocol, text: &str) -> Vec<String> {
-            p.parse_generated(&tools(), text.as_bytes())
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
-                    _ => None,
-                })
-                .collect()
-        }
-
-        #[test]
-        fn a_per_effort_suffix_on_think_is_learned_and_said() {
-            let text = format!(
-                "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{CALL}\n</tool_calls>"
-            );
-            every_split(&p(), &text)
-                .reasoning_trimmed("Beijing, two days.")
-                .call_count(1)
-                .no_errors();
-            let said = notices(&p(), &text);
-            assert_eq!(said.len(), 1, "{said:?}");
-            assert!(said[0].contains("\"high\""), "{said:?}");
-            // Without a suffix, the markers read as they always did, and nothing is said.
-            let plain = "<think>Plain.</think>Answer.";
-            let c = every_split(&p(), plain);
-            assert_eq!(
-                (c.reasoning.as_str(), c.text.as_str()),
-                ("Plain.", "Answer.")
-            );
-            assert!(notices(&p(), plain).is_empty());
-        }
-
-        #[test]
-        fn once_known_another_suffix_is_text_and_the_flag_sets_it() {
-            // Learned from the first marker: a later marker with another suffix is text.
-            let text = "<think:low>a</think:high>b</think:low>c";
-            let c = every_split(&p(), text).reasoning("a</think:high>b");
-            assert_eq!(c.text, "c");
-            // Set by the flag: the other suffix is text from the start.
-            let set = p().with_marker_suffix(Some("high")).unwrap();
-            every_split(&set, "<think:low>x</think:low><think:high>y</think:high>z")
-                .text("<think:low>x</think:low>z")
-                .reasoning("y");
-            // And reasoning is written with it.
-            assert_eq!(
-                set.format_reasoning("r").unwrap(),
-                "<think:high>\nr\n</think:high>\n"
-            );
-            // A think-like tag is not a marker.
-            every_split(&p(), "<thinking>no</thinking>").text("<thinking>no</thinking>");
-        }
-
-        /// Checkpoints whose call markers carry a suffix (`<tool_sep:opensource>`): read with
-        /// the suffix learned from the first, apart from the reasoning's effort suffix; written
-        /// without one.
-        #[test]
-        fn suffixed_call_markers_are_read_and_the_effort_suffix_is_apart() {
-            let sfx = |m: &str| m.replace('>', ":opensource>");
-            let text = format!(
-                "<think:high>Beijing.</think:high>{}",
-                sfx(&format!("<tool_calls>\n{CALL}\n</tool_calls>"))
-            );
-            let c =
-                every_split(&p(), &text).call("get_weather", json!({"city": "Beijing", "days": 2}));
-            assert_eq!((c.reasoning.as_str(), c.text.trim()), ("Beijing.", ""));
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-            assert_eq!(notices(&p(), &text).len(), 2);
-            let set = p().with_marker_suffix(Some("high")).unwrap();
-            assert_eq!(every_split(&set, &text).calls.len(), 1);
-            assert!(!set.format_call("search", &json!({})).contains(':'));
-        }
-
-        #[test]
-        fn one_call_in_its_block_with_reasoning_and_text_around() {
-            let text = format!(
-                "<think>Beijing.</think>Checking.\n<tool_calls>\n{CALL}\n</tool_calls>\nDone."
-            );
-            every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Beijing", "days": 2}))
-                .reasoning("Beijing.")
-                .text("Checking.\n\nDone.")
-                .no_errors();
-        }
-
-        #[test]
-        fn parallel_calls_in_one_block_as_written() {
-            let text = p().format_calls(&[
+    /// The writers, byte for byte (their output reads back: see the case files).
+    #[test]
+    fn each_writes_its_calls() {
+        let paris = json!({"city": "Paris", "days": 3});
+        let rain = json!({"query": "rain"});
+        assert_eq!(
+            p("glm-4.7").format_call("get_weather", &paris),
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"
+        );
+        assert_eq!(
+            p("hy-v3").format_calls(&[
                 ("get_weather", &json!({"city": "Beijing"})),
-                ("search", &json!({"query": "rain"})),
-            ]);
-            assert_eq!(
-                text,
-                "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
-            );
-            every_split(&p(), &text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Beijing"})),
-                    search_for("rain"),
-                ])
-                .text("")
-                .no_errors();
-        }
-
-        #[test]
-        fn a_call_without_arguments_inline_or_on_lines_and_without_its_block() {
-            for text in [
-                "<tool_calls><tool_call>search<tool_sep></tool_call></tool_calls>",
-                "<tool_calls>\n<tool_call>search<tool_sep>\n</tool_call>\n</tool_calls>",
-                "<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
-            ] {
-                let c = every_split(&p(), text).call_count(1);
-                assert_eq!(c.calls[0].0, "search", "{text}");
-                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-                assert_eq!(c.text, "", "{text}");
-            }
-        }
-
-        #[test]
-        fn values_are_byte_exact() {
-            let content = "\n  x = \"</arg_value>\"\n<tool_sep>\n";
-            let text = format!(
-                "<tool_calls>\n<tool_call>write_file<tool_sep>\n<arg_key>content</arg_key>\n<arg_value>{content}</arg_value>\n<arg_key>path</arg_key>\n<arg_value>/a.py</arg_value>\n</tool_call>\n</tool_calls>"
-            );
-            every_split(&p(), &text)
-                .call("write_file", json!({"content": content, "path": "/a.py"}))
-                .no_errors();
-        }
-
-        #[test]
-        fn unfinished_and_malformed_calls_are_kept_and_reported() {
-            let cut = "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Bei";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-
-            let bad = p().malformed_call("get_weather", &json!({"city": "Beijing"}));
-            every_split(&p(), &bad).kept().some_errors();
-        }
-
-        #[test]
-        fn auto_reads_it_whatever_the_name_and_the_prompt_reads_back() {
-            let d = Protocol::detect(&tools(), format!("<tool_calls>\n{CALL}").as_bytes());
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            let d = Protocol::detect(&tools(), b"<tool_call>other_tool<tool_sep>\n<arg_key>");
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<tool_call>{function-name}<tool_sep>\n<arg_key>"),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-        }
+                ("search", &rain),
+            ]),
+            "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
+        );
+        assert_eq!(
+            p("solar-open").format_call("search", &rain),
+            "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
+        );
+        assert_eq!(
+            p("k2-horizon").format_call("search", &rain),
+            "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
+        );
+        // HyperCLOVA X writes its values as JSON.
+        let written = p("hyperclova-x").format_call("get_weather", &json!({"city": "Seoul"}));
+        assert!(
+            written.contains("<arg_value>\"Seoul\"</arg_value>"),
+            "{written}"
+        );
     }
 
-    mod solar_open {
-        use serde_json::json;
+    const HY_V3_CALL: &str = "<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
 
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("solar-open").unwrap()
-        }
-
-        const CALL: &str = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Seoul<|tool_arg:end|>\n<|tool_arg:start|>days<|tool_arg:value|>2<|tool_arg:end|>\n<|tool_call:end|>";
-
-        #[test]
-        fn one_call_with_reasoning_and_text_around() {
-            let text = format!("<|think:start|>Seoul.<|think:end|>Checking.{CALL}Done.<|im:end|>");
-            every_split(&p(), &text)
-                .call("get_weather", json!({"city": "Seoul", "days": 2}))
-                .reasoning("Seoul.")
-                .text("Checking.Done.")
-                .no_errors();
-        }
-
-        /// A call whose `<|tool_call:end|>` was left out ends where the next call begins.
-        #[test]
-        fn a_call_without_its_end_ends_at_the_next_call() {
-            let first = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n";
-            every_split(&p(), &format!("{first}{CALL}"))
-                .calls(&[
-                    ("search".into(), json!({"query": "rain"})),
-                    ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
-                ])
-                .no_errors()
-                .text_trimmed("");
-        }
-
-        #[test]
-        fn repeated_blocks_are_parallel_calls_and_the_written_form_reads_back() {
-            let call = p().format_call("search", &json!({"query": "rain"}));
-            assert_eq!(
-                call,
-                "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
-            );
-            let text = format!("{CALL}{call}");
-            every_split(&p(), &text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Seoul", "days": 2})),
-                    search_for("rain"),
-                ])
-                .no_errors();
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_calls_without_arguments_count() {
-            let content = "\nfn main() {}\n<|tool_arg:end|> not yet\n";
-            let text = format!(
-                "<|tool_call:start|>write_file\n<|tool_arg:start|>content<|tool_arg:value|>{content}<|tool_arg:end|>\n<|tool_call:end|><|tool_call:start|>search<|tool_call:end|>"
-            );
-            every_split(&p(), &text)
-                .calls(&[
-                    ("write_file".into(), json!({"content": content})),
-                    ("search".into(), json!({})),
-                ])
-                .no_errors();
-        }
-
-        #[test]
-        fn unfinished_and_malformed_calls_are_kept_and_reported() {
-            let cut = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Se";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p().malformed_call("get_weather", &json!({"city": "Seoul"}));
-            every_split(&p(), &bad).kept().some_errors();
-        }
-
-        #[test]
-        fn auto_reads_it_and_the_prompt_reads_back() {
-            let d = Protocol::detect(&tools(), format!("Sure. {CALL}").as_bytes());
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            let d = Protocol::detect(&tools(), b"<|think:start|>hm<|think:end|>ok");
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-        }
+    /// HY3's per-effort suffix on `<think>` is learned from the first marker and said once;
+    /// without a suffix nothing is said. (The parses: hy-v3's case file.)
+    #[test]
+    fn hy_v3_says_the_effort_suffix_it_learned() {
+        let text = format!(
+            "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"
+        );
+        let said = notices(&p("hy-v3"), &text);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("\"high\""), "{said:?}");
+        assert!(notices(&p("hy-v3"), "<think>Plain.</think>Answer.").is_empty());
+        // Set by the flag, reasoning is written with it.
+        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        assert_eq!(
+            set.format_reasoning("r").unwrap(),
+            "<think:high>\nr\n</think:high>\n"
+        );
     }
 
-    mod hy_v4 {
-        use serde_json::json;
-
-        use crate::part::Part;
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("hy-v4").unwrap()
-        }
-
-        const CALLS: &str = "<tool_calls:6124c78e><tool_call:6124c78e>get_weather<arg_key:6124c78e>city</arg_key:6124c78e><arg_value:6124c78e>Beijing</arg_value:6124c78e><arg_key:6124c78e>days</arg_key:6124c78e><arg_value:6124c78e>2</arg_value:6124c78e></tool_call:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>";
-
-        /// The notices of a whole parse.
-        fn notices(p: &Protocol, text: &str) -> Vec<String> {
-            p.parse_generated(&tools(), text.as_bytes())
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
-                    _ => None,
-                })
-                .collect()
-        }
-
-        #[test]
-        fn the_suffix_is_learned_from_the_first_marker_and_said() {
-            let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{CALLS}");
-            every_split(&p(), &text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Beijing", "days": 2})),
-                    search_for("rain"),
-                ])
-                .reasoning("Two tools.")
-                .text("Checking.")
-                .no_errors();
-            let said = notices(&p(), &text);
-            assert_eq!(said.len(), 2, "{said:?}");
-            assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
-            // Calls alone teach it too.
-            assert_eq!(notices(&p(), CALLS).len(), 1);
-        }
-
-        #[test]
-        fn markers_with_another_suffix_once_learned_are_text() {
-            let other = "<tool_call:deadbeef>search<arg_key:deadbeef>query</arg_key:deadbeef><arg_value:deadbeef>x</arg_value:deadbeef></tool_call:deadbeef>";
-            let text = format!("{CALLS} then {other}");
-            every_split(&p(), &text)
-                .call_count(2)
-                .text(format!(" then {other}"));
-            // Reasoning markers with another suffix than the set one are text.
-            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
-            let c = every_split(&set, &format!("<think:abc>x</think:abc>{other}"));
-            assert!(c.calls.is_empty() && c.reasoning.is_empty(), "{c:?}");
-            assert!(
-                notices(&set, CALLS).is_empty(),
-                "a set suffix is not learned"
-            );
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_a_cut_call_is_reported() {
-            let content = "a </arg_value:6124c78e> b\n<tool_call:x>";
-            let text = format!(
-                "<tool_calls:6124c78e><tool_call:6124c78e>write_file<arg_key:6124c78e>content</arg_key:6124c78e><arg_value:6124c78e>{content}</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
-            );
-            every_split(&p(), &text).call("write_file", json!({"content": content}));
-            let cut = "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Bei";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-        }
-
-        #[test]
-        fn it_writes_its_markers_with_the_set_suffix_and_auto_finds_it() {
-            let set = p().with_marker_suffix(Some("6124c78e")).unwrap();
-            let call = set.format_call("search", &json!({"query": "rain"}));
-            assert_eq!(
-                call,
-                "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
-            );
-            assert!(
-                p().format_call("search", &json!({}))
-                    .starts_with("<tool_calls:opensource>")
-            );
-            let prompt = set.system_prompt(&tools());
-            let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, set);
-            let d = Protocol::detect(&tools(), CALLS.as_bytes());
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            let d = Protocol::detect(&tools(), b"<think:ab12>hm</think:ab12>");
-            assert_eq!(d.protocol, p(), "{}", d.reason);
-            // (hy-v3 takes one too, for its reasoning markers: see its tests.)
-            assert!(
-                Protocol::from_name("glm-4.5")
-                    .unwrap()
-                    .with_marker_suffix(Some("x"))
-                    .is_err()
-            );
-            assert!(p().with_marker_suffix(Some("a b")).is_err());
-            let json = serde_json::to_value(&set).unwrap();
-            assert_eq!(json["markerSuffix"], "6124c78e");
-            assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);
-        }
+    /// Checkpoints whose call markers carry a suffix (`<tool_sep:opensource>`): the call
+    /// markers' suffix and the reasoning's effort suffix are said apart; calls are written
+    /// without one.
+    #[test]
+    fn hy_v3_says_a_call_marker_suffix_apart_and_writes_none() {
+        let sfx = |m: &str| m.replace('>', ":opensource>");
+        let text = format!(
+            "<think:high>Beijing.</think:high>{}",
+            sfx(&format!("<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"))
+        );
+        assert_eq!(notices(&p("hy-v3"), &text).len(), 2);
+        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        assert!(!set.format_call("search", &json!({})).contains(':'));
     }
 
-    mod k2_horizon {
-        use serde_json::json;
+    const HY_V4_CALLS: &str = "<tool_calls:6124c78e><tool_call:6124c78e>get_weather<arg_key:6124c78e>city</arg_key:6124c78e><arg_value:6124c78e>Beijing</arg_value:6124c78e><arg_key:6124c78e>days</arg_key:6124c78e><arg_value:6124c78e>2</arg_value:6124c78e></tool_call:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>";
 
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools};
-
-        fn p() -> Protocol {
-            Protocol::from_name("k2-horizon").unwrap()
-        }
-
-        #[test]
-        fn the_three_argument_styles_read_alike() {
-            let want = [
-                (
-                    "get_weather".to_string(),
-                    json!({"city": "Oslo", "days": 2}),
-                ),
-                ("search".to_string(), json!({"query": "rain"})),
-            ];
-            for text in [
-                "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Oslo</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
-                "<ifm|tool_calls>\n<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Oslo</ifm|arg_value>\n<ifm|arg_key>days</ifm|arg_key>\n<ifm|arg_type>integer</ifm|arg_type>\n<ifm|arg_value>2</ifm|arg_value>\n</ifm|tool_call>\n<ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call>\n</ifm|tool_calls>",
-                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}</ifm|tool_call>\n<ifm|tool_call>{\"name\": \"search\", \"arguments\": \"{\\\"query\\\": \\\"rain\\\"}\"}</ifm|tool_call></ifm|tool_calls>",
-            ] {
-                every_split(&p().with_reasoning_open(Some(false)), text)
-                    .calls(&want)
-                    .no_errors()
-                    .text_trimmed("");
-            }
-        }
-
-        #[test]
-        fn reasoning_by_effort_opened_by_the_template() {
-            let call = p().format_call("search", &json!({"query": "rain"}));
-            assert_eq!(
-                call,
-                "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
-            );
-            for close in ["</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"] {
-                every_split(&p(), &format!("Rain first.{close}Sure.{call}"))
-                    .reasoning("Rain first.")
-                    .text("Sure.")
-                    .call_count(1);
-            }
-            // Written whole, any opener goes with any closer; a marker of no effort is text.
-            let open = p().with_reasoning_open(Some(false));
-            every_split(&open, "<ifm|think_fast>hm</ifm|think>ok <ifm|thinking> x")
-                .reasoning("hm")
-                .text("ok <ifm|thinking> x");
-            // A call inside reasoning is reasoning.
-            every_split(&p(), &format!("maybe {call}</ifm|think>")).no_calls();
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_broken_calls_are_reported() {
-            let p = p().with_reasoning_open(Some(false));
-            let content = "\n a </ifm|arg_value> b\n";
-            let text = format!(
-                "<ifm|tool_calls><ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key><ifm|arg_value>{content}</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
-            );
-            every_split(&p, &text).call("write_file", json!({"content": content}));
-
-            let cut = "<ifm|tool_calls><ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Os";
-            every_split(&p, cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-
-            let cut_json = "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {";
-            every_split(&p, cut_json)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-
-            let bad_json = "<ifm|tool_calls><ifm|tool_call>{\"arguments\": {}}</ifm|tool_call></ifm|tool_calls>";
-            every_split(&p, bad_json)
-                .kept()
-                .errors(&["malformed-tool-call"]);
-
-            // The whole JSON without its close, at the end of the output, is the call.
-            every_split(
-                &p,
-                "<ifm|tool_calls><ifm|tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}",
-            ).calls(&[search_for("x")]);
-        }
-
-        #[test]
-        fn auto_finds_every_style_and_the_prompt_reads_back() {
-            for text in [
-                "<ifm|tool_call>any_tool\n<ifm|arg_key>a</ifm|arg_key>",
-                "<ifm|tool_call>{\"name\": \"x\"}",
-                "plan</ifm|think_faster>answer",
-                "<ifm|tool_calls>\n<ifm|tool_call>",
-            ] {
-                let d = Protocol::detect(&tools(), text.as_bytes());
-                assert_eq!(d.protocol.name(), "k2-horizon", "{text}: {}", d.reason);
-            }
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-        }
+    /// HY v4 learns its suffix from the first marker and says it, unless it was set.
+    #[test]
+    fn hy_v4_says_the_suffix_it_learned() {
+        let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{HY_V4_CALLS}");
+        let said = notices(&p("hy-v4"), &text);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
+        // Calls alone teach it too.
+        assert_eq!(notices(&p("hy-v4"), HY_V4_CALLS).len(), 1);
+        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        assert!(
+            notices(&set, HY_V4_CALLS).is_empty(),
+            "a set suffix is not learned"
+        );
     }
 
-    mod glm_flash {
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{
-            every_split, search_for, two_calls, weather_paris, weather_paris_days,
-        };
-
-        fn p() -> Protocol {
-            Protocol::from_name("glm-flash").unwrap()
-        }
-
-        #[test]
-        fn json_arguments_after_the_name_with_and_without_the_close() {
-            let text = "<think>Two calls.</think>Checking.<tool_call>get_weather>{\"city\": \"Paris\", \"days\": 3}</tool_call><tool_call>search>{\"query\": \"rain\"}";
-            every_split(&p(), text)
-                .reasoning("Two calls.")
-                .text("Checking.")
-                .calls(&[weather_paris_days(3), search_for("rain")])
-                .no_errors();
-        }
-
-        #[test]
-        fn the_4_7_markup_is_read_beside_it() {
-            let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>\n<tool_call>search>{\"query\": \"a<tool_call>b\"}</tool_call> done";
-            let c = every_split(&p(), text).calls(&[weather_paris(), search_for("a<tool_call>b")]);
-            // The newline between the calls is layout (see the emitter).
-            assert_eq!(c.text, " done");
-            assert!(c.errors.is_empty(), "{:?}", c.errors);
-        }
-
-        #[test]
-        fn unfinished_and_malformed_calls_are_reported() {
-            let cut = "<tool_call>get_weather>{\"city\": \"Pa";
-            every_split(&p(), cut).no_calls().error_count(1);
-            let bad = "<tool_call>get_weather>{\"city\" 1}</tool_call> after";
-            let c = every_split(&p(), bad).no_calls().error_count(1);
-            assert!(c.text.ends_with(" after"), "{:?}", c.text);
-        }
-
-        #[test]
-        fn written_calls_and_the_prompt_read_back() {
-            let (written, a, b) = two_calls(&p(), None);
-            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
-            let tools = crate::protocol::tests_support::tools();
-            let prompt = p().system_prompt(&tools);
-            let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back.name(), "glm-flash");
-            assert_eq!(read.len(), tools.len());
-        }
+    #[test]
+    fn hy_v4_writes_its_markers_with_the_set_suffix() {
+        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        let call = set.format_call("search", &json!({"query": "rain"}));
+        assert_eq!(
+            call,
+            "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
+        );
+        assert!(
+            p("hy-v4")
+                .format_call("search", &json!({}))
+                .starts_with("<tool_calls:opensource>")
+        );
+        let prompt = set.system_prompt(&tools());
+        let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
+        assert_eq!(back, set);
+        // (hy-v3 takes one too, for its reasoning markers.)
+        assert!(p("glm-4.5").with_marker_suffix(Some("x")).is_err());
+        assert!(p("hy-v4").with_marker_suffix(Some("a b")).is_err());
+        let json = serde_json::to_value(&set).unwrap();
+        assert_eq!(json["markerSuffix"], "6124c78e");
+        assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);
     }
 }

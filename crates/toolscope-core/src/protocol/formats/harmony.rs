@@ -311,62 +311,32 @@ fn render_type(s: &mut String, schema: &Value, depth: usize) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::{Collapsed, Part};
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, search_for, tools, two_calls, unknown_tool_is_flagged,
-        weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("harmony").unwrap()
     }
 
-    fn spans(text: &str) -> Vec<(SpanKind, &str)> {
-        p().parse_generated(&tools(), text.as_bytes())
-            .spans
-            .iter()
-            .map(|s| (s.kind, &text[s.start..s.end]))
-            .collect()
-    }
-
     const WEATHER: &str = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": \"3\"}<|call|>";
 
     #[test]
-    fn one_call() {
-        let c = every_split(&p(), WEATHER).calls(&[weather_paris_days(3)]);
-        assert!(c.errors.is_empty() && c.text.is_empty() && c.reasoning.is_empty());
-        assert_eq!(spans(WEATHER), [(SpanKind::ToolCall, WEATHER)]);
-        // The generation prompt ends with `<|start|>assistant`: the output starts at the channel.
-        let bare = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\": \"rust\"}<|call|>";
-        assert_eq!(every_split(&p(), bare).calls, [search_for("rust")]);
-        // `<|constrain|>json` is optional.
-        let plain =
-            "<|channel|>commentary to=functions.search<|message|>{\"query\": \"x\"}<|call|>";
-        assert_eq!(every_split(&p(), plain).calls.len(), 1);
+    fn a_call_is_one_span() {
+        assert_eq!(spans(&p(), WEATHER), [(SpanKind::ToolCall, WEATHER)]);
     }
 
     #[test]
-    fn two_parallel_calls() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn two_parallel_calls_are_two_messages() {
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(CALL).count(), 2);
-        let c =
-            every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
-        assert!(c.text.is_empty() && c.errors.is_empty());
     }
 
     #[test]
-    fn text_before_and_after() {
+    fn headers_around_text_are_markup() {
         let text = format!(
             "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
         );
-        every_split(&p(), &text)
-            .text("Let me check.It is sunny.")
-            .call_count(1);
-        let kinds: Vec<SpanKind> = spans(&text).iter().map(|s| s.0).collect();
+        let kinds: Vec<SpanKind> = spans(&p(), &text).iter().map(|s| s.0).collect();
         assert_eq!(
             kinds,
             [
@@ -377,19 +347,13 @@ mod tests {
                 SpanKind::Markup
             ]
         );
-        // Text outside any message is text too.
-        every_split(&p(), &format!("Before. {WEATHER} After.")).text("Before.  After.");
     }
 
     #[test]
-    fn reasoning_before_the_call() {
+    fn reasoning_is_spanned_between_its_headers() {
         let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1)
-            .text("");
         assert_eq!(
-            spans(&text)[..3],
+            spans(&p(), &text)[..3],
             [
                 (SpanKind::Markup, "<|channel|>analysis<|message|>"),
                 (SpanKind::Reasoning, "Paris, so get_weather."),
@@ -398,168 +362,36 @@ mod tests {
         );
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         assert!(matches!(parsed.parts[0], Part::Reasoning { .. }));
-        // What the model writes through `format_reasoning` reads back.
-        let written = p().format_reasoning("hmm").unwrap();
-        assert_eq!(every_split(&p(), &written).reasoning, "hmm");
     }
 
     #[test]
-    fn calls_from_the_analysis_channel_count() {
-        let text = "<|channel|>analysis to=functions.search <|constrain|>json<|message|>{\"query\": \"q\"}<|call|>";
-        every_split(&p(), text)
-            .calls(&[search_for("q")])
-            .reasoning("");
+    fn a_malformed_body_is_a_malformed_span() {
+        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let text = format!("{bad} then");
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::Malformed, bad.as_str()));
     }
 
+    /// A call with the recipient in the role header is one span, whatever its channel.
     #[test]
-    fn a_call_split_at_every_byte() {
-        let text = r#"<|channel|>analysis<|message|>é😀 think<|end|><|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"path": "/a", "content": "<|call|> inside\n  x"}<|call|>"#;
-        every_split(&p(), text)
-            .call(
-                "write_file",
-                json!({"path": "/a", "content": "<|call|> inside\n  x"}),
-            )
-            .reasoning("é😀 think");
-    }
-
-    #[test]
-    fn a_missing_end_at_the_end_of_input_is_forgiven() {
-        let text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        // The next message ends a call too.
-        let text = format!("{}{WEATHER}", text);
-        assert_eq!(every_split(&p(), &text).calls.len(), 2);
-        // Unfinished JSON at the end stays text, with an error.
-        let cut = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ro";
-        every_split(&p(), cut)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-        // So does a header cut short.
-        every_split(&p(), "<|channel|>commentary to=functions.get_weather")
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_and_an_error() {
-        let (text, bad) = malformed_then_good(&p());
-        assert_eq!(spans(&text)[0], (SpanKind::Malformed, bad.as_str()));
-        // A recipient that cannot be a function name.
-        every_split(
-            &p(),
-            "<|channel|>commentary to=functions.{{name}}<|message|>{}<|call|>",
-        )
-        .no_calls()
-        .errors(&["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-        // A built-in tool's recipient is a call too, not silent text.
-        let c = every_split(
-            &p(),
-            "<|channel|>analysis to=browser.search<|message|>{\"query\": \"q\"}<|call|>",
-        );
-        assert_eq!(c.calls[0].0, "browser.search");
-        assert_eq!(c.errors, ["unknown-tool"]);
-    }
-
-    #[test]
-    fn the_recipient_in_the_role_header() {
-        let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        every_split(&p(), text)
-            .call("get_weather", json!({"city": "Oslo"}))
-            .no_errors();
-    }
-
-    /// The recipient in the role header, before the channel, in every channel a call comes
-    /// from and with or without the content type's `<|constrain|>` token.
-    #[test]
-    fn the_recipient_in_the_role_header_in_any_channel() {
+    fn the_recipient_in_the_role_header_is_one_span() {
         for header in [
             "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>analysis json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>",
             "<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
-            "<|start|>assistant to=functions.get_weather<|channel|>analysis<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            let c = every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
-            assert!(
-                c.errors.is_empty() && c.reasoning.is_empty() && c.text.is_empty(),
-                "{text}: {c:?}"
-            );
-            assert_eq!(spans(&text), [(SpanKind::ToolCall, text.as_str())]);
-        }
-        // After reasoning, as gpt-oss writes it.
-        let text = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{\"city\": \"Oslo\"}<|call|>";
-        every_split(&p(), text)
-            .reasoning("Need weather.")
-            .call_count(1);
-    }
-
-    /// A call to a built-in tool (the browser, the python container) is a call to that name,
-    /// reported as a tool the list does not have, never plain text.
-    #[test]
-    fn built_in_tools_are_calls_by_their_name() {
-        for (text, name) in [
-            (
-                "<|start|>assistant<|channel|>commentary to=container.exec <|constrain|>json<|message|>{\"cmd\": [\"ls\"]}<|call|>",
-                "container.exec",
-            ),
-            (
-                "<|start|>assistant to=browser.search<|channel|>analysis<|message|>{\"query\": \"q\"}<|call|>",
-                "browser.search",
-            ),
-            (
-                "<|channel|>analysis to=python code<|message|>{\"code\": \"1+1\"}<|call|>",
-                "python",
-            ),
-        ] {
-            let c = every_split(&p(), text).call_count(1);
-            assert_eq!(c.calls[0].0, name, "{text}");
-            assert_eq!(c.errors, ["unknown-tool"], "{text}");
-            assert!(c.text.is_empty() && c.reasoning.is_empty(), "{text}: {c:?}");
+            assert_eq!(spans(&p(), &text), [(SpanKind::ToolCall, text.as_str())]);
         }
     }
 
-    /// LLM-jp 4.1 writes a space after every special token: the same messages, read the same
-    /// (one space after `<|message|>` is the tokenizer's, any more are the content's).
+    /// LLM-jp 4.1 writes a space after every special token: every byte is still covered by a
+    /// span or is text. (The parses: the case file.)
     #[test]
-    fn spaced_special_tokens_read_the_same() {
-        let text = "<|channel|> analysis<|message|> The user wants Oslo.<|end|> <|start|> assistant<|channel|> commentary to=functions.get_weather <|constrain|> json<|message|> {\"city\": \"Oslo\"}<|call|> ";
-        let c = every_split(&p(), text)
-            .reasoning("The user wants Oslo.")
-            .call("get_weather", json!({"city": "Oslo"}));
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
-        // The recipient in the role header, and a final answer.
-        let text = "<|start|> assistant to=functions.search<|channel|> commentary json<|message|> {\"query\": \"q\"}<|call|>";
-        every_split(&p(), text).calls(&[search_for("q")]);
+    fn spaced_special_tokens_are_covered() {
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            (c.reasoning.as_str(), c.text.as_str()),
-            ("hmm", " Two spaces kept one.")
-        );
-        // Every byte is still covered by a span or is text.
         let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let c = Collapsed::of(&parsed.parts);
         let covered: usize = parsed.spans.iter().map(|s| s.end - s.start).sum();
         assert_eq!(covered + c.text.len(), text.len(), "{:?}", parsed.spans);
-        // Unspaced output keeps a space that follows `<|message|>`: it is the content's.
-        every_split(&p(), "<|channel|>final<|message|> Hi<|return|>").text(" Hi");
-    }
-
-    #[test]
-    fn commentary_without_a_recipient_is_text() {
-        let text = "<|channel|>commentary<|message|>I will look it up.<|end|>";
-        let c = every_split(&p(), text).text("I will look it up.");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        // A tool result (a message from the tool to the assistant) is not a call either.
-        let result = p().format_result("get_weather", "18 degrees");
-        let c = every_split(&p(), &result);
-        assert_eq!((c.text.as_str(), c.calls.len()), ("18 degrees", 0));
     }
 
     /// Nothing is lost: a stray `<|channel|>` header, or one naming a channel harmony does not
@@ -571,8 +403,7 @@ mod tests {
             "Hello <|channel|>SECRETWORDS<|message|>tail",
             "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
         ] {
-            let parsed = p.parse_generated(&ToolSet::default(), text.as_bytes());
-            let c = crate::part::Collapsed::of(&parsed.parts);
+            let c = whole(&p, &ToolSet::default(), text);
             for word in ["SECRETWORDS", "tail", "weird", "unknown channel text"] {
                 if text.contains(word) {
                     assert!(c.text.contains(word), "{word} lost from {text:?}: {c:?}");
@@ -589,12 +420,6 @@ mod tests {
             .parts,
         );
         assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("think", "ok"));
-    }
-
-    #[test]
-    fn a_header_too_long_is_text() {
-        let text = format!("<|channel|>{}<|message|>x", "a".repeat(600));
-        every_split(&p(), &text).kept();
     }
 
     #[test]

@@ -209,67 +209,23 @@ pub(crate) fn prompt_section(d: &Delimiters, example_name: &str, example: &Value
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
-    const THOUGHT_AND_CALL: &str = "<think>\nThe user wants Paris.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nNow I wait.\n</think>\nChecking.";
-
-    /// JSON inside `<think>` that has not named a tool yet is no call: the close marker closes
-    /// the reasoning, and the JSON is reasoning.
     #[test]
-    fn an_unnamed_object_in_reasoning_does_not_hold_the_close() {
-        let p = Protocol::from_name("trinity").unwrap();
-        let c = every_split(&p, "<think>{\"name\": </think>after")
-            .reasoning("{\"name\": ")
-            .text("after");
-        assert!(c.calls.is_empty() && c.errors.is_empty(), "{c:?}");
-        // A named one is a call: the marker inside its value is its text.
-        every_split(
-            &p,
-            "<think>{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"</think>\"}}</think>after",
-        ).call("write_file", json!({"path": "/a", "content": "</think>"})).text("after");
-    }
-
-    /// Arcee Trinity makes its calls from inside `<think>`: they count, and the reasoning around
-    /// them stays reasoning.
-    #[test]
-    fn trinity_calls_inside_think_count() {
-        let p = Protocol::from_name("trinity").unwrap();
-        let c = every_split(&p, THOUGHT_AND_CALL)
-            .calls(&[weather_paris()])
-            .no_errors();
-        assert!(
-            c.reasoning.contains("The user wants Paris.") && c.reasoning.contains("Now I wait.")
+    fn trinity_is_also_arcee_trinity() {
+        assert_eq!(
+            Protocol::from_name("arcee-trinity").unwrap(),
+            Protocol::from_name("trinity").unwrap()
         );
-        assert!(!c.reasoning.contains("tool_call"), "{c:?}");
-        assert_eq!(c.text.trim(), "Checking.");
-        // Outside reasoning, as hermes.
-        let call = p.format_call("search", &json!({"query": "rust"}));
-        every_split(&p, &format!("<think>hm</think>\n{call}")).calls(&[search_for("rust")]);
-        assert_eq!(Protocol::from_name("arcee-trinity").unwrap(), p);
     }
 
-    /// For hermes itself, markup inside `<think>` is reasoning.
+    /// `--protocol auto` says why it picked trinity: a call inside the reasoning. (What it
+    /// picks: the case files.)
     #[test]
-    fn hermes_calls_inside_think_are_reasoning() {
-        let p = Protocol::from_name("hermes").unwrap();
-        let c = every_split(&p, THOUGHT_AND_CALL).no_calls();
-        assert!(c.reasoning.contains("tool_call"));
-    }
-
-    /// `--protocol auto` tells the two apart by a call inside the reasoning.
-    #[test]
-    fn auto_picks_trinity_from_a_call_inside_its_reasoning() {
+    fn auto_says_it_found_a_call_inside_reasoning() {
         let tools = crate::protocol::tests_support::tools();
         let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-        let d = Protocol::detect(&tools, format!("<think>\n{call}\n</think>").as_bytes());
-        assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
         let d = Protocol::detect(&tools, format!("<think>Paris: {call}</think>").as_bytes());
-        assert_eq!(d.protocol.name(), "trinity", "{}", d.reason);
         assert!(d.reason.contains("inside reasoning"), "{}", d.reason);
-        let d = Protocol::detect(&tools, format!("<think>hm</think>\n{call}").as_bytes());
-        assert_eq!(d.protocol.name(), "hermes", "{}", d.reason);
     }
 }

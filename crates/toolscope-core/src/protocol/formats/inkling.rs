@@ -12,7 +12,10 @@
 //! between `<|message_model|>` and the content token. A thinking block is reasoning, a text
 //! block text; their tokens are format. The blocks are found here (the protocol has no reasoning
 //! markers of its own): a thinking or text block ends at `<|end_message|>`, or where the next
-//! block opens, or where the output ends. Parallel calls are more tool blocks. The model has no chat
+//! block opens, or where the output ends. Parallel calls are more tool blocks. A tool block
+//! whose `<|message_model|>` is not in the output (the prompt wrote it, so the output begins
+//! with the content token or the tool's name and then the token; or the model left it out) is
+//! read by a second engine that the content token opens. The model has no chat
 //! template: the prompt below lists the tools as JSON, one a line, and a result comes back in a
 //! `<|message_tool|>` block.
 
@@ -53,6 +56,13 @@ static SYNTAX: FramedSyntax = FramedSyntax {
     },
     call_end: Some(END),
     ..FramedSyntax::new(MODEL, &[ArgsBegin::Marker(INVOKE)])
+};
+
+/// A tool block whose `<|message_model|>` is not in the output (the prompt wrote it, or the
+/// model left it out): the content token opens it.
+static BARE: FramedSyntax = FramedSyntax {
+    call_end: Some(END),
+    ..FramedSyntax::new(INVOKE, &[ArgsBegin::Object])
 };
 
 /// The block being read.
@@ -99,15 +109,14 @@ fn opened(s: &str, at_end: bool) -> Opened {
     Opened::Not
 }
 
-/// Where the next block opener or close (`<|message_model|>`, `<|end_message|>`, or a piece of
-/// one at the end) is in `s`.
-fn find_token(s: &str) -> Option<usize> {
+/// Where the next of `tokens` (or a piece of one at the end) is in `s`.
+fn find_token(s: &str, tokens: &[&str]) -> Option<usize> {
     let b = s.as_bytes();
     let mut k = 0;
     while let Some(d) = crate::json::lexer::find1(b'<', &b[k..]) {
         let at = k + d;
         let tail = &s[at..];
-        if [MODEL, END]
+        if tokens
             .iter()
             .any(|t| tail.starts_with(t) || t.starts_with(tail))
         {
@@ -118,10 +127,39 @@ fn find_token(s: &str) -> Option<usize> {
     None
 }
 
+/// What ends a thinking block: the next block's opener or the close.
+const THINKING_ENDS: [&str; 2] = [MODEL, END];
+/// What the text between blocks is read up to: a block's opener, a close, or a tool block's
+/// content token without its opener.
+const TEXT_ENDS: [&str; 3] = [MODEL, END, INVOKE];
+
+/// At the start of an output whose prompt opened the block: a tool's name then the content
+/// token of a tool block (`get_weather<|content_invoke_tool_json|>`): `Some(Some(len))` of the
+/// name, `Some(None)` while the text ends before it tells, `None` when it is not one.
+fn prefilled_name(rest: &str, at_end: bool) -> Option<Option<usize>> {
+    let name = rest
+        .char_indices()
+        .find(|&(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
+        .map_or(rest.len(), |(k, _)| k);
+    if name == 0 || name > MAX_HEADER {
+        return None;
+    }
+    let after = &rest[name..];
+    if after.starts_with(INVOKE) {
+        Some(Some(name))
+    } else if !at_end && INVOKE.starts_with(after) {
+        Some(None)
+    } else {
+        None
+    }
+}
+
 /// Finds the blocks; the framed engine reads what is not thinking (see the module
 /// documentation).
 struct InklingScanner {
     calls: FramedScanner,
+    /// Tool blocks opened by their content token alone (see [`BARE`]).
+    bare: FramedScanner,
     mode: Mode,
     /// Bytes read (the engine's offsets count them; it skips what it did not read).
     fed: usize,
@@ -136,6 +174,12 @@ impl InklingScanner {
     fn give(&mut self, s: &str, em: &mut Emitter) {
         if !s.is_empty() {
             hand_over(&mut self.calls, &mut self.fed, s, em);
+        }
+    }
+
+    fn give_bare(&mut self, s: &str, em: &mut Emitter) {
+        if !s.is_empty() {
+            hand_over(&mut self.bare, &mut self.fed, s, em);
         }
     }
 
@@ -156,11 +200,20 @@ impl InklingScanner {
     /// Reads `s` from `i` up to where it must wait for more; gives back where it stopped.
     fn read(&mut self, s: &str, mut i: usize, at_end: bool, em: &mut Emitter) -> usize {
         if !self.begun && i < s.len() {
-            // The block the prompt opened: a text or thinking token first is its content token.
+            // The block the prompt opened: a text or thinking token first is its content token,
+            // and a tool's name before a tool block's token is its header.
             let rest = &s[i..];
             let kind = [TEXT, THINKING].into_iter().find(|k| rest.starts_with(k));
             if kind.is_none() && !at_end && [TEXT, THINKING].iter().any(|k| k.starts_with(rest)) {
                 return i;
+            }
+            match prefilled_name(rest, at_end) {
+                Some(None) => return i,
+                Some(Some(len)) => {
+                    self.markup(len, em);
+                    i += len;
+                }
+                None => {}
             }
             self.begun = true;
             if let Some(kind) = kind {
@@ -174,7 +227,7 @@ impl InklingScanner {
         while i < s.len() {
             let rest = &s[i..];
             if let Mode::Thinking(_) = self.mode {
-                let Some(at) = find_token(rest) else {
+                let Some(at) = find_token(rest, &THINKING_ENDS) else {
                     em.reasoning(rest);
                     self.fed += rest.len();
                     return s.len();
@@ -198,15 +251,19 @@ impl InklingScanner {
                 }
                 continue;
             }
-            if self.calls.in_call() {
+            if self.calls.in_call() || self.bare.in_call() {
                 // Inside a call: the engine decides, up to the next `<`.
                 let n = crate::json::lexer::find1(b'<', &rest.as_bytes()[1..])
                     .map_or(rest.len(), |p| p + 1);
-                self.give(&rest[..n], em);
+                if self.bare.in_call() {
+                    self.give_bare(&rest[..n], em);
+                } else {
+                    self.give(&rest[..n], em);
+                }
                 i += n;
                 continue;
             }
-            let Some(at) = find_token(rest) else {
+            let Some(at) = find_token(rest, &TEXT_ENDS) else {
                 self.give(rest, em);
                 return s.len();
             };
@@ -217,6 +274,15 @@ impl InklingScanner {
                 // The engine holds the start of an opener (`<`) that this token is not: it was
                 // text, before the token.
                 self.calls.cut(em);
+            }
+            if rest.starts_with(INVOKE) {
+                // A tool block without its opener: the other engine reads it, from its token.
+                self.give_bare(INVOKE, em);
+                i += INVOKE.len();
+                continue;
+            }
+            if !at_end && INVOKE.starts_with(rest) && !MODEL.starts_with(rest) {
+                return i;
             }
             if rest.starts_with(END) {
                 // The close of a text block.
@@ -270,19 +336,22 @@ impl Scanner for InklingScanner {
         let look = std::mem::take(&mut self.look);
         self.read(&look, 0, true, em);
         self.end_thinking(em);
-        let passed = self.fed - self.calls.pos();
-        if passed > 0 && self.calls.idle() {
-            self.calls.pass_over(passed);
+        for engine in [&mut self.calls, &mut self.bare] {
+            let passed = self.fed - engine.pos();
+            if passed > 0 && engine.idle() {
+                engine.pass_over(passed);
+            }
         }
+        self.bare.finish(em);
         self.calls.finish(em);
     }
 
     fn in_call(&self) -> bool {
-        self.calls.in_call()
+        self.calls.in_call() || self.bare.in_call()
     }
 
     fn in_args(&self) -> bool {
-        self.calls.in_args()
+        self.calls.in_args() || self.bare.in_args()
     }
 }
 
@@ -346,6 +415,7 @@ impl ProtocolSpec for Inkling {
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
         Box::new(InklingScanner {
             calls: FramedScanner::new(&SYNTAX, tools.clone()),
+            bare: FramedScanner::new(&BARE, tools.clone()),
             mode: Mode::Text,
             fed: 0,
             look: String::new(),
@@ -364,25 +434,11 @@ impl ProtocolSpec for Inkling {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, two_calls, weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("inkling").unwrap()
-    }
-
-    #[test]
-    fn thinking_text_and_tool_blocks() {
-        let text = "<|message_model|><|content_thinking|>The user wants Paris.<|end_message|><|message_model|><|content_text|>Let me check.<|end_message|><|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|><|message_model|>search<|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{\"query\":\"rain\"}}<|end_message|>";
-        every_split(&p(), text)
-            .reasoning("The user wants Paris.")
-            .text("Let me check.")
-            .calls(&[weather_paris_days(3), search_for("rain")])
-            .no_errors();
     }
 
     /// A block's tokens are format (markup spans) and a thinking block's content alone is the
@@ -411,62 +467,5 @@ mod tests {
             spans("a<|message_model|><|content_thinking|>"),
             [span(1, 1 + open, Markup)]
         );
-        let c = every_split(&p(), "a<|message_model|><|content_thinking|>");
-        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("a", ""));
-    }
-
-    /// A close token right after a `<` is the close, however the text is cut (the engine may
-    /// hold the `<` as the start of a block's opener).
-    #[test]
-    fn a_close_after_a_stray_angle_bracket() {
-        every_split(&p(), "x<|content_thinking|><<|end_message|>").text("x<|content_thinking|><");
-        every_split(&p(), "a<<|end_message|>b<").text("a<b<");
-    }
-
-    /// A prompt that ends with `<|message_model|>` leaves the output to begin with the block's
-    /// content token; elsewhere a content token without its opener is text.
-    #[test]
-    fn the_block_the_prompt_opened() {
-        let call = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"days\":3}}<|end_message|>";
-        every_split(
-            &p(),
-            &format!("<|content_thinking|>Checking the forecast.<|end_message|>{call}"),
-        )
-        .reasoning("Checking the forecast.")
-        .text("")
-        .calls(&[weather_paris_days(3)])
-        .no_errors();
-        every_split(&p(), "<|content_text|>Hello<|end_message|>")
-            .text("Hello")
-            .no_errors();
-        every_split(&p(), "Hi <|content_text|>x").text("Hi <|content_text|>x");
-    }
-
-    #[test]
-    fn blocks_in_any_order() {
-        let text = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"search\",\"args\":{}}<|end_message|><|message_model|><|content_thinking|>Then text.<|end_message|><|message_model|><|content_text|>Done.<|end_message|>";
-        every_split(&p(), text)
-            .call("search", json!({}))
-            .reasoning("Then text.")
-            .text("Done.");
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
-        let bad = "<|message_model|><|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\": }}<|end_message|><|message_model|><|content_text|>after<|end_message|>";
-        let c = every_split(&p(), bad).no_calls().error_count(1);
-        assert!(c.text.ends_with("after"), "{:?} {:?}", c.text, c.errors);
-    }
-
-    #[test]
-    fn written_calls_and_the_prompt_read_back() {
-        let (written, a, b) = two_calls(&p(), None);
-        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
-        let prompt = p().system_prompt(&tools());
-        let (back, read) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back.name(), "inkling");
-        assert_eq!(read.len(), tools().len());
     }
 }

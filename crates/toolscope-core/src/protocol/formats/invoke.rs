@@ -157,8 +157,8 @@ const DSML_TOOLS: (&str, &str) = (
     "</functions>",
 );
 
-/// `deepseek-dsml`.
-pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
+/// DeepSeek DSML: GigaChat takes what its entry does not say from it.
+const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
         servers: &[
@@ -185,22 +185,23 @@ pub(crate) static DEEPSEEK_DSML: Invoke = Invoke {
         ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
-    frame: ("", ""),
     prefix: "｜DSML｜",
-    elements: ("invoke", "parameter"),
     string_attr: true,
     dialect: &dsml!(
         "｜DSML｜",
         ["function_calls", "tool_calls"],
         &[&DSML_SPACED, &DSML_ASCII, &DSML_ASCII_SPACED]
     ),
-    branches: no_branches,
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
     tool_line: ("", ""),
     result: ("<result>", "</result>"),
     results: Some(("<function_results>", "</function_results>")),
+    ..MINIMAX
 };
+
+/// `deepseek-dsml`.
+pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
@@ -256,7 +257,8 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
         aliases: &["gigachat3", "gigachat3.5"],
         servers: &[("vllm", "gigachat3")],
-        end_tokens: &["</s>", "<|message_sep|>"],
+        // (GigaChat 3's separator is one token with the two newlines after it.)
+        end_tokens: &["</s>", "<|message_sep|>", "<|message_sep|>\n\n"],
         markers: &[
             "<｜GCML｜tool_calls>",
             "<｜GCML｜invoke name=",
@@ -269,14 +271,10 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
     frame: ("", ""),
     prefix: "｜GCML｜",
     elements: ("invoke", "parameter"),
-    string_attr: true,
     dialect: &dsml!("｜GCML｜", ["tool_calls", "function_calls"], &[]),
     branches: gigachat_branches,
     prompt: |tools| dsml_style_prompt(&GIGACHAT, tools),
-    tools: DSML_TOOLS,
-    tool_line: ("", ""),
-    result: ("<result>", "</result>"),
-    results: Some(("<function_results>", "</function_results>")),
+    ..DSML
 };
 
 /// `step3`.
@@ -296,8 +294,6 @@ pub(crate) static STEP3: Invoke = Invoke {
         "<｜tool_call_end｜>",
     ),
     prefix: "steptml:",
-    elements: ("invoke", "parameter"),
-    string_attr: false,
     dialect: &Dialect {
         blocks: &[
             BlockTag {
@@ -332,7 +328,6 @@ pub(crate) static STEP3: Invoke = Invoke {
         name_sep: None,
         suffixed: false,
     },
-    branches: no_branches,
     prompt: step3_prompt,
     tools: (
         "# Tools\n\nYou have the following tools:\n<tools>\n",
@@ -341,6 +336,7 @@ pub(crate) static STEP3: Invoke = Invoke {
     tool_line: ("", ""),
     result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
     results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
+    ..MINIMAX
 };
 
 fn step3_prompt(tools: &ToolSet) -> String {
@@ -396,10 +392,6 @@ pub(crate) static DOTS: Invoke = Invoke {
         ..Card::new("dots", "rednote dots.llm")
     },
     block: ("<dots_function_call>", "</dots_function_call>"),
-    frame: ("", ""),
-    prefix: "",
-    elements: ("invoke", "parameter"),
-    string_attr: false,
     dialect: &Dialect {
         blocks: &[BlockTag {
             open: "<dots_function_call",
@@ -423,10 +415,7 @@ pub(crate) static DOTS: Invoke = Invoke {
     },
     branches: dots_branches,
     prompt: dots_prompt,
-    tools: MINIMAX_TOOLS,
-    tool_line: ("<tool>", "</tool>"),
-    result: ("<response>", "</response>"),
-    results: None,
+    ..MINIMAX
 };
 
 fn dots_prompt(tools: &ToolSet) -> String {
@@ -483,15 +472,11 @@ pub(crate) static MINICPM5: Invoke = Invoke {
         ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
-    frame: ("", ""),
-    prefix: "",
     elements: ("function", "param"),
-    string_attr: false,
     dialect: &Dialect {
         variants: &[&MINICPM_COLLAPSED],
         ..MINICPM_TAGS
     },
-    branches: no_branches,
     prompt: minicpm_prompt,
     tools: (
         "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
@@ -499,7 +484,7 @@ pub(crate) static MINICPM5: Invoke = Invoke {
     ),
     tool_line: ("", ""),
     result: ("<tool_response>", "</tool_response>"),
-    results: None,
+    ..MINIMAX
 };
 
 fn minicpm_prompt(tools: &ToolSet) -> String {
@@ -523,8 +508,8 @@ const MINIMAX_TOOLS: (&str, &str) = (
     "</tools>",
 );
 
-/// `minimax-m2`.
-pub(crate) static MINIMAX_M2: Invoke = Invoke {
+/// MiniMax M2: the other members take what their entry does not say from it.
+const MINIMAX: Invoke = Invoke {
     card: Card {
         servers: &[
             ("vllm", "minimax_m2"),
@@ -572,6 +557,9 @@ pub(crate) static MINIMAX_M2: Invoke = Invoke {
     result: ("<response>", "</response>"),
     results: None,
 };
+
+/// `minimax-m2`.
+pub(crate) static MINIMAX_M2: Invoke = MINIMAX;
 
 fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
@@ -741,541 +729,42 @@ impl ProtocolSpec for Invoke {
 
 #[cfg(test)]
 mod tests {
-    mod deepseek_dsml {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("deepseek-dsml").unwrap()
-        }
-
-        const CALL: &str = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
-
-        #[test]
-        fn one_call_with_reasoning_and_text_around() {
-            let text = format!("<think>Paris.</think>Checking.\n{CALL}\nDone.");
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3)])
-                .reasoning("Paris.")
-                .text("Checking.\n\nDone.")
-                .no_errors();
-        }
-
-        #[test]
-        fn v4_tool_calls_blocks_and_parallel_invokes() {
-            let text = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"search\">\n<｜DSML｜parameter name=\"query\" string=\"true\">rain</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
-            every_split(&p(), text)
-                .calls(&[
-                    ("get_weather".into(), json!({"city": "Oslo"})),
-                    search_for("rain"),
-                ])
-                .no_errors();
-        }
-
-        #[test]
-        fn string_false_values_are_json_and_string_true_values_are_text() {
-            // An unknown tool has no schema: only the attribute says what a value is.
-            let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"plan\">\n<｜DSML｜parameter name=\"steps\" string=\"false\">[1, {\"a\": true}]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">2.5</｜DSML｜parameter>\n<｜DSML｜parameter name=\"code\" string=\"true\">[1, 2]</｜DSML｜parameter>\n<｜DSML｜parameter name=\"word\" string=\"false\">hello</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
-            every_split(&p(), text)
-                .call(
-                    "plan",
-                    json!({"steps": [1, {"a": true}], "n": 2.5, "code": "[1, 2]", "word": "hello"}),
-                )
-                .errors(&["unknown-tool"]);
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_may_hold_markup() {
-            let content = "\n  x = \"</｜DSML｜parameter>\"\n<｜DSML｜invoke name=\"y\">\n\n";
-            let text = format!(
-                "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n<｜DSML｜parameter name=\"content\" string=\"true\">{content}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"path\" string=\"true\">/a.py</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
-            );
-            every_split(&p(), &text)
-                .call("write_file", json!({"content": content, "path": "/a.py"}));
-        }
-
-        #[test]
-        fn unterminated_and_malformed() {
-            let cut = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Par";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).kept().some_errors();
-        }
-
-        #[test]
-        fn the_prompt_lists_the_tools_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<functions>\n{\"name\":\"get_weather\""),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            let two = p().format_results(&[("a", "1"), ("b", "2")]);
-            assert_eq!(
-                two,
-                "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
-            );
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-            assert_eq!(Protocol::from_name("deepseek-v3.2").unwrap(), p());
-        }
-
-        #[test]
-        fn auto_reads_it_from_its_block() {
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
-        }
+    use crate::protocol::tests_support::prelude::*;
+    fn p(name: &str) -> Protocol {
+        Protocol::from_name(name).unwrap()
     }
 
-    mod minimax_m2 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{
-            every_split, search_for, tools, weather_paris, weather_paris_days,
-        };
-
-        fn p() -> Protocol {
-            Protocol::from_name("minimax-m2").unwrap()
+    /// Each prompt lists the tools in its template's markup; the results read back.
+    #[test]
+    fn the_prompts_list_the_tools() {
+        for (name, listed) in [
+            ("deepseek-dsml", "<functions>\n{\"name\":\"get_weather\""),
+            ("minimax-m2", "<tool>{\"name\":\"get_weather\""),
+        ] {
+            let prompt = p(name).system_prompt(&tools());
+            assert!(prompt.contains(listed), "{name}: {prompt}");
         }
-
-        const CALL: &str = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>";
-
-        #[test]
-        fn starts_inside_reasoning_then_calls_with_text_around() {
-            let text = format!("Paris needs the weather.\n</think>\nChecking.\n{CALL}\nDone.");
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3)])
-                .reasoning_trimmed("Paris needs the weather.")
-                .text("\nChecking.\n\nDone.")
-                .no_errors();
-        }
-
-        #[test]
-        fn an_output_that_does_not_reason_reads_with_reasoning_closed() {
-            let closed = p().with_reasoning_open(Some(false));
-            every_split(&closed, CALL).call_count(1).reasoning("");
-        }
-
-        #[test]
-        fn parallel_invokes_in_one_block() {
-            let text = p().format_calls(&[
-                ("get_weather", &json!({"city": "Paris"})),
-                ("search", &json!({"query": "rain"})),
-            ]);
-            assert_eq!(text.matches("<minimax:tool_call>").count(), 1);
-            every_split(&p(), &format!("</think>{text}"))
-                .calls(&[weather_paris(), search_for("rain")]);
-        }
-
-        #[test]
-        fn values_are_byte_exact_and_may_hold_markup() {
-            let content = "\n  fn main() {}\n<parameter name=\"path\">x</parameter>\n\n";
-            let text = format!(
-                "</think><minimax:tool_call>\n<invoke name=\"write_file\">\n<parameter name=\"path\">/a.rs</parameter>\n<parameter name=\"content\">{content}</parameter>\n</invoke>\n</minimax:tool_call>"
-            );
-            every_split(&p(), &text)
-                .call("write_file", json!({"path": "/a.rs", "content": content}));
-        }
-
-        #[test]
-        fn values_are_typed_by_the_schema() {
-            // `days` is an integer, `city` a string: JSON-looking text there stays text.
-            let text = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">[1, 2]</parameter>\n<parameter name=\"days\"> 4 </parameter>\n</invoke>\n</minimax:tool_call>";
-            every_split(&p(), text).call("get_weather", json!({"city": "[1, 2]", "days": 4}));
-        }
-
-        #[test]
-        fn names_may_be_single_quoted_or_bare() {
-            for tag in ["<invoke name='get_weather'>", "<invoke name=get_weather>"] {
-                let text = format!(
-                    "</think><minimax:tool_call>\n{tag}\n<parameter name='city'>Oslo</parameter>\n</invoke>\n</minimax:tool_call>"
-                );
-                every_split(&p(), &text).call("get_weather", json!({"city": "Oslo"}));
-            }
-        }
-
-        #[test]
-        fn unterminated_malformed_and_unknown() {
-            let cut = "</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par";
-            let c = every_split(&p(), cut).no_calls();
-            assert!(
-                c.text.contains("<parameter name=\"city\">Par"),
-                "{:?}",
-                c.text
-            );
-            assert!(c.errors.iter().any(|e| e.contains("unfinished-tool-call")));
-
-            let bad = format!(
-                "</think>{}",
-                p().malformed_call("get_weather", &json!({"city": "Paris"}))
-            );
-            let c = every_split(&p(), &bad).no_calls();
-            assert!(c.text.contains("<invoke name=\"\">"), "{:?}", c.text);
-            assert!(c.errors.iter().any(|e| e.contains("malformed-tool-call")));
-
-            let unknown = "</think><minimax:tool_call>\n<invoke name=\"fly\">\n<parameter name=\"to\">Mars</parameter>\n</invoke>\n</minimax:tool_call>";
-            let c = every_split(&p(), unknown).call("fly", json!({"to": "Mars"}));
-            assert!(c.errors.iter().any(|e| e.contains("unknown-tool")));
-        }
-
-        #[test]
-        fn auto_reads_it_from_its_block_or_invoke() {
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "minimax-m2", "{}", d.reason);
-        }
-
-        #[test]
-        fn the_prompt_lists_the_tools_and_reads_back() {
-            let prompt = p().system_prompt(&tools());
-            assert!(
-                prompt.contains("<tool>{\"name\":\"get_weather\""),
-                "{prompt}"
-            );
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            assert_eq!(
-                p().read_result(&p().format_result("get_weather", "sunny")),
-                "sunny"
-            );
-        }
+        let dsml = p("deepseek-dsml");
+        assert_eq!(
+            dsml.format_results(&[("a", "1"), ("b", "2")]),
+            "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
+        );
+        assert_eq!(p("deepseek-v3.2"), dsml);
     }
 
-    mod deepseek_dsml_v41 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("deepseek-v4.1").unwrap()
-        }
-
-        #[test]
-        fn spaced_dsml_is_read_with_its_space() {
-            let text = "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n<｜DSML｜ invoke name=\"search\">\n<｜DSML｜ parameter name=\"query\" string=\"true\">rain</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
-            every_split(&p(), text)
-                .calls(&[weather_paris_days(3), search_for("rain")])
-                .text_trimmed("Let me check.")
-                .no_errors();
-            let d = Protocol::detect(&tools(), text.as_bytes());
-            assert_eq!(d.protocol.name(), "deepseek-dsml", "{}", d.reason);
-        }
-
-        #[test]
-        fn ascii_dsml_is_read_spaced_or_not() {
-            for sp in ["", " "] {
-                let text = format!(
-                    "<|DSML|{sp}function_calls>\n<|DSML|{sp}invoke name=\"get_weather\">\n<|DSML|{sp}parameter name=\"city\" string=\"true\">Oslo</|DSML|{sp}parameter>\n</|DSML|{sp}invoke>\n</|DSML|{sp}function_calls>"
-                );
-                every_split(&p(), &text)
-                    .call("get_weather", json!({"city": "Oslo"}))
-                    .text_trimmed("")
-                    .no_errors();
-            }
-        }
-
-        #[test]
-        fn spaced_dsml_cut_off_is_reported() {
-            let cut = "<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">Par";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-        }
-    }
-
-    mod gigachat {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("gigachat").unwrap()
-        }
-
-        const GCML: &str = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Paris</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
-
-        #[test]
-        fn gcml_calls_with_text_around() {
-            let text = format!("Checking.\n{GCML}\nDone.");
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3)])
-                .text("Checking.\n\nDone.")
-                .no_errors();
-        }
-
-        #[test]
-        fn parallel_gcml_invokes() {
-            let text = p().format_calls(&[
-                ("get_weather", &json!({"city": "Oslo"})),
-                ("search", &json!({"query": "rain"})),
-            ]);
-            assert_eq!(text.matches("<｜GCML｜tool_calls>").count(), 1);
-            every_split(&p(), &text).calls(&[
-                ("get_weather".into(), json!({"city": "Oslo"})),
-                search_for("rain"),
-            ]);
-        }
-
-        #[test]
-        fn gigachat_3_and_3_1_json_calls() {
-            let v3 = "Sure.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": 2}}</s>";
-            every_split(&p(), v3)
-                .call("get_weather", json!({"city": "Rome", "days": 2}))
-                .text_trimmed("Sure.")
-                .no_errors();
-
-            let v31 =
-                "<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"news\"}}";
-            every_split(&p(), v31)
-                .calls(&[search_for("news")])
-                .text("")
-                .no_errors();
-        }
-
-        #[test]
-        fn a_marker_inside_a_gcml_value_is_the_value() {
-            let text = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"write_file\"><｜GCML｜parameter name=\"content\" string=\"true\">say <|function_call|>{}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>";
-            every_split(&p(), text)
-                .call("write_file", json!({"content": "say <|function_call|>{}"}));
-        }
-
-        #[test]
-        fn unfinished_and_malformed() {
-            let cut = "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-            let c = every_split(&p(), cut).kept();
-            assert!(c.errors.iter().any(|e| e == "unfinished-tool-call"));
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).kept().some_errors();
-        }
-
-        #[test]
-        fn the_prompt_reads_back_and_auto_picks_each_form() {
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-            for text in [
-                GCML,
-                "<|function_call|>{\"name\": \"search\", \"arguments\": {}}",
-            ] {
-                let d = Protocol::detect(&tools(), text.as_bytes());
-                assert_eq!(d.protocol.name(), "gigachat", "{}", d.reason);
-            }
-        }
-    }
-
-    mod step3 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("step3").unwrap()
-        }
-
-        const CALL: &str = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Paris</steptml:parameter><steptml:parameter name=\"days\">3</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
-
-        #[test]
-        fn one_call_with_reasoning_and_text_around() {
-            let text = format!("<think>Weather.</think>Let me look.\n{CALL}\nDone.");
-            every_split(&p(), &text)
-                .calls(&[weather_paris_days(3)])
-                .reasoning("Weather.")
-                .text("Let me look.\n\nDone.")
-                .no_errors();
-        }
-
-        /// The name the model repeats after the frame's separator, and a separator between
-        /// two calls, are the block's markup.
-        #[test]
-        fn a_name_after_the_separator_and_a_separator_between_calls() {
-            let named = CALL.replace("<｜tool_sep｜>", "<｜tool_sep｜>get_weather\n");
-            let between = CALL.replace(
-                "<｜tool_call_end｜>",
-                "<｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>",
-            );
-            for (text, calls) in [(named, 1), (between, 2)] {
-                let c = every_split(&p(), &text).call_count(calls);
-                assert_eq!(
-                    c.calls[0],
-                    ("get_weather".into(), json!({"city": "Paris", "days": 3}))
-                );
-                assert_eq!(c.text, "", "{text}");
-                assert!(c.errors.is_empty(), "{text}: {:?}", c.errors);
-            }
-        }
-
-        #[test]
-        fn parallel_calls_on_lines_and_a_call_without_parameters() {
-            let text = "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\">\n<steptml:parameter name=\"query\">rain</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"search\"></steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
-            every_split(&p(), text)
-                .calls(&[search_for("rain"), ("search".into(), json!({}))])
-                .text_trimmed("")
-                .no_errors();
-            let written = p().format_calls(&[
-                ("search", &json!({"query": "rain"})),
-                ("get_weather", &json!({"city": "Oslo"})),
-            ]);
-            assert_eq!(every_split(&p(), &written).calls.len(), 2);
-        }
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            let cut = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Par";
-            every_split(&p(), cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).kept().some_errors();
-            let d = Protocol::detect(&tools(), CALL.as_bytes());
-            assert_eq!(d.protocol.name(), "step3", "{}", d.reason);
-            let prompt = p().system_prompt(&tools());
-            let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-            assert_eq!(back, p());
-            assert_eq!(set.to_json(), tools().to_json());
-        }
-    }
-
-    mod dots {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("dots").unwrap()
-        }
-
-        #[test]
-        fn invoke_markup_in_the_block() {
-            let text = "Checking.\n<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">rain</parameter>\n</invoke>\n</dots_function_call>";
-            every_split(&p(), text)
-                .calls(&[weather_paris_days(3), search_for("rain")])
-                .text_trimmed("Checking.")
-                .no_errors();
-        }
-
-        #[test]
-        fn a_json_object_in_the_block() {
-            let text = "<think>Rain?</think>\n<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</dots_function_call>\nDone.";
-            every_split(&p(), text)
-                .call("get_weather", json!({"city": "Oslo"}))
-                .reasoning("Rain?")
-                .text_trimmed("Done.")
-                .no_errors();
-        }
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            for cut in [
-                "<dots_function_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
-                "<dots_function_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
-            ] {
-                let c = every_split(&p(), cut).kept();
-                assert!(
-                    c.errors.iter().any(|e| e == "unfinished-tool-call"),
-                    "{:?}",
-                    c.errors
-                );
-            }
-            let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p(), &bad).no_calls().some_errors();
-            let call = p().format_call("get_weather", &json!({"city": "Paris"}));
-            let d = Protocol::detect(&tools(), call.as_bytes());
-            assert_eq!(d.protocol.name(), "dots", "{}", d.reason);
-        }
-    }
-
-    mod minicpm5 {
-        use serde_json::json;
-
-        use crate::protocol::spec::Protocol;
-        use crate::protocol::tests_support::{every_split, tools, weather_paris_days};
-
-        fn p() -> Protocol {
-            Protocol::from_name("minicpm5").unwrap()
-        }
-
-        #[test]
-        fn calls_after_reasoning_that_the_template_opened() {
-            let text = "Two cities.\n</think>\nChecking.\n<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param></function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>";
-            every_split(&p(), text)
-                .calls(&[
-                    weather_paris_days(3),
-                    ("get_weather".into(), json!({"city": "Oslo"})),
-                ])
-                .reasoning_trimmed("Two cities.")
-                .text_trimmed("Checking.")
-                .no_errors();
-        }
-
-        #[test]
-        fn cdata_values_and_the_collapsed_tag() {
-            let p = p().with_reasoning_open(Some(false));
-            let text = "<functionname=\"write_file\"><param name=\"path\">/a.html</param><param name=\"content\"><![CDATA[<b>x</param></b>]]></param></function>";
-            every_split(&p, text)
-                .call(
-                    "write_file",
-                    json!({"path": "/a.html", "content": "<b>x</param></b>"}),
-                )
-                .no_errors();
-        }
-
-        /// The space of an opener collapsed or written as the tokenizer's space marker `Ġ`, in
-        /// the function's tag and the parameters' alike, in any mix.
-        #[test]
-        fn collapsed_and_space_marked_openers() {
-            let p = p().with_reasoning_open(Some(false));
-            let want = [("get_weather".into(), json!({"city": "上海", "days": 2}))];
-            for (f, a) in [
-                ("<functionname=", "<paramname="),
-                ("<function name=", "<paramname="),
-                ("<functionname=", "<param name="),
-                ("<function\u{120}name=", "<param\u{120}name="),
-            ] {
-                let text = format!(
-                    "{f}\"get_weather\">{a}\"city\">上海</param>{a}\"days\">2</param></function>"
-                );
-                every_split(&p, &text).calls(&want).no_errors();
-            }
-            // Another word after the opener's first is no opener.
-            every_split(&p, "<paramx name=\"a\">1</paramx>").no_calls();
-        }
-
-        #[test]
-        fn values_with_markup_are_written_in_cdata_and_read_back() {
-            let p = p().with_reasoning_open(Some(false));
-            let content = "a <![CDATA[ x ]]> </param></function> & b\n";
-            let call = p.format_call("write_file", &json!({"content": content}));
-            every_split(&p, &call)
-                .call("write_file", json!({"content": content}))
-                .no_errors();
-        }
-
-        #[test]
-        fn unfinished_malformed_and_auto() {
-            let p = p().with_reasoning_open(Some(false));
-            let cut = "<function name=\"get_weather\"><param name=\"city\">Par";
-            every_split(&p, cut)
-                .kept()
-                .errors(&["unfinished-tool-call"]);
-            let bad = p.malformed_call("get_weather", &json!({"city": "Paris"}));
-            every_split(&p, &bad).no_calls().some_errors();
-            let call = p.format_call("get_weather", &json!({"city": "Paris"}));
-            let d = Protocol::detect(&tools(), call.as_bytes());
-            assert_eq!(d.protocol.name(), "minicpm5", "{}", d.reason);
+    /// Parallel calls are invokes of one block.
+    #[test]
+    fn parallel_calls_are_one_block() {
+        let calls = [
+            ("get_weather", &json!({"city": "Paris"})),
+            ("search", &json!({"query": "rain"})),
+        ];
+        for (name, block) in [
+            ("minimax-m2", "<minimax:tool_call>"),
+            ("gigachat", "<｜GCML｜tool_calls>"),
+        ] {
+            let text = p(name).format_calls(&calls);
+            assert_eq!(text.matches(block).count(), 1, "{name}: {text}");
         }
     }
 }

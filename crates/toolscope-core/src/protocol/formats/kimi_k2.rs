@@ -173,14 +173,8 @@ fn read_result(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Part;
-    use crate::protocol::span::SpanKind;
-    use crate::protocol::tests_support::{
-        every_split, malformed_then_good, tools, two_calls, unknown_tool_is_flagged, weather_paris,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k2").unwrap()
@@ -201,43 +195,31 @@ mod tests {
             .collect()
     }
 
+    /// The call's span is the call, without the text around it.
     #[test]
-    fn one_call_with_text_before_and_after() {
+    fn the_call_span_is_the_call() {
         let call = weather("Paris");
         let text = format!("Let me check. {call} Done.");
-        every_split(&p(), &text)
-            .text("Let me check.  Done.")
-            .calls(&[weather_paris()])
-            .no_errors();
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let span = &parsed.spans[0];
-        assert_eq!(span.kind, SpanKind::ToolCall);
-        assert_eq!(&text[span.start..span.end], call);
+        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
     }
 
     #[test]
     fn the_id_is_the_tool_call_id() {
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Oslo\"}<|tool_call_end|><|tool_calls_section_end|>";
         assert_eq!(call_ids(text), ["functions.get_weather:0"]);
-        every_split(&p(), text).call("get_weather", json!({"city": "Oslo"}));
         // Without the prefix or the index, the header still names the tool and is the id.
         let bare = format!("{CALL_BEGIN} get_weather:3 {ARGS_BEGIN}{{}}{CALL_END}");
         assert_eq!(call_ids(&bare), ["get_weather:3"]);
-        let no_index = format!("{CALL_BEGIN}functions.search{ARGS_BEGIN}{{}}{CALL_END}");
-        assert_eq!(every_split(&p(), &no_index).calls[0].0, "search");
     }
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
         assert_eq!(
             call_ids(&written),
             ["functions.get_weather:0", "functions.search:1"]
         );
-        every_split(&p(), &written)
-            .calls(&[("get_weather".into(), a), ("search".into(), b)])
-            .text("");
     }
 
     #[test]
@@ -246,56 +228,21 @@ mod tests {
         let ids = call_ids(&text);
         assert_eq!(ids[0], "functions.get_weather:0");
         assert_ne!(ids[1], ids[0]);
-        every_split(&p(), &text)
-            .call_count(2)
-            .errors(&["duplicate-call-id"]);
     }
 
+    /// The template does not open the block (`--reasoning-open` reads one that did: the case
+    /// file).
     #[test]
-    fn reasoning_before_the_call() {
-        let text = format!("<think>Paris, so get_weather.</think>{}", weather("Paris"));
-        every_split(&p(), &text)
-            .reasoning("Paris, so get_weather.")
-            .call_count(1);
-        // The template does not open the block; `--reasoning-open` reads one that did.
+    fn reasoning_is_not_open_by_default() {
         assert!(!p().reasoning_open());
-        let open = p().with_reasoning_open(Some(true));
-        let c = every_split(&open, &format!("Hmm.</think>{}", weather("Oslo")));
-        assert_eq!((c.reasoning.as_str(), c.calls.len()), ("Hmm.", 1));
     }
 
+    /// With reasoning open, `</think>` right after a section's opening is the close of the
+    /// reasoning: every byte is under a span. (The parses: the case file.)
     #[test]
-    fn a_call_inside_think_counts_for_k2_thinking() {
-        let text = format!(
-            "<think>I need the weather. {} Now the answer.</think>It is sunny.",
-            weather("Lima")
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Lima"}))
-            .reasoning("I need the weather.  Now the answer.")
-            .text("It is sunny.")
-            .no_errors();
-    }
-
-    #[test]
-    fn what_may_begin_a_marker_stays_on_its_side_of_the_think_markers() {
-        let c = every_split(&p(), "a <|tool_call<think>b <|tool_calls</think>c <")
-            .reasoning("b <|tool_calls")
-            .text("a <|tool_callc <");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-    }
-
-    /// With reasoning open, `</think>` right after a section's opening (or after a call whose
-    /// close never came) is the close of the reasoning, not reasoning text: the section breaks
-    /// (reported) or its calls stand, and every byte is under a span.
-    #[test]
-    fn the_think_close_after_a_section_opening_closes_the_reasoning() {
+    fn the_think_close_after_a_section_opening_closes_the_reasoning_span() {
         let p = p().with_reasoning_open(Some(true));
         let text = "<|tool_calls_section_begin|></think>";
-        let c = every_split(&p, text)
-            .reasoning("<|tool_calls_section_begin|>")
-            .errors(&["malformed-tool-call"]);
-        assert!(c.text.is_empty() && c.calls.is_empty(), "{c:?}");
         let parsed = p.parse_generated(&tools(), text.as_bytes());
         assert!(
             parsed
@@ -305,61 +252,6 @@ mod tests {
             "{:?}",
             parsed.spans
         );
-        // Then the answer follows, outside reasoning.
-        every_split(&p, "hmm <|tool_calls_section_begin|></think>It is sunny.")
-            .text("It is sunny.");
-        // After a call whose close markers never came, the call stands.
-        let text = format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}</think>It is sunny."
-        );
-        every_split(&p, &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .text("It is sunny.")
-            .no_errors();
-    }
-
-    #[test]
-    fn missing_end_markers_at_the_end_are_forgiven() {
-        let text = format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}"
-        );
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Rome"}))
-            .no_errors();
-        let text = format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Rome\"}}{CALL_END}"
-        );
-        assert_eq!(every_split(&p(), &text).calls.len(), 1);
-    }
-
-    #[test]
-    fn unfinished_arguments_stay_text_with_an_error() {
-        let text = format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}functions.get_weather:0{ARGS_BEGIN}{{\"city\": \"Ro"
-        );
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn a_malformed_body_is_text_with_an_error() {
-        malformed_then_good(&p());
-    }
-
-    #[test]
-    fn an_unknown_tool_is_kept_and_flagged() {
-        unknown_tool_is_flagged(&p());
-    }
-
-    #[test]
-    fn a_header_that_cannot_name_a_function_is_not_a_call() {
-        let text = format!(
-            "{SECTION_BEGIN}{CALL_BEGIN}functions.{{{{ name }}}}:0{ARGS_BEGIN}{{}}{CALL_END}{SECTION_END}"
-        );
-        every_split(&p(), &text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
     }
 
     #[test]
@@ -371,10 +263,6 @@ mod tests {
             p().read_result(&p().format_result("f", "18 degrees\nand wind")),
             "18 degrees\nand wind"
         );
-        let prompt = p().system_prompt(&tools());
-        assert!(prompt.starts_with(TOOL_DECLARE));
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
+        assert!(p().system_prompt(&tools()).starts_with(TOOL_DECLARE));
     }
 }

@@ -30,17 +30,19 @@ use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 const TOOLS_OPEN: &str = "<|open|>tools<|sep|>";
 const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
 const THINK: (&str, &str) = ("<|open|>think<|sep|>", "<|close|>think<|sep|>");
-/// The message that declares the tools, up to the list; the list's end.
-const DECLARE: &str = "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
-                       Here are the available tools, described in JSONSchema.\n\n```json\n";
-const DECLARE_END: &str = "\n```<|close|>message<|sep|><|end_of_msg|>";
+/// The message that declares the tools, around their list.
+const DECLARE: ToolList = ToolList::functions(
+    "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n\
+            Here are the available tools, described in JSONSchema.\n\n```json\n",
+    "\n```<|close|>message<|sep|><|end_of_msg|>",
+);
 const MESSAGE_CLOSE: &str = "<|close|>message<|sep|>";
 const END_OF_MSG: &str = "<|end_of_msg|>";
 
@@ -173,7 +175,7 @@ impl ProtocolSpec for KimiK3 {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{DECLARE}{}{DECLARE_END}\n\n\
+            "{}\n\n\
              To call tools, write one tools block after your response, one call element per \
              call, numbered from 1, each argument in its own element:\n\
              {TOOLS_OPEN}<|open|>call tool=\"NAME\" index=\"1\"<|sep|>\
@@ -185,16 +187,13 @@ impl ProtocolSpec for KimiK3 {
              Several call elements in one block are calls made together. Each result comes \
              back in a tool message with the tool's name and the call's index. Call tools only \
              when they help; otherwise answer in text.\n",
-            prompt::json_tools(tools, true),
+            DECLARE.write(tools),
             calls(&[(&name, &example)]),
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, DECLARE, DECLARE_END),
-        )
+        read_back(self.name(), DECLARE.read(system))
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
@@ -244,77 +243,23 @@ impl ProtocolSpec for KimiK3 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
-    use crate::tool::ToolDef;
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("kimi-k3").unwrap()
     }
 
-    const WEATHER: &str = "<|open|>call tool=\"get_weather\" index=\"1\"<|sep|>\
-        <|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|>\
-        <|open|>argument key=\"days\" type=\"number\"<|sep|>3<|close|>argument<|sep|>\
-        <|close|>call<|sep|>";
-
-    #[test]
-    fn one_call_with_its_response_and_reasoning_byte_for_byte() {
-        let text = format!(
-            "<|open|>think<|sep|>Paris, so the weather tool.<|close|>think<|sep|>\
-             <|open|>response<|sep|>Checking.<|close|>response<|sep|>\
-             {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE}<|close|>message<|sep|><|end_of_msg|>"
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris, so the weather tool.")
-            .text("Checking.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_are_the_call_elements_of_one_block_in_order() {
-        let text = format!(
-            "<|close|>response<|sep|>{TOOLS_OPEN}{WEATHER}<|open|>call tool=\"search\" index=\"2\"<|sep|>\
-             <|open|>argument key=\"query\" type=\"string\"<|sep|>rain<|close|>argument<|sep|>\
-             <|close|>call<|sep|>{TOOLS_CLOSE}"
-        );
-        let c = every_split(&p(), &text).calls(&[weather_paris_days(3), search_for("rain")]);
-        // The prefilled response's close is format, not text.
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn a_string_typed_value_is_raw_text_and_other_types_are_json() {
-        let text = format!(
-            "{TOOLS_OPEN}<|open|>call tool=\"write_file\" index=\"1\"<|sep|>\
-             <|open|>argument key=\"path\" type=\"string\"<|sep|>[1, 2]<|close|>argument<|sep|>\
-             <|open|>argument key=\"content\" type=\"string\"<|sep|> say \"hi\" & <b>bye</b>\n<|close|>argument<|sep|>\
-             <|close|>call<|sep|>{TOOLS_CLOSE}"
-        );
-        let c = every_split(&p(), &text);
-        assert_eq!(
-            c.calls[0],
-            (
-                "write_file".into(),
-                json!({"path": "[1, 2]", "content": " say \"hi\" & <b>bye</b>\n"})
-            )
-        );
-    }
-
     #[test]
     fn entities_in_attributes_are_decoded_and_typed_values_are_json() {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "note",
-            "Take a note",
             json!({"type": "object", "properties": {
                 "a&b \"c\"": {"type": "string"},
                 "opts": {"type": "object"},
                 "tags": {"type": "array"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = format!(
             "{TOOLS_OPEN}<|open|>call tool=\"note\" index=\"1\"<|sep|>\
              <|open|>argument key=\"a&amp;b &quot;c&quot;\" type=\"string\"<|sep|>x<|close|>argument<|sep|>\
@@ -322,8 +267,7 @@ mod tests {
              <|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"x\", 2]<|close|>argument<|sep|>\
              <|close|>call<|sep|>{TOOLS_CLOSE}"
         );
-        let parsed = p().parse_generated(&tools, text.as_bytes());
-        let c = crate::part::Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools, &text);
         // Other types than string are JSON.
         assert_eq!(
             c.calls,
@@ -341,46 +285,6 @@ mod tests {
         );
         let again = p().parse_generated(&tools, written.as_bytes());
         assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
-    }
-
-    #[test]
-    fn special_tokens_printed_with_spaces_read_the_same() {
-        let text = "<|open|> think <|sep|>Rain?<|close|> think <|sep|>\
-            <|open|> response <|sep|>Looking.<|close|> response <|sep|>\
-            <|open|> tools <|sep|><|open|> call tool=\"search\" index=\"1\" <|sep|>\
-            <|open|> argument key=\"query\" type=\"string\" <|sep|>rain<|close|> argument <|sep|>\
-            <|close|> call <|sep|><|close|> tools <|sep|><|close|> message <|sep|>";
-        every_split(&p(), text)
-            .reasoning("Rain?")
-            .text("Looking.")
-            .calls(&[search_for("rain")])
-            .no_errors();
-    }
-
-    #[test]
-    fn a_prefilled_think_opener_and_calls_inside_reasoning() {
-        let open = p().with_reasoning_open(Some(true));
-        let text = format!(
-            "Maybe {TOOLS_OPEN}{WEATHER}{TOOLS_CLOSE} later.<|close|>think<|sep|>\
-             <|open|>response<|sep|>No call.<|close|>response<|sep|>"
-        );
-        let c = every_split(&open, &text).no_calls();
-        assert!(
-            c.reasoning.starts_with("Maybe <|open|>tools"),
-            "{}",
-            c.reasoning
-        );
-        assert_eq!(c.text, "No call.");
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = format!(
-            "{TOOLS_OPEN}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Pa"
-        );
-        every_split(&p(), &cut).no_calls().error_count(1);
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).no_calls().some_errors();
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -30,8 +30,7 @@ pub(crate) struct Lfm2;
 
 const CALL_START: &str = "<|tool_call_start|>";
 const CALL_END: &str = "<|tool_call_end|>";
-const TOOLS_BEGIN: &str = "<|tool_list_start|>";
-const TOOLS_END: &str = "<|tool_list_end|>";
+const TOOLS: ToolList = ToolList::plain("<|tool_list_start|>", "<|tool_list_end|>");
 const RESULT_BEGIN: &str = "<|im_start|>tool\n<|tool_response_start|>";
 const RESULT_END: &str = "<|tool_response_end|><|im_end|>";
 /// Strings in double quotes, as LFM2 writes them.
@@ -105,13 +104,13 @@ impl ProtocolSpec for Lfm2 {
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(
-            "List of tools: {TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+            "List of tools: {}\n\n\
              To call tools, write {CALL_START}, then a Python list of calls with keyword arguments, \
              then {CALL_END}:\n\
              {CALL_START}[tool_name(argument=\"value\", other=2), other_tool()]{CALL_END}\n\
              Values are Python literals (strings in quotes, numbers, True, False, None, lists, \
              dicts). Call only the tools listed; when none fits, answer in plain text.\n",
-            prompt::json_tools(tools, false)
+            TOOLS.write(tools)
         )
     }
 
@@ -119,10 +118,7 @@ impl ProtocolSpec for Lfm2 {
         if !system.contains(&format!("{CALL_START}[")) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     /// Every call of the answer in one list, between the markers.
@@ -167,142 +163,21 @@ impl ProtocolSpec for Lfm2 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
 
     fn p() -> Protocol {
         Protocol::from_name("lfm2").unwrap()
     }
 
     #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Paris\", days=3), search(query=\"rain\")]<|tool_call_end|>";
-        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn a_bare_list_is_text_in_lfm2() {
-        let text = "Use [get_weather(city=\"Paris\")] like this, or see [1].";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        assert_eq!(c.text, text);
-    }
-
-    #[test]
-    fn reasoning_then_a_call_then_text() {
-        let text = "<think>Paris needs weather.</think>On it.<|tool_call_start|>[get_weather(city=\"Paris\", days=2)]<|tool_call_end|>Done.";
-        every_split(&p(), text)
-            .reasoning("Paris needs weather.")
-            .calls(&[weather_paris_days(2)])
-            .text("On it.Done.");
-    }
-
-    #[test]
-    fn a_close_marker_inside_a_string_is_the_value() {
-        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"x <|tool_call_end|> y\\n\")]<|tool_call_end|>";
-        every_split(&p(), text)
-            .call(
-                "write_file",
-                json!({"path": "/a", "content": "x <|tool_call_end|> y\n"}),
-            )
-            .no_errors();
-    }
-
-    #[test]
-    fn broken_or_cut_off_markup_is_text_with_an_error() {
-        for (text, why) in [
-            (
-                "<|tool_call_start|>{\"name\": \"get_weather\"}<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[get_weather(city=Paris)]<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[get_weather(city=\"Par",
-                "unfinished-tool-call",
-            ),
-            ("<|tool_call_start|>", "unfinished-tool-call"),
-            (
-                "<|tool_call_start|>[]<|tool_call_end|>",
-                "malformed-tool-call",
-            ),
-        ] {
-            every_split(&p(), text).kept().errors(&[why]);
-        }
-    }
-
-    #[test]
-    fn a_missing_close_marker_is_forgiven() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\"), search(query=\"q\")] and more";
-        let c = every_split(&p(), text).call_count(2);
-        assert_eq!((c.text.as_str(), c.errors.len()), (" and more", 0));
-    }
-
-    #[test]
-    fn single_quotes_and_positional_arguments_too() {
-        let text = "<|tool_call_start|>[get_weather('Oslo', days=2)]<|tool_call_end|>";
-        every_split(&p(), text).call("get_weather", json!({"city": "Oslo", "days": 2}));
-    }
-
-    #[test]
-    fn the_json_form_is_read_too() {
+    fn the_json_form_is_one_span() {
         // What LFM2 writes when its system prompt asks for JSON calls.
         let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
-        let c = every_split(&p(), text)
-            .calls(&[weather_paris_days(2), search_for("a <|tool_call_end|> b")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("On it.Done.", 0));
-        // The whole block, markers included, is the calls' span.
+        // The whole block, markers included, is the calls' span. (The parse: the case file.)
         let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
         let start = text.find("<|tool_call_start|>").unwrap();
         let end = text.rfind("Done.").unwrap();
         assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));
         assert_eq!(parsed.spans.last().map(|s| s.end), Some(end));
-    }
-
-    #[test]
-    fn python_and_json_blocks_in_one_answer_each_read_in_their_form() {
-        let text = "<|tool_call_start|>[get_weather(city=\"Oslo\")]<|tool_call_end|> then <|tool_call_start|> [ {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}} ]<|tool_call_end|> and <|tool_call_start|>[search(query=\"[{\")]<|tool_call_end|>";
-        let c = every_split(&p(), text).calls(&[
-            ("get_weather".into(), json!({"city": "Oslo"})),
-            search_for("q"),
-            search_for("[{"),
-        ]);
-        assert_eq!((c.text.as_str(), c.errors.len()), (" then  and ", 0));
-        // A Python string holding the marker and a JSON list stays the string.
-        let text = "<|tool_call_start|>[write_file(path=\"/a\", content=\"<|tool_call_start|>[{\")]<|tool_call_end|>";
-        every_split(&p(), text).call(
-            "write_file",
-            json!({"path": "/a", "content": "<|tool_call_start|>[{"}),
-        );
-    }
-
-    #[test]
-    fn a_broken_or_cut_json_block_is_text_with_an_error() {
-        for (text, why) in [
-            (
-                "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]<|tool_call_end|> after",
-                "malformed-tool-call",
-            ),
-            (
-                "<|tool_call_start|>[{\"name\": \"get_weather\", \"argu",
-                "unfinished-tool-call",
-            ),
-        ] {
-            every_split(&p(), text).kept().errors(&[why]);
-        }
-        // Cut after the `[`, the form is not known: read as Python, cut off.
-        every_split(&p(), "<|tool_call_start|>[ ").errors(&["unfinished-tool-call"]);
-    }
-
-    #[test]
-    fn auto_detection_picks_lfm2_after_its_reasoning() {
-        let text = "<think>\nweather\n</think>\nI will use get_weather for this.\n<|tool_call_start|>[get_weather(city=\"Paris\")]<|tool_call_end|>";
-        let d = Protocol::detect(&crate::protocol::tests_support::tools(), text.as_bytes());
-        assert_eq!(d.protocol.name(), "lfm2", "{}", d.reason);
     }
 }

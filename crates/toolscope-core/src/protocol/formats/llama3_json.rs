@@ -110,37 +110,3 @@ impl ProtocolSpec for Llama3Json {
         format!("{PYTHON_TAG}{}", &one[1..one.len() - 1])
     }
 }
-
-#[cfg(test)]
-mod tests {
-
-    use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris_days};
-
-    fn p() -> Protocol {
-        Protocol::from_name("llama3-json").unwrap()
-    }
-
-    #[test]
-    fn bare_json_at_the_start_and_calls_joined_by_semicolons() {
-        let text = "  {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": \"2\"}}; {\"name\": \"search\", \"parameters\": {\"query\": \"rain\"}}";
-        let c = every_split(&p(), text).calls(&[weather_paris_days(2), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("  ", 0));
-    }
-
-    #[test]
-    fn json_later_in_the_text_is_text_unless_tagged() {
-        let text = "The config is {\"name\": \"x\"} as shown.";
-        let c = every_split(&p(), text);
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-        assert_eq!(c.text, text);
-    }
-
-    #[test]
-    fn python_code_after_the_tag_is_reported() {
-        let text = "<|python_tag|>print(2 + 2)";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-    }
-}

@@ -170,51 +170,17 @@ impl ProtocolSpec for MinimaxM3 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Collapsed;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
-    use crate::tool::ToolDef;
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("minimax-m3").unwrap()
     }
 
     #[test]
-    fn one_call_byte_for_byte_with_reasoning_and_text() {
-        let text = "<mm:think>Paris, so the weather tool.</mm:think>\nChecking.\n\
-            ]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n\
-            ]<]minimax[>[<city>Paris]<]minimax[>[</city>\n]<]minimax[>[<days>3]<]minimax[>[</days>\n\
-            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[";
-        let c = every_split(&p(), text)
-            .reasoning("Paris, so the weather tool.")
-            .text_trimmed("Checking.");
-        assert!(!c.text.contains(NS), "{:?}", c.text);
-        assert_eq!(c.calls, [weather_paris_days(3)]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn parallel_invokes_in_one_block_and_the_form_without_the_token() {
-        let with = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rain"})),
-        ]);
-        let without = with.replace(NS, "");
-        for text in [with, without] {
-            let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
-            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
-        }
-    }
-
-    #[test]
     fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "plan",
-            "Plan a trip",
             json!({"type": "object", "properties": {
                 "note": {"type": "string"},
                 "stops": {"type": "array", "items": {"type": "string"}},
@@ -222,8 +188,7 @@ mod tests {
                     "fast": {"type": "boolean"}, "max": {"type": "integer"}
                 }}
             }}),
-        )])
-        .unwrap();
+        );
         let input = json!({
             "note": "a <b>bold</b> & 42",
             "stops": ["Lyon", "Nice"],
@@ -234,57 +199,9 @@ mod tests {
             text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
             "{text}"
         );
-        let parsed = p().parse_generated(&tools, text.as_bytes());
-        let c = Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools, &text);
         assert_eq!(c.calls, [("plan".into(), input)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn a_stray_namespace_token_never_reaches_the_answer() {
-        let c = every_split(&p(), "Sure]<]minimax[>[ thing.]<]minimax[>[").text("Sure thing.");
-        assert!(c.calls.is_empty() && c.errors.is_empty());
-    }
-
-    #[test]
-    fn a_prefilled_think_opener_and_markup_in_reasoning() {
-        let open = p().with_reasoning_open(Some(true));
-        let call = p().format_call("search", &json!({"query": "rain"}));
-        let text = format!("Maybe {call}</mm:think>No call.");
-        let c = every_split(&open, &text).no_calls();
-        assert!(c.reasoning.starts_with("Maybe "), "{}", c.reasoning);
-        assert_eq!(c.text, "No call.");
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).no_calls().some_errors();
-    }
-
-    #[test]
-    fn a_value_that_holds_its_own_element_keeps_it() {
-        let text = "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"write_file\">\n\
-            ]<]minimax[>[<content><content>a</content> b <content>c</content>]<]minimax[>[</content>\n\
-            ]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "write_file".into(),
-                json!({"content": "<content>a</content> b <content>c</content>"})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn tags_in_plain_text_stay_text() {
-        let c = every_split(&p(), "Use <b>bold</b> and </i> freely.")
-            .text("Use <b>bold</b> and </i> freely.");
-        assert!(c.calls.is_empty() && c.errors.is_empty(), "{:?}", c.errors);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -29,12 +29,9 @@ pub(crate) struct Mistral;
 const TOOL_CALLS: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
-const TOOLS_BEGIN: &str = "[AVAILABLE_TOOLS]";
-const TOOLS_END: &str = "[/AVAILABLE_TOOLS]";
-const RESULTS_BEGIN: &str = "[TOOL_RESULTS]";
-const RESULTS_END: &str = "[/TOOL_RESULTS]";
+const TOOLS: ToolList = ToolList::functions("[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]");
 /// Each result in `[TOOL_RESULTS]`, one after the other.
-const RESULTS: ResultWrap = ResultWrap::between(RESULTS_BEGIN, RESULTS_END).joined("");
+const RESULTS: ResultWrap = ResultWrap::between("[TOOL_RESULTS]", "[/TOOL_RESULTS]").joined("");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
     header: |head| {
@@ -84,19 +81,18 @@ impl ProtocolSpec for Mistral {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{TOOLS_BEGIN}{}{TOOLS_END}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
-             for example:\n{}\nFor several calls, write one after the other. Results come back between {RESULTS_BEGIN} and \
-             {RESULTS_END}. Call tools only when they help; otherwise answer in text.\n",
-            prompt::json_tools(tools, true),
-            call(&name, &example)
+            "{}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
+             for example:\n{}\nFor several calls, write one after the other. Results come back between {} and \
+             {}. Call tools only when they help; otherwise answer in text.\n",
+            TOOLS.write(tools),
+            call(&name, &example),
+            RESULTS.begin,
+            RESULTS.end,
         )
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(
-            self.name(),
-            prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
@@ -141,71 +137,25 @@ impl ProtocolSpec for Mistral {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, two_calls, weather_paris,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("mistral").unwrap()
     }
 
+    /// Text between `[TOOL_CALLS]` and the v3 array stays in the call's markup (span); what
+    /// follows the array is text. (The parses: the case file.)
     #[test]
-    fn every_form_of_a_call_reads() {
-        let paris = json!({"city": "Paris"});
-        for text in [
-            r#"Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS]get_weather{"city": "Paris"}"#,
-            r#"Checking.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]"#,
-        ] {
-            every_split(&p(), text)
-                .text("Checking.")
-                .call("get_weather", paris.clone())
-                .no_errors();
-        }
-    }
-
-    /// Text between `[TOOL_CALLS]` and the v3 array does not hide the calls: they are read, the
-    /// stray text stays in the call's markup with an `ignored-text` error, and what follows the
-    /// array is text.
-    #[test]
-    fn text_before_the_array_does_not_hide_the_calls() {
+    fn text_before_the_array_is_in_the_call_span() {
         let text =
             r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
-        every_split(&p(), text)
-            .calls(&[weather_paris()])
-            .errors(&["ignored-text"])
-            .text(" trail");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(
             &text[call_span.start..call_span.end],
             text.strip_suffix(" trail").unwrap()
         );
-        // Two calls, the array on a line of its own.
-        let text = "[TOOL_CALLS] calls:\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}]";
-        every_split(&p(), text)
-            .call_count(2)
-            .errors(&["ignored-text"]);
-        // Junk and no array stays malformed text.
-        let text = "[TOOL_CALLS] just words {\"x\": 1}";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-    }
-
-    /// Tokenizers v13 and later: `[THINK]` … `[/THINK]`, then a call by name with `[ARGS]` and no
-    /// id, or the name right before its JSON.
-    #[test]
-    fn v13_reasoning_and_calls() {
-        let text = r#"[THINK]The user wants Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search{"query": "rust"}"#;
-        let c = every_split(&p(), text)
-            .reasoning("The user wants Paris.")
-            .calls(&[weather_paris(), search_for("rust")]);
-        assert!(c.errors.is_empty() && c.text.is_empty(), "{c:?}");
     }
 
     #[test]
@@ -219,59 +169,8 @@ mod tests {
     }
 
     #[test]
-    fn parallel_calls_repeat_the_token_or_fill_the_array() {
-        let (written, a, b) = two_calls(&p(), Some("rust"));
+    fn parallel_calls_repeat_the_token() {
+        let written = two_calls_written(&p(), "rust");
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
-        every_split(&p(), &format!("{written} Done."))
-            .calls(&[
-                ("get_weather".into(), a.clone()),
-                ("search".into(), b.clone()),
-            ])
-            .text(" Done.");
-        let v3 = r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "rust"}}]"#;
-        assert_eq!(
-            every_split(&p(), v3).calls,
-            [("get_weather".into(), a), ("search".into(), b)]
-        );
-    }
-
-    #[test]
-    fn reasoning_in_think_tokens() {
-        let text = format!(
-            "[THINK]Paris → get_weather.[/THINK]{}",
-            call("get_weather", &json!({"city": "Paris"}))
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris → get_weather.")
-            .call_count(1);
-        let inside = "[THINK]maybe [TOOL_CALLS]get_weather[ARGS]{}[/THINK]no call";
-        every_split(&p(), inside).no_calls().text("no call");
-    }
-
-    #[test]
-    fn broken_unfinished_and_unknown() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        let c = every_split(&p(), &bad);
-        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
-        assert_eq!(c.text, bad);
-        let cut = r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Pa"#;
-        every_split(&p(), cut)
-            .errors(&["unfinished-tool-call"])
-            .text(cut);
-        every_split(&p(), r#"[TOOL_CALLS]launch[ARGS]{"x": 1}"#).errors(&["unknown-tool"]);
-        let c = every_split(&p(), r#"[TOOL_CALLS]{{ tc.name }}[ARGS]{}"#);
-        assert!(c.calls.is_empty() && c.errors == ["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn prompt_and_results_read_back() {
-        let prompt = p().system_prompt(&tools());
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
-        assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
-            "18 degrees"
-        );
     }
 }

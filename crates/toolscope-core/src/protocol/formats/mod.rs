@@ -1,13 +1,17 @@
 //! The formats (written out, so that rustfmt and every tool see them): each implements
 //! [`ProtocolSpec`](super::spec::ProtocolSpec) with its prompt text, its history rendering and
 //! the engine it reads with (from `scan/`). A family that shares an engine is a table of
-//! constants with one implementation (`json_array`, `tagged_json`, `sections`, `invoke`, `glm`, `qwen3_coder`):
-//! a new member is one table entry and its prompt text.
+//! constants with one implementation (`json_array`, `tagged_json`, `sections`, `invoke`, `glm`,
+//! `qwen3_coder`; and `element`, whose members share the shape of their calls and each bring
+//! its engine): a new member is one table entry and its prompt text.
 
 pub(super) mod apertus;
+#[cfg(test)]
+mod cases;
 pub(super) mod command_r;
 pub(super) mod deepseek_v3;
 pub(super) mod deepseek_v31;
+pub(super) mod element;
 pub(super) mod functionary;
 pub(super) mod gemma;
 pub(super) mod gemma4;

@@ -27,67 +27,36 @@
 
 use serde_json::Value;
 
+use super::element::Element;
 use crate::protocol::scan::morph::MorphScanner;
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
 use crate::protocol::text::xml;
-use crate::tool::ToolSet;
 
 /// `morph-xml`.
-pub(crate) struct MorphXml;
-
-const CARD: Card = Card {
-    // Prompted for any model: the end tokens of the common chat templates.
-    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
-    reasoning: Reasoning::THINK,
-    ..Card::new("morph-xml", "any model, prompted")
+pub(crate) static MORPH_XML: Element = Element {
+    card: Element::card("morph-xml"),
+    markers: |name| vec![format!("<{name}> <"), format!("<{name}/>")],
+    format_call,
+    prompt_section,
+    malformed_call,
+    scanner: |tools| Box::new(MorphScanner::new(tools)),
 };
 
-impl ProtocolSpec for MorphXml {
-    fn card(&self) -> &Card {
-        &CARD
-    }
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        tools
-            .iter()
-            .flat_map(|t| [format!("<{}> <", t.name()), format!("<{}/>", t.name())])
-            .collect()
-    }
-
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        framed(p, tools, prompt_section)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
-    }
-
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        xml::format_result(name, result)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(MorphScanner::new(tools.clone()))
-    }
-
-    /// Stray markup inside a string argument is kept as text, so the break is an argument given
-    /// twice although its schema is not an array.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let scalar = input.as_object().and_then(|args| {
-            args.iter().find_map(|(k, v)| match v {
-                Value::String(s) => Some((k.clone(), s.clone())),
-                Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
-                _ => None,
-            })
-        });
-        match scalar {
-            Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
-            None => {
-                let (key, value) = first_argument(input);
-                format!("<{name}><{key}>{value}</{key}>\n<{name}>")
-            }
+/// Stray markup inside a string argument is kept as text, so the break is an argument given
+/// twice although its schema is not an array.
+fn malformed_call(name: &str, input: &Value) -> String {
+    let scalar = input.as_object().and_then(|args| {
+        args.iter().find_map(|(k, v)| match v {
+            Value::String(s) => Some((k.clone(), s.clone())),
+            Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+            _ => None,
+        })
+    });
+    match scalar {
+        Some((k, v)) => format!("<{name}><{k}>{v}</{k}><{k}>{v}</{k}></{name}>"),
+        None => {
+            let (key, value) = first_argument(input);
+            format!("<{name}><{key}>{value}</{key}>\n<{name}>")
         }
     }
 }
@@ -143,57 +112,18 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::protocol::tests_support::{Got, every_split_with};
-    use crate::tool::ToolDef;
-
-    fn p() -> Protocol {
-        Protocol::from_name("morph-xml").unwrap()
-    }
-
-    fn tools() -> ToolSet {
-        ToolSet::new(vec![
-            ToolDef::new(
-                "get_weather",
-                "Weather",
-                json!({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}),
-            ),
-            ToolDef::new("get_location", "Where am I", json!({"type":"object"})),
-        ])
-        .unwrap()
-    }
-
-    /// The parse of `text`, checked at every split, with this module's tools.
-    fn every_split(text: &str) -> Got {
-        every_split_with(&p(), &tools(), text)
-    }
-
-    /// A call written as the tool's name on a line of its own, its argument tags below, is a
-    /// call (reported: its element is missing).
+    use crate::protocol::tests_support::prelude::*;
+    /// A call written as the tool's name on a line of its own, its argument tags below: the
+    /// call's span starts at the name. (The parses: the case file.)
     #[test]
-    fn a_tool_name_on_its_own_line_then_its_arguments() {
-        for text in [
-            "get_weather\n<city>Seoul</city>",
-            "get_weather:\n<city>Seoul</city>\n<days>2</days>",
-            "Let me check.\n  get_weather\n\n<city>Seoul</city>\n</get_weather>",
-        ] {
-            let c = every_split(text).call_count(1);
-            assert_eq!(c.calls[0].0, "get_weather");
-            assert_eq!(c.calls[0].1["city"], "Seoul", "{text:?}");
-            assert_eq!(c.errors, ["missing-call-tag"], "{text:?}");
-            assert!(
-                !c.text.contains("get_weather") && !c.text.contains("Seoul"),
-                "{c:?}"
-            );
-        }
-        let c = every_split("get_weather:\n<city>Seoul</city>\n<days>2</days>\nDone.");
-        assert_eq!(c.calls[0].1, json!({"city": "Seoul", "days": 2}));
-        assert_eq!(c.text.trim(), "Done.");
-        // The call's span starts at the name.
+    fn a_tool_name_on_its_own_line_starts_the_span() {
+        let tools = one_tool(
+            "get_weather",
+            json!({"type":"object","properties":{"city":{"type":"string"}}}),
+        );
         let text = "Sure.\nget_weather\n<city>Seoul</city>";
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let p = Protocol::from_name("morph-xml").unwrap();
+        let parsed = p.parse_generated(&tools, text.as_bytes());
         let span = parsed
             .spans
             .iter()
@@ -202,29 +132,5 @@ mod tests {
             span.map(|s| &text[s.start..s.end]),
             Some("get_weather\n<city>Seoul</city>")
         );
-        // Not a call: the name in prose, the name followed by other markup or text.
-        for text in [
-            "Call get_weather\n<city>Seoul</city>",
-            "get_weather\nis the tool for this.",
-            "get_weather\n<b>bold</b>",
-            "get_weathers\n<city>Seoul</city>",
-            "get_weather",
-        ] {
-            every_split(text).no_calls().text(text);
-        }
-    }
-
-    /// A self-closing call with a space after its `<` is a call.
-    #[test]
-    fn a_spaced_self_closing_call() {
-        for text in [
-            "< get_location/>",
-            "Here: < get_location />",
-            "<  get_weather>\n<city>Oslo</city>\n</get_weather>",
-        ] {
-            every_split(text).call_count(1).no_errors();
-        }
-        let c = every_split("a < b and c > d");
-        assert_eq!(c.text, "a < b and c > d");
     }
 }

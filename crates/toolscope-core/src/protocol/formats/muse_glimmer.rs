@@ -197,10 +197,8 @@ impl ProtocolSpec for MuseGlimmer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, tools, weather_paris_days};
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("muse-glimmer").unwrap()
@@ -211,170 +209,19 @@ mod tests {
         <atem:parameter name=\"days\">3</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
 
     #[test]
-    fn reasoning_a_call_and_the_answer_by_recipient() {
-        let text = format!(
-            " to=self<|message|>Paris, so the weather tool.<|eom|>{CALL}\
-             <|start|>assistant to=user<|message|>Checking now.<|eot|>"
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris, so the weather tool.")
-            .text("Checking now.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_in_one_block_or_in_messages_of_their_own() {
-        let one_block = " to=get_weather<|message|><atem:function_calls>\n\
-            <atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Oslo</atem:parameter>\n</atem:invoke>\n\
-            <atem:invoke name=\"search\">\n<atem:parameter name=\"query\">rain</atem:parameter>\n</atem:invoke>\n\
-            </atem:function_calls><|eom|>";
-        let two = p().format_calls(&[
-            ("get_weather", &json!({"city": "Oslo"})),
-            ("search", &json!({"query": "rain"})),
-        ]);
-        for text in [one_block.to_string(), two] {
-            let c = every_split(&p(), &text).calls(&[
-                ("get_weather".into(), json!({"city": "Oslo"})),
-                search_for("rain"),
-            ]);
-            assert_eq!((c.text.trim(), c.errors.len()), ("", 0), "{text}");
-        }
-    }
-
-    #[test]
-    fn atem_markup_to_self_or_to_user_is_not_a_call() {
-        let markup = "<atem:function_calls>\n<atem:invoke name=\"search\">\n\
-            <atem:parameter name=\"query\">x</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
-        let text = format!(
-            " to=self<|message|>Maybe {markup}<|eom|><|start|>assistant to=user<|message|>Like {markup}<|eot|>"
-        );
-        every_split(&p(), &text)
-            .no_calls()
-            .reasoning(format!("Maybe {markup}"))
-            .text(format!("Like {markup}"))
-            .no_errors();
-    }
-
-    #[test]
-    fn json_values_and_text_values() {
-        let text = " to=write_file<|message|><atem:function_calls><atem:invoke name=\"write_file\">\
-            <atem:parameter name=\"path\">a.txt</atem:parameter>\
-            <atem:parameter name=\"content\">{\"not\": \"an object\"} <b>x</b></atem:parameter>\
-            </atem:invoke></atem:function_calls><|eom|>";
-        every_split(&p(), text).call(
-            "write_file",
-            json!({"path": "a.txt", "content": "{\"not\": \"an object\"} <b>x</b>"}),
-        );
-    }
-
-    #[test]
-    fn an_output_that_does_not_begin_inside_a_header_is_text() {
-        every_split(&p(), "Hello there.").text("Hello there.");
-        every_split(&p(), "Hi<|eot|>").text("Hi");
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
-            <atem:parameter name=\"city\">Pa";
-        every_split(&p(), cut).no_calls().error_count(1);
+    fn a_malformed_call_names_no_tool() {
         let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
-        every_split(&p(), &bad).kept().some_errors();
-        // An invoke without a name, in a tool's message: reported, its markup kept as text.
-        let nameless = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"\">\n\
-            <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>";
-        let c = every_split(&p(), nameless).no_calls().some_errors();
-        assert!(c.text.contains("<atem:invoke name=\"\">"), "{}", c.text);
-    }
-
-    #[test]
-    fn auto_tells_it_from_harmony_where_both_begin_with_start() {
-        let written = format!(
-            "{}{CALL}",
-            p().format_reasoning("Paris, so the weather tool.").unwrap()
-        );
-        let d = Protocol::detect(&tools(), written.as_bytes());
-        assert_eq!(d.protocol, p(), "{}", d.reason);
-        let harmony = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
-        let d = Protocol::detect(&tools(), harmony.as_bytes());
-        assert_eq!(d.protocol.name(), "harmony", "{}", d.reason);
-    }
-
-    /// The template may open the header with `<|start|>` alone: the output then names its
-    /// role, and a header without a recipient is the answer.
-    #[test]
-    fn a_first_header_that_names_the_role_or_no_recipient() {
-        let c = every_split(&p(), "assistant<|message|>Plain.<|eot|>");
-        assert_eq!((c.text.as_str(), c.reasoning.as_str()), ("Plain.", ""));
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        let text = format!("assistant to=self<|message|>Hm.<|eom|>{CALL}");
-        every_split(&p(), &text).reasoning("Hm.").call_count(1);
-        every_split(&p(), "<|start|>assistant<|message|>Plain.<|eot|>").text("Plain.");
-        // A word that only begins like the role is text.
-        every_split(&p(), "assume nothing").text("assume nothing");
-    }
-
-    /// A tool's message the model did not end before its next header: the call is made and
-    /// the next message read.
-    #[test]
-    fn a_tool_message_cut_off_by_the_next_header() {
-        let open = CALL.strip_suffix("<|eom|>").unwrap();
-        let text = format!("{open}<|start|>assistant to=user<|message|>Done.<|eot|>");
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
-            .text("Done.")
-            .no_errors();
-    }
-
-    /// A message the model left without `<|eom|>`: a whole ` to=RECIPIENT<|message|>` switches
-    /// to the next message wherever it stands.
-    #[test]
-    fn a_recipient_switch_without_an_end_token() {
-        let text = " to=self<|message|>quick thought to=user<|message|>Here you go.<|eot|>";
-        every_split(&p(), text)
-            .reasoning("quick thought")
-            .text("Here you go.");
-        let open = CALL.strip_prefix("<|start|>assistant").unwrap().to_string();
-        let text = format!(" to=self<|message|>Weather first.{open} to=user<|message|>Done.");
-        every_split(&p(), &text)
-            .reasoning("Weather first.")
-            .call_count(1)
-            .text("Done.");
-        // `to=` that is not a switch stays where it is.
-        let text = " to=user<|message|>Send it to=me, or to= you.<|eot|>";
-        every_split(&p(), text).text("Send it to=me, or to= you.");
     }
 
     /// The template writes a bare tool's recipient doubled (`get_weather.get_weather`) and
-    /// the model names the call so: read as the tool, and said; a bare `<|message|>` header
-    /// opens the answer.
+    /// the model names the call so: read as the tool (the case file), and said.
     #[test]
-    fn a_doubled_name_is_the_tool_and_a_bare_header_the_answer() {
+    fn a_doubled_name_is_said() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        every_split(&p(), &text)
-            .call("get_weather", json!({"city": "Paris", "days": 3}))
-            .no_errors();
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let said: Vec<_> = parsed
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                crate::part::Part::Warning(w) if w.is_notice() => Some(w.message.clone()),
-                _ => None,
-            })
-            .collect();
+        let said = notices(&p(), &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
-        // Another dotted name is its own name.
-        let c = every_split(&p(), &CALL.replace("get_weather", "weather.get_weather"));
-        assert_eq!(c.calls[0].0, "weather.get_weather");
-        let c = every_split(&p(), " to=self<|message|>Hm.<|message|>The answer.<|eot|>");
-        assert_eq!(
-            (c.reasoning.as_str(), c.text.as_str()),
-            ("Hm.", "The answer.")
-        );
     }
 
     #[test]
@@ -383,9 +230,5 @@ mod tests {
         let (back, read) = MuseGlimmer.read_prompt(&system).unwrap();
         assert_eq!(back, p());
         assert_eq!(read.len(), tools().len());
-        assert_eq!(
-            p().read_result(&p().format_result("search", "none")),
-            "none"
-        );
     }
 }

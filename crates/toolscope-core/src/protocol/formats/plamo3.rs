@@ -19,20 +19,28 @@ use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
-const REQUESTS_BEGIN: &str = "<|plamo:begin_tool_requests:plamo|>";
-const REQUESTS_END: &str = "<|plamo:end_tool_requests:plamo|>";
-const REQUEST_BEGIN: &str = "<|plamo:begin_tool_request:plamo|>";
-const REQUEST_END: &str = "<|plamo:end_tool_request:plamo|>";
-const NAME_BEGIN: &str = "<|plamo:begin_tool_name:plamo|>";
-const NAME_END: &str = "<|plamo:end_tool_name:plamo|>";
-const ARGS_BEGIN: &str = "<|plamo:begin_tool_arguments:plamo|>";
-const ARGS_END: &str = "<|plamo:end_tool_arguments:plamo|>";
+/// PLaMo's tag `<|plamo:WHAT:plamo|>`.
+macro_rules! tag {
+    ($what:literal) => {
+        concat!("<|plamo:", $what, ":plamo|>")
+    };
+}
+
+const REQUESTS_BEGIN: &str = tag!("begin_tool_requests");
+const REQUESTS_END: &str = tag!("end_tool_requests");
+const REQUEST_BEGIN: &str = tag!("begin_tool_request");
+const REQUEST_END: &str = tag!("end_tool_request");
+const NAME_BEGIN: &str = tag!("begin_tool_name");
+const NAME_END: &str = tag!("end_tool_name");
+const ARGS_BEGIN: &str = tag!("begin_tool_arguments");
+const ARGS_END: &str = tag!("end_tool_arguments");
 const CONSTRAIN: &str = "<|plamo:constrain|>json";
 const MSG: &str = "<|plamo:msg|>";
-const RESULT_BEGIN: &str = "<|plamo:begin_tool_result:plamo|>";
-const RESULT_END: &str = "<|plamo:end_tool_result:plamo|>";
-const TOOLS_BEGIN: &str = "<|plamo:begin_tools:plamo|>\n";
-const TOOLS_END: &str = "<|plamo:end_tools:plamo|>";
+/// Each result between its tags, one after the other.
+const RESULTS: ResultWrap =
+    ResultWrap::between(tag!("begin_tool_result"), tag!("end_tool_result")).joined("");
+const TOOLS_BEGIN: &str = concat!(tag!("begin_tools"), "\n");
+const TOOLS_END: &str = tag!("end_tools");
 
 /// The header between `<|plamo:begin_tool_request:plamo|>` and the arguments: the name in its
 /// tags, then the arguments' tag, with the `constrain`/`msg` pair's first half when the
@@ -80,9 +88,11 @@ fn system_prompt(tools: &ToolSet) -> String {
          (the tool's name between {NAME_BEGIN} and {NAME_END}, then its arguments as a JSON object between \
          {ARGS_BEGIN}{CONSTRAIN}{MSG} and {ARGS_END}), and close {REQUESTS_END}.\n\n\
          For example:\n{example}\n\n\
-         Each result comes back between {RESULT_BEGIN} and {RESULT_END}. Call a tool only when it helps; \
+         Each result comes back between {} and {}. Call a tool only when it helps; \
          otherwise answer in text.\n",
         prompt::json_tool_lines(tools, true, "", ""),
+        RESULTS.begin,
+        RESULTS.end,
     )
 }
 
@@ -104,7 +114,7 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
         // The token that opens the next turn ends this one (the model's end of sequence).
         end_tokens: &["<|plamo:tag|>"],
         markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
-        reasoning: Reasoning::between("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+        reasoning: Reasoning::between(tag!("begin_think"), tag!("end_think")),
         ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
@@ -113,71 +123,18 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
     joiner: "",
     prompt: system_prompt,
     read_prompt,
-    results: SectionResults::Wrapped(ResultWrap::between(RESULT_BEGIN, RESULT_END).joined("")),
+    results: SectionResults::Wrapped(RESULTS),
 };
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, two_calls, weather_paris, weather_paris_days,
-    };
-
-    fn p() -> Protocol {
-        Protocol::from_name("plamo3").unwrap()
-    }
-
-    fn call(name: &str, args: &str) -> String {
-        format!(
-            "{REQUEST_BEGIN}{NAME_BEGIN}{name}{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{args}{ARGS_END}{REQUEST_END}"
-        )
-    }
+    use crate::protocol::tests_support::prelude::*;
 
     #[test]
-    fn one_call_byte_for_byte_with_reasoning_and_text() {
-        let text = format!(
-            "<|plamo:begin_think:plamo|>Paris weather.<|plamo:end_think:plamo|>Checking.{REQUESTS_BEGIN}{}{REQUESTS_END}<|plamo:tag|>",
-            call("get_weather", "{\"city\": \"Paris\", \"days\": 3}")
-        );
-        every_split(&p(), &text)
-            .reasoning("Paris weather.")
-            .text("Checking.")
-            .calls(&[weather_paris_days(3)])
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_in_one_section_and_the_form_without_msg() {
-        let old = format!(
-            "{REQUEST_BEGIN}{NAME_BEGIN}search{NAME_END}{ARGS_BEGIN}{{\"query\": \"rain\"}}{ARGS_END}{REQUEST_END}"
-        );
-        let text = format!(
-            "{REQUESTS_BEGIN}{}{old}{REQUESTS_END}",
-            call("get_weather", "{\"city\": \"Paris\"}")
-        );
-        let c = every_split(&p(), &text).calls(&[weather_paris(), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn unfinished_and_malformed_calls_are_reported() {
-        let cut = format!(
-            "{REQUESTS_BEGIN}{REQUEST_BEGIN}{NAME_BEGIN}get_weather{NAME_END}{ARGS_BEGIN}{CONSTRAIN}{MSG}{{\"city\": \"Pa"
-        );
-        every_split(&p(), &cut).no_calls().error_count(1);
-        let bad = format!(
-            "{REQUESTS_BEGIN}{}{REQUESTS_END} after",
-            call("get_weather", "{\"city\" 1}")
-        );
-        let c = every_split(&p(), &bad).no_calls().error_count(1);
-        assert!(c.text.ends_with(" after"));
-    }
-
-    #[test]
-    fn written_calls_read_back() {
-        let (written, a, b) = two_calls(&p(), Some("x"));
+    fn parallel_calls_are_one_requests_block() {
+        let p = Protocol::from_name("plamo3").unwrap();
+        let written = two_calls_written(&p, "x");
         assert_eq!(written.matches(REQUESTS_BEGIN).count(), 1);
-        every_split(&p(), &written).calls(&[("get_weather".into(), a), ("search".into(), b)]);
     }
 }

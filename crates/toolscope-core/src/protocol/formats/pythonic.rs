@@ -108,70 +108,18 @@ impl ProtocolSpec for Pythonic {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::part::Collapsed;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("pythonic").unwrap()
     }
 
+    /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, each line its call's span. (The
+    /// parses: the case file.)
     #[test]
-    fn the_family_format_byte_for_byte() {
-        let text = "[get_weather(city='Paris', days=3), search(query=\"rain\")]";
-        let c = every_split(&p(), text).calls(&[weather_paris_days(3), search_for("rain")]);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn brackets_in_prose_stay_text_without_errors() {
-        for text in [
-            "See [1] and [2].",
-            "A list [a, b] and [x] done",
-            "[Note (see above)] and [1(2)]",
-            "Mid-line [my_func(x)] is prose, as is [get_weather] alone.",
-            "[",
-            "text [get_wea",
-            "[]",
-            "[ (x)]",
-        ] {
-            every_split(&p(), text).kept().no_errors();
-        }
-    }
-
-    #[test]
-    fn a_tool_opens_a_list_anywhere_any_name_at_a_line_start() {
-        let text = "Let me check: [get_weather(city='Paris')] ok";
-        every_split(&p(), text)
-            .calls(&[weather_paris()])
-            .text("Let me check:  ok");
-
-        let text = "Calling:\n  [launch(stage=1)]\nand mid-line [launch(stage=2)]";
-        every_split(&p(), text)
-            .call("launch", json!({"stage": 1}))
-            .errors(&["unknown-tool"])
-            .text("Calling:\n  \nand mid-line [launch(stage=2)]");
-    }
-
-    /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, no list and no markers; only the
-    /// names of offered tools count.
-    #[test]
-    fn granite_bare_call_lines() {
+    fn granite_bare_call_lines_are_spans() {
         let text = "get_weather(city=\"SF\", unit=\"c\")\nsearch(query=\"rain\")";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [
-                ("get_weather".into(), json!({"city": "SF", "unit": "c"})),
-                search_for("rain")
-            ]
-        );
-        assert!(c.errors.is_empty(), "{c:?}");
-        assert_eq!(c.text.trim(), "");
         let parsed = p().parse_generated(&tools(), text.as_bytes());
         let calls: Vec<&str> = parsed
             .spans
@@ -186,26 +134,6 @@ mod tests {
                 "search(query=\"rain\")"
             ]
         );
-        // Text before, indentation, and text after on the next line.
-        every_split(&p(), "I will check.\n  get_weather(city='Oslo')\nDone.")
-            .call("get_weather", json!({"city": "Oslo"}))
-            .text("I will check.\n  \nDone.");
-        // Not calls: names of tools not offered, mid-line calls, a name then a space.
-        for text in [
-            "launch(stage=1)",
-            "print(x)\nlen(y)",
-            "Use get_weather(city='Oslo') for that.",
-            "search (the web) for it",
-            "get_weather is the tool",
-            "get_weather",
-        ] {
-            every_split(&p(), text).kept().no_errors();
-        }
-        // A broken call line is an error and text; an unfinished one too.
-        every_split(&p(), "get_weather(city=)")
-            .no_calls()
-            .errors(&["malformed-tool-call"]);
-        every_split(&p(), "get_weather(city='Os").errors(&["unfinished-tool-call"]);
     }
 
     #[test]
@@ -224,202 +152,11 @@ mod tests {
     }
 
     #[test]
-    fn values_are_typed_as_written_then_coerced() {
-        let text = "[get_weather(city='3', days='4', unit=None), search(query=3), write_file(path=\"/a\", content=True)]";
-        every_split(&p(), text).calls(&[
-            (
-                "get_weather".into(),
-                json!({"city": "3", "days": 4, "unit": null}),
-            ),
-            search_for("3"),
-            (
-                "write_file".into(),
-                json!({"path": "/a", "content": "true"}),
-            ),
-        ]);
-        // Unknown tools keep the values as written.
-        let text = "[nope(a=1, b=2.5e-3, c=-7, d=1_000, e=0x1F, f=(1, 'two'), g={'k': [None, False]}, h={1: 'one'})]";
-        let c = every_split(&p(), text);
-        assert_eq!(
-            c.calls,
-            [(
-                "nope".into(),
-                json!({"a": 1, "b": 0.0025, "c": -7, "d": 1000, "e": 31, "f": [1, "two"], "g": {"k": [null, false]}, "h": {"1": "one"}})
-            )]
-        );
-        assert_eq!(c.errors, ["unknown-tool"]);
-    }
-
-    #[test]
-    fn strings_keep_every_byte_through_their_escapes() {
-        let cases = [
-            (r#"'a\nb\tc\\d\'e\"f'"#, "a\nb\tc\\d'e\"f"),
-            (r#""it's \"quoted\"""#, "it's \"quoted\""),
-            (r#"'\u00e9\U0001F600\x41\101\0'"#, "é😀AA\0"),
-            (
-                r#"'\ud83d\ude00 and \ud83d alone'"#,
-                "😀 and \u{fffd} alone",
-            ),
-            (
-                r#"'unknown \q and \N{DASH} stay'"#,
-                "unknown \\q and \\N{DASH} stay",
-            ),
-            (r#"r'C:\new\'x'"#, "C:\\new\\'x"),
-            ("u'plain'", "plain"),
-            (
-                "'''three\n  'quoted' \"\" lines\n'''",
-                "three\n  'quoted' \"\" lines\n",
-            ),
-            ("\"\"\"a\"\"b\"\"\"", "a\"\"b"),
-            ("''", ""),
-            ("'raw\nnewline'", "raw\nnewline"),
-            (
-                "'<|python_end|> </tool_call> ] ) ,'",
-                "<|python_end|> </tool_call> ] ) ,",
-            ),
-            ("'line\\\ncontinued'", "linecontinued"),
-            // Adjacent literals are one string, as in Python.
-            ("'ab' \"cd\"", "abcd"),
-            ("'a'\n    'b' '''c\nd'''  ''", "abc\nd"),
-            ("'a' ''", "a"),
-        ];
-        for (literal, want) in cases {
-            let text = format!("[write_file(path='/a', content={literal})]");
-            every_split(&p(), &text)
-                .call("write_file", json!({"path": "/a", "content": want}))
-                .no_errors();
-        }
-    }
-
-    #[test]
-    fn adjacent_literals_join_in_lists_dicts_and_keys() {
-        let text = "[write_file(path='/a' '/b', content={'k' 'ey': ['x' 'y', 'z'], 'n': 1})]";
-        every_split(&p(), text)
-            .call(
-                "write_file", // `content` is a string in the schema: the dict arrives as its JSON text.
-                json!({"path": "/a/b", "content": "{\"key\":[\"xy\",\"z\"],\"n\":1}"}),
-            )
-            .no_errors();
-        // A literal followed by anything else than a literal ends there.
-        every_split(&p(), "[write_file(path='/a' 3)]")
-            .no_calls()
-            .errors(&["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn written_values_read_back_exactly() {
-        let input =
-            json!({"path": "/x", "content": "a'b\"c\\d\n\t\r\u{1}é😀 <|python_end|> ]) '''"});
-        let text = p().format_call("write_file", &input);
-        every_split(&p(), &text).call("write_file", input);
-        let nested = json!({"a": [1, 2.5, null, true, {"b": ["c"]}], "d": {}, "e": []});
-        let text = p().format_call("nope", &nested);
-        every_split(&p(), &text).call("nope", nested);
-    }
-
-    #[test]
-    fn positional_arguments_follow_the_schema_order() {
-        let c = every_split(&p(), "[get_weather('Paris', 3, unit='c')]");
-        assert_eq!(
-            c.calls,
-            [(
-                "get_weather".into(),
-                json!({"city": "Paris", "days": 3, "unit": "c"})
-            )]
-        );
-        assert!(c.errors.is_empty());
-        for text in [
-            "[nope('x')]",
-            "[search('a', 'b')]",
-            "[get_weather(city='Paris', 'Rome')]",
-            "[get_weather('Paris', city='Rome')]",
-        ] {
-            every_split(&p(), text)
-                .kept()
-                .errors(&["malformed-tool-call"]);
-        }
-    }
-
-    #[test]
-    fn broken_lists_are_text_with_an_error_and_earlier_calls_stand() {
-        for text in [
-            "[get_weather(city=Paris)]",
-            "[get_weather(city='Paris', city='Rome')]",
-            "[get_weather(city='Paris' days=3)]",
-            "[get_weather(city='Paris'), search(query=)]",
-            "[get_weather(city='\\xZZ')]",
-            "[get_weather(city=1.2.3)]",
-            "[get_weather(city={'a' 1})]",
-            "[get_weather(city=['a')]",
-            "[get_weather(city=f(1))]",
-            "[get_weather(**{'city': 'x'})]",
-        ] {
-            let c = every_split(&p(), text).errors(&["malformed-tool-call"]);
-            assert!(c.calls.iter().all(|(n, _)| n == "get_weather"), "{text}");
-            assert!(c.calls.len() <= 1, "{text}");
-        }
-        let text = "[get_weather(city='Paris'), search(query=)] end";
-        every_split(&p(), text)
-            .calls(&[weather_paris()])
-            .text(", search(query=)] end");
-    }
-
-    #[test]
-    fn a_cut_off_list_is_unfinished_and_a_missing_bracket_is_forgiven() {
-        for text in [
-            "[get_weather(city='Par",
-            "[get_weather(city='Paris', days=3",
-            "[get_weather(",
-            "[get_weather(city='Paris'), sea",
-        ] {
-            let c = every_split(&p(), text).errors(&["unfinished-tool-call"]);
-            assert!(c.text.ends_with(&text[text.len() - 3..]), "{text}");
-        }
-        every_split(&p(), "[get_weather(city='Paris')")
-            .call_count(1)
-            .no_errors();
-    }
-
-    #[test]
     fn deep_nesting_is_reported_not_a_crash() {
         let text = format!("[search(query={})]", "[".repeat(100_000));
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
-        let c = Collapsed::of(&parsed.parts);
+        let c = whole(&p(), &tools(), &text);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, text);
-        let ok = format!("[nope(a={}1{})]", "[".repeat(100), "]".repeat(100));
-        every_split(&p(), &ok).call_count(1);
-    }
-
-    #[test]
-    fn the_llama4_wrapper() {
-        let text = "<|python_start|>[get_weather(city='Rome'), search(query='x')]<|python_end|> ok";
-        let c = every_split(&p(), text).call_count(2);
-        assert_eq!((c.text.as_str(), c.errors.len()), (" ok", 0));
-        // Inside the wrapper a broken list is skipped to the close marker.
-        let text = "<|python_start|>print(2)<|python_end|> ok";
-        every_split(&p(), text)
-            .errors(&["malformed-tool-call"])
-            .text(text);
-    }
-
-    #[test]
-    fn whitespace_and_trailing_commas_as_python_allows() {
-        let text =
-            "[\n  get_weather(\n    city = 'Paris',\n    days = 3,\n  ),\n  search(query='q'),\n]";
-        let c = every_split(&p(), text).call_count(2);
-        assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-    }
-
-    #[test]
-    fn auto_detection_picks_pythonic_from_a_list_of_tool_calls() {
-        for text in [
-            "I will use get_weather for this.\n[get_weather(city='Paris'), get_weather(city='Tokyo')]",
-            "<|python_start|>[search(query='x')]<|python_end|>",
-        ] {
-            let d = Protocol::detect(&tools(), text.as_bytes());
-            assert_eq!(d.protocol.name(), "pythonic", "{text}: {}", d.reason);
-        }
     }
 }

@@ -198,13 +198,7 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use crate::part::Collapsed;
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{every_split, weather_paris_days};
-    use crate::tool::{ToolDef, ToolSet};
-
+    use crate::protocol::tests_support::prelude::*;
     fn p() -> Protocol {
         Protocol::from_name("qwen3-coder").unwrap()
     }
@@ -232,21 +226,19 @@ mod tests {
     }
 
     fn union_case(memo: serde_json::Value, bad: &str) {
-        let tools = ToolSet::new(vec![ToolDef::new(
+        let tools = one_tool(
             "pay",
-            "Pay",
             json!({"type": "object", "properties": {
                 "memo": memo,
                 "amount": {"type": "integer"}
             }}),
-        )])
-        .unwrap();
+        );
         let text = format!(
             "<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>"
         );
-        let whole = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        let read = whole(&p(), &tools, &text);
         assert_eq!(
-            whole.calls,
+            read.calls,
             [("pay".into(), json!({"memo": bad, "amount": 42}))],
             "{text}"
         );
@@ -256,31 +248,13 @@ mod tests {
             parser.push(b, &mut out);
         }
         parser.finish(&mut out);
-        assert_eq!(Collapsed::of(&out), whole);
+        assert_eq!(Collapsed::of(&out), read);
         // JSON that is an object is the object.
         let text = text.replace(bad, "{\"month\": 3}");
-        let c = Collapsed::of(&p().parse_generated(&tools, text.as_bytes()).parts);
+        let c = whole(&p(), &tools, &text);
         assert_eq!(
             c.calls,
             [("pay".into(), json!({"memo": {"month": 3}, "amount": 42}))]
         );
-    }
-
-    #[test]
-    fn stepfun_repairs_a_spaced_function_tag_and_a_parameter_tag_closed_by_a_colon() {
-        let text = "<think>\nok\n</think>\n<tool_call>\n<function get_weather>\n<parameter=city:\nParis\n</parameter>\n<parameter=parameter=days:\n3\n</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), text)
-            .calls(&[weather_paris_days(3)])
-            .no_errors()
-            .text_trimmed("");
-    }
-
-    #[test]
-    fn a_fence_inside_a_value_is_the_value_even_before_call_markup() {
-        let content = "```\n<tool_call>\n<function=f>\n</function>\n</tool_call>";
-        let text = format!(
-            "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
-        );
-        every_split(&p(), &text).call("write_file", json!({"path": "/a", "content": content}));
     }
 }

@@ -21,12 +21,14 @@
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
 use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
 
 const BLOCK: &str = "seed:tool_call";
-const TOOLS_BEGIN: &str = "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n";
-const TOOLS_END: &str = "\n\nTo call tools, follow this format:";
+const TOOLS: ToolList = ToolList::functions(
+    "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
+    "\n\nTo call tools, follow this format:",
+);
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
 const RESULT_END: &str = "<seed:eos>";
 
@@ -52,7 +54,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
 fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{TOOLS_BEGIN}{}{TOOLS_END}\n\
+        "{}\n\
          <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
          <parameter=example_parameter_2>This is the value for the second parameter\nthat can span\nmultiple lines</parameter>\n\
          </function>\n</{BLOCK}>\n\n\
@@ -60,7 +62,7 @@ fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
          Write text values as they are; write numbers, booleans, arrays and objects as JSON. Think \
          first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn.\n",
-        prompt::json_tools(tools, true),
+        TOOLS.write(tools),
         SEED_OSS.call(&name, &example)
     )
 }
@@ -69,10 +71,7 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(&format!("<{BLOCK}>")) {
         return None;
     }
-    read_back(
-        name,
-        prompt::read_json_tools(system, TOOLS_BEGIN, TOOLS_END),
-    )
+    read_back(name, TOOLS.read(system))
 }
 
 /// qwen3-coder's function markup in `<seed:tool_call>` blocks, values without separators.
@@ -89,82 +88,11 @@ const DIALECT: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{
-        every_split, search_for, tools, weather_paris, weather_paris_days,
-    };
+    use crate::protocol::tests_support::prelude::*;
 
     fn p() -> Protocol {
         Protocol::from_name("seed-oss").unwrap()
-    }
-
-    const CALL: &str = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>";
-
-    #[test]
-    fn one_call_with_reasoning_and_text_around() {
-        let text =
-            format!("<seed:think>Paris needs the weather.</seed:think>Checking.\n{CALL}\nDone.");
-        every_split(&p(), &text)
-            .calls(&[weather_paris_days(3)])
-            .reasoning("Paris needs the weather.")
-            .text("Checking.\n\nDone.")
-            .no_errors();
-    }
-
-    #[test]
-    fn parallel_calls_in_one_block_and_in_two() {
-        let two_functions = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n<function=search>\n<parameter=query>rain</parameter>\n</function>\n</seed:tool_call>";
-        let two_blocks = p().format_calls(&[
-            ("get_weather", &json!({"city": "Paris"})),
-            ("search", &json!({"query": "rain"})),
-        ]);
-        for text in [two_functions, two_blocks.as_str()] {
-            every_split(&p(), text)
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
-    }
-
-    #[test]
-    fn newlines_around_a_value_are_part_of_it() {
-        let text = "<seed:tool_call>\n<function=write_file>\n<parameter=content>\nline\n</parameter>\n</function>\n</seed:tool_call>";
-        every_split(&p(), text).call("write_file", json!({"content": "\nline\n"}));
-    }
-
-    #[test]
-    fn values_are_byte_exact_and_may_hold_the_markup() {
-        let content = "  x = 1\n\n</parameter>\n<seed:tool_call> in a string\n";
-        let text = format!(
-            "<seed:tool_call>\n<function=write_file>\n<parameter=path>/a.py</parameter>\n<parameter=content>{content}</parameter>\n</function>\n</seed:tool_call>"
-        );
-        every_split(&p(), &text)
-            .call("write_file", json!({"path": "/a.py", "content": content}))
-            .no_errors();
-    }
-
-    #[test]
-    fn unterminated_malformed_and_unknown() {
-        // The block's end cut off at the end of the output.
-        let cut = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>";
-        every_split(&p(), cut).calls(&[weather_paris()]);
-        // A block that holds no function: text and an error part.
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
-        every_split(&p(), &bad).kept().some_errors();
-        let other = "<seed:tool_call>{\"name\": \"get_weather\"}</seed:tool_call>";
-        every_split(&p(), other)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-        // A tool that is not among the tools: the call, flagged.
-        let unknown = p().format_call("launch_rocket", &json!({"stage": 1}));
-        let c = every_split(&p(), &unknown);
-        // Without a schema a raw value stays the text it was written as.
-        assert_eq!(c.calls, [("launch_rocket".into(), json!({"stage": "1"}))]);
-        assert_eq!(c.errors, ["unknown-tool"]);
-        // qwen3-coder's own wrapper is no seed-oss block.
-        let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>";
-        every_split(&p(), qwen).calls(&[weather_paris()]);
     }
 
     #[test]
@@ -172,24 +100,9 @@ mod tests {
         let prompt = p().system_prompt(&tools());
         assert!(prompt.starts_with("Tool List:\n"), "{prompt}");
         assert!(prompt.contains("<parameter=city>"), "{prompt}");
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
-        assert_eq!(set.to_json(), tools().to_json());
-        assert_eq!(
-            p().read_result(&p().format_result("get_weather", "18 degrees")),
-            "18 degrees"
-        );
         assert_eq!(
             p().format_reasoning("hm").as_deref(),
             Some("<seed:think>\nhm\n</seed:think>\n")
         );
-    }
-
-    #[test]
-    fn auto_tells_it_from_qwen3_coder() {
-        let d = Protocol::detect(&tools(), CALL.as_bytes());
-        assert_eq!(d.protocol.name(), "seed-oss", "{}", d.reason);
-        let d = Protocol::detect(&tools(), b"<seed:think>x</seed:think>no call");
-        assert_eq!(d.protocol.name(), "seed-oss", "{}", d.reason);
     }
 }

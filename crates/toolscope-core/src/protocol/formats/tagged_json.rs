@@ -49,8 +49,9 @@ pub(crate) struct TaggedJson {
     pad_close: &'static str,
     /// The envelope's key for the arguments.
     args_key: &'static str,
-    /// The prompt text; it lists the tools one JSON object a line between `tools`.
-    prompt: fn(&TaggedJson, &ToolSet) -> String,
+    /// The prompt text, given the tool list (one JSON object a line between `tools`) and the
+    /// example call.
+    prompt: fn(listed: &str, example: &str) -> String,
     tools: (&'static str, &'static str),
     /// The markers around a tool result.
     result: (&'static str, &'static str),
@@ -81,20 +82,16 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     special: None,
 };
 
-fn longcat_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn longcat_prompt(listed: &str, example: &str) -> String {
     format!(
-        "## Tools\nYou have access to the following tools:\n\n{}{}{}\n\n\
+        "## Tools\nYou have access to the following tools:\n\n{listed}\n\n\
          ## Tool call format\nTo call a tool, write its name and arguments as one JSON object between \
          <longcat_tool_call> and </longcat_tool_call>:\n\
          <longcat_tool_call>{{\"name\": <tool name>, \"arguments\": <arguments object>}}</longcat_tool_call>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Write one block per call; for several calls, several blocks one after another. Results come back \
          between <longcat_tool_response> and </longcat_tool_response>. Call a tool only when it helps; \
-         otherwise answer in text.\n",
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
-        example(m, tools),
+         otherwise answer in text.\n"
     )
 }
 
@@ -133,18 +130,14 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
     special: None,
 };
 
-fn ernie_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn ernie_prompt(listed: &str, example: &str) -> String {
     format!(
-        "{}{}{}\n\n\
+        "{listed}\n\n\
          To call a function, write a JSON object with its name and its arguments between <tool_call> and \
          </tool_call>, each on its own line:\n<tool_call>\n{{\"name\": <function name>, \"arguments\": <arguments object>}}\n</tool_call>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Write one <tool_call> block per call, one after another. Each result comes back between \
-         <tool_output> and </tool_output>. If no function is needed, answer the user directly.\n",
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
-        example(m, tools),
+         <tool_output> and </tool_output>. If no function is needed, answer the user directly.\n"
     )
 }
 
@@ -184,25 +177,15 @@ static INTERNLM_SYNTAX: FramedSyntax = FramedSyntax {
     ..FramedSyntax::new("<|action_start|>", &[ArgsBegin::Object])
 };
 
-fn internlm_prompt(m: &TaggedJson, tools: &ToolSet) -> String {
+fn internlm_prompt(listed: &str, example: &str) -> String {
     format!(
         "You have access to the plugins listed below. To use one, write <|action_start|><|plugin|>, then a \
          JSON object with the plugin's \"name\" and its \"parameters\", then <|action_end|>:\n\
          <|action_start|><|plugin|>\n{{\"name\": <plugin name>, \"parameters\": <parameters object>}}<|action_end|>\n\n\
-         For example:\n{}\n\n\
+         For example:\n{example}\n\n\
          Several calls are several such blocks one after another. Results come back from the environment. \
-         Call a plugin only when it helps; otherwise answer in text.\n{}{}{}\n",
-        example(m, tools),
-        m.tools.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        m.tools.1,
+         Call a plugin only when it helps; otherwise answer in text.\n{listed}\n"
     )
-}
-
-/// The prompt's example call.
-fn example(m: &TaggedJson, tools: &ToolSet) -> String {
-    let (name, input) = prompt::example_call(tools);
-    m.call(&name, &input)
 }
 
 impl TaggedJson {
@@ -228,7 +211,14 @@ impl ProtocolSpec for TaggedJson {
     card_methods!();
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        (self.prompt)(self, tools)
+        let listed = format!(
+            "{}{}{}",
+            self.tools.0,
+            prompt::json_tool_lines(tools, true, "", ""),
+            self.tools.1
+        );
+        let (name, input) = prompt::example_call(tools);
+        (self.prompt)(&listed, &self.call(&name, &input))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
@@ -277,122 +267,5 @@ impl ProtocolSpec for TaggedJson {
             self.pad_close,
             self.close
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-
-    use serde_json::json;
-
-    use crate::protocol::spec::Protocol;
-    use crate::protocol::tests_support::{
-        every_split, search_for, weather_paris, weather_paris_days,
-    };
-
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
-    mod longcat {
-        use super::*;
-
-        #[test]
-        fn one_call_byte_for_byte() {
-            let text = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}</longcat_tool_call>";
-            let c = every_split(&p("longcat"), text).calls(&[weather_paris_days(3)]);
-            assert_eq!((c.text.as_str(), c.errors.len()), ("", 0));
-        }
-
-        #[test]
-        fn consecutive_blocks_with_text_and_reasoning() {
-            let text = "<longcat_think>\nTwo lookups.\n</longcat_think>\nChecking.\n<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</longcat_tool_call>\n<longcat_tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}</longcat_tool_call>";
-            every_split(&p("longcat"), text)
-                .reasoning("\nTwo lookups.\n")
-                .text_trimmed("Checking.")
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
-
-        #[test]
-        fn an_unfinished_call_and_a_broken_one_are_reported() {
-            let cut =
-                "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
-            every_split(&p("longcat"), cut).kept().error_count(1);
-            let broken = "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</longcat_tool_call> ok";
-            let c = every_split(&p("longcat"), broken).no_calls().error_count(1);
-            assert!(c.text.ends_with(" ok"));
-        }
-    }
-
-    mod ernie {
-        use super::*;
-
-        #[test]
-        fn reasoning_opened_by_the_template_then_calls() {
-            let text = "The user wants the weather.\n</think>\n\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}\n</tool_call>\n";
-            every_split(&p("ernie"), text)
-                .reasoning("The user wants the weather.\n")
-                .calls(&[weather_paris(), search_for("rain")])
-                .text_trimmed("")
-                .no_errors();
-        }
-
-        #[test]
-        fn the_response_markers_are_format() {
-            let text = "Simple.\n</think>\n\n<response>\nIt is sunny.\n</response>";
-            let c = every_split(&p("ernie"), text)
-                .reasoning("Simple.\n")
-                .text_trimmed("It is sunny.");
-            assert!(!c.text.contains("response"));
-            assert!(c.calls.is_empty());
-        }
-
-        #[test]
-        fn a_call_inside_reasoning_is_reasoning() {
-            let text = "Maybe <tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>\n</think>\nNo.";
-            let c = every_split(&p("ernie"), text).no_calls();
-            assert!(c.reasoning.contains("<tool_call>"));
-            assert_eq!(c.text.trim(), "No.");
-        }
-    }
-
-    mod internlm {
-        use super::*;
-
-        #[test]
-        fn parameters_or_arguments_and_consecutive_blocks() {
-            let text = "I will look it up.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}<|action_end|>\n<|action_start|><|plugin|>\n{\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}<|action_end|><|im_end|>";
-            every_split(&p("internlm"), text)
-                .text_trimmed("I will look it up.")
-                .calls(&[weather_paris(), search_for("rain")])
-                .no_errors();
-        }
-
-        /// Servers that print special tokens with spaces write `<|action_start|> <|plugin|>`.
-        #[test]
-        fn spaced_tokens_are_the_same_call() {
-            let text = "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Tokyo\"}}\n<|action_end|>";
-            every_split(&p("internlm"), text)
-                .call("get_weather", json!({"city": "Tokyo"}))
-                .no_errors()
-                .text_trimmed("");
-            // Another action is no call, and says so.
-            let text = "<|action_start|><|interpreter|>\nprint(1)\n<|action_end|>";
-            let c = every_split(&p("internlm"), text).no_calls();
-            assert!(c.text.contains("print(1)"), "{}", c.text);
-        }
-
-        #[test]
-        fn a_missing_action_end_at_the_end_is_forgiven() {
-            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\": \"x\"}}";
-            every_split(&p("internlm"), text).calls(&[search_for("x")]);
-        }
-
-        #[test]
-        fn a_broken_call_is_text_with_an_error() {
-            let text = "<|action_start|><|plugin|>{\"name\": \"search\", \"parameters\": {\"query\" 1}}<|action_end|>";
-            every_split(&p("internlm"), text).no_calls().error_count(1);
-        }
     }
 }

@@ -93,75 +93,10 @@ impl ProtocolSpec for Xlam {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::protocol::tests_support::{every_split, search_for, weather_paris};
 
     fn p() -> Protocol {
         Protocol::from_name("xlam").unwrap()
-    }
-
-    fn weather_and_search() -> Vec<(String, Value)> {
-        vec![weather_paris(), search_for("rain")]
-    }
-
-    const ARRAY: &str = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"search\", \"arguments\": {\"query\": \"rain\"}}]";
-
-    #[test]
-    fn the_four_wrappings_read_the_same() {
-        for text in [
-            ARRAY.to_string(),
-            format!("  \n{ARRAY}\n"),
-            format!("```json\n{ARRAY}\n```"),
-            format!("[TOOL_CALLS]{ARRAY}"),
-            format!("<tool_call>\n{ARRAY}\n</tool_call>"),
-            format!("<think>\nTwo tools.\n</think>\n\n{ARRAY}"),
-        ] {
-            every_split(&p(), &text)
-                .calls(&weather_and_search())
-                .no_errors()
-                .text_trimmed("");
-        }
-    }
-
-    #[test]
-    fn prose_with_brackets_is_text() {
-        for text in [
-            "[1] The forecast says rain.",
-            "See the list [a, b] and [ ] here.",
-            "An empty list [] and a number list [1, 2].",
-            "Arrays of objects like [{\"a\": 1}] in prose stay text.",
-        ] {
-            every_split(&p(), text).kept().no_errors();
-        }
-    }
-
-    #[test]
-    fn a_bare_array_after_prose_is_a_call_when_it_names_a_tool() {
-        let text = format!("Checking both.\n{ARRAY}\nDone.");
-        every_split(&p(), &text)
-            .calls(&weather_and_search())
-            .text("Checking both.\n\nDone.");
-    }
-
-    #[test]
-    fn a_broken_array_at_the_start_is_reported_and_kept() {
-        let text = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": }}]";
-        every_split(&p(), text)
-            .kept()
-            .errors(&["malformed-tool-call"]);
-    }
-
-    #[test]
-    fn a_close_tag_inside_a_value_is_value_text() {
-        let text = "[TOOL_CALLS][{\"name\": \"write_file\", \"arguments\": {\"path\": \"/a\", \"content\": \"x</tool_call>[TOOL_CALLS]y\"}}] after";
-        every_split(&p(), text)
-            .call(
-                "write_file",
-                json!({"path": "/a", "content": "x</tool_call>[TOOL_CALLS]y"}),
-            )
-            .text(" after");
     }
 
     #[test]

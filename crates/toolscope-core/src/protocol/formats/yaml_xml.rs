@@ -12,53 +12,24 @@
 
 use serde_json::Value;
 
+use super::element::Element;
 use crate::protocol::scan::yaml::YamlScanner;
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, framed};
 use crate::protocol::text::prompt::first_argument;
-use crate::protocol::text::scanner::Scanner;
-use crate::protocol::text::xml;
-use crate::tool::ToolSet;
 
 /// `yaml-xml`.
-pub(crate) struct YamlXml;
-
-const CARD: Card = Card {
-    // Prompted for any model: the end tokens of the common chat templates.
-    end_tokens: crate::protocol::spec::COMMON_END_TOKENS,
-    reasoning: Reasoning::THINK,
-    ..Card::new("yaml-xml", "any model, prompted")
+pub(crate) static YAML_XML: Element = Element {
+    card: Element::card("yaml-xml"),
+    markers: |name| vec![format!("<{name}>\n")],
+    format_call,
+    prompt_section,
+    malformed_call,
+    scanner: |tools| Box::new(YamlScanner::new(tools)),
 };
 
-impl ProtocolSpec for YamlXml {
-    fn card(&self) -> &Card {
-        &CARD
-    }
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        tools.iter().map(|t| format!("<{}>\n", t.name())).collect()
-    }
-
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
-        framed(p, tools, prompt_section)
-    }
-
-    fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        format_call(name, input)
-    }
-
-    fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
-        xml::format_result(name, result)
-    }
-
-    fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
-        Box::new(YamlScanner::new(tools.clone()))
-    }
-
-    /// A flow sequence that never closes.
-    fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        format!("<{name}>\n{key}: [{value}\n  - : :\n</{name}>")
-    }
+/// A flow sequence that never closes.
+fn malformed_call(name: &str, input: &Value) -> String {
+    let (key, value) = first_argument(input);
+    format!("<{name}>\n{key}: [{value}\n  - : :\n</{name}>")
 }
 
 /// A past call as yaml-xml markup.
@@ -170,7 +141,7 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 mod tests {
     use super::*;
     use crate::protocol::scan::yaml::yaml_mapping;
-    use serde_json::json;
+    use crate::protocol::tests_support::prelude::*;
 
     #[test]
     fn literal_blocks_keep_indentation_and_newlines() {
@@ -192,37 +163,6 @@ mod tests {
             let back = Value::Object(yaml_mapping(body).unwrap());
             assert_eq!(back["t"], text, "{call:?}");
         }
-    }
-
-    /// A model prompted for yaml-xml that writes a hermes call instead: the JSON in
-    /// `<tool_call>` is a call, closed or not at the end of the output; a broken one is an
-    /// error and text, never silence.
-    #[test]
-    fn a_hermes_call_in_a_tool_call_tag() {
-        use crate::protocol::tests_support::{every_split, weather_paris};
-        let p = Protocol::from_name("yaml-xml").unwrap();
-        for text in [
-            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
-            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
-            "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-        ] {
-            let c = every_split(&p, text).calls(&[weather_paris()]).no_errors();
-            assert!(!c.text.contains("tool_call"), "{text:?}: {c:?}");
-        }
-        // Cut inside the JSON: an error, the markup kept as text.
-        let cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa";
-        every_split(&p, cut)
-            .kept()
-            .errors(&["unfinished-tool-call"]);
-        // Broken JSON: an error, the markup kept as text.
-        let bad =
-            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</tool_call> after";
-        every_split(&p, bad).kept().errors(&["malformed-tool-call"]);
-        // The yaml-xml call itself, and a yaml-xml call wrapped in the tag, still read.
-        let wrapped = "<tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>\n</tool_call>";
-        every_split(&p, wrapped).call("get_weather", json!({"city": "Oslo"}));
-        let mixed = "<tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}</tool_call>\n<get_weather>\ncity: Oslo\n</get_weather>";
-        every_split(&p, mixed).call_count(2);
     }
 
     #[test]

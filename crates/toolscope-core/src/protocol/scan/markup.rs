@@ -55,8 +55,8 @@ enum QTag {
     OpenParameter {
         name: Range<usize>,
         len: usize,
-        /// The value is JSON, not text (DSML's `string="false"`).
-        json: bool,
+        /// What the tag says the value is.
+        value: ValueIs,
     },
     CloseParameter(usize),
     /// `<![CDATA[`: inside a value, opaque to the end of the section.
@@ -363,6 +363,19 @@ fn attr_name<'t>(raw: &'t str, syn: &TagSyntax) -> Cow<'t, str> {
     }
 }
 
+/// What a parameter's tag says its value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ValueIs {
+    /// Text, which the schema types (the tag says nothing).
+    Text,
+    /// Text by the tag's own statement (DSML's `string="true"`, K2 Horizon's
+    /// `<ifm|arg_type>string`): the schema types it where it declares the argument; elsewhere
+    /// it stays text.
+    StatedText,
+    /// JSON (DSML's `string="false"`).
+    Json,
+}
+
 /// An attribute of a parameter's tag that says whether its value is text or JSON.
 #[derive(Clone, Copy)]
 pub(crate) enum ValueAttr {
@@ -520,7 +533,7 @@ fn keyed(
     kind: Option<(&str, &str)>,
     sfx: Sfx,
     syn: &TagSyntax,
-) -> Option<Option<(Range<usize>, usize)>> {
+) -> Option<Option<(Range<usize>, usize, bool)>> {
     let bytes = text.as_bytes();
     let open = match closing(&bytes[j..], key.as_bytes(), sfx, syn)? {
         Some(len) => j + len,
@@ -543,7 +556,7 @@ fn keyed(
         None => return Some(None),
     };
     if value.is_empty() {
-        return Some(Some((name, k - j)));
+        return Some(Some((name, k - j, false)));
     }
     let ws = k;
     while k < bytes.len() && is_ws(bytes[k]) {
@@ -555,7 +568,9 @@ fn keyed(
     if k == bytes.len() {
         return Some(None);
     }
-    // A type element before the value: its text is read past.
+    // A type element before the value: the schema types the value where it declares it;
+    // elsewhere `string` keeps it text.
+    let mut stated_string = false;
     if let Some((open, close)) = kind
         && let Some(r) = closing(&bytes[k..], open.as_bytes(), sfx, syn)
     {
@@ -566,6 +581,7 @@ fn keyed(
         let Some(p) = bytes[k..].iter().take(MAX_NAME).position(|b| *b == b'<') else {
             return (bytes.len() - k < MAX_NAME).then_some(None);
         };
+        stated_string = text[k..k + p].trim() == "string";
         k += p;
         k += match closing(&bytes[k..], close.as_bytes(), sfx, syn)? {
             Some(len) => len,
@@ -586,7 +602,7 @@ fn keyed(
         Some(len) => len,
         None => return Some(None),
     };
-    Some(Some((name, k - j)))
+    Some(Some((name, k - j, stated_string)))
 }
 
 /// The value a parameter's open tag gives `attr` (quoted or not), if it gives one.
@@ -622,12 +638,17 @@ fn attr_value<'t>(tag: &'t str, attr: &str) -> Option<&'t str> {
     None
 }
 
-/// Whether a parameter's open tag makes its value JSON, by `attr`.
-fn json_by_attr(tag: &str, attr: ValueAttr) -> bool {
-    match attr {
-        ValueAttr::FalseIsJson(a) => attr_value(tag, a).is_some_and(|v| v.starts_with("false")),
-        ValueAttr::JsonUnless(a, text) => attr_value(tag, a).is_some_and(|v| v != text),
-        ValueAttr::AlwaysJson => true,
+/// What a parameter's open tag makes its value, by `attr`.
+fn value_by_attr(tag: &str, attr: ValueAttr) -> ValueIs {
+    let is_text = match attr {
+        ValueAttr::FalseIsJson(a) => attr_value(tag, a).map(|v| !v.starts_with("false")),
+        ValueAttr::JsonUnless(a, text) => attr_value(tag, a).map(|v| v == text),
+        ValueAttr::AlwaysJson => return ValueIs::Json,
+    };
+    match is_text {
+        None => ValueIs::Text,
+        Some(true) => ValueIs::StatedText,
+        Some(false) => ValueIs::Json,
     }
 }
 
@@ -797,19 +818,19 @@ fn qtag(
         }
     }
     if may(d.parameter.lit()) {
+        // The name, the tag's length, and whether a type element said the value is a string.
         let opened = match d.parameter {
-            Opener::Named(lit) => {
-                named(text, j, lit, d.colon_close, syn).map(|r| r.map(|(name, len, _)| (name, len)))
-            }
+            Opener::Named(lit) => named(text, j, lit, d.colon_close, syn)
+                .map(|r| r.map(|(name, len, _)| (name, len, false))),
             Opener::Bare(lit) | Opener::BareOrJson(lit) => {
-                bare(text, j, lit, None, sfx, at_end, syn)
+                bare(text, j, lit, None, sfx, at_end, syn).map(|r| r.map(|(n, l)| (n, l, false)))
             }
             Opener::Element(_) => match xml::parse_tag(text, j) {
                 Tag::Open {
                     name,
                     len,
                     self_closing: false,
-                } => Some(Some((range_in(text, name), len))),
+                } => Some(Some((range_in(text, name), len, false))),
                 Tag::Incomplete => Some(None),
                 _ => None,
             },
@@ -823,12 +844,14 @@ fn qtag(
         if let Some(r) = opened {
             return match r {
                 None => QTag::Incomplete,
-                Some((name, _)) if name.is_empty() => QTag::None,
-                Some((name, len)) => {
-                    let json = d
-                        .string_attr
-                        .is_some_and(|attr| json_by_attr(&text[j..j + len], attr));
-                    QTag::OpenParameter { name, len, json }
+                Some((name, ..)) if name.is_empty() => QTag::None,
+                Some((name, len, stated_string)) => {
+                    let value = match d.string_attr {
+                        Some(attr) => value_by_attr(&text[j..j + len], attr),
+                        None if stated_string => ValueIs::StatedText,
+                        None => ValueIs::Text,
+                    };
+                    QTag::OpenParameter { name, len, value }
                 }
             };
         }
@@ -976,8 +999,8 @@ struct Param {
     sep: Separated,
     /// The format defines no separating newlines: every byte of the value is content.
     verbatim: bool,
-    /// The value is JSON (DSML's `string="false"`), not text.
-    json: bool,
+    /// What the tag said the value is.
+    value: ValueIs,
     nest: Vec<Nest>,
     in_cdata: bool,
 }
@@ -1772,10 +1795,13 @@ impl MarkupScanner {
                     self.state = State::Function(b, f);
                     return self.held.hold(text, at, base);
                 }
-                QTag::OpenParameter { name, len, json } => {
+                QTag::OpenParameter { name, len, value } => {
                     b.raw.push_str(&text[at..at + len]);
-                    match self.start_param(&mut f, &attr_name(&text[name], self.dialect.tags), json)
-                    {
+                    match self.start_param(
+                        &mut f,
+                        &attr_name(&text[name], self.dialect.tags),
+                        value,
+                    ) {
                         Ok(p) => self.state = State::Param(b, f, p),
                         Err(why) => {
                             f.failed = Some(why);
@@ -1818,9 +1844,14 @@ impl MarkupScanner {
         j
     }
 
-    fn start_param(&mut self, f: &mut Func, name: &str, json: bool) -> Result<Box<Param>, String> {
+    fn start_param(
+        &mut self,
+        f: &mut Func,
+        name: &str,
+        value: ValueIs,
+    ) -> Result<Box<Param>, String> {
         f.args.open(f.tool.as_deref(), name, "parameter")?;
-        let stream = !json && f.args.streams(f.tool.as_deref(), name);
+        let stream = value != ValueIs::Json && f.args.streams(f.tool.as_deref(), name);
         if stream {
             let _ = f.writer.key(name);
             let _ = f.writer.begin_string();
@@ -1841,7 +1872,7 @@ impl MarkupScanner {
                 };
                 p.sep = Separated::default();
                 p.verbatim = verbatim;
-                p.json = json;
+                p.value = value;
                 p.nest.clear();
                 p.in_cdata = false;
                 p
@@ -1855,7 +1886,7 @@ impl MarkupScanner {
                 },
                 sep: Separated::default(),
                 verbatim,
-                json,
+                value,
                 nest: Vec::new(),
                 in_cdata: false,
             }),
@@ -2104,7 +2135,33 @@ impl MarkupScanner {
         let mut body_why = None;
         let param_lit = self.dialect.parameter.element();
         // (Where arguments are elements named after them, text in the body is no argument.)
-        if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
+        // A body that is one `json` element (Kimi K3's `<|open|>json type="object"<|sep|>{…}
+        // <|close|>json<|sep|>`) holds the arguments as JSON.
+        let block = (f.args.is_empty() && f.failed.is_none())
+            .then(|| json_block(stray, self.dialect.tags))
+            .flatten();
+        let json_body = match block {
+            Some(inner) => match crate::json::parse_relaxed(inner) {
+                Ok(Value::Object(args)) => Some(args),
+                _ => {
+                    f.failed = Some("the json element holds no JSON object".into());
+                    None
+                }
+            },
+            None if f.args.is_empty() && f.failed.is_none() => {
+                json_arguments(stray, f.tool.as_deref())
+            }
+            None => None,
+        };
+        if let Some(args) = json_body {
+            // A body that is one JSON object naming the tool's arguments: its members are the
+            // arguments (models of these families write JSON there at times).
+            for (key, value) in args {
+                let _ = f.writer.key(&key);
+                let _ = f.writer.scalar(value);
+            }
+            f.stray.clear();
+        } else if f.args.is_empty() && !stray.is_empty() && f.failed.is_none() {
             let body_arg = match self.elements() {
                 true => None,
                 false => f.tool.as_deref().and_then(held_args::body_argument),
@@ -2134,6 +2191,12 @@ impl MarkupScanner {
                 }
                 _ => {}
             }
+        }
+        if f.failed.is_none()
+            && body_why.is_none()
+            && let Some(change) = f.args.unwrap_wrapper(f.tool.as_deref())
+        {
+            f.writer.record(change);
         }
         f.args.write_into(&mut f.writer);
         let _ = f.writer.end_object();
@@ -2308,15 +2371,21 @@ fn end_param(f: &mut Func, p: &mut Param) {
         Mode::Stream => {
             let _ = f.writer.end_string();
         }
-        Mode::Collect(value) => {
-            let value = if p.json {
-                // Written as JSON; text that is not JSON stays text (coercion types it).
-                crate::json::parse_relaxed(value.trim()).unwrap_or(Value::String(value))
-            } else {
-                xml_value(f.tool.as_deref(), &p.name, value)
-            };
-            f.args.complete(&mut f.writer, &p.name, value)
-        }
+        Mode::Collect(value) => match p.value {
+            // Written as JSON; text that is not JSON stays text (coercion types it).
+            ValueIs::Json => {
+                let value =
+                    crate::json::parse_relaxed(value.trim()).unwrap_or(Value::String(value));
+                f.args.complete(&mut f.writer, &p.name, value)
+            }
+            ValueIs::StatedText if !structured(f.tool.as_deref(), &p.name) => {
+                f.args.complete_text(&mut f.writer, &p.name, value)
+            }
+            _ => {
+                let value = xml_value(f.tool.as_deref(), &p.name, value);
+                f.args.complete(&mut f.writer, &p.name, value)
+            }
+        },
     }
 }
 
@@ -2324,18 +2393,58 @@ fn end_param(f: &mut Func, p: &mut Param) {
 /// for an array or an object is read as those elements, as morph-xml reads them; any other value
 /// stays the text it is (coercion types it).
 fn xml_value(tool: Option<&Tool>, name: &str, text: String) -> Value {
-    let structured = tool.is_some_and(|t| {
-        let root = t.schema();
-        property_schema(root, name, root)
-            .is_some_and(|s| matches!(schema_type(s, root), SchemaType::Array | SchemaType::Object))
-    });
-    if structured
+    if structured(tool, name)
         && text.trim_start().starts_with('<')
         && let v @ Value::Object(_) = xml::fragment_value(&text)
     {
         return v;
     }
     Value::String(text)
+}
+
+/// What a function body that is one `json` element holds (`<json>{…}</json>`, or in the
+/// dialect's tags `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`).
+fn json_block<'b>(body: &'b str, syn: &TagSyntax) -> Option<&'b str> {
+    let rest = body
+        .strip_prefix(syn.open)?
+        .trim_start()
+        .strip_prefix("json")?;
+    if !rest.starts_with(|c: char| c.is_whitespace() || syn.end.starts_with(c)) {
+        return None;
+    }
+    let inner = &rest[rest.find(syn.end)? + syn.end.len()..];
+    let inner = inner.trim_end().strip_suffix(syn.end)?.trim_end();
+    let inner = inner
+        .strip_suffix("json")?
+        .trim_end()
+        .strip_suffix(syn.close)?;
+    Some(inner.trim())
+}
+
+/// A function body that is one JSON object (read relaxed) whose keys name arguments of `tool`
+/// (any, for a tool that is not among the tools): its members.
+fn json_arguments(body: &str, tool: Option<&Tool>) -> Option<serde_json::Map<String, Value>> {
+    if !body.starts_with('{') {
+        return None;
+    }
+    let Ok(Value::Object(args)) = crate::json::parse_relaxed(body) else {
+        return None;
+    };
+    let named = |t: &Tool| {
+        let root = t.schema();
+        args.keys()
+            .any(|k| property_schema(root, k, root).is_some())
+    };
+    tool.is_none_or(named).then_some(args)
+}
+
+/// Whether the schema of argument `name` asks for an array or an object.
+fn structured(tool: Option<&Tool>, name: &str) -> bool {
+    tool.is_some_and(|t| {
+        let root = t.schema();
+        property_schema(root, name, root)
+            .is_some_and(|s| matches!(schema_type(s, root), SchemaType::Array | SchemaType::Object))
+    })
 }
 
 #[cfg(test)]

@@ -30,6 +30,17 @@ enum Block {
     Reasoning,
 }
 
+/// Where presumed reasoning stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Presumed {
+    #[default]
+    No,
+    /// The output is read as starting inside reasoning nobody opened in it.
+    Open,
+    /// A call ended it; its span is written before the call's.
+    EndedByCall { span_written: bool },
+}
+
 #[derive(Default)]
 pub(crate) struct Emitter {
     parts: Vec<Part>,
@@ -61,6 +72,9 @@ pub(crate) struct Emitter {
     cut: bool,
     /// A call ended, and no text other than whitespace came after it yet.
     after_call: bool,
+    /// Reasoning the family's template usually opens was presumed open at the start of the
+    /// output (see [`Emitter::presume_reasoning`]).
+    presumed: Presumed,
     /// The whitespace after the last call, held back: it is the call's layout (and not text)
     /// when another call or the end of the output follows, and text when more text follows.
     held_space: String,
@@ -104,6 +118,22 @@ impl Emitter {
         } else {
             Block::Text
         };
+    }
+
+    /// The output is read as starting inside reasoning that the family's template usually
+    /// opens, in a family whose reasoning holds no calls: the scanner's text is reasoning until
+    /// a call begins, which ends it (a run where the template did not open it).
+    pub(crate) fn presume_reasoning(&mut self) {
+        self.presumed = Presumed::Open;
+        self.set_text_is_reasoning(true);
+    }
+
+    /// The presumed reasoning is over (its close marker, or the end of the output): whether a
+    /// call had ended it already.
+    pub(crate) fn end_presumed_reasoning(&mut self) -> bool {
+        let ended = matches!(self.presumed, Presumed::EndedByCall { .. });
+        self.presumed = Presumed::No;
+        ended
     }
 
     fn write(&mut self, block: Block, s: &str) {
@@ -227,6 +257,12 @@ impl Emitter {
         self.after_call = false;
         self.end_blocks();
         self.flush_input();
+        if self.presumed == Presumed::Open {
+            self.presumed = Presumed::EndedByCall {
+                span_written: false,
+            };
+            self.text_block = Block::Text;
+        }
         let given = id.filter(|i| !i.is_empty()).map(PartId::from);
         let reused = given
             .as_ref()
@@ -390,6 +426,21 @@ impl Emitter {
         if end > start {
             let start = self.text_offset(start, true);
             let end = self.text_offset(end, false);
+            if let Presumed::EndedByCall { span_written } = &mut self.presumed
+                && !*span_written
+                && matches!(kind, SpanKind::ToolCall | SpanKind::Malformed)
+            {
+                // The presumed reasoning ran from the start of the output to this call.
+                *span_written = true;
+                let from = self.whole_offset(0, true);
+                if start > from {
+                    self.spans.push(Span {
+                        start: from,
+                        end: start,
+                        kind: SpanKind::Reasoning,
+                    });
+                }
+            }
             self.spans.push(Span { start, end, kind });
         }
     }

@@ -86,14 +86,14 @@ impl EndTokens {
             // Nothing held: the piece is read where it is (a whole text is not copied).
             let base = self.pos;
             self.pos += piece.len();
-            self.read(piece, first, base, em, &mut pass);
+            self.read(piece, first, base, false, em, &mut pass);
             return;
         }
         let mut joined = std::mem::take(&mut self.held);
         let base = self.pos - joined.len();
         self.pos += piece.len();
         joined.push_str(piece);
-        self.read(&joined, 0, base, em, &mut pass);
+        self.read(&joined, 0, base, false, em, &mut pass);
     }
 
     /// Reads `text` (at offset `base` of the whole text) from its first possible token at `i`.
@@ -102,6 +102,7 @@ impl EndTokens {
         text: &str,
         mut i: usize,
         base: usize,
+        at_end: bool,
         em: &mut Emitter,
         pass: &mut impl FnMut(&str, &mut Emitter),
     ) {
@@ -123,11 +124,21 @@ impl EndTokens {
             } else {
                 &[]
             };
+            // The end of the piece may begin a longer token than one it holds whole (GigaChat's
+            // `<|message_sep|>\n\n` and `<|message_sep|>`): held for the next piece.
+            let longer = |t: &&&str| t.len() > rest.len() && t.starts_with(rest);
+            if !at_end && self.tokens.iter().chain(lead).any(|t| longer(&t)) {
+                self.give(&text[from..i], em, pass);
+                self.held.push_str(rest);
+                return;
+            }
+            // The longest token here.
             if let Some(token) = self
                 .tokens
                 .iter()
                 .chain(lead)
-                .find(|t| rest.starts_with(**t))
+                .filter(|t| rest.starts_with(**t))
+                .max_by_key(|t| t.len())
             {
                 self.give(&text[from..i], em, pass);
                 em.remove(self.passed, token.len());
@@ -135,12 +146,6 @@ impl EndTokens {
                 i += token.len();
                 from = i;
                 continue;
-            }
-            if self.tokens.iter().chain(lead).any(|t| t.starts_with(rest)) {
-                // The end of the piece may begin a token: held for the next.
-                self.give(&text[from..i], em, pass);
-                self.held.push_str(rest);
-                return;
             }
             i += 1;
         }
@@ -157,10 +162,12 @@ impl EndTokens {
         }
     }
 
-    /// The text is over: what was held is text.
+    /// The text is over: what was held is read once more, as no more text will come (a token
+    /// it holds whole is one; the rest is text).
     pub(crate) fn finish(&mut self, em: &mut Emitter, mut pass: impl FnMut(&str, &mut Emitter)) {
         let held = std::mem::take(&mut self.held);
-        self.give(&held, em, &mut pass);
+        let base = self.pos - held.len();
+        self.read(&held, 0, base, true, em, &mut pass);
     }
 }
 
@@ -197,6 +204,29 @@ mod tests {
         let bytes: Vec<String> = text.chars().map(String::from).collect();
         let split: Vec<&str> = bytes.iter().map(String::as_str).collect();
         assert_eq!(run(T, &split), whole);
+    }
+
+    #[test]
+    fn the_longest_token_is_taken_whatever_the_split() {
+        // GigaChat's separator is one token with its two newlines; alone, it is one too.
+        const T: &[&str] = &["<|message_sep|>", "<|message_sep|>\n\n"];
+        for text in [
+            "Hi.<|message_sep|>\n\nYes",
+            "Hi.<|message_sep|>\nYes",
+            "Hi.<|message_sep|>\n",
+        ] {
+            let whole = run(T, &[text]);
+            for cut in 0..=text.len() {
+                assert_eq!(
+                    run(T, &[&text[..cut], &text[cut..]]),
+                    whole,
+                    "{text:?} at {cut}"
+                );
+            }
+        }
+        assert_eq!(run(T, &["Hi.<|message_sep|>\n\nYes"]).0, "Hi.Yes");
+        assert_eq!(run(T, &["Hi.<|message_sep|>\nYes"]).0, "Hi.\nYes");
+        assert_eq!(run(T, &["Hi.<|message_sep|>\n"]).0, "Hi.\n");
     }
 
     #[test]

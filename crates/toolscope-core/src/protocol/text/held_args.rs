@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
+use crate::part::Coercion;
 use crate::schema::{SchemaType, is_plain_string, property_schema, schema_type};
 use crate::tool::Tool;
 
@@ -17,6 +18,8 @@ use crate::tool::Tool;
 #[derive(Default)]
 pub(crate) struct HeldArgs {
     params: Vec<(String, Vec<Value>)>,
+    /// The arguments whose values the format stated are text (see `ArgsWriter::stated_text`).
+    stated_text: Vec<String>,
     holding: bool,
 }
 
@@ -74,6 +77,53 @@ impl HeldArgs {
         }
     }
 
+    /// A complete argument value the format states is text (K2 Horizon's
+    /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare the
+    /// argument, it stays text.
+    pub(crate) fn complete_text(&mut self, writer: &mut ArgsWriter, name: &str, value: String) {
+        if self.holding {
+            if !self.stated_text.iter().any(|n| n == name) {
+                self.stated_text.push(name.to_string());
+            }
+            self.complete(writer, name, Value::String(value));
+        } else {
+            let _ = writer.key(name);
+            let _ = writer.stated_text(Value::String(value));
+        }
+    }
+
+    /// The call ends with one argument that wraps all the others (`<param name="arguments">{…}
+    /// </param>`): an argument named `arguments`, `parameters` or `properties` that the schema
+    /// does not declare (while it declares others), whose value is a JSON object. Its members
+    /// become the arguments, and the change is returned to be reported with the coercions.
+    pub(crate) fn unwrap_wrapper(&mut self, tool: Option<&Tool>) -> Option<Coercion> {
+        let [(name, values)] = self.params.as_slice() else {
+            return None;
+        };
+        let [value] = values.as_slice() else {
+            return None;
+        };
+        if !WRAPPERS.contains(&name.as_str()) || declares(tool, name) || tool.is_none() {
+            return None;
+        }
+        let object = match value {
+            Value::String(s) => match crate::json::parse_relaxed(s.trim()) {
+                Ok(Value::Object(o)) => o,
+                _ => return None,
+            },
+            Value::Object(o) => o.clone(),
+            _ => return None,
+        };
+        let change = Coercion {
+            path: String::new(),
+            from: serde_json::json!({ name.as_str(): value }),
+            to: Value::Object(object.clone()),
+        };
+        self.params = object.into_iter().map(|(k, v)| (k, vec![v])).collect();
+        self.stated_text.clear();
+        Some(change)
+    }
+
     /// The call ends: the held arguments are written in the order they first appeared. One
     /// occurrence is coerced as it is (a CSV string or `<item>` children become an array
     /// there); several are the items of an array.
@@ -85,10 +135,18 @@ impl HeldArgs {
                 _ => Value::Array(values),
             };
             let _ = writer.key(&name);
-            let _ = writer.scalar(value);
+            let _ = if value.is_string() && self.stated_text.contains(&name) {
+                writer.stated_text(value)
+            } else {
+                writer.scalar(value)
+            };
         }
+        self.stated_text.clear();
     }
 }
+
+/// The names a model gives one argument that wraps all the others.
+const WRAPPERS: [&str; 3] = ["arguments", "parameters", "properties"];
 
 /// Whether argument `name` of `tool` may be given several times (its items making an array).
 fn repeatable(tool: Option<&Tool>, name: &str) -> bool {

@@ -206,6 +206,51 @@ pub(crate) fn tool_def(entry: &Value) -> Option<ToolDef> {
     })
 }
 
+/// Where a prompt lists the tools as one JSON array ([`json_tools`]): what stands before and
+/// after the array, and whether its entries are OpenAI-style function objects. It writes the
+/// list and reads it back.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ToolList {
+    pub begin: &'static str,
+    pub end: &'static str,
+    pub wrapped: bool,
+}
+
+impl ToolList {
+    /// OpenAI-style function objects between `begin` and `end`.
+    pub(crate) const fn functions(begin: &'static str, end: &'static str) -> ToolList {
+        ToolList {
+            begin,
+            end,
+            wrapped: true,
+        }
+    }
+
+    /// Plain `{"name", "description", "parameters"}` objects between `begin` and `end`.
+    pub(crate) const fn plain(begin: &'static str, end: &'static str) -> ToolList {
+        ToolList {
+            begin,
+            end,
+            wrapped: false,
+        }
+    }
+
+    /// The tools between the markers.
+    pub(crate) fn write(&self, tools: &ToolSet) -> String {
+        format!(
+            "{}{}{}",
+            self.begin,
+            json_tools(tools, self.wrapped),
+            self.end
+        )
+    }
+
+    /// The tools a prompt lists between the markers.
+    pub(crate) fn read(&self, system: &str) -> Option<ToolSet> {
+        read_json_tools(system, self.begin, self.end)
+    }
+}
+
 /// Reads back a JSON array of tools (either form of [`json_tools`]) written between `begin`
 /// and `end` in `system`.
 pub(crate) fn read_json_tools(system: &str, begin: &str, end: &str) -> Option<ToolSet> {
@@ -349,6 +394,27 @@ mod tests {
             ToolDef::new("search", "Search the web", json!({"type":"object","properties":{"q":{"type":"string"}}})),
         ])
         .unwrap()
+    }
+
+    #[test]
+    fn a_tool_list_writes_between_its_markers_and_reads_back() {
+        for wrapped in [false, true] {
+            let list = if wrapped {
+                ToolList::functions("<list>", "</list>")
+            } else {
+                ToolList::plain("<list>", "</list>")
+            };
+            let written = list.write(&tools());
+            assert!(written.starts_with("<list>[{") && written.ends_with("}]</list>"));
+            assert_eq!(written.contains("\"function\""), wrapped, "{written}");
+            let system = format!("Intro.\n{written}\nMore.");
+            assert_eq!(list.read(&system).unwrap().to_json(), tools().to_json());
+        }
+        assert!(
+            ToolList::plain("<list>", "</list>")
+                .read("no list here")
+                .is_none()
+        );
     }
 
     #[test]

@@ -9,6 +9,13 @@
 //! reasoning span, with the reasoning they enclose. A marker split across chunks is held back only
 //! while the chunk's end could still be its beginning, so the cost stays linear and the result is
 //! the same for every chunking.
+//!
+//! Where the output starts inside reasoning by the family's default (its template usually opens
+//! the block), that is a presumption: for a family whose reasoning holds no calls, the scanner
+//! reads the text (written as reasoning), and a call ends the presumed block (a run whose
+//! template did not open it). Where it starts outside, a close marker before any open marker or
+//! call is read as format with a notice: the prompt opened reasoning, and the text before the marker,
+//! already sent as answer text, was reasoning.
 
 use std::borrow::Cow;
 
@@ -33,6 +40,13 @@ pub(crate) struct ReasoningSplitter {
     optional: Option<Option<String>>,
     calls_inside: bool,
     inside: bool,
+    /// Inside reasoning only because the family's template usually opens it (no open marker
+    /// was read), in a family whose reasoning holds no calls: the scanner reads the text, so a
+    /// call (a run where the template did not open reasoning) ends the presumed block.
+    presumed: bool,
+    /// A marker was read (an open marker, or a close marker without one): until then, a close
+    /// marker outside reasoning is looked for too (the prompt opened reasoning unannounced).
+    seen: bool,
     /// Text that may begin the marker being looked for, held for the next chunk.
     held: String,
     /// Offset in the decoded text of the next byte to arrive.
@@ -74,6 +88,8 @@ impl ReasoningSplitter {
             optional: None,
             calls_inside,
             inside: starts_inside,
+            presumed: starts_inside && !calls_inside,
+            seen: false,
             held: String::new(),
             pos: 0,
             fed: 0,
@@ -209,6 +225,47 @@ impl ReasoningSplitter {
         }
     }
 
+    /// Where the marker looked for is in `rest`, as [`ReasoningSplitter::find_marker`] says;
+    /// and, outside reasoning before any marker or call was read, a close marker too (the second
+    /// value says the one found is a close marker outside reasoning).
+    fn find_either(&mut self, rest: &str, em: &Emitter) -> (Result<(usize, usize), usize>, bool) {
+        let open = self.find_marker(rest);
+        // (After a call, a close marker is no longer looked for: the reasoning a template
+        // opened comes first.)
+        self.seen |= em.call_count() > 0;
+        if self.seen || self.inside {
+            return (open, false);
+        }
+        self.inside = true;
+        let close = self.find_marker(rest);
+        self.inside = false;
+        match (open, close) {
+            (Ok((a, _)), Ok((b, lb))) if b < a => (Ok((b, lb)), true),
+            (Ok(o), _) => (Ok(o), false),
+            (Err(_), Ok(c)) => (Ok(c), true),
+            (Err(a), Err(b)) => (Err(a.max(b)), false),
+        }
+    }
+
+    /// A close marker outside reasoning, before any open marker or call: the prompt opened reasoning
+    /// (a template that pre-opens the think block, read with the family's default). The text
+    /// before it went out as answer text (a stream cannot take it back); the marker is format,
+    /// and a notice says how to read such outputs.
+    fn lone_close(&mut self, at: usize, marker: &str, learns: bool, em: &mut Emitter) {
+        if learns {
+            self.inside = true;
+            self.learn(marker, em);
+            self.inside = false;
+        }
+        em.text_span(at, at + marker.len(), SpanKind::Reasoning);
+        em.notice(Warning::new(
+            "reasoning-close-without-open",
+            format!(
+                "the output closes reasoning it did not open ({marker}): the prompt opened it, so the text before the marker is reasoning, read here as answer text; read such outputs as starting inside reasoning (--reasoning-open)"
+            ),
+        ));
+    }
+
     /// A marker whose suffix is optional was `marker`: the first with a suffix teaches it.
     fn learn_optional(&mut self, marker: &str, em: &mut Emitter) {
         let Some(None) = self.optional else {
@@ -248,12 +305,26 @@ impl ReasoningSplitter {
         self.set_suffix(open, close, sfx);
     }
 
+    /// The output starts inside reasoning because the setting says so, not by presumption.
+    pub(crate) fn not_presumed(&mut self) {
+        self.presumed = false;
+    }
+
     /// Whether the output starts inside reasoning: the emitter must then route the scanner's
     /// text to reasoning from the first byte, when calls count inside reasoning.
     pub(crate) fn begin(&self, em: &mut Emitter) {
         if self.inside && self.calls_inside {
             em.set_text_is_reasoning(true);
         }
+        if self.presumed {
+            em.presume_reasoning();
+        }
+    }
+
+    /// Whether the text inside reasoning goes to the scanner (which may find calls in it).
+    #[inline(always)]
+    fn scanner_reads_reasoning(&self) -> bool {
+        self.calls_inside || self.presumed
     }
 
     fn give_scanner(&mut self, text: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
@@ -267,7 +338,7 @@ impl ReasoningSplitter {
     /// holds calls).
     #[inline(always)]
     fn pass(&mut self, text: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
-        if self.inside && !self.calls_inside {
+        if self.inside && !self.scanner_reads_reasoning() {
             em.reasoning(text);
             self.skip(text.len(), em);
         } else {
@@ -282,29 +353,40 @@ impl ReasoningSplitter {
 
     fn enter(&mut self, at: usize, em: &mut Emitter) {
         self.inside = true;
+        self.seen = true;
         self.block_start = at;
         if self.calls_inside {
             em.set_text_is_reasoning(true);
         }
     }
 
-    fn leave(&mut self, end: usize, em: &mut Emitter) {
+    /// Reasoning ends at `end`, after a close marker of `marker_len` bytes (none at the end of
+    /// the output).
+    fn leave(&mut self, end: usize, marker_len: usize, em: &mut Emitter) {
         self.inside = false;
+        self.seen = true;
+        let presumed = std::mem::take(&mut self.presumed);
         em.end_reasoning();
         em.set_text_is_reasoning(false);
-        em.text_span(self.block_start, end, SpanKind::Reasoning);
+        if presumed && em.end_presumed_reasoning() {
+            // A call ended the presumed block before this close marker: the block's span went
+            // with the call's, and the marker is format after an answer.
+            em.text_span(end - marker_len, end, SpanKind::Markup);
+        } else {
+            em.text_span(self.block_start, end, SpanKind::Reasoning);
+        }
     }
 
     #[inline(always)]
     pub(crate) fn feed(&mut self, piece: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {
         // The common case, without the machinery of `feed_marked` (a stream arriving a few
         // bytes at a time): nothing held, and no byte of the piece can begin the marker looked
-        // for.
+        // for (a close marker begins with the open marker's byte: a test checks every family).
         if self.held.is_empty() && find1(self.marker().as_bytes()[0], piece.as_bytes()).is_none() {
             self.pos += piece.len();
             // What `pass` does, spelled out: through `pass` this path costs about 1% more
             // instructions at 1-byte chunks (cachegrind).
-            if self.inside && !self.calls_inside {
+            if self.inside && !self.scanner_reads_reasoning() {
                 em.reasoning(piece);
                 self.skip(piece.len(), em);
             } else if !piece.is_empty() {
@@ -333,14 +415,26 @@ impl ReasoningSplitter {
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
-            match self.find_marker(rest) {
-                Ok((k, len)) => {
+            match self.find_either(rest, em) {
+                (Ok((k, len)), lone) => {
                     let before = &rest[..k];
                     let marker = &rest[k..k + len];
                     let at = base + i + k;
                     let learns = self.learning.is_some() || matches!(self.optional, Some(None));
-                    let inside = self.inside;
-                    if !inside || self.calls_inside {
+                    if lone {
+                        self.give_scanner(before, scanner, em);
+                        if scanner.in_call() || em.call_count() > 0 {
+                            // The call's text, or after a call: text.
+                            self.seen = true;
+                            self.give_scanner(marker, scanner, em);
+                        } else {
+                            self.seen = true;
+                            scanner.cut(em);
+                            self.skip(len, em);
+                            self.lone_close(at, marker, learns, em);
+                        }
+                    } else if !self.inside || self.scanner_reads_reasoning() {
+                        let inside = self.inside;
                         self.give_scanner(before, scanner, em);
                         if scanner.in_call() {
                             // Inside a call, the marker is the call's own text.
@@ -354,7 +448,7 @@ impl ReasoningSplitter {
                             scanner.cut(em);
                             self.skip(len, em);
                             if inside {
-                                self.leave(at + len, em);
+                                self.leave(at + len, len, em);
                             } else {
                                 self.enter(at, em);
                             }
@@ -365,11 +459,11 @@ impl ReasoningSplitter {
                             self.learn(marker, em);
                         }
                         self.skip(k + len, em);
-                        self.leave(at + len, em);
+                        self.leave(at + len, len, em);
                     }
                     i += k + len;
                 }
-                Err(keep) => {
+                (Err(keep), _) => {
                     // The end may begin the marker: hold that much back.
                     self.pass(&rest[..rest.len() - keep], scanner, em);
                     hold_from = text.len() - keep;
@@ -391,19 +485,31 @@ impl ReasoningSplitter {
     /// The text is over: held text is what it is, and reasoning left open ends here.
     pub(crate) fn finish(&mut self, scanner: &mut dyn Scanner, em: &mut Emitter) {
         let held = std::mem::take(&mut self.held);
-        if self.inside && !self.calls_inside {
+        if self.inside && !self.scanner_reads_reasoning() {
             em.reasoning(&held);
             self.skip(held.len(), em);
         } else {
             self.give_scanner(&held, scanner, em);
         }
-        if self.inside && self.calls_inside {
+        if self.inside && self.presumed {
+            // Presumed reasoning never closed: a call ended it (its span went with the call's),
+            // or it was all reasoning.
+            scanner.finish(em);
+            if em.end_presumed_reasoning() {
+                self.inside = false;
+                self.presumed = false;
+                em.end_reasoning();
+                em.set_text_is_reasoning(false);
+            } else {
+                self.leave(self.pos, 0, em);
+            }
+        } else if self.inside && self.calls_inside {
             // What the scanner still holds is reasoning too.
             scanner.finish(em);
-            self.leave(self.pos, em);
+            self.leave(self.pos, 0, em);
         } else {
             if self.inside {
-                self.leave(self.pos, em);
+                self.leave(self.pos, 0, em);
             }
             scanner.finish(em);
         }
@@ -542,11 +648,11 @@ mod tests {
         assert_eq!(c.reasoning, "Let me think.\n");
         assert_eq!(c.text, "\nThe answer.");
         assert_eq!(spans, [(0, 22, SpanKind::Reasoning)]);
-        // Without the setting the same text is all answer.
+        // Without the setting the same text is all answer, and the marker format.
         let (c, _) = parse(&hermes(), "Let me think.\n</think>\nThe answer.");
         assert_eq!(
             (c.reasoning.as_str(), c.text.as_str()),
-            ("", "Let me think.\n</think>\nThe answer.")
+            ("", "Let me think.\n\nThe answer.")
         );
     }
 
@@ -604,14 +710,59 @@ mod tests {
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["reasoningOpen"], true);
         assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), p);
-        // The family's default is not written.
-        let json = serde_json::to_value(hermes().with_reasoning_open(Some(false))).unwrap();
+        // No setting (the family's default) is not written; a setting equal to the default is
+        // (it is a fact, where the default is a presumption).
+        let json = serde_json::to_value(hermes().with_reasoning_open(None)).unwrap();
         assert!(json.get("reasoningOpen").is_none());
+        let p = hermes().with_reasoning_open(Some(false));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["reasoningOpen"], false);
+        assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), p);
         // A protocol without markers never starts inside reasoning.
         let gemma = Protocol::from_name("gemma")
             .unwrap()
             .with_reasoning_open(Some(true));
         assert!(!gemma.reasoning_open());
+    }
+
+    #[test]
+    fn every_familys_close_marker_begins_with_its_open_markers_byte() {
+        // The splitter's fast path looks for the open marker's first byte only, also while a
+        // close marker without an open one is looked for.
+        for p in Protocol::all() {
+            if let Some((open, close)) = p.reasoning().markers {
+                assert_eq!(open.as_bytes()[0], close.as_bytes()[0], "{}", p.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_close_marker_without_an_open_one_is_format_and_a_notice() {
+        let text = format!("I should look.</think>Sure.{CALL}");
+        let (c, spans) = parse(&hermes(), &text);
+        assert_eq!(c.text, "I should look.Sure.");
+        assert_eq!(c.calls.len(), 1);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert!(spans.contains(&(14, 22, SpanKind::Reasoning)), "{spans:?}");
+        let parsed = hermes().parse_generated(&tools(), text.as_bytes());
+        let notices: Vec<&Part> = parsed
+            .parts
+            .iter()
+            .filter(|p| p.type_name() == "warning")
+            .collect();
+        assert_eq!(notices.len(), 1, "{:?}", parsed.parts);
+        // Only before any call: after one, a close marker is text.
+        let (c, _) = parse(&hermes(), &format!("{CALL}</think>x"));
+        assert_eq!((c.calls.len(), c.text.as_str()), (1, "</think>x"));
+        // Only before any marker: after a reasoning block, a close marker is text.
+        let (c, _) = parse(&hermes(), "<think>a</think>b</think>c");
+        assert_eq!((c.reasoning.as_str(), c.text.as_str()), ("a", "b</think>c"));
+        // Inside a call it is the call's.
+        let (c, _) = parse(
+            &hermes(),
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"</think>\"}}</tool_call>",
+        );
+        assert_eq!(c.calls.len(), 1);
     }
 
     #[test]
