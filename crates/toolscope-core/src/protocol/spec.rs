@@ -804,6 +804,11 @@ macro_rules! card_methods {
             &self.card
         }
     };
+    ($card:expr) => {
+        fn card(&self) -> &crate::protocol::spec::Card {
+            &$card
+        }
+    };
 }
 pub(crate) use card_methods;
 

@@ -27,7 +27,9 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -96,9 +98,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for CommandR {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!(

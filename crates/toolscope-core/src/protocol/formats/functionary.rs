@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -77,9 +77,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Functionary {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let mut m = vec![">>>all".to_string()];

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::hermes;
 use crate::protocol::scan::json_calls::JsonScanner;
-use crate::protocol::spec::{Card, Delimiters, Protocol, ProtocolSpec, framed};
+use crate::protocol::spec::{Card, Delimiters, Protocol, ProtocolSpec, card_methods, framed};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -31,9 +31,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Gemma {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         framed(p, tools, prompt_section)

@@ -47,7 +47,7 @@ use serde_json::Value;
 use crate::protocol::scan::gemma_values::{
     CALL, CLOSE, Gemma4Scanner, OPEN, QUOTE, THOUGHT_CLOSE, THOUGHT_OPEN, read_value,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::scanner::Scanner;
@@ -82,9 +82,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Gemma4 {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     /// The declarations of the template's system turn, then how a call is written.
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {

@@ -40,7 +40,9 @@ use serde_json::Value;
 use crate::protocol::scan::harmony::{
     CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
 };
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::{ToolDef, ToolSet};
@@ -124,9 +126,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Harmony {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
     fn reads_end_tokens(&self) -> bool {

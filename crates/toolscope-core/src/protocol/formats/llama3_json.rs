@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -57,9 +57,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Llama3Json {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn markers(&self, tools: &ToolSet) -> Vec<String> {
         let mut m = vec![PYTHON_TAG.to_string()];

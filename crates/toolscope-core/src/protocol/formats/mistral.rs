@@ -18,7 +18,9 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -72,9 +74,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Mistral {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     /// The tools as the template lists them: OpenAI-style function objects in
     /// `[AVAILABLE_TOOLS]`, then how a call looks.

@@ -23,7 +23,9 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -102,9 +104,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for MuseGlimmer {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn reads_end_tokens(&self) -> bool {
         true

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, read_back};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -66,9 +66,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Pythonic {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     /// `<|python_start|>`, and a list that opens with a call of one of the tools.
     fn markers(&self, tools: &ToolSet) -> Vec<String> {

@@ -16,7 +16,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, read_back};
+use crate::protocol::spec::{
+    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
+};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
@@ -44,9 +46,7 @@ const CARD: Card = Card {
 };
 
 impl ProtocolSpec for Xlam {
-    fn card(&self) -> &Card {
-        &CARD
-    }
+    card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, false))
