@@ -419,17 +419,24 @@ fn a_value_the_format_states_is_text_stays_text_when_undeclared() {
             "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Oslo</｜GCML｜parameter><｜GCML｜parameter name=\"zip\" string=\"true\">12345</｜GCML｜parameter><｜GCML｜parameter name=\"days\" string=\"true\">3</｜GCML｜parameter><｜GCML｜parameter name=\"n\" string=\"false\">12</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>",
         ),
     ];
+    each_reads_one_call(
+        &cases,
+        &tools,
+        json!({"city": "Oslo", "zip": "12345", "days": 3, "n": 12}),
+    );
+}
+
+/// Each `(protocol, text)`, read as starting outside reasoning, whole and at 1-byte chunks,
+/// gives one `get_weather` call with `want` as its input and no error.
+fn each_reads_one_call(cases: &[(&str, &str)], tools: &ToolSet, want: Value) {
     for (name, text) in cases {
         let protocol = Protocol::from_name(name)
             .unwrap()
             .with_reasoning_open(Some(false));
-        let (got, _) = parse_both(&protocol, &tools, text);
+        let (got, _) = parse_both(&protocol, tools, text);
         assert_eq!(
             got.calls,
-            vec![(
-                "get_weather".to_string(),
-                json!({"city": "Oslo", "zip": "12345", "days": 3, "n": 12})
-            )],
+            vec![("get_weather".to_string(), want.clone())],
             "{name}"
         );
         assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
@@ -634,21 +641,7 @@ fn a_json_object_as_a_markup_calls_body_is_its_arguments() {
             "<minimax:tool_call>\n<invoke name=\"get_weather\">\n{\"city\": \"Paris\", \"days\": 2}\n</invoke>\n</minimax:tool_call>",
         ),
     ];
-    for (name, text) in cases {
-        let protocol = Protocol::from_name(name)
-            .unwrap()
-            .with_reasoning_open(Some(false));
-        let (got, _) = parse_both(&protocol, &tools, text);
-        assert_eq!(
-            got.calls,
-            vec![(
-                "get_weather".to_string(),
-                json!({"city": "Paris", "days": 2})
-            )],
-            "{name}"
-        );
-        assert!(got.errors.is_empty(), "{name}: {:?}", got.errors);
-    }
+    each_reads_one_call(&cases, &tools, json!({"city": "Paris", "days": 2}));
     let glm = Protocol::from_name("glm-4.5").unwrap();
     let (got, _) = parse_both(
         &glm,
