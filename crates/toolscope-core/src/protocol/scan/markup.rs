@@ -869,20 +869,15 @@ fn qtag_any(
     sfx: Sfx,
     at_end: bool,
 ) -> QTag {
-    let mut incomplete = false;
     for (d, shared) in readers {
         match qtag(text, j, tools, d, *shared, sfx, at_end) {
             QTag::None => {}
-            QTag::Incomplete => incomplete = true,
-            _ if incomplete => return QTag::Incomplete,
+            // Whatever the readers after it say, the answer waits for this one's.
+            QTag::Incomplete => return QTag::Incomplete,
             t => return t,
         }
     }
-    if incomplete {
-        QTag::Incomplete
-    } else {
-        QTag::None
-    }
+    QTag::None
 }
 
 /// The separator that ends a frame before the function's tag (Step-3's), after which the model
