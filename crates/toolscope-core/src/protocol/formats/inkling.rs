@@ -251,6 +251,19 @@ impl InklingScanner {
                 }
                 continue;
             }
+            if !self.bare.idle() && !self.bare.in_call() {
+                // After a block's JSON read by the other engine: its close, or the block ends
+                // without it (forgiven) before what comes next.
+                if rest.starts_with(END) {
+                    self.give_bare(END, em);
+                    i += END.len();
+                    continue;
+                }
+                if !at_end && END.starts_with(rest) {
+                    return i;
+                }
+                self.bare.cut(em);
+            }
             if self.calls.in_call() || self.bare.in_call() {
                 // Inside a call: the engine decides, up to the next `<`.
                 let n = crate::json::lexer::find1(b'<', &rest.as_bytes()[1..])
