@@ -230,7 +230,11 @@ pub struct Source {
 }
 
 /// The codes of the warnings that are notices (see [`Warning::is_notice`]).
-pub const NOTICE_CODES: &[&str] = &["learned-marker-suffix", "doubled-tool-name"];
+pub const NOTICE_CODES: &[&str] = &[
+    "learned-marker-suffix",
+    "doubled-tool-name",
+    "reasoning-close-without-open",
+];
 
 /// A finding of the stream lint (see [`crate::lint`]), or a notice of what a parser learned.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -260,8 +264,9 @@ impl Warning {
 
     /// Whether this is a notice rather than a finding: something a parser learned from the
     /// output and says (`learned-marker-suffix`: the suffix a format's markers carry;
-    /// `doubled-tool-name`: a call named `f.f` read as the tool `f`). The
-    /// stream lint does not count notices.
+    /// `doubled-tool-name`: a call named `f.f` read as the tool `f`;
+    /// `reasoning-close-without-open`: reasoning the prompt opened, whose text went out as
+    /// answer text). The stream lint does not count notices.
     pub fn is_notice(&self) -> bool {
         NOTICE_CODES.contains(&self.code.as_str())
     }
