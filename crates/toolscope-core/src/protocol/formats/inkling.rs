@@ -253,7 +253,15 @@ impl InklingScanner {
             }
             if !self.bare.idle() && !self.bare.in_call() {
                 // After a block's JSON read by the other engine: its close, or the block ends
-                // without it (forgiven) before what comes next.
+                // without it (forgiven) before what comes next. Where that engine holds the
+                // start of the close, it reads on (up to the next `<`) and decides.
+                if self.bare.holds_text() {
+                    let n = crate::json::lexer::find1(b'<', &rest.as_bytes()[1..])
+                        .map_or(rest.len(), |p| p + 1);
+                    self.give_bare(&rest[..n], em);
+                    i += n;
+                    continue;
+                }
                 if rest.starts_with(END) {
                     self.give_bare(END, em);
                     i += END.len();

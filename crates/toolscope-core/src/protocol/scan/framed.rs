@@ -439,6 +439,11 @@ impl FramedScanner {
         self.held.pos()
     }
 
+    /// Whether it holds text back (the start of a marker it waits to see the end of).
+    pub(crate) fn holds_text(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// `len` bytes went to another scanner (only while [`FramedScanner::idle`]).
     pub(crate) fn pass_over(&mut self, len: usize) {
         self.held.advance(len);
