@@ -609,11 +609,19 @@ fn a_close_marker_without_its_open_marker_is_format_and_a_notice() {
     // Kimi K3's spaced spelling, and a call after it.
     let k3 = Protocol::from_name("kimi-k3").unwrap();
     let text = "Check.<|close|> think <|sep|><|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Oslo<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>";
-    let (got, _) = parse_both(&k3, &tools, text);
-    assert_eq!(got.text, "Check.");
+    text_then_weather(&k3, text, "Check.", json!({"city": "Oslo"}));
+}
+
+/// `text`, whole and at 1-byte chunks, is the answer `answer` and one `get_weather` call with
+/// `input`.
+fn text_then_weather(protocol: &Protocol, text: &str, answer: &str, input: Value) {
+    let (got, _) = parse_both(protocol, &tools(), text);
+    assert_eq!(got.text, answer, "{}", protocol.name());
     assert_eq!(
         got.calls,
-        vec![("get_weather".to_string(), json!({"city": "Oslo"}))]
+        vec![("get_weather".to_string(), input)],
+        "{}",
+        protocol.name()
     );
 }
 
@@ -691,12 +699,7 @@ fn kimi_k3_arguments_in_one_json_block() {
 fn gigachat_3s_separator_takes_its_newlines() {
     let p = Protocol::from_name("gigachat").unwrap();
     let text = "I'll check.<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</s>";
-    let (got, _) = parse_both(&p, &tools(), text);
-    assert_eq!(got.text, "I'll check.");
-    assert_eq!(
-        got.calls,
-        vec![("get_weather".to_string(), json!({"city": "Paris"}))]
-    );
+    text_then_weather(&p, text, "I'll check.", json!({"city": "Paris"}));
 }
 
 /// HY3 calls closed by `<end_of_tool_call>` (some builds write them so, without the block, with
