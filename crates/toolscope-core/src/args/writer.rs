@@ -81,6 +81,11 @@ pub(crate) struct ArgsWriter {
     /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare it, it
     /// stays the text it is (no schema-less guess turns `12345` into a number).
     stated_text: bool,
+    /// Whether the canonical JSON text is written (for deltas); a value read whole needs only
+    /// the value (see [`ArgsWriter::whole_value`]).
+    text: bool,
+    /// The text is read whole (see [`ArgsWriter::set_whole`]).
+    whole: bool,
 }
 
 impl ArgsWriter {
@@ -103,7 +108,24 @@ impl ArgsWriter {
             coercions: Vec::new(),
             done: false,
             stated_text: false,
+            text: true,
+            whole: false,
         }
+    }
+
+    /// The text is read whole: arguments complete in the text at hand are taken in one pass
+    /// (see [`JsonSink::whole`]) and coerced at once, with no canonical text for deltas.
+    pub(crate) fn set_whole(&mut self, whole: bool) {
+        self.whole = whole;
+    }
+
+    /// The finished arguments of `tool` from a value read whole: coerced at the root, as
+    /// [`ArgsWriter::write_whole`] does, without the canonical text nobody takes deltas of.
+    pub(crate) fn whole_value(tool: Option<Arc<Tool>>, value: Value) -> Result<Args, String> {
+        let mut writer = ArgsWriter::new(tool);
+        writer.text = false;
+        writer.write_whole(value);
+        writer.finish()
     }
 
     /// A scalar value the format states is text (see `stated_text`): the schema types it where
@@ -233,7 +255,9 @@ impl ArgsWriter {
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
         if self.verbatim() {
-            write_value(&mut self.out, &value);
+            if self.text {
+                write_value(&mut self.out, &value);
+            }
             self.mirror.value(value);
             self.value_end();
             return;
@@ -246,8 +270,9 @@ impl ArgsWriter {
             _ => coerce_at(value, schema, root, &path, &mut records),
         });
         self.coercions.append(&mut records);
-        // Serialising a Value into memory cannot fail.
-        write_value(&mut self.out, &value);
+        if self.text {
+            write_value(&mut self.out, &value);
+        }
         self.mirror.value(value);
         self.value_end();
     }
@@ -293,6 +318,17 @@ fn kind_name(v: &Value) -> &'static str {
 }
 
 impl JsonSink for ArgsWriter {
+    fn takes_whole(&self) -> bool {
+        self.whole && !self.done && self.hold.is_none() && self.frames.is_empty()
+    }
+
+    fn whole(&mut self, value: Value) -> bool {
+        // Coerced whole as it would be piece by piece (the compositional contract above).
+        self.text = false;
+        self.write_whole(value);
+        true
+    }
+
     fn begin_object(&mut self) -> Result<(), String> {
         if self.hold.is_some() {
             return self.held(|b| b.begin_object(), 1);
