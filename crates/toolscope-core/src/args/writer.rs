@@ -117,6 +117,10 @@ impl ArgsWriter {
     /// (see [`JsonSink::whole`]) and coerced at once, with no canonical text for deltas.
     pub(crate) fn set_whole(&mut self, whole: bool) {
         self.whole = whole;
+        if whole && self.out.is_empty() {
+            // Nothing takes deltas of a whole text: the value alone is built.
+            self.text = false;
+        }
     }
 
     /// The finished arguments of `tool` from a value read whole: coerced at the root, as
@@ -204,10 +208,17 @@ impl ArgsWriter {
         p
     }
 
+    /// A character of the canonical text, when it is written.
+    fn put(&mut self, c: char) {
+        if self.text {
+            self.out.push(c);
+        }
+    }
+
     /// Where a new value starts: writes the array separator and records the index.
     fn enter_value(&mut self) {
         if let Some(Frame::Array { first, next, .. }) = self.frames.last_mut() {
-            if !*first {
+            if !*first && self.text {
                 self.out.push(',');
             }
             *first = false;
@@ -353,7 +364,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(schema) => {
-                self.out.push('{');
+                self.put('{');
                 let _ = self.mirror.begin_object();
                 self.frames.push(Frame::Object {
                     schema: (!self.verbatim()).then_some(schema),
@@ -376,7 +387,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_object(), -1);
         }
         self.frames.pop();
-        self.out.push('}');
+        self.put('}');
         let _ = self.mirror.end_object();
         self.value_end();
         Ok(())
@@ -398,7 +409,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(items) => {
-                self.out.push('[');
+                self.put('[');
                 let _ = self.mirror.begin_array();
                 self.frames.push(Frame::Array {
                     items,
@@ -422,7 +433,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_array(), -1);
         }
         self.frames.pop();
-        self.out.push(']');
+        self.put(']');
         let _ = self.mirror.end_array();
         self.value_end();
         Ok(())
@@ -433,12 +444,14 @@ impl JsonSink for ArgsWriter {
             return h.builder.key(key);
         }
         if let Some(Frame::Object { first, .. }) = self.frames.last_mut() {
-            if !*first {
-                self.out.push(',');
+            let first = std::mem::replace(first, false);
+            if self.text {
+                if !first {
+                    self.out.push(',');
+                }
+                write_json_string(&mut self.out, key);
+                self.out.push(':');
             }
-            *first = false;
-            write_json_string(&mut self.out, key);
-            self.out.push(':');
             let _ = self.mirror.key(key);
             self.path.push(Seg::Key(key.to_string()));
         }
@@ -453,10 +466,11 @@ impl JsonSink for ArgsWriter {
         if self.verbatim()
             || self.with_position_schema(|s, root| s.is_some_and(|s| is_plain_string(s, root)))
         {
-            self.out.push('"');
+            self.put('"');
             self.string_open = true;
             self.string_from = self.out.len();
-            self.string_value = None;
+            // Without the text, the value is gathered from the pieces from the start.
+            self.string_value = (!self.text).then(String::new);
             Ok(())
         } else {
             self.start_hold().begin_string()
@@ -465,6 +479,12 @@ impl JsonSink for ArgsWriter {
 
     fn string_piece(&mut self, piece: &str) -> Result<(), String> {
         if self.string_open {
+            if !self.text {
+                if let Some(value) = &mut self.string_value {
+                    value.push_str(piece);
+                }
+                return Ok(());
+            }
             let before = self.out.len();
             write_escaped(&mut self.out, piece);
             if let Some(value) = &mut self.string_value {
@@ -489,7 +509,7 @@ impl JsonSink for ArgsWriter {
             self.string_open = false;
             // The string's value: its written characters, or the pieces gathered once one was
             // escaped.
-            self.out.push('"');
+            self.put('"');
             let value = match self.string_value.take() {
                 Some(value) => Value::String(value),
                 None => Value::String(self.out[self.string_from..self.out.len() - 1].to_string()),

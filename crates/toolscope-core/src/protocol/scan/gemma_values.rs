@@ -1000,8 +1000,10 @@ impl Gemma4Scanner {
     fn open_call(&mut self, b: Block, name: String, em: &mut Emitter) {
         let tool = self.tools.get_arc(&name).cloned();
         let id = em.begin_call(&name);
+        let mut writer = ArgsWriter::new(tool.clone());
+        writer.set_whole(em.is_whole());
         let call = Call {
-            writer: ArgsWriter::new(tool.clone()),
+            writer,
             tool,
             id,
             name,
