@@ -827,7 +827,7 @@ fn main() {
 }
 
 /// `PEERS_ONCE=FORMAT:LAYOUT:TIMES` (layout `prose`, `block`, or `text`: the prose alone): parses that text whole with
-/// toolscope TIMES times and exits, for counting instructions under valgrind (the difference
+/// toolscope TIMES times (`PEERS_CHUNK=1char` or `64`: streamed in those pieces) and exits, for counting instructions under valgrind (the difference
 /// between two counts is the cost of the parses alone).
 fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
     let mut it = spec.split(':');
@@ -850,16 +850,31 @@ fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
         write_text(&protocol, calls, layout)
     };
     let times: usize = times.parse().expect("TIMES is a number");
+    // PEERS_CHUNK=1char or 64: the stream path instead, in those pieces.
+    let chunking = match std::env::var("PEERS_CHUNK").as_deref() {
+        Ok("1char") => Some(Chunking::Char1),
+        Ok("64") => Some(Chunking::Bytes64),
+        _ => None,
+    };
     let mut found = 0;
     for _ in 0..times {
-        let parsed = protocol.parse_generated(tools, std::hint::black_box(text.as_bytes()));
-        found += parsed
-            .parts
-            .iter()
-            .filter(|p| matches!(p, Part::ToolCall(_)))
-            .count();
+        found += match chunking {
+            Some(c) => {
+                let pieces = c.pieces(&text);
+                toolscope_pieces(&protocol, tools, &text, &pieces, c).len()
+            }
+            None => protocol
+                .parse_generated(tools, std::hint::black_box(text.as_bytes()))
+                .parts
+                .iter()
+                .filter(|p| matches!(p, Part::ToolCall(_)))
+                .count(),
+        };
     }
-    println!("{name}: {} bytes, {found} calls in {times} parses", text.len());
+    println!(
+        "{name}: {} bytes, {found} calls in {times} parses",
+        text.len()
+    );
 }
 
 #[cfg(test)]
