@@ -249,6 +249,20 @@ enum Layout {
     Block,
 }
 
+impl Layout {
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Prose => "prose",
+            Layout::Block => "block",
+        }
+    }
+    fn from_name(name: &str) -> Option<Layout> {
+        [Layout::Prose, Layout::Block]
+            .into_iter()
+            .find(|l| l.name() == name)
+    }
+}
+
 fn write_text(protocol: &Protocol, calls: &[(String, Value)], layout: Layout) -> String {
     let mut rng = Rng(SEED ^ 0x9e37_79b9);
     match layout {
@@ -629,6 +643,160 @@ fn measure(
     Ok(best)
 }
 
+/// One peer's cell: its best time on `text` in `chunking`, or what was wrong (a panic is a
+/// wrong cell, not the end of the run).
+fn run_peer(
+    peer: &str,
+    name: &str,
+    tp_tools: &[openai_protocol::common::Tool],
+    dy_tools: &[dynamo_parsers::tool_calling::ToolDefinition],
+    text: &str,
+    chunking: Chunking,
+    calls: &Calls,
+) -> Result<Duration, String> {
+    let pieces = chunking.pieces(text);
+    measure(
+        || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            let run = std::panic::AssertUnwindSafe(|| {
+                rt.block_on(async {
+                    if peer == "tool-parser" {
+                        tool_parser_run(name, tp_tools, text, &pieces, chunking).await
+                    } else {
+                        dynamo_run(name, dy_tools, text, &pieces, chunking).await
+                    }
+                })
+            });
+            std::panic::catch_unwind(run).unwrap_or_else(|p| {
+                let what = p
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| p.downcast_ref::<&str>().copied())
+                    .unwrap_or("?");
+                Err(format!(
+                    "panicked: {}",
+                    what.chars().take(200).collect::<String>()
+                ))
+            })
+        },
+        calls,
+    )
+}
+
+/// How a cell stopped at the limit begins its note.
+const STOPPED: &str = "did not finish";
+
+/// Which cell a child process measures (see [`peer_cell`]).
+struct CellArgs<'a> {
+    format: &'a str,
+    layout: Layout,
+    peer: &'a str,
+    chunking: Chunking,
+}
+
+/// A peer's cell, measured in a child process that is stopped after `limit` (a peer that is
+/// quadratic in its input can take hours on a 1 MB text one character at a time); `None` as
+/// the limit measures it here. The child is this program with `--cell FORMAT LAYOUT PEER
+/// CHUNKING`, and answers with one line (see [`answer_cell`]).
+fn peer_cell(
+    cell: &CellArgs,
+    limit: Option<Duration>,
+    here: impl FnOnce() -> Result<Duration, String>,
+) -> Result<Duration, String> {
+    let Some(limit) = limit else {
+        return here();
+    };
+    let exe = std::env::current_exe().map_err(|e| format!("cannot run a cell apart: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .args([
+            "--cell",
+            cell.format,
+            cell.layout.name(),
+            cell.peer,
+            cell.chunking.label(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run a cell apart: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < limit => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{STOPPED} in {} s", limit.as_secs()));
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        use std::io::Read as _;
+        let _ = stdout.read_to_string(&mut out);
+    }
+    let line = out.lines().last().unwrap_or("").to_string();
+    if let Some(secs) = line.strip_prefix("ok ") {
+        secs.parse::<f64>()
+            .map(Duration::from_secs_f64)
+            .map_err(|_| format!("the cell's process answered {line:?}"))
+    } else if let Some(why) = line.strip_prefix("wrong ") {
+        Err(why.to_string())
+    } else {
+        Err(format!(
+            "the cell's process ended without an answer ({line:?})"
+        ))
+    }
+}
+
+/// `--cell FORMAT LAYOUT PEER CHUNKING`: measures that one cell and prints `ok SECONDS` or
+/// `wrong WHY` (on one line).
+fn answer_cell(args: &[String], calls: &Calls) {
+    let [format, layout, peer, chunking] = args else {
+        println!("wrong --cell takes FORMAT LAYOUT PEER CHUNKING");
+        return;
+    };
+    let Some(row) = ROWS.iter().find(|r| r.toolscope == format) else {
+        println!("wrong no such format {format}");
+        return;
+    };
+    let name = if peer == "tool-parser" {
+        row.tool_parser
+    } else {
+        row.dynamo
+    };
+    let (Some(name), Some(layout), Some(chunking)) = (
+        name,
+        Layout::from_name(layout),
+        Chunking::ALL.into_iter().find(|c| c.label() == chunking),
+    ) else {
+        println!("wrong no such cell");
+        return;
+    };
+    let protocol = Protocol::from_name(format)
+        .expect("a registered protocol")
+        .with_reasoning_open(Some(false));
+    let text = write_text(&protocol, calls, layout);
+    match run_peer(
+        peer,
+        name,
+        &tool_parser_tools(),
+        &dynamo_tools(),
+        &text,
+        chunking,
+        calls,
+    ) {
+        Ok(t) => println!("ok {}", t.as_secs_f64()),
+        Err(why) => println!("wrong {}", why.replace('\n', " ")),
+    }
+}
+
 fn main() {
     // Arguments: format names to run only those; `--toolscope-only` leaves the peers out (to
     // profile toolscope); `--sample` shows each format's first two calls;
@@ -636,8 +804,27 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let toolscope_only = args.iter().any(|a| a == "--toolscope-only");
     let whole_only = args.iter().any(|a| a == "--whole");
-    let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let calls = corpus();
+    if let Some(at) = args.iter().position(|a| a == "--cell") {
+        std::panic::set_hook(Box::new(|_| {}));
+        return answer_cell(&args[at + 1..], &calls);
+    }
+    // `--cell-limit SECONDS` (default 300): how long one peer's cell may take, in a process of
+    // its own; 0 measures every cell in this process, without a limit.
+    let mut cell_limit = Some(Duration::from_secs(300));
+    if let Some(at) = args.iter().position(|a| a == "--cell-limit") {
+        let secs: u64 = args
+            .get(at + 1)
+            .and_then(|s| s.parse().ok())
+            .expect("--cell-limit takes a number of seconds");
+        cell_limit = (secs > 0).then(|| Duration::from_secs(secs));
+    }
+    let only: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && args[i - 1] == "--cell-limit"))
+        .map(|(_, a)| a)
+        .collect();
     let schemas = tool_schemas();
     let tools = ToolSet::new(
         schemas
@@ -658,7 +845,7 @@ fn main() {
         "toolscope (this tree) vs tool-parser 1.10.0 and dynamo-parsers 11.0.1: {CALLS} calls, ~1 MB per text"
     );
     println!(
-        "cells: peer time / toolscope time (above 1: toolscope is faster); -: the peer has no such parser; ✗: wrong (under the row)\n"
+        "cells: peer time / toolscope time (above 1: toolscope is faster); -: the peer has no such parser; ✗: wrong, ⧗: stopped at the cell limit (under the row)\n"
     );
     println!(
         "{:<22} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}",
@@ -733,37 +920,15 @@ fn main() {
                         peer_times.push(None);
                         continue;
                     };
-                    let pieces = chunking.pieces(&text);
-                    let r = measure(
-                        || {
-                            // A peer that panics is a wrong cell, not the end of the run.
-                            let rt = tokio::runtime::Builder::new_current_thread()
-                                .enable_all()
-                                .build()
-                                .expect("a runtime");
-                            let run = std::panic::AssertUnwindSafe(|| {
-                                rt.block_on(async {
-                                    if peer == "tool-parser" {
-                                        tool_parser_run(name, &tp_tools, &text, &pieces, chunking)
-                                            .await
-                                    } else {
-                                        dynamo_run(name, &dy_tools, &text, &pieces, chunking).await
-                                    }
-                                })
-                            });
-                            std::panic::catch_unwind(run).unwrap_or_else(|p| {
-                                let what = p
-                                    .downcast_ref::<String>()
-                                    .map(String::as_str)
-                                    .or_else(|| p.downcast_ref::<&str>().copied())
-                                    .unwrap_or("?");
-                                Err(format!(
-                                    "panicked: {}",
-                                    what.chars().take(200).collect::<String>()
-                                ))
-                            })
+                    let r = peer_cell(
+                        &CellArgs {
+                            format: row.toolscope,
+                            layout,
+                            peer,
+                            chunking,
                         },
-                        &calls,
+                        cell_limit,
+                        || run_peer(peer, name, &tp_tools, &dy_tools, &text, chunking, &calls),
                     );
                     peer_times.push(Some(r));
                 }
@@ -812,7 +977,12 @@ fn main() {
                         let _ = write!(line, " {:>7.1}ms", t.as_secs_f64() * 1e3);
                     }
                     (Some(Err(why)), _) => {
-                        let _ = write!(line, " {:>9}", "✗");
+                        let mark = if why.starts_with(STOPPED) {
+                            "⧗"
+                        } else {
+                            "✗"
+                        };
+                        let _ = write!(line, " {:>9}", mark);
                         wrong.push(format!("{label} {peer} {}: {why}", chunking.label()));
                     }
                 }
