@@ -58,6 +58,11 @@ pub(crate) fn coerce_at(
     path: &str,
     out: &mut Vec<Coercion>,
 ) -> Value {
+    if let Some(schema) = schema
+        && unchanged(&value, schema, root, 0)
+    {
+        return value;
+    }
     let mut cx = Cx {
         root,
         out,
@@ -67,6 +72,48 @@ pub(crate) fn coerce_at(
         depth: 0,
     };
     cx.node(value, schema, true)
+}
+
+/// Whether coercion would leave `v` as it is under `schema`, recording nothing, told cheaply
+/// for the common case: every value has the one type its schema names, all the way down, and no
+/// schema on the way has a combinator, an `enum`/`const` or `nullable`, and no key lacks a
+/// property schema. `false` when it cannot tell so simply: coercion then runs. (This follows
+/// `node_under`, `apply` and `descend` for exactly those schemas: a value that fits its one type
+/// is descended into, and a scalar comes out as it went in.)
+fn unchanged(v: &Value, schema: &Value, root: &Value, depth: usize) -> bool {
+    if depth >= 64 {
+        return false;
+    }
+    let s = resolve(schema, root);
+    let Value::Object(obj) = s else {
+        return false;
+    };
+    if has_combinator(obj) || enum_options(s).is_some() || map_field(obj, "nullable").is_some() {
+        return false;
+    }
+    let Some(t) = map_field(obj, "type")
+        .and_then(Value::as_str)
+        .and_then(JsonType::from_name)
+    else {
+        return false;
+    };
+    match v {
+        Value::Object(members) => {
+            t == JsonType::Object
+                && members.iter().all(|(k, x)| {
+                    schema::property_schema(s, k, root)
+                        .is_some_and(|ps| unchanged(x, ps, root, depth + 1))
+                })
+        }
+        Value::Array(items) => {
+            t == JsonType::Array
+                && items.iter().enumerate().all(|(i, x)| {
+                    item_schema(s, i, items.len(), root)
+                        .is_some_and(|is| unchanged(x, is, root, depth + 1))
+                })
+        }
+        _ => t.fits(v),
+    }
 }
 
 /// Nesting of schema combinators (`allOf` in `anyOf` in ...) followed for one value.
