@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
-use crate::json::lexer::{MAX_DEPTH, number_value};
+use crate::json::lexer::{MAX_DEPTH, find1, find2, number_value};
 use crate::part::{ErrorPart, PartId};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
@@ -1280,8 +1280,38 @@ impl PyCallsScanner {
         let open = self.syntax.wrap.map(|(o, _)| o);
         let first = open.map(|o| o.as_bytes()[0]);
         let mut blank = self.line_blank;
+        // The bytes that can decide something away from the start of a line: a line break
+        // (where calls stand alone on lines), `[` (bare lists), the marker's first byte.
+        let mut marks = [0u8; 3];
+        let mut n = 0;
+        for (on, b) in [
+            (self.syntax.lines, Some(b'\n')),
+            (self.syntax.bare, Some(b'[')),
+            (true, first),
+        ] {
+            if let (true, Some(b)) = (on, b)
+                && !marks[..n].contains(&b)
+            {
+                marks[n] = b;
+                n += 1;
+            }
+        }
         let mut j = i;
         while j < bytes.len() {
+            if !(self.syntax.lines && blank) {
+                // Past the start of a line, only those bytes matter: jump to the next one.
+                let rest = &bytes[j..];
+                let next = match marks[..n] {
+                    [a] => find1(a, rest),
+                    [a, b] => find2(a, b, rest),
+                    [a, b, c] => memchr::memchr3(a, b, c, rest),
+                    _ => None,
+                };
+                match next {
+                    Some(p) => j += p,
+                    None => break,
+                }
+            }
             let c = bytes[j];
             if self.syntax.lines {
                 if blank && self.name_firsts.contains(&c) {
