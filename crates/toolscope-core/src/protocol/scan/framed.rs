@@ -297,6 +297,9 @@ pub(crate) struct FramedScanner {
     prefilled: bool,
     /// Another engine read some of the output (see [`FramedScanner::pass_over`]).
     passed: bool,
+    /// The places found in the text last scanned (its address, offset and length: the same
+    /// text, entered again after a call, within the reading of one piece), with the search.
+    marks: Option<((usize, usize, usize), MarkerSearch<'static>)>,
 }
 
 /// The search for the next byte that may open a marker in one piece of text: up to three bytes
@@ -340,6 +343,59 @@ impl OpenerSearch {
     }
 }
 
+/// The places in a piece of text where [`FramedScanner::text`] has something to decide: where a
+/// marker begins, where the text ends inside the start of one, and the bytes a call's JSON
+/// begins with where calls may come without their marker. Markers are searched for whole (a
+/// marker that begins with a common letter, `functools[`, would stop a search for its first byte
+/// at every `f` of the prose), each one's next place remembered.
+struct MarkerSearch<'m> {
+    markers: [Option<&'m str>; 3],
+    hits: [Option<Option<usize>>; 3],
+    bare: OpenerSearch,
+}
+
+impl<'m> MarkerSearch<'m> {
+    fn new(markers: [Option<&'m str>; 3]) -> Self {
+        MarkerSearch {
+            markers,
+            hits: [None; 3],
+            bare: OpenerSearch::default(),
+        }
+    }
+
+    /// The first place at or after `from`.
+    fn next(&mut self, bytes: &[u8], bare: &[u8], from: usize) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        let mut keep = |hit: Option<usize>| {
+            if let Some(h) = hit {
+                first = Some(first.map_or(h, |f| f.min(h)));
+            }
+        };
+        for (m, slot) in self.markers.iter().zip(self.hits.iter_mut()) {
+            let Some(m) = m.filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            let hit = match *slot {
+                Some(Some(p)) if p >= from => Some(p),
+                Some(None) => None,
+                _ => {
+                    let hit = memchr::memmem::find(&bytes[from..], m.as_bytes()).map(|p| from + p);
+                    *slot = Some(hit);
+                    hit
+                }
+            };
+            keep(hit);
+            // The text may end inside this marker's start.
+            let tail = bytes.len().saturating_sub(m.len() - 1).max(from);
+            keep((tail..bytes.len()).find(|&k| m.as_bytes().starts_with(&bytes[k..])));
+        }
+        if !bare.is_empty() {
+            keep(self.bare.next(bare, bytes, from));
+        }
+        first
+    }
+}
+
 impl FramedScanner {
     pub(crate) fn new(syntax: &'static FramedSyntax, tools: ToolSet) -> Self {
         let mut openers = vec![syntax.call_begin.as_bytes()[0]];
@@ -363,6 +419,7 @@ impl FramedScanner {
             text_header: None,
             prefilled: false,
             passed: false,
+            marks: None,
         }
     }
 
@@ -532,10 +589,24 @@ impl FramedScanner {
             }
         }
         let mut j = i;
-        let mut search = OpenerSearch::default();
+        // The places found in this piece before (text is entered many times in one piece: once
+        // after each call), so that no stretch of it is searched twice.
+        let mut search = match self.marks.take() {
+            Some((key, search)) if key == (text.as_ptr() as usize, base, text.len()) => search,
+            _ => MarkerSearch::new([
+                Some(self.syntax.call_begin),
+                self.syntax.section.map(|(begin, _)| begin),
+                self.alt.map(|(alt, _)| alt),
+            ]),
+        };
+        let bare: &[u8] = if self.stripped {
+            &self.bare_openers
+        } else {
+            &[]
+        };
         while j < bytes.len() {
-            // Jump to the next byte that may open something (a whole text's prose at once).
-            match search.next(&self.openers, bytes, j) {
+            // Jump to the next place that may open something (a whole text's prose at once).
+            match search.next(bytes, bare, j) {
                 Some(p) => j = p,
                 None => break,
             }
@@ -547,6 +618,7 @@ impl FramedScanner {
                 let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
                 b.raw.push_str(begin);
                 self.state = State::Section(b);
+                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + begin.len();
             }
             let call = self.syntax.call_begin;
@@ -555,6 +627,7 @@ impl FramedScanner {
                 let mut b = Block::new(base + j, false, std::mem::take(&mut self.spare_raw));
                 b.raw.push_str(call);
                 self.state = State::Header(b, String::new());
+                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + call.len();
             }
             if let Some((alt, _)) = self.alt
@@ -565,6 +638,7 @@ impl FramedScanner {
                 b.raw.push_str(alt);
                 b.alt = true;
                 self.state = State::Header(b, String::new());
+                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + alt.len();
             }
             if is_partial(rest, call)
@@ -575,6 +649,7 @@ impl FramedScanner {
                 || self.alt.is_some_and(|(alt, _)| is_partial(rest, alt))
             {
                 em.text(&text[i..j]);
+                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return self.held.hold(text, j, base);
             }
             if self.stripped
@@ -583,10 +658,12 @@ impl FramedScanner {
             {
                 em.text(&text[i..j]);
                 self.state = State::Bare(Box::new(Bare::new(base + j)));
+                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j;
             }
             j += 1;
         }
+        self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
         em.text(&text[i..]);
         text.len()
     }
@@ -1350,7 +1427,10 @@ impl Scanner for FramedScanner {
             }
             return;
         }
+        // Places found are kept only within one piece's reading (see `marks`).
+        self.marks = None;
         drive(self, piece, em);
+        self.marks = None;
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -1613,6 +1693,24 @@ pub(crate) fn valid_name(name: &str) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::tests_support::scan_every_split;
+
+    #[test]
+    fn the_marker_search_finds_whole_markers_bare_openers_and_a_cut_marker_at_the_end() {
+        let text = b"fun fact: functools[ and {x} then [<|go|> end functo";
+        let expected = [10usize, 19, 25, 34, 35, 46];
+        let mut search = MarkerSearch::new([Some("functools["), Some("<|go|>"), None]);
+        let mut found = Vec::new();
+        let mut at = 0;
+        while let Some(p) = search.next(text, b"{[", at) {
+            found.push(p);
+            at = p + 1;
+        }
+        assert_eq!(found, expected);
+        // Without bare openers, only the markers and the cut one.
+        let mut search = MarkerSearch::new([Some("functools["), Some("<|go|>"), None]);
+        assert_eq!(search.next(text, b"", 11), Some(35));
+        assert_eq!(search.next(text, b"", 36), Some(46));
+    }
 
     #[test]
     fn the_opener_search_finds_every_opener_in_order_whatever_its_group() {
