@@ -630,6 +630,9 @@ pub(crate) struct Gemma4Scanner {
     at_end: bool,
     /// The byte before the text being scanned (a `call:` right after a letter is prose).
     prev: u8,
+    /// The places found in the text last scanned (its address, offset and length: the same
+    /// text, entered again after a call, within the reading of one piece).
+    marks: Option<((usize, usize, usize), Candidates)>,
 }
 
 /// Bytes that make `call:` after them part of a word.
@@ -732,7 +735,9 @@ impl Scanner for Gemma4Scanner {
             em.text(piece);
             return;
         }
+        self.marks = None;
         drive(self, piece, em);
+        self.marks = None;
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -833,23 +838,30 @@ impl Gemma4Scanner {
             held: Holdback::default(),
             at_end: false,
             prev: b'\n',
+            marks: None,
         }
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        let mut search = Candidates::default();
+        let key = (text.as_ptr() as usize, base, text.len());
+        let mut search = match self.marks.take() {
+            Some((k, search)) if k == key => search,
+            _ => Candidates::default(),
+        };
         while let Some(at) = search.next(bytes, j) {
             if bytes[at] == b'<' {
                 match prefix(&bytes[at..], OPEN) {
                     Prefix::Full => {
                         em.text(&text[i..at]);
                         self.state = State::Open(Block::new(base + at, OPEN, true));
+                        self.marks = Some((key, search));
                         return at + OPEN.len();
                     }
                     Prefix::Partial if !self.at_end => {
                         em.text(&text[i..at]);
+                        self.marks = Some((key, search));
                         return self.held.hold(text, at, base);
                     }
                     _ => {}
@@ -863,10 +875,12 @@ impl Gemma4Scanner {
                         ));
                         em.text(CLOSE);
                         em.span(base + at, base + at + CLOSE.len(), SpanKind::Malformed);
+                        self.marks = Some((key, search));
                         return at + CLOSE.len();
                     }
                     Prefix::Partial if !self.at_end => {
                         em.text(&text[i..at]);
+                        self.marks = Some((key, search));
                         return self.held.hold(text, at, base);
                     }
                     _ => {}
@@ -884,15 +898,18 @@ impl Gemma4Scanner {
                     em.text(&text[i..at]);
                     let block = Block::new(base + at, &text[at..at + len], false);
                     self.open_call(block, name, em);
+                    self.marks = Some((key, search));
                     return at + len;
                 }
                 Bare::Undecided => {
                     em.text(&text[i..at]);
+                    self.marks = Some((key, search));
                     return self.held.hold(text, at, base);
                 }
                 Bare::No => j = at + 1,
             }
         }
+        self.marks = Some((key, search));
         em.text(&text[i..]);
         text.len()
     }
