@@ -261,9 +261,9 @@ impl Lexer {
     }
 
     fn feed_inner<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
-        if self.state == State::Between(Between::Value)
+        if sink.takes_whole()
+            && matches!(self.state, State::Between(Between::Value))
             && self.stack.is_empty()
-            && sink.takes_whole()
             && let Some(consumed) = self.whole(input, sink)
         {
             self.state = State::Done;

@@ -314,6 +314,13 @@ struct OpenerSearch {
 impl OpenerSearch {
     /// The first byte at or after `from` that is one of `openers`.
     fn next(&mut self, openers: &[u8], bytes: &[u8], from: usize) -> Option<usize> {
+        if bytes.len() - from < 16 {
+            // A few bytes (a stream's small pieces): a look at each costs less than a search.
+            return bytes[from..]
+                .iter()
+                .position(|c| openers.contains(c))
+                .map(|p| from + p);
+        }
         let mut first: Option<usize> = None;
         for (k, group) in openers.chunks(3).enumerate() {
             let hit = match self.hits.get(k).copied().flatten() {
@@ -352,6 +359,9 @@ struct MarkerSearch<'m> {
     markers: [Option<&'m str>; 3],
     hits: [Option<Option<usize>>; 3],
     bare: OpenerSearch,
+    /// Near the end of a text (a stream's small pieces): the markers' first bytes instead, a
+    /// wider net that costs no searcher per piece.
+    short: OpenerSearch,
 }
 
 impl<'m> MarkerSearch<'m> {
@@ -360,11 +370,17 @@ impl<'m> MarkerSearch<'m> {
             markers,
             hits: [None; 3],
             bare: OpenerSearch::default(),
+            short: OpenerSearch::default(),
         }
     }
 
-    /// The first place at or after `from`.
-    fn next(&mut self, bytes: &[u8], bare: &[u8], from: usize) -> Option<usize> {
+    /// The first place at or after `from`. Within the last 64 bytes, the first byte at or after
+    /// `from` that is one of `openers` (the markers' first bytes and `bare`): every place the
+    /// whole search finds is among them.
+    fn next(&mut self, bytes: &[u8], openers: &[u8], bare: &[u8], from: usize) -> Option<usize> {
+        if bytes.len() - from < 64 {
+            return self.short.next(openers, bytes, from);
+        }
         let mut first: Option<usize> = None;
         let mut keep = |hit: Option<usize>| {
             if let Some(h) = hit {
@@ -550,9 +566,13 @@ impl FramedScanner {
 
     /// Whether `text` has a byte that may begin a marker opening something.
     fn may_open(&self, text: &str) -> bool {
-        OpenerSearch::default()
-            .next(&self.openers, text.as_bytes(), 0)
-            .is_some()
+        let bytes = text.as_bytes();
+        match self.openers.as_slice() {
+            [a] => find1(*a, bytes).is_some(),
+            [a, b] => find2(*a, *b, bytes).is_some(),
+            [a, b, c] if bytes.len() >= 16 => memchr::memchr3(*a, *b, *c, bytes).is_some(),
+            more => bytes.iter().any(|c| more.contains(c)),
+        }
     }
 
     fn tool(&self, name: &str) -> Option<Arc<Tool>> {
@@ -606,7 +626,7 @@ impl FramedScanner {
         };
         while j < bytes.len() {
             // Jump to the next place that may open something (a whole text's prose at once).
-            match search.next(bytes, bare, j) {
+            match search.next(bytes, &self.openers, bare, j) {
                 Some(p) => j = p,
                 None => break,
             }
@@ -1696,20 +1716,35 @@ pub(crate) mod tests {
 
     #[test]
     fn the_marker_search_finds_whole_markers_bare_openers_and_a_cut_marker_at_the_end() {
-        let text = b"fun fact: functools[ and {x} then [<|go|> end functo";
-        let expected = [10usize, 19, 25, 34, 35, 46];
-        let mut search = MarkerSearch::new([Some("functools["), Some("<|go|>"), None]);
+        let pad = "x".repeat(70);
+        let text = format!("fun fact: functools[ and {{x}} then [<|go|> {pad} end functo");
+        let text = text.as_bytes();
+        let tail = text.len() - 6;
+        let markers = [Some("functools["), Some("<|go|>"), None];
+        // Far from the end, markers whole (no stop at the other f's) and the bare openers.
+        let mut search = MarkerSearch::new(markers);
         let mut found = Vec::new();
         let mut at = 0;
-        while let Some(p) = search.next(text, b"{[", at) {
+        while let Some(p) = search.next(text, b"f<{[", b"{[", at) {
+            if p >= text.len() - 64 {
+                break;
+            }
             found.push(p);
             at = p + 1;
         }
-        assert_eq!(found, expected);
-        // Without bare openers, only the markers and the cut one.
-        let mut search = MarkerSearch::new([Some("functools["), Some("<|go|>"), None]);
-        assert_eq!(search.next(text, b"", 11), Some(35));
-        assert_eq!(search.next(text, b"", 36), Some(46));
+        assert_eq!(found, [10, 19, 25, 34, 35]);
+        // Within the last 64 bytes, the markers' first bytes: a wider net, the cut marker in it.
+        let mut search = MarkerSearch::new(markers);
+        let near_end = text.len() - 20;
+        let hits: Vec<usize> =
+            std::iter::successors(search.next(text, b"f<", b"", near_end), |&p| {
+                search.next(text, b"f<", b"", p + 1)
+            })
+            .collect();
+        assert_eq!(hits, [tail]);
+        // Without bare openers, far from the end: only the markers.
+        let mut search = MarkerSearch::new(markers);
+        assert_eq!(search.next(text, b"f<", b"", 11), Some(35));
     }
 
     #[test]
