@@ -246,7 +246,7 @@ impl Lexer {
         if !matches!(input.as_bytes()[start], b'{' | b'[') {
             return None;
         }
-        let (value, len) = super::whole::strict_value(&input[start..])?;
+        let (value, len) = super::whole::strict_value(&input[start..], MAX_DEPTH)?;
         sink.whole(value).then_some(start + len)
     }
 

@@ -11,27 +11,18 @@
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use super::lexer::MAX_DEPTH;
-
-/// The strict JSON value at the start of `text` (after whitespace), and the bytes up to its end;
-/// `None` when there is none or the lexer could read it differently (see the module).
-pub(crate) fn strict_value(text: &str) -> Option<(Value, usize)> {
-    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Root>();
-    let Root(value) = values.next()?.ok()?;
-    Some((value, values.byte_offset()))
-}
-
-/// The top-level value.
-struct Root(Value);
-
-impl<'de> serde::Deserialize<'de> for Root {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Root, D::Error> {
-        Strict {
-            depth: MAX_DEPTH - 1,
-        }
-        .deserialize(d)
-        .map(Root)
+/// The strict JSON value at the start of `text` (after whitespace), nested less than
+/// `max_depth` levels, and the bytes up to its end; `None` when there is none or the lexer could
+/// read it differently (see the module).
+pub(crate) fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize)> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Strict {
+        depth: max_depth.checked_sub(1)?,
     }
+    .deserialize(&mut de)
+    .ok()?;
+    // Where the value ends: the reader's offset, which a stream over it starts from.
+    Some((value, de.into_iter::<serde::de::IgnoredAny>().byte_offset()))
 }
 
 /// A value, read no deeper than `depth` more levels, refusing keys given twice.
@@ -128,7 +119,7 @@ mod tests {
     #[test]
     fn a_strict_value_is_read_whole_and_its_end_found() {
         let text = " {\"a\": [1, -2.5, \"x\\n\\u00e9\\ud83d\\ude00\"], \"b\": {\"c\": null}} tail";
-        let (v, end) = strict_value(text).unwrap();
+        let (v, end) = strict_value(text, 8).unwrap();
         assert_eq!(
             v,
             json!({"a": [1, -2.5, "x\n\u{e9}\u{1f600}"], "b": {"c": null}})
@@ -143,7 +134,7 @@ mod tests {
             "{\"s\": \"\\\"q\\\" \\\\ \\/ \\b\\f\\t\\r\\u0000\", \"k\\u0041\": true, \"e\": []}",
             "[{\"a\": {}}, \"é😀\", false, null]",
         ] {
-            let (v, end) = strict_value(text).unwrap();
+            let (v, end) = strict_value(text, 8).unwrap();
             assert_eq!(end, text.len());
             assert_eq!(Some(v), parse_relaxed(text).ok(), "{text}");
         }
@@ -164,7 +155,7 @@ mod tests {
             "{\"a\": [1, 2",
             "",
         ] {
-            let got = strict_value(text);
+            let got = strict_value(text, 8);
             // A complete strict value followed by a comment is still read; the rest is not.
             if text.ends_with("// c") {
                 assert_eq!(got.map(|g| g.1), Some(8));
@@ -172,9 +163,9 @@ mod tests {
                 assert_eq!(got, None, "{text}");
             }
         }
-        let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
-        assert_eq!(strict_value(&deep), None);
-        let fits = format!("{}{}", "[".repeat(MAX_DEPTH - 1), "]".repeat(MAX_DEPTH - 1));
-        assert!(strict_value(&fits).is_some());
+        // Nested as deep as the limit: left to the lexer (which has the last word on depth).
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(strict_value(&deep(16), 16), None);
+        assert!(strict_value(&deep(15), 16).is_some());
     }
 }

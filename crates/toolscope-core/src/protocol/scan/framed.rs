@@ -350,6 +350,10 @@ impl OpenerSearch {
     }
 }
 
+/// How near the end of a text [`MarkerSearch`] looks at first bytes only (a stream's pieces are
+/// shorter: a searcher per marker per piece would cost more than it saves).
+const SHORT: usize = 256;
+
 /// The places in a piece of text where [`FramedScanner::text`] has something to decide: where a
 /// marker begins, where the text ends inside the start of one, and the bytes a call's JSON
 /// begins with where calls may come without their marker. Markers are searched for whole (a
@@ -359,8 +363,8 @@ struct MarkerSearch<'m> {
     markers: [Option<&'m str>; 3],
     hits: [Option<Option<usize>>; 3],
     bare: OpenerSearch,
-    /// Near the end of a text (a stream's small pieces): the markers' first bytes instead, a
-    /// wider net that costs no searcher per piece.
+    /// Near the end of a text (a stream's pieces): the markers' first bytes instead, a wider net
+    /// that costs no searcher per piece.
     short: OpenerSearch,
 }
 
@@ -374,11 +378,11 @@ impl<'m> MarkerSearch<'m> {
         }
     }
 
-    /// The first place at or after `from`. Within the last 64 bytes, the first byte at or after
+    /// The first place at or after `from`. Within the last 256 bytes, the first byte at or after
     /// `from` that is one of `openers` (the markers' first bytes and `bare`): every place the
     /// whole search finds is among them.
     fn next(&mut self, bytes: &[u8], openers: &[u8], bare: &[u8], from: usize) -> Option<usize> {
-        if bytes.len() - from < 64 {
+        if bytes.len() - from < SHORT {
             return self.short.next(openers, bytes, from);
         }
         let mut first: Option<usize> = None;
@@ -1716,7 +1720,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_marker_search_finds_whole_markers_bare_openers_and_a_cut_marker_at_the_end() {
-        let pad = "x".repeat(70);
+        let pad = "x".repeat(SHORT + 10);
         let text = format!("fun fact: functools[ and {{x}} then [<|go|> {pad} end functo");
         let text = text.as_bytes();
         let tail = text.len() - 6;
@@ -1726,14 +1730,14 @@ pub(crate) mod tests {
         let mut found = Vec::new();
         let mut at = 0;
         while let Some(p) = search.next(text, b"f<{[", b"{[", at) {
-            if p >= text.len() - 64 {
+            if p >= text.len() - SHORT {
                 break;
             }
             found.push(p);
             at = p + 1;
         }
         assert_eq!(found, [10, 19, 25, 34, 35]);
-        // Within the last 64 bytes, the markers' first bytes: a wider net, the cut marker in it.
+        // Near the end, the markers' first bytes: a wider net, the cut marker in it.
         let mut search = MarkerSearch::new(markers);
         let near_end = text.len() - 20;
         let hits: Vec<usize> =
