@@ -157,9 +157,10 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
     /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
     /// Markup named after the tools is built from `tools`. Reasoning markers need not be listed:
-    /// they come from [`ProtocolSpec::reasoning`]. By default the card's.
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        self.card().markers.iter().map(|m| m.to_string()).collect()
+    /// they come from [`ProtocolSpec::reasoning`]. By default the card's: its markers, then its
+    /// tool markers around each tool's name (see [`Card::markers_for`]).
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        self.card().markers_for(tools)
     }
 
     /// How the family marks reasoning.
@@ -324,7 +325,7 @@ impl Protocol {
         REGISTRY.iter().map(|s| Protocol::of(*s)).collect()
     }
 
-    pub(super) fn of(spec: &'static dyn ProtocolSpec) -> Protocol {
+    pub(super) const fn of(spec: &'static dyn ProtocolSpec) -> Protocol {
         Protocol {
             spec,
             delimiters: None,
@@ -770,9 +771,11 @@ pub(crate) struct Card {
     pub aliases: &'static [&'static str],
     pub families: &'static str,
     pub end_tokens: &'static [&'static str],
-    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]); none
-    /// where they are built from the tools.
+    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]).
     pub markers: &'static [&'static str],
+    /// The call markers named after a tool, as what stands before and after the tool's name
+    /// (`("[ ", " (")` for `[ get_weather (`): one marker of each for every tool.
+    pub tool_markers: &'static [(&'static str, &'static str)],
     pub reasoning: Reasoning,
     /// The servers' names for its parser (see [`ProtocolSpec::server_parsers`]).
     pub servers: &'static [(&'static str, &'static str)],
@@ -790,11 +793,51 @@ impl Card {
             families,
             end_tokens: &[],
             markers: &[],
+            tool_markers: &[],
             reasoning: Reasoning::NONE,
             servers: &[],
             lead: &[],
         }
     }
+
+    /// The call markers of the card for these tools: [`Card::markers`], then for each tool
+    /// (in order) each of [`Card::tool_markers`] around its name.
+    pub(crate) fn markers_for(&self, tools: &ToolSet) -> Vec<String> {
+        let named = tools.iter().flat_map(|t| {
+            self.tool_markers
+                .iter()
+                .map(move |(before, after)| format!("{before}{}{after}", t.name()))
+        });
+        self.markers
+            .iter()
+            .map(|m| m.to_string())
+            .chain(named)
+            .collect()
+    }
+}
+
+/// The tokens of `shared` then those of `own`, as one list (`N`, the length of the two
+/// together, is what the constant's type says): a card whose end tokens extend another
+/// family's list names that list instead of copying it.
+pub(crate) const fn end_tokens_and<const N: usize>(
+    shared: &[&'static str],
+    own: &[&'static str],
+) -> [&'static str; N] {
+    assert!(
+        shared.len() + own.len() == N,
+        "N is the length of both lists"
+    );
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < shared.len() {
+            shared[i]
+        } else {
+            own[i - shared.len()]
+        };
+        i += 1;
+    }
+    out
 }
 
 /// The [`ProtocolSpec::card`] of a family table's entry: its `card` field.

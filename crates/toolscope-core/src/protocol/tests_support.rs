@@ -191,7 +191,8 @@ pub(crate) mod prelude {
     pub(crate) use crate::protocol::span::SpanKind;
     pub(crate) use crate::protocol::spec::Protocol;
     pub(crate) use crate::protocol::tests_support::{
-        notices, one_tool, spans, tools, two_calls_written, whole,
+        call_span_is_the_call, notices, one_tool, spans, tools, two_calls_written, weather_call,
+        whole,
     };
 }
 
@@ -257,6 +258,18 @@ pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
         ("get_weather", &json!({"city": "Paris"})),
         ("search", &json!({"query": query})),
     ])
+}
+
+/// A call of `get_weather` for `city` as `p` writes it.
+pub(crate) fn weather_call(p: &Protocol, city: &str) -> String {
+    p.format_call("get_weather", &json!({ "city": city }))
+}
+
+/// The span of a call that `p` wrote between text is the call, without the text around it.
+pub(crate) fn call_span_is_the_call(p: &Protocol) {
+    let call = weather_call(p, "Paris");
+    let text = format!("Let me check. {call} Done.");
+    assert_eq!(spans(p, &text)[0], (SpanKind::ToolCall, call.as_str()));
 }
 
 /// A set of one tool, `name` with the parameters `schema`.

@@ -177,9 +177,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("command-r").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&CommandR);
 
     /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
     /// `<|START_TEXT|>` in the later Command A models) are format, under markup spans: nothing
@@ -191,7 +190,7 @@ mod tests {
             "<|START_TEXT|>It is sunny.<|END_TEXT|>",
             "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
         ] {
-            let parsed = p().parse_generated(&tools(), text.as_bytes());
+            let parsed = P.parse_generated(&tools(), text.as_bytes());
             for marker in [
                 "<|START_RESPONSE|>",
                 "<|END_RESPONSE|>",
@@ -214,16 +213,16 @@ mod tests {
     #[test]
     fn an_action_is_one_span() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        assert_eq!(spans(&p(), one), [(SpanKind::ToolCall, one)]);
+        assert_eq!(spans(&P, one), [(SpanKind::ToolCall, one)]);
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
         let action = &text[text.find("Action:").unwrap()..];
-        assert_eq!(spans(&p(), text), [(SpanKind::ToolCall, action)]);
+        assert_eq!(spans(&P, text), [(SpanKind::ToolCall, action)]);
     }
 
     #[test]
     fn results_carry_their_call_ids() {
-        let r = p().format_results(&[("get_weather", "{\"temp\": 18}"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "{\"temp\": 18}"), ("search", "none")]);
         assert!(r.contains("\"tool_call_id\":\"1\""), "{r}");
-        assert_eq!(p().read_result(&r), "{\"temp\":18}");
+        assert_eq!(P.read_result(&r), "{\"temp\":18}");
     }
 }

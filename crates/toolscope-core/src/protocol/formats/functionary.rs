@@ -73,20 +73,14 @@ const CARD: Card = Card {
         ("llama.cpp", "Functionary v3.1 Llama 3.1"),
     ],
     end_tokens: &["<|eot_id|>", "<|eom_id|>"],
+    // Text's recipient; a recipient that names a tool (v3.2), a v3.1 call.
+    markers: &[">>>all"],
+    tool_markers: &[(">>>", " {"), (V31_OPEN, ">")],
     ..Card::new("functionary", "MeetKai Functionary v3.1, v3.2")
 };
 
 impl ProtocolSpec for Functionary {
     card_methods!(CARD);
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        let mut m = vec![">>>all".to_string()];
-        for t in tools.iter() {
-            m.push(format!(">>>{} {{", t.def.name));
-            m.push(format!("{V31_OPEN}{}>", t.def.name));
-        }
-        m
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);

@@ -456,9 +456,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("inkling").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Inkling);
 
     /// A block's tokens are format (markup spans) and a thinking block's content alone is the
     /// reasoning span, also when the output ends right after its opener.
@@ -466,7 +465,7 @@ mod tests {
     fn a_thinking_blocks_tokens_are_markup_and_its_content_reasoning() {
         use crate::protocol::span::{Span, SpanKind::*};
         let spans = |t: &str| {
-            let mut sp = p().stream_parser(&tools());
+            let mut sp = P.stream_parser(&tools());
             let mut out = Vec::new();
             sp.push(t.as_bytes(), &mut out);
             sp.finish(&mut out);

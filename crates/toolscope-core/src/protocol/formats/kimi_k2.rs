@@ -90,7 +90,6 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
             ("llama.cpp", "Kimi K2"),
         ],
         end_tokens: &["<|im_end|>"],
-        markers: &[SECTION_BEGIN, CALL_BEGIN],
         reasoning: Reasoning {
             calls_inside: true,
             ..Reasoning::THINK
@@ -98,7 +97,6 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
         ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")
     },
     syntax: &SYNTAX,
-    section: (SECTION_BEGIN, SECTION_END),
     block,
     joiner: "",
     prompt: system_prompt,
@@ -176,16 +174,11 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("kimi-k2").unwrap()
-    }
-
-    fn weather(city: &str) -> String {
-        p().format_call("get_weather", &json!({ "city": city }))
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&KIMI_K2);
 
     fn call_ids(text: &str) -> Vec<String> {
-        p().parse_generated(&tools(), text.as_bytes())
+        P.parse_generated(&tools(), text.as_bytes())
             .parts
             .iter()
             .filter_map(|part| match part {
@@ -195,12 +188,9 @@ mod tests {
             .collect()
     }
 
-    /// The call's span is the call, without the text around it.
     #[test]
     fn the_call_span_is_the_call() {
-        let call = weather("Paris");
-        let text = format!("Let me check. {call} Done.");
-        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
+        call_span_is_the_call(&P);
     }
 
     #[test]
@@ -214,7 +204,7 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
         assert_eq!(
             call_ids(&written),
@@ -224,7 +214,7 @@ mod tests {
 
     #[test]
     fn an_id_given_twice_is_not_reused() {
-        let text = format!("{}{}", weather("Paris"), weather("Oslo"));
+        let text = format!("{}{}", weather_call(&P, "Paris"), weather_call(&P, "Oslo"));
         let ids = call_ids(&text);
         assert_eq!(ids[0], "functions.get_weather:0");
         assert_ne!(ids[1], ids[0]);
@@ -234,14 +224,14 @@ mod tests {
     /// file).
     #[test]
     fn reasoning_is_not_open_by_default() {
-        assert!(!p().reasoning_open());
+        assert!(!P.reasoning_open());
     }
 
     /// With reasoning open, `</think>` right after a section's opening is the close of the
     /// reasoning: every byte is under a span. (The parses: the case file.)
     #[test]
     fn the_think_close_after_a_section_opening_closes_the_reasoning_span() {
-        let p = p().with_reasoning_open(Some(true));
+        let p = P.with_reasoning_open(Some(true));
         let text = "<|tool_calls_section_begin|></think>";
         let parsed = p.parse_generated(&tools(), text.as_bytes());
         assert!(
@@ -256,13 +246,13 @@ mod tests {
 
     #[test]
     fn results_and_the_prompt_read_back() {
-        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert!(r.starts_with("## Return of functions.get_weather:0\n18 degrees"));
         assert!(r.contains("## Return of functions.search:1\nnone"));
         assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees\nand wind")),
+            P.read_result(&P.format_result("f", "18 degrees\nand wind")),
             "18 degrees\nand wind"
         );
-        assert!(p().system_prompt(&tools()).starts_with(TOOL_DECLARE));
+        assert!(P.system_prompt(&tools()).starts_with(TOOL_DECLARE));
     }
 }

@@ -39,6 +39,15 @@ static SYNTAX: FramedSyntax = FramedSyntax {
     ..FramedSyntax::new(PYTHON_TAG, &[ArgsBegin::Object])
 };
 
+/// The end-of-turn and end-of-message tokens of Llama 3 and Llama 4 (pythonic's too).
+pub(super) const END_TOKENS: &[&str] = &[
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<|eot|>",
+    "<|eom|>",
+];
+
 const CARD: Card = Card {
     servers: &[
         ("vllm", "llama3_json"),
@@ -46,30 +55,18 @@ const CARD: Card = Card {
         ("sglang", "llama3"),
         ("llama.cpp", "Llama 3.x"),
     ],
-    end_tokens: &[
-        "<|eot_id|>",
-        "<|eom_id|>",
-        "<|end_of_text|>",
-        "<|eot|>",
-        "<|eom|>",
+    end_tokens: END_TOKENS,
+    markers: &[PYTHON_TAG],
+    // An object that names an offered tool (both of Llama's spellings).
+    tool_markers: &[
+        ("{ \"name\" : \"", "\" , \"parameters\""),
+        ("{ \"type\" : \"function\" , \"name\" : \"", "\""),
     ],
     ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
 };
 
 impl ProtocolSpec for Llama3Json {
     card_methods!(CARD);
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        let mut m = vec![PYTHON_TAG.to_string()];
-        for t in tools.iter() {
-            m.push(format!("{{ \"name\" : \"{}\" , \"parameters\"", t.name()));
-            m.push(format!(
-                "{{ \"type\" : \"function\" , \"name\" : \"{}\"",
-                t.name()
-            ));
-        }
-        m
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))

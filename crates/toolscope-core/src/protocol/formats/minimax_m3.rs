@@ -173,9 +173,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("minimax-m3").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&MINIMAX_M3);
 
     #[test]
     fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
@@ -194,25 +193,25 @@ mod tests {
             "stops": ["Lyon", "Nice"],
             "opts": {"fast": true, "max": 3}
         });
-        let text = p().format_call("plan", &input);
+        let text = P.format_call("plan", &input);
         assert!(
             text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
             "{text}"
         );
-        let c = whole(&p(), &tools, &text);
+        let c = whole(&P, &tools, &text);
         assert_eq!(c.calls, [("plan".into(), input)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }
 
     #[test]
     fn the_prompt_lists_the_tools_as_the_template_does_and_reads_back() {
-        let system = p().system_prompt(&tools());
+        let system = P.system_prompt(&tools());
         assert!(system.contains("<tools>\n<tool>{"));
         let (back, read) = MINIMAX_M3.read_prompt(&system).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(read.len(), tools().len());
         assert_eq!(
-            p().format_results(&[("a", "1"), ("b", "2")]),
+            P.format_results(&[("a", "1"), ("b", "2")]),
             "<response>1</response>\n<response>2</response>"
         );
     }

@@ -140,9 +140,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("mistral").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Mistral);
 
     /// Text between `[TOOL_CALLS]` and the v3 array stays in the call's markup (span); what
     /// follows the array is text. (The parses: the case file.)
@@ -150,7 +149,7 @@ mod tests {
     fn text_before_the_array_is_in_the_call_span() {
         let text =
             r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(
             &text[call_span.start..call_span.end],
@@ -161,7 +160,7 @@ mod tests {
     #[test]
     fn the_call_id_is_the_tool_call_id() {
         let text = r#"[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Oslo"}"#;
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         match &parsed.parts[0] {
             crate::part::Part::ToolCall(c) => assert_eq!(&*c.tool_call_id, "a1b2c3d4e"),
             other => panic!("{other:?}"),
@@ -170,7 +169,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_repeat_the_token() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
     }
 }

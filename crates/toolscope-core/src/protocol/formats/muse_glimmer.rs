@@ -200,9 +200,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("muse-glimmer").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&MuseGlimmer);
 
     const CALL: &str = "<|start|>assistant to=get_weather<|message|><atem:function_calls>\n\
         <atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n\
@@ -210,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_malformed_call_names_no_tool() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let bad = P.malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
     }
 
@@ -219,16 +218,16 @@ mod tests {
     #[test]
     fn a_doubled_name_is_said() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        let said = notices(&p(), &text);
+        let said = notices(&P, &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
     }
 
     #[test]
     fn the_prompt_reads_back() {
-        let system = p().system_prompt(&tools());
+        let system = P.system_prompt(&tools());
         let (back, read) = MuseGlimmer.read_prompt(&system).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(read.len(), tools().len());
     }
 }

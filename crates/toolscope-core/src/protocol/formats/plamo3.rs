@@ -113,12 +113,10 @@ pub(crate) static PLAMO3: Sectioned = Sectioned {
         servers: &[("vllm", "plamo3")],
         // The token that opens the next turn ends this one (the model's end of sequence).
         end_tokens: &["<|plamo:tag|>"],
-        markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
         reasoning: Reasoning::between(tag!("begin_think"), tag!("end_think")),
         ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
-    section: (REQUESTS_BEGIN, REQUESTS_END),
     block,
     joiner: "",
     prompt: system_prompt,

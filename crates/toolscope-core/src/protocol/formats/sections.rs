@@ -1,7 +1,9 @@
 //! The special-token section family of the framed-marker engine: calls are blocks between
 //! special tokens, `<call>HEADER<sep>ARGUMENTS<end>`, parallel calls more blocks inside one
-//! section (`deepseek-v3`, `deepseek-v3.1`, `kimi-k2`). Each member's file holds its table entry
-//! ([`Sectioned`]): its tokens, how it writes one call block and its results, and its prompt text.
+//! section (`deepseek-v3`, `deepseek-v3.1`, `kimi-k2`, `plamo3`). Each member's file holds its
+//! table entry ([`Sectioned`]): its tokens (in the engine's syntax, which also gives the section's
+//! tokens and, unless the card names others, the markers `--protocol auto` knows it by), how it
+//! writes one call block and its results, and its prompt text.
 
 use serde_json::Value;
 
@@ -13,12 +15,11 @@ use crate::tool::ToolSet;
 
 /// One member of the family.
 pub(crate) struct Sectioned {
-    /// Its names, models, end tokens and reasoning markers.
+    /// Its names, models, end tokens and reasoning markers; call markers only where the
+    /// section's opening and a call's do not tell it (see [`Sectioned::markers`]).
     pub card: Card,
-    /// How the engine reads it.
+    /// How the engine reads it, the tokens that open and close the section of calls with it.
     pub syntax: &'static FramedSyntax,
-    /// The tokens that open and close the section of calls.
-    pub section: (&'static str, &'static str),
     /// One call block: the tool's name, the call's index in the answer, the arguments' JSON.
     pub block: fn(&str, usize, &str) -> String,
     /// What the family writes between the blocks of one section.
@@ -43,8 +44,10 @@ pub(crate) enum SectionResults {
 }
 
 impl Sectioned {
+    /// The blocks of one answer in the section.
     fn section(&self, blocks: &str) -> String {
-        format!("{}{blocks}{}", self.section.0, self.section.1)
+        let (open, close) = self.syntax.section.unwrap_or(("", ""));
+        format!("{open}{blocks}{close}")
     }
 }
 
@@ -59,6 +62,19 @@ fn args_json(input: &Value) -> String {
 
 impl ProtocolSpec for Sectioned {
     card_methods!();
+
+    /// The card's markers; where it names none, the tokens that open the section and a call.
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        if !self.card.markers.is_empty() {
+            return self.card.markers_for(tools);
+        }
+        let section = self.syntax.section.map(|(open, _)| open);
+        section
+            .into_iter()
+            .chain([self.syntax.call_begin])
+            .map(String::from)
+            .collect()
+    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)

@@ -91,17 +91,16 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("seed-oss").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&SEED_OSS);
 
     #[test]
     fn the_prompt_lists_the_tools_and_reads_back() {
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(prompt.starts_with("Tool List:\n"), "{prompt}");
         assert!(prompt.contains("<parameter=city>"), "{prompt}");
         assert_eq!(
-            p().format_reasoning("hm").as_deref(),
+            P.format_reasoning("hm").as_deref(),
             Some("<seed:think>\nhm\n</seed:think>\n")
         );
     }
