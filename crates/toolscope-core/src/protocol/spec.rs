@@ -54,6 +54,22 @@ impl Reasoning {
             calls_inside: false,
         }
     }
+
+    /// The same, the block opened by the family's template (see [`Reasoning::starts_inside`]).
+    pub(crate) const fn opened_by_template(self) -> Reasoning {
+        Reasoning {
+            starts_inside: true,
+            ..self
+        }
+    }
+
+    /// The same, calls made inside reasoning counting (see [`Reasoning::calls_inside`]).
+    pub(crate) const fn with_calls(self) -> Reasoning {
+        Reasoning {
+            calls_inside: true,
+            ..self
+        }
+    }
 }
 
 /// How a family writes the tool results of its history: what stands before and after each

@@ -73,11 +73,7 @@ const CARD: Card = Card {
     servers: &[("vllm", "gemma4"), ("sglang", "gemma4")],
     end_tokens: &["<turn|>", "<|tool_response>", "<eos>"],
     markers: &[OPEN],
-    reasoning: Reasoning {
-        markers: Some((THOUGHT_OPEN, THOUGHT_CLOSE)),
-        starts_inside: false,
-        calls_inside: true,
-    },
+    reasoning: Reasoning::between(THOUGHT_OPEN, THOUGHT_CLOSE).with_calls(),
     ..Card::new("gemma4", "Gemma 4")
 };
 

@@ -191,10 +191,7 @@ pub(crate) static HYPERCLOVA: Glm = Glm {
         aliases: &["hyperclovax"],
         servers: &[("vllm", "hyperclovax_seed_think")],
         end_tokens: &["<|im_end|>", "<|endofturn|>"],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         // The 14B writes the role header its template leaves open before its calls.
         lead: &["-> tool/function_call"],
         ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
@@ -315,12 +312,7 @@ fn flash_prompt(tools: &ToolSet) -> String {
 }
 
 fn flash_call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
-    format!("<tool_call>{name}>{args}</tool_call>")
+    format!("<tool_call>{name}>{}</tool_call>", prompt::args_json(input))
 }
 
 /// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
@@ -380,10 +372,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         aliases: &["solar-open2"],
         servers: &[("vllm", "solar_open2"), ("sglang", "solar_open2")],
         end_tokens: &["<|im:end|>", "<|endoftext|>"],
-        reasoning: Reasoning {
-            markers: Some(("<|think:start|>", "<|think:end|>")),
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::between("<|think:start|>", "<|think:end|>"),
         ..Card::new("solar-open", "Upstage Solar Open 2")
     },
     marks: Marks {
@@ -436,11 +425,8 @@ pub(crate) static HY_V4: Glm = Glm {
         aliases: &["hy4"],
         servers: &[("vllm", "hy_v4")],
         end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
-        reasoning: Reasoning {
-            // Stems: a suffix and `>` complete them.
-            markers: Some(("<think:", "</think:")),
-            ..Reasoning::THINK
-        },
+        // Stems: a suffix and `>` complete them.
+        reasoning: Reasoning::between("<think:", "</think:"),
         ..Card::new("hy-v4", "Tencent HY v4")
     },
     marks: Marks {
@@ -472,12 +458,8 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         aliases: &["k2-v3"],
         servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
         end_tokens: &["<|ifm|im_end|>"],
-        reasoning: Reasoning {
-            // Stems: `>`, `_fast>` or `_faster>` end them.
-            markers: Some(("<ifm|think", "</ifm|think")),
-            starts_inside: true,
-            calls_inside: false,
-        },
+        // Stems: `>`, `_fast>` or `_faster>` end them.
+        reasoning: Reasoning::between("<ifm|think", "</ifm|think").opened_by_template(),
         ..Card::new("k2-horizon", "IFM K2 Horizon")
     },
     marks: Marks {

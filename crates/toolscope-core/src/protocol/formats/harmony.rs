@@ -118,10 +118,7 @@ const CARD: Card = Card {
     ],
     end_tokens: &[END, RETURN, CALL],
     // Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
-    reasoning: Reasoning {
-        calls_inside: true,
-        ..Reasoning::NONE
-    },
+    reasoning: Reasoning::NONE.with_calls(),
     ..Card::new("harmony", "gpt-oss, LLM-jp 4.1")
 };
 

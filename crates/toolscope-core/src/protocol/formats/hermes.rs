@@ -15,7 +15,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::spec::{
     Card, Delimiters, Protocol, ProtocolSpec, Reasoning, card_methods, framed,
 };
-use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{self, first_argument};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -52,11 +52,7 @@ pub(crate) static TRINITY: Hermes = Hermes {
         servers: &[("sglang", "trinity")],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
-        reasoning: Reasoning {
-            markers: Some(("<think>", "</think>")),
-            starts_inside: false,
-            calls_inside: true,
-        },
+        reasoning: Reasoning::THINK.with_calls(),
         ..Card::new("trinity", "Arcee Trinity")
     },
 };
@@ -148,11 +144,7 @@ pub(crate) fn call_json(name: &str, input: &Value) -> String {
     format!(
         "{{\"name\": {}, \"arguments\": {}}}",
         Value::String(name.to_string()),
-        if input.is_object() {
-            input.to_string()
-        } else {
-            "{}".to_string()
-        }
+        prompt::args_json(input)
     )
 }
 

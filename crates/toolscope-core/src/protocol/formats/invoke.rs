@@ -119,6 +119,27 @@ fn no_branches(_: &ToolSet) -> Vec<Branch> {
     Vec::new()
 }
 
+/// `<invoke name=…>` elements with `<parameter name=…>` arguments in XML tags, values raw text,
+/// no block: what each member's dialect changes.
+const INVOKE_TAGS: Dialect = Dialect {
+    blocks: &[],
+    function: Opener::Named("<invoke name="),
+    function_close: "</invoke",
+    name_sep: None,
+    parameter: Opener::Named("<parameter name="),
+    parameter_close: "</parameter",
+    separators: false,
+    suffixed: false,
+    string_attr: None,
+    function_shown: "<invoke name=\"NAME\">",
+    parameter_shown: "<parameter name=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+    tags: &XML_TAGS,
+};
+
 /// DSML's markup under the prefix `$p` (`｜DSML｜`, GigaChat's `｜GCML｜`), with the block
 /// elements `$block` and the dialect variants `$variants`.
 macro_rules! dsml {
@@ -130,19 +151,13 @@ macro_rules! dsml {
             }),*],
             function: Opener::Named(concat!("<", $p, "invoke name=")),
             function_close: concat!("</", $p, "invoke"),
-            name_sep: None,
             parameter: Opener::Named(concat!("<", $p, "parameter name=")),
             parameter_close: concat!("</", $p, "parameter"),
-            separators: false,
-            suffixed: false,
             string_attr: Some(ValueAttr::FalseIsJson("string")),
             function_shown: concat!("<", $p, "invoke name=\"NAME\">"),
             parameter_shown: concat!("<", $p, "parameter name=…>"),
             variants: $variants,
-            frames: &[],
-            colon_close: false,
-            unwrap_cdata: false,
-            tags: &XML_TAGS,
+            ..INVOKE_TAGS
         }
     };
 }
@@ -310,11 +325,8 @@ pub(crate) static STEP3: Invoke = Invoke {
         function_close: "</steptml:invoke",
         parameter: Opener::Named("<steptml:parameter name="),
         parameter_close: "</steptml:parameter",
-        separators: false,
-        string_attr: None,
         function_shown: "<steptml:invoke name=\"NAME\">",
         parameter_shown: "<steptml:parameter name=…>",
-        variants: &[],
         frames: &[
             "<｜tool_call_begin｜>",
             "function<｜tool_sep｜>",
@@ -322,11 +334,7 @@ pub(crate) static STEP3: Invoke = Invoke {
             // Between two calls, seen in the wild.
             "<｜tool_sep｜>",
         ],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
-        name_sep: None,
-        suffixed: false,
+        ..INVOKE_TAGS
     },
     prompt: step3_prompt,
     tools: (
@@ -397,21 +405,8 @@ pub(crate) static DOTS: Invoke = Invoke {
             open: "<dots_function_call",
             close: "</dots_function_call",
         }],
-        function: Opener::Named("<invoke name="),
-        function_close: "</invoke",
-        parameter: Opener::Named("<parameter name="),
-        parameter_close: "</parameter",
-        separators: false,
         string_attr: Some(ValueAttr::FalseIsJson("string")),
-        function_shown: "<invoke name=\"NAME\">",
-        parameter_shown: "<parameter name=…>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
-        name_sep: None,
-        suffixed: false,
+        ..INVOKE_TAGS
     },
     branches: dots_branches,
     prompt: dots_prompt,
@@ -437,22 +432,14 @@ fn dots_prompt(tools: &ToolSet) -> String {
 
 /// `<function name=…>` and the collapsed `<functionname=…>`.
 const MINICPM_TAGS: Dialect = Dialect {
-    blocks: &[],
     function: Opener::Named("<function name="),
     function_close: "</function",
     parameter: Opener::Named("<param name="),
     parameter_close: "</param",
-    separators: false,
-    string_attr: None,
     function_shown: "<function name=\"NAME\">",
     parameter_shown: "<param name=…>",
-    variants: &[],
-    frames: &[],
-    colon_close: false,
     unwrap_cdata: true,
-    tags: &XML_TAGS,
-    name_sep: None,
-    suffixed: false,
+    ..INVOKE_TAGS
 };
 const MINICPM_COLLAPSED: Dialect = Dialect {
     function: Opener::Named("<functionname="),
@@ -465,10 +452,7 @@ pub(crate) static MINICPM5: Invoke = Invoke {
         servers: &[("vllm", "minicpm5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<function name=", "<functionname="],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
@@ -518,10 +502,7 @@ const MINIMAX: Invoke = Invoke {
         ],
         end_tokens: &["[e~["],
         markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         ..Card::new("minimax-m2", "MiniMax M2, M2.1, M2.5")
     },
     block: ("<minimax:tool_call>", "</minimax:tool_call>"),
@@ -534,21 +515,7 @@ const MINIMAX: Invoke = Invoke {
             open: "<minimax:tool_call",
             close: "</minimax:tool_call",
         }],
-        function: Opener::Named("<invoke name="),
-        function_close: "</invoke",
-        name_sep: None,
-        parameter: Opener::Named("<parameter name="),
-        parameter_close: "</parameter",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
-        function_shown: "<invoke name=\"NAME\">",
-        parameter_shown: "<parameter name=…>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..INVOKE_TAGS
     },
     branches: no_branches,
     prompt: minimax_prompt,

@@ -90,10 +90,7 @@ pub(crate) static KIMI_K2: Sectioned = Sectioned {
             ("llama.cpp", "Kimi K2"),
         ],
         end_tokens: &["<|im_end|>"],
-        reasoning: Reasoning {
-            calls_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.with_calls(),
         ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")
     },
     syntax: &SYNTAX,
@@ -118,11 +115,7 @@ fn system_prompt(tools: &ToolSet) -> String {
         })
         .collect();
     let (name, example) = prompt::example_call(tools);
-    let example = if example.is_object() {
-        example.to_string()
-    } else {
-        "{}".to_string()
-    };
+    let example = prompt::args_json(&example);
     format!(
         "{TOOL_DECLARE}{}{IM_END}\n\n\
          To call tools, write one section with one block per call:\n\

@@ -104,11 +104,7 @@ pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
             END_OF_MSG,
         ],
         markers: &["<|open|> tools <|sep|>", "<|open|> call tool="],
-        reasoning: Reasoning {
-            markers: Some(THINK),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between(THINK.0, THINK.1),
         ..Card::new("kimi-k3", "Kimi K3")
     },
 };

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
-use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{args_json, broken_args};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -48,15 +48,6 @@ impl Sectioned {
     fn section(&self, blocks: &str) -> String {
         let (open, close) = self.syntax.section.unwrap_or(("", ""));
         format!("{open}{blocks}{close}")
-    }
-}
-
-/// The arguments' JSON as a block writes it: an object, else `{}`.
-fn args_json(input: &Value) -> String {
-    if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
     }
 }
 
@@ -125,8 +116,6 @@ impl ProtocolSpec for Sectioned {
 
     /// Arguments with a key and no value.
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        let bad = format!("{{\"{key}\": \"{value}\", \"oops\": }}");
-        self.section(&(self.block)(name, 0, &bad))
+        self.section(&(self.block)(name, 0, &broken_args(input)))
     }
 }

@@ -109,11 +109,7 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
             "</think> <response>",
             "<tool_call> {",
         ],
-        reasoning: Reasoning {
-            markers: Some(("<think>", "</think>")),
-            starts_inside: true,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         ..Card::new("ernie", "ERNIE 4.5 (and its Thinking models)")
     },
     open: "<tool_call>",
@@ -189,12 +185,8 @@ fn internlm_prompt(listed: &str, example: &str) -> String {
 }
 
 impl TaggedJson {
-    fn call(&self, name: &str, input: &Value) -> String {
-        let args = if input.is_object() {
-            input.to_string()
-        } else {
-            "{}".to_string()
-        };
+    /// One call's envelope between the markers, its arguments' JSON as given.
+    fn envelope(&self, name: &str, args: &str) -> String {
         format!(
             "{}{}{{\"name\": {}, \"{}\": {args}}}{}{}",
             self.open,
@@ -204,6 +196,10 @@ impl TaggedJson {
             self.pad_close,
             self.close
         )
+    }
+
+    fn call(&self, name: &str, input: &Value) -> String {
+        self.envelope(name, &prompt::args_json(input))
     }
 }
 
@@ -257,15 +253,6 @@ impl ProtocolSpec for TaggedJson {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(
-            "{}{}{{\"name\": {}, \"{}\": {{\"{key}\": \"{value}\", \"oops\": }}}}{}{}",
-            self.open,
-            self.pad_open,
-            Value::from(name),
-            self.args_key,
-            self.pad_close,
-            self.close
-        )
+        self.envelope(name, &prompt::broken_args(input))
     }
 }
