@@ -191,8 +191,8 @@ pub(crate) mod prelude {
     pub(crate) use crate::protocol::span::SpanKind;
     pub(crate) use crate::protocol::spec::Protocol;
     pub(crate) use crate::protocol::tests_support::{
-        call_span_is_the_call, notices, one_tool, spans, tools, two_calls_written, weather_call,
-        whole,
+        call_span_is_the_call, first_chunk, notices, one_tool, spans, tools, two_calls_written,
+        weather_call, whole,
     };
 }
 
@@ -258,6 +258,15 @@ pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
         ("get_weather", &json!({"city": "Paris"})),
         ("search", &json!({"query": query})),
     ])
+}
+
+/// A stream parser of `p` with the shared tools, and the parts it puts out for `chunk`, the
+/// first bytes of a stream that goes on (what it holds back is not in them).
+pub(crate) fn first_chunk(p: &Protocol, chunk: &[u8]) -> (StreamParser, Vec<Part>) {
+    let mut parser = p.stream_parser(&tools());
+    let mut out = Vec::new();
+    parser.push(chunk, &mut out);
+    (parser, out)
 }
 
 /// A call of `get_weather` for `city` as `p` writes it.

@@ -488,22 +488,12 @@ mod tests {
 
     #[test]
     fn only_the_ambiguous_tail_is_held_back() {
-        let mut parser = P.stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"It was the call: ok <|tool_c", &mut out);
-        let c = crate::part::Collapsed::of(&out);
-        assert_eq!(c.text, "It was the call: ok ");
-        let mut parser = P.stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"x call:get_wea", &mut out);
-        assert_eq!(crate::part::Collapsed::of(&out).text, "x ");
+        let (_, out) = first_chunk(&P, b"It was the call: ok <|tool_c");
+        assert_eq!(Collapsed::of(&out).text, "It was the call: ok ");
+        let (_, out) = first_chunk(&P, b"x call:get_wea");
+        assert_eq!(Collapsed::of(&out).text, "x ");
         // A string value streams up to a possible delimiter.
-        let mut parser = P.stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(
-            b"<|tool_call>call:write_file{content:<|\"|>abc<|\"",
-            &mut out,
-        );
+        let (_, out) = first_chunk(&P, b"<|tool_call>call:write_file{content:<|\"|>abc<|\"");
         let deltas: String = out
             .iter()
             .filter_map(|p| match p {

@@ -315,6 +315,9 @@ fn flash_call(name: &str, input: &Value) -> String {
     format!("<tool_call>{name}>{}</tool_call>", prompt::args_json(input))
 }
 
+/// The end tokens of Tencent's HY models.
+const HY_END_TOKENS: &[&str] = &["<|hy_eos|>", "<|endoftext|>"];
+
 /// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
 const HY_TOOLS: (&str, &str) = (
     "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
@@ -347,7 +350,7 @@ pub(crate) static HY_V3: Glm = Glm {
     card: Card {
         aliases: &["hy3"],
         servers: &[("vllm", "hy_v3")],
-        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        end_tokens: HY_END_TOKENS,
         reasoning: Reasoning::THINK,
         ..Card::new("hy-v3", "Tencent HY3")
     },
@@ -376,26 +379,20 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         ..Card::new("solar-open", "Upstage Solar Open 2")
     },
     marks: Marks {
-        block: ("", ""),
         call: "<|tool_call:start|>",
-        name_end: "",
-        after_name: "\n",
         key: ("<|tool_arg:start|>", "<|tool_arg:value|>"),
         value: ("", "<|tool_arg:end|>"),
-        sep: "\n",
         call_end: "<|tool_call:end|>",
-        join: "\n",
         result: ("<|tool_response:start|>", "<|tool_response:end|>"),
         tools: (
             "# Tools\n\nYou can call the following tools. Each is a JSON object on its own line between <|tool:start|> and <|tool:end|>:\n<|tool:start|>\n",
             "<|tool:end|>",
         ),
+        ..glm_marks("\n")
     },
     dialect: &Dialect {
-        blocks: &[],
         function: Opener::Bare("<|tool_call:start|>"),
         function_close: "<|tool_call:end|",
-        name_sep: None,
         parameter: Opener::Keyed {
             key: "<|tool_arg:start|",
             key_close: "<|tool_arg:value|",
@@ -403,16 +400,9 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
             value: "",
         },
         parameter_close: "<|tool_arg:end|",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
         function_shown: "<|tool_call:start|>NAME",
         parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..GLM_DIALECT
     },
     ..GLM_45
 };
@@ -424,7 +414,7 @@ pub(crate) static HY_V4: Glm = Glm {
     card: Card {
         aliases: &["hy4"],
         servers: &[("vllm", "hy_v4")],
-        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        end_tokens: HY_END_TOKENS,
         // Stems: a suffix and `>` complete them.
         reasoning: Reasoning::between("<think:", "</think:"),
         ..Card::new("hy-v4", "Tencent HY v4")
@@ -465,15 +455,14 @@ pub(crate) static K2_HORIZON: Glm = Glm {
     marks: Marks {
         block: ("<ifm|tool_calls>", "</ifm|tool_calls>"),
         call: "<ifm|tool_call>",
-        name_end: "",
         after_name: "\n",
         key: ("<ifm|arg_key>", "</ifm|arg_key>"),
         value: ("<ifm|arg_value>", "</ifm|arg_value>"),
-        sep: "",
         call_end: "</ifm|tool_call>",
         join: "",
         result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
         tools: HY_TOOLS,
+        ..glm_marks("")
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -482,7 +471,6 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         }],
         function: Opener::BareOrJson("<ifm|tool_call>"),
         function_close: "</ifm|tool_call",
-        name_sep: None,
         parameter: Opener::Keyed {
             key: "<ifm|arg_key",
             key_close: "</ifm|arg_key",
@@ -490,16 +478,9 @@ pub(crate) static K2_HORIZON: Glm = Glm {
             value: "<ifm|arg_value",
         },
         parameter_close: "</ifm|arg_value",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
         function_shown: "<ifm|tool_call>NAME",
         parameter_shown: "<ifm|arg_key>…</ifm|arg_key><ifm|arg_value>…</ifm|arg_value>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..GLM_DIALECT
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
@@ -532,15 +513,34 @@ impl Glm {
         }
     }
 
-    /// One call, without the block.
-    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
+    /// A call's opening: its marker, the name and what follows the name.
+    fn opening(&self, name: &str, sfx: Option<&str>) -> String {
         let m = &self.marks;
-        let mut s = format!(
+        format!(
             "{}{name}{}{}",
             Self::m(m.call, sfx),
             Self::m(m.name_end, sfx),
             m.after_name
-        );
+        )
+    }
+
+    /// One argument: its key element, its value element, the separator after it.
+    fn argument(&self, key: &str, value: &str, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        format!(
+            "{}{key}{}{}{}{value}{}{}",
+            Self::m(m.key.0, sfx),
+            Self::m(m.key.1, sfx),
+            m.sep_between_key_and_value(),
+            Self::m(m.value.0, sfx),
+            Self::m(m.value.1, sfx),
+            m.sep
+        )
+    }
+
+    /// One call, without the block.
+    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
+        let mut s = self.opening(name, sfx);
         if let Value::Object(args) = input {
             for (k, v) in args {
                 let text = if self.json_values {
@@ -548,18 +548,10 @@ impl Glm {
                 } else {
                     prompt::value_text(v)
                 };
-                s.push_str(&format!(
-                    "{}{k}{}{}{}{text}{}{}",
-                    Self::m(m.key.0, sfx),
-                    Self::m(m.key.1, sfx),
-                    m.sep_between_key_and_value(),
-                    Self::m(m.value.0, sfx),
-                    Self::m(m.value.1, sfx),
-                    m.sep
-                ));
+                s.push_str(&self.argument(k, &text, sfx));
             }
         }
-        s.push_str(&Self::m(m.call_end, sfx));
+        s.push_str(&Self::m(self.marks.call_end, sfx));
         s
     }
 
@@ -580,27 +572,20 @@ impl Glm {
 
     /// The format skeleton the prompt shows, which also recognises the prompt.
     fn skeleton(&self, sfx: Option<&str>) -> String {
-        let m = &self.marks;
         let arg = |n: usize| {
-            format!(
-                "{}{{arg-key-{n}}}{}{}{}{{arg-value-{n}}}{}{}",
-                Self::m(m.key.0, sfx),
-                Self::m(m.key.1, sfx),
-                m.sep_between_key_and_value(),
-                Self::m(m.value.0, sfx),
-                Self::m(m.value.1, sfx),
-                m.sep
+            self.argument(
+                &format!("{{arg-key-{n}}}"),
+                &format!("{{arg-value-{n}}}"),
+                sfx,
             )
         };
         format!(
-            "{}{{function-name}}{}{}{}{}...{}{}",
-            Self::m(m.call, sfx),
-            Self::m(m.name_end, sfx),
-            m.after_name,
+            "{}{}{}...{}{}",
+            self.opening("{function-name}", sfx),
             arg(1),
             arg(2),
-            m.sep,
-            Self::m(m.call_end, sfx)
+            self.marks.sep,
+            Self::m(self.marks.call_end, sfx)
         )
     }
 

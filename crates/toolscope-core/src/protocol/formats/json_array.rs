@@ -50,10 +50,8 @@ use crate::tool::ToolSet;
 pub(crate) struct JsonArray {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// The markers before and after the array (`""`: none after it).
-    open: &'static str,
-    close: &'static str,
-    /// How the engine reads it.
+    /// How the engine reads it: the marker before the array, and the one after it if any
+    /// (see [`array_after`]), which the calls are also written with.
     syntax: &'static FramedSyntax,
     /// The engine leaves the open marker out of the text (else it is kept with the call).
     stripped_opener: bool,
@@ -86,8 +84,6 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         ..Card::new("functools", "Phi-4-mini, FireFunction v2")
     },
-    open: "functools",
-    close: "",
     syntax: &array_after("functools", None),
     stripped_opener: false,
     prompt: functools_prompt,
@@ -119,8 +115,6 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
-    open: "<TOOLCALL>",
-    close: "</TOOLCALL>",
     syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
     stripped_opener: true,
     prompt: nemotron_prompt,
@@ -152,8 +146,6 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         ..Card::new("granite", "Granite 3.0–3.3")
     },
-    open: "<|tool_call|>",
-    close: "",
     syntax: &array_after("<|tool_call|>", None),
     stripped_opener: true,
     prompt: granite_prompt,
@@ -186,8 +178,6 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
-    open: "<tool_calls>",
-    close: "</tool_calls>",
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
     stripped_opener: true,
     prompt: jamba_prompt,
@@ -226,8 +216,6 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         lead: &["助手："],
         ..Card::new("hunyuan", "Hunyuan-A13B")
     },
-    open: "<tool_calls>",
-    close: "</tool_calls>",
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
     stripped_opener: true,
     prompt: hunyuan_prompt,
@@ -247,6 +235,14 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
          多个调用写在同一个列表里。函数结果在 <tool_response> 中返回。不需要函数时，直接在 <answer> 中回答。\n",
         prompt::json_tools(tools, true)
     )
+}
+
+impl JsonArray {
+    /// The array between the markers.
+    fn framed(&self, array: &str) -> String {
+        let close = self.syntax.call_end.unwrap_or("");
+        format!("{}{array}{close}", self.syntax.call_begin)
+    }
 }
 
 impl ProtocolSpec for JsonArray {
@@ -269,7 +265,7 @@ impl ProtocolSpec for JsonArray {
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         let array = prompt::envelope_array(calls, "name", "arguments");
         let (before, after) = self.answer.unwrap_or(("", ""));
-        format!("{before}{}{array}{}{after}", self.open, self.close)
+        format!("{before}{}{after}", self.framed(&array))
     }
 
     fn results(&self) -> ResultWrap {
@@ -286,7 +282,11 @@ impl ProtocolSpec for JsonArray {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let bad = prompt::malformed_envelope(name, input, "name", "arguments");
-        format!("{}{bad}{}", self.open, self.close)
+        self.framed(&prompt::malformed_envelope(
+            name,
+            input,
+            "name",
+            "arguments",
+        ))
     }
 }

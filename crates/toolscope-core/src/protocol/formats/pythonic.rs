@@ -129,9 +129,7 @@ mod tests {
 
     #[test]
     fn text_before_a_list_streams_out_and_only_the_ambiguous_tail_waits() {
-        let mut parser = P.stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"Checking the weather [get_wea", &mut out);
+        let (mut parser, mut out) = first_chunk(&P, b"Checking the weather [get_wea");
         let c = Collapsed::of(&out);
         assert_eq!(c.text, "Checking the weather ");
         out.clear();
