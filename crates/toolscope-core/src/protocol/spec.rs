@@ -199,9 +199,9 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     }
 
     /// The scanner reads the end tokens itself (they end harmony's messages): they are not
-    /// taken out before it.
+    /// taken out before it. By default the card's.
     fn reads_end_tokens(&self) -> bool {
-        false
+        self.card().reads_end_tokens
     }
 
     /// The default delimiters, for a protocol whose delimiters can be changed.
@@ -266,14 +266,15 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         )
     }
 
-    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: a newline.
+    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: by default the
+    /// card's.
     fn call_joiner(&self) -> &'static str {
-        "\n"
+        self.card().call_joiner
     }
 
-    /// How the family wraps its tool results (see [`ResultWrap`]); by default not at all.
+    /// How the family wraps its tool results (see [`ResultWrap`]): by default the card's.
     fn results(&self) -> ResultWrap {
-        ResultWrap::LINES
+        self.card().results
     }
 
     /// A tool result as the family's template shows it to the model. By default wrapped as
@@ -797,6 +798,12 @@ pub(crate) struct Card {
     pub servers: &'static [(&'static str, &'static str)],
     /// Its lead tokens (see [`ProtocolSpec::lead_tokens`]).
     pub lead: &'static [&'static str],
+    /// Its scanner reads its end tokens (see [`ProtocolSpec::reads_end_tokens`]).
+    pub reads_end_tokens: bool,
+    /// What stands between two calls of one answer (see [`ProtocolSpec::call_joiner`]).
+    pub call_joiner: &'static str,
+    /// How it wraps its tool results (see [`ProtocolSpec::results`]).
+    pub results: ResultWrap,
 }
 
 impl Card {
@@ -813,6 +820,9 @@ impl Card {
             reasoning: Reasoning::NONE,
             servers: &[],
             lead: &[],
+            reads_end_tokens: false,
+            call_joiner: "\n",
+            results: ResultWrap::LINES,
         }
     }
 

@@ -76,6 +76,10 @@ const CARD: Card = Card {
     // Text's recipient; a recipient that names a tool (v3.2), a v3.1 call.
     markers: &[">>>all"],
     tool_markers: &[(">>>", " {"), (V31_OPEN, ">")],
+    // One message after the other.
+    call_joiner: "",
+    // Each result in a `tool` turn.
+    results: ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>"),
     ..Card::new("functionary", "MeetKai Functionary v3.1, v3.2")
 };
 
@@ -104,16 +108,6 @@ impl ProtocolSpec for Functionary {
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, &prompt::args_json(input))
-    }
-
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
-    /// Each result in a `tool` turn.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -117,22 +117,21 @@ const CARD: Card = Card {
         ("llama.cpp", "GPT-OSS"),
     ],
     end_tokens: &[END, RETURN, CALL],
+    // A channel, an assistant message (`<|start|>` and the role).
+    markers: &[CHANNEL, "<|start|>assistant"],
     // Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
     reasoning: Reasoning::NONE.with_calls(),
+    // `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
+    reads_end_tokens: true,
+    // One message after the other.
+    call_joiner: "",
+    // One message after the other.
+    results: ResultWrap::LINES.joined(""),
     ..Card::new("harmony", "gpt-oss, LLM-jp 4.1")
 };
 
 impl ProtocolSpec for Harmony {
     card_methods!(CARD);
-
-    /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
-    fn reads_end_tokens(&self) -> bool {
-        true
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CHANNEL.into(), format!("{START}assistant")]
-    }
 
     /// The developer message of the gpt-oss template: the channel rule of its system message,
     /// then `# Tools` / `## functions` and the TypeScript-like namespace.
@@ -163,18 +162,8 @@ impl ProtocolSpec for Harmony {
         call(name, &prompt::args_json(input))
     }
 
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}functions.{name} to=assistant{CHANNEL}commentary{MESSAGE}{result}{END}")
-    }
-
-    /// One message after the other.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {

@@ -388,6 +388,10 @@ const CARD: Card = Card {
     servers: &[("sglang", "inkling")],
     end_tokens: &["<|endoftext|>", "<|content_model_end_sampling|>"],
     markers: &[MODEL, INVOKE, THINKING],
+    // One message after the other.
+    call_joiner: "",
+    // Each result in a text message of the tool.
+    results: ResultWrap::between("<|message_tool|><|content_text|>", END),
     ..Card::new("inkling", "Inkling")
 };
 
@@ -419,16 +423,6 @@ impl ProtocolSpec for Inkling {
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, &prompt::args_json(input))
-    }
-
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
-    /// Each result in a text message of the tool.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|message_tool|><|content_text|>", END)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -60,8 +60,6 @@ pub(crate) struct JsonArray {
     tools: (&'static str, &'static str),
     /// Text a prompt must hold to be this member's, besides its list of tools.
     prompt_sign: Option<&'static str>,
-    /// The markers around a tool result.
-    result: (&'static str, &'static str),
     /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
     answer: Option<(&'static str, &'static str)>,
 }
@@ -82,6 +80,7 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<|tool_response|>", "<|/tool_response|>"),
         ..Card::new("functools", "Phi-4-mini, FireFunction v2")
     },
     syntax: &array_after("functools", None),
@@ -89,7 +88,6 @@ pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     prompt: functools_prompt,
     tools: ("<|tool|>", "<|/tool|>"),
     prompt_sign: Some("functools["),
-    result: ("<|tool_response|>", "<|/tool_response|>"),
     answer: None,
 };
 
@@ -113,6 +111,7 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
         ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
     syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
@@ -120,7 +119,6 @@ pub(crate) static NEMOTRON: JsonArray = JsonArray {
     prompt: nemotron_prompt,
     tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
     prompt_sign: None,
-    result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
     answer: None,
 };
 
@@ -144,6 +142,10 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between(
+            "<|start_of_role|>tool_response<|end_of_role|>",
+            "<|end_of_text|>",
+        ),
         ..Card::new("granite", "Granite 3.0–3.3")
     },
     syntax: &array_after("<|tool_call|>", None),
@@ -151,10 +153,6 @@ pub(crate) static GRANITE: JsonArray = JsonArray {
     prompt: granite_prompt,
     tools: (GRANITE_TOOLS, "<|end_of_text|>"),
     prompt_sign: None,
-    result: (
-        "<|start_of_role|>tool_response<|end_of_role|>",
-        "<|end_of_text|>",
-    ),
     answer: None,
 };
 
@@ -176,6 +174,7 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
         markers: &["<tool_calls> ["],
         // Jamba Reasoning thinks in `<think>` … `</think>`.
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<tool_output>", "</tool_output>"),
         ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
@@ -183,7 +182,6 @@ pub(crate) static JAMBA: JsonArray = JsonArray {
     prompt: jamba_prompt,
     tools: (JAMBA_TOOLS, "\n\n## Calling tools"),
     prompt_sign: None,
-    result: ("<tool_output>", "</tool_output>"),
     answer: None,
 };
 
@@ -214,6 +212,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         // The template's assistant prefix, format where the answer begins.
         lead: &["助手："],
+        results: ResultWrap::between("<tool_response>", "</tool_response>"),
         ..Card::new("hunyuan", "Hunyuan-A13B")
     },
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
@@ -221,7 +220,6 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
     prompt: hunyuan_prompt,
     tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     prompt_sign: Some("<answer>"),
-    result: ("<tool_response>", "</tool_response>"),
     answer: Some(("<answer>", "</answer>")),
 };
 
@@ -266,10 +264,6 @@ impl ProtocolSpec for JsonArray {
         let array = prompt::envelope_array(calls, "name", "arguments");
         let (before, after) = self.answer.unwrap_or(("", ""));
         format!("{before}{}{after}", self.framed(&array))
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -62,6 +62,7 @@ const CARD: Card = Card {
         ("{ \"name\" : \"", "\" , \"parameters\""),
         ("{ \"type\" : \"function\" , \"name\" : \"", "\""),
     ],
+    results: IPYTHON,
     ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
 };
 
@@ -86,10 +87,6 @@ impl ProtocolSpec for Llama3Json {
             })
             .collect();
         format!("{PYTHON_TAG}{}", each.join("; "))
-    }
-
-    fn results(&self) -> ResultWrap {
-        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

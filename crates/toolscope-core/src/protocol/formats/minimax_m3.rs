@@ -79,6 +79,7 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
             "<tool_call> <invoke name=",
         ],
         reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
+        results: ResultWrap::between(RESULT.0, RESULT.1),
         ..Card::new("minimax-m3", "MiniMax M3")
     },
 };
@@ -151,10 +152,6 @@ impl ProtocolSpec for MinimaxM3 {
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
         calls(list)
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(RESULT.0, RESULT.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

@@ -67,6 +67,9 @@ const CARD: Card = Card {
     end_tokens: &["</s>"],
     markers: &["[TOOL_CALLS]", "[TOOL_CALLS] ["],
     reasoning: Reasoning::between("[THINK]", "[/THINK]"),
+    // One call after the other.
+    call_joiner: "",
+    results: RESULTS,
     ..Card::new(
         "mistral",
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3",
@@ -99,19 +102,10 @@ impl ProtocolSpec for Mistral {
         call(name, input)
     }
 
-    /// One call after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
         let content =
             serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.into()));
         RESULTS.around(&json!({"content": content}).to_string())
-    }
-
-    fn results(&self) -> ResultWrap {
-        RESULTS
     }
 
     /// The `content` of the `{"content": …}` object the template wraps each result in.

@@ -100,15 +100,16 @@ const CARD: Card = Card {
     // Reasoning is the `self` recipient's messages, found by the scanner; markup there is
     // reasoning.
     reasoning: Reasoning::NONE,
+    reads_end_tokens: true,
+    // One message per call, one after the other.
+    call_joiner: "",
+    // One message after the other.
+    results: ResultWrap::LINES.joined(""),
     ..Card::new("muse-glimmer", "MuseGlimmer")
 };
 
 impl ProtocolSpec for MuseGlimmer {
     card_methods!(CARD);
-
-    fn reads_end_tokens(&self) -> bool {
-        true
-    }
 
     /// A message to a tool that opens ATEM markup; the reasoning message, whose header the
     /// template opened or not.
@@ -158,18 +159,8 @@ impl ProtocolSpec for MuseGlimmer {
         call(name, input)
     }
 
-    /// One message per call, one after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}{name} to=assistant{MESSAGE}{result}{EOM}")
-    }
-
-    /// One message after the other.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {

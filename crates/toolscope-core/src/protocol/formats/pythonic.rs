@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
 use crate::protocol::spec::{
-    Card, Protocol, ProtocolSpec, ResultWrap, card_methods, end_tokens_and, read_back,
+    Card, Protocol, ProtocolSpec, card_methods, end_tokens_and, read_back,
 };
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -62,6 +62,7 @@ const CARD: Card = Card {
     markers: &[PYTHON_START],
     // A list that opens with a call of one of the tools.
     tool_markers: &[("[ ", " (")],
+    results: IPYTHON,
     ..Card::new(
         "pythonic",
         "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)",
@@ -83,10 +84,6 @@ impl ProtocolSpec for Pythonic {
     /// Every call of the answer in one list.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         call_list(calls, QUOTE)
-    }
-
-    fn results(&self) -> ResultWrap {
-        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

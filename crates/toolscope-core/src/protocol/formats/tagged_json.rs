@@ -53,8 +53,6 @@ pub(crate) struct TaggedJson {
     /// example call.
     prompt: fn(listed: &str, example: &str) -> String,
     tools: (&'static str, &'static str),
-    /// The markers around a tool result.
-    result: (&'static str, &'static str),
     /// The markers are special tokens a server may strip (`skip_special_tokens`): read by the
     /// framed-marker engine in this syntax, which reads a call whose opener was stripped and
     /// reports it.
@@ -69,6 +67,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
         reasoning: Reasoning::between("<longcat_think>", "</longcat_think>"),
+        results: ResultWrap::between("<longcat_tool_response>", "</longcat_tool_response>"),
         ..Card::new("longcat", "LongCat-Flash (Chat, Thinking)")
     },
     open: "<longcat_tool_call>",
@@ -78,7 +77,6 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     args_key: "arguments",
     prompt: longcat_prompt,
     tools: ("<longcat_tool_declare>\n", "</longcat_tool_declare>"),
-    result: ("<longcat_tool_response>", "</longcat_tool_response>"),
     special: None,
 };
 
@@ -110,6 +108,7 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
             "<tool_call> {",
         ],
         reasoning: Reasoning::THINK.opened_by_template(),
+        results: ResultWrap::between("<tool_output>\n", "\n</tool_output>"),
         ..Card::new("ernie", "ERNIE 4.5 (and its Thinking models)")
     },
     open: "<tool_call>",
@@ -122,7 +121,6 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
         "You are provided with these functions, one JSON object a line:\n<tool_list>\n",
         "</tool_list>",
     ),
-    result: ("<tool_output>\n", "\n</tool_output>"),
     special: None,
 };
 
@@ -145,6 +143,7 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
         end_tokens: &["<|im_end|>", "</s>"],
         markers: &["<|action_start|> <|plugin|>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
         ..Card::new("internlm", "InternLM2, InternLM2.5, Intern-S1")
     },
     open: "<|action_start|><|plugin|>",
@@ -154,7 +153,6 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     args_key: "parameters",
     prompt: internlm_prompt,
     tools: ("<|im_start|>system name=<|plugin|>\n", "<|im_end|>"),
-    result: ("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
     special: Some(&INTERNLM_SYNTAX),
 };
 
@@ -229,10 +227,6 @@ impl ProtocolSpec for TaggedJson {
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         self.call(name, input)
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

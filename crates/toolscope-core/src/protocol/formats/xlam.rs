@@ -42,6 +42,8 @@ const CARD: Card = Card {
         "<tool_call> [",
     ],
     reasoning: Reasoning::THINK,
+    // Each result in a `tool` turn.
+    results: ResultWrap::between("<|im_start|>tool\n", "<|im_end|>"),
     ..Card::new("xlam", "Salesforce xLAM, xLAM-2")
 };
 
@@ -59,11 +61,6 @@ impl ProtocolSpec for Xlam {
     /// The bare array, as the template writes a past turn's calls.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         prompt::envelope_array(calls, "name", "arguments")
-    }
-
-    /// Each result in a `tool` turn.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|im_start|>tool\n", "<|im_end|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
