@@ -47,8 +47,7 @@ const TOOLS_HEADING: &str = "## Available Tools";
 /// The tools in a JSON fence, after the heading.
 const TOOLS: ToolList = ToolList::plain("```json\n", "\n```");
 /// Command R+'s frame of its actions.
-const PLUS_ACTION_BEGIN: &str = "Action: ```json";
-const PLUS_ACTION_END: &str = "```";
+const PLUS_ACTION: (&str, &str) = ("Action: ```json", "```");
 /// The family's format tokens that are not text: the end of turn, and the markers around the
 /// answer.
 const FORMAT_TOKENS: &[&str] = &[
@@ -91,7 +90,7 @@ const CARD: Card = Card {
         ACTION_BEGIN,
         "<|START_RESPONSE|>",
         "<|START_TEXT|>",
-        PLUS_ACTION_BEGIN,
+        PLUS_ACTION.0,
     ],
     reasoning: Reasoning::between(THINKING_BEGIN, THINKING_END),
     ..Card::new("command-r", "Command R7B, Command R+, Command A")
@@ -156,7 +155,7 @@ impl ProtocolSpec for CommandR {
         Box::new(
             FramedScanner::new(&SYNTAX, tools.clone())
                 .stripped_opener()
-                .alt_frame(PLUS_ACTION_BEGIN, PLUS_ACTION_END),
+                .alt_frame(PLUS_ACTION.0, PLUS_ACTION.1),
         )
     }
 

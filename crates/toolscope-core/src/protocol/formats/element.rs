@@ -13,8 +13,8 @@ use crate::tool::ToolSet;
 
 /// A member of the family.
 pub(crate) struct Element {
-    /// Its card; the markers a call opens with, for `--protocol auto`, are its tool markers
-    /// (around each tool's name).
+    /// Its card ([`Element::card`]): the markers a call opens with, for `--protocol auto`, are
+    /// its tool markers (around each tool's name).
     pub card: Card,
     /// A call written in the member's markup.
     pub format_call: fn(name: &str, input: &Value) -> String,
@@ -27,12 +27,17 @@ pub(crate) struct Element {
 }
 
 impl Element {
-    /// The card of a member named `name`: prompted for any model, so the end tokens of the
-    /// common chat templates, and reasoning in `<think>`.
-    pub(crate) const fn card(name: &'static str) -> Card {
+    /// The card of a member named `name` whose calls open with `tool_markers` around a tool's
+    /// name: prompted for any model, so the end tokens of the common chat templates, and
+    /// reasoning in `<think>`.
+    pub(crate) const fn card(
+        name: &'static str,
+        tool_markers: &'static [(&'static str, &'static str)],
+    ) -> Card {
         Card {
             end_tokens: COMMON_END_TOKENS,
             reasoning: Reasoning::THINK,
+            tool_markers,
             ..Card::new(name, "any model, prompted")
         }
     }

@@ -37,8 +37,8 @@ pub(crate) struct Functionary;
 
 /// The recipient that opens text, not a call.
 const ALL: &str = "all";
-const V31_OPEN: &str = "<function=";
-const V31_CLOSE: &str = "</function>";
+/// v3.1's call: its opening (the name and `>` follow) and its close.
+const V31_TAGS: (&str, &str) = ("<function=", "</function>");
 const INTRO: &str = "// Supported function definitions that should be called when necessary.\n";
 
 fn name_header(head: &str) -> Option<Header> {
@@ -58,8 +58,8 @@ static V32: FramedSyntax = FramedSyntax {
 /// v3.1: `<function=NAME>{…}</function>`.
 static V31: FramedSyntax = FramedSyntax {
     header: name_header,
-    call_end: Some(V31_CLOSE),
-    ..FramedSyntax::new(V31_OPEN, &[ArgsBegin::Marker(">")])
+    call_end: Some(V31_TAGS.1),
+    ..FramedSyntax::new(V31_TAGS.0, &[ArgsBegin::Marker(">")])
 };
 
 /// One v3.2 call, given its arguments' JSON.
@@ -75,7 +75,7 @@ const CARD: Card = Card {
     end_tokens: &["<|eot_id|>", "<|eom_id|>"],
     // Text's recipient; a recipient that names a tool (v3.2), a v3.1 call.
     markers: &[">>>all"],
-    tool_markers: &[(">>>", " {"), (V31_OPEN, ">")],
+    tool_markers: &[(">>>", " {"), (V31_TAGS.0, ">")],
     // One message after the other.
     call_joiner: "",
     // Each result in a `tool` turn.
@@ -115,7 +115,7 @@ impl ProtocolSpec for Functionary {
             .text_header(ALL)
             .prefilled_opener();
         let v31 = FramedScanner::new(&V31, tools.clone());
-        Box::new(FormSwitch::new(v32, v31, V31_OPEN, |_, _| Form::Other))
+        Box::new(FormSwitch::new(v32, v31, V31_TAGS.0, |_, _| Form::Other))
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -26,7 +26,7 @@ use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Head
 use crate::protocol::span::SpanKind;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -39,8 +39,8 @@ const THINKING: &str = "<|content_thinking|>";
 const INVOKE: &str = "<|content_invoke_tool_json|>";
 const END: &str = "<|end_message|>";
 const TOOL: &str = "<|message_tool|>";
-const TOOLS_BEGIN: &str = "<tools>\n";
-const TOOLS_END: &str = "</tools>";
+/// Around the prompt's list of tools.
+const TOOLS: ToolList = ToolList::functions("<tools>\n", "</tools>").one_a_line();
 
 /// The longest header (a tool's name) between `<|message_model|>` and the content token.
 const MAX_HEADER: usize = 256;
@@ -401,12 +401,12 @@ impl ProtocolSpec for Inkling {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "You can call these tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+            "You can call these tools, one JSON object a line:\n{}\n\n\
              To call a tool, write a model message whose content is the call as JSON, with the tool's \"name\" \
              and its \"args\":\n{}\n\
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
-            prompt::json_tool_lines(tools, true, "", ""),
+            TOOLS.write(tools),
             call(&name, &prompt::args_json(&example))
         )
     }
@@ -415,10 +415,7 @@ impl ProtocolSpec for Inkling {
         if !system.contains(INVOKE) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -30,14 +30,13 @@ use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
-const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
-const SECTION_END: &str = "<|tool_calls_section_end|>";
+/// The tokens around an answer's calls.
+const SECTION: (&str, &str) = ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>");
 const CALL_BEGIN: &str = "<|tool_call_begin|>";
 const ARGS_BEGIN: &str = "<|tool_call_argument_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
 /// The system message that declares the tools, and its end.
-const TOOL_DECLARE: &str = "<|im_system|>tool_declare<|im_middle|>";
-const IM_END: &str = "<|im_end|>";
+const DECLARE: (&str, &str) = ("<|im_system|>tool_declare<|im_middle|>", "<|im_end|>");
 /// How a result's text begins: the id of the call it answers follows.
 const RETURN_OF: &str = "## Return of ";
 const PREFIX: &str = "functions.";
@@ -59,7 +58,7 @@ fn header(head: &str) -> Option<Header> {
 }
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: Some((SECTION_BEGIN, SECTION_END)),
+    section: Some(SECTION),
     call_begin: CALL_BEGIN,
     args_begin: &[ArgsBegin::Marker(ARGS_BEGIN)],
     header,
@@ -117,21 +116,25 @@ fn system_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     let example = prompt::args_json(&example);
     format!(
-        "{TOOL_DECLARE}{}{IM_END}\n\n\
+        "{}{}{}\n\n\
          To call tools, write one section with one block per call:\n\
-         {SECTION_BEGIN}{}{SECTION_END}\n\
+         {}{}{}\n\
          The block's id is functions.NAME:INDEX, the tool's name and the call's index (0 for \
          the first call, 1 for the next, and so on); the arguments are one JSON object that \
          follows the tool's parameters. For several calls, write the blocks one after the \
          other inside the one section. Each result comes back as \"{RETURN_OF}ID\" and the \
          result on the next line. Call tools only when they help; otherwise answer in text.\n",
+        DECLARE.0,
         Value::Array(list),
+        DECLARE.1,
+        SECTION.0,
         block(&name, 0, &example),
+        SECTION.1,
     )
 }
 
 fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
-    let start = system.find(TOOL_DECLARE)? + TOOL_DECLARE.len();
+    let start = system.find(DECLARE.0)? + DECLARE.0.len();
     let list = serde_json::Deserializer::from_str(&system[start..])
         .into_iter::<Vec<Value>>()
         .next()?
@@ -198,7 +201,7 @@ mod tests {
     #[test]
     fn two_parallel_calls_count_their_index_up() {
         let written = two_calls_written(&P, "rust");
-        assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
+        assert_eq!(written.matches(SECTION.0).count(), 1);
         assert_eq!(
             call_ids(&written),
             ["functions.get_weather:0", "functions.search:1"]
@@ -246,6 +249,6 @@ mod tests {
             P.read_result(&P.format_result("f", "18 degrees\nand wind")),
             "18 degrees\nand wind"
         );
-        assert!(P.system_prompt(&tools()).starts_with(TOOL_DECLARE));
+        assert!(P.system_prompt(&tools()).starts_with(DECLARE.0));
     }
 }

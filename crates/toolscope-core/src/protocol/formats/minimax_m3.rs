@@ -29,17 +29,18 @@ use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XM
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// The namespace token before every tag.
 const NS: &str = "]<]minimax[>[";
-const TOOLS: (&str, &str) = (
+const TOOLS: ToolList = ToolList::plain(
     "# Tools\nYou may call one or more tools to assist with the user query.\n\
      Here are the tools available in JSONSchema format:\n\n<tools>\n",
     "</tools>",
-);
+)
+.each_line_in("<tool>", "</tool>");
 const RESULT: (&str, &str) = ("<response>", "</response>");
 
 static DIALECT: Dialect = Dialect {
@@ -124,7 +125,7 @@ impl ProtocolSpec for MinimaxM3 {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              To call tools, wrap all invocations in a single {NS}<tool_call>{NS}</tool_call> \
              block, each call an <invoke> element with one element per argument, named after \
              it; every tag follows the token {NS}. Parameter values containing nested objects \
@@ -133,9 +134,7 @@ impl ProtocolSpec for MinimaxM3 {
              Example:\n{}\n\n\
              Call a tool only when it helps; otherwise answer in text. Results come back in a \
              tool turn, each in a <response> element.\n",
-            TOOLS.0,
-            prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-            TOOLS.1,
+            TOOLS.write(tools),
             calls(&[(&name, &example)]),
         )
     }
@@ -144,10 +143,7 @@ impl ProtocolSpec for MinimaxM3 {
         if !system.contains(&format!("{NS}<tool_call>")) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>"),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {

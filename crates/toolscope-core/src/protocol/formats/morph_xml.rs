@@ -29,17 +29,13 @@ use serde_json::Value;
 
 use super::element::{Element, element_call};
 use crate::protocol::scan::morph::MorphScanner;
-use crate::protocol::spec::Card;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::xml;
 
 /// `morph-xml`.
 pub(crate) static MORPH_XML: Element = Element {
-    card: Card {
-        // The tool's element and an argument's, or the tool's element empty.
-        tool_markers: &[("<", "> <"), ("<", "/>")],
-        ..Element::card("morph-xml")
-    },
+    // The tool's element and an argument's, or the tool's element empty.
+    card: Element::card("morph-xml", &[("<", "> <"), ("<", "/>")]),
     format_call,
     prompt_section,
     malformed_call,

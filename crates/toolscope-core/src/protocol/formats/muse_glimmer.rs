@@ -26,17 +26,18 @@ use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// Ends a message (a call, reasoning); ends the turn.
 const EOM: &str = "<|eom|>";
 const EOT: &str = "<|eot|>";
-const TOOLS: (&str, &str) = (
+const TOOLS: ToolList = ToolList::plain(
     "In this environment you have access to a set of tools you can use to answer the user's question.\n\n<functions>\n",
     "</functions>",
-);
+)
+.one_a_line();
 const FORMAT: &str = "You can invoke a function by writing a \"<atem:function_calls>\" block";
 
 /// ATEM's markup: DSML's structure under the `atem:` prefix.
@@ -128,7 +129,7 @@ impl ProtocolSpec for MuseGlimmer {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              {FORMAT} in a message addressed to the tool ({START}assistant to=NAME{MESSAGE}), \
              like the following:\n\
              <atem:function_calls>\n<atem:invoke name=\"$FUNCTION_NAME\">\n\
@@ -138,9 +139,7 @@ impl ProtocolSpec for MuseGlimmer {
              Think in a message to self, and answer in a message to user that ends with {EOT}. \
              For example:\n{}\n\n\
              Each result comes back in a message from the tool.\n",
-            TOOLS.0,
-            prompt::json_tool_lines(tools, false, "", ""),
-            TOOLS.1,
+            TOOLS.write(tools),
             call(&name, &example),
         )
     }
@@ -149,10 +148,7 @@ impl ProtocolSpec for MuseGlimmer {
         if !system.contains(FORMAT) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", ""),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

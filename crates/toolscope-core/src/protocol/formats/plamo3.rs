@@ -16,7 +16,7 @@
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
 use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
 
 /// PLaMo's tag `<|plamo:WHAT:plamo|>`.
@@ -39,8 +39,8 @@ const MSG: &str = "<|plamo:msg|>";
 /// Each result between its tags, one after the other.
 const RESULTS: ResultWrap =
     ResultWrap::between(tag!("begin_tool_result"), tag!("end_tool_result")).joined("");
-const TOOLS_BEGIN: &str = concat!(tag!("begin_tools"), "\n");
-const TOOLS_END: &str = tag!("end_tools");
+const TOOLS: ToolList =
+    ToolList::functions(concat!(tag!("begin_tools"), "\n"), tag!("end_tools")).one_a_line();
 
 /// The header between `<|plamo:begin_tool_request:plamo|>` and the arguments: the name in its
 /// tags, then the arguments' tag, with the `constrain`/`msg` pair's first half when the
@@ -83,14 +83,14 @@ fn system_prompt(tools: &ToolSet) -> String {
         block(&name, 0, &input.to_string())
     );
     format!(
-        "You can use the following tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+        "You can use the following tools, one JSON object a line:\n{}\n\n\
          To call tools, open {REQUESTS_BEGIN}, write one {REQUEST_BEGIN} … {REQUEST_END} block per call \
          (the tool's name between {NAME_BEGIN} and {NAME_END}, then its arguments as a JSON object between \
          {ARGS_BEGIN}{CONSTRAIN}{MSG} and {ARGS_END}), and close {REQUESTS_END}.\n\n\
          For example:\n{example}\n\n\
          Each result comes back between {} and {}. Call a tool only when it helps; \
          otherwise answer in text.\n",
-        prompt::json_tool_lines(tools, true, "", ""),
+        TOOLS.write(tools),
         RESULTS.begin,
         RESULTS.end,
     )
@@ -100,10 +100,7 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(REQUESTS_BEGIN) {
         return None;
     }
-    read_back(
-        name,
-        prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
-    )
+    read_back(name, TOOLS.read(system))
 }
 
 /// `plamo3`.

@@ -33,7 +33,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -52,7 +52,7 @@ pub(crate) struct TaggedJson {
     /// The prompt text, given the tool list (one JSON object a line between `tools`) and the
     /// example call.
     prompt: fn(listed: &str, example: &str) -> String,
-    tools: (&'static str, &'static str),
+    tools: ToolList,
     /// The markers are special tokens a server may strip (`skip_special_tokens`): read by the
     /// framed-marker engine in this syntax, which reads a call whose opener was stripped and
     /// reports it.
@@ -76,7 +76,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     pad_close: "",
     args_key: "arguments",
     prompt: longcat_prompt,
-    tools: ("<longcat_tool_declare>\n", "</longcat_tool_declare>"),
+    tools: ToolList::functions("<longcat_tool_declare>\n", "</longcat_tool_declare>").one_a_line(),
     special: None,
 };
 
@@ -117,10 +117,11 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
     pad_close: "\n",
     args_key: "arguments",
     prompt: ernie_prompt,
-    tools: (
+    tools: ToolList::functions(
         "You are provided with these functions, one JSON object a line:\n<tool_list>\n",
         "</tool_list>",
-    ),
+    )
+    .one_a_line(),
     special: None,
 };
 
@@ -152,7 +153,7 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     pad_close: "",
     args_key: "parameters",
     prompt: internlm_prompt,
-    tools: ("<|im_start|>system name=<|plugin|>\n", "<|im_end|>"),
+    tools: ToolList::functions("<|im_start|>system name=<|plugin|>\n", "<|im_end|>").one_a_line(),
     special: Some(&INTERNLM_SYNTAX),
 };
 
@@ -205,24 +206,15 @@ impl ProtocolSpec for TaggedJson {
     card_methods!();
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let listed = format!(
-            "{}{}{}",
-            self.tools.0,
-            prompt::json_tool_lines(tools, true, "", ""),
-            self.tools.1
-        );
         let (name, input) = prompt::example_call(tools);
-        (self.prompt)(&listed, &self.call(&name, &input))
+        (self.prompt)(&self.tools.write(tools), &self.call(&name, &input))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
         if !system.contains(self.open) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", ""),
-        )
+        read_back(self.name(), self.tools.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -14,15 +14,11 @@ use serde_json::Value;
 
 use super::element::{Element, element_call};
 use crate::protocol::scan::yaml::YamlScanner;
-use crate::protocol::spec::Card;
 use crate::protocol::text::prompt::first_argument;
 
 /// `yaml-xml`.
 pub(crate) static YAML_XML: Element = Element {
-    card: Card {
-        tool_markers: &[("<", ">\n")],
-        ..Element::card("yaml-xml")
-    },
+    card: Element::card("yaml-xml", &[("<", ">\n")]),
     format_call,
     prompt_section,
     malformed_call,

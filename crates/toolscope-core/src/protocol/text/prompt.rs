@@ -206,14 +206,17 @@ pub(crate) fn tool_def(entry: &Value) -> Option<ToolDef> {
     })
 }
 
-/// Where a prompt lists the tools as one JSON array ([`json_tools`]): what stands before and
-/// after the array, and whether its entries are OpenAI-style function objects. It writes the
-/// list and reads it back.
+/// Where a prompt lists the tools as one JSON array ([`json_tools`]), or one JSON object a
+/// line ([`json_tool_lines`]): what stands before and after the list, and whether its entries
+/// are OpenAI-style function objects. It writes the list and reads it back.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ToolList {
     pub begin: &'static str,
     pub end: &'static str,
     pub wrapped: bool,
+    /// One object a line, each between these markers (`<tool>` and `</tool>`, or nothing),
+    /// rather than one array.
+    pub lines: Option<(&'static str, &'static str)>,
 }
 
 impl ToolList {
@@ -223,6 +226,7 @@ impl ToolList {
             begin,
             end,
             wrapped: true,
+            lines: None,
         }
     }
 
@@ -232,22 +236,38 @@ impl ToolList {
             begin,
             end,
             wrapped: false,
+            lines: None,
+        }
+    }
+
+    /// The same objects one a line instead of in an array.
+    pub(crate) const fn one_a_line(self) -> ToolList {
+        self.each_line_in("", "")
+    }
+
+    /// The same objects one a line, each between `open` and `close`.
+    pub(crate) const fn each_line_in(self, open: &'static str, close: &'static str) -> ToolList {
+        ToolList {
+            lines: Some((open, close)),
+            ..self
         }
     }
 
     /// The tools between the markers.
     pub(crate) fn write(&self, tools: &ToolSet) -> String {
-        format!(
-            "{}{}{}",
-            self.begin,
-            json_tools(tools, self.wrapped),
-            self.end
-        )
+        let list = match self.lines {
+            None => json_tools(tools, self.wrapped),
+            Some((open, close)) => json_tool_lines(tools, self.wrapped, open, close),
+        };
+        format!("{}{list}{}", self.begin, self.end)
     }
 
     /// The tools a prompt lists between the markers.
     pub(crate) fn read(&self, system: &str) -> Option<ToolSet> {
-        read_json_tools(system, self.begin, self.end)
+        match self.lines {
+            None => read_json_tools(system, self.begin, self.end),
+            Some((open, close)) => read_json_tool_lines(system, self.begin, self.end, open, close),
+        }
     }
 }
 
@@ -415,6 +435,24 @@ mod tests {
                 .read("no list here")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_tool_list_one_a_line_writes_each_tool_on_its_line_and_reads_back() {
+        let lines = ToolList::plain("<list>\n", "</list>").one_a_line();
+        let written = lines.write(&tools());
+        assert_eq!(written.lines().count(), 4, "{written}");
+        assert!(written.starts_with("<list>\n{\"name\"") && written.ends_with("}\n</list>"));
+        assert_eq!(lines.read(&written).unwrap().to_json(), tools().to_json());
+        let tagged = ToolList::functions("<list>\n", "</list>").each_line_in("<tool>", "</tool>");
+        let written = tagged.write(&tools());
+        assert!(
+            written.contains("\n<tool>{\"type\":\"function\""),
+            "{written}"
+        );
+        assert_eq!(tagged.read(&written).unwrap().to_json(), tools().to_json());
+        // A line without its markers is not a tool of this list.
+        assert!(tagged.read(&lines.write(&tools())).is_none());
     }
 
     #[test]
