@@ -41,7 +41,7 @@ use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -68,7 +68,7 @@ pub(crate) struct Marks {
     result: (&'static str, &'static str),
     /// Around the tool list in the prompt (its heading included), and a result's name for the
     /// prompt's wording (`<tool_response>`).
-    tools: (&'static str, &'static str),
+    tools: ToolList,
 }
 
 /// One member of the family: its names, how it writes its calls, how the scanner reads them.
@@ -121,10 +121,11 @@ const GLM_DIALECT: Dialect = Dialect {
     tags: &XML_TAGS,
 };
 
-const GLM_TOOLS: (&str, &str) = (
+const GLM_TOOLS: ToolList = ToolList::functions(
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
     "</tools>",
-);
+)
+.one_a_line();
 
 const GLM_END_TOKENS: &[&str] = &["<|user|>", "<|observation|>", "<|endoftext|>"];
 
@@ -298,15 +299,13 @@ const FLASH_FORMAT: &str = "<tool_call>{function-name}>{arguments-json}</tool_ca
 fn flash_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          For each function call, output the function name, a >, then the arguments as one JSON object, within \
          <tool_call> and </tool_call>:\n{FLASH_FORMAT}\n\n\
          For example:\n{}\n\n\
          Write one <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
          result comes back in a <tool_response> element.\n",
-        GLM_TOOLS.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        GLM_TOOLS.1,
+        GLM_TOOLS.write(tools),
         flash_call(&name, &example)
     )
 }
@@ -319,10 +318,11 @@ fn flash_call(name: &str, input: &Value) -> String {
 const HY_END_TOKENS: &[&str] = &["<|hy_eos|>", "<|endoftext|>"];
 
 /// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
-const HY_TOOLS: (&str, &str) = (
+const HY_TOOLS: ToolList = ToolList::functions(
     "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
     "</tools>",
-);
+)
+.one_a_line();
 
 /// HY3's markup: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 const HY3_DIALECT: Dialect = Dialect {
@@ -384,10 +384,11 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
         value: ("", "<|tool_arg:end|>"),
         call_end: "<|tool_call:end|>",
         result: ("<|tool_response:start|>", "<|tool_response:end|>"),
-        tools: (
+        tools: ToolList::functions(
             "# Tools\n\nYou can call the following tools. Each is a JSON object on its own line between <|tool:start|> and <|tool:end|>:\n<|tool:start|>\n",
             "<|tool:end|>",
-        ),
+        )
+        .one_a_line(),
         ..glm_marks("\n")
     },
     dialect: &Dialect {
@@ -602,15 +603,13 @@ impl Glm {
             )
         };
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              For each function call, output the function name and arguments within the following XML format:\n\
              {}\n\n\
              For example:\n{}\n\n\
              {} {block} \
              Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
-            m.tools.0,
-            prompt::json_tool_lines(tools, true, "", ""),
-            m.tools.1,
+            m.tools.write(tools),
             self.skeleton(sfx),
             self.calls(&[(&name, &example)], sfx),
             if self.json_values {
@@ -638,7 +637,7 @@ impl Glm {
             let setting = (sfx != DEFAULT_SUFFIX).then_some(sfx);
             protocol.with_marker_suffix(setting).ok()?
         };
-        let tools = prompt::read_json_tool_lines(system, m.tools.0, m.tools.1, "", "")?;
+        let tools = m.tools.read(system)?;
         Some((protocol, tools))
     }
 
@@ -729,7 +728,7 @@ impl ProtocolSpec for Glm {
             if !system.contains(FLASH_FORMAT) {
                 return None;
             }
-            let tools = prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
+            let tools = GLM_TOOLS.read(system)?;
             return Some((Protocol::from_name(self.card.name).ok()?, tools));
         }
         if system.contains(FLASH_FORMAT) || system.contains(JSON_VALUES_RULE) != self.json_values {

@@ -82,8 +82,8 @@ use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
-use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -105,10 +105,9 @@ pub(crate) struct Invoke {
     /// The engines that read the family's other call forms, beside the markup (GigaChat's JSON
     /// calls), each opened by its marker.
     branches: fn(&ToolSet) -> Vec<Branch>,
-    /// The prompt text; the markers around its list of tools, and around each tool's line.
+    /// The prompt text, and its list of tools (one a line).
     prompt: fn(&ToolSet) -> String,
-    tools: (&'static str, &'static str),
-    tool_line: (&'static str, &'static str),
+    tools: ToolList,
     /// The markers around one result, and around the results of one turn (if the family
     /// groups them).
     result: (&'static str, &'static str),
@@ -167,10 +166,11 @@ const DSML_SPACED: Dialect = dsml!("｜DSML｜ ", ["calls", "tool_calls", "funct
 const DSML_ASCII: Dialect = dsml!("|DSML|", ["function_calls", "tool_calls", "calls"], &[]);
 const DSML_ASCII_SPACED: Dialect = dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
 
-const DSML_TOOLS: (&str, &str) = (
+const DSML_TOOLS: ToolList = ToolList::plain(
     "Here are the functions available in JSONSchema format:\n<functions>\n",
     "</functions>",
-);
+)
+.one_a_line();
 
 /// DeepSeek DSML: GigaChat takes what its entry does not say from it.
 const DSML: Invoke = Invoke {
@@ -209,7 +209,6 @@ const DSML: Invoke = Invoke {
     ),
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
-    tool_line: ("", ""),
     result: ("<result>", "</result>"),
     results: Some(("<function_results>", "</function_results>")),
     ..MINIMAX
@@ -221,7 +220,6 @@ pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
-    let tools_json = prompt::json_tool_lines(tools, false, "", "");
     let (open, close) = member.block;
     let p = member.prefix;
     format!(
@@ -235,12 +233,11 @@ fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
          numbers, booleans, arrays and objects as JSON, with string=\"false\". Several invokes in one \
          block are calls made together. For example:\n{}\n\n\
          Results come back in {}, one {} per call.\n\n\
-         {}{tools_json}{}\n",
+         {}\n",
         member.invokes(&[(&name, &example)]),
         member.results.map_or("", |r| r.0),
         member.result.0,
-        member.tools.0,
-        member.tools.1,
+        member.tools.write(tools),
     )
 }
 
@@ -337,11 +334,11 @@ pub(crate) static STEP3: Invoke = Invoke {
         ..INVOKE_TAGS
     },
     prompt: step3_prompt,
-    tools: (
+    tools: ToolList::plain(
         "# Tools\n\nYou have the following tools:\n<tools>\n",
         "</tools>",
-    ),
-    tool_line: ("", ""),
+    )
+    .one_a_line(),
     result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
     results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
     ..MINIMAX
@@ -350,16 +347,14 @@ pub(crate) static STEP3: Invoke = Invoke {
 fn step3_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call tools, write them in one block, each call framed and written as steptml markup:\n\
          <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"tool_name\">\
          <steptml:parameter name=\"argument\">value</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          framed calls in one block are calls made together.\n",
-        STEP3.tools.0,
-        prompt::json_tool_lines(tools, false, "", ""),
-        STEP3.tools.1,
+        STEP3.tools.write(tools),
         STEP3.invokes(&[(&name, &example)])
     )
 }
@@ -416,16 +411,14 @@ pub(crate) static DOTS: Invoke = Invoke {
 fn dots_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call tools, write a <dots_function_call> block:\n\
          <dots_function_call>\n<invoke name=\"tool_name\">\n<parameter name=\"argument\">value</parameter>\n</invoke>\n</dots_function_call>\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Results come back in a tool turn, \
          each in a <response> element.\n",
-        MINIMAX_TOOLS.0,
-        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-        MINIMAX_TOOLS.1,
+        MINIMAX_TOOLS.write(tools),
         DOTS.invokes(&[(&name, &example)])
     )
 }
@@ -462,11 +455,11 @@ pub(crate) static MINICPM5: Invoke = Invoke {
         ..MINICPM_TAGS
     },
     prompt: minicpm_prompt,
-    tools: (
+    tools: ToolList::plain(
         "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
         "</tools>",
-    ),
-    tool_line: ("", ""),
+    )
+    .one_a_line(),
     result: ("<tool_response>", "</tool_response>"),
     ..MINIMAX
 };
@@ -474,23 +467,22 @@ pub(crate) static MINICPM5: Invoke = Invoke {
 fn minicpm_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call a function, write one <function> element per call:\n\
          <function name=\"tool_name\"><param name=\"argument\">value</param></function>\n\n\
          For example:\n{}\n\n\
          Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
          numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
-        MINICPM5.tools.0,
-        prompt::json_tool_lines(tools, false, "", ""),
-        MINICPM5.tools.1,
+        MINICPM5.tools.write(tools),
         MINICPM5.invokes(&[(&name, &example)])
     )
 }
 
-const MINIMAX_TOOLS: (&str, &str) = (
+const MINIMAX_TOOLS: ToolList = ToolList::plain(
     "# Tools\nYou may call one or more tools to assist with the user query.\nHere are the tools available in JSONSchema format:\n\n<tools>\n",
     "</tools>",
-);
+)
+.each_line_in("<tool>", "</tool>");
 
 /// MiniMax M2: the other members take what their entry does not say from it.
 const MINIMAX: Invoke = Invoke {
@@ -520,7 +512,6 @@ const MINIMAX: Invoke = Invoke {
     branches: no_branches,
     prompt: minimax_prompt,
     tools: MINIMAX_TOOLS,
-    tool_line: ("<tool>", "</tool>"),
     result: ("<response>", "</response>"),
     results: None,
 };
@@ -532,7 +523,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     let (open, close) = MINIMAX_M2.block;
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          When making tool calls, use XML format to invoke tools and pass parameters:\n\n\
          {open}\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
          <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n{close}\n\n\
@@ -540,9 +531,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn, each in a <response> element.\n",
-        MINIMAX_TOOLS.0,
-        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-        MINIMAX_TOOLS.1,
+        MINIMAX_TOOLS.write(tools),
         MINIMAX_M2.invokes(&[(&name, &example)])
     )
 }
@@ -610,12 +599,7 @@ impl ProtocolSpec for Invoke {
         if !system.contains(&self.prompt_key()) {
             return None;
         }
-        let (begin, end) = self.tools;
-        let (open, close) = self.tool_line;
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, begin, end, open, close),
-        )
+        read_back(self.name(), self.tools.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
