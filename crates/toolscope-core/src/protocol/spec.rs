@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::REGISTRY;
-use super::text::prompt;
+use super::text::prompt::{self, ToolList};
 use super::text::scanner::Scanner;
 use crate::tool::{ToolDef, ToolSet};
 
@@ -237,14 +237,25 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         None
     }
 
-    /// The system prompt that teaches a model the tools and this format.
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String;
+    /// The system prompt that teaches a model the tools and this format. By default the card's
+    /// prompt ([`Card::prompt`]); a format whose card has none writes its own (the standard
+    /// cases fail on an empty prompt: it is not recognised).
+    fn system_prompt(&self, _p: &Protocol, tools: &ToolSet) -> String {
+        self.card()
+            .prompt
+            .map(|list| list.write(tools))
+            .unwrap_or_default()
+    }
 
     /// Recognises a system prompt written by [`ProtocolSpec::system_prompt`]: this protocol (with
     /// its settings) and the tools it lists. A simulated model, which sees only the wire request,
-    /// learns the protocol and the tools this way.
+    /// learns the protocol and the tools this way. By default the card's prompt read back, or
+    /// (without one) the prompt frame that names the protocol.
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_frame(self.name(), system)
+        match self.card().prompt {
+            Some(list) => read_back(self.name(), list.read(system)),
+            None => read_frame(self.name(), system),
+        }
     }
 
     /// A past tool call as the model writes it (history, and what a simulated model writes).
@@ -804,6 +815,9 @@ pub(crate) struct Card {
     pub call_joiner: &'static str,
     /// How it wraps its tool results (see [`ProtocolSpec::results`]).
     pub results: ResultWrap,
+    /// Its system prompt where that is its tool list and the instructions around it (see
+    /// [`ProtocolSpec::system_prompt`]).
+    pub prompt: Option<ToolList>,
 }
 
 impl Card {
@@ -823,6 +837,7 @@ impl Card {
             reads_end_tokens: false,
             call_joiner: "\n",
             results: ResultWrap::LINES,
+            prompt: None,
         }
     }
 

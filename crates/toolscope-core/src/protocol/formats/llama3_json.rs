@@ -15,8 +15,8 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -24,9 +24,14 @@ use crate::tool::ToolSet;
 pub(crate) struct Llama3Json;
 
 const PYTHON_TAG: &str = "<|python_tag|>";
-const INSTRUCTIONS: &str = "Given the following functions, respond with a JSON for a function call with its proper \
+/// The instructions, then the tools.
+const PROMPT: ToolList = ToolList::functions(
+    "Given the following functions, respond with a JSON for a function call with its proper \
 arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": \
-dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n";
+dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n",
+    "",
+)
+.pretty();
 /// Results in an `ipython` turn, one after the other (as pythonic's template writes them too).
 pub(super) const IPYTHON: ResultWrap = ResultWrap::between(
     "<|start_header_id|>ipython<|end_header_id|>\n\n",
@@ -63,19 +68,12 @@ const CARD: Card = Card {
         ("{ \"type\" : \"function\" , \"name\" : \"", "\""),
     ],
     results: IPYTHON,
+    prompt: Some(PROMPT),
     ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
 };
 
 impl ProtocolSpec for Llama3Json {
     card_methods!(CARD);
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
-    }
 
     /// The calls after `<|python_tag|>`, joined by `; `.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {

@@ -17,10 +17,8 @@ use serde_json::Value;
 
 use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{
-    Card, Protocol, ProtocolSpec, card_methods, end_tokens_and, read_back,
-};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, card_methods, end_tokens_and};
+use crate::protocol::text::prompt::ToolList;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -63,6 +61,8 @@ const CARD: Card = Card {
     // A list that opens with a call of one of the tools.
     tool_markers: &[("[ ", " (")],
     results: IPYTHON,
+    // The instructions around the tools as a JSON list.
+    prompt: Some(ToolList::plain(INTRO, HOW)),
     ..Card::new(
         "pythonic",
         "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)",
@@ -71,15 +71,6 @@ const CARD: Card = Card {
 
 impl ProtocolSpec for Pythonic {
     card_methods!(CARD);
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INTRO}{}{HOW}", prompt::json_tools(tools, false))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let end = &HOW[..HOW.find(':')?];
-        read_back(self.name(), prompt::read_json_tools(system, INTRO, end))
-    }
 
     /// Every call of the answer in one list.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {

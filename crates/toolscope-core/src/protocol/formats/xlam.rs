@@ -16,21 +16,24 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{
-    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
-};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods};
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `xlam`.
 pub(crate) struct Xlam;
 
-const INSTRUCTIONS: &str = "You can use tools. To use them, answer with one JSON list of calls and \
+/// The instructions, then the tools.
+const PROMPT: ToolList = ToolList::plain(
+    "You can use tools. To use them, answer with one JSON list of calls and \
 nothing else:\n[{\"name\": \"tool_name\", \"arguments\": {\"arg1\": \"value1\", \"arg2\": \"value2\"}}, ... (more calls \
 in the same list when several are needed)]\nWhen no tool fits, say so. When the request lacks a required argument, \
 ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
-plain text.\nThe tools:\n";
+plain text.\nThe tools:\n",
+    "",
+)
+.pretty();
 
 const CARD: Card = Card {
     servers: &[("vllm", "xlam")],
@@ -44,19 +47,12 @@ const CARD: Card = Card {
     reasoning: Reasoning::THINK,
     // Each result in a `tool` turn.
     results: ResultWrap::between("<|im_start|>tool\n", "<|im_end|>"),
+    prompt: Some(PROMPT),
     ..Card::new("xlam", "Salesforce xLAM, xLAM-2")
 };
 
 impl ProtocolSpec for Xlam {
     card_methods!(CARD);
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, false))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
-    }
 
     /// The bare array, as the template writes a past turn's calls.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {

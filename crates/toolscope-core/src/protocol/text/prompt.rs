@@ -206,17 +206,28 @@ pub(crate) fn tool_def(entry: &Value) -> Option<ToolDef> {
     })
 }
 
-/// Where a prompt lists the tools as one JSON array ([`json_tools`]), or one JSON object a
-/// line ([`json_tool_lines`]): what stands before and after the list, and whether its entries
-/// are OpenAI-style function objects. It writes the list and reads it back.
+/// Where a prompt lists the tools and how: what stands before and after the list, whether its
+/// entries are OpenAI-style function objects, and how they are laid out. It writes the list and
+/// reads it back.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ToolList {
     pub begin: &'static str,
     pub end: &'static str,
     pub wrapped: bool,
-    /// One object a line, each between these markers (`<tool>` and `</tool>`, or nothing),
-    /// rather than one array.
-    pub lines: Option<(&'static str, &'static str)>,
+    pub layout: Layout,
+}
+
+/// How a [`ToolList`] lays out its entries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Layout {
+    /// One JSON array ([`json_tools`]).
+    Array,
+    /// One object a line, each between these markers (`<tool>` and `</tool>`, or nothing)
+    /// ([`json_tool_lines`]).
+    Lines(&'static str, &'static str),
+    /// Indented objects, a blank line after each ([`pretty_tools`]); read back up to where the
+    /// JSON ends.
+    Pretty,
 }
 
 impl ToolList {
@@ -226,7 +237,7 @@ impl ToolList {
             begin,
             end,
             wrapped: true,
-            lines: None,
+            layout: Layout::Array,
         }
     }
 
@@ -236,7 +247,7 @@ impl ToolList {
             begin,
             end,
             wrapped: false,
-            lines: None,
+            layout: Layout::Array,
         }
     }
 
@@ -248,25 +259,37 @@ impl ToolList {
     /// The same objects one a line, each between `open` and `close`.
     pub(crate) const fn each_line_in(self, open: &'static str, close: &'static str) -> ToolList {
         ToolList {
-            lines: Some((open, close)),
+            layout: Layout::Lines(open, close),
+            ..self
+        }
+    }
+
+    /// The same objects indented, a blank line after each.
+    pub(crate) const fn pretty(self) -> ToolList {
+        ToolList {
+            layout: Layout::Pretty,
             ..self
         }
     }
 
     /// The tools between the markers.
     pub(crate) fn write(&self, tools: &ToolSet) -> String {
-        let list = match self.lines {
-            None => json_tools(tools, self.wrapped),
-            Some((open, close)) => json_tool_lines(tools, self.wrapped, open, close),
+        let list = match self.layout {
+            Layout::Array => json_tools(tools, self.wrapped),
+            Layout::Lines(open, close) => json_tool_lines(tools, self.wrapped, open, close),
+            Layout::Pretty => pretty_tools(tools, self.wrapped),
         };
         format!("{}{list}{}", self.begin, self.end)
     }
 
     /// The tools a prompt lists between the markers.
     pub(crate) fn read(&self, system: &str) -> Option<ToolSet> {
-        match self.lines {
-            None => read_json_tools(system, self.begin, self.end),
-            Some((open, close)) => read_json_tool_lines(system, self.begin, self.end, open, close),
+        match self.layout {
+            Layout::Array => read_json_tools(system, self.begin, self.end),
+            Layout::Lines(open, close) => {
+                read_json_tool_lines(system, self.begin, self.end, open, close)
+            }
+            Layout::Pretty => read_pretty_tools(system, self.begin),
         }
     }
 }
