@@ -191,8 +191,8 @@ pub(crate) mod prelude {
     pub(crate) use crate::protocol::span::SpanKind;
     pub(crate) use crate::protocol::spec::Protocol;
     pub(crate) use crate::protocol::tests_support::{
-        call_span_is_the_call, first_chunk, notices, one_tool, spans, tools, two_calls_written,
-        weather_call, whole,
+        call_span_is_the_call, first_chunk, named, notices, one_tool, spans, tools,
+        two_calls_written, weather_call, whole,
     };
 }
 
@@ -258,6 +258,11 @@ pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
         ("get_weather", &json!({"city": "Paris"})),
         ("search", &json!({"query": query})),
     ])
+}
+
+/// The registered protocol with this name or alias, with its default settings.
+pub(crate) fn named(name: &str) -> Protocol {
+    Protocol::from_name(name).expect("a registered protocol")
 }
 
 /// A stream parser of `p` with the shared tools, and the parts it puts out for `chunk`, the

@@ -836,10 +836,6 @@ impl ProtocolSpec for Glm {
 #[cfg(test)]
 mod tests {
     use crate::protocol::tests_support::prelude::*;
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
     /// Each family member's prompt shows its own call markup.
     #[test]
     fn each_prompt_shows_its_markup() {
@@ -851,11 +847,11 @@ mod tests {
             ),
             ("hy-v3", "<tool_call>{function-name}<tool_sep>\n<arg_key>"),
         ] {
-            let prompt = p(name).system_prompt(&tools());
+            let prompt = named(name).system_prompt(&tools());
             assert!(prompt.contains(markup), "{name}: {prompt}");
         }
         assert_eq!(
-            p("glm-4.7").format_result("get_weather", "sunny"),
+            named("glm-4.7").format_result("get_weather", "sunny"),
             "<tool_response>sunny</tool_response>"
         );
     }
@@ -866,26 +862,26 @@ mod tests {
         let paris = json!({"city": "Paris", "days": 3});
         let rain = json!({"query": "rain"});
         assert_eq!(
-            p("glm-4.7").format_call("get_weather", &paris),
+            named("glm-4.7").format_call("get_weather", &paris),
             "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"
         );
         assert_eq!(
-            p("hy-v3").format_calls(&[
+            named("hy-v3").format_calls(&[
                 ("get_weather", &json!({"city": "Beijing"})),
                 ("search", &rain),
             ]),
             "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
         );
         assert_eq!(
-            p("solar-open").format_call("search", &rain),
+            named("solar-open").format_call("search", &rain),
             "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
         );
         assert_eq!(
-            p("k2-horizon").format_call("search", &rain),
+            named("k2-horizon").format_call("search", &rain),
             "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
         );
         // HyperCLOVA X writes its values as JSON.
-        let written = p("hyperclova-x").format_call("get_weather", &json!({"city": "Seoul"}));
+        let written = named("hyperclova-x").format_call("get_weather", &json!({"city": "Seoul"}));
         assert!(
             written.contains("<arg_value>\"Seoul\"</arg_value>"),
             "{written}"
@@ -901,12 +897,12 @@ mod tests {
         let text = format!(
             "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"
         );
-        let said = notices(&p("hy-v3"), &text);
+        let said = notices(&named("hy-v3"), &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("\"high\""), "{said:?}");
-        assert!(notices(&p("hy-v3"), "<think>Plain.</think>Answer.").is_empty());
+        assert!(notices(&named("hy-v3"), "<think>Plain.</think>Answer.").is_empty());
         // Set by the flag, reasoning is written with it.
-        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        let set = named("hy-v3").with_marker_suffix(Some("high")).unwrap();
         assert_eq!(
             set.format_reasoning("r").unwrap(),
             "<think:high>\nr\n</think:high>\n"
@@ -923,8 +919,8 @@ mod tests {
             "<think:high>Beijing.</think:high>{}",
             sfx(&format!("<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"))
         );
-        assert_eq!(notices(&p("hy-v3"), &text).len(), 2);
-        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        assert_eq!(notices(&named("hy-v3"), &text).len(), 2);
+        let set = named("hy-v3").with_marker_suffix(Some("high")).unwrap();
         assert!(!set.format_call("search", &json!({})).contains(':'));
     }
 
@@ -934,12 +930,12 @@ mod tests {
     #[test]
     fn hy_v4_says_the_suffix_it_learned() {
         let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{HY_V4_CALLS}");
-        let said = notices(&p("hy-v4"), &text);
+        let said = notices(&named("hy-v4"), &text);
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
         // Calls alone teach it too.
-        assert_eq!(notices(&p("hy-v4"), HY_V4_CALLS).len(), 1);
-        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        assert_eq!(notices(&named("hy-v4"), HY_V4_CALLS).len(), 1);
+        let set = named("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
         assert!(
             notices(&set, HY_V4_CALLS).is_empty(),
             "a set suffix is not learned"
@@ -948,14 +944,14 @@ mod tests {
 
     #[test]
     fn hy_v4_writes_its_markers_with_the_set_suffix() {
-        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        let set = named("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
         let call = set.format_call("search", &json!({"query": "rain"}));
         assert_eq!(
             call,
             "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
         );
         assert!(
-            p("hy-v4")
+            named("hy-v4")
                 .format_call("search", &json!({}))
                 .starts_with("<tool_calls:opensource>")
         );
@@ -963,8 +959,8 @@ mod tests {
         let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back, set);
         // (hy-v3 takes one too, for its reasoning markers.)
-        assert!(p("glm-4.5").with_marker_suffix(Some("x")).is_err());
-        assert!(p("hy-v4").with_marker_suffix(Some("a b")).is_err());
+        assert!(named("glm-4.5").with_marker_suffix(Some("x")).is_err());
+        assert!(named("hy-v4").with_marker_suffix(Some("a b")).is_err());
         let json = serde_json::to_value(&set).unwrap();
         assert_eq!(json["markerSuffix"], "6124c78e");
         assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);

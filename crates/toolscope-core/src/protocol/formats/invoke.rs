@@ -681,10 +681,6 @@ impl ProtocolSpec for Invoke {
 #[cfg(test)]
 mod tests {
     use crate::protocol::tests_support::prelude::*;
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
     /// Each prompt lists the tools in its template's markup; the results read back.
     #[test]
     fn the_prompts_list_the_tools() {
@@ -692,15 +688,15 @@ mod tests {
             ("deepseek-dsml", "<functions>\n{\"name\":\"get_weather\""),
             ("minimax-m2", "<tool>{\"name\":\"get_weather\""),
         ] {
-            let prompt = p(name).system_prompt(&tools());
+            let prompt = named(name).system_prompt(&tools());
             assert!(prompt.contains(listed), "{name}: {prompt}");
         }
-        let dsml = p("deepseek-dsml");
+        let dsml = named("deepseek-dsml");
         assert_eq!(
             dsml.format_results(&[("a", "1"), ("b", "2")]),
             "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
         );
-        assert_eq!(p("deepseek-v3.2"), dsml);
+        assert_eq!(named("deepseek-v3.2"), dsml);
     }
 
     /// Parallel calls are invokes of one block.
@@ -714,7 +710,7 @@ mod tests {
             ("minimax-m2", "<minimax:tool_call>"),
             ("gigachat", "<｜GCML｜tool_calls>"),
         ] {
-            let text = p(name).format_calls(&calls);
+            let text = named(name).format_calls(&calls);
             assert_eq!(text.matches(block).count(), 1, "{name}: {text}");
         }
     }
