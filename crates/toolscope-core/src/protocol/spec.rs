@@ -881,6 +881,30 @@ pub(crate) const fn end_tokens_and<const N: usize>(
     out
 }
 
+/// The servers whose names for a format's parser a card lists (see [`Card::servers`]): one
+/// constructor each, so that the list names only servers we know.
+pub(crate) mod server {
+    /// The name vLLM gives a format's parser (`--tool-call-parser`), as a card's `servers` lists it.
+    pub(crate) const fn vllm(parser: &'static str) -> (&'static str, &'static str) {
+        ("vllm", parser)
+    }
+
+    /// The name SGLang gives a format's parser, as a card's `servers` lists it.
+    pub(crate) const fn sglang(parser: &'static str) -> (&'static str, &'static str) {
+        ("sglang", parser)
+    }
+
+    /// The name llama.cpp gives a format's chat format, as a card's `servers` lists it.
+    pub(crate) const fn llama_cpp(parser: &'static str) -> (&'static str, &'static str) {
+        ("llama.cpp", parser)
+    }
+
+    /// The name FastDeploy gives a format's parser, as a card's `servers` lists it.
+    pub(crate) const fn fastdeploy(parser: &'static str) -> (&'static str, &'static str) {
+        ("fastdeploy", parser)
+    }
+}
+
 /// The [`ProtocolSpec::card`] of a family table's entry: its `card` field.
 macro_rules! card_methods {
     () => {

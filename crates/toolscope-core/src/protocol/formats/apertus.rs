@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -42,11 +43,7 @@ fn calls_text(calls: &[(&str, &Value)], args: fn(&Value) -> String) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[
-        ("vllm", "apertus"),
-        ("sglang", "apertus2509"),
-        ("llama.cpp", "Apertus"),
-    ],
+    servers: &[vllm("apertus"), sglang("apertus2509"), llama_cpp("Apertus")],
     end_tokens: &["<|assistant_end|>"],
     markers: &[CALL_BEGIN],
     reasoning: Reasoning::between(INNER.0, INNER.1),

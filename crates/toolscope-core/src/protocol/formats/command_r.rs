@@ -27,6 +27,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -80,10 +81,10 @@ fn actions(calls: &[(&str, &Value)]) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "cohere_command3"),
-        ("vllm", "cohere_command4"),
-        ("sglang", "cohere_command4"),
-        ("llama.cpp", "Command R7B"),
+        vllm("cohere_command3"),
+        vllm("cohere_command4"),
+        sglang("cohere_command4"),
+        llama_cpp("Command R7B"),
     ],
     end_tokens: FORMAT_TOKENS,
     markers: &[

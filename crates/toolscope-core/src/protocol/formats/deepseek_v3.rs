@@ -28,6 +28,7 @@
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
@@ -87,9 +88,9 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     card: Card {
         servers: &[
-            ("vllm", "deepseek_v3"),
-            ("sglang", "deepseekv3"),
-            ("llama.cpp", "DeepSeek R1"),
+            vllm("deepseek_v3"),
+            sglang("deepseekv3"),
+            llama_cpp("DeepSeek R1"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[

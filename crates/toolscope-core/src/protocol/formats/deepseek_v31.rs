@@ -16,6 +16,7 @@ use super::deepseek_v3::{
 };
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
@@ -42,9 +43,9 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     card: Card {
         servers: &[
-            ("vllm", "deepseek_v31"),
-            ("sglang", "deepseekv31"),
-            ("llama.cpp", "DeepSeek V3.1"),
+            vllm("deepseek_v31"),
+            sglang("deepseekv31"),
+            llama_cpp("DeepSeek V3.1"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         reasoning: Reasoning::THINK,

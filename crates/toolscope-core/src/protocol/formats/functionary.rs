@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::server::llama_cpp;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -69,8 +70,8 @@ fn call(name: &str, args: &str) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("llama.cpp", "Functionary v3.2"),
-        ("llama.cpp", "Functionary v3.1 Llama 3.1"),
+        llama_cpp("Functionary v3.2"),
+        llama_cpp("Functionary v3.1 Llama 3.1"),
     ],
     end_tokens: &["<|eot_id|>", "<|eom_id|>"],
     // Text's recipient; a recipient that names a tool (v3.2), a v3.1 call.

@@ -47,6 +47,7 @@ use serde_json::Value;
 use crate::protocol::scan::gemma_values::{
     CALL, CLOSE, Gemma4Scanner, OPEN, QUOTE, THOUGHT_CLOSE, THOUGHT_OPEN, read_value,
 };
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
@@ -70,7 +71,7 @@ const TYPE_NAMES: [&str; 7] = [
 ];
 
 const CARD: Card = Card {
-    servers: &[("vllm", "gemma4"), ("sglang", "gemma4")],
+    servers: &[vllm("gemma4"), sglang("gemma4")],
     end_tokens: &["<turn|>", "<|tool_response>", "<eos>"],
     markers: &[OPEN],
     reasoning: Reasoning::between(THOUGHT_OPEN, THOUGHT_CLOSE).with_calls(),

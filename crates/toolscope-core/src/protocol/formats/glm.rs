@@ -40,6 +40,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -151,10 +152,10 @@ const GLM_45: Glm = Glm {
     card: Card {
         aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
         servers: &[
-            ("vllm", "glm45"),
-            ("sglang", "glm45"),
-            ("sglang", "glm"),
-            ("llama.cpp", "GLM 4.5"),
+            vllm("glm45"),
+            sglang("glm45"),
+            sglang("glm"),
+            llama_cpp("GLM 4.5"),
         ],
         end_tokens: GLM_END_TOKENS,
         reasoning: Reasoning::THINK,
@@ -190,7 +191,7 @@ const HCX_DIALECT: Dialect = Dialect {
 pub(crate) static HYPERCLOVA: Glm = Glm {
     card: Card {
         aliases: &["hyperclovax"],
-        servers: &[("vllm", "hyperclovax_seed_think")],
+        servers: &[vllm("hyperclovax_seed_think")],
         end_tokens: &["<|im_end|>", "<|endofturn|>"],
         reasoning: Reasoning::THINK.opened_by_template(),
         // The 14B writes the role header its template leaves open before its calls.
@@ -233,7 +234,7 @@ fn json_list_takes(text: &str, at_end: bool) -> Option<bool> {
 pub(crate) static GLM47: Glm = Glm {
     card: Card {
         aliases: &["glm-5"],
-        servers: &[("vllm", "glm47"), ("sglang", "glm47")],
+        servers: &[vllm("glm47"), sglang("glm47")],
         end_tokens: GLM_END_TOKENS,
         reasoning: Reasoning::THINK,
         ..Card::new("glm-4.7", "GLM 4.7, GLM 5")
@@ -349,7 +350,7 @@ const HY3_END_OF_CALL: Dialect = Dialect {
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
         aliases: &["hy3"],
-        servers: &[("vllm", "hy_v3")],
+        servers: &[vllm("hy_v3")],
         end_tokens: HY_END_TOKENS,
         reasoning: Reasoning::THINK,
         ..Card::new("hy-v3", "Tencent HY3")
@@ -373,7 +374,7 @@ pub(crate) static HY_V3: Glm = Glm {
 pub(crate) static SOLAR_OPEN: Glm = Glm {
     card: Card {
         aliases: &["solar-open2"],
-        servers: &[("vllm", "solar_open2"), ("sglang", "solar_open2")],
+        servers: &[vllm("solar_open2"), sglang("solar_open2")],
         end_tokens: &["<|im:end|>", "<|endoftext|>"],
         reasoning: Reasoning::between("<|think:start|>", "<|think:end|>"),
         ..Card::new("solar-open", "Upstage Solar Open 2")
@@ -414,7 +415,7 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
 pub(crate) static HY_V4: Glm = Glm {
     card: Card {
         aliases: &["hy4"],
-        servers: &[("vllm", "hy_v4")],
+        servers: &[vllm("hy_v4")],
         end_tokens: HY_END_TOKENS,
         // Stems: a suffix and `>` complete them.
         reasoning: Reasoning::between("<think:", "</think:"),
@@ -447,7 +448,7 @@ pub(crate) static HY_V4: Glm = Glm {
 pub(crate) static K2_HORIZON: Glm = Glm {
     card: Card {
         aliases: &["k2-v3"],
-        servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
+        servers: &[vllm("k2_v3"), sglang("k2_v3")],
         end_tokens: &["<|ifm|im_end|>"],
         // Stems: `>`, `_fast>` or `_faster>` end them.
         reasoning: Reasoning::between("<ifm|think", "</ifm|think").opened_by_template(),

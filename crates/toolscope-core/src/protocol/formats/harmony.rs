@@ -40,6 +40,7 @@ use serde_json::Value;
 use crate::protocol::scan::harmony::{
     CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -111,11 +112,7 @@ fn call(name: &str, args: &str) -> String {
 
 const CARD: Card = Card {
     aliases: &["gpt-oss"],
-    servers: &[
-        ("vllm", "openai"),
-        ("sglang", "gpt-oss"),
-        ("llama.cpp", "GPT-OSS"),
-    ],
+    servers: &[vllm("openai"), sglang("gpt-oss"), llama_cpp("GPT-OSS")],
     end_tokens: &[END, RETURN, CALL],
     // A channel, an assistant message (`<|start|>` and the role).
     markers: &[CHANNEL, "<|start|>assistant"],

@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Delimiters, Protocol, ProtocolSpec, Reasoning, card_methods, framed,
 };
@@ -31,12 +32,12 @@ const END_TOKENS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
 pub(crate) static HERMES: Hermes = Hermes {
     card: Card {
         servers: &[
-            ("vllm", "hermes"),
-            ("vllm", "granite4"),
-            ("sglang", "hermes"),
-            ("sglang", "qwen25"),
-            ("sglang", "qwen"),
-            ("llama.cpp", "Hermes 2 Pro"),
+            vllm("hermes"),
+            vllm("granite4"),
+            sglang("hermes"),
+            sglang("qwen25"),
+            sglang("qwen"),
+            llama_cpp("Hermes 2 Pro"),
         ],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
@@ -49,7 +50,7 @@ pub(crate) static HERMES: Hermes = Hermes {
 pub(crate) static TRINITY: Hermes = Hermes {
     card: Card {
         aliases: &["arcee-trinity"],
-        servers: &[("sglang", "trinity")],
+        servers: &[sglang("trinity")],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
         reasoning: Reasoning::THINK.with_calls(),

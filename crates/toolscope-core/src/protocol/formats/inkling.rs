@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::protocol::scan::forked::{after_look, hand_over};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
+use crate::protocol::spec::server::sglang;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::prompt::{self, ToolList};
@@ -385,7 +386,7 @@ fn call(name: &str, args: &str) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[("sglang", "inkling")],
+    servers: &[sglang("inkling")],
     end_tokens: &["<|endoftext|>", "<|content_model_end_sampling|>"],
     markers: &[MODEL, INVOKE, THINKING],
     // One message after the other.

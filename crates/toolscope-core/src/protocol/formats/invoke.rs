@@ -81,6 +81,7 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::prompt::{self, ToolList};
@@ -177,11 +178,11 @@ const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
         servers: &[
-            ("vllm", "deepseek_v32"),
-            ("vllm", "deepseek_v4"),
-            ("vllm", "deepseek_v41"),
-            ("sglang", "deepseekv32"),
-            ("sglang", "deepseekv4"),
+            vllm("deepseek_v32"),
+            vllm("deepseek_v4"),
+            vllm("deepseek_v41"),
+            sglang("deepseekv32"),
+            sglang("deepseekv4"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
@@ -268,7 +269,7 @@ fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
 pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
         aliases: &["gigachat3", "gigachat3.5"],
-        servers: &[("vllm", "gigachat3")],
+        servers: &[vllm("gigachat3")],
         // (GigaChat 3's separator is one token with the two newlines after it.)
         end_tokens: &["</s>", "<|message_sep|>", "<|message_sep|>\n\n"],
         markers: &[
@@ -292,7 +293,7 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
 /// `step3`.
 pub(crate) static STEP3: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "step3"), ("sglang", "step3")],
+        servers: &[vllm("step3"), sglang("step3")],
         markers: &[
             "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
             "<steptml:invoke name=",
@@ -388,7 +389,7 @@ fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `dots`.
 pub(crate) static DOTS: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "dots"), ("sglang", "dots")],
+        servers: &[vllm("dots"), sglang("dots")],
         end_tokens: &["<|endofresponse|>", "<|im_end|>"],
         markers: &["<dots_function_call>"],
         reasoning: Reasoning::THINK,
@@ -442,7 +443,7 @@ const MINICPM_COLLAPSED: Dialect = Dialect {
 /// `minicpm5`.
 pub(crate) static MINICPM5: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "minicpm5")],
+        servers: &[vllm("minicpm5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<function name=", "<functionname="],
         reasoning: Reasoning::THINK.opened_by_template(),
@@ -488,9 +489,9 @@ const MINIMAX_TOOLS: ToolList = ToolList::plain(
 const MINIMAX: Invoke = Invoke {
     card: Card {
         servers: &[
-            ("vllm", "minimax_m2"),
-            ("sglang", "minimax-m2"),
-            ("llama.cpp", "MiniMax-M2"),
+            vllm("minimax_m2"),
+            sglang("minimax-m2"),
+            llama_cpp("MiniMax-M2"),
         ],
         end_tokens: &["[e~["],
         markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],

@@ -39,6 +39,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -75,7 +76,7 @@ const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedS
 /// `functools`.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "phi4_mini_json"), ("llama.cpp", "FireFunction v2")],
+        servers: &[vllm("phi4_mini_json"), llama_cpp("FireFunction v2")],
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
@@ -107,7 +108,7 @@ fn functools_prompt(tools: &ToolSet) -> String {
 /// sequence is `</s>`.
 pub(crate) static NEMOTRON: JsonArray = JsonArray {
     card: Card {
-        servers: &[("llama.cpp", "Nemotron V2")],
+        servers: &[llama_cpp("Nemotron V2")],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
@@ -138,7 +139,7 @@ const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 /// `granite`.
 pub(crate) static GRANITE: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "granite"), ("llama.cpp", "Granite")],
+        servers: &[vllm("granite"), llama_cpp("Granite")],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
@@ -169,7 +170,7 @@ fn granite_prompt(tools: &ToolSet) -> String {
 /// `jamba`.
 pub(crate) static JAMBA: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "jamba")],
+        servers: &[vllm("jamba")],
         end_tokens: &["<|eom|>"],
         markers: &["<tool_calls> ["],
         // Jamba Reasoning thinks in `<think>` … `</think>`.
@@ -204,7 +205,7 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
     card: Card {
         aliases: &["hunyuan-a13b"],
-        servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
+        servers: &[vllm("hunyuan_a13b"), sglang("hunyuan")],
         end_tokens: &["<answer>", "</answer>", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
@@ -83,11 +84,7 @@ fn block(name: &str, index: usize, args: &str) -> String {
 /// `kimi-k2`.
 pub(crate) static KIMI_K2: Sectioned = Sectioned {
     card: Card {
-        servers: &[
-            ("vllm", "kimi_k2"),
-            ("sglang", "kimi_k2"),
-            ("llama.cpp", "Kimi K2"),
-        ],
+        servers: &[vllm("kimi_k2"), sglang("kimi_k2"), llama_cpp("Kimi K2")],
         end_tokens: &["<|im_end|>"],
         reasoning: Reasoning::THINK.with_calls(),
         ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")

@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -93,7 +94,7 @@ pub(crate) struct KimiK3 {
 /// `kimi-k3`.
 pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
     card: Card {
-        servers: &[("vllm", "kimi_k3"), ("sglang", "kimi_k3")],
+        servers: &[vllm("kimi_k3"), sglang("kimi_k3")],
         end_tokens: &[
             "<|open|>response<|sep|>",
             "<|close|>response<|sep|>",

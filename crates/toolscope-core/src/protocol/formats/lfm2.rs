@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -86,9 +87,9 @@ fn form_of(s: &str, at_end: bool) -> Form {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "lfm2"),
-        ("sglang", "lfm2"),
-        ("llama.cpp", "LFM2 with JSON tools"),
+        vllm("lfm2"),
+        sglang("lfm2"),
+        llama_cpp("LFM2 with JSON tools"),
     ],
     end_tokens: &["<|im_end|>", "<|endoftext|>"],
     markers: &[CALL_START],

@@ -15,6 +15,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -55,10 +56,10 @@ pub(super) const END_TOKENS: &[&str] = &[
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "llama3_json"),
-        ("vllm", "llama4_json"),
-        ("sglang", "llama3"),
-        ("llama.cpp", "Llama 3.x"),
+        vllm("llama3_json"),
+        vllm("llama4_json"),
+        sglang("llama3"),
+        llama_cpp("Llama 3.x"),
     ],
     end_tokens: END_TOKENS,
     markers: &[PYTHON_TAG],

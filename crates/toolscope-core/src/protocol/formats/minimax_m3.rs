@@ -26,6 +26,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -72,7 +73,7 @@ pub(crate) struct MinimaxM3 {
 /// `minimax-m3`.
 pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
     card: Card {
-        servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
+        servers: &[vllm("minimax_m3"), sglang("minimax-m3")],
         end_tokens: &[NS, "[e~["],
         markers: &[
             "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",

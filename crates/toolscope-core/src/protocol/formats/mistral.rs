@@ -18,6 +18,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -59,10 +60,10 @@ fn call(name: &str, input: &Value) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "mistral"),
-        ("sglang", "mistral"),
-        ("llama.cpp", "Mistral Nemo"),
-        ("llama.cpp", "Magistral"),
+        vllm("mistral"),
+        sglang("mistral"),
+        llama_cpp("Mistral Nemo"),
+        llama_cpp("Magistral"),
     ],
     end_tokens: &["</s>"],
     markers: &["[TOOL_CALLS]", "[TOOL_CALLS] ["],

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
+use crate::protocol::spec::server::vllm;
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -95,7 +96,7 @@ fn call(name: &str, input: &Value) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[("vllm", "muse_glimmer")],
+    servers: &[vllm("muse_glimmer")],
     // The message ends: the scanner reads them.
     end_tokens: &[EOM, EOT],
     // Reasoning is the `self` recipient's messages, found by the scanner; markup there is

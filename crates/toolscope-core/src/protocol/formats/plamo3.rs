@@ -15,6 +15,7 @@
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::server::vllm;
 use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
@@ -107,7 +108,7 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
 pub(crate) static PLAMO3: Sectioned = Sectioned {
     card: Card {
         aliases: &["plamo-3"],
-        servers: &[("vllm", "plamo3")],
+        servers: &[vllm("plamo3")],
         // The token that opens the next turn ends this one (the model's end of sequence).
         end_tokens: &["<|plamo:tag|>"],
         reasoning: Reasoning::between(tag!("begin_think"), tag!("end_think")),

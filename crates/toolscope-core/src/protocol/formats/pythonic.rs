@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, card_methods, end_tokens_and};
 use crate::protocol::text::prompt::ToolList;
 use crate::protocol::text::scanner::Scanner;
@@ -51,10 +52,10 @@ const END_TOKENS: [&str; 7] = end_tokens_and(
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "pythonic"),
-        ("vllm", "llama4_pythonic"),
-        ("vllm", "olmo3"),
-        ("sglang", "pythonic"),
+        vllm("pythonic"),
+        vllm("llama4_pythonic"),
+        vllm("olmo3"),
+        sglang("pythonic"),
     ],
     end_tokens: &END_TOKENS,
     markers: &[PYTHON_START],

@@ -22,6 +22,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, card_methods, framed, read_frame,
 };
@@ -60,13 +61,13 @@ impl FunctionMarkup {
 pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
     card: Card {
         servers: &[
-            ("vllm", "qwen3_coder"),
-            ("vllm", "qwen3_xml"),
-            ("vllm", "step3p5"),
-            ("vllm", "mimo"),
-            ("sglang", "qwen3_coder"),
-            ("sglang", "step3p5"),
-            ("llama.cpp", "Qwen3 Coder"),
+            vllm("qwen3_coder"),
+            vllm("qwen3_xml"),
+            vllm("step3p5"),
+            vllm("mimo"),
+            sglang("qwen3_coder"),
+            sglang("step3p5"),
+            llama_cpp("Qwen3 Coder"),
         ],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<tool_call> <function=", "<function="],

@@ -20,6 +20,7 @@
 
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
+use crate::protocol::spec::server::{llama_cpp, vllm};
 use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
@@ -35,7 +36,7 @@ const RESULT_END: &str = "<seed:eos>";
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
-        servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
+        servers: &[vllm("seed_oss"), llama_cpp("Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning::between("<seed:think>", "</seed:think>"),

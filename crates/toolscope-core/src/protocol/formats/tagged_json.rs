@@ -30,6 +30,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::server::{fastdeploy, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -63,7 +64,7 @@ pub(crate) struct TaggedJson {
 pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["longcat-flash"],
-        servers: &[("vllm", "longcat")],
+        servers: &[vllm("longcat")],
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
         reasoning: Reasoning::between("<longcat_think>", "</longcat_think>"),
@@ -97,7 +98,7 @@ fn longcat_prompt(listed: &str, example: &str) -> String {
 pub(crate) static ERNIE: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["ernie-4.5"],
-        servers: &[("vllm", "ernie45"), ("fastdeploy", "ernie-x1")],
+        servers: &[vllm("ernie45"), fastdeploy("ernie-x1")],
         end_tokens: &["<response>", "</response>", "</s>"],
         // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
         // from a hermes call (which is the same envelope in the same tags).
@@ -140,7 +141,7 @@ fn ernie_prompt(listed: &str, example: &str) -> String {
 pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["internlm2", "intern-s1"],
-        servers: &[("vllm", "internlm"), ("sglang", "interns1")],
+        servers: &[vllm("internlm"), sglang("interns1")],
         end_tokens: &["<|im_end|>", "</s>"],
         markers: &["<|action_start|> <|plugin|>"],
         reasoning: Reasoning::THINK,

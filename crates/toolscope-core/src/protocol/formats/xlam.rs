@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::server::vllm;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -36,7 +37,7 @@ plain text.\nThe tools:\n",
 .pretty();
 
 const CARD: Card = Card {
-    servers: &[("vllm", "xlam")],
+    servers: &[vllm("xlam")],
     end_tokens: &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"],
     markers: &[
         "[{ \"name\"",
