@@ -1000,6 +1000,46 @@ mod tests {
     }
 
     #[test]
+    fn a_cards_markers_are_its_markers_then_its_tool_markers_for_each_tool() {
+        let c = Card {
+            markers: &["<call>"],
+            tool_markers: &[("<", ">"), ("[", "(")],
+            ..Card::new("x", "X")
+        };
+        let tools = crate::protocol::tests_support::tools();
+        assert_eq!(
+            c.markers_for(&tools),
+            [
+                "<call>",
+                "<get_weather>",
+                "[get_weather(",
+                "<search>",
+                "[search(",
+                "<write_file>",
+                "[write_file("
+            ]
+        );
+        // A family that derives its markers: kimi-k2's are its section's and a call's openers.
+        let kimi = Protocol::from_name("kimi-k2").unwrap();
+        assert_eq!(
+            kimi.spec.markers(&tools),
+            ["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]
+        );
+    }
+
+    #[test]
+    fn the_card_helpers_build_what_they_say() {
+        const TOKENS: [&str; 3] = end_tokens_and(&["a"], &["b", "c"]);
+        assert_eq!(TOKENS, ["a", "b", "c"]);
+        let r = Reasoning::THINK.opened_by_template();
+        assert!(r.starts_inside && !r.calls_inside);
+        assert_eq!(r.markers, Reasoning::THINK.markers);
+        let r = Reasoning::NONE.with_calls();
+        assert!(r.calls_inside && !r.starts_inside && r.markers.is_none());
+        assert_eq!(server::llama_cpp("Granite"), ("llama.cpp", "Granite"));
+    }
+
+    #[test]
     fn read_back_needs_the_tools_and_a_known_name() {
         let tools = crate::tool::ToolSet::new(vec![]).unwrap();
         assert!(read_back("hermes", Some(tools.clone())).is_some());
