@@ -4,7 +4,9 @@
 # (about 1 MB); the count is the difference between parsing it twice in one stream and once, so
 # the program's start and the text's generation cancel out.
 #
-#   scripts/instructions.sh [PROTOCOL...]    (default: every registered protocol)
+#   scripts/instructions.sh [--whole] [PROTOCOL...]    (default: every registered protocol)
+#
+# --whole: the whole-text column only (one parse of the text as a finished output; quick).
 #
 # Prints one line a protocol: instructions per MB at 64-byte and at 1-byte chunks, the 1-byte
 # figure over hermes's, measured in the same run, and the whole-text path's (the text as one
@@ -19,6 +21,8 @@ for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="parsers" and m.get("executable"):
         print(m["executable"])')
+whole_only=0
+if [ "${1:-}" = --whole ]; then whole_only=1; shift; fi
 if [ $# -eq 0 ]; then
   set -- $(cargo run -q -- protocols --json | python3 -c 'import json,sys
 for l in sys.stdin: print(json.loads(l)["name"])')
@@ -37,6 +41,14 @@ per_mb() { # PROTOCOL CHUNK -> instructions per MB (10^6 bytes) of the 1000-call
   bytes=$(TOOLSCOPE_BENCH_ONCE="$1:$2:1" "$bin" | awk '{print $6}')
   echo $(( (two - one) * 1000000 / bytes ))
 }
+if [ $whole_only = 1 ]; then
+  printf '%-16s %14s\n' protocol "whole /MB"
+  for p in "$@"; do
+    whole=$(per_mb "$p" whole)
+    printf '%-16s %13sK\n' "$p" $((whole / 1000))
+  done
+  exit 0
+fi
 hermes1=$(per_mb hermes 1)
 printf '%-16s %14s %14s %10s %14s\n' protocol "64-byte /MB" "1-byte /MB" "× hermes" "whole /MB"
 for p in "$@"; do

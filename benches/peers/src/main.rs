@@ -646,6 +646,9 @@ fn main() {
             .collect(),
     )
     .expect("valid tools");
+    if let Ok(spec) = std::env::var("PEERS_ONCE") {
+        return parse_once(&spec, &calls, &tools);
+    }
     let tp_tools = tool_parser_tools();
     let dy_tools = dynamo_tools();
     // A peer's panic is reported in its cell; the default hook would print it mid-table.
@@ -821,6 +824,42 @@ fn main() {
             }
         }
     }
+}
+
+/// `PEERS_ONCE=FORMAT:LAYOUT:TIMES` (layout `prose`, `block`, or `text`: the prose alone): parses that text whole with
+/// toolscope TIMES times and exits, for counting instructions under valgrind (the difference
+/// between two counts is the cost of the parses alone).
+fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
+    let mut it = spec.split(':');
+    let (Some(name), Some(layout), Some(times)) = (it.next(), it.next(), it.next()) else {
+        panic!("PEERS_ONCE is FORMAT:LAYOUT:TIMES, not {spec:?}");
+    };
+    let protocol = Protocol::from_name(name)
+        .expect("a registered protocol")
+        .with_reasoning_open(Some(false));
+    let layout_name = layout;
+    let layout = if layout == "block" {
+        Layout::Block
+    } else {
+        Layout::Prose
+    };
+    let text = if layout_name == "text" {
+        // Prose alone: what the text between calls costs.
+        prose(&mut Rng(SEED), TARGET)
+    } else {
+        write_text(&protocol, calls, layout)
+    };
+    let times: usize = times.parse().expect("TIMES is a number");
+    let mut found = 0;
+    for _ in 0..times {
+        let parsed = protocol.parse_generated(tools, std::hint::black_box(text.as_bytes()));
+        found += parsed
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::ToolCall(_)))
+            .count();
+    }
+    println!("{name}: {} bytes, {found} calls in {times} parses", text.len());
 }
 
 #[cfg(test)]

@@ -561,24 +561,25 @@ impl<'s> Cx<'s, '_> {
         }
     }
 
+    /// Coerces each member in place (keys and their order stay; no map is built again).
     fn descend_object(
         &mut self,
-        map: Map<String, Value>,
+        mut map: Map<String, Value>,
         members: &[&'s Value],
     ) -> Map<String, Value> {
-        let mut out = Map::with_capacity(map.len());
         let base = self.path.len();
-        for (key, value) in map {
-            pointer::push(&mut self.path, &key);
+        for (key, slot) in map.iter_mut() {
+            pointer::push(&mut self.path, key);
+            let value = std::mem::take(slot);
             let value = match members {
                 [one] => {
-                    let s = schema::property_schema(one, &key, self.root);
+                    let s = schema::property_schema(one, key, self.root);
                     self.node(value, s, true)
                 }
                 _ => {
                     let mut schemas: Vec<&'s Value> = Vec::new();
                     for m in members {
-                        if let Some(s) = schema::property_schema(m, &key, self.root)
+                        if let Some(s) = schema::property_schema(m, key, self.root)
                             && !schemas.iter().any(|x| std::ptr::eq(*x, s))
                         {
                             schemas.push(s);
@@ -596,21 +597,22 @@ impl<'s> Cx<'s, '_> {
                 }
             };
             self.path.truncate(base);
-            out.insert(key, value);
+            *slot = value;
         }
-        out
+        map
     }
 
+    /// Coerces each item in place.
     fn descend_array(
         &mut self,
-        items: Vec<Value>,
+        mut items: Vec<Value>,
         members: &[&'s Value],
         may_wrap: bool,
     ) -> Vec<Value> {
         let len = items.len();
         let base = self.path.len();
-        let mut out = Vec::with_capacity(len);
-        for (i, value) in items.into_iter().enumerate() {
+        for (i, slot) in items.iter_mut().enumerate() {
+            let value = std::mem::take(slot);
             // Writing to a String cannot fail.
             let _ = write!(self.path, "/{i}");
             let value = match members {
@@ -633,9 +635,9 @@ impl<'s> Cx<'s, '_> {
                 }
             };
             self.path.truncate(base);
-            out.push(value);
+            *slot = value;
         }
-        out
+        items
     }
 
     /// Tries to turn `v` into type `t`; the result is recorded by the caller as one change, so

@@ -81,6 +81,11 @@ pub(crate) struct ArgsWriter {
     /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare it, it
     /// stays the text it is (no schema-less guess turns `12345` into a number).
     stated_text: bool,
+    /// Whether the canonical JSON text is written (for deltas); a value read whole needs only
+    /// the value (see [`ArgsWriter::whole_value`]).
+    text: bool,
+    /// The text is read whole (see [`ArgsWriter::set_whole`]).
+    whole: bool,
 }
 
 impl ArgsWriter {
@@ -103,7 +108,28 @@ impl ArgsWriter {
             coercions: Vec::new(),
             done: false,
             stated_text: false,
+            text: true,
+            whole: false,
         }
+    }
+
+    /// The text is read whole: arguments complete in the text at hand are taken in one pass
+    /// (see [`JsonSink::whole`]) and coerced at once, with no canonical text for deltas.
+    pub(crate) fn set_whole(&mut self, whole: bool) {
+        self.whole = whole;
+        if whole && self.out.is_empty() {
+            // Nothing takes deltas of a whole text: the value alone is built.
+            self.text = false;
+        }
+    }
+
+    /// The finished arguments of `tool` from a value read whole: coerced at the root, as
+    /// [`ArgsWriter::write_whole`] does, without the canonical text nobody takes deltas of.
+    pub(crate) fn whole_value(tool: Option<Arc<Tool>>, value: Value) -> Result<Args, String> {
+        let mut writer = ArgsWriter::new(tool);
+        writer.text = false;
+        writer.write_whole(value);
+        writer.finish()
     }
 
     /// A scalar value the format states is text (see `stated_text`): the schema types it where
@@ -182,10 +208,17 @@ impl ArgsWriter {
         p
     }
 
+    /// A character of the canonical text, when it is written.
+    fn put(&mut self, c: char) {
+        if self.text {
+            self.out.push(c);
+        }
+    }
+
     /// Where a new value starts: writes the array separator and records the index.
     fn enter_value(&mut self) {
         if let Some(Frame::Array { first, next, .. }) = self.frames.last_mut() {
-            if !*first {
+            if !*first && self.text {
                 self.out.push(',');
             }
             *first = false;
@@ -233,7 +266,9 @@ impl ArgsWriter {
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
         if self.verbatim() {
-            write_value(&mut self.out, &value);
+            if self.text {
+                write_value(&mut self.out, &value);
+            }
             self.mirror.value(value);
             self.value_end();
             return;
@@ -246,8 +281,9 @@ impl ArgsWriter {
             _ => coerce_at(value, schema, root, &path, &mut records),
         });
         self.coercions.append(&mut records);
-        // Serialising a Value into memory cannot fail.
-        write_value(&mut self.out, &value);
+        if self.text {
+            write_value(&mut self.out, &value);
+        }
         self.mirror.value(value);
         self.value_end();
     }
@@ -293,6 +329,17 @@ fn kind_name(v: &Value) -> &'static str {
 }
 
 impl JsonSink for ArgsWriter {
+    fn takes_whole(&self) -> bool {
+        self.whole && !self.done && self.hold.is_none() && self.frames.is_empty()
+    }
+
+    fn whole(&mut self, value: Value) -> bool {
+        // Coerced whole as it would be piece by piece (the compositional contract above).
+        self.text = false;
+        self.write_whole(value);
+        true
+    }
+
     fn begin_object(&mut self) -> Result<(), String> {
         if self.hold.is_some() {
             return self.held(|b| b.begin_object(), 1);
@@ -317,7 +364,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(schema) => {
-                self.out.push('{');
+                self.put('{');
                 let _ = self.mirror.begin_object();
                 self.frames.push(Frame::Object {
                     schema: (!self.verbatim()).then_some(schema),
@@ -340,7 +387,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_object(), -1);
         }
         self.frames.pop();
-        self.out.push('}');
+        self.put('}');
         let _ = self.mirror.end_object();
         self.value_end();
         Ok(())
@@ -362,7 +409,7 @@ impl JsonSink for ArgsWriter {
         };
         match stream {
             Some(items) => {
-                self.out.push('[');
+                self.put('[');
                 let _ = self.mirror.begin_array();
                 self.frames.push(Frame::Array {
                     items,
@@ -386,7 +433,7 @@ impl JsonSink for ArgsWriter {
             return self.held(|b| b.end_array(), -1);
         }
         self.frames.pop();
-        self.out.push(']');
+        self.put(']');
         let _ = self.mirror.end_array();
         self.value_end();
         Ok(())
@@ -397,12 +444,14 @@ impl JsonSink for ArgsWriter {
             return h.builder.key(key);
         }
         if let Some(Frame::Object { first, .. }) = self.frames.last_mut() {
-            if !*first {
-                self.out.push(',');
+            let first = std::mem::replace(first, false);
+            if self.text {
+                if !first {
+                    self.out.push(',');
+                }
+                write_json_string(&mut self.out, key);
+                self.out.push(':');
             }
-            *first = false;
-            write_json_string(&mut self.out, key);
-            self.out.push(':');
             let _ = self.mirror.key(key);
             self.path.push(Seg::Key(key.to_string()));
         }
@@ -417,10 +466,11 @@ impl JsonSink for ArgsWriter {
         if self.verbatim()
             || self.with_position_schema(|s, root| s.is_some_and(|s| is_plain_string(s, root)))
         {
-            self.out.push('"');
+            self.put('"');
             self.string_open = true;
             self.string_from = self.out.len();
-            self.string_value = None;
+            // Without the text, the value is gathered from the pieces from the start.
+            self.string_value = (!self.text).then(String::new);
             Ok(())
         } else {
             self.start_hold().begin_string()
@@ -429,6 +479,12 @@ impl JsonSink for ArgsWriter {
 
     fn string_piece(&mut self, piece: &str) -> Result<(), String> {
         if self.string_open {
+            if !self.text {
+                if let Some(value) = &mut self.string_value {
+                    value.push_str(piece);
+                }
+                return Ok(());
+            }
             let before = self.out.len();
             write_escaped(&mut self.out, piece);
             if let Some(value) = &mut self.string_value {
@@ -453,7 +509,7 @@ impl JsonSink for ArgsWriter {
             self.string_open = false;
             // The string's value: its written characters, or the pieces gathered once one was
             // escaped.
-            self.out.push('"');
+            self.put('"');
             let value = match self.string_value.take() {
                 Some(value) => Value::String(value),
                 None => Value::String(self.out[self.string_from..self.out.len() - 1].to_string()),

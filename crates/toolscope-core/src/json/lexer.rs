@@ -41,6 +41,17 @@ pub(crate) trait JsonSink {
     /// A number, `true`, `false` or `null`. A number too large for a double arrives as the
     /// string of its digits.
     fn scalar(&mut self, value: Value) -> Result<(), String>;
+    /// Whether the sink would take a top-level object or array whole, when the text at hand
+    /// holds all of it as strict JSON (see [`JsonSink::whole`]).
+    fn takes_whole(&self) -> bool {
+        false
+    }
+    /// A whole top-level value, read in one pass. The sink either takes it, as it would have
+    /// taken its events, and returns `true`, or changes nothing and returns `false`: the lexer
+    /// then reads the same text event by event.
+    fn whole(&mut self, _value: Value) -> bool {
+        false
+    }
 }
 
 /// What one call to [`Lexer::feed`] achieved.
@@ -228,6 +239,17 @@ impl Lexer {
         }
     }
 
+    /// A top-level object or array that the chunk holds whole as strict JSON, read in one pass
+    /// and given to a sink that takes it: the bytes up to its end.
+    fn whole<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Option<usize> {
+        let start = input.bytes().position(|b| !is_ws(b))?;
+        if !matches!(input.as_bytes()[start], b'{' | b'[') {
+            return None;
+        }
+        let (value, len) = super::whole::strict_value(&input[start..])?;
+        sink.whole(value).then_some(start + len)
+    }
+
     /// Reads the next chunk.
     pub(crate) fn feed<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
         let step = self.feed_inner(input, sink);
@@ -239,6 +261,14 @@ impl Lexer {
     }
 
     fn feed_inner<S: JsonSink>(&mut self, input: &str, sink: &mut S) -> Step {
+        if self.state == State::Between(Between::Value)
+            && self.stack.is_empty()
+            && sink.takes_whole()
+            && let Some(consumed) = self.whole(input, sink)
+        {
+            self.state = State::Done;
+            return Step::Done { consumed };
+        }
         let bytes = input.as_bytes();
         let mut i = 0;
         macro_rules! sink {

@@ -18,6 +18,7 @@ pub(crate) struct JsonError {
 pub(crate) mod builder;
 pub(crate) mod lexer;
 pub(crate) mod pointer;
+pub(crate) mod whole;
 
 pub(crate) use builder::ValueBuilder;
 pub(crate) use lexer::{JsonSink, Lexer, Step};

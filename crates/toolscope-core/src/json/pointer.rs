@@ -4,7 +4,8 @@ use std::borrow::Cow;
 
 /// A key or index escaped for a pointer: `~` as `~0`, `/` as `~1`.
 pub(crate) fn escape(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
+    // Bytes, not chars: keys are short and this runs for every value coercion visits.
+    if token.bytes().any(|b| b == b'~' || b == b'/') {
         Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(token)

@@ -304,6 +304,7 @@ impl StreamParser {
 
     /// Parses a whole text that is a string already and gives the generate parts.
     pub fn parse_whole_text(mut self, text: &str) -> Parsed {
+        self.em.set_whole();
         let mut stream = Vec::new();
         self.push_str(text, &mut stream);
         self.finish(&mut stream);
@@ -315,6 +316,7 @@ impl StreamParser {
 
     /// Parses a whole text and gives the generate parts (`text`, `tool-call`, `error`).
     pub fn parse_whole(mut self, text: &[u8]) -> Parsed {
+        self.em.set_whole();
         let mut stream = Vec::new();
         // A whole text is validated in one pass over it (vectorised); only a text with invalid
         // bytes goes through the decoder that replaces and reports them.
@@ -424,7 +426,12 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
                 if !reasoning.is_empty() {
                     flush(&mut out, &mut text, &mut reasoning);
                 }
-                text.push_str(&t);
+                // Taken as it is when it starts the run (a whole text's runs come whole).
+                if text.is_empty() {
+                    text = t;
+                } else {
+                    text.push_str(&t);
+                }
             }
             Part::ReasoningDelta { delta, .. } => {
                 if !text.is_empty() {
@@ -436,7 +443,11 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
                 if !text.is_empty() {
                     flush(&mut out, &mut text, &mut reasoning);
                 }
-                reasoning.push_str(&t);
+                if reasoning.is_empty() {
+                    reasoning = t;
+                } else {
+                    reasoning.push_str(&t);
+                }
             }
             Part::ToolCall(_) | Part::Error(_) | Part::Warning(_) => {
                 flush(&mut out, &mut text, &mut reasoning);

@@ -299,6 +299,47 @@ pub(crate) struct FramedScanner {
     passed: bool,
 }
 
+/// The search for the next byte that may open a marker in one piece of text: up to three bytes
+/// at a time with `memchr`, each group's next hit remembered, so that every byte is looked at
+/// once per group however many hits the other groups have.
+#[derive(Default)]
+struct OpenerSearch {
+    /// Per group of three openers: where its next hit is (`None`: not searched past `from`).
+    hits: [Option<Option<usize>>; 4],
+}
+
+impl OpenerSearch {
+    /// The first byte at or after `from` that is one of `openers`.
+    fn next(&mut self, openers: &[u8], bytes: &[u8], from: usize) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        for (k, group) in openers.chunks(3).enumerate() {
+            let hit = match self.hits.get(k).copied().flatten() {
+                Some(Some(p)) if p >= from => Some(p),
+                Some(None) => None,
+                _ => {
+                    let hay = &bytes[from..];
+                    let found = match *group {
+                        [a] => find1(a, hay),
+                        [a, b] => find2(a, b, hay),
+                        [a, b, c] => memchr::memchr3(a, b, c, hay),
+                        _ => None,
+                    }
+                    .map(|p| from + p);
+                    if let Some(slot) = self.hits.get_mut(k) {
+                        *slot = Some(found);
+                    }
+                    found
+                }
+            };
+            first = match (first, hit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        first
+    }
+}
+
 impl FramedScanner {
     pub(crate) fn new(syntax: &'static FramedSyntax, tools: ToolSet) -> Self {
         let mut openers = vec![syntax.call_begin.as_bytes()[0]];
@@ -452,12 +493,9 @@ impl FramedScanner {
 
     /// Whether `text` has a byte that may begin a marker opening something.
     fn may_open(&self, text: &str) -> bool {
-        let bytes = text.as_bytes();
-        match self.openers.as_slice() {
-            [a] => find1(*a, bytes).is_some(),
-            [a, b] => find2(*a, *b, bytes).is_some(),
-            more => bytes.iter().any(|c| more.contains(c)),
-        }
+        OpenerSearch::default()
+            .next(&self.openers, text.as_bytes(), 0)
+            .is_some()
     }
 
     fn tool(&self, name: &str) -> Option<Arc<Tool>> {
@@ -494,10 +532,12 @@ impl FramedScanner {
             }
         }
         let mut j = i;
+        let mut search = OpenerSearch::default();
         while j < bytes.len() {
-            if !self.openers.contains(&bytes[j]) {
-                j += 1;
-                continue;
+            // Jump to the next byte that may open something (a whole text's prose at once).
+            match search.next(&self.openers, bytes, j) {
+                Some(p) => j = p,
+                None => break,
             }
             let rest = &text[j..];
             if let Some((begin, _)) = self.syntax.section
@@ -934,8 +974,14 @@ impl FramedScanner {
     ) -> usize {
         let rest = &text[i..];
         let step = match &mut open.body {
-            Body::Args { writer, .. } => open.lexer.feed(rest, writer),
-            Body::Envelopes { env, .. } => open.lexer.feed(rest, env),
+            Body::Args { writer, .. } => {
+                writer.set_whole(em.is_whole());
+                open.lexer.feed(rest, writer)
+            }
+            Body::Envelopes { env, .. } => {
+                env.set_whole(em.is_whole());
+                open.lexer.feed(rest, env)
+            }
         };
         let (consumed, done, error) = match step {
             Step::NeedMore => (rest.len(), false, None),
@@ -1567,6 +1613,24 @@ pub(crate) fn valid_name(name: &str) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::tests_support::scan_every_split;
+
+    #[test]
+    fn the_opener_search_finds_every_opener_in_order_whatever_its_group() {
+        let text = b"ab<cd{ef[gh]A|z<";
+        for openers in [&b"<"[..], b"<{", b"<{[", b"<{[A", b"<{[A|z"] {
+            let mut search = OpenerSearch::default();
+            let mut found = Vec::new();
+            let mut at = 0;
+            while let Some(p) = search.next(openers, text, at) {
+                found.push(p);
+                at = p + 1;
+            }
+            let expected: Vec<usize> = (0..text.len())
+                .filter(|&i| openers.contains(&text[i]))
+                .collect();
+            assert_eq!(found, expected, "{:?}", std::str::from_utf8(openers));
+        }
+    }
     use crate::protocol::tests_support::{EngineCase, engine_cases};
     use crate::protocol::text::scanner::Scanner;
     use crate::tool::ToolSet;

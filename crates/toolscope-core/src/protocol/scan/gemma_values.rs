@@ -637,6 +637,51 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
+/// The places in text where [`Gemma4Scanner::text`] has something to decide: a `<`, a `call:`,
+/// and a `c` in the last bytes that may begin one the next piece completes. Any other `c` begins
+/// no `call:`. Each kind's next place is remembered, so every byte is searched once per kind.
+#[derive(Default)]
+struct Candidates {
+    lt: Option<Option<usize>>,
+    call: Option<Option<usize>>,
+}
+
+impl Candidates {
+    fn next(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        let lt = cached(&mut self.lt, from, || find1(b'<', &bytes[from..]));
+        let call = cached(&mut self.call, from, || {
+            memchr::memmem::find(&bytes[from..], CALL.as_bytes())
+        });
+        let tail = || {
+            let start = bytes.len().saturating_sub(CALL.len() - 1).max(from);
+            (start..bytes.len())
+                .find(|&k| bytes[k] == b'c' && CALL.as_bytes().starts_with(&bytes[k..]))
+        };
+        match (lt, call) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b).or_else(tail),
+        }
+    }
+}
+
+/// The next hit at or after `from` of a search whose last hit is in `slot` (searched again, from
+/// `from`, when it lies behind).
+fn cached(
+    slot: &mut Option<Option<usize>>,
+    from: usize,
+    search: impl FnOnce() -> Option<usize>,
+) -> Option<usize> {
+    match *slot {
+        Some(Some(p)) if p >= from => Some(p),
+        Some(None) => None,
+        _ => {
+            let hit = search().map(|p| from + p);
+            *slot = Some(hit);
+            hit
+        }
+    }
+}
+
 /// What a `c` in text may begin.
 enum Bare {
     /// `call:NAME{` with NAME one of the tools: the length up to the `{`.
@@ -794,8 +839,8 @@ impl Gemma4Scanner {
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        while let Some(p) = find2(b'<', b'c', &bytes[j..]) {
-            let at = j + p;
+        let mut search = Candidates::default();
+        while let Some(at) = search.next(bytes, j) {
             if bytes[at] == b'<' {
                 match prefix(&bytes[at..], OPEN) {
                     Prefix::Full => {
@@ -955,8 +1000,10 @@ impl Gemma4Scanner {
     fn open_call(&mut self, b: Block, name: String, em: &mut Emitter) {
         let tool = self.tools.get_arc(&name).cloned();
         let id = em.begin_call(&name);
+        let mut writer = ArgsWriter::new(tool.clone());
+        writer.set_whole(em.is_whole());
         let call = Call {
-            writer: ArgsWriter::new(tool.clone()),
+            writer,
             tool,
             id,
             name,

@@ -592,6 +592,8 @@ impl HarmonyScanner {
                 let tool = self.tools.get_arc(name).cloned();
                 let known = tool.is_some();
                 let id = em.begin_call(name);
+                let mut writer = ArgsWriter::new(tool);
+                writer.set_whole(em.is_whole());
                 self.state = State::Body(Box::new(Call {
                     start,
                     raw,
@@ -599,7 +601,7 @@ impl HarmonyScanner {
                     id,
                     known,
                     lexer: Lexer::new(),
-                    writer: ArgsWriter::new(tool),
+                    writer,
                 }));
             }
             Some(name) => {

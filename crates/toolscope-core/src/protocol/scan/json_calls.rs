@@ -915,6 +915,7 @@ impl JsonScanner {
         em: &mut Emitter,
     ) -> Flow {
         let rest = &text[i..];
+        call.env.set_whole(em.is_whole());
         match call.lexer.feed(rest, &mut call.env) {
             Step::NeedMore => {
                 push_raw(&mut call.raw, rest);

@@ -1425,6 +1425,7 @@ impl MarkupScanner {
         };
         let tool = self.tools.get_arc(name).cloned();
         let mut writer = ArgsWriter::new(tool.clone());
+        writer.set_whole(em.is_whole());
         let _ = writer.begin_object();
         let id = em.begin_call(name);
         block.functions += 1;

@@ -313,7 +313,8 @@ impl MorphScanner {
                         em.text("<");
                         return at + 1;
                     };
-                    let call = new_call(name, tool, base + at, &text[at..at + len]);
+                    let mut call = new_call(name, tool, base + at, &text[at..at + len]);
+                    call.writer.set_whole(em.is_whole());
                     if self_closing {
                         self.close_call(call, base + at + len, em);
                     } else {
@@ -488,7 +489,8 @@ impl MorphScanner {
                         ),
                     )
                 });
-                let call = new_call(name.to_string(), tool, base + n, &text[n..k]);
+                let mut call = new_call(name.to_string(), tool, base + n, &text[n..k]);
+                call.writer.set_whole(em.is_whole());
                 self.state = State::Open(call);
                 Some(k)
             }

@@ -931,6 +931,7 @@ impl ListReader {
                 }
                 let id = em.begin_call(&name);
                 let mut writer = ArgsWriter::new(tool.clone());
+                writer.set_whole(em.is_whole());
                 if let Err(e) = writer.begin_object() {
                     self.call = Some(Call::new(name, id, writer, tool));
                     return fail(&e);

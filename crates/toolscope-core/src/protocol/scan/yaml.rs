@@ -520,6 +520,7 @@ impl YamlScanner {
         };
         let args = parsed.and_then(|map| {
             let mut w = ArgsWriter::new(Some(call.tool.clone()));
+            w.set_whole(em.is_whole());
             let _ = w.begin_object();
             for (k, v) in map {
                 let _ = w.key(&k);

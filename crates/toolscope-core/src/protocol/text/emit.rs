@@ -78,11 +78,28 @@ pub(crate) struct Emitter {
     /// The whitespace after the last call, held back: it is the call's layout (and not text)
     /// when another call or the end of the output follows, and text when more text follows.
     held_space: String,
+    /// A whole text is parsed (see [`Emitter::set_whole`]): text and reasoning go out as
+    /// `text` and `reasoning` parts, gathered here, and no input deltas are written.
+    whole: bool,
+    whole_text: String,
 }
 
 impl Emitter {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// The text is parsed whole, for its generate parts: a run of text or reasoning goes out as
+    /// one `text` or `reasoning` part (not as deltas of a block), and calls as their
+    /// `tool-call` parts without the `tool-input-*` deltas a stream shows them growing by.
+    /// [`generate_parts`](super::super::parser::generate_parts) makes the same parts of either.
+    pub(crate) fn set_whole(&mut self) {
+        self.whole = true;
+    }
+
+    /// Whether the text is parsed whole (see [`Emitter::set_whole`]).
+    pub(crate) fn is_whole(&self) -> bool {
+        self.whole
     }
 
     /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
@@ -164,7 +181,8 @@ impl Emitter {
         if !self.pending_input.is_empty() {
             self.flush_input();
         }
-        if !self.pending.is_empty() && self.pending_block != block {
+        if self.pending_block != block && (!self.pending.is_empty() || !self.whole_text.is_empty())
+        {
             self.flush_pending();
         }
         match block {
@@ -177,6 +195,10 @@ impl Emitter {
             _ => {}
         }
         self.pending_block = block;
+        if self.whole {
+            self.whole_text.push_str(s);
+            return;
+        }
         // The first piece of a chunk is taken whole (usually the only one).
         if self.pending.is_empty() {
             self.pending = Delta::from(s);
@@ -186,6 +208,16 @@ impl Emitter {
     }
 
     fn flush_pending(&mut self) {
+        if self.whole {
+            if !self.whole_text.is_empty() {
+                let text = std::mem::take(&mut self.whole_text);
+                self.parts.push(match self.pending_block {
+                    Block::Text => Part::Text { text },
+                    Block::Reasoning => Part::Reasoning { text },
+                });
+            }
+            return;
+        }
         if self.pending.is_empty() {
             return;
         }
@@ -279,7 +311,11 @@ impl Emitter {
         };
         self.call_ids.insert(id.clone());
         self.input_id = Some(id.clone());
-        self.writer.start_call(&id, tool_name, &mut self.parts);
+        if self.whole {
+            self.writer.close_blocks(&mut self.parts);
+        } else {
+            self.writer.start_call(&id, tool_name, &mut self.parts);
+        }
         if let Some(reused) = reused {
             // Two calls cannot share an id: the second gets its own, and the user is told.
             self.parts.push(Part::error(ErrorPart {
@@ -300,7 +336,7 @@ impl Emitter {
     /// Deltas always belong to the call begun last (scanners finish a call before they begin
     /// the next), so the id is not compared on this hot path.
     pub(crate) fn input_delta(&mut self, id: &PartId, delta: Delta) {
-        if delta.is_empty() {
+        if delta.is_empty() || self.whole {
             return;
         }
         debug_assert_eq!(
@@ -329,7 +365,11 @@ impl Emitter {
             invalid: args.invalid,
             ..Default::default()
         };
-        self.writer.end_call(call, &mut self.parts);
+        if self.whole {
+            self.parts.push(Part::tool_call(call));
+        } else {
+            self.writer.end_call(call, &mut self.parts);
+        }
         self.calls += 1;
         self.after_call = true;
     }
@@ -339,7 +379,9 @@ impl Emitter {
         // What follows a malformed call is text, whitespace included.
         self.after_call_text();
         self.flush_input();
-        self.writer.abort_call(id, &mut self.parts);
+        if !self.whole {
+            self.writer.abort_call(id, &mut self.parts);
+        }
     }
 
     /// The part writer, for a caller that writes into the same answer (the provider assembler,

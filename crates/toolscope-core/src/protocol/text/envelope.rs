@@ -87,6 +87,8 @@ pub(crate) struct Envelope {
     found: Vec<Found>,
     /// Why the envelope refused the value, if it did.
     refused: Option<String>,
+    /// The text is read whole: a value the lexer finds complete comes in one piece.
+    whole: bool,
 }
 
 impl Envelope {
@@ -101,7 +103,87 @@ impl Envelope {
             current: None,
             found: Vec::new(),
             refused: None,
+            whole: false,
         }
+    }
+
+    /// The text is read whole (see [`Emitter::is_whole`]): a value complete in the text at hand
+    /// is read in one pass (see [`JsonSink::whole`]) rather than event by event.
+    ///
+    /// [`Emitter::is_whole`]: super::emit::Emitter::is_whole
+    pub(crate) fn set_whole(&mut self, whole: bool) {
+        self.whole = whole;
+    }
+
+    /// A whole call object or array of them, read as its events would be; `None` (nothing
+    /// changed) where they would be refused somewhere, for the events to say where and why.
+    fn whole_calls(&self, value: Value) -> Option<(bool, Vec<(String, Value)>)> {
+        let (array, objects) = match value {
+            Value::Object(o) => (false, vec![o]),
+            Value::Array(items) if self.arrays => {
+                let mut objects = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::Object(o) => objects.push(o),
+                        _ => return None,
+                    }
+                }
+                (true, objects)
+            }
+            _ => return None,
+        };
+        let mut calls = Vec::with_capacity(objects.len());
+        for object in objects {
+            calls.push(self.whole_call(object)?);
+        }
+        Some((array, calls))
+    }
+
+    /// One call object, its keys in order, as `value_starts` and `end_string` read them.
+    fn whole_call(&self, object: Map<String, Value>) -> Option<(String, Value)> {
+        /// Where the arguments stand, as `ArgsValue` would.
+        enum Got {
+            None,
+            /// After the name, an object: streamed into the writer, which cannot take it back.
+            Streamed(Value),
+            /// Before the name, or not an object: held whole.
+            Held(Value),
+        }
+        let mut name: Option<String> = None;
+        let mut args = Got::None;
+        for (key, value) in object {
+            if is_name_key(&key) {
+                let Value::String(n) = value else {
+                    return None;
+                };
+                let n = n.trim();
+                if name.is_some()
+                    || n.is_empty()
+                    || !super::names::is_function_name(n, &self.tools)
+                    || (self.strict_keys && self.tools.get(n).is_none())
+                {
+                    return None;
+                }
+                name = Some(n.to_string());
+            } else if is_args_key(&key) {
+                if matches!(args, Got::Streamed(_)) {
+                    return None;
+                }
+                args = if name.is_some() && value.is_object() {
+                    Got::Streamed(value)
+                } else {
+                    Got::Held(value)
+                };
+            } else if self.strict_keys {
+                return None;
+            }
+        }
+        let name = name?;
+        let args = match args {
+            Got::Streamed(v) | Got::Held(v) => v,
+            Got::None => Value::Object(Map::new()),
+        };
+        Some((name, args))
     }
 
     /// Call objects that name their tool by their only key, `{"get_weather": {"city": …}}`
@@ -356,6 +438,30 @@ enum ValueKind {
 }
 
 impl JsonSink for Envelope {
+    fn takes_whole(&self) -> bool {
+        self.whole && !self.started && !self.name_as_key
+    }
+
+    fn whole(&mut self, value: Value) -> bool {
+        let Some((array, calls)) = self.whole_calls(value) else {
+            return false;
+        };
+        self.started = true;
+        self.array = array;
+        for (name, args) in calls {
+            let tool = self.tool(&name);
+            self.found.push(Found::Named { name: name.clone() });
+            self.found.push(Found::Call {
+                name,
+                known: tool.is_some(),
+                // Nobody takes deltas of a whole text.
+                delta: None,
+                result: ArgsWriter::whole_value(tool, args),
+            });
+        }
+        true
+    }
+
     fn begin_object(&mut self) -> Result<(), String> {
         if !self.started {
             self.started = true;
