@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::REGISTRY;
-use super::text::prompt;
+use super::text::prompt::{self, ToolList};
 use super::text::scanner::Scanner;
 use crate::tool::{ToolDef, ToolSet};
 
@@ -52,6 +52,22 @@ impl Reasoning {
             markers: Some((open, close)),
             starts_inside: false,
             calls_inside: false,
+        }
+    }
+
+    /// The same, the block opened by the family's template (see [`Reasoning::starts_inside`]).
+    pub(crate) const fn opened_by_template(self) -> Reasoning {
+        Reasoning {
+            starts_inside: true,
+            ..self
+        }
+    }
+
+    /// The same, calls made inside reasoning counting (see [`Reasoning::calls_inside`]).
+    pub(crate) const fn with_calls(self) -> Reasoning {
+        Reasoning {
+            calls_inside: true,
+            ..self
         }
     }
 }
@@ -157,9 +173,10 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     /// auto` (see `detect.rs`): a space stands for any run of whitespace, and a marker that
     /// spells out what follows a shared start (`<tool_call> <function=`) tells formats apart.
     /// Markup named after the tools is built from `tools`. Reasoning markers need not be listed:
-    /// they come from [`ProtocolSpec::reasoning`]. By default the card's.
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        self.card().markers.iter().map(|m| m.to_string()).collect()
+    /// they come from [`ProtocolSpec::reasoning`]. By default the card's: its markers, then its
+    /// tool markers around each tool's name (see [`Card::markers_for`]).
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        self.card().markers_for(tools)
     }
 
     /// How the family marks reasoning.
@@ -182,9 +199,9 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
     }
 
     /// The scanner reads the end tokens itself (they end harmony's messages): they are not
-    /// taken out before it.
+    /// taken out before it. By default the card's.
     fn reads_end_tokens(&self) -> bool {
-        false
+        self.card().reads_end_tokens
     }
 
     /// The default delimiters, for a protocol whose delimiters can be changed.
@@ -220,14 +237,25 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         None
     }
 
-    /// The system prompt that teaches a model the tools and this format.
-    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String;
+    /// The system prompt that teaches a model the tools and this format. By default the card's
+    /// prompt ([`Card::prompt`]); a format whose card has none writes its own (the standard
+    /// cases fail on an empty prompt: it is not recognised).
+    fn system_prompt(&self, _p: &Protocol, tools: &ToolSet) -> String {
+        self.card()
+            .prompt
+            .map(|list| list.write(tools))
+            .unwrap_or_default()
+    }
 
     /// Recognises a system prompt written by [`ProtocolSpec::system_prompt`]: this protocol (with
     /// its settings) and the tools it lists. A simulated model, which sees only the wire request,
-    /// learns the protocol and the tools this way.
+    /// learns the protocol and the tools this way. By default the card's prompt read back, or
+    /// (without one) the prompt frame that names the protocol.
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_frame(self.name(), system)
+        match self.card().prompt {
+            Some(list) => read_back(self.name(), list.read(system)),
+            None => read_frame(self.name(), system),
+        }
     }
 
     /// A past tool call as the model writes it (history, and what a simulated model writes).
@@ -249,14 +277,15 @@ pub(crate) trait ProtocolSpec: Sync + 'static {
         )
     }
 
-    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: a newline.
+    /// What the default [`ProtocolSpec::format_calls`] writes between two calls: by default the
+    /// card's.
     fn call_joiner(&self) -> &'static str {
-        "\n"
+        self.card().call_joiner
     }
 
-    /// How the family wraps its tool results (see [`ResultWrap`]); by default not at all.
+    /// How the family wraps its tool results (see [`ResultWrap`]): by default the card's.
     fn results(&self) -> ResultWrap {
-        ResultWrap::LINES
+        self.card().results
     }
 
     /// A tool result as the family's template shows it to the model. By default wrapped as
@@ -324,7 +353,7 @@ impl Protocol {
         REGISTRY.iter().map(|s| Protocol::of(*s)).collect()
     }
 
-    pub(super) fn of(spec: &'static dyn ProtocolSpec) -> Protocol {
+    pub(super) const fn of(spec: &'static dyn ProtocolSpec) -> Protocol {
         Protocol {
             spec,
             delimiters: None,
@@ -770,14 +799,25 @@ pub(crate) struct Card {
     pub aliases: &'static [&'static str],
     pub families: &'static str,
     pub end_tokens: &'static [&'static str],
-    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]); none
-    /// where they are built from the tools.
+    /// The call markers `--protocol auto` knows it by (see [`ProtocolSpec::markers`]).
     pub markers: &'static [&'static str],
+    /// The call markers named after a tool, as what stands before and after the tool's name
+    /// (`("[ ", " (")` for `[ get_weather (`): one marker of each for every tool.
+    pub tool_markers: &'static [(&'static str, &'static str)],
     pub reasoning: Reasoning,
     /// The servers' names for its parser (see [`ProtocolSpec::server_parsers`]).
     pub servers: &'static [(&'static str, &'static str)],
     /// Its lead tokens (see [`ProtocolSpec::lead_tokens`]).
     pub lead: &'static [&'static str],
+    /// Its scanner reads its end tokens (see [`ProtocolSpec::reads_end_tokens`]).
+    pub reads_end_tokens: bool,
+    /// What stands between two calls of one answer (see [`ProtocolSpec::call_joiner`]).
+    pub call_joiner: &'static str,
+    /// How it wraps its tool results (see [`ProtocolSpec::results`]).
+    pub results: ResultWrap,
+    /// Its system prompt where that is its tool list and the instructions around it (see
+    /// [`ProtocolSpec::system_prompt`]).
+    pub prompt: Option<ToolList>,
 }
 
 impl Card {
@@ -790,10 +830,78 @@ impl Card {
             families,
             end_tokens: &[],
             markers: &[],
+            tool_markers: &[],
             reasoning: Reasoning::NONE,
             servers: &[],
             lead: &[],
+            reads_end_tokens: false,
+            call_joiner: "\n",
+            results: ResultWrap::LINES,
+            prompt: None,
         }
+    }
+
+    /// The call markers of the card for these tools: [`Card::markers`], then for each tool
+    /// (in order) each of [`Card::tool_markers`] around its name.
+    pub(crate) fn markers_for(&self, tools: &ToolSet) -> Vec<String> {
+        let named = tools.iter().flat_map(|t| {
+            self.tool_markers
+                .iter()
+                .map(move |(before, after)| format!("{before}{}{after}", t.name()))
+        });
+        self.markers
+            .iter()
+            .map(|m| m.to_string())
+            .chain(named)
+            .collect()
+    }
+}
+
+/// The tokens of `shared` then those of `own`, as one list (`N`, the length of the two
+/// together, is what the constant's type says): a card whose end tokens extend another
+/// family's list names that list instead of copying it.
+pub(crate) const fn end_tokens_and<const N: usize>(
+    shared: &[&'static str],
+    own: &[&'static str],
+) -> [&'static str; N] {
+    assert!(
+        shared.len() + own.len() == N,
+        "N is the length of both lists"
+    );
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < shared.len() {
+            shared[i]
+        } else {
+            own[i - shared.len()]
+        };
+        i += 1;
+    }
+    out
+}
+
+/// The servers whose names for a format's parser a card lists (see [`Card::servers`]): one
+/// constructor each, so that the list names only servers we know.
+pub(crate) mod server {
+    /// The name vLLM gives a format's parser (`--tool-call-parser`), as a card's `servers` lists it.
+    pub(crate) const fn vllm(parser: &'static str) -> (&'static str, &'static str) {
+        ("vllm", parser)
+    }
+
+    /// The name SGLang gives a format's parser, as a card's `servers` lists it.
+    pub(crate) const fn sglang(parser: &'static str) -> (&'static str, &'static str) {
+        ("sglang", parser)
+    }
+
+    /// The name llama.cpp gives a format's chat format, as a card's `servers` lists it.
+    pub(crate) const fn llama_cpp(parser: &'static str) -> (&'static str, &'static str) {
+        ("llama.cpp", parser)
+    }
+
+    /// The name FastDeploy gives a format's parser, as a card's `servers` lists it.
+    pub(crate) const fn fastdeploy(parser: &'static str) -> (&'static str, &'static str) {
+        ("fastdeploy", parser)
     }
 }
 
@@ -889,6 +997,46 @@ mod tests {
             (c.aliases.len(), c.markers.len(), c.reasoning),
             (0, 0, Reasoning::NONE)
         );
+    }
+
+    #[test]
+    fn a_cards_markers_are_its_markers_then_its_tool_markers_for_each_tool() {
+        let c = Card {
+            markers: &["<call>"],
+            tool_markers: &[("<", ">"), ("[", "(")],
+            ..Card::new("x", "X")
+        };
+        let tools = crate::protocol::tests_support::tools();
+        assert_eq!(
+            c.markers_for(&tools),
+            [
+                "<call>",
+                "<get_weather>",
+                "[get_weather(",
+                "<search>",
+                "[search(",
+                "<write_file>",
+                "[write_file("
+            ]
+        );
+        // A family that derives its markers: kimi-k2's are its section's and a call's openers.
+        let kimi = Protocol::from_name("kimi-k2").unwrap();
+        assert_eq!(
+            kimi.spec.markers(&tools),
+            ["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]
+        );
+    }
+
+    #[test]
+    fn the_card_helpers_build_what_they_say() {
+        const TOKENS: [&str; 3] = end_tokens_and(&["a"], &["b", "c"]);
+        assert_eq!(TOKENS, ["a", "b", "c"]);
+        let r = Reasoning::THINK.opened_by_template();
+        assert!(r.starts_inside && !r.calls_inside);
+        assert_eq!(r.markers, Reasoning::THINK.markers);
+        let r = Reasoning::NONE.with_calls();
+        assert!(r.calls_inside && !r.starts_inside && r.markers.is_none());
+        assert_eq!(server::llama_cpp("Granite"), ("llama.cpp", "Granite"));
     }
 
     #[test]

@@ -191,7 +191,8 @@ pub(crate) mod prelude {
     pub(crate) use crate::protocol::span::SpanKind;
     pub(crate) use crate::protocol::spec::Protocol;
     pub(crate) use crate::protocol::tests_support::{
-        notices, one_tool, spans, tools, two_calls_written, whole,
+        call_span_is_the_call, first_chunk, named, notices, one_tool, spans, tools,
+        two_calls_written, weather_call, whole,
     };
 }
 
@@ -257,6 +258,32 @@ pub(crate) fn two_calls_written(p: &Protocol, query: &str) -> String {
         ("get_weather", &json!({"city": "Paris"})),
         ("search", &json!({"query": query})),
     ])
+}
+
+/// The registered protocol with this name or alias, with its default settings.
+pub(crate) fn named(name: &str) -> Protocol {
+    Protocol::from_name(name).expect("a registered protocol")
+}
+
+/// A stream parser of `p` with the shared tools, and the parts it puts out for `chunk`, the
+/// first bytes of a stream that goes on (what it holds back is not in them).
+pub(crate) fn first_chunk(p: &Protocol, chunk: &[u8]) -> (StreamParser, Vec<Part>) {
+    let mut parser = p.stream_parser(&tools());
+    let mut out = Vec::new();
+    parser.push(chunk, &mut out);
+    (parser, out)
+}
+
+/// A call of `get_weather` for `city` as `p` writes it.
+pub(crate) fn weather_call(p: &Protocol, city: &str) -> String {
+    p.format_call("get_weather", &json!({ "city": city }))
+}
+
+/// The span of a call that `p` wrote between text is the call, without the text around it.
+pub(crate) fn call_span_is_the_call(p: &Protocol) {
+    let call = weather_call(p, "Paris");
+    let text = format!("Let me check. {call} Done.");
+    assert_eq!(spans(p, &text)[0], (SpanKind::ToolCall, call.as_str()));
 }
 
 /// A set of one tool, `name` with the parameters `schema`.

@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -22,8 +23,8 @@ pub(crate) struct Apertus;
 
 const CALL_BEGIN: &str = "<|tools_prefix|>";
 const CALL_END: &str = "<|tools_suffix|>";
-const INNER_BEGIN: &str = "<|inner_prefix|>";
-const INNER_END: &str = "<|inner_suffix|>";
+/// The tokens around reasoning.
+const INNER: (&str, &str) = ("<|inner_prefix|>", "<|inner_suffix|>");
 const TOOLS: ToolList = ToolList::functions("Available tools:\n```json\n", "\n```");
 
 static SYNTAX: FramedSyntax = FramedSyntax {
@@ -42,14 +43,10 @@ fn calls_text(calls: &[(&str, &Value)], args: fn(&Value) -> String) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[
-        ("vllm", "apertus"),
-        ("sglang", "apertus2509"),
-        ("llama.cpp", "Apertus"),
-    ],
+    servers: &[vllm("apertus"), sglang("apertus2509"), llama_cpp("Apertus")],
     end_tokens: &["<|assistant_end|>"],
     markers: &[CALL_BEGIN],
-    reasoning: Reasoning::between(INNER_BEGIN, INNER_END),
+    reasoning: Reasoning::between(INNER.0, INNER.1),
     ..Card::new("apertus", "Apertus 8B, 70B")
 };
 
@@ -61,13 +58,15 @@ impl ProtocolSpec for Apertus {
             "{}\n\n\
              To call tools, write {CALL_BEGIN} then a JSON list with one object per call, whose only key is the \
              tool's name and whose value is the arguments object, then {CALL_END}. For example: {}\n\
-             Think first between {INNER_BEGIN} and {INNER_END} if it helps. Call a tool only when it helps; \
+             Think first between {} and {} if it helps. Call a tool only when it helps; \
              otherwise answer in text.\n",
             TOOLS.write(tools),
             {
                 let (name, example) = prompt::example_call(tools);
                 calls_text(&[(&name, &example)], prompt::args_json)
-            }
+            },
+            INNER.0,
+            INNER.1,
         )
     }
 

@@ -27,6 +27,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -47,8 +48,7 @@ const TOOLS_HEADING: &str = "## Available Tools";
 /// The tools in a JSON fence, after the heading.
 const TOOLS: ToolList = ToolList::plain("```json\n", "\n```");
 /// Command R+'s frame of its actions.
-const PLUS_ACTION_BEGIN: &str = "Action: ```json";
-const PLUS_ACTION_END: &str = "```";
+const PLUS_ACTION: (&str, &str) = ("Action: ```json", "```");
 /// The family's format tokens that are not text: the end of turn, and the markers around the
 /// answer.
 const FORMAT_TOKENS: &[&str] = &[
@@ -81,17 +81,17 @@ fn actions(calls: &[(&str, &Value)]) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "cohere_command3"),
-        ("vllm", "cohere_command4"),
-        ("sglang", "cohere_command4"),
-        ("llama.cpp", "Command R7B"),
+        vllm("cohere_command3"),
+        vllm("cohere_command4"),
+        sglang("cohere_command4"),
+        llama_cpp("Command R7B"),
     ],
     end_tokens: FORMAT_TOKENS,
     markers: &[
         ACTION_BEGIN,
         "<|START_RESPONSE|>",
         "<|START_TEXT|>",
-        PLUS_ACTION_BEGIN,
+        PLUS_ACTION.0,
     ],
     reasoning: Reasoning::between(THINKING_BEGIN, THINKING_END),
     ..Card::new("command-r", "Command R7B, Command R+, Command A")
@@ -156,7 +156,7 @@ impl ProtocolSpec for CommandR {
         Box::new(
             FramedScanner::new(&SYNTAX, tools.clone())
                 .stripped_opener()
-                .alt_frame(PLUS_ACTION_BEGIN, PLUS_ACTION_END),
+                .alt_frame(PLUS_ACTION.0, PLUS_ACTION.1),
         )
     }
 
@@ -177,9 +177,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("command-r").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&CommandR);
 
     /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
     /// `<|START_TEXT|>` in the later Command A models) are format, under markup spans: nothing
@@ -191,7 +190,7 @@ mod tests {
             "<|START_TEXT|>It is sunny.<|END_TEXT|>",
             "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
         ] {
-            let parsed = p().parse_generated(&tools(), text.as_bytes());
+            let parsed = P.parse_generated(&tools(), text.as_bytes());
             for marker in [
                 "<|START_RESPONSE|>",
                 "<|END_RESPONSE|>",
@@ -214,16 +213,16 @@ mod tests {
     #[test]
     fn an_action_is_one_span() {
         let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        assert_eq!(spans(&p(), one), [(SpanKind::ToolCall, one)]);
+        assert_eq!(spans(&P, one), [(SpanKind::ToolCall, one)]);
         let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
         let action = &text[text.find("Action:").unwrap()..];
-        assert_eq!(spans(&p(), text), [(SpanKind::ToolCall, action)]);
+        assert_eq!(spans(&P, text), [(SpanKind::ToolCall, action)]);
     }
 
     #[test]
     fn results_carry_their_call_ids() {
-        let r = p().format_results(&[("get_weather", "{\"temp\": 18}"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "{\"temp\": 18}"), ("search", "none")]);
         assert!(r.contains("\"tool_call_id\":\"1\""), "{r}");
-        assert_eq!(p().read_result(&r), "{\"temp\":18}");
+        assert_eq!(P.read_result(&r), "{\"temp\":18}");
     }
 }

@@ -28,6 +28,7 @@
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Reasoning, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
@@ -87,9 +88,9 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     card: Card {
         servers: &[
-            ("vllm", "deepseek_v3"),
-            ("sglang", "deepseekv3"),
-            ("llama.cpp", "DeepSeek R1"),
+            vllm("deepseek_v3"),
+            sglang("deepseekv3"),
+            llama_cpp("DeepSeek R1"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
@@ -100,7 +101,6 @@ pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
         ..Card::new("deepseek-v3", "DeepSeek R1, V3")
     },
     syntax: &SYNTAX,
-    section: (CALLS_BEGIN, CALLS_END),
     block,
     // The calls in one section, one per line.
     joiner: "\n",
@@ -141,29 +141,21 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("deepseek-v3").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&DEEPSEEK_V3);
 
-    fn weather(city: &str) -> String {
-        p().format_call("get_weather", &json!({ "city": city }))
-    }
-
-    /// The call's span is the call, without the text around it.
     #[test]
     fn the_call_span_is_the_call() {
-        let call = weather("Paris");
-        let text = format!("Let me check.{call} Done.");
-        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
+        call_span_is_the_call(&P);
     }
 
     #[test]
     fn parallel_calls_are_two_blocks_of_one_section() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
         assert_eq!(written.matches(CALL_BEGIN).count(), 2);
         assert!(written.contains(&format!("{CALL_END}\n{CALL_BEGIN}")));
-        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUTS_BEGIN).count(), 1);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
     }
@@ -172,12 +164,12 @@ mod tests {
     /// it: `--reasoning-open`, in the case file).
     #[test]
     fn reasoning_is_not_open_by_default() {
-        assert!(!p().reasoning_open());
+        assert!(!P.reasoning_open());
     }
 
     #[test]
     fn the_prompt_and_the_generate_path() {
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
         // deepseek-v3.1's prompt is not taken for this one, nor this one for it.
         let v31 = Protocol::from_name("deepseek-v3.1").unwrap();
@@ -187,7 +179,7 @@ mod tests {
                 .0,
             v31
         );
-        let parsed = p().parse_generated(&tools(), weather("Oslo").as_bytes());
+        let parsed = P.parse_generated(&tools(), weather_call(&P, "Oslo").as_bytes());
         assert!(matches!(parsed.parts[0], Part::ToolCall(_)));
     }
 }

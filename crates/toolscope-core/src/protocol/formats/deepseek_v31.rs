@@ -16,6 +16,7 @@ use super::deepseek_v3::{
 };
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
@@ -42,17 +43,15 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
     card: Card {
         servers: &[
-            ("vllm", "deepseek_v31"),
-            ("sglang", "deepseekv31"),
-            ("llama.cpp", "DeepSeek V3.1"),
+            vllm("deepseek_v31"),
+            sglang("deepseekv31"),
+            llama_cpp("DeepSeek V3.1"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
-        markers: &[CALLS_BEGIN, CALL_BEGIN],
         reasoning: Reasoning::THINK,
         ..Card::new("deepseek-v3.1", "DeepSeek V3.1")
     },
     syntax: &SYNTAX,
-    section: (CALLS_BEGIN, CALLS_END),
     block,
     // Parallel calls are chained, nothing between them.
     joiner: "",
@@ -67,9 +66,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("deepseek-v3.1").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&DEEPSEEK_V31);
 
     /// The call's span is the section, without the text around it.
     #[test]
@@ -78,23 +76,23 @@ mod tests {
             "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
         );
         assert_eq!(
-            spans(&p(), &text)[0],
+            spans(&P, &text)[0],
             (SpanKind::ToolCall, &text[13..text.len() - 6])
         );
     }
 
     #[test]
     fn parallel_calls_chain_in_one_section_and_results_in_blocks() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(CALLS_BEGIN).count(), 1);
-        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert_eq!(r.matches(OUTPUT_BEGIN).count(), 2);
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(prompt.contains("## Tools") && prompt.contains("### get_weather"));
         // The generate path gives the same parts.
-        let parsed = p().parse_generated(
+        let parsed = P.parse_generated(
             &tools(),
-            p().format_call("get_weather", &json!({})).as_bytes(),
+            P.format_call("get_weather", &json!({})).as_bytes(),
         );
         assert!(matches!(parsed.parts[0], Part::ToolCall(_)));
         assert_eq!(Collapsed::of(&parsed.parts).calls.len(), 1);

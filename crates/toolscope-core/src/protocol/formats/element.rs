@@ -13,9 +13,9 @@ use crate::tool::ToolSet;
 
 /// A member of the family.
 pub(crate) struct Element {
+    /// Its card ([`Element::card`]): the markers a call opens with, for `--protocol auto`, are
+    /// its tool markers (around each tool's name).
     pub card: Card,
-    /// The markers a call of the tool `name` opens with, for `--protocol auto`.
-    pub markers: fn(name: &str) -> Vec<String>,
     /// A call written in the member's markup.
     pub format_call: fn(name: &str, input: &Value) -> String,
     /// The format section of the system prompt, given the example call.
@@ -27,26 +27,41 @@ pub(crate) struct Element {
 }
 
 impl Element {
-    /// The card of a member named `name`: prompted for any model, so the end tokens of the
-    /// common chat templates, and reasoning in `<think>`.
-    pub(crate) const fn card(name: &'static str) -> Card {
+    /// The card of a member named `name` whose calls open with `tool_markers` around a tool's
+    /// name: prompted for any model, so the end tokens of the common chat templates, and
+    /// reasoning in `<think>`.
+    pub(crate) const fn card(
+        name: &'static str,
+        tool_markers: &'static [(&'static str, &'static str)],
+    ) -> Card {
         Card {
             end_tokens: COMMON_END_TOKENS,
             reasoning: Reasoning::THINK,
+            tool_markers,
             ..Card::new(name, "any model, prompted")
         }
     }
 }
 
+/// A call as the members write it: the element named after the tool, `argument` writing each
+/// argument inside it.
+pub(crate) fn element_call(
+    name: &str,
+    input: &Value,
+    argument: fn(&mut String, &str, &Value),
+) -> String {
+    let mut s = format!("<{name}>\n");
+    if let Value::Object(args) = input {
+        for (k, v) in args {
+            argument(&mut s, k, v);
+        }
+    }
+    s.push_str(&format!("</{name}>"));
+    s
+}
+
 impl ProtocolSpec for Element {
     crate::protocol::spec::card_methods!();
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        tools
-            .iter()
-            .flat_map(|t| (self.markers)(t.name()))
-            .collect()
-    }
 
     fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         framed(p, tools, self.prompt_section)

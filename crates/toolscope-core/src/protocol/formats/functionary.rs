@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::server::llama_cpp;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::prompt;
 use crate::protocol::text::scanner::Scanner;
@@ -37,8 +38,8 @@ pub(crate) struct Functionary;
 
 /// The recipient that opens text, not a call.
 const ALL: &str = "all";
-const V31_OPEN: &str = "<function=";
-const V31_CLOSE: &str = "</function>";
+/// v3.1's call: its opening (the name and `>` follow) and its close.
+const V31_TAGS: (&str, &str) = ("<function=", "</function>");
 const INTRO: &str = "// Supported function definitions that should be called when necessary.\n";
 
 fn name_header(head: &str) -> Option<Header> {
@@ -58,8 +59,8 @@ static V32: FramedSyntax = FramedSyntax {
 /// v3.1: `<function=NAME>{…}</function>`.
 static V31: FramedSyntax = FramedSyntax {
     header: name_header,
-    call_end: Some(V31_CLOSE),
-    ..FramedSyntax::new(V31_OPEN, &[ArgsBegin::Marker(">")])
+    call_end: Some(V31_TAGS.1),
+    ..FramedSyntax::new(V31_TAGS.0, &[ArgsBegin::Marker(">")])
 };
 
 /// One v3.2 call, given its arguments' JSON.
@@ -69,24 +70,22 @@ fn call(name: &str, args: &str) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("llama.cpp", "Functionary v3.2"),
-        ("llama.cpp", "Functionary v3.1 Llama 3.1"),
+        llama_cpp("Functionary v3.2"),
+        llama_cpp("Functionary v3.1 Llama 3.1"),
     ],
     end_tokens: &["<|eot_id|>", "<|eom_id|>"],
+    // Text's recipient; a recipient that names a tool (v3.2), a v3.1 call.
+    markers: &[">>>all"],
+    tool_markers: &[(">>>", " {"), (V31_TAGS.0, ">")],
+    // One message after the other.
+    call_joiner: "",
+    // Each result in a `tool` turn.
+    results: ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>"),
     ..Card::new("functionary", "MeetKai Functionary v3.1, v3.2")
 };
 
 impl ProtocolSpec for Functionary {
     card_methods!(CARD);
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        let mut m = vec![">>>all".to_string()];
-        for t in tools.iter() {
-            m.push(format!(">>>{} {{", t.def.name));
-            m.push(format!("{V31_OPEN}{}>", t.def.name));
-        }
-        m
-    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
@@ -112,22 +111,12 @@ impl ProtocolSpec for Functionary {
         call(name, &prompt::args_json(input))
     }
 
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
-    /// Each result in a `tool` turn.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|start_header_id|>tool<|end_header_id|>\n\n", "<|eot_id|>")
-    }
-
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
         let v32 = FramedScanner::new(&V32, tools.clone())
             .text_header(ALL)
             .prefilled_opener();
         let v31 = FramedScanner::new(&V31, tools.clone());
-        Box::new(FormSwitch::new(v32, v31, V31_OPEN, |_, _| Form::Other))
+        Box::new(FormSwitch::new(v32, v31, V31_TAGS.0, |_, _| Form::Other))
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {

@@ -47,6 +47,7 @@ use serde_json::Value;
 use crate::protocol::scan::gemma_values::{
     CALL, CLOSE, Gemma4Scanner, OPEN, QUOTE, THOUGHT_CLOSE, THOUGHT_OPEN, read_value,
 };
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
 use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
@@ -70,14 +71,10 @@ const TYPE_NAMES: [&str; 7] = [
 ];
 
 const CARD: Card = Card {
-    servers: &[("vllm", "gemma4"), ("sglang", "gemma4")],
+    servers: &[vllm("gemma4"), sglang("gemma4")],
     end_tokens: &["<turn|>", "<|tool_response>", "<eos>"],
     markers: &[OPEN],
-    reasoning: Reasoning {
-        markers: Some((THOUGHT_OPEN, THOUGHT_CLOSE)),
-        starts_inside: false,
-        calls_inside: true,
-    },
+    reasoning: Reasoning::between(THOUGHT_OPEN, THOUGHT_CLOSE).with_calls(),
     ..Card::new("gemma4", "Gemma 4")
 };
 
@@ -357,18 +354,17 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("gemma4").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Gemma4);
 
     #[test]
     fn one_call_as_the_model_writes_it() {
         let text = "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>";
         assert_eq!(
-            p().format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
+            P.format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
             text
         );
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         // The call, then the block's close: spans that cover the markup end to end.
         assert!(parsed.spans.iter().all(|s| s.kind == SpanKind::ToolCall));
         assert_eq!(parsed.spans[0].start, 0);
@@ -382,7 +378,7 @@ mod tests {
             let text = format!(
                 "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}}{sep}call:search{{query:<|\"|>rain<|\"|>}}<tool_call|>"
             );
-            let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+            let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
             assert!(spans.iter().all(|s| s.kind == SpanKind::ToolCall));
             assert_eq!(spans.last().unwrap().end, text.len());
         }
@@ -391,10 +387,10 @@ mod tests {
     #[test]
     fn reasoning_is_written_in_the_thought_channel() {
         assert_eq!(
-            p().format_reasoning("hm").as_deref(),
+            P.format_reasoning("hm").as_deref(),
             Some("<|channel>thought\nhm<channel|>")
         );
-        assert!(!p().reasoning_open());
+        assert!(!P.reasoning_open());
     }
 
     #[test]
@@ -407,7 +403,7 @@ mod tests {
             }}),
         );
         let text = "<|tool_call>call:plan{steps:[{name:<|\"|>a, b\n}<|\"|>,n:1.5,ok:true},{name:<|\"|><tool_call|>[x]<|\"|>,none:null}],meta:{deep:{list:[<|\"|>{\"q\"}<|\"|>,-2,[]]}}}<tool_call|>";
-        let c = whole(&p(), &t, text);
+        let c = whole(&P, &t, text);
         assert_eq!(
             c.calls,
             [(
@@ -419,15 +415,15 @@ mod tests {
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         // Written by the protocol, read back at every split.
         let input = json!({"nums": [1, 2.5], "tags": ["<|\"|> inside", "x"], "budget": {"min": 1}});
-        let text = p().format_call("calc", &input);
+        let text = P.format_call("calc", &input);
         let t = one_tool("calc", json!({"type":"object"}));
-        let got = whole(&p(), &t, &text);
+        let got = whole(&P, &t, &text);
         assert_eq!(got.calls, [("calc".into(), input)]);
     }
 
     #[test]
     fn malformed_markup_is_a_malformed_span() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let bad = P.malformed_call("get_weather", &json!({"city": "Paris"}));
         assert_eq!(
             bad,
             "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,oops:}<tool_call|>"
@@ -442,7 +438,7 @@ mod tests {
             "<|tool_call>call:get_weather{city:[1}]}<tool_call|>",
             "<|tool_call>call:get_weather{:1}<tool_call|>",
         ] {
-            let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+            let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
             assert!(
                 spans.iter().all(|s| s.kind == SpanKind::Malformed),
                 "{text}"
@@ -457,7 +453,7 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        let c = whole(&p(), &tools(), &deep);
+        let c = whole(&P, &tools(), &deep);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, deep);
@@ -466,11 +462,11 @@ mod tests {
             "[".repeat(100),
             "]".repeat(100)
         );
-        let c = whole(&p(), &tools(), &ok);
+        let c = whole(&P, &tools(), &ok);
         assert_eq!(c.calls.len(), 1);
         // Huge runs end cleanly too, at one byte per chunk.
         let huge = format!("<|tool_call>call:search{{query:{}", "{a:".repeat(50_000));
-        let mut parser = p().stream_parser(&tools());
+        let mut parser = P.stream_parser(&tools());
         let mut out = Vec::new();
         for b in huge.as_bytes().chunks(1) {
             parser.push(b, &mut out);
@@ -484,7 +480,7 @@ mod tests {
     #[test]
     fn call_without_the_opening_token_is_spanned_to_its_close() {
         let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
-        let spans = p().parse_generated(&tools(), text.as_bytes()).spans;
+        let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
         assert_eq!(
             &text[spans[0].start..spans.last().unwrap().end],
             "call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>"
@@ -493,22 +489,12 @@ mod tests {
 
     #[test]
     fn only_the_ambiguous_tail_is_held_back() {
-        let mut parser = p().stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"It was the call: ok <|tool_c", &mut out);
-        let c = crate::part::Collapsed::of(&out);
-        assert_eq!(c.text, "It was the call: ok ");
-        let mut parser = p().stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"x call:get_wea", &mut out);
-        assert_eq!(crate::part::Collapsed::of(&out).text, "x ");
+        let (_, out) = first_chunk(&P, b"It was the call: ok <|tool_c");
+        assert_eq!(Collapsed::of(&out).text, "It was the call: ok ");
+        let (_, out) = first_chunk(&P, b"x call:get_wea");
+        assert_eq!(Collapsed::of(&out).text, "x ");
         // A string value streams up to a possible delimiter.
-        let mut parser = p().stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(
-            b"<|tool_call>call:write_file{content:<|\"|>abc<|\"",
-            &mut out,
-        );
+        let (_, out) = first_chunk(&P, b"<|tool_call>call:write_file{content:<|\"|>abc<|\"");
         let deltas: String = out
             .iter()
             .filter_map(|p| match p {
@@ -521,13 +507,13 @@ mod tests {
 
     #[test]
     fn the_prompt_declares_the_tools_and_reads_back() {
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(
             prompt.starts_with("<|tool>declaration:get_weather{description:<|\"|>Current weather for a city<|\"|>,parameters:{properties:{city:{type:<|\"|>STRING<|\"|>},days:{type:<|\"|>INTEGER<|\"|>},unit:{enum:[<|\"|>c<|\"|>,<|\"|>f<|\"|>]}},required:[<|\"|>city<|\"|>],type:<|\"|>OBJECT<|\"|>}}<tool|>"),
             "{prompt}"
         );
         let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(set.to_json(), tools().to_json());
         // Schemas whose keys and strings need quoting read back exactly too.
         let odd = ToolSet::new(vec![ToolDef::new(
@@ -536,23 +522,23 @@ mod tests {
             json!({"type":["string","null"],"properties":{"a key":{"type":"string","default":"<|\"|>"},"type":{"type":"object"}},"x-n":1.5,"ok":false}),
         )])
         .unwrap();
-        let (_, set) = Protocol::detect_from_prompt(&p().system_prompt(&odd)).unwrap();
+        let (_, set) = Protocol::detect_from_prompt(&P.system_prompt(&odd)).unwrap();
         assert_eq!(set.to_json(), odd.to_json());
-        let (_, set) = Protocol::detect_from_prompt(&p().system_prompt(&ToolSet::empty())).unwrap();
+        let (_, set) = Protocol::detect_from_prompt(&P.system_prompt(&ToolSet::empty())).unwrap();
         assert!(set.is_empty());
     }
 
     #[test]
     fn results_read_back() {
-        let r = p().format_result("get_weather", "18 degrees");
+        let r = P.format_result("get_weather", "18 degrees");
         assert_eq!(
             r,
             "<|tool_response>response:get_weather{value:<|\"|>18 degrees<|\"|>}<tool_response|>"
         );
-        assert_eq!(p().read_result(&r), "18 degrees");
+        assert_eq!(P.read_result(&r), "18 degrees");
         let tricky = "{\"t\": 21}\n<|\"|> and <tool_response|>";
-        assert_eq!(p().read_result(&p().format_result("f", tricky)), tricky);
-        let two = p().format_results(&[("a", "1"), ("b", "2")]);
+        assert_eq!(P.read_result(&P.format_result("f", tricky)), tricky);
+        let two = P.format_results(&[("a", "1"), ("b", "2")]);
         assert_eq!(two.matches("<|tool_response>").count(), 2);
     }
 }

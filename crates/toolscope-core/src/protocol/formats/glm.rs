@@ -40,8 +40,9 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -68,7 +69,7 @@ pub(crate) struct Marks {
     result: (&'static str, &'static str),
     /// Around the tool list in the prompt (its heading included), and a result's name for the
     /// prompt's wording (`<tool_response>`).
-    tools: (&'static str, &'static str),
+    tools: ToolList,
 }
 
 /// One member of the family: its names, how it writes its calls, how the scanner reads them.
@@ -121,10 +122,11 @@ const GLM_DIALECT: Dialect = Dialect {
     tags: &XML_TAGS,
 };
 
-const GLM_TOOLS: (&str, &str) = (
+const GLM_TOOLS: ToolList = ToolList::functions(
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
     "</tools>",
-);
+)
+.one_a_line();
 
 const GLM_END_TOKENS: &[&str] = &["<|user|>", "<|observation|>", "<|endoftext|>"];
 
@@ -150,10 +152,10 @@ const GLM_45: Glm = Glm {
     card: Card {
         aliases: &["glm-4.6", "ling-3", "poolside", "spark"],
         servers: &[
-            ("vllm", "glm45"),
-            ("sglang", "glm45"),
-            ("sglang", "glm"),
-            ("llama.cpp", "GLM 4.5"),
+            vllm("glm45"),
+            sglang("glm45"),
+            sglang("glm"),
+            llama_cpp("GLM 4.5"),
         ],
         end_tokens: GLM_END_TOKENS,
         reasoning: Reasoning::THINK,
@@ -189,12 +191,9 @@ const HCX_DIALECT: Dialect = Dialect {
 pub(crate) static HYPERCLOVA: Glm = Glm {
     card: Card {
         aliases: &["hyperclovax"],
-        servers: &[("vllm", "hyperclovax_seed_think")],
+        servers: &[vllm("hyperclovax_seed_think")],
         end_tokens: &["<|im_end|>", "<|endofturn|>"],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         // The 14B writes the role header its template leaves open before its calls.
         lead: &["-> tool/function_call"],
         ..Card::new("hyperclova-x", "HyperCLOVA X SEED Think")
@@ -235,7 +234,7 @@ fn json_list_takes(text: &str, at_end: bool) -> Option<bool> {
 pub(crate) static GLM47: Glm = Glm {
     card: Card {
         aliases: &["glm-5"],
-        servers: &[("vllm", "glm47"), ("sglang", "glm47")],
+        servers: &[vllm("glm47"), sglang("glm47")],
         end_tokens: GLM_END_TOKENS,
         reasoning: Reasoning::THINK,
         ..Card::new("glm-4.7", "GLM 4.7, GLM 5")
@@ -301,33 +300,30 @@ const FLASH_FORMAT: &str = "<tool_call>{function-name}>{arguments-json}</tool_ca
 fn flash_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          For each function call, output the function name, a >, then the arguments as one JSON object, within \
          <tool_call> and </tool_call>:\n{FLASH_FORMAT}\n\n\
          For example:\n{}\n\n\
          Write one <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
          result comes back in a <tool_response> element.\n",
-        GLM_TOOLS.0,
-        prompt::json_tool_lines(tools, true, "", ""),
-        GLM_TOOLS.1,
+        GLM_TOOLS.write(tools),
         flash_call(&name, &example)
     )
 }
 
 fn flash_call(name: &str, input: &Value) -> String {
-    let args = if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
-    };
-    format!("<tool_call>{name}>{args}</tool_call>")
+    format!("<tool_call>{name}>{}</tool_call>", prompt::args_json(input))
 }
 
+/// The end tokens of Tencent's HY models.
+const HY_END_TOKENS: &[&str] = &["<|hy_eos|>", "<|endoftext|>"];
+
 /// How Tencent's HY templates (and K2 Horizon's) introduce the tool list.
-const HY_TOOLS: (&str, &str) = (
+const HY_TOOLS: ToolList = ToolList::functions(
     "# Tools\n\nYou may call one or more tools to assist with the user query. The tools you can use are listed below, one JSON object per line, within <tools></tools>:\n<tools>\n",
     "</tools>",
-);
+)
+.one_a_line();
 
 /// HY3's markup: GLM's elements in one `<tool_calls>` block, the name ended by `<tool_sep>`.
 const HY3_DIALECT: Dialect = Dialect {
@@ -354,8 +350,8 @@ const HY3_END_OF_CALL: Dialect = Dialect {
 pub(crate) static HY_V3: Glm = Glm {
     card: Card {
         aliases: &["hy3"],
-        servers: &[("vllm", "hy_v3")],
-        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
+        servers: &[vllm("hy_v3")],
+        end_tokens: HY_END_TOKENS,
         reasoning: Reasoning::THINK,
         ..Card::new("hy-v3", "Tencent HY3")
     },
@@ -378,35 +374,27 @@ pub(crate) static HY_V3: Glm = Glm {
 pub(crate) static SOLAR_OPEN: Glm = Glm {
     card: Card {
         aliases: &["solar-open2"],
-        servers: &[("vllm", "solar_open2"), ("sglang", "solar_open2")],
+        servers: &[vllm("solar_open2"), sglang("solar_open2")],
         end_tokens: &["<|im:end|>", "<|endoftext|>"],
-        reasoning: Reasoning {
-            markers: Some(("<|think:start|>", "<|think:end|>")),
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::between("<|think:start|>", "<|think:end|>"),
         ..Card::new("solar-open", "Upstage Solar Open 2")
     },
     marks: Marks {
-        block: ("", ""),
         call: "<|tool_call:start|>",
-        name_end: "",
-        after_name: "\n",
         key: ("<|tool_arg:start|>", "<|tool_arg:value|>"),
         value: ("", "<|tool_arg:end|>"),
-        sep: "\n",
         call_end: "<|tool_call:end|>",
-        join: "\n",
         result: ("<|tool_response:start|>", "<|tool_response:end|>"),
-        tools: (
+        tools: ToolList::functions(
             "# Tools\n\nYou can call the following tools. Each is a JSON object on its own line between <|tool:start|> and <|tool:end|>:\n<|tool:start|>\n",
             "<|tool:end|>",
-        ),
+        )
+        .one_a_line(),
+        ..glm_marks("\n")
     },
     dialect: &Dialect {
-        blocks: &[],
         function: Opener::Bare("<|tool_call:start|>"),
         function_close: "<|tool_call:end|",
-        name_sep: None,
         parameter: Opener::Keyed {
             key: "<|tool_arg:start|",
             key_close: "<|tool_arg:value|",
@@ -414,16 +402,9 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
             value: "",
         },
         parameter_close: "<|tool_arg:end|",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
         function_shown: "<|tool_call:start|>NAME",
         parameter_shown: "<|tool_arg:start|>…<|tool_arg:value|>…<|tool_arg:end|>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..GLM_DIALECT
     },
     ..GLM_45
 };
@@ -434,13 +415,10 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
 pub(crate) static HY_V4: Glm = Glm {
     card: Card {
         aliases: &["hy4"],
-        servers: &[("vllm", "hy_v4")],
-        end_tokens: &["<|hy_eos|>", "<|endoftext|>"],
-        reasoning: Reasoning {
-            // Stems: a suffix and `>` complete them.
-            markers: Some(("<think:", "</think:")),
-            ..Reasoning::THINK
-        },
+        servers: &[vllm("hy_v4")],
+        end_tokens: HY_END_TOKENS,
+        // Stems: a suffix and `>` complete them.
+        reasoning: Reasoning::between("<think:", "</think:"),
         ..Card::new("hy-v4", "Tencent HY v4")
     },
     marks: Marks {
@@ -470,28 +448,23 @@ pub(crate) static HY_V4: Glm = Glm {
 pub(crate) static K2_HORIZON: Glm = Glm {
     card: Card {
         aliases: &["k2-v3"],
-        servers: &[("vllm", "k2_v3"), ("sglang", "k2_v3")],
+        servers: &[vllm("k2_v3"), sglang("k2_v3")],
         end_tokens: &["<|ifm|im_end|>"],
-        reasoning: Reasoning {
-            // Stems: `>`, `_fast>` or `_faster>` end them.
-            markers: Some(("<ifm|think", "</ifm|think")),
-            starts_inside: true,
-            calls_inside: false,
-        },
+        // Stems: `>`, `_fast>` or `_faster>` end them.
+        reasoning: Reasoning::between("<ifm|think", "</ifm|think").opened_by_template(),
         ..Card::new("k2-horizon", "IFM K2 Horizon")
     },
     marks: Marks {
         block: ("<ifm|tool_calls>", "</ifm|tool_calls>"),
         call: "<ifm|tool_call>",
-        name_end: "",
         after_name: "\n",
         key: ("<ifm|arg_key>", "</ifm|arg_key>"),
         value: ("<ifm|arg_value>", "</ifm|arg_value>"),
-        sep: "",
         call_end: "</ifm|tool_call>",
         join: "",
         result: ("<|ifm|im_start|>tool\n", "<|ifm|im_end|>"),
         tools: HY_TOOLS,
+        ..glm_marks("")
     },
     dialect: &Dialect {
         blocks: &[BlockTag {
@@ -500,7 +473,6 @@ pub(crate) static K2_HORIZON: Glm = Glm {
         }],
         function: Opener::BareOrJson("<ifm|tool_call>"),
         function_close: "</ifm|tool_call",
-        name_sep: None,
         parameter: Opener::Keyed {
             key: "<ifm|arg_key",
             key_close: "</ifm|arg_key",
@@ -508,16 +480,9 @@ pub(crate) static K2_HORIZON: Glm = Glm {
             value: "<ifm|arg_value",
         },
         parameter_close: "</ifm|arg_value",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
         function_shown: "<ifm|tool_call>NAME",
         parameter_shown: "<ifm|arg_key>…</ifm|arg_key><ifm|arg_value>…</ifm|arg_value>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..GLM_DIALECT
     },
     gap: " ",
     endings: &[">", "_fast>", "_faster>"],
@@ -550,15 +515,34 @@ impl Glm {
         }
     }
 
-    /// One call, without the block.
-    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
+    /// A call's opening: its marker, the name and what follows the name.
+    fn opening(&self, name: &str, sfx: Option<&str>) -> String {
         let m = &self.marks;
-        let mut s = format!(
+        format!(
             "{}{name}{}{}",
             Self::m(m.call, sfx),
             Self::m(m.name_end, sfx),
             m.after_name
-        );
+        )
+    }
+
+    /// One argument: its key element, its value element, the separator after it.
+    fn argument(&self, key: &str, value: &str, sfx: Option<&str>) -> String {
+        let m = &self.marks;
+        format!(
+            "{}{key}{}{}{}{value}{}{}",
+            Self::m(m.key.0, sfx),
+            Self::m(m.key.1, sfx),
+            m.sep_between_key_and_value(),
+            Self::m(m.value.0, sfx),
+            Self::m(m.value.1, sfx),
+            m.sep
+        )
+    }
+
+    /// One call, without the block.
+    fn call(&self, name: &str, input: &Value, sfx: Option<&str>) -> String {
+        let mut s = self.opening(name, sfx);
         if let Value::Object(args) = input {
             for (k, v) in args {
                 let text = if self.json_values {
@@ -566,18 +550,10 @@ impl Glm {
                 } else {
                     prompt::value_text(v)
                 };
-                s.push_str(&format!(
-                    "{}{k}{}{}{}{text}{}{}",
-                    Self::m(m.key.0, sfx),
-                    Self::m(m.key.1, sfx),
-                    m.sep_between_key_and_value(),
-                    Self::m(m.value.0, sfx),
-                    Self::m(m.value.1, sfx),
-                    m.sep
-                ));
+                s.push_str(&self.argument(k, &text, sfx));
             }
         }
-        s.push_str(&Self::m(m.call_end, sfx));
+        s.push_str(&Self::m(self.marks.call_end, sfx));
         s
     }
 
@@ -598,27 +574,20 @@ impl Glm {
 
     /// The format skeleton the prompt shows, which also recognises the prompt.
     fn skeleton(&self, sfx: Option<&str>) -> String {
-        let m = &self.marks;
         let arg = |n: usize| {
-            format!(
-                "{}{{arg-key-{n}}}{}{}{}{{arg-value-{n}}}{}{}",
-                Self::m(m.key.0, sfx),
-                Self::m(m.key.1, sfx),
-                m.sep_between_key_and_value(),
-                Self::m(m.value.0, sfx),
-                Self::m(m.value.1, sfx),
-                m.sep
+            self.argument(
+                &format!("{{arg-key-{n}}}"),
+                &format!("{{arg-value-{n}}}"),
+                sfx,
             )
         };
         format!(
-            "{}{{function-name}}{}{}{}{}...{}{}",
-            Self::m(m.call, sfx),
-            Self::m(m.name_end, sfx),
-            m.after_name,
+            "{}{}{}...{}{}",
+            self.opening("{function-name}", sfx),
             arg(1),
             arg(2),
-            m.sep,
-            Self::m(m.call_end, sfx)
+            self.marks.sep,
+            Self::m(self.marks.call_end, sfx)
         )
     }
 
@@ -635,15 +604,13 @@ impl Glm {
             )
         };
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              For each function call, output the function name and arguments within the following XML format:\n\
              {}\n\n\
              For example:\n{}\n\n\
              {} {block} \
              Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
-            m.tools.0,
-            prompt::json_tool_lines(tools, true, "", ""),
-            m.tools.1,
+            m.tools.write(tools),
             self.skeleton(sfx),
             self.calls(&[(&name, &example)], sfx),
             if self.json_values {
@@ -671,7 +638,7 @@ impl Glm {
             let setting = (sfx != DEFAULT_SUFFIX).then_some(sfx);
             protocol.with_marker_suffix(setting).ok()?
         };
-        let tools = prompt::read_json_tool_lines(system, m.tools.0, m.tools.1, "", "")?;
+        let tools = m.tools.read(system)?;
         Some((protocol, tools))
     }
 
@@ -762,7 +729,7 @@ impl ProtocolSpec for Glm {
             if !system.contains(FLASH_FORMAT) {
                 return None;
             }
-            let tools = prompt::read_json_tool_lines(system, GLM_TOOLS.0, GLM_TOOLS.1, "", "")?;
+            let tools = GLM_TOOLS.read(system)?;
             return Some((Protocol::from_name(self.card.name).ok()?, tools));
         }
         if system.contains(FLASH_FORMAT) || system.contains(JSON_VALUES_RULE) != self.json_values {
@@ -870,10 +837,6 @@ impl ProtocolSpec for Glm {
 #[cfg(test)]
 mod tests {
     use crate::protocol::tests_support::prelude::*;
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
     /// Each family member's prompt shows its own call markup.
     #[test]
     fn each_prompt_shows_its_markup() {
@@ -885,11 +848,11 @@ mod tests {
             ),
             ("hy-v3", "<tool_call>{function-name}<tool_sep>\n<arg_key>"),
         ] {
-            let prompt = p(name).system_prompt(&tools());
+            let prompt = named(name).system_prompt(&tools());
             assert!(prompt.contains(markup), "{name}: {prompt}");
         }
         assert_eq!(
-            p("glm-4.7").format_result("get_weather", "sunny"),
+            named("glm-4.7").format_result("get_weather", "sunny"),
             "<tool_response>sunny</tool_response>"
         );
     }
@@ -900,26 +863,26 @@ mod tests {
         let paris = json!({"city": "Paris", "days": 3});
         let rain = json!({"query": "rain"});
         assert_eq!(
-            p("glm-4.7").format_call("get_weather", &paris),
+            named("glm-4.7").format_call("get_weather", &paris),
             "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"
         );
         assert_eq!(
-            p("hy-v3").format_calls(&[
+            named("hy-v3").format_calls(&[
                 ("get_weather", &json!({"city": "Beijing"})),
                 ("search", &rain),
             ]),
             "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>search<tool_sep>\n<arg_key>query</arg_key>\n<arg_value>rain</arg_value>\n</tool_call>\n</tool_calls>"
         );
         assert_eq!(
-            p("solar-open").format_call("search", &rain),
+            named("solar-open").format_call("search", &rain),
             "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>rain<|tool_arg:end|>\n<|tool_call:end|>"
         );
         assert_eq!(
-            p("k2-horizon").format_call("search", &rain),
+            named("k2-horizon").format_call("search", &rain),
             "<ifm|tool_calls><ifm|tool_call>search\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rain</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
         );
         // HyperCLOVA X writes its values as JSON.
-        let written = p("hyperclova-x").format_call("get_weather", &json!({"city": "Seoul"}));
+        let written = named("hyperclova-x").format_call("get_weather", &json!({"city": "Seoul"}));
         assert!(
             written.contains("<arg_value>\"Seoul\"</arg_value>"),
             "{written}"
@@ -935,12 +898,12 @@ mod tests {
         let text = format!(
             "<think:high>Beijing, two days.</think:high>\n<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"
         );
-        let said = notices(&p("hy-v3"), &text);
+        let said = notices(&named("hy-v3"), &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("\"high\""), "{said:?}");
-        assert!(notices(&p("hy-v3"), "<think>Plain.</think>Answer.").is_empty());
+        assert!(notices(&named("hy-v3"), "<think>Plain.</think>Answer.").is_empty());
         // Set by the flag, reasoning is written with it.
-        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        let set = named("hy-v3").with_marker_suffix(Some("high")).unwrap();
         assert_eq!(
             set.format_reasoning("r").unwrap(),
             "<think:high>\nr\n</think:high>\n"
@@ -957,8 +920,8 @@ mod tests {
             "<think:high>Beijing.</think:high>{}",
             sfx(&format!("<tool_calls>\n{HY_V3_CALL}\n</tool_calls>"))
         );
-        assert_eq!(notices(&p("hy-v3"), &text).len(), 2);
-        let set = p("hy-v3").with_marker_suffix(Some("high")).unwrap();
+        assert_eq!(notices(&named("hy-v3"), &text).len(), 2);
+        let set = named("hy-v3").with_marker_suffix(Some("high")).unwrap();
         assert!(!set.format_call("search", &json!({})).contains(':'));
     }
 
@@ -968,12 +931,12 @@ mod tests {
     #[test]
     fn hy_v4_says_the_suffix_it_learned() {
         let text = format!("<think:6124c78e>Two tools.</think:6124c78e>Checking.{HY_V4_CALLS}");
-        let said = notices(&p("hy-v4"), &text);
+        let said = notices(&named("hy-v4"), &text);
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said.iter().all(|n| n.contains("\"6124c78e\"")), "{said:?}");
         // Calls alone teach it too.
-        assert_eq!(notices(&p("hy-v4"), HY_V4_CALLS).len(), 1);
-        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        assert_eq!(notices(&named("hy-v4"), HY_V4_CALLS).len(), 1);
+        let set = named("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
         assert!(
             notices(&set, HY_V4_CALLS).is_empty(),
             "a set suffix is not learned"
@@ -982,14 +945,14 @@ mod tests {
 
     #[test]
     fn hy_v4_writes_its_markers_with_the_set_suffix() {
-        let set = p("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
+        let set = named("hy-v4").with_marker_suffix(Some("6124c78e")).unwrap();
         let call = set.format_call("search", &json!({"query": "rain"}));
         assert_eq!(
             call,
             "<tool_calls:6124c78e><tool_call:6124c78e>search<arg_key:6124c78e>query</arg_key:6124c78e><arg_value:6124c78e>rain</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>"
         );
         assert!(
-            p("hy-v4")
+            named("hy-v4")
                 .format_call("search", &json!({}))
                 .starts_with("<tool_calls:opensource>")
         );
@@ -997,8 +960,8 @@ mod tests {
         let (back, _) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back, set);
         // (hy-v3 takes one too, for its reasoning markers.)
-        assert!(p("glm-4.5").with_marker_suffix(Some("x")).is_err());
-        assert!(p("hy-v4").with_marker_suffix(Some("a b")).is_err());
+        assert!(named("glm-4.5").with_marker_suffix(Some("x")).is_err());
+        assert!(named("hy-v4").with_marker_suffix(Some("a b")).is_err());
         let json = serde_json::to_value(&set).unwrap();
         assert_eq!(json["markerSuffix"], "6124c78e");
         assert_eq!(serde_json::from_value::<Protocol>(json).unwrap(), set);

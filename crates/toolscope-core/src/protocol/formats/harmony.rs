@@ -40,6 +40,7 @@ use serde_json::Value;
 use crate::protocol::scan::harmony::{
     CALL, CHANNEL, CONSTRAIN, END, HarmonyScanner, MESSAGE, RETURN, START,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -111,31 +112,23 @@ fn call(name: &str, args: &str) -> String {
 
 const CARD: Card = Card {
     aliases: &["gpt-oss"],
-    servers: &[
-        ("vllm", "openai"),
-        ("sglang", "gpt-oss"),
-        ("llama.cpp", "GPT-OSS"),
-    ],
+    servers: &[vllm("openai"), sglang("gpt-oss"), llama_cpp("GPT-OSS")],
     end_tokens: &[END, RETURN, CALL],
+    // A channel, an assistant message (`<|start|>` and the role).
+    markers: &[CHANNEL, "<|start|>assistant"],
     // Reasoning is the `analysis` channel, found by the scanner itself; calls from it count.
-    reasoning: Reasoning {
-        calls_inside: true,
-        ..Reasoning::NONE
-    },
+    reasoning: Reasoning::NONE.with_calls(),
+    // `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
+    reads_end_tokens: true,
+    // One message after the other.
+    call_joiner: "",
+    // One message after the other.
+    results: ResultWrap::LINES.joined(""),
     ..Card::new("harmony", "gpt-oss, LLM-jp 4.1")
 };
 
 impl ProtocolSpec for Harmony {
     card_methods!(CARD);
-
-    /// `<|end|>`, `<|return|>` and `<|call|>` end messages: the scanner reads them.
-    fn reads_end_tokens(&self) -> bool {
-        true
-    }
-
-    fn markers(&self, _tools: &ToolSet) -> Vec<String> {
-        vec![CHANNEL.into(), format!("{START}assistant")]
-    }
 
     /// The developer message of the gpt-oss template: the channel rule of its system message,
     /// then `# Tools` / `## functions` and the TypeScript-like namespace.
@@ -166,18 +159,8 @@ impl ProtocolSpec for Harmony {
         call(name, &prompt::args_json(input))
     }
 
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}functions.{name} to=assistant{CHANNEL}commentary{MESSAGE}{result}{END}")
-    }
-
-    /// One message after the other.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
@@ -314,20 +297,19 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("harmony").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Harmony);
 
     const WEATHER: &str = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": \"3\"}<|call|>";
 
     #[test]
     fn a_call_is_one_span() {
-        assert_eq!(spans(&p(), WEATHER), [(SpanKind::ToolCall, WEATHER)]);
+        assert_eq!(spans(&P, WEATHER), [(SpanKind::ToolCall, WEATHER)]);
     }
 
     #[test]
     fn two_parallel_calls_are_two_messages() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(CALL).count(), 2);
     }
 
@@ -336,7 +318,7 @@ mod tests {
         let text = format!(
             "<|channel|>final<|message|>Let me check.<|end|>{WEATHER}<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
         );
-        let kinds: Vec<SpanKind> = spans(&p(), &text).iter().map(|s| s.0).collect();
+        let kinds: Vec<SpanKind> = spans(&P, &text).iter().map(|s| s.0).collect();
         assert_eq!(
             kinds,
             [
@@ -353,22 +335,22 @@ mod tests {
     fn reasoning_is_spanned_between_its_headers() {
         let text = format!("<|channel|>analysis<|message|>Paris, so get_weather.<|end|>{WEATHER}");
         assert_eq!(
-            spans(&p(), &text)[..3],
+            spans(&P, &text)[..3],
             [
                 (SpanKind::Markup, "<|channel|>analysis<|message|>"),
                 (SpanKind::Reasoning, "Paris, so get_weather."),
                 (SpanKind::Markup, "<|end|>"),
             ]
         );
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         assert!(matches!(parsed.parts[0], Part::Reasoning { .. }));
     }
 
     #[test]
     fn a_malformed_body_is_a_malformed_span() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let bad = P.malformed_call("get_weather", &json!({"city": "Paris"}));
         let text = format!("{bad} then");
-        assert_eq!(spans(&p(), &text)[0], (SpanKind::Malformed, bad.as_str()));
+        assert_eq!(spans(&P, &text)[0], (SpanKind::Malformed, bad.as_str()));
     }
 
     /// A call with the recipient in the role header is one span, whatever its channel.
@@ -379,7 +361,7 @@ mod tests {
             "<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
         ] {
             let text = format!("{header}{{\"city\": \"Oslo\"}}<|call|>");
-            assert_eq!(spans(&p(), &text), [(SpanKind::ToolCall, text.as_str())]);
+            assert_eq!(spans(&P, &text), [(SpanKind::ToolCall, text.as_str())]);
         }
     }
 
@@ -388,7 +370,7 @@ mod tests {
     #[test]
     fn spaced_special_tokens_are_covered() {
         let text = "<|channel|> analysis<|message|> hmm<|end|> <|start|> assistant<|channel|> final<|message|>  Two spaces kept one.<|return|>";
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         let c = Collapsed::of(&parsed.parts);
         let covered: usize = parsed.spans.iter().map(|s| s.end - s.start).sum();
         assert_eq!(covered + c.text.len(), text.len(), "{:?}", parsed.spans);
@@ -398,7 +380,7 @@ mod tests {
     /// know, stays text (reported), and so does what follows it.
     #[test]
     fn a_header_of_no_known_channel_is_kept_as_text() {
-        let p = p();
+        let p = P;
         for text in [
             "Hello <|channel|>SECRETWORDS<|message|>tail",
             "<|start|>assistant<|channel|>weird<|message|>unknown channel text<|end|>",
@@ -424,28 +406,28 @@ mod tests {
 
     #[test]
     fn prompt_history_and_results_read_back() {
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(prompt.contains("# Tools\n\n## functions\n\nnamespace functions {"));
         assert!(prompt.contains("// Current weather for a city\n// JSON Schema: "));
         assert!(prompt.contains(
             "type get_weather = (_: {\ncity: string,\ndays?: number,\nunit?: \"c\" | \"f\",\n}) => any;"
         ));
         let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(set.to_json(), tools().to_json());
         assert_eq!(
-            p().format_call("get_weather", &json!({"city": "Paris"})),
+            P.format_call("get_weather", &json!({"city": "Paris"})),
             "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>"
         );
         assert_eq!(
-            p().format_result("get_weather", "18 degrees"),
+            P.format_result("get_weather", "18 degrees"),
             "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>18 degrees<|end|>"
         );
         assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees")),
+            P.read_result(&P.format_result("f", "18 degrees")),
             "18 degrees"
         );
-        let parsed = p().parse_generated(&tools(), WEATHER.as_bytes());
+        let parsed = P.parse_generated(&tools(), WEATHER.as_bytes());
         assert_eq!(Collapsed::of(&parsed.parts).calls.len(), 1);
     }
 }

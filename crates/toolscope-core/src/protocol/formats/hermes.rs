@@ -12,10 +12,11 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Delimiters, Protocol, ProtocolSpec, Reasoning, card_methods, framed,
 };
-use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{self, first_argument};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -31,12 +32,12 @@ const END_TOKENS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
 pub(crate) static HERMES: Hermes = Hermes {
     card: Card {
         servers: &[
-            ("vllm", "hermes"),
-            ("vllm", "granite4"),
-            ("sglang", "hermes"),
-            ("sglang", "qwen25"),
-            ("sglang", "qwen"),
-            ("llama.cpp", "Hermes 2 Pro"),
+            vllm("hermes"),
+            vllm("granite4"),
+            sglang("hermes"),
+            sglang("qwen25"),
+            sglang("qwen"),
+            llama_cpp("Hermes 2 Pro"),
         ],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
@@ -49,14 +50,10 @@ pub(crate) static HERMES: Hermes = Hermes {
 pub(crate) static TRINITY: Hermes = Hermes {
     card: Card {
         aliases: &["arcee-trinity"],
-        servers: &[("sglang", "trinity")],
+        servers: &[sglang("trinity")],
         end_tokens: END_TOKENS,
         markers: &["<tool_call> {", "<tool_call> ["],
-        reasoning: Reasoning {
-            markers: Some(("<think>", "</think>")),
-            starts_inside: false,
-            calls_inside: true,
-        },
+        reasoning: Reasoning::THINK.with_calls(),
         ..Card::new("trinity", "Arcee Trinity")
     },
 };
@@ -148,11 +145,7 @@ pub(crate) fn call_json(name: &str, input: &Value) -> String {
     format!(
         "{{\"name\": {}, \"arguments\": {}}}",
         Value::String(name.to_string()),
-        if input.is_object() {
-            input.to_string()
-        } else {
-            "{}".to_string()
-        }
+        prompt::args_json(input)
     )
 }
 

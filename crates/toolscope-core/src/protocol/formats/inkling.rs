@@ -24,9 +24,10 @@ use serde_json::Value;
 use crate::protocol::scan::forked::{after_look, hand_over};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header, valid_name};
 use crate::protocol::span::SpanKind;
+use crate::protocol::spec::server::sglang;
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
 use crate::protocol::text::emit::Emitter;
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -39,8 +40,8 @@ const THINKING: &str = "<|content_thinking|>";
 const INVOKE: &str = "<|content_invoke_tool_json|>";
 const END: &str = "<|end_message|>";
 const TOOL: &str = "<|message_tool|>";
-const TOOLS_BEGIN: &str = "<tools>\n";
-const TOOLS_END: &str = "</tools>";
+/// Around the prompt's list of tools.
+const TOOLS: ToolList = ToolList::functions("<tools>\n", "</tools>").one_a_line();
 
 /// The longest header (a tool's name) between `<|message_model|>` and the content token.
 const MAX_HEADER: usize = 256;
@@ -385,9 +386,13 @@ fn call(name: &str, args: &str) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[("sglang", "inkling")],
+    servers: &[sglang("inkling")],
     end_tokens: &["<|endoftext|>", "<|content_model_end_sampling|>"],
     markers: &[MODEL, INVOKE, THINKING],
+    // One message after the other.
+    call_joiner: "",
+    // Each result in a text message of the tool.
+    results: ResultWrap::between("<|message_tool|><|content_text|>", END),
     ..Card::new("inkling", "Inkling")
 };
 
@@ -397,12 +402,12 @@ impl ProtocolSpec for Inkling {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "You can call these tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+            "You can call these tools, one JSON object a line:\n{}\n\n\
              To call a tool, write a model message whose content is the call as JSON, with the tool's \"name\" \
              and its \"args\":\n{}\n\
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
-            prompt::json_tool_lines(tools, true, "", ""),
+            TOOLS.write(tools),
             call(&name, &prompt::args_json(&example))
         )
     }
@@ -411,24 +416,11 @@ impl ProtocolSpec for Inkling {
         if !system.contains(INVOKE) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, &prompt::args_json(input))
-    }
-
-    /// One message after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
-    /// Each result in a text message of the tool.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|message_tool|><|content_text|>", END)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -456,9 +448,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("inkling").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Inkling);
 
     /// A block's tokens are format (markup spans) and a thinking block's content alone is the
     /// reasoning span, also when the output ends right after its opener.
@@ -466,7 +457,7 @@ mod tests {
     fn a_thinking_blocks_tokens_are_markup_and_its_content_reasoning() {
         use crate::protocol::span::{Span, SpanKind::*};
         let spans = |t: &str| {
-            let mut sp = p().stream_parser(&tools());
+            let mut sp = P.stream_parser(&tools());
             let mut out = Vec::new();
             sp.push(t.as_bytes(), &mut out);
             sp.finish(&mut out);

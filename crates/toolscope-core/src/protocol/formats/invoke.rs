@@ -81,9 +81,10 @@ use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, ValueAttr, XML_TAGS,
 };
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
-use crate::protocol::text::prompt;
 use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -105,10 +106,9 @@ pub(crate) struct Invoke {
     /// The engines that read the family's other call forms, beside the markup (GigaChat's JSON
     /// calls), each opened by its marker.
     branches: fn(&ToolSet) -> Vec<Branch>,
-    /// The prompt text; the markers around its list of tools, and around each tool's line.
+    /// The prompt text, and its list of tools (one a line).
     prompt: fn(&ToolSet) -> String,
-    tools: (&'static str, &'static str),
-    tool_line: (&'static str, &'static str),
+    tools: ToolList,
     /// The markers around one result, and around the results of one turn (if the family
     /// groups them).
     result: (&'static str, &'static str),
@@ -118,6 +118,27 @@ pub(crate) struct Invoke {
 fn no_branches(_: &ToolSet) -> Vec<Branch> {
     Vec::new()
 }
+
+/// `<invoke name=…>` elements with `<parameter name=…>` arguments in XML tags, values raw text,
+/// no block: what each member's dialect changes.
+const INVOKE_TAGS: Dialect = Dialect {
+    blocks: &[],
+    function: Opener::Named("<invoke name="),
+    function_close: "</invoke",
+    name_sep: None,
+    parameter: Opener::Named("<parameter name="),
+    parameter_close: "</parameter",
+    separators: false,
+    suffixed: false,
+    string_attr: None,
+    function_shown: "<invoke name=\"NAME\">",
+    parameter_shown: "<parameter name=…>",
+    variants: &[],
+    frames: &[],
+    colon_close: false,
+    unwrap_cdata: false,
+    tags: &XML_TAGS,
+};
 
 /// DSML's markup under the prefix `$p` (`｜DSML｜`, GigaChat's `｜GCML｜`), with the block
 /// elements `$block` and the dialect variants `$variants`.
@@ -130,19 +151,13 @@ macro_rules! dsml {
             }),*],
             function: Opener::Named(concat!("<", $p, "invoke name=")),
             function_close: concat!("</", $p, "invoke"),
-            name_sep: None,
             parameter: Opener::Named(concat!("<", $p, "parameter name=")),
             parameter_close: concat!("</", $p, "parameter"),
-            separators: false,
-            suffixed: false,
             string_attr: Some(ValueAttr::FalseIsJson("string")),
             function_shown: concat!("<", $p, "invoke name=\"NAME\">"),
             parameter_shown: concat!("<", $p, "parameter name=…>"),
             variants: $variants,
-            frames: &[],
-            colon_close: false,
-            unwrap_cdata: false,
-            tags: &XML_TAGS,
+            ..INVOKE_TAGS
         }
     };
 }
@@ -152,21 +167,22 @@ const DSML_SPACED: Dialect = dsml!("｜DSML｜ ", ["calls", "tool_calls", "funct
 const DSML_ASCII: Dialect = dsml!("|DSML|", ["function_calls", "tool_calls", "calls"], &[]);
 const DSML_ASCII_SPACED: Dialect = dsml!("|DSML| ", ["calls", "tool_calls", "function_calls"], &[]);
 
-const DSML_TOOLS: (&str, &str) = (
+const DSML_TOOLS: ToolList = ToolList::plain(
     "Here are the functions available in JSONSchema format:\n<functions>\n",
     "</functions>",
-);
+)
+.one_a_line();
 
 /// DeepSeek DSML: GigaChat takes what its entry does not say from it.
 const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
         servers: &[
-            ("vllm", "deepseek_v32"),
-            ("vllm", "deepseek_v4"),
-            ("vllm", "deepseek_v41"),
-            ("sglang", "deepseekv32"),
-            ("sglang", "deepseekv4"),
+            vllm("deepseek_v32"),
+            vllm("deepseek_v4"),
+            vllm("deepseek_v41"),
+            sglang("deepseekv32"),
+            sglang("deepseekv4"),
         ],
         end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
@@ -194,7 +210,6 @@ const DSML: Invoke = Invoke {
     ),
     prompt: dsml_prompt,
     tools: DSML_TOOLS,
-    tool_line: ("", ""),
     result: ("<result>", "</result>"),
     results: Some(("<function_results>", "</function_results>")),
     ..MINIMAX
@@ -206,7 +221,6 @@ pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
-    let tools_json = prompt::json_tool_lines(tools, false, "", "");
     let (open, close) = member.block;
     let p = member.prefix;
     format!(
@@ -220,12 +234,11 @@ fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
          numbers, booleans, arrays and objects as JSON, with string=\"false\". Several invokes in one \
          block are calls made together. For example:\n{}\n\n\
          Results come back in {}, one {} per call.\n\n\
-         {}{tools_json}{}\n",
+         {}\n",
         member.invokes(&[(&name, &example)]),
         member.results.map_or("", |r| r.0),
         member.result.0,
-        member.tools.0,
-        member.tools.1,
+        member.tools.write(tools),
     )
 }
 
@@ -256,7 +269,7 @@ fn gigachat_branches(tools: &ToolSet) -> Vec<Branch> {
 pub(crate) static GIGACHAT: Invoke = Invoke {
     card: Card {
         aliases: &["gigachat3", "gigachat3.5"],
-        servers: &[("vllm", "gigachat3")],
+        servers: &[vllm("gigachat3")],
         // (GigaChat 3's separator is one token with the two newlines after it.)
         end_tokens: &["</s>", "<|message_sep|>", "<|message_sep|>\n\n"],
         markers: &[
@@ -280,7 +293,7 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
 /// `step3`.
 pub(crate) static STEP3: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "step3"), ("sglang", "step3")],
+        servers: &[vllm("step3"), sglang("step3")],
         markers: &[
             "<｜tool_calls_begin｜> <｜tool_call_begin｜>function<｜tool_sep｜>",
             "<steptml:invoke name=",
@@ -310,11 +323,8 @@ pub(crate) static STEP3: Invoke = Invoke {
         function_close: "</steptml:invoke",
         parameter: Opener::Named("<steptml:parameter name="),
         parameter_close: "</steptml:parameter",
-        separators: false,
-        string_attr: None,
         function_shown: "<steptml:invoke name=\"NAME\">",
         parameter_shown: "<steptml:parameter name=…>",
-        variants: &[],
         frames: &[
             "<｜tool_call_begin｜>",
             "function<｜tool_sep｜>",
@@ -322,18 +332,14 @@ pub(crate) static STEP3: Invoke = Invoke {
             // Between two calls, seen in the wild.
             "<｜tool_sep｜>",
         ],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
-        name_sep: None,
-        suffixed: false,
+        ..INVOKE_TAGS
     },
     prompt: step3_prompt,
-    tools: (
+    tools: ToolList::plain(
         "# Tools\n\nYou have the following tools:\n<tools>\n",
         "</tools>",
-    ),
-    tool_line: ("", ""),
+    )
+    .one_a_line(),
     result: ("<｜tool_output_begin｜>", "<｜tool_output_end｜>"),
     results: Some(("<｜tool_outputs_begin｜>", "<｜tool_outputs_end｜>")),
     ..MINIMAX
@@ -342,16 +348,14 @@ pub(crate) static STEP3: Invoke = Invoke {
 fn step3_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call tools, write them in one block, each call framed and written as steptml markup:\n\
          <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"tool_name\">\
          <steptml:parameter name=\"argument\">value</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          framed calls in one block are calls made together.\n",
-        STEP3.tools.0,
-        prompt::json_tool_lines(tools, false, "", ""),
-        STEP3.tools.1,
+        STEP3.tools.write(tools),
         STEP3.invokes(&[(&name, &example)])
     )
 }
@@ -385,7 +389,7 @@ fn dots_branches(tools: &ToolSet) -> Vec<Branch> {
 /// `dots`.
 pub(crate) static DOTS: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "dots"), ("sglang", "dots")],
+        servers: &[vllm("dots"), sglang("dots")],
         end_tokens: &["<|endofresponse|>", "<|im_end|>"],
         markers: &["<dots_function_call>"],
         reasoning: Reasoning::THINK,
@@ -397,21 +401,8 @@ pub(crate) static DOTS: Invoke = Invoke {
             open: "<dots_function_call",
             close: "</dots_function_call",
         }],
-        function: Opener::Named("<invoke name="),
-        function_close: "</invoke",
-        parameter: Opener::Named("<parameter name="),
-        parameter_close: "</parameter",
-        separators: false,
         string_attr: Some(ValueAttr::FalseIsJson("string")),
-        function_shown: "<invoke name=\"NAME\">",
-        parameter_shown: "<parameter name=…>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
-        name_sep: None,
-        suffixed: false,
+        ..INVOKE_TAGS
     },
     branches: dots_branches,
     prompt: dots_prompt,
@@ -421,38 +412,28 @@ pub(crate) static DOTS: Invoke = Invoke {
 fn dots_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call tools, write a <dots_function_call> block:\n\
          <dots_function_call>\n<invoke name=\"tool_name\">\n<parameter name=\"argument\">value</parameter>\n</invoke>\n</dots_function_call>\n\n\
          For example:\n{}\n\n\
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Results come back in a tool turn, \
          each in a <response> element.\n",
-        MINIMAX_TOOLS.0,
-        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-        MINIMAX_TOOLS.1,
+        MINIMAX_TOOLS.write(tools),
         DOTS.invokes(&[(&name, &example)])
     )
 }
 
 /// `<function name=…>` and the collapsed `<functionname=…>`.
 const MINICPM_TAGS: Dialect = Dialect {
-    blocks: &[],
     function: Opener::Named("<function name="),
     function_close: "</function",
     parameter: Opener::Named("<param name="),
     parameter_close: "</param",
-    separators: false,
-    string_attr: None,
     function_shown: "<function name=\"NAME\">",
     parameter_shown: "<param name=…>",
-    variants: &[],
-    frames: &[],
-    colon_close: false,
     unwrap_cdata: true,
-    tags: &XML_TAGS,
-    name_sep: None,
-    suffixed: false,
+    ..INVOKE_TAGS
 };
 const MINICPM_COLLAPSED: Dialect = Dialect {
     function: Opener::Named("<functionname="),
@@ -462,13 +443,10 @@ const MINICPM_COLLAPSED: Dialect = Dialect {
 /// `minicpm5`.
 pub(crate) static MINICPM5: Invoke = Invoke {
     card: Card {
-        servers: &[("vllm", "minicpm5")],
+        servers: &[vllm("minicpm5")],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<function name=", "<functionname="],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         ..Card::new("minicpm5", "MiniCPM 5")
     },
     block: ("", ""),
@@ -478,11 +456,11 @@ pub(crate) static MINICPM5: Invoke = Invoke {
         ..MINICPM_TAGS
     },
     prompt: minicpm_prompt,
-    tools: (
+    tools: ToolList::plain(
         "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n",
         "</tools>",
-    ),
-    tool_line: ("", ""),
+    )
+    .one_a_line(),
     result: ("<tool_response>", "</tool_response>"),
     ..MINIMAX
 };
@@ -490,38 +468,34 @@ pub(crate) static MINICPM5: Invoke = Invoke {
 fn minicpm_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          To call a function, write one <function> element per call:\n\
          <function name=\"tool_name\"><param name=\"argument\">value</param></function>\n\n\
          For example:\n{}\n\n\
          Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
          numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
-        MINICPM5.tools.0,
-        prompt::json_tool_lines(tools, false, "", ""),
-        MINICPM5.tools.1,
+        MINICPM5.tools.write(tools),
         MINICPM5.invokes(&[(&name, &example)])
     )
 }
 
-const MINIMAX_TOOLS: (&str, &str) = (
+const MINIMAX_TOOLS: ToolList = ToolList::plain(
     "# Tools\nYou may call one or more tools to assist with the user query.\nHere are the tools available in JSONSchema format:\n\n<tools>\n",
     "</tools>",
-);
+)
+.each_line_in("<tool>", "</tool>");
 
 /// MiniMax M2: the other members take what their entry does not say from it.
 const MINIMAX: Invoke = Invoke {
     card: Card {
         servers: &[
-            ("vllm", "minimax_m2"),
-            ("sglang", "minimax-m2"),
-            ("llama.cpp", "MiniMax-M2"),
+            vllm("minimax_m2"),
+            sglang("minimax-m2"),
+            llama_cpp("MiniMax-M2"),
         ],
         end_tokens: &["[e~["],
         markers: &["<minimax:tool_call> <invoke name=", "<invoke name="],
-        reasoning: Reasoning {
-            starts_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
         ..Card::new("minimax-m2", "MiniMax M2, M2.1, M2.5")
     },
     block: ("<minimax:tool_call>", "</minimax:tool_call>"),
@@ -534,26 +508,11 @@ const MINIMAX: Invoke = Invoke {
             open: "<minimax:tool_call",
             close: "</minimax:tool_call",
         }],
-        function: Opener::Named("<invoke name="),
-        function_close: "</invoke",
-        name_sep: None,
-        parameter: Opener::Named("<parameter name="),
-        parameter_close: "</parameter",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
-        function_shown: "<invoke name=\"NAME\">",
-        parameter_shown: "<parameter name=…>",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..INVOKE_TAGS
     },
     branches: no_branches,
     prompt: minimax_prompt,
     tools: MINIMAX_TOOLS,
-    tool_line: ("<tool>", "</tool>"),
     result: ("<response>", "</response>"),
     results: None,
 };
@@ -565,7 +524,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
     let (name, example) = prompt::example_call(tools);
     let (open, close) = MINIMAX_M2.block;
     format!(
-        "{}{}{}\n\n\
+        "{}\n\n\
          When making tool calls, use XML format to invoke tools and pass parameters:\n\n\
          {open}\n<invoke name=\"tool-name-1\">\n<parameter name=\"param-key-1\">param-value-1</parameter>\n\
          <parameter name=\"param-key-2\">param-value-2</parameter>\n...\n</invoke>\n{close}\n\n\
@@ -573,9 +532,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn, each in a <response> element.\n",
-        MINIMAX_TOOLS.0,
-        prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-        MINIMAX_TOOLS.1,
+        MINIMAX_TOOLS.write(tools),
         MINIMAX_M2.invokes(&[(&name, &example)])
     )
 }
@@ -643,12 +600,7 @@ impl ProtocolSpec for Invoke {
         if !system.contains(&self.prompt_key()) {
             return None;
         }
-        let (begin, end) = self.tools;
-        let (open, close) = self.tool_line;
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, begin, end, open, close),
-        )
+        read_back(self.name(), self.tools.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
@@ -730,10 +682,6 @@ impl ProtocolSpec for Invoke {
 #[cfg(test)]
 mod tests {
     use crate::protocol::tests_support::prelude::*;
-    fn p(name: &str) -> Protocol {
-        Protocol::from_name(name).unwrap()
-    }
-
     /// Each prompt lists the tools in its template's markup; the results read back.
     #[test]
     fn the_prompts_list_the_tools() {
@@ -741,15 +689,15 @@ mod tests {
             ("deepseek-dsml", "<functions>\n{\"name\":\"get_weather\""),
             ("minimax-m2", "<tool>{\"name\":\"get_weather\""),
         ] {
-            let prompt = p(name).system_prompt(&tools());
+            let prompt = named(name).system_prompt(&tools());
             assert!(prompt.contains(listed), "{name}: {prompt}");
         }
-        let dsml = p("deepseek-dsml");
+        let dsml = named("deepseek-dsml");
         assert_eq!(
             dsml.format_results(&[("a", "1"), ("b", "2")]),
             "<function_results>\n<result>1</result>\n<result>2</result>\n</function_results>"
         );
-        assert_eq!(p("deepseek-v3.2"), dsml);
+        assert_eq!(named("deepseek-v3.2"), dsml);
     }
 
     /// Parallel calls are invokes of one block.
@@ -763,7 +711,7 @@ mod tests {
             ("minimax-m2", "<minimax:tool_call>"),
             ("gigachat", "<｜GCML｜tool_calls>"),
         ] {
-            let text = p(name).format_calls(&calls);
+            let text = named(name).format_calls(&calls);
             assert_eq!(text.matches(block).count(), 1, "{name}: {text}");
         }
     }

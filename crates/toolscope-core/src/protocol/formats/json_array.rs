@@ -39,6 +39,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -50,10 +51,8 @@ use crate::tool::ToolSet;
 pub(crate) struct JsonArray {
     /// Its names, models, end tokens and reasoning markers.
     card: Card,
-    /// The markers before and after the array (`""`: none after it).
-    open: &'static str,
-    close: &'static str,
-    /// How the engine reads it.
+    /// How the engine reads it: the marker before the array, and the one after it if any
+    /// (see [`array_after`]), which the calls are also written with.
     syntax: &'static FramedSyntax,
     /// The engine leaves the open marker out of the text (else it is kept with the call).
     stripped_opener: bool,
@@ -62,8 +61,6 @@ pub(crate) struct JsonArray {
     tools: (&'static str, &'static str),
     /// Text a prompt must hold to be this member's, besides its list of tools.
     prompt_sign: Option<&'static str>,
-    /// The markers around a tool result.
-    result: (&'static str, &'static str),
     /// What the family writes around an answer's calls (Hunyuan's `<answer>`), if anything.
     answer: Option<(&'static str, &'static str)>,
 }
@@ -79,21 +76,19 @@ const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedS
 /// `functools`.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "phi4_mini_json"), ("llama.cpp", "FireFunction v2")],
+        servers: &[vllm("phi4_mini_json"), llama_cpp("FireFunction v2")],
         end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
         // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
         markers: &["functools ["],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<|tool_response|>", "<|/tool_response|>"),
         ..Card::new("functools", "Phi-4-mini, FireFunction v2")
     },
-    open: "functools",
-    close: "",
     syntax: &array_after("functools", None),
     stripped_opener: false,
     prompt: functools_prompt,
     tools: ("<|tool|>", "<|/tool|>"),
     prompt_sign: Some("functools["),
-    result: ("<|tool_response|>", "<|/tool_response|>"),
     answer: None,
 };
 
@@ -113,20 +108,18 @@ fn functools_prompt(tools: &ToolSet) -> String {
 /// sequence is `</s>`.
 pub(crate) static NEMOTRON: JsonArray = JsonArray {
     card: Card {
-        servers: &[("llama.cpp", "Nemotron V2")],
+        servers: &[llama_cpp("Nemotron V2")],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
         ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
-    open: "<TOOLCALL>",
-    close: "</TOOLCALL>",
     syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
     stripped_opener: true,
     prompt: nemotron_prompt,
     tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
     prompt_sign: None,
-    result: ("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
     answer: None,
 };
 
@@ -146,23 +139,21 @@ const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 /// `granite`.
 pub(crate) static GRANITE: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "granite"), ("llama.cpp", "Granite")],
+        servers: &[vllm("granite"), llama_cpp("Granite")],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between(
+            "<|start_of_role|>tool_response<|end_of_role|>",
+            "<|end_of_text|>",
+        ),
         ..Card::new("granite", "Granite 3.0–3.3")
     },
-    open: "<|tool_call|>",
-    close: "",
     syntax: &array_after("<|tool_call|>", None),
     stripped_opener: true,
     prompt: granite_prompt,
     tools: (GRANITE_TOOLS, "<|end_of_text|>"),
     prompt_sign: None,
-    result: (
-        "<|start_of_role|>tool_response<|end_of_role|>",
-        "<|end_of_text|>",
-    ),
     answer: None,
 };
 
@@ -179,21 +170,19 @@ fn granite_prompt(tools: &ToolSet) -> String {
 /// `jamba`.
 pub(crate) static JAMBA: JsonArray = JsonArray {
     card: Card {
-        servers: &[("vllm", "jamba")],
+        servers: &[vllm("jamba")],
         end_tokens: &["<|eom|>"],
         markers: &["<tool_calls> ["],
         // Jamba Reasoning thinks in `<think>` … `</think>`.
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<tool_output>", "</tool_output>"),
         ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
-    open: "<tool_calls>",
-    close: "</tool_calls>",
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
     stripped_opener: true,
     prompt: jamba_prompt,
     tools: (JAMBA_TOOLS, "\n\n## Calling tools"),
     prompt_sign: None,
-    result: ("<tool_output>", "</tool_output>"),
     answer: None,
 };
 
@@ -216,7 +205,7 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
     card: Card {
         aliases: &["hunyuan-a13b"],
-        servers: &[("vllm", "hunyuan_a13b"), ("sglang", "hunyuan")],
+        servers: &[vllm("hunyuan_a13b"), sglang("hunyuan")],
         end_tokens: &["<answer>", "</answer>", "<|eos|>"],
         // The answer marker before the calls tells it from jamba's same array (whose marker,
         // declared by both, goes to jamba where nothing else tells).
@@ -224,16 +213,14 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
         reasoning: Reasoning::THINK,
         // The template's assistant prefix, format where the answer begins.
         lead: &["助手："],
+        results: ResultWrap::between("<tool_response>", "</tool_response>"),
         ..Card::new("hunyuan", "Hunyuan-A13B")
     },
-    open: "<tool_calls>",
-    close: "</tool_calls>",
     syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
     stripped_opener: true,
     prompt: hunyuan_prompt,
     tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     prompt_sign: Some("<answer>"),
-    result: ("<tool_response>", "</tool_response>"),
     answer: Some(("<answer>", "</answer>")),
 };
 
@@ -247,6 +234,14 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
          多个调用写在同一个列表里。函数结果在 <tool_response> 中返回。不需要函数时，直接在 <answer> 中回答。\n",
         prompt::json_tools(tools, true)
     )
+}
+
+impl JsonArray {
+    /// The array between the markers.
+    fn framed(&self, array: &str) -> String {
+        let close = self.syntax.call_end.unwrap_or("");
+        format!("{}{array}{close}", self.syntax.call_begin)
+    }
 }
 
 impl ProtocolSpec for JsonArray {
@@ -269,11 +264,7 @@ impl ProtocolSpec for JsonArray {
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         let array = prompt::envelope_array(calls, "name", "arguments");
         let (before, after) = self.answer.unwrap_or(("", ""));
-        format!("{before}{}{array}{}{after}", self.open, self.close)
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(self.result.0, self.result.1)
+        format!("{before}{}{after}", self.framed(&array))
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -286,7 +277,11 @@ impl ProtocolSpec for JsonArray {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let bad = prompt::malformed_envelope(name, input, "name", "arguments");
-        format!("{}{bad}{}", self.open, self.close)
+        self.framed(&prompt::malformed_envelope(
+            name,
+            input,
+            "name",
+            "arguments",
+        ))
     }
 }

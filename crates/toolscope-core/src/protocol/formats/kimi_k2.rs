@@ -26,18 +26,18 @@ use serde_json::{Value, json};
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, Reasoning};
 use crate::protocol::text::prompt;
 use crate::tool::ToolSet;
 
-const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
-const SECTION_END: &str = "<|tool_calls_section_end|>";
+/// The tokens around an answer's calls.
+const SECTION: (&str, &str) = ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>");
 const CALL_BEGIN: &str = "<|tool_call_begin|>";
 const ARGS_BEGIN: &str = "<|tool_call_argument_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
 /// The system message that declares the tools, and its end.
-const TOOL_DECLARE: &str = "<|im_system|>tool_declare<|im_middle|>";
-const IM_END: &str = "<|im_end|>";
+const DECLARE: (&str, &str) = ("<|im_system|>tool_declare<|im_middle|>", "<|im_end|>");
 /// How a result's text begins: the id of the call it answers follows.
 const RETURN_OF: &str = "## Return of ";
 const PREFIX: &str = "functions.";
@@ -59,7 +59,7 @@ fn header(head: &str) -> Option<Header> {
 }
 
 static SYNTAX: FramedSyntax = FramedSyntax {
-    section: Some((SECTION_BEGIN, SECTION_END)),
+    section: Some(SECTION),
     call_begin: CALL_BEGIN,
     args_begin: &[ArgsBegin::Marker(ARGS_BEGIN)],
     header,
@@ -84,21 +84,12 @@ fn block(name: &str, index: usize, args: &str) -> String {
 /// `kimi-k2`.
 pub(crate) static KIMI_K2: Sectioned = Sectioned {
     card: Card {
-        servers: &[
-            ("vllm", "kimi_k2"),
-            ("sglang", "kimi_k2"),
-            ("llama.cpp", "Kimi K2"),
-        ],
+        servers: &[vllm("kimi_k2"), sglang("kimi_k2"), llama_cpp("Kimi K2")],
         end_tokens: &["<|im_end|>"],
-        markers: &[SECTION_BEGIN, CALL_BEGIN],
-        reasoning: Reasoning {
-            calls_inside: true,
-            ..Reasoning::THINK
-        },
+        reasoning: Reasoning::THINK.with_calls(),
         ..Card::new("kimi-k2", "Kimi K2, K2 Thinking")
     },
     syntax: &SYNTAX,
-    section: (SECTION_BEGIN, SECTION_END),
     block,
     joiner: "",
     prompt: system_prompt,
@@ -120,27 +111,27 @@ fn system_prompt(tools: &ToolSet) -> String {
         })
         .collect();
     let (name, example) = prompt::example_call(tools);
-    let example = if example.is_object() {
-        example.to_string()
-    } else {
-        "{}".to_string()
-    };
+    let example = prompt::args_json(&example);
     format!(
-        "{TOOL_DECLARE}{}{IM_END}\n\n\
+        "{}{}{}\n\n\
          To call tools, write one section with one block per call:\n\
-         {SECTION_BEGIN}{}{SECTION_END}\n\
+         {}{}{}\n\
          The block's id is functions.NAME:INDEX, the tool's name and the call's index (0 for \
          the first call, 1 for the next, and so on); the arguments are one JSON object that \
          follows the tool's parameters. For several calls, write the blocks one after the \
          other inside the one section. Each result comes back as \"{RETURN_OF}ID\" and the \
          result on the next line. Call tools only when they help; otherwise answer in text.\n",
+        DECLARE.0,
         Value::Array(list),
+        DECLARE.1,
+        SECTION.0,
         block(&name, 0, &example),
+        SECTION.1,
     )
 }
 
 fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
-    let start = system.find(TOOL_DECLARE)? + TOOL_DECLARE.len();
+    let start = system.find(DECLARE.0)? + DECLARE.0.len();
     let list = serde_json::Deserializer::from_str(&system[start..])
         .into_iter::<Vec<Value>>()
         .next()?
@@ -176,16 +167,11 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("kimi-k2").unwrap()
-    }
-
-    fn weather(city: &str) -> String {
-        p().format_call("get_weather", &json!({ "city": city }))
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&KIMI_K2);
 
     fn call_ids(text: &str) -> Vec<String> {
-        p().parse_generated(&tools(), text.as_bytes())
+        P.parse_generated(&tools(), text.as_bytes())
             .parts
             .iter()
             .filter_map(|part| match part {
@@ -195,12 +181,9 @@ mod tests {
             .collect()
     }
 
-    /// The call's span is the call, without the text around it.
     #[test]
     fn the_call_span_is_the_call() {
-        let call = weather("Paris");
-        let text = format!("Let me check. {call} Done.");
-        assert_eq!(spans(&p(), &text)[0], (SpanKind::ToolCall, call.as_str()));
+        call_span_is_the_call(&P);
     }
 
     #[test]
@@ -214,8 +197,8 @@ mod tests {
 
     #[test]
     fn two_parallel_calls_count_their_index_up() {
-        let written = two_calls_written(&p(), "rust");
-        assert_eq!(written.matches(SECTION_BEGIN).count(), 1);
+        let written = two_calls_written(&P, "rust");
+        assert_eq!(written.matches(SECTION.0).count(), 1);
         assert_eq!(
             call_ids(&written),
             ["functions.get_weather:0", "functions.search:1"]
@@ -224,7 +207,7 @@ mod tests {
 
     #[test]
     fn an_id_given_twice_is_not_reused() {
-        let text = format!("{}{}", weather("Paris"), weather("Oslo"));
+        let text = format!("{}{}", weather_call(&P, "Paris"), weather_call(&P, "Oslo"));
         let ids = call_ids(&text);
         assert_eq!(ids[0], "functions.get_weather:0");
         assert_ne!(ids[1], ids[0]);
@@ -234,14 +217,14 @@ mod tests {
     /// file).
     #[test]
     fn reasoning_is_not_open_by_default() {
-        assert!(!p().reasoning_open());
+        assert!(!P.reasoning_open());
     }
 
     /// With reasoning open, `</think>` right after a section's opening is the close of the
     /// reasoning: every byte is under a span. (The parses: the case file.)
     #[test]
     fn the_think_close_after_a_section_opening_closes_the_reasoning_span() {
-        let p = p().with_reasoning_open(Some(true));
+        let p = P.with_reasoning_open(Some(true));
         let text = "<|tool_calls_section_begin|></think>";
         let parsed = p.parse_generated(&tools(), text.as_bytes());
         assert!(
@@ -256,13 +239,13 @@ mod tests {
 
     #[test]
     fn results_and_the_prompt_read_back() {
-        let r = p().format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
+        let r = P.format_results(&[("get_weather", "18 degrees"), ("search", "none")]);
         assert!(r.starts_with("## Return of functions.get_weather:0\n18 degrees"));
         assert!(r.contains("## Return of functions.search:1\nnone"));
         assert_eq!(
-            p().read_result(&p().format_result("f", "18 degrees\nand wind")),
+            P.read_result(&P.format_result("f", "18 degrees\nand wind")),
             "18 degrees\nand wind"
         );
-        assert!(p().system_prompt(&tools()).starts_with(TOOL_DECLARE));
+        assert!(P.system_prompt(&tools()).starts_with(DECLARE.0));
     }
 }

@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::protocol::scan::markup::{
     BlockTag, Dialect, MarkupScanner, Opener, TagSyntax, ValueAttr,
 };
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -93,7 +94,7 @@ pub(crate) struct KimiK3 {
 /// `kimi-k3`.
 pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
     card: Card {
-        servers: &[("vllm", "kimi_k3"), ("sglang", "kimi_k3")],
+        servers: &[vllm("kimi_k3"), sglang("kimi_k3")],
         end_tokens: &[
             "<|open|>response<|sep|>",
             "<|close|>response<|sep|>",
@@ -104,11 +105,7 @@ pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
             END_OF_MSG,
         ],
         markers: &["<|open|> tools <|sep|>", "<|open|> call tool="],
-        reasoning: Reasoning {
-            markers: Some(THINK),
-            starts_inside: false,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::between(THINK.0, THINK.1),
         ..Card::new("kimi-k3", "Kimi K3")
     },
 };
@@ -246,9 +243,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("kimi-k3").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&KIMI_K3);
 
     #[test]
     fn entities_in_attributes_are_decoded_and_typed_values_are_json() {
@@ -267,7 +263,7 @@ mod tests {
              <|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"x\", 2]<|close|>argument<|sep|>\
              <|close|>call<|sep|>{TOOLS_CLOSE}"
         );
-        let c = whole(&p(), &tools, &text);
+        let c = whole(&P, &tools, &text);
         // Other types than string are JSON.
         assert_eq!(
             c.calls,
@@ -278,35 +274,32 @@ mod tests {
         );
         assert!(c.errors.is_empty(), "{:?}", c.errors);
         // And the renderer writes them so.
-        let written = p().format_call("note", &c.calls[0].1);
+        let written = P.format_call("note", &c.calls[0].1);
         assert!(
             written.contains("key=\"a&amp;b &quot;c&quot;\""),
             "{written}"
         );
-        let again = p().parse_generated(&tools, written.as_bytes());
+        let again = P.parse_generated(&tools, written.as_bytes());
         assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
     }
 
     #[test]
     fn the_prompt_declares_the_tools_as_the_template_does_and_reads_back() {
-        let system = p().system_prompt(&tools());
+        let system = P.system_prompt(&tools());
         assert!(
             system.starts_with(
                 "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n"
             )
         );
         let (back, read) = KIMI_K3.read_prompt(&system).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(read.len(), tools().len());
-        let results = p().format_results(&[("get_weather", "sunny"), ("search", "none")]);
+        let results = P.format_results(&[("get_weather", "sunny"), ("search", "none")]);
         assert_eq!(
             results,
             "<|open|>message role=\"tool\" tool=\"get_weather\" index=\"1\"<|sep|>sunny<|close|>message<|sep|><|end_of_msg|>\
              <|open|>message role=\"tool\" tool=\"search\" index=\"2\"<|sep|>none<|close|>message<|sep|><|end_of_msg|>"
         );
-        assert_eq!(
-            p().read_result(&p().format_result("search", "none")),
-            "none"
-        );
+        assert_eq!(P.read_result(&P.format_result("search", "none")), "none");
     }
 }

@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::protocol::scan::forms::{Form, FormSwitch};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, card_methods, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
@@ -86,9 +87,9 @@ fn form_of(s: &str, at_end: bool) -> Form {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "lfm2"),
-        ("sglang", "lfm2"),
-        ("llama.cpp", "LFM2 with JSON tools"),
+        vllm("lfm2"),
+        sglang("lfm2"),
+        llama_cpp("LFM2 with JSON tools"),
     ],
     end_tokens: &["<|im_end|>", "<|endoftext|>"],
     markers: &[CALL_START],
@@ -163,16 +164,15 @@ impl ProtocolSpec for Lfm2 {
 mod tests {
     use super::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("lfm2").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Lfm2);
 
     #[test]
     fn the_json_form_is_one_span() {
         // What LFM2 writes when its system prompt asks for JSON calls.
         let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
         // The whole block, markers included, is the calls' span. (The parse: the case file.)
-        let parsed = p().parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
+        let parsed = P.parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
         let start = text.find("<|tool_call_start|>").unwrap();
         let end = text.rfind("Done.").unwrap();
         assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));

@@ -15,8 +15,9 @@
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -24,9 +25,14 @@ use crate::tool::ToolSet;
 pub(crate) struct Llama3Json;
 
 const PYTHON_TAG: &str = "<|python_tag|>";
-const INSTRUCTIONS: &str = "Given the following functions, respond with a JSON for a function call with its proper \
+/// The instructions, then the tools.
+const PROMPT: ToolList = ToolList::functions(
+    "Given the following functions, respond with a JSON for a function call with its proper \
 arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": \
-dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n";
+dictionary of argument name and its value}. Do not use variables. For several calls, separate them with \"; \".\n\n",
+    "",
+)
+.pretty();
 /// Results in an `ipython` turn, one after the other (as pythonic's template writes them too).
 pub(super) const IPYTHON: ResultWrap = ResultWrap::between(
     "<|start_header_id|>ipython<|end_header_id|>\n\n",
@@ -39,45 +45,36 @@ static SYNTAX: FramedSyntax = FramedSyntax {
     ..FramedSyntax::new(PYTHON_TAG, &[ArgsBegin::Object])
 };
 
+/// The end-of-turn and end-of-message tokens of Llama 3 and Llama 4 (pythonic's too).
+pub(super) const END_TOKENS: &[&str] = &[
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<|eot|>",
+    "<|eom|>",
+];
+
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "llama3_json"),
-        ("vllm", "llama4_json"),
-        ("sglang", "llama3"),
-        ("llama.cpp", "Llama 3.x"),
+        vllm("llama3_json"),
+        vllm("llama4_json"),
+        sglang("llama3"),
+        llama_cpp("Llama 3.x"),
     ],
-    end_tokens: &[
-        "<|eot_id|>",
-        "<|eom_id|>",
-        "<|end_of_text|>",
-        "<|eot|>",
-        "<|eom|>",
+    end_tokens: END_TOKENS,
+    markers: &[PYTHON_TAG],
+    // An object that names an offered tool (both of Llama's spellings).
+    tool_markers: &[
+        ("{ \"name\" : \"", "\" , \"parameters\""),
+        ("{ \"type\" : \"function\" , \"name\" : \"", "\""),
     ],
+    results: IPYTHON,
+    prompt: Some(PROMPT),
     ..Card::new("llama3-json", "Llama 3.1, 3.3, Llama 4 (JSON tool calling)")
 };
 
 impl ProtocolSpec for Llama3Json {
     card_methods!(CARD);
-
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        let mut m = vec![PYTHON_TAG.to_string()];
-        for t in tools.iter() {
-            m.push(format!("{{ \"name\" : \"{}\" , \"parameters\"", t.name()));
-            m.push(format!(
-                "{{ \"type\" : \"function\" , \"name\" : \"{}\"",
-                t.name()
-            ));
-        }
-        m
-    }
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, true))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
-    }
 
     /// The calls after `<|python_tag|>`, joined by `; `.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
@@ -89,10 +86,6 @@ impl ProtocolSpec for Llama3Json {
             })
             .collect();
         format!("{PYTHON_TAG}{}", each.join("; "))
-    }
-
-    fn results(&self) -> ResultWrap {
-        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {

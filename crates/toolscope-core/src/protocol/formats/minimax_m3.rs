@@ -26,20 +26,22 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+use crate::protocol::spec::server::{sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// The namespace token before every tag.
 const NS: &str = "]<]minimax[>[";
-const TOOLS: (&str, &str) = (
+const TOOLS: ToolList = ToolList::plain(
     "# Tools\nYou may call one or more tools to assist with the user query.\n\
      Here are the tools available in JSONSchema format:\n\n<tools>\n",
     "</tools>",
-);
+)
+.each_line_in("<tool>", "</tool>");
 const RESULT: (&str, &str) = ("<response>", "</response>");
 
 static DIALECT: Dialect = Dialect {
@@ -71,7 +73,7 @@ pub(crate) struct MinimaxM3 {
 /// `minimax-m3`.
 pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
     card: Card {
-        servers: &[("vllm", "minimax_m3"), ("sglang", "minimax-m3")],
+        servers: &[vllm("minimax_m3"), sglang("minimax-m3")],
         end_tokens: &[NS, "[e~["],
         markers: &[
             "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",
@@ -79,6 +81,7 @@ pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
             "<tool_call> <invoke name=",
         ],
         reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
+        results: ResultWrap::between(RESULT.0, RESULT.1),
         ..Card::new("minimax-m3", "MiniMax M3")
     },
 };
@@ -123,7 +126,7 @@ impl ProtocolSpec for MinimaxM3 {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              To call tools, wrap all invocations in a single {NS}<tool_call>{NS}</tool_call> \
              block, each call an <invoke> element with one element per argument, named after \
              it; every tag follows the token {NS}. Parameter values containing nested objects \
@@ -132,9 +135,7 @@ impl ProtocolSpec for MinimaxM3 {
              Example:\n{}\n\n\
              Call a tool only when it helps; otherwise answer in text. Results come back in a \
              tool turn, each in a <response> element.\n",
-            TOOLS.0,
-            prompt::json_tool_lines(tools, false, "<tool>", "</tool>"),
-            TOOLS.1,
+            TOOLS.write(tools),
             calls(&[(&name, &example)]),
         )
     }
@@ -143,18 +144,11 @@ impl ProtocolSpec for MinimaxM3 {
         if !system.contains(&format!("{NS}<tool_call>")) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "<tool>", "</tool>"),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_calls(&self, _: &Protocol, list: &[(&str, &Value)]) -> String {
         calls(list)
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(RESULT.0, RESULT.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -173,9 +167,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("minimax-m3").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&MINIMAX_M3);
 
     #[test]
     fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
@@ -194,25 +187,25 @@ mod tests {
             "stops": ["Lyon", "Nice"],
             "opts": {"fast": true, "max": 3}
         });
-        let text = p().format_call("plan", &input);
+        let text = P.format_call("plan", &input);
         assert!(
             text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
             "{text}"
         );
-        let c = whole(&p(), &tools, &text);
+        let c = whole(&P, &tools, &text);
         assert_eq!(c.calls, [("plan".into(), input)]);
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }
 
     #[test]
     fn the_prompt_lists_the_tools_as_the_template_does_and_reads_back() {
-        let system = p().system_prompt(&tools());
+        let system = P.system_prompt(&tools());
         assert!(system.contains("<tools>\n<tool>{"));
         let (back, read) = MINIMAX_M3.read_prompt(&system).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(read.len(), tools().len());
         assert_eq!(
-            p().format_results(&[("a", "1"), ("b", "2")]),
+            P.format_results(&[("a", "1"), ("b", "2")]),
             "<response>1</response>\n<response>2</response>"
         );
     }

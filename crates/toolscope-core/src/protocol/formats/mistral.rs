@@ -18,6 +18,7 @@
 use serde_json::{Value, json};
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
@@ -59,14 +60,17 @@ fn call(name: &str, input: &Value) -> String {
 
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "mistral"),
-        ("sglang", "mistral"),
-        ("llama.cpp", "Mistral Nemo"),
-        ("llama.cpp", "Magistral"),
+        vllm("mistral"),
+        sglang("mistral"),
+        llama_cpp("Mistral Nemo"),
+        llama_cpp("Magistral"),
     ],
     end_tokens: &["</s>"],
     markers: &["[TOOL_CALLS]", "[TOOL_CALLS] ["],
     reasoning: Reasoning::between("[THINK]", "[/THINK]"),
+    // One call after the other.
+    call_joiner: "",
+    results: RESULTS,
     ..Card::new(
         "mistral",
         "Mistral 7B v0.3, Nemo, Small 3.x, Devstral, Magistral, Ministral 3",
@@ -99,19 +103,10 @@ impl ProtocolSpec for Mistral {
         call(name, input)
     }
 
-    /// One call after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, _name: &str, result: &str) -> String {
         let content =
             serde_json::from_str::<Value>(result).unwrap_or_else(|_| Value::String(result.into()));
         RESULTS.around(&json!({"content": content}).to_string())
-    }
-
-    fn results(&self) -> ResultWrap {
-        RESULTS
     }
 
     /// The `content` of the `{"content": …}` object the template wraps each result in.
@@ -140,9 +135,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("mistral").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Mistral);
 
     /// Text between `[TOOL_CALLS]` and the v3 array stays in the call's markup (span); what
     /// follows the array is text. (The parses: the case file.)
@@ -150,7 +144,7 @@ mod tests {
     fn text_before_the_array_is_in_the_call_span() {
         let text =
             r#"[TOOL_CALLS]  junk [{"name": "get_weather", "arguments": {"city": "Paris"}}] trail"#;
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         let call_span = &parsed.spans[0];
         assert_eq!(
             &text[call_span.start..call_span.end],
@@ -161,7 +155,7 @@ mod tests {
     #[test]
     fn the_call_id_is_the_tool_call_id() {
         let text = r#"[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Oslo"}"#;
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         match &parsed.parts[0] {
             crate::part::Part::ToolCall(c) => assert_eq!(&*c.tool_call_id, "a1b2c3d4e"),
             other => panic!("{other:?}"),
@@ -170,7 +164,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_repeat_the_token() {
-        let written = two_calls_written(&p(), "rust");
+        let written = two_calls_written(&P, "rust");
         assert_eq!(written.matches(TOOL_CALLS).count(), 2);
     }
 }

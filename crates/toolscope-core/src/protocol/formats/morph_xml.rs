@@ -27,15 +27,15 @@
 
 use serde_json::Value;
 
-use super::element::Element;
+use super::element::{Element, element_call};
 use crate::protocol::scan::morph::MorphScanner;
 use crate::protocol::text::prompt::first_argument;
 use crate::protocol::text::xml;
 
 /// `morph-xml`.
 pub(crate) static MORPH_XML: Element = Element {
-    card: Element::card("morph-xml"),
-    markers: |name| vec![format!("<{name}> <"), format!("<{name}/>")],
+    // The tool's element and an argument's, or the tool's element empty.
+    card: Element::card("morph-xml", &[("<", "> <"), ("<", "/>")]),
     format_call,
     prompt_section,
     malformed_call,
@@ -63,14 +63,7 @@ fn malformed_call(name: &str, input: &Value) -> String {
 
 /// A past call as morph-xml markup.
 pub(crate) fn format_call(name: &str, input: &Value) -> String {
-    let mut s = format!("<{name}>\n");
-    if let Value::Object(args) = input {
-        for (k, v) in args {
-            write_element(&mut s, k, v, 0);
-        }
-    }
-    s.push_str(&format!("</{name}>"));
-    s
+    element_call(name, input, |s, k, v| write_element(s, k, v, 0))
 }
 
 fn write_element(s: &mut String, name: &str, v: &Value, depth: usize) {

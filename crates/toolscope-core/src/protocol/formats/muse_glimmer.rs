@@ -23,20 +23,22 @@ use serde_json::Value;
 
 use crate::protocol::scan::harmony::{Body, HarmonyScanner, MESSAGE, START, Syntax};
 use crate::protocol::scan::markup::{BlockTag, Dialect, Opener, XML_TAGS};
+use crate::protocol::spec::server::vllm;
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// Ends a message (a call, reasoning); ends the turn.
 const EOM: &str = "<|eom|>";
 const EOT: &str = "<|eot|>";
-const TOOLS: (&str, &str) = (
+const TOOLS: ToolList = ToolList::plain(
     "In this environment you have access to a set of tools you can use to answer the user's question.\n\n<functions>\n",
     "</functions>",
-);
+)
+.one_a_line();
 const FORMAT: &str = "You can invoke a function by writing a \"<atem:function_calls>\" block";
 
 /// ATEM's markup: DSML's structure under the `atem:` prefix.
@@ -94,21 +96,22 @@ fn call(name: &str, input: &Value) -> String {
 }
 
 const CARD: Card = Card {
-    servers: &[("vllm", "muse_glimmer")],
+    servers: &[vllm("muse_glimmer")],
     // The message ends: the scanner reads them.
     end_tokens: &[EOM, EOT],
     // Reasoning is the `self` recipient's messages, found by the scanner; markup there is
     // reasoning.
     reasoning: Reasoning::NONE,
+    reads_end_tokens: true,
+    // One message per call, one after the other.
+    call_joiner: "",
+    // One message after the other.
+    results: ResultWrap::LINES.joined(""),
     ..Card::new("muse-glimmer", "MuseGlimmer")
 };
 
 impl ProtocolSpec for MuseGlimmer {
     card_methods!(CARD);
-
-    fn reads_end_tokens(&self) -> bool {
-        true
-    }
 
     /// A message to a tool that opens ATEM markup; the reasoning message, whose header the
     /// template opened or not.
@@ -127,7 +130,7 @@ impl ProtocolSpec for MuseGlimmer {
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         let (name, example) = prompt::example_call(tools);
         format!(
-            "{}{}{}\n\n\
+            "{}\n\n\
              {FORMAT} in a message addressed to the tool ({START}assistant to=NAME{MESSAGE}), \
              like the following:\n\
              <atem:function_calls>\n<atem:invoke name=\"$FUNCTION_NAME\">\n\
@@ -137,9 +140,7 @@ impl ProtocolSpec for MuseGlimmer {
              Think in a message to self, and answer in a message to user that ends with {EOT}. \
              For example:\n{}\n\n\
              Each result comes back in a message from the tool.\n",
-            TOOLS.0,
-            prompt::json_tool_lines(tools, false, "", ""),
-            TOOLS.1,
+            TOOLS.write(tools),
             call(&name, &example),
         )
     }
@@ -148,28 +149,15 @@ impl ProtocolSpec for MuseGlimmer {
         if !system.contains(FORMAT) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, TOOLS.0, TOOLS.1, "", ""),
-        )
+        read_back(self.name(), TOOLS.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         call(name, input)
     }
 
-    /// One message per call, one after the other.
-    fn call_joiner(&self) -> &'static str {
-        ""
-    }
-
     fn format_result(&self, _: &Protocol, name: &str, result: &str) -> String {
         format!("{START}{name} to=assistant{MESSAGE}{result}{EOM}")
-    }
-
-    /// One message after the other.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::LINES.joined("")
     }
 
     fn read_result(&self, _: &Protocol, text: &str) -> String {
@@ -200,9 +188,8 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("muse-glimmer").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&MuseGlimmer);
 
     const CALL: &str = "<|start|>assistant to=get_weather<|message|><atem:function_calls>\n\
         <atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n\
@@ -210,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_malformed_call_names_no_tool() {
-        let bad = p().malformed_call("get_weather", &json!({"city": "Paris"}));
+        let bad = P.malformed_call("get_weather", &json!({"city": "Paris"}));
         assert!(bad.contains("to={{get_weather}}"), "{bad}");
     }
 
@@ -219,16 +206,16 @@ mod tests {
     #[test]
     fn a_doubled_name_is_said() {
         let text = CALL.replace("get_weather", "get_weather.get_weather");
-        let said = notices(&p(), &text);
+        let said = notices(&P, &text);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("get_weather.get_weather"), "{said:?}");
     }
 
     #[test]
     fn the_prompt_reads_back() {
-        let system = p().system_prompt(&tools());
+        let system = P.system_prompt(&tools());
         let (back, read) = MuseGlimmer.read_prompt(&system).unwrap();
-        assert_eq!(back, p());
+        assert_eq!(back, P);
         assert_eq!(read.len(), tools().len());
     }
 }

@@ -15,8 +15,9 @@
 
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header, valid_name};
+use crate::protocol::spec::server::vllm;
 use crate::protocol::spec::{Card, Protocol, Reasoning, ResultWrap, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
 
 /// PLaMo's tag `<|plamo:WHAT:plamo|>`.
@@ -39,8 +40,8 @@ const MSG: &str = "<|plamo:msg|>";
 /// Each result between its tags, one after the other.
 const RESULTS: ResultWrap =
     ResultWrap::between(tag!("begin_tool_result"), tag!("end_tool_result")).joined("");
-const TOOLS_BEGIN: &str = concat!(tag!("begin_tools"), "\n");
-const TOOLS_END: &str = tag!("end_tools");
+const TOOLS: ToolList =
+    ToolList::functions(concat!(tag!("begin_tools"), "\n"), tag!("end_tools")).one_a_line();
 
 /// The header between `<|plamo:begin_tool_request:plamo|>` and the arguments: the name in its
 /// tags, then the arguments' tag, with the `constrain`/`msg` pair's first half when the
@@ -83,14 +84,14 @@ fn system_prompt(tools: &ToolSet) -> String {
         block(&name, 0, &input.to_string())
     );
     format!(
-        "You can use the following tools, one JSON object a line:\n{TOOLS_BEGIN}{}{TOOLS_END}\n\n\
+        "You can use the following tools, one JSON object a line:\n{}\n\n\
          To call tools, open {REQUESTS_BEGIN}, write one {REQUEST_BEGIN} … {REQUEST_END} block per call \
          (the tool's name between {NAME_BEGIN} and {NAME_END}, then its arguments as a JSON object between \
          {ARGS_BEGIN}{CONSTRAIN}{MSG} and {ARGS_END}), and close {REQUESTS_END}.\n\n\
          For example:\n{example}\n\n\
          Each result comes back between {} and {}. Call a tool only when it helps; \
          otherwise answer in text.\n",
-        prompt::json_tool_lines(tools, true, "", ""),
+        TOOLS.write(tools),
         RESULTS.begin,
         RESULTS.end,
     )
@@ -100,25 +101,20 @@ fn read_prompt(name: &str, system: &str) -> Option<(Protocol, ToolSet)> {
     if !system.contains(REQUESTS_BEGIN) {
         return None;
     }
-    read_back(
-        name,
-        prompt::read_json_tool_lines(system, TOOLS_BEGIN, TOOLS_END, "", ""),
-    )
+    read_back(name, TOOLS.read(system))
 }
 
 /// `plamo3`.
 pub(crate) static PLAMO3: Sectioned = Sectioned {
     card: Card {
         aliases: &["plamo-3"],
-        servers: &[("vllm", "plamo3")],
+        servers: &[vllm("plamo3")],
         // The token that opens the next turn ends this one (the model's end of sequence).
         end_tokens: &["<|plamo:tag|>"],
-        markers: &[REQUESTS_BEGIN, REQUEST_BEGIN],
         reasoning: Reasoning::between(tag!("begin_think"), tag!("end_think")),
         ..Card::new("plamo3", "PLaMo 3")
     },
     syntax: &SYNTAX,
-    section: (REQUESTS_BEGIN, REQUESTS_END),
     block,
     joiner: "",
     prompt: system_prompt,

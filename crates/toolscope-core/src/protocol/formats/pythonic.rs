@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::llama3_json::IPYTHON;
 use crate::protocol::scan::python_calls::{PyCallsScanner, PySyntax, call_list, malformed_list};
-use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods, read_back};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::server::{sglang, vllm};
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, card_methods, end_tokens_and};
+use crate::protocol::text::prompt::ToolList;
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -43,22 +44,26 @@ static SYNTAX: PySyntax = PySyntax {
     lines: true,
 };
 
+/// Llama's end tokens, then those of the other families that write it (Olmo, Granite).
+const END_TOKENS: [&str; 7] = end_tokens_and(
+    super::llama3_json::END_TOKENS,
+    &["<|im_end|>", "<|endoftext|>"],
+);
+
 const CARD: Card = Card {
     servers: &[
-        ("vllm", "pythonic"),
-        ("vllm", "llama4_pythonic"),
-        ("vllm", "olmo3"),
-        ("sglang", "pythonic"),
+        vllm("pythonic"),
+        vllm("llama4_pythonic"),
+        vllm("olmo3"),
+        sglang("pythonic"),
     ],
-    end_tokens: &[
-        "<|eot_id|>",
-        "<|eom_id|>",
-        "<|end_of_text|>",
-        "<|eot|>",
-        "<|eom|>",
-        "<|im_end|>",
-        "<|endoftext|>",
-    ],
+    end_tokens: &END_TOKENS,
+    markers: &[PYTHON_START],
+    // A list that opens with a call of one of the tools.
+    tool_markers: &[("[ ", " (")],
+    results: IPYTHON,
+    // The instructions around the tools as a JSON list.
+    prompt: Some(ToolList::plain(INTRO, HOW)),
     ..Card::new(
         "pythonic",
         "Llama 3.2, Llama 4 (pythonic tool calling), Olmo 3, Granite 3.3/4.0 (pythonic)",
@@ -68,31 +73,9 @@ const CARD: Card = Card {
 impl ProtocolSpec for Pythonic {
     card_methods!(CARD);
 
-    /// `<|python_start|>`, and a list that opens with a call of one of the tools.
-    fn markers(&self, tools: &ToolSet) -> Vec<String> {
-        let mut m = vec![PYTHON_START.to_string()];
-        for t in tools.iter() {
-            m.push(format!("[ {} (", t.name()));
-        }
-        m
-    }
-
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INTRO}{}{HOW}", prompt::json_tools(tools, false))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        let end = &HOW[..HOW.find(':')?];
-        read_back(self.name(), prompt::read_json_tools(system, INTRO, end))
-    }
-
     /// Every call of the answer in one list.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         call_list(calls, QUOTE)
-    }
-
-    fn results(&self) -> ResultWrap {
-        IPYTHON
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -109,16 +92,15 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("pythonic").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Pythonic);
 
     /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, each line its call's span. (The
     /// parses: the case file.)
     #[test]
     fn granite_bare_call_lines_are_spans() {
         let text = "get_weather(city=\"SF\", unit=\"c\")\nsearch(query=\"rain\")";
-        let parsed = p().parse_generated(&tools(), text.as_bytes());
+        let parsed = P.parse_generated(&tools(), text.as_bytes());
         let calls: Vec<&str> = parsed
             .spans
             .iter()
@@ -136,9 +118,7 @@ mod tests {
 
     #[test]
     fn text_before_a_list_streams_out_and_only_the_ambiguous_tail_waits() {
-        let mut parser = p().stream_parser(&tools());
-        let mut out = Vec::new();
-        parser.push(b"Checking the weather [get_wea", &mut out);
+        let (mut parser, mut out) = first_chunk(&P, b"Checking the weather [get_wea");
         let c = Collapsed::of(&out);
         assert_eq!(c.text, "Checking the weather ");
         out.clear();
@@ -152,7 +132,7 @@ mod tests {
     #[test]
     fn deep_nesting_is_reported_not_a_crash() {
         let text = format!("[search(query={})]", "[".repeat(100_000));
-        let c = whole(&p(), &tools(), &text);
+        let c = whole(&P, &tools(), &text);
         assert!(c.calls.is_empty());
         assert_eq!(c.errors, ["malformed-tool-call"]);
         assert_eq!(c.text, text);

@@ -22,6 +22,7 @@
 use serde_json::Value;
 
 use crate::protocol::scan::markup::{BlockTag, Dialect, MarkupScanner, Opener, XML_TAGS};
+use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, card_methods, framed, read_frame,
 };
@@ -60,13 +61,13 @@ impl FunctionMarkup {
 pub(crate) static QWEN3_CODER: FunctionMarkup = FunctionMarkup {
     card: Card {
         servers: &[
-            ("vllm", "qwen3_coder"),
-            ("vllm", "qwen3_xml"),
-            ("vllm", "step3p5"),
-            ("vllm", "mimo"),
-            ("sglang", "qwen3_coder"),
-            ("sglang", "step3p5"),
-            ("llama.cpp", "Qwen3 Coder"),
+            vllm("qwen3_coder"),
+            vllm("qwen3_xml"),
+            vllm("step3p5"),
+            vllm("mimo"),
+            sglang("qwen3_coder"),
+            sglang("step3p5"),
+            llama_cpp("Qwen3 Coder"),
         ],
         end_tokens: &["<|im_end|>", "<|endoftext|>"],
         markers: &["<tool_call> <function=", "<function="],
@@ -199,9 +200,9 @@ pub(crate) fn prompt_section(example_name: &str, example: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use crate::protocol::tests_support::prelude::*;
-    fn p() -> Protocol {
-        Protocol::from_name("qwen3-coder").unwrap()
-    }
+
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&super::QWEN3_CODER);
 
     #[test]
     fn a_string_or_object_parameter_keeps_text_that_is_not_json_and_the_rest_coerce() {
@@ -236,13 +237,13 @@ mod tests {
         let text = format!(
             "<tool_call>\n<function=pay>\n<parameter=memo>\n{bad}\n</parameter>\n<parameter=amount>\n42\n</parameter>\n</function>\n</tool_call>"
         );
-        let read = whole(&p(), &tools, &text);
+        let read = whole(&P, &tools, &text);
         assert_eq!(
             read.calls,
             [("pay".into(), json!({"memo": bad, "amount": 42}))],
             "{text}"
         );
-        let mut parser = p().stream_parser(&tools);
+        let mut parser = P.stream_parser(&tools);
         let mut out = Vec::new();
         for b in text.as_bytes().chunks(1) {
             parser.push(b, &mut out);
@@ -251,7 +252,7 @@ mod tests {
         assert_eq!(Collapsed::of(&out), read);
         // JSON that is an object is the object.
         let text = text.replace(bad, "{\"month\": 3}");
-        let c = whole(&p(), &tools, &text);
+        let c = whole(&P, &tools, &text);
         assert_eq!(
             c.calls,
             [("pay".into(), json!({"memo": {"month": 3}, "amount": 42}))]

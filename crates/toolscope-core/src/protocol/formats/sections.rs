@@ -1,24 +1,25 @@
 //! The special-token section family of the framed-marker engine: calls are blocks between
 //! special tokens, `<call>HEADER<sep>ARGUMENTS<end>`, parallel calls more blocks inside one
-//! section (`deepseek-v3`, `deepseek-v3.1`, `kimi-k2`). Each member's file holds its table entry
-//! ([`Sectioned`]): its tokens, how it writes one call block and its results, and its prompt text.
+//! section (`deepseek-v3`, `deepseek-v3.1`, `kimi-k2`, `plamo3`). Each member's file holds its
+//! table entry ([`Sectioned`]): its tokens (in the engine's syntax, which also gives the section's
+//! tokens and, unless the card names others, the markers `--protocol auto` knows it by), how it
+//! writes one call block and its results, and its prompt text.
 
 use serde_json::Value;
 
 use crate::protocol::scan::framed::{FramedScanner, FramedSyntax};
 use crate::protocol::spec::{Card, Protocol, ProtocolSpec, ResultWrap, card_methods};
-use crate::protocol::text::prompt::first_argument;
+use crate::protocol::text::prompt::{args_json, broken_args};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// One member of the family.
 pub(crate) struct Sectioned {
-    /// Its names, models, end tokens and reasoning markers.
+    /// Its names, models, end tokens and reasoning markers; call markers only where the
+    /// section's opening and a call's do not tell it (see [`Sectioned::markers`]).
     pub card: Card,
-    /// How the engine reads it.
+    /// How the engine reads it, the tokens that open and close the section of calls with it.
     pub syntax: &'static FramedSyntax,
-    /// The tokens that open and close the section of calls.
-    pub section: (&'static str, &'static str),
     /// One call block: the tool's name, the call's index in the answer, the arguments' JSON.
     pub block: fn(&str, usize, &str) -> String,
     /// What the family writes between the blocks of one section.
@@ -43,22 +44,28 @@ pub(crate) enum SectionResults {
 }
 
 impl Sectioned {
+    /// The blocks of one answer in the section.
     fn section(&self, blocks: &str) -> String {
-        format!("{}{blocks}{}", self.section.0, self.section.1)
-    }
-}
-
-/// The arguments' JSON as a block writes it: an object, else `{}`.
-fn args_json(input: &Value) -> String {
-    if input.is_object() {
-        input.to_string()
-    } else {
-        "{}".to_string()
+        let (open, close) = self.syntax.section.unwrap_or(("", ""));
+        format!("{open}{blocks}{close}")
     }
 }
 
 impl ProtocolSpec for Sectioned {
     card_methods!();
+
+    /// The card's markers; where it names none, the tokens that open the section and a call.
+    fn markers(&self, tools: &ToolSet) -> Vec<String> {
+        if !self.card.markers.is_empty() {
+            return self.card.markers_for(tools);
+        }
+        let section = self.syntax.section.map(|(open, _)| open);
+        section
+            .into_iter()
+            .chain([self.syntax.call_begin])
+            .map(String::from)
+            .collect()
+    }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
         (self.prompt)(tools)
@@ -109,8 +116,6 @@ impl ProtocolSpec for Sectioned {
 
     /// Arguments with a key and no value.
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = first_argument(input);
-        let bad = format!("{{\"{key}\": \"{value}\", \"oops\": }}");
-        self.section(&(self.block)(name, 0, &bad))
+        self.section(&(self.block)(name, 0, &broken_args(input)))
     }
 }

@@ -20,6 +20,7 @@
 
 use super::qwen3_coder::{FunctionMarkup, QWEN};
 use crate::protocol::scan::markup::{BlockTag, Dialect};
+use crate::protocol::spec::server::{llama_cpp, vllm};
 use crate::protocol::spec::{Card, Protocol, Reasoning, read_back};
 use crate::protocol::text::prompt::{self, ToolList};
 use crate::tool::ToolSet;
@@ -35,7 +36,7 @@ const RESULT_END: &str = "<seed:eos>";
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
-        servers: &[("vllm", "seed_oss"), ("llama.cpp", "Seed-OSS")],
+        servers: &[vllm("seed_oss"), llama_cpp("Seed-OSS")],
         end_tokens: &["<seed:eos>"],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning::between("<seed:think>", "</seed:think>"),
@@ -91,17 +92,16 @@ mod tests {
     use super::*;
     use crate::protocol::tests_support::prelude::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("seed-oss").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&SEED_OSS);
 
     #[test]
     fn the_prompt_lists_the_tools_and_reads_back() {
-        let prompt = p().system_prompt(&tools());
+        let prompt = P.system_prompt(&tools());
         assert!(prompt.starts_with("Tool List:\n"), "{prompt}");
         assert!(prompt.contains("<parameter=city>"), "{prompt}");
         assert_eq!(
-            p().format_reasoning("hm").as_deref(),
+            P.format_reasoning("hm").as_deref(),
             Some("<seed:think>\nhm\n</seed:think>\n")
         );
     }

@@ -30,10 +30,11 @@ use serde_json::Value;
 
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax, Header};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use crate::protocol::spec::server::{fastdeploy, sglang, vllm};
 use crate::protocol::spec::{
     Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
 };
-use crate::protocol::text::prompt;
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
@@ -52,9 +53,7 @@ pub(crate) struct TaggedJson {
     /// The prompt text, given the tool list (one JSON object a line between `tools`) and the
     /// example call.
     prompt: fn(listed: &str, example: &str) -> String,
-    tools: (&'static str, &'static str),
-    /// The markers around a tool result.
-    result: (&'static str, &'static str),
+    tools: ToolList,
     /// The markers are special tokens a server may strip (`skip_special_tokens`): read by the
     /// framed-marker engine in this syntax, which reads a call whose opener was stripped and
     /// reports it.
@@ -65,10 +64,11 @@ pub(crate) struct TaggedJson {
 pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["longcat-flash"],
-        servers: &[("vllm", "longcat")],
+        servers: &[vllm("longcat")],
         end_tokens: &["</longcat_s>", "<longcat_s>"],
         markers: &["<longcat_tool_call>"],
         reasoning: Reasoning::between("<longcat_think>", "</longcat_think>"),
+        results: ResultWrap::between("<longcat_tool_response>", "</longcat_tool_response>"),
         ..Card::new("longcat", "LongCat-Flash (Chat, Thinking)")
     },
     open: "<longcat_tool_call>",
@@ -77,8 +77,7 @@ pub(crate) static LONGCAT: TaggedJson = TaggedJson {
     pad_close: "",
     args_key: "arguments",
     prompt: longcat_prompt,
-    tools: ("<longcat_tool_declare>\n", "</longcat_tool_declare>"),
-    result: ("<longcat_tool_response>", "</longcat_tool_response>"),
+    tools: ToolList::functions("<longcat_tool_declare>\n", "</longcat_tool_declare>").one_a_line(),
     special: None,
 };
 
@@ -99,7 +98,7 @@ fn longcat_prompt(listed: &str, example: &str) -> String {
 pub(crate) static ERNIE: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["ernie-4.5"],
-        servers: &[("vllm", "ernie45"), ("fastdeploy", "ernie-x1")],
+        servers: &[vllm("ernie45"), fastdeploy("ernie-x1")],
         end_tokens: &["<response>", "</response>", "</s>"],
         // ERNIE writes `</think>` and then the call, with only newlines between: what tells it
         // from a hermes call (which is the same envelope in the same tags).
@@ -109,11 +108,8 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
             "</think> <response>",
             "<tool_call> {",
         ],
-        reasoning: Reasoning {
-            markers: Some(("<think>", "</think>")),
-            starts_inside: true,
-            calls_inside: false,
-        },
+        reasoning: Reasoning::THINK.opened_by_template(),
+        results: ResultWrap::between("<tool_output>\n", "\n</tool_output>"),
         ..Card::new("ernie", "ERNIE 4.5 (and its Thinking models)")
     },
     open: "<tool_call>",
@@ -122,11 +118,11 @@ pub(crate) static ERNIE: TaggedJson = TaggedJson {
     pad_close: "\n",
     args_key: "arguments",
     prompt: ernie_prompt,
-    tools: (
+    tools: ToolList::functions(
         "You are provided with these functions, one JSON object a line:\n<tool_list>\n",
         "</tool_list>",
-    ),
-    result: ("<tool_output>\n", "\n</tool_output>"),
+    )
+    .one_a_line(),
     special: None,
 };
 
@@ -145,10 +141,11 @@ fn ernie_prompt(listed: &str, example: &str) -> String {
 pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     card: Card {
         aliases: &["internlm2", "intern-s1"],
-        servers: &[("vllm", "internlm"), ("sglang", "interns1")],
+        servers: &[vllm("internlm"), sglang("interns1")],
         end_tokens: &["<|im_end|>", "</s>"],
         markers: &["<|action_start|> <|plugin|>"],
         reasoning: Reasoning::THINK,
+        results: ResultWrap::between("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
         ..Card::new("internlm", "InternLM2, InternLM2.5, Intern-S1")
     },
     open: "<|action_start|><|plugin|>",
@@ -157,8 +154,7 @@ pub(crate) static INTERNLM: TaggedJson = TaggedJson {
     pad_close: "",
     args_key: "parameters",
     prompt: internlm_prompt,
-    tools: ("<|im_start|>system name=<|plugin|>\n", "<|im_end|>"),
-    result: ("<|im_start|>environment name=<|plugin|>\n", "<|im_end|>"),
+    tools: ToolList::functions("<|im_start|>system name=<|plugin|>\n", "<|im_end|>").one_a_line(),
     special: Some(&INTERNLM_SYNTAX),
 };
 
@@ -189,12 +185,8 @@ fn internlm_prompt(listed: &str, example: &str) -> String {
 }
 
 impl TaggedJson {
-    fn call(&self, name: &str, input: &Value) -> String {
-        let args = if input.is_object() {
-            input.to_string()
-        } else {
-            "{}".to_string()
-        };
+    /// One call's envelope between the markers, its arguments' JSON as given.
+    fn envelope(&self, name: &str, args: &str) -> String {
         format!(
             "{}{}{{\"name\": {}, \"{}\": {args}}}{}{}",
             self.open,
@@ -205,38 +197,29 @@ impl TaggedJson {
             self.close
         )
     }
+
+    fn call(&self, name: &str, input: &Value) -> String {
+        self.envelope(name, &prompt::args_json(input))
+    }
 }
 
 impl ProtocolSpec for TaggedJson {
     card_methods!();
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let listed = format!(
-            "{}{}{}",
-            self.tools.0,
-            prompt::json_tool_lines(tools, true, "", ""),
-            self.tools.1
-        );
         let (name, input) = prompt::example_call(tools);
-        (self.prompt)(&listed, &self.call(&name, &input))
+        (self.prompt)(&self.tools.write(tools), &self.call(&name, &input))
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
         if !system.contains(self.open) {
             return None;
         }
-        read_back(
-            self.name(),
-            prompt::read_json_tool_lines(system, self.tools.0, self.tools.1, "", ""),
-        )
+        read_back(self.name(), self.tools.read(system))
     }
 
     fn format_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
         self.call(name, input)
-    }
-
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between(self.result.0, self.result.1)
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -257,15 +240,6 @@ impl ProtocolSpec for TaggedJson {
     }
 
     fn malformed_call(&self, _: &Protocol, name: &str, input: &Value) -> String {
-        let (key, value) = prompt::first_argument(input);
-        format!(
-            "{}{}{{\"name\": {}, \"{}\": {{\"{key}\": \"{value}\", \"oops\": }}}}{}{}",
-            self.open,
-            self.pad_open,
-            Value::from(name),
-            self.args_key,
-            self.pad_close,
-            self.close
-        )
+        self.envelope(name, &prompt::broken_args(input))
     }
 }

@@ -16,24 +16,28 @@
 use serde_json::Value;
 
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
-use crate::protocol::spec::{
-    Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods, read_back,
-};
-use crate::protocol::text::prompt;
+use crate::protocol::spec::server::vllm;
+use crate::protocol::spec::{Card, Protocol, ProtocolSpec, Reasoning, ResultWrap, card_methods};
+use crate::protocol::text::prompt::{self, ToolList};
 use crate::protocol::text::scanner::Scanner;
 use crate::tool::ToolSet;
 
 /// `xlam`.
 pub(crate) struct Xlam;
 
-const INSTRUCTIONS: &str = "You can use tools. To use them, answer with one JSON list of calls and \
+/// The instructions, then the tools.
+const PROMPT: ToolList = ToolList::plain(
+    "You can use tools. To use them, answer with one JSON list of calls and \
 nothing else:\n[{\"name\": \"tool_name\", \"arguments\": {\"arg1\": \"value1\", \"arg2\": \"value2\"}}, ... (more calls \
 in the same list when several are needed)]\nWhen no tool fits, say so. When the request lacks a required argument, \
 ask for it. Once results come back, use them or make more calls. For anything that needs no tool, answer in \
-plain text.\nThe tools:\n";
+plain text.\nThe tools:\n",
+    "",
+)
+.pretty();
 
 const CARD: Card = Card {
-    servers: &[("vllm", "xlam")],
+    servers: &[vllm("xlam")],
     end_tokens: &["<|im_end|>", "<|eot_id|>", "<|endoftext|>"],
     markers: &[
         "[{ \"name\"",
@@ -42,28 +46,18 @@ const CARD: Card = Card {
         "<tool_call> [",
     ],
     reasoning: Reasoning::THINK,
+    // Each result in a `tool` turn.
+    results: ResultWrap::between("<|im_start|>tool\n", "<|im_end|>"),
+    prompt: Some(PROMPT),
     ..Card::new("xlam", "Salesforce xLAM, xLAM-2")
 };
 
 impl ProtocolSpec for Xlam {
     card_methods!(CARD);
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        format!("{INSTRUCTIONS}{}", prompt::pretty_tools(tools, false))
-    }
-
-    fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {
-        read_back(self.name(), prompt::read_pretty_tools(system, INSTRUCTIONS))
-    }
-
     /// The bare array, as the template writes a past turn's calls.
     fn format_calls(&self, _: &Protocol, calls: &[(&str, &Value)]) -> String {
         prompt::envelope_array(calls, "name", "arguments")
-    }
-
-    /// Each result in a `tool` turn.
-    fn results(&self) -> ResultWrap {
-        ResultWrap::between("<|im_start|>tool\n", "<|im_end|>")
     }
 
     fn scanner(&self, _: &Protocol, tools: &ToolSet) -> Box<dyn Scanner> {
@@ -95,14 +89,13 @@ impl ProtocolSpec for Xlam {
 mod tests {
     use super::*;
 
-    fn p() -> Protocol {
-        Protocol::from_name("xlam").unwrap()
-    }
+    /// The protocol under test.
+    const P: Protocol = Protocol::of(&Xlam);
 
     #[test]
     fn the_prompt_lists_the_tools_and_reads_back() {
         let tools = crate::protocol::tests_support::tools();
-        let prompt = p().system_prompt(&tools);
+        let prompt = P.system_prompt(&tools);
         assert!(prompt.contains("\"name\": \"get_weather\""), "{prompt}");
         let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
         assert_eq!(back.name(), "xlam");

@@ -12,14 +12,13 @@
 
 use serde_json::Value;
 
-use super::element::Element;
+use super::element::{Element, element_call};
 use crate::protocol::scan::yaml::YamlScanner;
 use crate::protocol::text::prompt::first_argument;
 
 /// `yaml-xml`.
 pub(crate) static YAML_XML: Element = Element {
-    card: Element::card("yaml-xml"),
-    markers: |name| vec![format!("<{name}>\n")],
+    card: Element::card("yaml-xml", &[("<", ">\n")]),
     format_call,
     prompt_section,
     malformed_call,
@@ -34,51 +33,49 @@ fn malformed_call(name: &str, input: &Value) -> String {
 
 /// A past call as yaml-xml markup.
 pub(crate) fn format_call(name: &str, input: &Value) -> String {
-    let mut s = format!("<{name}>\n");
-    if let Value::Object(args) = input {
-        for (k, v) in args {
-            s.push_str(&yaml_key(k));
-            s.push(':');
-            match v {
-                Value::String(text) if block_safe(text) => {
-                    // A literal block keeps the text byte for byte: its chomping indicator says
-                    // how many newlines end it, an indentation indicator lets its first line
-                    // start with spaces.
-                    let trailing = text.len() - text.trim_end_matches('\n').len();
-                    let first = text.split('\n').find(|l| !l.is_empty()).unwrap_or("");
-                    s.push_str(" |");
-                    if first.starts_with([' ', '\t']) {
-                        s.push('2');
-                    }
-                    s.push_str(match trailing {
-                        0 => "-",
-                        1 => "",
-                        _ => "+",
-                    });
-                    s.push('\n');
-                    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
-                        if !line.is_empty() {
-                            s.push_str("  ");
-                            s.push_str(line);
-                        }
-                        s.push('\n');
-                    }
+    element_call(name, input, write_argument)
+}
+
+/// One argument as a line of the mapping (or a literal block).
+fn write_argument(s: &mut String, k: &str, v: &Value) {
+    s.push_str(&yaml_key(k));
+    s.push(':');
+    match v {
+        Value::String(text) if block_safe(text) => {
+            // A literal block keeps the text byte for byte: its chomping indicator says
+            // how many newlines end it, an indentation indicator lets its first line
+            // start with spaces.
+            let trailing = text.len() - text.trim_end_matches('\n').len();
+            let first = text.split('\n').find(|l| !l.is_empty()).unwrap_or("");
+            s.push_str(" |");
+            if first.starts_with([' ', '\t']) {
+                s.push('2');
+            }
+            s.push_str(match trailing {
+                0 => "-",
+                1 => "",
+                _ => "+",
+            });
+            s.push('\n');
+            for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
+                if !line.is_empty() {
+                    s.push_str("  ");
+                    s.push_str(line);
                 }
-                Value::String(text) => {
-                    s.push(' ');
-                    s.push_str(&yaml_scalar(text));
-                    s.push('\n');
-                }
-                other => {
-                    s.push(' ');
-                    s.push_str(&other.to_string());
-                    s.push('\n');
-                }
+                s.push('\n');
             }
         }
+        Value::String(text) => {
+            s.push(' ');
+            s.push_str(&yaml_scalar(text));
+            s.push('\n');
+        }
+        other => {
+            s.push(' ');
+            s.push_str(&other.to_string());
+            s.push('\n');
+        }
     }
-    s.push_str(&format!("</{name}>"));
-    s
 }
 
 /// Whether a string is written as a literal block, and can be read back unchanged from one:
@@ -143,6 +140,15 @@ mod tests {
     use crate::protocol::scan::yaml::yaml_mapping;
     use crate::protocol::tests_support::prelude::*;
 
+    /// The arguments of a call written by `format_call` for the tool `name`, read back as YAML.
+    fn read_back(name: &str, call: &str) -> Value {
+        let body = call
+            .strip_prefix(&format!("<{name}>\n"))
+            .and_then(|b| b.strip_suffix(&format!("</{name}>")))
+            .expect("the tool's element around the mapping");
+        Value::Object(yaml_mapping(body).expect("a mapping"))
+    }
+
     #[test]
     fn literal_blocks_keep_indentation_and_newlines() {
         for text in [
@@ -155,26 +161,14 @@ mod tests {
             "x\n\ty\n",
         ] {
             let call = format_call("f", &json!({ "t": text }));
-            let body = call
-                .strip_prefix("<f>")
-                .unwrap()
-                .strip_suffix("</f>")
-                .unwrap();
-            let back = Value::Object(yaml_mapping(body).unwrap());
-            assert_eq!(back["t"], text, "{call:?}");
+            assert_eq!(read_back("f", &call)["t"], text, "{call:?}");
         }
     }
 
     #[test]
     fn format_call_reads_back() {
         let input = json!({"path":"/tmp/a.txt","content":"line 1\nline 2\n","n":3,"flag":true,"odd":"007","colon":"a: b","tags":["x","y"]});
-        let text = format_call("write", &input);
-        let body = text
-            .strip_prefix("<write>\n")
-            .unwrap()
-            .strip_suffix("</write>")
-            .unwrap();
-        let back = Value::Object(yaml_mapping(body).unwrap());
+        let back = read_back("write", &format_call("write", &input));
         assert_eq!(back["content"], "line 1\nline 2\n");
         assert_eq!(back["odd"], "007");
         assert_eq!(back["colon"], "a: b");

@@ -206,14 +206,28 @@ pub(crate) fn tool_def(entry: &Value) -> Option<ToolDef> {
     })
 }
 
-/// Where a prompt lists the tools as one JSON array ([`json_tools`]): what stands before and
-/// after the array, and whether its entries are OpenAI-style function objects. It writes the
-/// list and reads it back.
+/// Where a prompt lists the tools and how: what stands before and after the list, whether its
+/// entries are OpenAI-style function objects, and how they are laid out. It writes the list and
+/// reads it back.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ToolList {
     pub begin: &'static str,
     pub end: &'static str,
     pub wrapped: bool,
+    pub layout: Layout,
+}
+
+/// How a [`ToolList`] lays out its entries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Layout {
+    /// One JSON array ([`json_tools`]).
+    Array,
+    /// One object a line, each between these markers (`<tool>` and `</tool>`, or nothing)
+    /// ([`json_tool_lines`]).
+    Lines(&'static str, &'static str),
+    /// Indented objects, a blank line after each ([`pretty_tools`]); read back up to where the
+    /// JSON ends.
+    Pretty,
 }
 
 impl ToolList {
@@ -223,6 +237,7 @@ impl ToolList {
             begin,
             end,
             wrapped: true,
+            layout: Layout::Array,
         }
     }
 
@@ -232,22 +247,50 @@ impl ToolList {
             begin,
             end,
             wrapped: false,
+            layout: Layout::Array,
+        }
+    }
+
+    /// The same objects one a line instead of in an array.
+    pub(crate) const fn one_a_line(self) -> ToolList {
+        self.each_line_in("", "")
+    }
+
+    /// The same objects one a line, each between `open` and `close`.
+    pub(crate) const fn each_line_in(self, open: &'static str, close: &'static str) -> ToolList {
+        ToolList {
+            layout: Layout::Lines(open, close),
+            ..self
+        }
+    }
+
+    /// The same objects indented, a blank line after each.
+    pub(crate) const fn pretty(self) -> ToolList {
+        ToolList {
+            layout: Layout::Pretty,
+            ..self
         }
     }
 
     /// The tools between the markers.
     pub(crate) fn write(&self, tools: &ToolSet) -> String {
-        format!(
-            "{}{}{}",
-            self.begin,
-            json_tools(tools, self.wrapped),
-            self.end
-        )
+        let list = match self.layout {
+            Layout::Array => json_tools(tools, self.wrapped),
+            Layout::Lines(open, close) => json_tool_lines(tools, self.wrapped, open, close),
+            Layout::Pretty => pretty_tools(tools, self.wrapped),
+        };
+        format!("{}{list}{}", self.begin, self.end)
     }
 
     /// The tools a prompt lists between the markers.
     pub(crate) fn read(&self, system: &str) -> Option<ToolSet> {
-        read_json_tools(system, self.begin, self.end)
+        match self.layout {
+            Layout::Array => read_json_tools(system, self.begin, self.end),
+            Layout::Lines(open, close) => {
+                read_json_tool_lines(system, self.begin, self.end, open, close)
+            }
+            Layout::Pretty => read_pretty_tools(system, self.begin),
+        }
     }
 }
 
@@ -415,6 +458,24 @@ mod tests {
                 .read("no list here")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_tool_list_one_a_line_writes_each_tool_on_its_line_and_reads_back() {
+        let lines = ToolList::plain("<list>\n", "</list>").one_a_line();
+        let written = lines.write(&tools());
+        assert_eq!(written.lines().count(), 4, "{written}");
+        assert!(written.starts_with("<list>\n{\"name\"") && written.ends_with("}\n</list>"));
+        assert_eq!(lines.read(&written).unwrap().to_json(), tools().to_json());
+        let tagged = ToolList::functions("<list>\n", "</list>").each_line_in("<tool>", "</tool>");
+        let written = tagged.write(&tools());
+        assert!(
+            written.contains("\n<tool>{\"type\":\"function\""),
+            "{written}"
+        );
+        assert_eq!(tagged.read(&written).unwrap().to_json(), tools().to_json());
+        // A line without its markers is not a tool of this list.
+        assert!(tagged.read(&lines.write(&tools())).is_none());
     }
 
     #[test]
