@@ -58,7 +58,7 @@ impl PartWriter {
         }
         self.close_reasoning(out);
         self.texts += 1;
-        let id: PartId = format!("text-{}", self.texts).into();
+        let id: PartId = compact_str::format_compact!("text-{}", self.texts);
         self.text = Some(id.clone());
         out.push_part(Part::TextStart { id: id.clone() });
         id
@@ -88,7 +88,7 @@ impl PartWriter {
         }
         self.close_text(out);
         self.reasonings += 1;
-        let id: PartId = format!("reasoning-{}", self.reasonings).into();
+        let id: PartId = compact_str::format_compact!("reasoning-{}", self.reasonings);
         self.reasoning = Some(id.clone());
         out.push_part(Part::ReasoningStart {
             id: id.clone(),
@@ -102,7 +102,7 @@ impl PartWriter {
     pub fn open_redacted_reasoning(&mut self, out: &mut impl PartSink) -> PartId {
         self.close_blocks(out);
         self.reasonings += 1;
-        let id: PartId = format!("reasoning-{}", self.reasonings).into();
+        let id: PartId = compact_str::format_compact!("reasoning-{}", self.reasonings);
         self.reasoning = Some(id.clone());
         out.push_part(Part::ReasoningStart {
             id: id.clone(),
@@ -155,7 +155,7 @@ impl PartWriter {
     /// A new call id, `call-N`, for a call its source gave none.
     pub fn next_call_id(&mut self) -> PartId {
         self.calls += 1;
-        format!("call-{}", self.calls).into()
+        compact_str::format_compact!("call-{}", self.calls)
     }
 
     /// A call begins: closes the open block and writes `tool-input-start`.
