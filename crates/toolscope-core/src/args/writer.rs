@@ -81,10 +81,8 @@ pub(crate) struct ArgsWriter {
     /// `<ifm|arg_type>string`, DSML's `string="true"`): where the schema does not declare it, it
     /// stays the text it is (no schema-less guess turns `12345` into a number).
     stated_text: bool,
-    /// Whether the canonical JSON text is written (for deltas); a value read whole needs only
-    /// the value (see [`ArgsWriter::whole_value`]).
-    text: bool,
-    /// The text is read whole (see [`ArgsWriter::set_whole`]).
+    /// The text is read whole (see [`ArgsWriter::set_whole`]): only the value is built, not the
+    /// canonical JSON text deltas are taken from.
     whole: bool,
 }
 
@@ -108,7 +106,6 @@ impl ArgsWriter {
             coercions: Vec::new(),
             done: false,
             stated_text: false,
-            text: true,
             whole: false,
         }
     }
@@ -116,18 +113,18 @@ impl ArgsWriter {
     /// The text is read whole: arguments complete in the text at hand are taken in one pass
     /// (see [`JsonSink::whole`]) and coerced at once, with no canonical text for deltas.
     pub(crate) fn set_whole(&mut self, whole: bool) {
+        debug_assert!(
+            !whole || self.out.is_empty(),
+            "whole after text was written"
+        );
         self.whole = whole;
-        if whole && self.out.is_empty() {
-            // Nothing takes deltas of a whole text: the value alone is built.
-            self.text = false;
-        }
     }
 
     /// The finished arguments of `tool` from a value read whole: coerced at the root, as
     /// [`ArgsWriter::write_whole`] does, without the canonical text nobody takes deltas of.
     pub(crate) fn whole_value(tool: Option<Arc<Tool>>, value: Value) -> Result<Args, String> {
         let mut writer = ArgsWriter::new(tool);
-        writer.text = false;
+        writer.whole = true;
         writer.write_whole(value);
         writer.finish()
     }
@@ -210,7 +207,7 @@ impl ArgsWriter {
 
     /// A character of the canonical text, when it is written.
     fn put(&mut self, c: char) {
-        if self.text {
+        if !self.whole {
             self.out.push(c);
         }
     }
@@ -218,7 +215,7 @@ impl ArgsWriter {
     /// Where a new value starts: writes the array separator and records the index.
     fn enter_value(&mut self) {
         if let Some(Frame::Array { first, next, .. }) = self.frames.last_mut() {
-            if !*first && self.text {
+            if !*first && !self.whole {
                 self.out.push(',');
             }
             *first = false;
@@ -266,7 +263,7 @@ impl ArgsWriter {
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
         if self.verbatim() {
-            if self.text {
+            if !self.whole {
                 write_value(&mut self.out, &value);
             }
             self.mirror.value(value);
@@ -281,7 +278,7 @@ impl ArgsWriter {
             _ => coerce_at(value, schema, root, &path, &mut records),
         });
         self.coercions.append(&mut records);
-        if self.text {
+        if !self.whole {
             write_value(&mut self.out, &value);
         }
         self.mirror.value(value);
@@ -335,7 +332,6 @@ impl JsonSink for ArgsWriter {
 
     fn whole(&mut self, value: Value) -> bool {
         // Coerced whole as it would be piece by piece (the compositional contract above).
-        self.text = false;
         self.write_whole(value);
         true
     }
@@ -445,7 +441,7 @@ impl JsonSink for ArgsWriter {
         }
         if let Some(Frame::Object { first, .. }) = self.frames.last_mut() {
             let first = std::mem::replace(first, false);
-            if self.text {
+            if !self.whole {
                 if !first {
                     self.out.push(',');
                 }
@@ -470,7 +466,7 @@ impl JsonSink for ArgsWriter {
             self.string_open = true;
             self.string_from = self.out.len();
             // Without the text, the value is gathered from the pieces from the start.
-            self.string_value = (!self.text).then(String::new);
+            self.string_value = self.whole.then(String::new);
             Ok(())
         } else {
             self.start_hold().begin_string()
@@ -479,7 +475,7 @@ impl JsonSink for ArgsWriter {
 
     fn string_piece(&mut self, piece: &str) -> Result<(), String> {
         if self.string_open {
-            if !self.text {
+            if self.whole {
                 if let Some(value) = &mut self.string_value {
                     value.push_str(piece);
                 }

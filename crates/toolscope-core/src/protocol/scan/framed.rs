@@ -29,6 +29,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
 use crate::protocol::text::holdback::{Holdback, Steps, drive};
+use crate::protocol::text::places::{Kept, cached};
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 
@@ -297,9 +298,8 @@ pub(crate) struct FramedScanner {
     prefilled: bool,
     /// Another engine read some of the output (see [`FramedScanner::pass_over`]).
     passed: bool,
-    /// The places found in the text last scanned (its address, offset and length: the same
-    /// text, entered again after a call, within the reading of one piece), with the search.
-    marks: Option<((usize, usize, usize), MarkerSearch<'static>)>,
+    /// The places found in the text last scanned, for when it is entered again after a call.
+    marks: Kept<MarkerSearch<'static>>,
 }
 
 /// The search for the next byte that may open a marker in one piece of text: up to three bytes
@@ -323,30 +323,43 @@ impl OpenerSearch {
         }
         let mut first: Option<usize> = None;
         for (k, group) in openers.chunks(3).enumerate() {
-            let hit = match self.hits.get(k).copied().flatten() {
-                Some(Some(p)) if p >= from => Some(p),
-                Some(None) => None,
-                _ => {
-                    let hay = &bytes[from..];
-                    let found = match *group {
-                        [a] => find1(a, hay),
-                        [a, b] => find2(a, b, hay),
-                        [a, b, c] => memchr::memchr3(a, b, c, hay),
-                        _ => None,
-                    }
-                    .map(|p| from + p);
-                    if let Some(slot) = self.hits.get_mut(k) {
-                        *slot = Some(found);
-                    }
-                    found
-                }
-            };
-            first = match (first, hit) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            // (Past four groups, nothing is remembered.)
+            let mut spare = None;
+            let slot = self.hits.get_mut(k).unwrap_or(&mut spare);
+            let hit = cached(slot, from, || find_any(group, &bytes[from..]));
+            first = earlier(first, hit);
         }
         first
+    }
+}
+
+/// The first byte of `hay` that is one of `set`: `memchr` per three bytes of the set (a plain
+/// look at each byte of a short piece).
+#[inline(always)]
+fn find_any(set: &[u8], hay: &[u8]) -> Option<usize> {
+    match *set {
+        [a] => find1(a, hay),
+        [a, b] => find2(a, b, hay),
+        [a, b, c] if hay.len() >= 16 => memchr::memchr3(a, b, c, hay),
+        _ if hay.len() < 16 => hay.iter().position(|c| set.contains(c)),
+        // More than three: `memchr` per three, the earliest.
+        _ => set
+            .chunks(3)
+            .filter_map(|g| match *g {
+                [a] => memchr::memchr(a, hay),
+                [a, b] => memchr::memchr2(a, b, hay),
+                [a, b, c] => memchr::memchr3(a, b, c, hay),
+                _ => None,
+            })
+            .min(),
+    }
+}
+
+/// The earlier of two places, either of which may be missing.
+fn earlier(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -359,6 +372,7 @@ const SHORT: usize = 256;
 /// begins with where calls may come without their marker. Markers are searched for whole (a
 /// marker that begins with a common letter, `functools[`, would stop a search for its first byte
 /// at every `f` of the prose), each one's next place remembered.
+#[derive(Default)]
 struct MarkerSearch<'m> {
     markers: [Option<&'m str>; 3],
     hits: [Option<Option<usize>>; 3],
@@ -386,31 +400,20 @@ impl<'m> MarkerSearch<'m> {
             return self.short.next(openers, bytes, from);
         }
         let mut first: Option<usize> = None;
-        let mut keep = |hit: Option<usize>| {
-            if let Some(h) = hit {
-                first = Some(first.map_or(h, |f| f.min(h)));
-            }
-        };
         for (m, slot) in self.markers.iter().zip(self.hits.iter_mut()) {
             let Some(m) = m.filter(|m| !m.is_empty()) else {
                 continue;
             };
-            let hit = match *slot {
-                Some(Some(p)) if p >= from => Some(p),
-                Some(None) => None,
-                _ => {
-                    let hit = memchr::memmem::find(&bytes[from..], m.as_bytes()).map(|p| from + p);
-                    *slot = Some(hit);
-                    hit
-                }
-            };
-            keep(hit);
+            let hit = cached(slot, from, || {
+                memchr::memmem::find(&bytes[from..], m.as_bytes())
+            });
             // The text may end inside this marker's start.
             let tail = bytes.len().saturating_sub(m.len() - 1).max(from);
-            keep((tail..bytes.len()).find(|&k| m.as_bytes().starts_with(&bytes[k..])));
+            let cut = (tail..bytes.len()).find(|&k| m.as_bytes().starts_with(&bytes[k..]));
+            first = earlier(earlier(first, hit), cut);
         }
         if !bare.is_empty() {
-            keep(self.bare.next(bare, bytes, from));
+            first = earlier(first, self.bare.next(bare, bytes, from));
         }
         first
     }
@@ -439,7 +442,7 @@ impl FramedScanner {
             text_header: None,
             prefilled: false,
             passed: false,
-            marks: None,
+            marks: Kept::default(),
         }
     }
 
@@ -570,13 +573,7 @@ impl FramedScanner {
 
     /// Whether `text` has a byte that may begin a marker opening something.
     fn may_open(&self, text: &str) -> bool {
-        let bytes = text.as_bytes();
-        match self.openers.as_slice() {
-            [a] => find1(*a, bytes).is_some(),
-            [a, b] => find2(*a, *b, bytes).is_some(),
-            [a, b, c] if bytes.len() >= 16 => memchr::memchr3(*a, *b, *c, bytes).is_some(),
-            more => bytes.iter().any(|c| more.contains(c)),
-        }
+        find_any(&self.openers, text.as_bytes()).is_some()
     }
 
     fn tool(&self, name: &str) -> Option<Arc<Tool>> {
@@ -615,14 +612,14 @@ impl FramedScanner {
         let mut j = i;
         // The places found in this piece before (text is entered many times in one piece: once
         // after each call), so that no stretch of it is searched twice.
-        let mut search = match self.marks.take() {
-            Some((key, search)) if key == (text.as_ptr() as usize, base, text.len()) => search,
-            _ => MarkerSearch::new([
-                Some(self.syntax.call_begin),
-                self.syntax.section.map(|(begin, _)| begin),
-                self.alt.map(|(alt, _)| alt),
-            ]),
-        };
+        let (syntax, alt) = (self.syntax, self.alt);
+        self.marks.renew(text, base, || {
+            MarkerSearch::new([
+                Some(syntax.call_begin),
+                syntax.section.map(|(begin, _)| begin),
+                alt.map(|(alt, _)| alt),
+            ])
+        });
         let bare: &[u8] = if self.stripped {
             &self.bare_openers
         } else {
@@ -630,7 +627,7 @@ impl FramedScanner {
         };
         while j < bytes.len() {
             // Jump to the next place that may open something (a whole text's prose at once).
-            match search.next(bytes, &self.openers, bare, j) {
+            match self.marks.search.next(bytes, &self.openers, bare, j) {
                 Some(p) => j = p,
                 None => break,
             }
@@ -642,7 +639,6 @@ impl FramedScanner {
                 let mut b = Block::new(base + j, true, std::mem::take(&mut self.spare_raw));
                 b.raw.push_str(begin);
                 self.state = State::Section(b);
-                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + begin.len();
             }
             let call = self.syntax.call_begin;
@@ -651,7 +647,6 @@ impl FramedScanner {
                 let mut b = Block::new(base + j, false, std::mem::take(&mut self.spare_raw));
                 b.raw.push_str(call);
                 self.state = State::Header(b, String::new());
-                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + call.len();
             }
             if let Some((alt, _)) = self.alt
@@ -662,7 +657,6 @@ impl FramedScanner {
                 b.raw.push_str(alt);
                 b.alt = true;
                 self.state = State::Header(b, String::new());
-                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j + alt.len();
             }
             if is_partial(rest, call)
@@ -673,7 +667,6 @@ impl FramedScanner {
                 || self.alt.is_some_and(|(alt, _)| is_partial(rest, alt))
             {
                 em.text(&text[i..j]);
-                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return self.held.hold(text, j, base);
             }
             if self.stripped
@@ -682,12 +675,10 @@ impl FramedScanner {
             {
                 em.text(&text[i..j]);
                 self.state = State::Bare(Box::new(Bare::new(base + j)));
-                self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
                 return j;
             }
             j += 1;
         }
-        self.marks = Some(((text.as_ptr() as usize, base, text.len()), search));
         em.text(&text[i..]);
         text.len()
     }
@@ -1452,9 +1443,9 @@ impl Scanner for FramedScanner {
             return;
         }
         // Places found are kept only within one piece's reading (see `marks`).
-        self.marks = None;
+        self.marks.forget();
         drive(self, piece, em);
-        self.marks = None;
+        self.marks.forget();
     }
 
     fn finish(&mut self, em: &mut Emitter) {

@@ -14,6 +14,7 @@ use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::holdback::{Holdback, Steps, drive, read_again_at_end};
 use crate::protocol::text::names;
+use crate::protocol::text::places::{Kept, cached};
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 
@@ -630,9 +631,8 @@ pub(crate) struct Gemma4Scanner {
     at_end: bool,
     /// The byte before the text being scanned (a `call:` right after a letter is prose).
     prev: u8,
-    /// The places found in the text last scanned (its address, offset and length: the same
-    /// text, entered again after a call, within the reading of one piece).
-    marks: Option<((usize, usize, usize), Candidates)>,
+    /// The places found in the text last scanned, for when it is entered again after a call.
+    marks: Kept<Candidates>,
 }
 
 /// Bytes that make `call:` after them part of a word.
@@ -663,24 +663,6 @@ impl Candidates {
         match (lt, call) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b).or_else(tail),
-        }
-    }
-}
-
-/// The next hit at or after `from` of a search whose last hit is in `slot` (searched again, from
-/// `from`, when it lies behind).
-fn cached(
-    slot: &mut Option<Option<usize>>,
-    from: usize,
-    search: impl FnOnce() -> Option<usize>,
-) -> Option<usize> {
-    match *slot {
-        Some(Some(p)) if p >= from => Some(p),
-        Some(None) => None,
-        _ => {
-            let hit = search().map(|p| from + p);
-            *slot = Some(hit);
-            hit
         }
     }
 }
@@ -735,9 +717,9 @@ impl Scanner for Gemma4Scanner {
             em.text(piece);
             return;
         }
-        self.marks = None;
+        self.marks.forget();
         drive(self, piece, em);
-        self.marks = None;
+        self.marks.forget();
     }
 
     fn finish(&mut self, em: &mut Emitter) {
@@ -838,30 +820,25 @@ impl Gemma4Scanner {
             held: Holdback::default(),
             at_end: false,
             prev: b'\n',
-            marks: None,
+            marks: Kept::default(),
         }
     }
 
     fn text(&mut self, text: &str, i: usize, base: usize, em: &mut Emitter) -> usize {
         let bytes = text.as_bytes();
         let mut j = i;
-        let key = (text.as_ptr() as usize, base, text.len());
-        let mut search = match self.marks.take() {
-            Some((k, search)) if k == key => search,
-            _ => Candidates::default(),
-        };
-        while let Some(at) = search.next(bytes, j) {
+        // The places found in this text before (it is entered again after each call).
+        self.marks.renew(text, base, Candidates::default);
+        while let Some(at) = self.marks.search.next(bytes, j) {
             if bytes[at] == b'<' {
                 match prefix(&bytes[at..], OPEN) {
                     Prefix::Full => {
                         em.text(&text[i..at]);
                         self.state = State::Open(Block::new(base + at, OPEN, true));
-                        self.marks = Some((key, search));
                         return at + OPEN.len();
                     }
                     Prefix::Partial if !self.at_end => {
                         em.text(&text[i..at]);
-                        self.marks = Some((key, search));
                         return self.held.hold(text, at, base);
                     }
                     _ => {}
@@ -875,12 +852,10 @@ impl Gemma4Scanner {
                         ));
                         em.text(CLOSE);
                         em.span(base + at, base + at + CLOSE.len(), SpanKind::Malformed);
-                        self.marks = Some((key, search));
                         return at + CLOSE.len();
                     }
                     Prefix::Partial if !self.at_end => {
                         em.text(&text[i..at]);
-                        self.marks = Some((key, search));
                         return self.held.hold(text, at, base);
                     }
                     _ => {}
@@ -898,18 +873,15 @@ impl Gemma4Scanner {
                     em.text(&text[i..at]);
                     let block = Block::new(base + at, &text[at..at + len], false);
                     self.open_call(block, name, em);
-                    self.marks = Some((key, search));
                     return at + len;
                 }
                 Bare::Undecided => {
                     em.text(&text[i..at]);
-                    self.marks = Some((key, search));
                     return self.held.hold(text, at, base);
                 }
                 Bare::No => j = at + 1,
             }
         }
-        self.marks = Some((key, search));
         em.text(&text[i..]);
         text.len()
     }

@@ -313,8 +313,7 @@ impl MorphScanner {
                         em.text("<");
                         return at + 1;
                     };
-                    let mut call = new_call(name, tool, base + at, &text[at..at + len]);
-                    call.writer.set_whole(em.is_whole());
+                    let call = new_call(name, tool, base + at, &text[at..at + len], em);
                     if self_closing {
                         self.close_call(call, base + at + len, em);
                     } else {
@@ -489,8 +488,7 @@ impl MorphScanner {
                         ),
                     )
                 });
-                let mut call = new_call(name.to_string(), tool, base + n, &text[n..k]);
-                call.writer.set_whole(em.is_whole());
+                let call = new_call(name.to_string(), tool, base + n, &text[n..k], em);
                 self.state = State::Open(call);
                 Some(k)
             }
@@ -1199,10 +1197,12 @@ fn push_tree(p: &mut Param, s: &str) {
 }
 
 /// A call opened at `start` by `opening` (its open tag, or its name line).
-fn new_call(name: String, tool: Arc<Tool>, start: usize, opening: &str) -> Box<Call> {
+fn new_call(name: String, tool: Arc<Tool>, start: usize, opening: &str, em: &Emitter) -> Box<Call> {
+    let mut writer = ArgsWriter::new(Some(tool.clone()));
+    writer.set_whole(em.is_whole());
     let mut call = Box::new(Call {
         name,
-        writer: ArgsWriter::new(Some(tool.clone())),
+        writer,
         tool,
         start,
         raw: opening.to_string(),

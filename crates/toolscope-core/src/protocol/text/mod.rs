@@ -10,6 +10,7 @@ pub(crate) mod fences;
 pub(crate) mod held_args;
 pub(crate) mod holdback;
 pub(crate) mod names;
+pub(crate) mod places;
 pub(crate) mod prompt;
 pub(crate) mod reasoning;
 pub(crate) mod scanner;
