@@ -797,11 +797,33 @@ fn answer_cell(args: &[String], calls: &Calls) {
     }
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+toolscope and the Rust tool-call parser crates, side by side on the same ~1 MB texts
+
+usage: cargo run --release --manifest-path benches/peers/Cargo.toml -- [OPTIONS] [FORMAT...]
+
+  FORMAT...            only these formats (default: every format in the table)
+  --whole              whole texts only (no 64-byte or one-character pieces)
+  --toolscope-only     leave the peers out
+  --sample             print each format's first two calls, one after the other and as a block
+  --cell-limit SECONDS how long one peer cell may take, in a process of its own (default 300;
+                       0: every cell in this process, without a limit)
+  -h, --help           this text
+
+environment:
+  PEERS_ONCE=FORMAT:LAYOUT:TIMES  parse one text (LAYOUT prose, block or text) TIMES times with
+                                  toolscope only, whole, and exit (for perf or valgrind)
+  PEERS_CHUNK=64|1char            with PEERS_ONCE: stream it in those pieces instead
+  PEERS_RUNS=N                    up to N runs a cell (default 20)
+";
+
 fn main() {
-    // Arguments: format names to run only those; `--toolscope-only` leaves the peers out (to
-    // profile toolscope); `--sample` shows each format's first two calls;
-    // `--whole` measures whole texts only.
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{USAGE}");
+        return;
+    }
     let toolscope_only = args.iter().any(|a| a == "--toolscope-only");
     let whole_only = args.iter().any(|a| a == "--whole");
     let calls = corpus();
