@@ -32,6 +32,9 @@ use crate::json::{parse_relaxed, pointer};
 use crate::part::Coercion;
 use crate::schema::{self, JsonType, field, map_field, resolve};
 
+mod plain;
+pub(crate) use plain::{Fit, Plain};
+
 /// The coerced value and every change made to reach it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Coerced {

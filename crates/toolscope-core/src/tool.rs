@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::coerce::{Fit, Plain};
 use crate::error::{ErrorCategory, ProviderError};
 use crate::part::Violation;
 
@@ -57,6 +58,8 @@ pub struct Tool {
     /// The same value as `def.parameters`, shared so parsers can hold it without copying.
     schema: Arc<Value>,
     validator: Option<Arc<jsonschema::Validator>>,
+    /// The schema read once for arguments that already fit it (see [`Plain`]).
+    plain: Arc<Plain>,
 }
 
 impl fmt::Debug for Tool {
@@ -79,6 +82,29 @@ impl Tool {
     /// The parameters schema, shared.
     pub fn schema_arc(&self) -> Arc<Value> {
         self.schema.clone()
+    }
+
+    /// What coercion and validation would make of `input`, when that is simple to tell (see
+    /// [`Plain`]): [`Fit::Valid`] means coercion leaves it as it is and [`Tool::validate`] finds
+    /// nothing.
+    pub(crate) fn fit(&self, input: &Value) -> Fit {
+        let fit = self.plain.fit(input);
+        #[cfg(debug_assertions)]
+        if fit != Fit::Unknown {
+            let coerced = crate::coerce::coerce(input.clone(), &self.schema);
+            debug_assert!(
+                coerced.coercions.is_empty() && coerced.value == *input,
+                "told unchanged, coerced to {:?} under {}",
+                coerced,
+                self.schema
+            );
+            debug_assert!(
+                fit != Fit::Valid || self.validate(input).is_empty(),
+                "told valid, invalid under {}",
+                self.schema
+            );
+        }
+        fit
     }
 
     /// The JSON Schema violations of `input`, as JSON pointers and messages.
@@ -228,6 +254,7 @@ impl ToolSet {
             def.parameters = checked.schema;
             tools.push(Arc::new(Tool {
                 schema: Arc::new(def.parameters.clone()),
+                plain: Arc::new(Plain::new(&def.parameters)),
                 def,
                 validator: checked.validator.map(Arc::new),
             }));

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::coerce::coerce_at;
+use crate::coerce::{Fit, coerce_at};
 use crate::json::JsonSink;
 use crate::json::{ValueBuilder, pointer};
 use crate::part::{Coercion, Delta, Violation};
@@ -84,6 +84,9 @@ pub(crate) struct ArgsWriter {
     /// The text is read whole (see [`ArgsWriter::set_whole`]): only the value is built, not the
     /// canonical JSON text deltas are taken from.
     whole: bool,
+    /// The arguments were completed whole at the root and found valid by the tool's plain
+    /// reading: validation would find nothing, and does not run again.
+    known_valid: bool,
 }
 
 impl ArgsWriter {
@@ -107,6 +110,7 @@ impl ArgsWriter {
             done: false,
             stated_text: false,
             whole: false,
+            known_valid: false,
         }
     }
 
@@ -184,8 +188,8 @@ impl ArgsWriter {
             ));
         }
         let invalid = match &self.tool {
-            Some(t) => t.validate(&input),
-            None => Vec::new(),
+            Some(t) if !self.known_valid => t.validate(&input),
+            _ => Vec::new(),
         };
         Ok(Args {
             input,
@@ -262,27 +266,38 @@ impl ArgsWriter {
 
     fn complete_hold(&mut self, value: Value) {
         self.hold = None;
-        if self.verbatim() {
-            if !self.whole {
-                write_value(&mut self.out, &value);
-            }
-            self.mirror.value(value);
-            self.value_end();
-            return;
-        }
-        let path = self.pointer();
-        let mut records = Vec::new();
-        let stated_text = self.stated_text && value.is_string();
-        let value = self.with_position_schema(|schema, root| match schema {
-            None if stated_text => value,
-            _ => coerce_at(value, schema, root, &path, &mut records),
-        });
-        self.coercions.append(&mut records);
+        let value = self.coerced(value);
         if !self.whole {
             write_value(&mut self.out, &value);
         }
         self.mirror.value(value);
         self.value_end();
+    }
+
+    /// A completed value coerced at its position (as it came, without a tool).
+    fn coerced(&mut self, value: Value) -> Value {
+        let Some(tool) = &self.tool else {
+            return value;
+        };
+        let stated_text = self.stated_text && value.is_string();
+        // The whole arguments at once, already of the schema's types: nothing to coerce.
+        if self.frames.is_empty() && !stated_text {
+            match tool.fit(&value) {
+                Fit::Unknown => {}
+                fit => {
+                    self.known_valid = fit == Fit::Valid;
+                    return value;
+                }
+            }
+        }
+        let path = self.pointer();
+        let mut records = Vec::new();
+        let value = self.with_position_schema(|schema, root| match schema {
+            None if stated_text => value,
+            _ => coerce_at(value, schema, root, &path, &mut records),
+        });
+        self.coercions.append(&mut records);
+        value
     }
 
     /// Forwards an event to the held value; completes the hold when the value is whole.
@@ -642,6 +657,41 @@ mod tests {
             write_json_string(&mut out, s);
             assert_eq!(out, serde_json::to_string(s).unwrap(), "{s:?}");
         }
+    }
+
+    /// A whole value: one that already fits is taken as it is (valid, or with the violations
+    /// the validator finds), one that does not is coerced as ever.
+    #[test]
+    fn a_whole_value_that_fits_is_neither_coerced_nor_validated_again() {
+        use crate::tool::{ToolDef, ToolSet};
+        use serde_json::json;
+        let set = ToolSet::new(vec![ToolDef::new(
+            "get_weather",
+            "",
+            json!({"type":"object","properties":{
+                "city":{"type":"string"},
+                "days":{"type":"integer","maximum":7}
+            },"required":["city"]}),
+        )])
+        .unwrap();
+        let tool = || set.get_arc("get_weather").cloned();
+        let args = |v: Value| ArgsWriter::whole_value(tool(), v).unwrap();
+
+        let fits = args(json!({"city": "Oslo"}));
+        assert_eq!(fits.input, json!({"city": "Oslo"}));
+        assert!(fits.coercions.is_empty() && fits.invalid.is_empty());
+        // Of the schema's types, and still invalid: a required name missing, a bound passed.
+        let missing = args(json!({"days": 3}));
+        assert!(missing.coercions.is_empty());
+        assert_eq!(missing.invalid.len(), 1, "{:?}", missing.invalid);
+        let over = args(json!({"city": "Oslo", "days": 9}));
+        assert_eq!(over.invalid.len(), 1, "{:?}", over.invalid);
+        assert_eq!(over.invalid[0].path, "/days");
+        // Not of its types: coerced, then validated.
+        let coerced = args(json!({"city": "Oslo", "days": "30"}));
+        assert_eq!(coerced.input, json!({"city": "Oslo", "days": 30}));
+        assert_eq!(coerced.coercions.len(), 1);
+        assert_eq!(coerced.invalid.len(), 1, "{:?}", coerced.invalid);
     }
 
     proptest::proptest! {

@@ -164,12 +164,18 @@ impl Emitter {
                     self.held_space.push_str(s);
                     return;
                 }
-                // Text follows the call: the whitespace before it is that text's.
+                // Text follows the call: the whitespace before it is that text's (written
+                // before it, not joined to it: the text may be a whole run of prose).
                 self.after_call = false;
                 if !self.held_space.is_empty() {
                     let mut held = std::mem::take(&mut self.held_space);
-                    held.push_str(s);
+                    if self.whole && self.whole_text.is_empty() {
+                        self.whole_text.reserve(held.len() + s.len());
+                    }
                     self.write(block, &held);
+                    self.write(block, s);
+                    held.clear();
+                    self.held_space = held;
                     return;
                 }
             } else {
