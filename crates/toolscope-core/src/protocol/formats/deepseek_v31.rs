@@ -69,18 +69,6 @@ mod tests {
     /// The protocol under test.
     const P: Protocol = Protocol::of(&DEEPSEEK_V31);
 
-    /// The call's span is the section, without the text around it.
-    #[test]
-    fn the_call_span_is_the_section() {
-        let text = format!(
-            "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
-        );
-        assert_eq!(
-            spans(&P, &text)[0],
-            (SpanKind::ToolCall, &text[13..text.len() - 6])
-        );
-    }
-
     #[test]
     fn parallel_calls_chain_in_one_section_and_results_in_blocks() {
         let written = two_calls_written(&P, "rust");

@@ -86,23 +86,3 @@ const DIALECT: Dialect = Dialect {
     colon_close: false,
     ..QWEN
 };
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::tests_support::prelude::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&SEED_OSS);
-
-    #[test]
-    fn the_prompt_lists_the_tools_and_reads_back() {
-        let prompt = P.system_prompt(&tools());
-        assert!(prompt.starts_with("Tool List:\n"), "{prompt}");
-        assert!(prompt.contains("<parameter=city>"), "{prompt}");
-        assert_eq!(
-            P.format_reasoning("hm").as_deref(),
-            Some("<seed:think>\nhm\n</seed:think>\n")
-        );
-    }
-}
