@@ -90,7 +90,6 @@ impl ProtocolSpec for Gemma4 {
         if !s.is_empty() {
             s.push_str("\n\n");
         }
-        let (name, example) = prompt::example_call(tools);
         s.push_str(&format!(
             "To call a tool, write {OPEN}{CALL}NAME{{ARGUMENTS}}{CLOSE}. The arguments are \
              key:value pairs separated by commas, with bare keys: strings between {QUOTE} and \
@@ -99,7 +98,7 @@ impl ProtocolSpec for Gemma4 {
              For several calls, write one block after the other. Each result comes back as \
              {RESPONSE_OPEN}NAME{{value:{QUOTE}…{QUOTE}}}{RESPONSE_CLOSE}. Call tools only when \
              they help; otherwise answer in text.\n",
-            format_call(&name, &example)
+            prompt::example_call(tools, format_call)
         ));
         s
     }

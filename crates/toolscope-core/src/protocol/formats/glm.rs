@@ -298,7 +298,6 @@ const FLASH_FORMAT: &str = "<tool_call>{function-name}>{arguments-json}</tool_ca
 
 /// GLM-5.3-Flash's system prompt: the tool lines, then the JSON call form.
 fn flash_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          For each function call, output the function name, a >, then the arguments as one JSON object, within \
@@ -307,7 +306,7 @@ fn flash_prompt(tools: &ToolSet) -> String {
          Write one <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
          result comes back in a <tool_response> element.\n",
         GLM_TOOLS.write(tools),
-        flash_call(&name, &example)
+        prompt::example_call(tools, flash_call)
     )
 }
 
@@ -593,7 +592,6 @@ impl Glm {
 
     fn system_prompt(&self, tools: &ToolSet, sfx: Option<&str>) -> String {
         let m = &self.marks;
-        let (name, example) = prompt::example_call(tools);
         let call = Self::m(m.call, sfx);
         let block = if m.block.0.is_empty() {
             format!("Write one {call} element per call.")
@@ -612,7 +610,7 @@ impl Glm {
              Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
             m.tools.write(tools),
             self.skeleton(sfx),
-            self.calls(&[(&name, &example)], sfx),
+            prompt::example_call(tools, |name, input| self.calls(&[(name, input)], sfx)),
             if self.json_values {
                 JSON_VALUES_RULE
             } else {

@@ -399,8 +399,7 @@ const CARD: Card = Card {
 impl ProtocolSpec for Inkling {
     card_methods!(CARD);
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         format!(
             "You can call these tools, one JSON object a line:\n{}\n\n\
              To call a tool, write a model message whose content is the call as JSON, with the tool's \"name\" \
@@ -408,7 +407,7 @@ impl ProtocolSpec for Inkling {
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
             TOOLS.write(tools),
-            call(&name, &prompt::args_json(&example))
+            prompt::example_call(tools, |name, input| self.format_call(p, name, input))
         )
     }
 

@@ -220,7 +220,6 @@ pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     let (open, close) = member.block;
     let p = member.prefix;
     format!(
@@ -235,7 +234,7 @@ fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
          block are calls made together. For example:\n{}\n\n\
          Results come back in {}, one {} per call.\n\n\
          {}\n",
-        member.invokes(&[(&name, &example)]),
+        prompt::example_call(tools, |name, input| member.invokes(&[(name, input)])),
         member.results.map_or("", |r| r.0),
         member.result.0,
         member.tools.write(tools),
@@ -346,7 +345,6 @@ pub(crate) static STEP3: Invoke = Invoke {
 };
 
 fn step3_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call tools, write them in one block, each call framed and written as steptml markup:\n\
@@ -356,7 +354,7 @@ fn step3_prompt(tools: &ToolSet) -> String {
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          framed calls in one block are calls made together.\n",
         STEP3.tools.write(tools),
-        STEP3.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| STEP3.invokes(&[(name, input)]))
     )
 }
 
@@ -410,7 +408,6 @@ pub(crate) static DOTS: Invoke = Invoke {
 };
 
 fn dots_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call tools, write a <dots_function_call> block:\n\
@@ -420,7 +417,7 @@ fn dots_prompt(tools: &ToolSet) -> String {
          <invoke> elements in one block are calls made together. Results come back in a tool turn, \
          each in a <response> element.\n",
         MINIMAX_TOOLS.write(tools),
-        DOTS.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| DOTS.invokes(&[(name, input)]))
     )
 }
 
@@ -466,7 +463,6 @@ pub(crate) static MINICPM5: Invoke = Invoke {
 };
 
 fn minicpm_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call a function, write one <function> element per call:\n\
@@ -475,7 +471,7 @@ fn minicpm_prompt(tools: &ToolSet) -> String {
          Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
          numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
         MINICPM5.tools.write(tools),
-        MINICPM5.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| MINICPM5.invokes(&[(name, input)]))
     )
 }
 
@@ -521,7 +517,6 @@ const MINIMAX: Invoke = Invoke {
 pub(crate) static MINIMAX_M2: Invoke = MINIMAX;
 
 fn minimax_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     let (open, close) = MINIMAX_M2.block;
     format!(
         "{}\n\n\
@@ -533,7 +528,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn, each in a <response> element.\n",
         MINIMAX_TOOLS.write(tools),
-        MINIMAX_M2.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| MINIMAX_M2.invokes(&[(name, input)]))
     )
 }
 

@@ -166,7 +166,6 @@ impl ProtocolSpec for KimiK3 {
     card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\n\
              To call tools, write one tools block after your response, one call element per \
@@ -181,7 +180,7 @@ impl ProtocolSpec for KimiK3 {
              back in a tool message with the tool's name and the call's index. Call tools only \
              when they help; otherwise answer in text.\n",
             DECLARE.write(tools),
-            calls(&[(&name, &example)]),
+            prompt::example_call(tools, |name, input| calls(&[(name, input)])),
         )
     }
 

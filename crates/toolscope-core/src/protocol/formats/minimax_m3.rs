@@ -120,7 +120,6 @@ impl ProtocolSpec for MinimaxM3 {
     card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\n\
              To call tools, wrap all invocations in a single {NS}<tool_call>{NS}</tool_call> \
@@ -132,7 +131,7 @@ impl ProtocolSpec for MinimaxM3 {
              Call a tool only when it helps; otherwise answer in text. Results come back in a \
              tool turn, each in a <response> element.\n",
             TOOLS.write(tools),
-            calls(&[(&name, &example)]),
+            prompt::example_call(tools, |name, input| calls(&[(name, input)])),
         )
     }
 

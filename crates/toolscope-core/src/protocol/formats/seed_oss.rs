@@ -53,7 +53,6 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
 };
 
 fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\
          <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
@@ -64,7 +63,7 @@ fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
          first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn.\n",
         TOOLS.write(tools),
-        SEED_OSS.call(&name, &example)
+        prompt::example_call(tools, |name, input| SEED_OSS.call(name, input))
     )
 }
 
