@@ -30,14 +30,15 @@ const TOOLS: ToolList = ToolList::functions(
     "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
     "\n\nTo call tools, follow this format:",
 );
+/// The token that ends a turn: the model's, and a tool turn with its result.
+const EOS: &str = "<seed:eos>";
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
-const RESULT_END: &str = "<seed:eos>";
 
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
         servers: &[vllm("seed_oss"), llama_cpp("Seed-OSS")],
-        end_tokens: &["<seed:eos>"],
+        end_tokens: &[EOS],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning::between("<seed:think>", "</seed:think>"),
         ..Card::new("seed-oss", "ByteDance Seed-OSS 36B")
@@ -48,7 +49,7 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     dialect: &DIALECT,
     prompt: system_prompt,
     read_prompt,
-    result: (RESULT_BEGIN, RESULT_END),
+    result: (RESULT_BEGIN, EOS),
     result_between: true,
 };
 
