@@ -245,11 +245,14 @@ fn dsml_prompt(tools: &ToolSet) -> String {
     dsml_style_prompt(&DEEPSEEK_DSML, tools)
 }
 
+/// The markers of GigaChat 3's and 3.1's calls, which `--protocol auto` knows them by too.
+const GIGACHAT3_CALL: &str = "function call<|role_sep|>";
+const GIGACHAT31_CALL: &str = "<|function_call|>";
+
 /// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
-static GIGACHAT3: FramedSyntax =
-    FramedSyntax::new("function call<|role_sep|>", &[ArgsBegin::Object]);
+static GIGACHAT3: FramedSyntax = FramedSyntax::new(GIGACHAT3_CALL, &[ArgsBegin::Object]);
 static GIGACHAT31: FramedSyntax = FramedSyntax {
-    call_begin: "<|function_call|>",
+    call_begin: GIGACHAT31_CALL,
     ..GIGACHAT3
 };
 
@@ -274,8 +277,8 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
         markers: &[
             "<｜GCML｜tool_calls>",
             "<｜GCML｜invoke name=",
-            "<|function_call|>",
-            "function call<|role_sep|>",
+            GIGACHAT31_CALL,
+            GIGACHAT3_CALL,
         ],
         ..Card::new("gigachat", "GigaChat 3, 3.1, 3.5")
     },
