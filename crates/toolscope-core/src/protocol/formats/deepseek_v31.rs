@@ -12,12 +12,12 @@
 //! JSON Schema each.
 
 use super::deepseek_v3::{
-    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP,
+    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP, deepseek_card,
 };
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
-use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
+use crate::protocol::spec::{ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
 static SYNTAX: FramedSyntax = FramedSyntax {
@@ -41,16 +41,15 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 
 /// `deepseek-v3.1`.
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
-    card: Card {
-        servers: &[
+    card: deepseek_card(
+        "deepseek-v3.1",
+        "DeepSeek V3.1",
+        &[
             vllm("deepseek_v31"),
             sglang("deepseekv31"),
             llama_cpp("DeepSeek V3.1"),
         ],
-        end_tokens: &["<｜end▁of▁sentence｜>"],
-        reasoning: Reasoning::THINK,
-        ..Card::new("deepseek-v3.1", "DeepSeek V3.1")
-    },
+    ),
     syntax: &SYNTAX,
     block,
     // Parallel calls are chained, nothing between them.

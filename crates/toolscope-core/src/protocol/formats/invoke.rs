@@ -75,6 +75,7 @@
 
 use serde_json::Value;
 
+use super::deepseek_v3::deepseek_card;
 use crate::protocol::scan::forked::{Branch, Forked, always};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
@@ -177,14 +178,6 @@ const DSML_TOOLS: ToolList = ToolList::plain(
 const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
-        servers: &[
-            vllm("deepseek_v32"),
-            vllm("deepseek_v4"),
-            vllm("deepseek_v41"),
-            sglang("deepseekv32"),
-            sglang("deepseekv4"),
-        ],
-        end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜DSML｜function_calls>",
             "<｜DSML｜tool_calls>",
@@ -197,8 +190,17 @@ const DSML: Invoke = Invoke {
             "<|DSML| calls>",
             "<|DSML| invoke name=",
         ],
-        reasoning: Reasoning::THINK,
-        ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
+        ..deepseek_card(
+            "deepseek-dsml",
+            "DeepSeek V3.2, V4, V4.1",
+            &[
+                vllm("deepseek_v32"),
+                vllm("deepseek_v4"),
+                vllm("deepseek_v41"),
+                sglang("deepseekv32"),
+                sglang("deepseekv4"),
+            ],
+        )
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     prefix: "｜DSML｜",
