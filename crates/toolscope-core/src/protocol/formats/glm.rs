@@ -412,13 +412,15 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
 /// checkpoint's suffix (`<tool_call:6124c78e>`), reasoning in `<think:SUFFIX>`. The parser
 /// learns the suffix from the first marker (and says so); `--marker-suffix` sets it.
 pub(crate) static HY_V4: Glm = Glm {
+    // HY3's card (the family's end tokens), with its own names and reasoning.
     card: Card {
+        name: "hy-v4",
         aliases: &["hy4"],
+        families: "Tencent HY v4",
         servers: &[vllm("hy_v4")],
-        end_tokens: HY_END_TOKENS,
         // Stems: a suffix and `>` complete them.
         reasoning: Reasoning::between("<think:", "</think:"),
-        ..Card::new("hy-v4", "Tencent HY v4")
+        ..HY_V3.card
     },
     marks: Marks {
         block: ("<tool_calls>", "</tool_calls>"),
@@ -426,15 +428,12 @@ pub(crate) static HY_V4: Glm = Glm {
         tools: HY_TOOLS,
         ..glm_marks("")
     },
+    // HY3's markup without `<tool_sep>`.
     dialect: &Dialect {
-        blocks: &[BlockTag {
-            open: "<tool_calls",
-            close: "</tool_calls",
-        }],
-        suffixed: true,
+        name_sep: None,
         function_shown: "<tool_call:…>NAME",
         parameter_shown: "<arg_key:…>…</arg_key:…><arg_value:…>…</arg_value:…>",
-        ..GLM_DIALECT
+        ..HY3_DIALECT
     },
     gap: " ",
     ..GLM_45
