@@ -81,7 +81,7 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::glm::GLM_FLASH,
     &formats::functionary::Functionary,
     &formats::inkling::Inkling,
-    &formats::kimi_k3::KIMI_K3,
-    &formats::minimax_m3::MINIMAX_M3,
+    &formats::kimi_k3::KimiK3,
+    &formats::minimax_m3::MinimaxM3,
     &formats::muse_glimmer::MuseGlimmer,
 ];

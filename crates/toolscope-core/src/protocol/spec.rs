@@ -709,8 +709,7 @@ pub(super) fn framed(
     s.push_str(FORMAT_LINE);
     s.push_str(&format_marker(p));
     s.push('\n');
-    let (name, example) = prompt::example_call(tools);
-    s.push_str(&section(&name, &example));
+    s.push_str(&prompt::example_call(tools, section));
     s.push_str(
         "\nRules:\n\
          - Call a tool only when it helps answer the user; otherwise answer in plain text.\n\

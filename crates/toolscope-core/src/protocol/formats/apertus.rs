@@ -61,10 +61,10 @@ impl ProtocolSpec for Apertus {
              Think first between {} and {} if it helps. Call a tool only when it helps; \
              otherwise answer in text.\n",
             TOOLS.write(tools),
-            {
-                let (name, example) = prompt::example_call(tools);
-                calls_text(&[(&name, &example)], prompt::args_json)
-            },
+            prompt::example_call(tools, |name, input| calls_text(
+                &[(name, input)],
+                prompt::args_json
+            )),
             INNER.0,
             INNER.1,
         )

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::protocol::Protocol;
+use crate::protocol::span::SpanKind;
 use crate::protocol::tests_support::{every_split_with, tools};
 use crate::tool::ToolSet;
 
@@ -32,6 +33,45 @@ struct Case {
     written: Vec<Writing>,
     /// The protocol `--protocol auto` must pick for the input.
     detected: Option<String>,
+    /// The spans of the input's parse, in order, each with the text it covers.
+    spans: Option<Vec<(SpanKind, String)>>,
+    /// What the protocol's system prompt for the case's tools starts with or holds.
+    prompt: Vec<PromptPiece>,
+}
+
+/// A line of a case's `--- prompt` section.
+#[derive(Debug, PartialEq)]
+enum PromptPiece {
+    /// `starts "text"`: the prompt starts with the text.
+    Starts(String),
+    /// `holds "text"`: the prompt holds the text somewhere.
+    Holds(String),
+}
+
+impl PromptPiece {
+    fn read(line: &str) -> Result<PromptPiece, String> {
+        let (kind, json) = line.split_once(' ').unwrap_or((line, ""));
+        let text = || serde_json::from_str(json).map_err(|e| e.to_string());
+        match kind {
+            "starts" => Ok(PromptPiece::Starts(text()?)),
+            "holds" => Ok(PromptPiece::Holds(text()?)),
+            _ => Err(format!("unknown prompt check {kind:?} (starts, holds)")),
+        }
+    }
+
+    /// Checks the prompt.
+    fn check(&self, prompt: &str) {
+        match self {
+            PromptPiece::Starts(text) => assert!(
+                prompt.starts_with(text.as_str()),
+                "the prompt does not start with {text:?}: {prompt:?}"
+            ),
+            PromptPiece::Holds(text) => assert!(
+                prompt.contains(text.as_str()),
+                "the prompt does not hold {text:?}: {prompt:?}"
+            ),
+        }
+    }
 }
 
 /// A line of a case's `--- written` section: a piece of the input that the protocol's writer
@@ -46,6 +86,8 @@ enum Writing {
     Malformed(String, Value),
     /// `reasoning "text"`: [`Protocol::format_reasoning`].
     Reasoning(String),
+    /// `results [["name", "result"], …]`: [`Protocol::format_results`].
+    Results(Vec<(String, String)>),
 }
 
 impl Writing {
@@ -63,9 +105,10 @@ impl Writing {
                 Writing::Malformed(name, args)
             }
             "reasoning" => Writing::Reasoning(serde_json::from_str(json).map_err(e)?),
+            "results" => Writing::Results(serde_json::from_str(json).map_err(e)?),
             _ => {
                 return Err(format!(
-                    "unknown writer {kind:?} (call, calls, malformed, reasoning)"
+                    "unknown writer {kind:?} (call, calls, malformed, reasoning, results)"
                 ));
             }
         })
@@ -82,6 +125,13 @@ impl Writing {
             }
             Writing::Malformed(name, args) => Some(p.malformed_call(name, args)),
             Writing::Reasoning(text) => p.format_reasoning(text),
+            Writing::Results(results) => {
+                let results: Vec<(&str, &str)> = results
+                    .iter()
+                    .map(|(n, r)| (n.as_str(), r.as_str()))
+                    .collect();
+                Some(p.format_results(&results))
+            }
         }
     }
 }
@@ -220,9 +270,11 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 "errors" => case.errors.is_some(),
                 "written" => !case.written.is_empty(),
                 "detected" => case.detected.is_some(),
+                "spans" => case.spans.is_some(),
+                "prompt" => !case.prompt.is_empty(),
                 _ => {
                     return Err(format!(
-                        "line {m}: unknown section {section:?} (input, reasoning, text, calls, errors, written, detected)"
+                        "line {m}: unknown section {section:?} (input, reasoning, text, calls, errors, written, detected, spans, prompt)"
                     ));
                 }
             };
@@ -244,6 +296,13 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 }
                 _ if json => return Err(format!("line {m}: `{section}` takes no `json`")),
                 "calls" => case.calls = Some(read_calls(body)?),
+                "spans" => case.spans = Some(read_spans(body)?),
+                "prompt" => {
+                    for (n, line) in listed(body) {
+                        case.prompt
+                            .push(PromptPiece::read(line).map_err(|e| format!("line {n}: {e}"))?);
+                    }
+                }
                 "detected" => {
                     let names: Vec<(usize, &str)> = listed(body).collect();
                     let [(_, name)] = names[..] else {
@@ -270,13 +329,28 @@ fn read_cases(text: &str) -> Result<CaseFile, String> {
                 }
             }
         }
-        case.input = input.ok_or(format!("line {n}: case {name:?} has no `--- input`"))?;
+        let no_input = format!("line {n}: case {name:?} has no `--- input`");
+        let asks_of_input = case.reasoning.is_some()
+            || case.text.is_some()
+            || case.calls.is_some()
+            || case.errors.is_some()
+            || !case.written.is_empty()
+            || case.detected.is_some()
+            || case.spans.is_some();
+        // (A case about the prompt alone has no model output to read.)
+        case.input = match input {
+            Some(input) => input,
+            None if !asks_of_input && !case.prompt.is_empty() => String::new(),
+            None => return Err(no_input),
+        };
         if case.reasoning.is_none()
             && case.text.is_none()
             && case.calls.is_none()
             && case.errors.is_none()
             && case.written.is_empty()
             && case.detected.is_none()
+            && case.spans.is_none()
+            && case.prompt.is_empty()
         {
             return Err(format!("line {n}: case {name:?} expects nothing"));
         }
@@ -344,6 +418,34 @@ fn read_calls(body: &[Line]) -> Result<Calls, String> {
     Ok(Calls::These(calls))
 }
 
+/// A `--- spans` body: one span a line, its kind and the text it covers as a JSON string
+/// (`tool-call "<tool_call>…</tool_call>"`).
+fn read_spans(body: &[Line]) -> Result<Vec<(SpanKind, String)>, String> {
+    listed(body)
+        .map(|(n, line)| {
+            let (kind, covered) = line.split_once(' ').unwrap_or((line, ""));
+            let kind = serde_json::from_value(Value::from(kind)).map_err(|_| {
+                format!(
+                    "line {n}: unknown span kind {kind:?} (tool-call, malformed, reasoning, markup)"
+                )
+            })?;
+            let covered = serde_json::from_str(covered)
+                .map_err(|e| format!("line {n}: expected `kind \"covered text\"`: {e}"))?;
+            Ok((kind, covered))
+        })
+        .collect()
+}
+
+/// The spans of the generate path's parse of `input`, each with the text it covers, as a
+/// `--- spans` section writes them.
+fn spans_of(p: &Protocol, tools: &ToolSet, input: &str) -> Vec<(SpanKind, String)> {
+    p.parse_generated(tools, input.as_bytes())
+        .spans
+        .iter()
+        .map(|s| (s.kind, input[s.start..s.end].to_string()))
+        .collect()
+}
+
 /// Runs one case: the parse at every split, checking each section the case states, then what
 /// the writers write and what `--protocol auto` picks.
 fn run_case(p: &Protocol, file: &CaseFile, case: &Case) {
@@ -381,6 +483,22 @@ fn run_case(p: &Protocol, file: &CaseFile, case: &Case) {
             got.errors(&errors);
         }
     }
+    if let Some(want) = &case.spans {
+        let got = spans_of(&p, set, &case.input);
+        // A failure shows the spans there are as the section writes them.
+        let lines: String = got
+            .iter()
+            .map(|(kind, covered)| {
+                let kind = serde_json::to_value(kind).expect("a kind");
+                format!(
+                    "{} {}\n",
+                    kind.as_str().unwrap_or("?"),
+                    Value::from(covered.as_str())
+                )
+            })
+            .collect();
+        assert!(got == *want, "spans of {:?}:\n{lines}", case.input);
+    }
     for writing in &case.written {
         let written = writing.write(&p);
         assert!(
@@ -390,6 +508,12 @@ fn run_case(p: &Protocol, file: &CaseFile, case: &Case) {
             "{writing:?} writes {written:?}, which the input {:?} does not hold",
             case.input
         );
+    }
+    if !case.prompt.is_empty() {
+        let prompt = p.system_prompt(set);
+        for piece in &case.prompt {
+            piece.check(&prompt);
+        }
     }
     if let Some(want) = &case.detected {
         let d = Protocol::detect(set, case.input.as_bytes());
@@ -418,7 +542,7 @@ fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
 
 /// How many cases the case files hold at the least (as many as they held when the format tests
 /// moved into them): a file that loses cases fails here.
-const AT_LEAST: usize = 543;
+const AT_LEAST: usize = 577;
 
 /// Every registered protocol has a case file, and every case of it holds at every split.
 #[test]
@@ -529,6 +653,34 @@ mod tests {
         assert_eq!(file.tools["small"].len(), 1);
         let file = read_cases("=== auto\n--- input\nx\n--- detected\nhermes\n").unwrap();
         assert_eq!(file.cases[0].detected.as_deref(), Some("hermes"));
+        let file = read_cases(
+            "=== p\n--- prompt\nstarts \"# Tools\\n\"\nholds \"<tools>\"\n=== r\n--- input\nx\n--- written\nresults [[\"a\", \"1\"]]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (file.cases[0].input.as_str(), &file.cases[0].prompt[..]),
+            (
+                "",
+                &[
+                    PromptPiece::Starts("# Tools\n".into()),
+                    PromptPiece::Holds("<tools>".into())
+                ][..]
+            )
+        );
+        assert_eq!(
+            file.cases[1].written,
+            [Writing::Results(vec![("a".into(), "1".into())])]
+        );
+        let file =
+            read_cases("=== s\n--- input\nx\n--- spans\ntool-call \"<a>\"\n\nmarkup \"\\n\"\n")
+                .unwrap();
+        assert_eq!(
+            file.cases[0].spans,
+            Some(vec![
+                (SpanKind::ToolCall, "<a>".to_string()),
+                (SpanKind::Markup, "\n".to_string()),
+            ])
+        );
     }
 
     #[test]
@@ -582,6 +734,22 @@ mod tests {
             (
                 "=== a\n--- input\nx\n--- detected\nno-such-protocol\n",
                 "line 4: unknown protocol",
+            ),
+            (
+                "=== a\n--- input\nx\n--- spans\ncall \"x\"\n",
+                "line 5: unknown span kind",
+            ),
+            (
+                "=== a\n--- prompt\nbegins \"x\"\n",
+                "line 3: unknown prompt check",
+            ),
+            (
+                "=== a\n--- prompt\nholds \"x\"\n--- text\nx\n",
+                "line 1: case \"a\" has no `--- input`",
+            ),
+            (
+                "=== a\n--- input\nx\n--- spans\nmarkup x\n",
+                "line 5: expected `kind \"covered text\"`",
             ),
         ] {
             let e = read_cases(text).expect_err(text);

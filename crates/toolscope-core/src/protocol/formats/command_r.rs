@@ -175,49 +175,9 @@ impl ProtocolSpec for CommandR {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tests_support::prelude::*;
 
     /// The protocol under test.
     const P: Protocol = Protocol::of(&CommandR);
-
-    /// The markers around the answer (`<|START_RESPONSE|>` in Command R7B and Command A,
-    /// `<|START_TEXT|>` in the later Command A models) are format, under markup spans: nothing
-    /// is lost. (The parses: the case file.)
-    #[test]
-    fn the_answer_markers_are_markup() {
-        for text in [
-            "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>",
-            "<|START_TEXT|>It is sunny.<|END_TEXT|>",
-            "<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>Hi there.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
-        ] {
-            let parsed = P.parse_generated(&tools(), text.as_bytes());
-            for marker in [
-                "<|START_RESPONSE|>",
-                "<|END_RESPONSE|>",
-                "<|START_TEXT|>",
-                "<|END_TEXT|>",
-            ] {
-                if let Some(at) = text.find(marker) {
-                    assert!(
-                        parsed.spans.iter().any(|s| s.kind == SpanKind::Markup
-                            && s.start <= at
-                            && at + marker.len() <= s.end),
-                        "{marker} in {text}"
-                    );
-                }
-            }
-        }
-    }
-
-    /// A Command A action block and Command R+'s fenced action are each one call span.
-    #[test]
-    fn an_action_is_one_span() {
-        let one = "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
-        assert_eq!(spans(&P, one), [(SpanKind::ToolCall, one)]);
-        let text = "I will look it up.\nAction: ```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\", \"days\": 2}\n    }\n]\n```";
-        let action = &text[text.find("Action:").unwrap()..];
-        assert_eq!(spans(&P, text), [(SpanKind::ToolCall, action)]);
-    }
 
     #[test]
     fn results_carry_their_call_ids() {

@@ -84,21 +84,38 @@ fn block(name: &str, _index: usize, args: &str) -> String {
     format!("{CALL_BEGIN}{FUNCTION}{SEP}{name}\n{FENCE_JSON}\n{args}\n{FENCE}{CALL_END}")
 }
 
+/// The card of a DeepSeek format, named `name`, for the models `families`, its parser named
+/// `servers` by the inference servers: the family's end-of-sentence token and its reasoning in
+/// `<think>` … `</think>`.
+pub(super) const fn deepseek_card(
+    name: &'static str,
+    families: &'static str,
+    servers: &'static [(&'static str, &'static str)],
+) -> Card {
+    Card {
+        servers,
+        end_tokens: &["<｜end▁of▁sentence｜>"],
+        reasoning: Reasoning::THINK,
+        ..Card::new(name, families)
+    }
+}
+
 /// `deepseek-v3`.
 pub(crate) static DEEPSEEK_V3: Sectioned = Sectioned {
     card: Card {
-        servers: &[
-            vllm("deepseek_v3"),
-            sglang("deepseekv3"),
-            llama_cpp("DeepSeek R1"),
-        ],
-        end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>",
             "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
         ],
-        reasoning: Reasoning::THINK,
-        ..Card::new("deepseek-v3", "DeepSeek R1, V3")
+        ..deepseek_card(
+            "deepseek-v3",
+            "DeepSeek R1, V3",
+            &[
+                vllm("deepseek_v3"),
+                sglang("deepseekv3"),
+                llama_cpp("DeepSeek R1"),
+            ],
+        )
     },
     syntax: &SYNTAX,
     block,

@@ -12,12 +12,12 @@
 //! JSON Schema each.
 
 use super::deepseek_v3::{
-    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP,
+    CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, OUTPUT_BEGIN, OUTPUT_END, SEP, deepseek_card,
 };
 use super::sections::{SectionResults, Sectioned};
 use crate::protocol::scan::framed::{ArgsBegin, FramedSyntax, Header};
 use crate::protocol::spec::server::{llama_cpp, sglang, vllm};
-use crate::protocol::spec::{Card, Reasoning, ResultWrap, read_markdown_tools_prompt};
+use crate::protocol::spec::{ResultWrap, read_markdown_tools_prompt};
 use crate::protocol::text::prompt;
 
 static SYNTAX: FramedSyntax = FramedSyntax {
@@ -41,16 +41,15 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 
 /// `deepseek-v3.1`.
 pub(crate) static DEEPSEEK_V31: Sectioned = Sectioned {
-    card: Card {
-        servers: &[
+    card: deepseek_card(
+        "deepseek-v3.1",
+        "DeepSeek V3.1",
+        &[
             vllm("deepseek_v31"),
             sglang("deepseekv31"),
             llama_cpp("DeepSeek V3.1"),
         ],
-        end_tokens: &["<｜end▁of▁sentence｜>"],
-        reasoning: Reasoning::THINK,
-        ..Card::new("deepseek-v3.1", "DeepSeek V3.1")
-    },
+    ),
     syntax: &SYNTAX,
     block,
     // Parallel calls are chained, nothing between them.
@@ -68,18 +67,6 @@ mod tests {
 
     /// The protocol under test.
     const P: Protocol = Protocol::of(&DEEPSEEK_V31);
-
-    /// The call's span is the section, without the text around it.
-    #[test]
-    fn the_call_span_is_the_section() {
-        let text = format!(
-            "Let me check.{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{\"city\": \"Paris\", \"days\": \"3\"}}{CALL_END}{CALLS_END} Done."
-        );
-        assert_eq!(
-            spans(&P, &text)[0],
-            (SpanKind::ToolCall, &text[13..text.len() - 6])
-        );
-    }
 
     #[test]
     fn parallel_calls_chain_in_one_section_and_results_in_blocks() {

@@ -87,8 +87,7 @@ const CARD: Card = Card {
 impl ProtocolSpec for Functionary {
     card_methods!(CARD);
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         format!(
             "{INTRO}{}\n\n\
              Start every message with >>> and a recipient. To call a function, the recipient is its name, then a \
@@ -96,7 +95,7 @@ impl ProtocolSpec for Functionary {
              To write to the user, the recipient is all, then a newline and your text:\n>>>all\nYour answer.\n\
              Several calls are several such messages one after another. Call functions only when they help.\n",
             namespace(tools),
-            call(&name, &prompt::args_json(&example))
+            prompt::example_call(tools, |name, input| self.format_call(p, name, input))
         )
     }
 

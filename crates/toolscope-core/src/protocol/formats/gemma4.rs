@@ -90,7 +90,6 @@ impl ProtocolSpec for Gemma4 {
         if !s.is_empty() {
             s.push_str("\n\n");
         }
-        let (name, example) = prompt::example_call(tools);
         s.push_str(&format!(
             "To call a tool, write {OPEN}{CALL}NAME{{ARGUMENTS}}{CLOSE}. The arguments are \
              key:value pairs separated by commas, with bare keys: strings between {QUOTE} and \
@@ -99,7 +98,7 @@ impl ProtocolSpec for Gemma4 {
              For several calls, write one block after the other. Each result comes back as \
              {RESPONSE_OPEN}NAME{{value:{QUOTE}…{QUOTE}}}{RESPONSE_CLOSE}. Call tools only when \
              they help; otherwise answer in text.\n",
-            format_call(&name, &example)
+            prompt::example_call(tools, format_call)
         ));
         s
     }
@@ -357,35 +356,17 @@ mod tests {
     /// The protocol under test.
     const P: Protocol = Protocol::of(&Gemma4);
 
+    /// The writers write as the model does. (The parses and the spans: the case file.)
     #[test]
-    fn one_call_as_the_model_writes_it() {
-        let text = "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>";
+    fn the_writers_write_as_the_model_does() {
         assert_eq!(
             P.format_call("get_weather", &json!({"days": 3, "city": "Paris"})),
-            text
+            "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>"
         );
-        let parsed = P.parse_generated(&tools(), text.as_bytes());
-        // The call, then the block's close: spans that cover the markup end to end.
-        assert!(parsed.spans.iter().all(|s| s.kind == SpanKind::ToolCall));
-        assert_eq!(parsed.spans[0].start, 0);
-        assert!(parsed.spans.windows(2).all(|w| w[0].end == w[1].start));
-        assert_eq!(parsed.spans.last().unwrap().end, text.len());
-    }
-
-    #[test]
-    fn several_calls_in_one_block_are_call_spans() {
-        for sep in ["", "\n", ", ", " "] {
-            let text = format!(
-                "<|tool_call>call:get_weather{{city:<|\"|>Rome<|\"|>}}{sep}call:search{{query:<|\"|>rain<|\"|>}}<tool_call|>"
-            );
-            let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
-            assert!(spans.iter().all(|s| s.kind == SpanKind::ToolCall));
-            assert_eq!(spans.last().unwrap().end, text.len());
-        }
-    }
-
-    #[test]
-    fn reasoning_is_written_in_the_thought_channel() {
+        assert_eq!(
+            P.malformed_call("get_weather", &json!({"city": "Paris"})),
+            "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,oops:}<tool_call|>"
+        );
         assert_eq!(
             P.format_reasoning("hm").as_deref(),
             Some("<|channel>thought\nhm<channel|>")
@@ -422,31 +403,6 @@ mod tests {
     }
 
     #[test]
-    fn malformed_markup_is_a_malformed_span() {
-        let bad = P.malformed_call("get_weather", &json!({"city": "Paris"}));
-        assert_eq!(
-            bad,
-            "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,oops:}<tool_call|>"
-        );
-        for text in [
-            bad.as_str(),
-            "<|tool_call><tool_call|>",
-            "<|tool_call>{\"name\": \"get_weather\"}<tool_call|>",
-            "<|tool_call>call:{{ tc.name }}{city:1}<tool_call|>",
-            "<|tool_call>call:get_weather{city:<|\"|>a<|\"|> days:3}<tool_call|>",
-            "<|tool_call>call:get_weather{city:x<y}<tool_call|>",
-            "<|tool_call>call:get_weather{city:[1}]}<tool_call|>",
-            "<|tool_call>call:get_weather{:1}<tool_call|>",
-        ] {
-            let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
-            assert!(
-                spans.iter().all(|s| s.kind == SpanKind::Malformed),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
     fn deep_nesting_is_reported_not_a_crash() {
         let deep = format!(
             "<|tool_call>call:search{{query:{}1{}}}<tool_call|>",
@@ -474,17 +430,6 @@ mod tests {
         parser.finish(&mut out);
         assert!(out.iter().any(|p| matches!(p, Part::Error(_))));
         assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
-    }
-
-    /// A tool's name and `{` right after `call:` is a call; its span runs to the stray close.
-    #[test]
-    fn call_without_the_opening_token_is_spanned_to_its_close() {
-        let text = "Sure. call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|> Done.";
-        let spans = P.parse_generated(&tools(), text.as_bytes()).spans;
-        assert_eq!(
-            &text[spans[0].start..spans.last().unwrap().end],
-            "call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>"
-        );
     }
 
     #[test]

@@ -298,7 +298,6 @@ const FLASH_FORMAT: &str = "<tool_call>{function-name}>{arguments-json}</tool_ca
 
 /// GLM-5.3-Flash's system prompt: the tool lines, then the JSON call form.
 fn flash_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          For each function call, output the function name, a >, then the arguments as one JSON object, within \
@@ -307,7 +306,7 @@ fn flash_prompt(tools: &ToolSet) -> String {
          Write one <tool_call> element per call. Call a tool only when it helps; otherwise answer in text. Each \
          result comes back in a <tool_response> element.\n",
         GLM_TOOLS.write(tools),
-        flash_call(&name, &example)
+        prompt::example_call(tools, flash_call)
     )
 }
 
@@ -413,13 +412,15 @@ pub(crate) static SOLAR_OPEN: Glm = Glm {
 /// checkpoint's suffix (`<tool_call:6124c78e>`), reasoning in `<think:SUFFIX>`. The parser
 /// learns the suffix from the first marker (and says so); `--marker-suffix` sets it.
 pub(crate) static HY_V4: Glm = Glm {
+    // HY3's card (the family's end tokens), with its own names and reasoning.
     card: Card {
+        name: "hy-v4",
         aliases: &["hy4"],
+        families: "Tencent HY v4",
         servers: &[vllm("hy_v4")],
-        end_tokens: HY_END_TOKENS,
         // Stems: a suffix and `>` complete them.
         reasoning: Reasoning::between("<think:", "</think:"),
-        ..Card::new("hy-v4", "Tencent HY v4")
+        ..HY_V3.card
     },
     marks: Marks {
         block: ("<tool_calls>", "</tool_calls>"),
@@ -427,15 +428,12 @@ pub(crate) static HY_V4: Glm = Glm {
         tools: HY_TOOLS,
         ..glm_marks("")
     },
+    // HY3's markup without `<tool_sep>`.
     dialect: &Dialect {
-        blocks: &[BlockTag {
-            open: "<tool_calls",
-            close: "</tool_calls",
-        }],
-        suffixed: true,
+        name_sep: None,
         function_shown: "<tool_call:…>NAME",
         parameter_shown: "<arg_key:…>…</arg_key:…><arg_value:…>…</arg_value:…>",
-        ..GLM_DIALECT
+        ..HY3_DIALECT
     },
     gap: " ",
     ..GLM_45
@@ -593,7 +591,6 @@ impl Glm {
 
     fn system_prompt(&self, tools: &ToolSet, sfx: Option<&str>) -> String {
         let m = &self.marks;
-        let (name, example) = prompt::example_call(tools);
         let call = Self::m(m.call, sfx);
         let block = if m.block.0.is_empty() {
             format!("Write one {call} element per call.")
@@ -612,7 +609,7 @@ impl Glm {
              Call a tool only when it helps; otherwise answer in text. Each result comes back in a {} element.\n",
             m.tools.write(tools),
             self.skeleton(sfx),
-            self.calls(&[(&name, &example)], sfx),
+            prompt::example_call(tools, |name, input| self.calls(&[(name, input)], sfx)),
             if self.json_values {
                 JSON_VALUES_RULE
             } else {

@@ -132,18 +132,17 @@ impl ProtocolSpec for Harmony {
 
     /// The developer message of the gpt-oss template: the channel rule of its system message,
     /// then `# Tools` / `## functions` and the TypeScript-like namespace.
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         let mut s = String::from(
             "# Valid channels: analysis, commentary, final. Channel must be included for every message.\n\
              Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n## functions\n\n",
         );
         s.push_str(&namespace(tools));
-        let (name, example) = prompt::example_call(tools);
         s.push_str(&format!(
             "\n\nTo call a tool, write a message to it on the commentary channel, with its arguments as one JSON object, \
              for example:\n{}\nFor several calls, write one such message after the other. Call tools only when they help; \
              otherwise answer in the final channel.\n",
-            call(&name, &prompt::args_json(&example))
+            prompt::example_call(tools, |name, input| self.format_call(p, name, input))
         ));
         s
     }

@@ -399,8 +399,7 @@ const CARD: Card = Card {
 impl ProtocolSpec for Inkling {
     card_methods!(CARD);
 
-    fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
+    fn system_prompt(&self, p: &Protocol, tools: &ToolSet) -> String {
         format!(
             "You can call these tools, one JSON object a line:\n{}\n\n\
              To call a tool, write a model message whose content is the call as JSON, with the tool's \"name\" \
@@ -408,7 +407,7 @@ impl ProtocolSpec for Inkling {
              Several calls are several such messages. Each result comes back in a {TOOL} message. Call a tool \
              only when it helps; otherwise answer in a text message.\n",
             TOOLS.write(tools),
-            call(&name, &prompt::args_json(&example))
+            prompt::example_call(tools, |name, input| self.format_call(p, name, input))
         )
     }
 
@@ -440,42 +439,5 @@ impl ProtocolSpec for Inkling {
 
     fn format_reasoning(&self, _: &Protocol, text: &str) -> Option<String> {
         Some(format!("{MODEL}{THINKING}{text}{END}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::tests_support::prelude::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&Inkling);
-
-    /// A block's tokens are format (markup spans) and a thinking block's content alone is the
-    /// reasoning span, also when the output ends right after its opener.
-    #[test]
-    fn a_thinking_blocks_tokens_are_markup_and_its_content_reasoning() {
-        use crate::protocol::span::{Span, SpanKind::*};
-        let spans = |t: &str| {
-            let mut sp = P.stream_parser(&tools());
-            let mut out = Vec::new();
-            sp.push(t.as_bytes(), &mut out);
-            sp.finish(&mut out);
-            sp.spans().to_vec()
-        };
-        let span = |start, end, kind| Span { start, end, kind };
-        let open = MODEL.len() + THINKING.len();
-        assert_eq!(
-            spans("a<|message_model|><|content_thinking|>x<|end_message|>b"),
-            [
-                span(1, 1 + open, Markup),
-                span(1 + open, 2 + open, Reasoning),
-                span(2 + open, 2 + open + END.len(), Markup)
-            ]
-        );
-        assert_eq!(
-            spans("a<|message_model|><|content_thinking|>"),
-            [span(1, 1 + open, Markup)]
-        );
     }
 }

@@ -75,6 +75,7 @@
 
 use serde_json::Value;
 
+use super::deepseek_v3::deepseek_card;
 use crate::protocol::scan::forked::{Branch, Forked, always};
 use crate::protocol::scan::framed::{ArgsBegin, FramedScanner, FramedSyntax};
 use crate::protocol::scan::json_calls::{JsonScanner, JsonScannerConfig};
@@ -177,14 +178,6 @@ const DSML_TOOLS: ToolList = ToolList::plain(
 const DSML: Invoke = Invoke {
     card: Card {
         aliases: &["deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"],
-        servers: &[
-            vllm("deepseek_v32"),
-            vllm("deepseek_v4"),
-            vllm("deepseek_v41"),
-            sglang("deepseekv32"),
-            sglang("deepseekv4"),
-        ],
-        end_tokens: &["<｜end▁of▁sentence｜>"],
         markers: &[
             "<｜DSML｜function_calls>",
             "<｜DSML｜tool_calls>",
@@ -197,8 +190,17 @@ const DSML: Invoke = Invoke {
             "<|DSML| calls>",
             "<|DSML| invoke name=",
         ],
-        reasoning: Reasoning::THINK,
-        ..Card::new("deepseek-dsml", "DeepSeek V3.2, V4, V4.1")
+        ..deepseek_card(
+            "deepseek-dsml",
+            "DeepSeek V3.2, V4, V4.1",
+            &[
+                vllm("deepseek_v32"),
+                vllm("deepseek_v4"),
+                vllm("deepseek_v41"),
+                sglang("deepseekv32"),
+                sglang("deepseekv4"),
+            ],
+        )
     },
     block: ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     prefix: "｜DSML｜",
@@ -220,7 +222,6 @@ pub(crate) static DEEPSEEK_DSML: Invoke = DSML;
 
 /// The prompt of DSML's structure under its prefix (DeepSeek's, GigaChat's).
 fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     let (open, close) = member.block;
     let p = member.prefix;
     format!(
@@ -235,7 +236,7 @@ fn dsml_style_prompt(member: &Invoke, tools: &ToolSet) -> String {
          block are calls made together. For example:\n{}\n\n\
          Results come back in {}, one {} per call.\n\n\
          {}\n",
-        member.invokes(&[(&name, &example)]),
+        prompt::example_call(tools, |name, input| member.invokes(&[(name, input)])),
         member.results.map_or("", |r| r.0),
         member.result.0,
         member.tools.write(tools),
@@ -246,11 +247,14 @@ fn dsml_prompt(tools: &ToolSet) -> String {
     dsml_style_prompt(&DEEPSEEK_DSML, tools)
 }
 
+/// The markers of GigaChat 3's and 3.1's calls, which `--protocol auto` knows them by too.
+const GIGACHAT3_CALL: &str = "function call<|role_sep|>";
+const GIGACHAT31_CALL: &str = "<|function_call|>";
+
 /// GigaChat 3's and 3.1's calls: a marker, then one JSON call envelope.
-static GIGACHAT3: FramedSyntax =
-    FramedSyntax::new("function call<|role_sep|>", &[ArgsBegin::Object]);
+static GIGACHAT3: FramedSyntax = FramedSyntax::new(GIGACHAT3_CALL, &[ArgsBegin::Object]);
 static GIGACHAT31: FramedSyntax = FramedSyntax {
-    call_begin: "<|function_call|>",
+    call_begin: GIGACHAT31_CALL,
     ..GIGACHAT3
 };
 
@@ -275,8 +279,8 @@ pub(crate) static GIGACHAT: Invoke = Invoke {
         markers: &[
             "<｜GCML｜tool_calls>",
             "<｜GCML｜invoke name=",
-            "<|function_call|>",
-            "function call<|role_sep|>",
+            GIGACHAT31_CALL,
+            GIGACHAT3_CALL,
         ],
         ..Card::new("gigachat", "GigaChat 3, 3.1, 3.5")
     },
@@ -346,7 +350,6 @@ pub(crate) static STEP3: Invoke = Invoke {
 };
 
 fn step3_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call tools, write them in one block, each call framed and written as steptml markup:\n\
@@ -356,7 +359,7 @@ fn step3_prompt(tools: &ToolSet) -> String {
          Write text values as they are and numbers, booleans, arrays and objects as JSON. Several \
          framed calls in one block are calls made together.\n",
         STEP3.tools.write(tools),
-        STEP3.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| STEP3.invokes(&[(name, input)]))
     )
 }
 
@@ -410,7 +413,6 @@ pub(crate) static DOTS: Invoke = Invoke {
 };
 
 fn dots_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call tools, write a <dots_function_call> block:\n\
@@ -420,7 +422,7 @@ fn dots_prompt(tools: &ToolSet) -> String {
          <invoke> elements in one block are calls made together. Results come back in a tool turn, \
          each in a <response> element.\n",
         MINIMAX_TOOLS.write(tools),
-        DOTS.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| DOTS.invokes(&[(name, input)]))
     )
 }
 
@@ -466,7 +468,6 @@ pub(crate) static MINICPM5: Invoke = Invoke {
 };
 
 fn minicpm_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\n\
          To call a function, write one <function> element per call:\n\
@@ -475,7 +476,7 @@ fn minicpm_prompt(tools: &ToolSet) -> String {
          Write text values as they are (a value with markup in it inside <![CDATA[ … ]]>) and \
          numbers, booleans, arrays and objects as JSON. Results come back in <tool_response>.\n",
         MINICPM5.tools.write(tools),
-        MINICPM5.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| MINICPM5.invokes(&[(name, input)]))
     )
 }
 
@@ -521,7 +522,6 @@ const MINIMAX: Invoke = Invoke {
 pub(crate) static MINIMAX_M2: Invoke = MINIMAX;
 
 fn minimax_prompt(tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     let (open, close) = MINIMAX_M2.block;
     format!(
         "{}\n\n\
@@ -533,7 +533,7 @@ fn minimax_prompt(tools: &ToolSet) -> String {
          <invoke> elements in one block are calls made together. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn, each in a <response> element.\n",
         MINIMAX_TOOLS.write(tools),
-        MINIMAX_M2.invokes(&[(&name, &example)])
+        prompt::example_call(tools, |name, input| MINIMAX_M2.invokes(&[(name, input)]))
     )
 }
 

@@ -73,23 +73,49 @@ const fn array_after(open: &'static str, close: Option<&'static str>) -> FramedS
     }
 }
 
-/// `functools`.
+impl JsonArray {
+    /// A member with this card, syntax, prompt and tool list markers, as most are: its models
+    /// reason in `<think>` … `</think>` (every member's do), its open marker is a special token
+    /// the engine leaves out of the text, any prompt with its list of tools is its own, and it
+    /// writes nothing around the calls.
+    const fn member(
+        card: Card,
+        syntax: &'static FramedSyntax,
+        prompt: fn(&ToolSet) -> String,
+        tools: (&'static str, &'static str),
+    ) -> JsonArray {
+        JsonArray {
+            card: Card {
+                reasoning: Reasoning::THINK,
+                ..card
+            },
+            syntax,
+            stripped_opener: true,
+            prompt,
+            tools,
+            prompt_sign: None,
+            answer: None,
+        }
+    }
+}
+
+/// `functools` (Phi-4-mini-reasoning thinks in `<think>` … `</think>`). Its marker is a plain
+/// word, kept with the call.
 pub(crate) static FUNCTOOLS: JsonArray = JsonArray {
-    card: Card {
-        servers: &[vllm("phi4_mini_json"), llama_cpp("FireFunction v2")],
-        end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
-        // Phi-4-mini-reasoning thinks in `<think>` … `</think>`.
-        markers: &["functools ["],
-        reasoning: Reasoning::THINK,
-        results: ResultWrap::between("<|tool_response|>", "<|/tool_response|>"),
-        ..Card::new("functools", "Phi-4-mini, FireFunction v2")
-    },
-    syntax: &array_after("functools", None),
     stripped_opener: false,
-    prompt: functools_prompt,
-    tools: ("<|tool|>", "<|/tool|>"),
     prompt_sign: Some("functools["),
-    answer: None,
+    ..JsonArray::member(
+        Card {
+            servers: &[vllm("phi4_mini_json"), llama_cpp("FireFunction v2")],
+            end_tokens: &["<|end|>", "<|endoftext|>", "<|eot_id|>"],
+            markers: &["functools ["],
+            results: ResultWrap::between("<|tool_response|>", "<|/tool_response|>"),
+            ..Card::new("functools", "Phi-4-mini, FireFunction v2")
+        },
+        &array_after("functools", None),
+        functools_prompt,
+        ("<|tool|>", "<|/tool|>"),
+    )
 };
 
 fn functools_prompt(tools: &ToolSet) -> String {
@@ -106,56 +132,53 @@ fn functools_prompt(tools: &ToolSet) -> String {
 
 /// `nemotron`. Nano v2's template ends a turn with `<SPECIAL_12>`; its tokenizer's end of
 /// sequence is `</s>`.
-pub(crate) static NEMOTRON: JsonArray = JsonArray {
-    card: Card {
+pub(crate) static NEMOTRON: JsonArray = JsonArray::member(
+    Card {
         servers: &[llama_cpp("Nemotron V2")],
         end_tokens: &["<SPECIAL_12>", "</s>"],
         markers: &["<TOOLCALL>"],
-        reasoning: Reasoning::THINK,
-        results: ResultWrap::between("<TOOL_RESPONSE>", "</TOOL_RESPONSE>"),
+        results: NEMOTRON_RESULTS,
         ..Card::new("nemotron", "Nemotron Nano v2 (9B, 12B)")
     },
-    syntax: &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
-    stripped_opener: true,
-    prompt: nemotron_prompt,
-    tools: ("<AVAILABLE_TOOLS>", "</AVAILABLE_TOOLS>"),
-    prompt_sign: None,
-    answer: None,
-};
+    &array_after("<TOOLCALL>", Some("</TOOLCALL>")),
+    nemotron_prompt,
+    (NEMOTRON_TOOLS, "</AVAILABLE_TOOLS>"),
+);
+
+const NEMOTRON_TOOLS: &str = "<AVAILABLE_TOOLS>";
+/// Each result between the markers, which the prompt names.
+const NEMOTRON_RESULTS: ResultWrap = ResultWrap::between("<TOOL_RESPONSE>", "</TOOL_RESPONSE>");
 
 fn nemotron_prompt(tools: &ToolSet) -> String {
     format!(
-        "You can use the tools below, given as a JSON list.\n<AVAILABLE_TOOLS>{}</AVAILABLE_TOOLS>\n\n\
+        "You can use the tools below, given as a JSON list.\n{NEMOTRON_TOOLS}{}</AVAILABLE_TOOLS>\n\n\
          To call tools, write <TOOLCALL> followed by a JSON list of calls, each an object with the tool's \
          \"name\" and its \"arguments\", and close with </TOOLCALL>. Several calls go in the one list. \
-         Results come back between <TOOL_RESPONSE> and </TOOL_RESPONSE>. Call a tool only when it helps; \
-         otherwise answer in text.\n",
-        prompt::json_tools(tools, false)
+         Results come back between {} and {}. Call a tool only when it helps; otherwise answer in text.\n",
+        prompt::json_tools(tools, false),
+        NEMOTRON_RESULTS.begin,
+        NEMOTRON_RESULTS.end,
     )
 }
 
 const GRANITE_TOOLS: &str = "<|start_of_role|>available_tools<|end_of_role|>";
 
 /// `granite`.
-pub(crate) static GRANITE: JsonArray = JsonArray {
-    card: Card {
+pub(crate) static GRANITE: JsonArray = JsonArray::member(
+    Card {
         servers: &[vllm("granite"), llama_cpp("Granite")],
         end_tokens: &["<|end_of_text|>"],
         markers: &["<|tool_call|>"],
-        reasoning: Reasoning::THINK,
         results: ResultWrap::between(
             "<|start_of_role|>tool_response<|end_of_role|>",
             "<|end_of_text|>",
         ),
         ..Card::new("granite", "Granite 3.0–3.3")
     },
-    syntax: &array_after("<|tool_call|>", None),
-    stripped_opener: true,
-    prompt: granite_prompt,
-    tools: (GRANITE_TOOLS, "<|end_of_text|>"),
-    prompt_sign: None,
-    answer: None,
-};
+    &array_after("<|tool_call|>", None),
+    granite_prompt,
+    (GRANITE_TOOLS, "<|end_of_text|>"),
+);
 
 fn granite_prompt(tools: &ToolSet) -> String {
     format!(
@@ -167,24 +190,19 @@ fn granite_prompt(tools: &ToolSet) -> String {
     )
 }
 
-/// `jamba`.
-pub(crate) static JAMBA: JsonArray = JsonArray {
-    card: Card {
+/// `jamba` (Jamba Reasoning thinks in `<think>` … `</think>`).
+pub(crate) static JAMBA: JsonArray = JsonArray::member(
+    Card {
         servers: &[vllm("jamba")],
         end_tokens: &["<|eom|>"],
         markers: &["<tool_calls> ["],
-        // Jamba Reasoning thinks in `<think>` … `</think>`.
-        reasoning: Reasoning::THINK,
         results: ResultWrap::between("<tool_output>", "</tool_output>"),
         ..Card::new("jamba", "AI21 Jamba 1.5, 1.6, 1.7")
     },
-    syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
-    stripped_opener: true,
-    prompt: jamba_prompt,
-    tools: (JAMBA_TOOLS, "\n\n## Calling tools"),
-    prompt_sign: None,
-    answer: None,
-};
+    &array_after("<tool_calls>", Some("</tool_calls>")),
+    jamba_prompt,
+    (JAMBA_TOOLS, "\n\n## Calling tools"),
+);
 
 const JAMBA_TOOLS: &str =
     "# Tools\n\n## Functions\n\nYou have access to the following functions:\n";
@@ -203,25 +221,26 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 
 /// `hunyuan`. A13B's tokenizer ends a turn with `<|eos|>`.
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
-    card: Card {
-        aliases: &["hunyuan-a13b"],
-        servers: &[vllm("hunyuan_a13b"), sglang("hunyuan")],
-        end_tokens: &["<answer>", "</answer>", "<|eos|>"],
-        // The answer marker before the calls tells it from jamba's same array (whose marker,
-        // declared by both, goes to jamba where nothing else tells).
-        markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
-        reasoning: Reasoning::THINK,
-        // The template's assistant prefix, format where the answer begins.
-        lead: &["助手："],
-        results: ResultWrap::between("<tool_response>", "</tool_response>"),
-        ..Card::new("hunyuan", "Hunyuan-A13B")
-    },
-    syntax: &array_after("<tool_calls>", Some("</tool_calls>")),
-    stripped_opener: true,
-    prompt: hunyuan_prompt,
-    tools: (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     prompt_sign: Some("<answer>"),
     answer: Some(("<answer>", "</answer>")),
+    ..JsonArray::member(
+        Card {
+            aliases: &["hunyuan-a13b"],
+            servers: &[vllm("hunyuan_a13b"), sglang("hunyuan")],
+            end_tokens: &["<answer>", "</answer>", "<|eos|>"],
+            // The answer marker before the calls tells it from jamba's same array (whose marker,
+            // declared by both, goes to jamba where nothing else tells).
+            markers: &["<answer> <tool_calls> [", "<tool_calls> ["],
+            // The template's assistant prefix, format where the answer begins.
+            lead: &["助手："],
+            results: ResultWrap::between("<tool_response>", "</tool_response>"),
+            ..Card::new("hunyuan", "Hunyuan-A13B")
+        },
+        // Jamba's array, inside the answer.
+        JAMBA.syntax,
+        hunyuan_prompt,
+        (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
+    )
 };
 
 const HUNYUAN_TOOLS: &str = "你是一个函数调用助手。你可以使用以下函数（JSON 列表）：\n";

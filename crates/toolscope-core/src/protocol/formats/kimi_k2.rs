@@ -110,8 +110,6 @@ fn system_prompt(tools: &ToolSet) -> String {
             }})
         })
         .collect();
-    let (name, example) = prompt::example_call(tools);
-    let example = prompt::args_json(&example);
     format!(
         "{}{}{}\n\n\
          To call tools, write one section with one block per call:\n\
@@ -125,7 +123,11 @@ fn system_prompt(tools: &ToolSet) -> String {
         Value::Array(list),
         DECLARE.1,
         SECTION.0,
-        block(&name, 0, &example),
+        prompt::example_call(tools, |name, input| block(
+            name,
+            0,
+            &prompt::args_json(input)
+        )),
         SECTION.1,
     )
 }

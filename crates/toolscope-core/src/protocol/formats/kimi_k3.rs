@@ -87,27 +87,23 @@ const THINK_SPELLINGS: &[&str] = &[
     " think <|sep|>",
 ];
 
-pub(crate) struct KimiK3 {
-    card: Card,
-}
-
 /// `kimi-k3`.
-pub(crate) static KIMI_K3: KimiK3 = KimiK3 {
-    card: Card {
-        servers: &[vllm("kimi_k3"), sglang("kimi_k3")],
-        end_tokens: &[
-            "<|open|>response<|sep|>",
-            "<|close|>response<|sep|>",
-            "<|open|> response <|sep|>",
-            "<|close|> response <|sep|>",
-            MESSAGE_CLOSE,
-            "<|close|> message <|sep|>",
-            END_OF_MSG,
-        ],
-        markers: &["<|open|> tools <|sep|>", "<|open|> call tool="],
-        reasoning: Reasoning::between(THINK.0, THINK.1),
-        ..Card::new("kimi-k3", "Kimi K3")
-    },
+pub(crate) struct KimiK3;
+
+const CARD: Card = Card {
+    servers: &[vllm("kimi_k3"), sglang("kimi_k3")],
+    end_tokens: &[
+        "<|open|>response<|sep|>",
+        "<|close|>response<|sep|>",
+        "<|open|> response <|sep|>",
+        "<|close|> response <|sep|>",
+        MESSAGE_CLOSE,
+        "<|close|> message <|sep|>",
+        END_OF_MSG,
+    ],
+    markers: &["<|open|> tools <|sep|>", "<|open|> call tool="],
+    reasoning: Reasoning::between(THINK.0, THINK.1),
+    ..Card::new("kimi-k3", "Kimi K3")
 };
 
 /// An attribute's value as XTML writes it: `&` and `"` as entities.
@@ -167,10 +163,9 @@ fn result(name: &str, index: usize, result: &str) -> String {
 }
 
 impl ProtocolSpec for KimiK3 {
-    card_methods!();
+    card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\n\
              To call tools, write one tools block after your response, one call element per \
@@ -185,7 +180,7 @@ impl ProtocolSpec for KimiK3 {
              back in a tool message with the tool's name and the call's index. Call tools only \
              when they help; otherwise answer in text.\n",
             DECLARE.write(tools),
-            calls(&[(&name, &example)]),
+            prompt::example_call(tools, |name, input| calls(&[(name, input)])),
         )
     }
 
@@ -235,71 +230,5 @@ impl ProtocolSpec for KimiK3 {
              type=\"string\"<|sep|>{value}<|close|>argument<|sep|><|close|>call<|sep|>{TOOLS_CLOSE}",
             attr(&key)
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::tests_support::prelude::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&KIMI_K3);
-
-    #[test]
-    fn entities_in_attributes_are_decoded_and_typed_values_are_json() {
-        let tools = one_tool(
-            "note",
-            json!({"type": "object", "properties": {
-                "a&b \"c\"": {"type": "string"},
-                "opts": {"type": "object"},
-                "tags": {"type": "array"}
-            }}),
-        );
-        let text = format!(
-            "{TOOLS_OPEN}<|open|>call tool=\"note\" index=\"1\"<|sep|>\
-             <|open|>argument key=\"a&amp;b &quot;c&quot;\" type=\"string\"<|sep|>x<|close|>argument<|sep|>\
-             <|open|>argument key=\"opts\" type=\"object\"<|sep|>{{\"a\": [1, true]}}<|close|>argument<|sep|>\
-             <|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"x\", 2]<|close|>argument<|sep|>\
-             <|close|>call<|sep|>{TOOLS_CLOSE}"
-        );
-        let c = whole(&P, &tools, &text);
-        // Other types than string are JSON.
-        assert_eq!(
-            c.calls,
-            [(
-                "note".into(),
-                json!({"a&b \"c\"": "x", "opts": {"a": [1, true]}, "tags": ["x", 2]})
-            )]
-        );
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-        // And the renderer writes them so.
-        let written = P.format_call("note", &c.calls[0].1);
-        assert!(
-            written.contains("key=\"a&amp;b &quot;c&quot;\""),
-            "{written}"
-        );
-        let again = P.parse_generated(&tools, written.as_bytes());
-        assert_eq!(crate::part::Collapsed::of(&again.parts).calls, c.calls);
-    }
-
-    #[test]
-    fn the_prompt_declares_the_tools_as_the_template_does_and_reads_back() {
-        let system = P.system_prompt(&tools());
-        assert!(
-            system.starts_with(
-                "<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools\n"
-            )
-        );
-        let (back, read) = KIMI_K3.read_prompt(&system).unwrap();
-        assert_eq!(back, P);
-        assert_eq!(read.len(), tools().len());
-        let results = P.format_results(&[("get_weather", "sunny"), ("search", "none")]);
-        assert_eq!(
-            results,
-            "<|open|>message role=\"tool\" tool=\"get_weather\" index=\"1\"<|sep|>sunny<|close|>message<|sep|><|end_of_msg|>\
-             <|open|>message role=\"tool\" tool=\"search\" index=\"2\"<|sep|>none<|close|>message<|sep|><|end_of_msg|>"
-        );
-        assert_eq!(P.read_result(&P.format_result("search", "none")), "none");
     }
 }

@@ -159,23 +159,3 @@ impl ProtocolSpec for Lfm2 {
         )
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&Lfm2);
-
-    #[test]
-    fn the_json_form_is_one_span() {
-        // What LFM2 writes when its system prompt asks for JSON calls.
-        let text = "On it.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"a <|tool_call_end|> b\"}}]<|tool_call_end|>Done.";
-        // The whole block, markers included, is the calls' span. (The parse: the case file.)
-        let parsed = P.parse_generated(&crate::protocol::tests_support::tools(), text.as_bytes());
-        let start = text.find("<|tool_call_start|>").unwrap();
-        let end = text.rfind("Done.").unwrap();
-        assert_eq!(parsed.spans.first().map(|s| s.start), Some(start));
-        assert_eq!(parsed.spans.last().map(|s| s.end), Some(end));
-    }
-}

@@ -66,24 +66,20 @@ static DIALECT: Dialect = Dialect {
     tags: &XML_TAGS,
 };
 
-pub(crate) struct MinimaxM3 {
-    card: Card,
-}
-
 /// `minimax-m3`.
-pub(crate) static MINIMAX_M3: MinimaxM3 = MinimaxM3 {
-    card: Card {
-        servers: &[vllm("minimax_m3"), sglang("minimax-m3")],
-        end_tokens: &[NS, "[e~["],
-        markers: &[
-            "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",
-            "]<]minimax[>[<invoke name=",
-            "<tool_call> <invoke name=",
-        ],
-        reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
-        results: ResultWrap::between(RESULT.0, RESULT.1),
-        ..Card::new("minimax-m3", "MiniMax M3")
-    },
+pub(crate) struct MinimaxM3;
+
+const CARD: Card = Card {
+    servers: &[vllm("minimax_m3"), sglang("minimax-m3")],
+    end_tokens: &[NS, "[e~["],
+    markers: &[
+        "]<]minimax[>[<tool_call> ]<]minimax[>[<invoke name=",
+        "]<]minimax[>[<invoke name=",
+        "<tool_call> <invoke name=",
+    ],
+    reasoning: Reasoning::between("<mm:think>", "</mm:think>"),
+    results: ResultWrap::between(RESULT.0, RESULT.1),
+    ..Card::new("minimax-m3", "MiniMax M3")
 };
 
 /// A value as the template writes it inside its element: objects as elements, arrays as
@@ -121,10 +117,9 @@ fn calls(list: &[(&str, &Value)]) -> String {
 }
 
 impl ProtocolSpec for MinimaxM3 {
-    card_methods!();
+    card_methods!(CARD);
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\n\
              To call tools, wrap all invocations in a single {NS}<tool_call>{NS}</tool_call> \
@@ -136,7 +131,7 @@ impl ProtocolSpec for MinimaxM3 {
              Call a tool only when it helps; otherwise answer in text. Results come back in a \
              tool turn, each in a <response> element.\n",
             TOOLS.write(tools),
-            calls(&[(&name, &example)]),
+            prompt::example_call(tools, |name, input| calls(&[(name, input)])),
         )
     }
 
@@ -159,54 +154,5 @@ impl ProtocolSpec for MinimaxM3 {
     fn malformed_call(&self, _: &Protocol, _name: &str, input: &Value) -> String {
         let (key, value) = prompt::first_argument(input);
         format!("<tool_call>\n<invoke name=\"\">\n<{key}>{value}</{key}>\n</invoke>\n</tool_call>")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::tests_support::prelude::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&MINIMAX_M3);
-
-    #[test]
-    fn objects_nest_as_elements_and_arrays_as_items_typed_by_the_schema() {
-        let tools = one_tool(
-            "plan",
-            json!({"type": "object", "properties": {
-                "note": {"type": "string"},
-                "stops": {"type": "array", "items": {"type": "string"}},
-                "opts": {"type": "object", "properties": {
-                    "fast": {"type": "boolean"}, "max": {"type": "integer"}
-                }}
-            }}),
-        );
-        let input = json!({
-            "note": "a <b>bold</b> & 42",
-            "stops": ["Lyon", "Nice"],
-            "opts": {"fast": true, "max": 3}
-        });
-        let text = P.format_call("plan", &input);
-        assert!(
-            text.contains("]<]minimax[>[<stops>]<]minimax[>[<item>Lyon]<]minimax[>[</item>"),
-            "{text}"
-        );
-        let c = whole(&P, &tools, &text);
-        assert_eq!(c.calls, [("plan".into(), input)]);
-        assert!(c.errors.is_empty(), "{:?}", c.errors);
-    }
-
-    #[test]
-    fn the_prompt_lists_the_tools_as_the_template_does_and_reads_back() {
-        let system = P.system_prompt(&tools());
-        assert!(system.contains("<tools>\n<tool>{"));
-        let (back, read) = MINIMAX_M3.read_prompt(&system).unwrap();
-        assert_eq!(back, P);
-        assert_eq!(read.len(), tools().len());
-        assert_eq!(
-            P.format_results(&[("a", "1"), ("b", "2")]),
-            "<response>1</response>\n<response>2</response>"
-        );
     }
 }

@@ -83,13 +83,12 @@ impl ProtocolSpec for Mistral {
     /// The tools as the template lists them: OpenAI-style function objects in
     /// `[AVAILABLE_TOOLS]`, then how a call looks.
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\nTo call a tool, write {TOOL_CALLS}, its name, {ARGS} and its arguments as one JSON object, \
              for example:\n{}\nFor several calls, write one after the other. Results come back between {} and \
              {}. Call tools only when they help; otherwise answer in text.\n",
             TOOLS.write(tools),
-            call(&name, &example),
+            prompt::example_call(tools, call),
             RESULTS.begin,
             RESULTS.end,
         )

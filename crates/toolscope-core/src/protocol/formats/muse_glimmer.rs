@@ -128,7 +128,6 @@ impl ProtocolSpec for MuseGlimmer {
     }
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, example) = prompt::example_call(tools);
         format!(
             "{}\n\n\
              {FORMAT} in a message addressed to the tool ({START}assistant to=NAME{MESSAGE}), \
@@ -141,7 +140,7 @@ impl ProtocolSpec for MuseGlimmer {
              For example:\n{}\n\n\
              Each result comes back in a message from the tool.\n",
             TOOLS.write(tools),
-            call(&name, &example),
+            prompt::example_call(tools, call),
         )
     }
 

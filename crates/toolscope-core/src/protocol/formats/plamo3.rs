@@ -78,11 +78,12 @@ fn block(name: &str, _index: usize, args: &str) -> String {
 }
 
 fn system_prompt(tools: &ToolSet) -> String {
-    let (name, input) = prompt::example_call(tools);
-    let example = format!(
-        "{REQUESTS_BEGIN}{}{REQUESTS_END}",
-        block(&name, 0, &input.to_string())
-    );
+    let example = prompt::example_call(tools, |name, input| {
+        format!(
+            "{REQUESTS_BEGIN}{}{REQUESTS_END}",
+            block(name, 0, &input.to_string())
+        )
+    });
     format!(
         "You can use the following tools, one JSON object a line:\n{}\n\n\
          To call tools, open {REQUESTS_BEGIN}, write one {REQUEST_BEGIN} … {REQUEST_END} block per call \

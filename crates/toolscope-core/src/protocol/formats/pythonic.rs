@@ -95,27 +95,6 @@ mod tests {
     /// The protocol under test.
     const P: Protocol = Protocol::of(&Pythonic);
 
-    /// Granite 3.3 / 4.0 "pythonic": one call per line, bare, each line its call's span. (The
-    /// parses: the case file.)
-    #[test]
-    fn granite_bare_call_lines_are_spans() {
-        let text = "get_weather(city=\"SF\", unit=\"c\")\nsearch(query=\"rain\")";
-        let parsed = P.parse_generated(&tools(), text.as_bytes());
-        let calls: Vec<&str> = parsed
-            .spans
-            .iter()
-            .filter(|s| s.kind == crate::protocol::SpanKind::ToolCall)
-            .map(|s| &text[s.start..s.end])
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                "get_weather(city=\"SF\", unit=\"c\")",
-                "search(query=\"rain\")"
-            ]
-        );
-    }
-
     #[test]
     fn text_before_a_list_streams_out_and_only_the_ambiguous_tail_waits() {
         let (mut parser, mut out) = first_chunk(&P, b"Checking the weather [get_wea");

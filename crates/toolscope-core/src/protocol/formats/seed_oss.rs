@@ -30,14 +30,15 @@ const TOOLS: ToolList = ToolList::functions(
     "Tool List:\nYou are authorized to use the following tools (described in JSON Schema format). Before performing any task, you must decide how to call them based on the descriptions and parameters of these tools.\n",
     "\n\nTo call tools, follow this format:",
 );
+/// The token that ends a turn: the model's, and a tool turn with its result.
+const EOS: &str = "<seed:eos>";
 const RESULT_BEGIN: &str = "<seed:bos>tool\n";
-const RESULT_END: &str = "<seed:eos>";
 
 /// `seed-oss`.
 pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     card: Card {
         servers: &[vllm("seed_oss"), llama_cpp("Seed-OSS")],
-        end_tokens: &["<seed:eos>"],
+        end_tokens: &[EOS],
         markers: &["<seed:tool_call> <function="],
         reasoning: Reasoning::between("<seed:think>", "</seed:think>"),
         ..Card::new("seed-oss", "ByteDance Seed-OSS 36B")
@@ -48,12 +49,11 @@ pub(crate) static SEED_OSS: FunctionMarkup = FunctionMarkup {
     dialect: &DIALECT,
     prompt: system_prompt,
     read_prompt,
-    result: (RESULT_BEGIN, RESULT_END),
+    result: (RESULT_BEGIN, EOS),
     result_between: true,
 };
 
 fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
-    let (name, example) = prompt::example_call(tools);
     format!(
         "{}\n\
          <{BLOCK}>\n<function=example_function_name>\n<parameter=example_parameter_1>value_1</parameter>\n\
@@ -64,7 +64,7 @@ fn system_prompt(_: &Protocol, tools: &ToolSet) -> String {
          first between <seed:think> and </seed:think> if it helps. Call a tool only when it helps; \
          otherwise answer in text. Results come back in a tool turn.\n",
         TOOLS.write(tools),
-        SEED_OSS.call(&name, &example)
+        prompt::example_call(tools, |name, input| SEED_OSS.call(name, input))
     )
 }
 
@@ -86,23 +86,3 @@ const DIALECT: Dialect = Dialect {
     colon_close: false,
     ..QWEN
 };
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::tests_support::prelude::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&SEED_OSS);
-
-    #[test]
-    fn the_prompt_lists_the_tools_and_reads_back() {
-        let prompt = P.system_prompt(&tools());
-        assert!(prompt.starts_with("Tool List:\n"), "{prompt}");
-        assert!(prompt.contains("<parameter=city>"), "{prompt}");
-        assert_eq!(
-            P.format_reasoning("hm").as_deref(),
-            Some("<seed:think>\nhm\n</seed:think>\n")
-        );
-    }
-}

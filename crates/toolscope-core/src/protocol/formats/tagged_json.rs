@@ -207,8 +207,8 @@ impl ProtocolSpec for TaggedJson {
     card_methods!();
 
     fn system_prompt(&self, _: &Protocol, tools: &ToolSet) -> String {
-        let (name, input) = prompt::example_call(tools);
-        (self.prompt)(&self.tools.write(tools), &self.call(&name, &input))
+        let example = prompt::example_call(tools, |name, input| self.call(name, input));
+        (self.prompt)(&self.tools.write(tools), &example)
     }
 
     fn read_prompt(&self, system: &str) -> Option<(Protocol, ToolSet)> {

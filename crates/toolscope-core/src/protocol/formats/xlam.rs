@@ -84,21 +84,3 @@ impl ProtocolSpec for Xlam {
         None
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The protocol under test.
-    const P: Protocol = Protocol::of(&Xlam);
-
-    #[test]
-    fn the_prompt_lists_the_tools_and_reads_back() {
-        let tools = crate::protocol::tests_support::tools();
-        let prompt = P.system_prompt(&tools);
-        assert!(prompt.contains("\"name\": \"get_weather\""), "{prompt}");
-        let (back, set) = Protocol::detect_from_prompt(&prompt).unwrap();
-        assert_eq!(back.name(), "xlam");
-        assert_eq!(set.to_json(), tools.to_json());
-    }
-}

@@ -10,11 +10,12 @@ use serde_json::{Map, Value, json};
 use crate::schema::{JsonType, SchemaType, resolve, schema_type};
 use crate::tool::{ToolDef, ToolSet};
 
-/// The example call of a prompt: the first tool (or a placeholder) with example arguments.
-pub(crate) fn example_call(tools: &ToolSet) -> (String, Value) {
+/// The example call of a prompt, the first tool (or a placeholder) with example arguments, as
+/// `write` writes a call of that tool with those arguments (the format's own writer).
+pub(crate) fn example_call(tools: &ToolSet, write: impl FnOnce(&str, &Value) -> String) -> String {
     match tools.iter().next() {
-        Some(t) => (t.def.name.clone(), example_args(t.schema(), t.schema(), 0)),
-        None => ("tool_name".to_string(), json!({})),
+        Some(t) => write(&t.def.name, &example_args(t.schema(), t.schema(), 0)),
+        None => write("tool_name", &json!({})),
     }
 }
 
