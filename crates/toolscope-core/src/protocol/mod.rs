@@ -84,4 +84,5 @@ static REGISTRY: &[&dyn ProtocolSpec] = &[
     &formats::kimi_k3::KimiK3,
     &formats::minimax_m3::MinimaxM3,
     &formats::muse_glimmer::MuseGlimmer,
+    &formats::json_array::APRIEL,
 ];

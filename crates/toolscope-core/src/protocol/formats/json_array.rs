@@ -27,6 +27,14 @@
 //!   `</answer>`, markers that are format, not text; calls inside `<think>` are reasoning. The
 //!   template's assistant prefix `助手：` that a model may repeat at the start of its answer is
 //!   format too (anywhere else it is text: "assistant:" in Chinese prose).
+//! - `apriel`: ServiceNow Apriel 1.5 and 1.6, jamba's array between `<tool_calls>` and
+//!   `</tool_calls>`, in the answer that follows `[BEGIN FINAL RESPONSE]` and ends with
+//!   `[END FINAL RESPONSE]` (markers that are format, not text; `--protocol auto` tells it from
+//!   jamba by `[BEGIN FINAL RESPONSE]` right before the array). The thinker models reason first,
+//!   from the template's `Here are my reasoning steps:` (format where the output begins) up to
+//!   `[BEGIN FINAL RESPONSE]`; the reasoning splitter cannot take that as a reasoning block (its
+//!   markers begin with different bytes, and the open one is prose), so it stays answer text and
+//!   the family's `<think>` default stands. A turn ends with `<|end|>`.
 //!
 //! ```text
 //! functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]
@@ -34,6 +42,7 @@
 //! <|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]
 //! <tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>
 //! <answer>\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>\n</answer>
+//! [BEGIN FINAL RESPONSE]\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>\n[END FINAL RESPONSE]
 //! ```
 
 use serde_json::Value;
@@ -251,6 +260,48 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
          用 <tool_calls> 与 </tool_calls> 包住一个 JSON 列表，每个调用是一个含 \"name\" 与 \"arguments\" 的对象：\n\
          <answer>\n<tool_calls>[{{\"name\": <函数名>, \"arguments\": <参数对象>}}]</tool_calls>\n</answer>\n\
          多个调用写在同一个列表里。函数结果在 <tool_response> 中返回。不需要函数时，直接在 <answer> 中回答。\n",
+        prompt::json_tools(tools, true)
+    )
+}
+
+/// `apriel`. Its calls are jamba's array; what tells it from jamba is the answer it sits in.
+pub(crate) static APRIEL: JsonArray = JsonArray {
+    answer: Some(APRIEL_ANSWER),
+    ..JsonArray::member(
+        Card {
+            servers: &[vllm("apriel")],
+            // The answer's markers are format wherever they stand, as `<|end|>` is.
+            end_tokens: &["[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|end|>"],
+            // The answer marker before the array tells it from jamba's (whose marker, declared
+            // by both, goes to jamba where nothing else tells).
+            markers: &["[BEGIN FINAL RESPONSE] <tool_calls> [", "<tool_calls> ["],
+            // The header the 1.6 template opens the turn with, and that 1.5 writes itself.
+            lead: &["Here are my reasoning steps:"],
+            results: ResultWrap::between("<tool_result>", "</tool_result>"),
+            ..Card::new("apriel", "ServiceNow Apriel 1.5, 1.6")
+        },
+        // Jamba's array, inside the answer.
+        JAMBA.syntax,
+        apriel_prompt,
+        (APRIEL_TOOLS, "</available_tools>"),
+    )
+};
+
+/// What Apriel writes around its answer, a line of its own each.
+const APRIEL_ANSWER: (&str, &str) = ("[BEGIN FINAL RESPONSE]\n", "\n[END FINAL RESPONSE]");
+const APRIEL_TOOLS: &str = "<available_tools>";
+
+fn apriel_prompt(tools: &ToolSet) -> String {
+    format!(
+        "You may call the functions listed, as a JSON list, between the tags below.\n\
+         {APRIEL_TOOLS}{}</available_tools>\n\n\
+         Think through the request step by step first. Then write [BEGIN FINAL RESPONSE] on a line of its \
+         own, your answer, and [END FINAL RESPONSE]. To call functions in the answer, write <tool_calls>, \
+         one JSON list of the calls, each an object with the function's \"name\" and its \"arguments\", \
+         and </tool_calls>:\n\
+         [BEGIN FINAL RESPONSE]\n<tool_calls>[{{\"name\": <function name>, \"arguments\": <arguments object>}}]</tool_calls>\n[END FINAL RESPONSE]\n\
+         Several calls go in the one list. Results come back between <tool_result> and </tool_result>. Call a \
+         function only when it helps; otherwise answer in text.\n",
         prompt::json_tools(tools, true)
     )
 }
