@@ -287,8 +287,9 @@ pub(crate) static APRIEL: JsonArray = JsonArray {
     )
 };
 
-/// What Apriel writes around its answer, a line of its own each.
-const APRIEL_ANSWER: (&str, &str) = ("[BEGIN FINAL RESPONSE]\n", "\n[END FINAL RESPONSE]");
+/// What Apriel writes around its answer (the model puts each on a line of its own; written
+/// here without the line breaks, which would be text before the first call).
+const APRIEL_ANSWER: (&str, &str) = ("[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]");
 const APRIEL_TOOLS: &str = "<available_tools>";
 
 fn apriel_prompt(tools: &ToolSet) -> String {
