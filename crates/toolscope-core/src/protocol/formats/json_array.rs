@@ -106,6 +106,20 @@ impl JsonArray {
             answer: None,
         }
     }
+
+    /// A member whose calls are jamba's array inside an answer that the model writes between
+    /// two markers: the array is told from jamba's by the answer's opener before it.
+    const fn in_answer(
+        card: Card,
+        answer: (&'static str, &'static str),
+        prompt: fn(&ToolSet) -> String,
+        tools: (&'static str, &'static str),
+    ) -> JsonArray {
+        JsonArray {
+            answer: Some(answer),
+            ..JsonArray::member(card, JAMBA.syntax, prompt, tools)
+        }
+    }
 }
 
 /// `functools` (Phi-4-mini-reasoning thinks in `<think>` … `</think>`). Its marker is a plain
@@ -231,8 +245,7 @@ fn jamba_prompt(tools: &ToolSet) -> String {
 /// `hunyuan`. A13B's tokenizer ends a turn with `<|eos|>`.
 pub(crate) static HUNYUAN: JsonArray = JsonArray {
     prompt_sign: Some("<answer>"),
-    answer: Some(("<answer>", "</answer>")),
-    ..JsonArray::member(
+    ..JsonArray::in_answer(
         Card {
             aliases: &["hunyuan-a13b"],
             servers: &[vllm("hunyuan_a13b"), sglang("hunyuan")],
@@ -245,8 +258,7 @@ pub(crate) static HUNYUAN: JsonArray = JsonArray {
             results: ResultWrap::between("<tool_response>", "</tool_response>"),
             ..Card::new("hunyuan", "Hunyuan-A13B")
         },
-        // Jamba's array, inside the answer.
-        JAMBA.syntax,
+        ("<answer>", "</answer>"),
         hunyuan_prompt,
         (HUNYUAN_TOOLS, "\n\n如果你决定调用函数"),
     )
@@ -265,27 +277,22 @@ fn hunyuan_prompt(tools: &ToolSet) -> String {
 }
 
 /// `apriel`. Its calls are jamba's array; what tells it from jamba is the answer it sits in.
-pub(crate) static APRIEL: JsonArray = JsonArray {
-    answer: Some(APRIEL_ANSWER),
-    ..JsonArray::member(
-        Card {
-            servers: &[vllm("apriel")],
-            // The answer's markers are format wherever they stand, as `<|end|>` is.
-            end_tokens: &["[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|end|>"],
-            // The answer marker before the array tells it from jamba's (whose marker, declared
-            // by both, goes to jamba where nothing else tells).
-            markers: &["[BEGIN FINAL RESPONSE] <tool_calls> [", "<tool_calls> ["],
-            // The header the 1.6 template opens the turn with, and that 1.5 writes itself.
-            lead: &["Here are my reasoning steps:"],
-            results: ResultWrap::between("<tool_result>", "</tool_result>"),
-            ..Card::new("apriel", "ServiceNow Apriel 1.5, 1.6")
-        },
-        // Jamba's array, inside the answer.
-        JAMBA.syntax,
-        apriel_prompt,
-        (APRIEL_TOOLS, "</available_tools>"),
-    )
-};
+pub(crate) static APRIEL: JsonArray = JsonArray::in_answer(
+    Card {
+        servers: &[vllm("apriel")],
+        // The answer's markers are format wherever they stand, as `<|end|>` is.
+        end_tokens: &["[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|end|>"],
+        // The answer marker before the array tells it from jamba's.
+        markers: &["[BEGIN FINAL RESPONSE] <tool_calls> [", "<tool_calls> ["],
+        // The header the 1.6 template opens the turn with, and that 1.5 writes itself.
+        lead: &["Here are my reasoning steps:"],
+        results: ResultWrap::between("<tool_result>", "</tool_result>"),
+        ..Card::new("apriel", "ServiceNow Apriel 1.5, 1.6")
+    },
+    APRIEL_ANSWER,
+    apriel_prompt,
+    (APRIEL_TOOLS, "</available_tools>"),
+);
 
 /// What Apriel writes around its answer (the model puts each on a line of its own; written
 /// here without the line breaks, which would be text before the first call).
