@@ -8,109 +8,319 @@
 //! surrogate, a number out of range), a key given twice in one object (the lexer's sinks decide
 //! what that means), or nesting near the lexer's limit.
 
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 /// The strict JSON value at the start of `text` (after whitespace), nested less than
 /// `max_depth` levels, and the bytes up to its end; `None` when there is none or the lexer could
 /// read it differently (see the module).
 pub(crate) fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize)> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = Strict {
-        depth: max_depth.checked_sub(1)?,
-    }
-    .deserialize(&mut de)
-    .ok()?;
-    // Where the value ends: the reader's offset, which a stream over it starts from.
-    Some((value, de.into_iter::<serde::de::IgnoredAny>().byte_offset()))
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        entries: Vec::new(),
+        items: Vec::new(),
+    };
+    reader.skip_ws();
+    let value = reader.value(max_depth.checked_sub(1)?)?;
+    Some((value, reader.pos))
 }
 
-/// A value, read no deeper than `depth` more levels, refusing keys given twice.
-struct Strict {
-    depth: usize,
+/// A reader of one strict value. Containers gather their members on two stacks shared by every
+/// level, so that each object's map and each array is allocated once, at its final size.
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    /// The members of the objects being read, innermost last.
+    entries: Vec<(String, Value)>,
+    /// The items of the arrays being read, innermost last.
+    items: Vec<Value>,
 }
 
-impl Strict {
-    fn nested<E: serde::de::Error>(&self) -> Result<Strict, E> {
-        match self.depth.checked_sub(1) {
-            Some(depth) => Ok(Strict { depth }),
-            None => Err(E::custom("nested too deep")),
+impl Reader<'_> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
         }
     }
-}
 
-impl<'de> DeserializeSeed<'de> for Strict {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Strict {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.bytes.get(self.pos) == Some(&byte)).then(|| self.pos += 1)
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("not a finite number"))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element_seed(self.nested()?)? {
-            items.push(item);
+    /// A value at `pos`, inside `depth` more levels of containers at most.
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        match *self.bytes.get(self.pos)? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => self.string().map(Value::String),
+            b't' => self.literal("true", Value::Bool(true)),
+            b'f' => self.literal("false", Value::Bool(false)),
+            b'n' => self.literal("null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
         }
-        Ok(Value::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(self.nested()?)?;
-            match out.entry(key) {
-                serde_json::map::Entry::Vacant(e) => {
-                    e.insert(value);
+    fn literal(&mut self, word: &str, value: Value) -> Option<Value> {
+        self.bytes[self.pos..]
+            .starts_with(word.as_bytes())
+            .then(|| {
+                self.pos += word.len();
+                value
+            })
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Value> {
+        self.pos += 1;
+        // Every container counts a level, empty or not.
+        let inner = depth.checked_sub(1)?;
+        self.skip_ws();
+        if self.eat(b'}').is_some() {
+            return Some(Value::Object(Map::new()));
+        }
+        let mark = self.entries.len();
+        loop {
+            if self.bytes.get(self.pos) != Some(&b'"') {
+                return None;
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            self.eat(b':')?;
+            self.skip_ws();
+            let value = self.value(inner)?;
+            self.entries.push((key, value));
+            self.skip_ws();
+            match self.bytes.get(self.pos)? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_ws();
                 }
-                serde_json::map::Entry::Occupied(_) => {
-                    return Err(A::Error::custom("a key given twice"));
+                b'}' => {
+                    self.pos += 1;
+                    break;
                 }
+                _ => return None,
             }
         }
-        Ok(Value::Object(out))
+        let mut map = Map::with_capacity(self.entries.len() - mark);
+        for (key, value) in self.entries.drain(mark..) {
+            // A key given twice is the sinks' to judge: left to the lexer.
+            if map.insert(key, value).is_some() {
+                return None;
+            }
+        }
+        Some(Value::Object(map))
     }
+
+    fn array(&mut self, depth: usize) -> Option<Value> {
+        self.pos += 1;
+        let inner = depth.checked_sub(1)?;
+        self.skip_ws();
+        if self.eat(b']').is_some() {
+            return Some(Value::Array(Vec::new()));
+        }
+        let mark = self.items.len();
+        loop {
+            let item = self.value(inner)?;
+            self.items.push(item);
+            self.skip_ws();
+            match self.bytes.get(self.pos)? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                b']' => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        Some(Value::Array(self.items.drain(mark..).collect()))
+    }
+
+    /// A number. Integers that fit are read here; any other number (a fraction, an exponent,
+    /// `-0`, one too long for 64 bits) goes to `serde_json`, whose reading of it a strict
+    /// parser's is by definition, as is its refusal (one out of range).
+    fn number(&mut self) -> Option<Value> {
+        let start = self.pos;
+        let negative = self.bytes[start] == b'-';
+        let digits = start + usize::from(negative);
+        let int_end = self.digits(digits);
+        match int_end - digits {
+            0 => return None,
+            // A leading zero is not JSON.
+            1 => {}
+            _ if self.bytes[digits] == b'0' => return None,
+            _ => {}
+        }
+        let mut end = int_end;
+        if self.bytes.get(end) == Some(&b'.') {
+            end = self.digits(end + 1);
+            if end == int_end + 1 {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(end) {
+            let mut exp = end + 1;
+            if let Some(b'+' | b'-') = self.bytes.get(exp) {
+                exp += 1;
+            }
+            end = self.digits(exp);
+            if end == exp {
+                return None;
+            }
+        }
+        self.pos = end;
+        let count = int_end - digits;
+        let whole_int = end == int_end && count <= if negative { 18 } else { 19 };
+        if !whole_int || (negative && self.bytes[digits] == b'0') {
+            return match serde_json::from_str::<Value>(&self.text[start..end]) {
+                Ok(value @ Value::Number(_)) => Some(value),
+                _ => None,
+            };
+        }
+        let magnitude = self.bytes[digits..end]
+            .iter()
+            .fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'));
+        Some(Value::Number(if negative {
+            // At most 18 digits and not zero: a negative `i64`.
+            Number::from(-(magnitude as i64))
+        } else {
+            Number::from(magnitude)
+        }))
+    }
+
+    /// Where the run of digits at `at` ends.
+    fn digits(&self, mut at: usize) -> usize {
+        while let Some(b'0'..=b'9') = self.bytes.get(at) {
+            at += 1;
+        }
+        at
+    }
+
+    /// A string at `pos` (its opening quote).
+    fn string(&mut self) -> Option<String> {
+        let start = self.pos + 1;
+        let stop = start + special_at(&self.bytes[start..])?;
+        if self.bytes[stop] == b'"' {
+            self.pos = stop + 1;
+            return Some(self.text[start..stop].to_owned());
+        }
+        // What the string's raw text decodes to is no longer than it: allocated once.
+        let mut out = String::with_capacity(closing_quote(&self.bytes[stop..])? + stop - start);
+        let mut at = start;
+        let mut stop = stop;
+        loop {
+            out.push_str(&self.text[at..stop]);
+            match self.bytes[stop] {
+                b'"' => {
+                    self.pos = stop + 1;
+                    return Some(out);
+                }
+                b'\\' => at = self.escape(stop + 1, &mut out)?,
+                // A control character, which strict JSON does not allow raw.
+                _ => return None,
+            }
+            stop = at + special_at(&self.bytes[at..])?;
+        }
+    }
+
+    /// The escape after the backslash at `at - 1`, written to `out`: where the string goes on.
+    fn escape(&self, at: usize, out: &mut String) -> Option<usize> {
+        let c = match *self.bytes.get(at)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4(at + 1)?;
+                let (c, len) = match high {
+                    0xD800..=0xDBFF => {
+                        // A leading surrogate needs its trailing one, escaped right after it.
+                        if self.bytes.get(at + 5..at + 7) != Some(&b"\\u"[..]) {
+                            return None;
+                        }
+                        let low = self.hex4(at + 7)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(code)?, 11)
+                    }
+                    // A lone surrogate, or any other code point.
+                    _ => (char::from_u32(high)?, 5),
+                };
+                out.push(c);
+                return Some(at + len);
+            }
+            _ => return None,
+        };
+        out.push(c);
+        Some(at + 1)
+    }
+
+    /// The four hex digits at `at`.
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let digits = self.bytes.get(at..at + 4)?;
+        digits
+            .iter()
+            .try_fold(0u32, |n, &b| Some(n * 16 + (b as char).to_digit(16)?))
+    }
+}
+
+/// Where the quote that closes a string is in `bytes` (the string's rest): the first one after
+/// an even run of backslashes.
+fn closing_quote(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let quote = from + memchr::memchr(b'"', &bytes[from..])?;
+        let backslashes = bytes[..quote]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            return Some(quote);
+        }
+        from = quote + 1;
+    }
+}
+
+/// Where the first quote, backslash or control character of `bytes` is, eight bytes a step.
+fn special_at(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    let is_special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+        let found = zero_in(word ^ (ONES * u64::from(b'"')))
+            | zero_in(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
+        if found != 0 {
+            // The lowest flagged byte is a true one (a borrow only flags bytes above it).
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    bytes[at..]
+        .iter()
+        .position(|&b| is_special(b))
+        .map(|i| at + i)
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
     use serde_json::json;
 
     use super::*;
@@ -167,5 +377,174 @@ mod tests {
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert_eq!(strict_value(&deep(16), 16), None);
         assert!(strict_value(&deep(15), 16).is_some());
+    }
+
+    /// What a strict parser makes of a text: `serde_json`'s reading through a visitor that
+    /// refuses a key given twice and counts levels as the reader does.
+    fn serde_reading(text: &str, max_depth: usize) -> Option<(Value, usize)> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = Strict {
+            depth: max_depth.checked_sub(1)?,
+        }
+        .deserialize(&mut de)
+        .ok()?;
+        Some((value, de.into_iter::<serde::de::IgnoredAny>().byte_offset()))
+    }
+
+    struct Strict {
+        depth: usize,
+    }
+
+    impl Strict {
+        fn nested<E: serde::de::Error>(&self) -> Result<Strict, E> {
+            match self.depth.checked_sub(1) {
+                Some(depth) => Ok(Strict { depth }),
+                None => Err(E::custom("nested too deep")),
+            }
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for Strict {
+        type Value = Value;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Strict {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::Number(v.into()))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::Number(v.into()))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+            Number::from_f64(v)
+                .map(Value::Number)
+                .ok_or_else(|| E::custom("not a finite number"))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_string()))
+        }
+
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element_seed(self.nested()?)? {
+                items.push(item);
+            }
+            Ok(Value::Array(items))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            // Every container counts a level, as the reader counts them.
+            let nested = self.nested()?;
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let value = map.next_value_seed(Strict {
+                    depth: nested.depth,
+                })?;
+                if out.insert(key, value).is_some() {
+                    return Err(A::Error::custom("a key given twice"));
+                }
+            }
+            Ok(Value::Object(out))
+        }
+    }
+
+    /// A JSON text as a model might write it: values of every kind, strings with escapes,
+    /// surrogate pairs and non-ASCII text, whitespace between tokens.
+    fn json_text() -> impl Strategy<Value = String> {
+        let string = prop::collection::vec(
+            prop_oneof![
+                "[a-z é日😀]{0,6}",
+                Just("\\\"".to_string()),
+                Just("\\\\".to_string()),
+                Just("\\n\\t\\/\\b\\f\\r".to_string()),
+                Just("\\u00e9\\u0041".to_string()),
+                Just("\\ud83d\\ude00".to_string()),
+            ],
+            0..4,
+        )
+        .prop_map(|pieces| format!("\"{}\"", pieces.concat()));
+        let number = prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|f| f.to_string()),
+            "-?(0|[1-9][0-9]{0,22})(\\.[0-9]{1,5})?([eE][+-]?[0-9]{1,3})?",
+        ];
+        let leaf = prop_oneof![
+            string.clone(),
+            number,
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("null".to_string()),
+        ];
+        let ws = "[ \t\n\r]{0,2}";
+        leaf.prop_recursive(5, 40, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec((inner.clone(), ws), 0..6).prop_map(|items| {
+                    let items: Vec<String> = items.into_iter().map(|(v, w)| v + &w).collect();
+                    format!("[{}]", items.join(","))
+                }),
+                prop::collection::vec(("[a-c]{1,2}", ws, inner), 0..6).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(k, w, v)| format!("{w}\"{k}\"{w}:{w}{v}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_reader_reads_as_a_strict_parser_does(
+            text in json_text(),
+            edits in prop::collection::vec(
+                (any::<prop::sample::Index>(), prop::sample::select(vec![
+                    "", "\"", "\\", ",", "}", "]", "{", "[", ":", "0", "-", ".", "e", "\\u", "\\ud800", "\n", "\u{1}", " ",
+                ])),
+                0..3,
+            ),
+            depth in 1usize..8,
+            tail in "[ x,}]{0,3}",
+        ) {
+            // Edits put a token where it may break the text (or delete one byte, an ASCII one
+            // so the text stays a string).
+            let mut text = text + &tail;
+            for (at, token) in edits {
+                let mut at = at.index(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                if token.is_empty() {
+                    if text[at..].starts_with(|c: char| c.is_ascii()) {
+                        text.remove(at);
+                    }
+                } else {
+                    text.insert_str(at, token);
+                }
+            }
+            prop_assert_eq!(strict_value(&text, depth), serde_reading(&text, depth), "{:?}", text);
+        }
     }
 }

@@ -191,6 +191,13 @@ impl Emitter {
         {
             self.flush_pending();
         }
+        self.pending_block = block;
+        if self.whole {
+            // A whole text's parts are generate parts: its runs need no block ids, starts or
+            // ends (the generate parts leave them out).
+            self.whole_text.push_str(s);
+            return;
+        }
         match block {
             Block::Text if self.writer.text_id().is_none() => {
                 self.writer.open_text(&mut self.parts);
@@ -199,11 +206,6 @@ impl Emitter {
                 self.writer.open_reasoning(&mut self.parts);
             }
             _ => {}
-        }
-        self.pending_block = block;
-        if self.whole {
-            self.whole_text.push_str(s);
-            return;
         }
         // The first piece of a chunk is taken whole (usually the only one).
         if self.pending.is_empty() {
