@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::coerce::{Fit, coerce_at};
-use crate::json::JsonSink;
+use crate::json::{JsonSink, Whole};
 use crate::json::{ValueBuilder, pointer};
 use crate::part::{Coercion, Delta, Violation};
 use crate::schema::{
@@ -345,9 +345,9 @@ impl JsonSink for ArgsWriter {
         self.whole && !self.done && self.hold.is_none() && self.frames.is_empty()
     }
 
-    fn whole(&mut self, value: Value) -> bool {
+    fn whole(&mut self, value: Whole) -> bool {
         // Coerced whole as it would be piece by piece (the compositional contract above).
-        self.write_whole(value);
+        self.write_whole(value.into_value());
         true
     }
 

@@ -49,7 +49,7 @@ pub(crate) trait JsonSink {
     /// A whole top-level value, read in one pass. The sink either takes it, as it would have
     /// taken its events, and returns `true`, or changes nothing and returns `false`: the lexer
     /// then reads the same text event by event.
-    fn whole(&mut self, _value: Value) -> bool {
+    fn whole(&mut self, _value: super::whole::Whole) -> bool {
         false
     }
 }
@@ -246,7 +246,7 @@ impl Lexer {
         if !matches!(input.as_bytes()[start], b'{' | b'[') {
             return None;
         }
-        let (value, len) = super::whole::strict_value(&input[start..], MAX_DEPTH)?;
+        let (value, len) = super::whole::strict_whole(&input[start..], MAX_DEPTH)?;
         sink.whole(value).then_some(start + len)
     }
 

@@ -22,6 +22,7 @@ pub(crate) mod whole;
 
 pub(crate) use builder::ValueBuilder;
 pub(crate) use lexer::{JsonSink, Lexer, Step};
+pub(crate) use whole::Whole;
 
 /// Parses one relaxed-JSON value that fills the whole text (whitespace and comments around it
 /// allowed).

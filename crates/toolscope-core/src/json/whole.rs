@@ -13,7 +13,34 @@ use serde_json::{Map, Number, Value};
 /// The strict JSON value at the start of `text` (after whitespace), nested less than
 /// `max_depth` levels, and the bytes up to its end; `None` when there is none or the lexer could
 /// read it differently (see the module).
+#[cfg(test)]
 pub(crate) fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize)> {
+    strict_whole(text, max_depth).map(|(whole, end)| (whole.into_value(), end))
+}
+
+/// A whole value read at once: a top-level object's members as they stand (its map is built
+/// only for a reader that wants one: a call's envelope is taken apart at once), or any other
+/// value.
+#[derive(Debug)]
+pub(crate) enum Whole {
+    /// An object's members in order, no key given twice.
+    Members(Vec<(String, Value)>),
+    /// Any value but an object.
+    Value(Value),
+}
+
+impl Whole {
+    /// The value, an object's members made its map.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Whole::Members(members) => Value::Object(members.into_iter().collect()),
+            Whole::Value(value) => value,
+        }
+    }
+}
+
+/// As [`strict_value`], a top-level object left as its members.
+pub(crate) fn strict_whole(text: &str, max_depth: usize) -> Option<(Whole, usize)> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -22,8 +49,30 @@ pub(crate) fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize
         items: Vec::new(),
     };
     reader.skip_ws();
-    let value = reader.value(max_depth.checked_sub(1)?)?;
-    Some((value, reader.pos))
+    let depth = max_depth.checked_sub(1)?;
+    let whole = if reader.bytes.get(reader.pos) == Some(&b'{') {
+        reader.members(depth)?;
+        let members = std::mem::take(&mut reader.entries);
+        if !distinct_keys(&members) {
+            return None;
+        }
+        Whole::Members(members)
+    } else {
+        Whole::Value(reader.value(depth)?)
+    };
+    Some((whole, reader.pos))
+}
+
+/// Whether no key stands twice among an object's members.
+fn distinct_keys(members: &[(String, Value)]) -> bool {
+    if members.len() <= 16 {
+        return members
+            .iter()
+            .enumerate()
+            .all(|(i, (key, _))| members[..i].iter().all(|(other, _)| other != key));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(members.len());
+    members.iter().all(|(key, _)| seen.insert(key.as_str()))
 }
 
 /// A reader of one strict value. Containers gather their members on two stacks shared by every
@@ -73,14 +122,27 @@ impl Reader<'_> {
     }
 
     fn object(&mut self, depth: usize) -> Option<Value> {
+        let mark = self.members(depth)?;
+        let mut map = Map::with_capacity(self.entries.len() - mark);
+        for (key, value) in self.entries.drain(mark..) {
+            // A key given twice is the sinks' to judge: left to the lexer.
+            if map.insert(key, value).is_some() {
+                return None;
+            }
+        }
+        Some(Value::Object(map))
+    }
+
+    /// The members of the object at `pos`, pushed on `entries` after `mark`, which it returns.
+    fn members(&mut self, depth: usize) -> Option<usize> {
         self.pos += 1;
         // Every container counts a level, empty or not.
         let inner = depth.checked_sub(1)?;
+        let mark = self.entries.len();
         self.skip_ws();
         if self.eat(b'}').is_some() {
-            return Some(Value::Object(Map::new()));
+            return Some(mark);
         }
-        let mark = self.entries.len();
         loop {
             if self.bytes.get(self.pos) != Some(&b'"') {
                 return None;
@@ -99,19 +161,11 @@ impl Reader<'_> {
                 }
                 b'}' => {
                     self.pos += 1;
-                    break;
+                    return Some(mark);
                 }
                 _ => return None,
             }
         }
-        let mut map = Map::with_capacity(self.entries.len() - mark);
-        for (key, value) in self.entries.drain(mark..) {
-            // A key given twice is the sinks' to judge: left to the lexer.
-            if map.insert(key, value).is_some() {
-                return None;
-            }
-        }
-        Some(Value::Object(map))
     }
 
     fn array(&mut self, depth: usize) -> Option<Value> {
@@ -294,14 +348,15 @@ fn closing_quote(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Where the first quote, backslash or control character of `bytes` is, eight bytes a step.
+/// (Strings in tool calls are short, or escape often: a vectorised search for the quote and
+/// backslash, with a pass for control characters, measured slower on them.)
 fn special_at(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = ONES << 7;
-    let is_special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let mut at = 0;
     while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().ok()?);
-        let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
         let found = zero_in(word ^ (ONES * u64::from(b'"')))
             | zero_in(word ^ (ONES * u64::from(b'\\')))
             | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
@@ -313,7 +368,7 @@ fn special_at(bytes: &[u8]) -> Option<usize> {
     }
     bytes[at..]
         .iter()
-        .position(|&b| is_special(b))
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|i| at + i)
 }
 
@@ -335,6 +390,21 @@ mod tests {
             json!({"a": [1, -2.5, "x\n\u{e9}\u{1f600}"], "b": {"c": null}})
         );
         assert_eq!(&text[end..], " tail");
+    }
+
+    #[test]
+    fn a_key_given_twice_in_a_large_object_is_left_to_the_lexer() {
+        let object = |keys: &[usize]| {
+            let members: Vec<String> = keys.iter().map(|k| format!("\"k{k}\": {k}")).collect();
+            format!("{{{}}}", members.join(", "))
+        };
+        let distinct: Vec<usize> = (0..40).collect();
+        let (whole, _) = strict_whole(&object(&distinct), 8).unwrap();
+        assert!(matches!(whole, Whole::Members(m) if m.len() == 40));
+        let mut twice = distinct.clone();
+        twice.push(17);
+        assert!(strict_whole(&object(&twice), 8).is_none());
+        assert!(strict_whole(&object(&[3, 1, 3]), 8).is_none());
     }
 
     #[test]
@@ -516,6 +586,22 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_first_special_byte_is_found_at_any_distance(
+            pieces in prop::collection::vec(
+                prop::sample::select(vec!["a", "bc", "é", "日本", "\"", "\\", "\u{1}", "\n", "\u{1f}", " "]),
+                0..120,
+            ),
+            plain in 0usize..80,
+        ) {
+            // Plain text first, so that the special byte stands anywhere from the start to far
+            // past the first steps.
+            let text = "x".repeat(plain) + &pieces.concat();
+            let bytes = text.as_bytes();
+            let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            prop_assert_eq!(special_at(bytes), naive);
+        }
+
         #[test]
         fn the_reader_reads_as_a_strict_parser_does(
             text in json_text(),

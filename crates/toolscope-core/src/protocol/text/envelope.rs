@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::args::{Args, ArgsWriter};
-use crate::json::{JsonSink, ValueBuilder};
+use crate::json::{JsonSink, ValueBuilder, Whole};
 use crate::part::Delta;
 use crate::tool::{Tool, ToolSet};
 
@@ -117,30 +117,29 @@ impl Envelope {
 
     /// A whole call object or array of them, read as its events would be; `None` (nothing
     /// changed) where they would be refused somewhere, for the events to say where and why.
-    fn whole_calls(&self, value: Value) -> Option<(bool, Vec<(String, Value)>)> {
-        let (array, objects) = match value {
-            Value::Object(o) => (false, vec![o]),
-            Value::Array(items) if self.arrays => {
-                let mut objects = Vec::with_capacity(items.len());
+    fn whole_calls(&self, value: Whole) -> Option<(bool, Vec<(String, Value)>)> {
+        match value {
+            Whole::Members(members) => Some((false, vec![self.whole_call(members)?])),
+            Whole::Value(Value::Object(object)) => Some((false, vec![self.whole_call(object)?])),
+            Whole::Value(Value::Array(items)) if self.arrays => {
+                let mut calls = Vec::with_capacity(items.len());
                 for item in items {
-                    match item {
-                        Value::Object(o) => objects.push(o),
-                        _ => return None,
-                    }
+                    let Value::Object(object) = item else {
+                        return None;
+                    };
+                    calls.push(self.whole_call(object)?);
                 }
-                (true, objects)
+                Some((true, calls))
             }
-            _ => return None,
-        };
-        let mut calls = Vec::with_capacity(objects.len());
-        for object in objects {
-            calls.push(self.whole_call(object)?);
+            Whole::Value(_) => None,
         }
-        Some((array, calls))
     }
 
     /// One call object, its keys in order, as `value_starts` and `end_string` read them.
-    fn whole_call(&self, object: Map<String, Value>) -> Option<(String, Value)> {
+    fn whole_call(
+        &self,
+        object: impl IntoIterator<Item = (String, Value)>,
+    ) -> Option<(String, Value)> {
         /// Where the arguments stand, as `ArgsValue` would.
         enum Got {
             None,
@@ -442,7 +441,7 @@ impl JsonSink for Envelope {
         self.whole && !self.started && !self.name_as_key
     }
 
-    fn whole(&mut self, value: Value) -> bool {
+    fn whole(&mut self, value: Whole) -> bool {
         let Some((array, calls)) = self.whole_calls(value) else {
             return false;
         };
