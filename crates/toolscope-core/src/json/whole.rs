@@ -153,19 +153,22 @@ impl Reader<'_> {
             self.skip_ws();
             let value = self.value(inner)?;
             self.entries.push((key, value));
-            self.skip_ws();
-            match self.bytes.get(self.pos)? {
-                b',' => {
-                    self.pos += 1;
-                    self.skip_ws();
-                }
-                b'}' => {
-                    self.pos += 1;
-                    return Some(mark);
-                }
-                _ => return None,
+            if self.closed(b'}')? {
+                return Some(mark);
             }
         }
+    }
+
+    /// After a container's member: `true` past its closing bracket, `false` past a comma (and
+    /// the whitespace after it); `None` on anything else.
+    fn closed(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        let at = *self.bytes.get(self.pos)?;
+        self.pos += 1;
+        if at == close {
+            return Some(true);
+        }
+        (at == b',').then(|| self.skip_ws()).map(|()| false)
     }
 
     fn array(&mut self, depth: usize) -> Option<Value> {
@@ -179,17 +182,8 @@ impl Reader<'_> {
         loop {
             let item = self.value(inner)?;
             self.items.push(item);
-            self.skip_ws();
-            match self.bytes.get(self.pos)? {
-                b',' => {
-                    self.pos += 1;
-                    self.skip_ws();
-                }
-                b']' => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return None,
+            if self.closed(b']')? {
+                break;
             }
         }
         Some(Value::Array(self.items.drain(mark..).collect()))
