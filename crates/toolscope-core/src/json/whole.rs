@@ -10,14 +10,6 @@
 
 use serde_json::{Map, Number, Value};
 
-/// The strict JSON value at the start of `text` (after whitespace), nested less than
-/// `max_depth` levels, and the bytes up to its end; `None` when there is none or the lexer could
-/// read it differently (see the module).
-#[cfg(test)]
-pub(crate) fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize)> {
-    strict_whole(text, max_depth).map(|(whole, end)| (whole.into_value(), end))
-}
-
 /// A whole value read at once: a top-level object's members as they stand (its map is built
 /// only for a reader that wants one: a call's envelope is taken apart at once), or any other
 /// value.
@@ -39,7 +31,9 @@ impl Whole {
     }
 }
 
-/// As [`strict_value`], a top-level object left as its members.
+/// The strict JSON value at the start of `text` (after whitespace), nested less than
+/// `max_depth` levels, a top-level object left as its members, and the bytes up to its end;
+/// `None` when there is none or the lexer could read it differently (see the module).
 pub(crate) fn strict_whole(text: &str, max_depth: usize) -> Option<(Whole, usize)> {
     let mut reader = Reader {
         text,
@@ -197,12 +191,10 @@ impl Reader<'_> {
         let negative = self.bytes[start] == b'-';
         let digits = start + usize::from(negative);
         let int_end = self.digits(digits);
-        match int_end - digits {
-            0 => return None,
-            // A leading zero is not JSON.
-            1 => {}
-            _ if self.bytes[digits] == b'0' => return None,
-            _ => {}
+        let count = int_end - digits;
+        // No digit, or a leading zero, is not JSON.
+        if count == 0 || (count > 1 && self.bytes[digits] == b'0') {
+            return None;
         }
         let mut end = int_end;
         if self.bytes.get(end) == Some(&b'.') {
@@ -222,7 +214,6 @@ impl Reader<'_> {
             }
         }
         self.pos = end;
-        let count = int_end - digits;
         let whole_int = end == int_end && count <= if negative { 18 } else { 19 };
         if !whole_int || (negative && self.bytes[digits] == b'0') {
             return match serde_json::from_str::<Value>(&self.text[start..end]) {
@@ -374,6 +365,11 @@ mod tests {
 
     use super::*;
     use crate::json::parse_relaxed;
+
+    /// The reader's value, a top-level object made its map.
+    fn strict_value(text: &str, max_depth: usize) -> Option<(Value, usize)> {
+        strict_whole(text, max_depth).map(|(whole, end)| (whole.into_value(), end))
+    }
 
     #[test]
     fn a_strict_value_is_read_whole_and_its_end_found() {

@@ -120,7 +120,6 @@ impl Envelope {
     fn whole_calls(&self, value: Whole) -> Option<(bool, Vec<(String, Value)>)> {
         match value {
             Whole::Members(members) => Some((false, vec![self.whole_call(members)?])),
-            Whole::Value(Value::Object(object)) => Some((false, vec![self.whole_call(object)?])),
             Whole::Value(Value::Array(items)) if self.arrays => {
                 let mut calls = Vec::with_capacity(items.len());
                 for item in items {
@@ -131,6 +130,7 @@ impl Envelope {
                 }
                 Some((true, calls))
             }
+            // (An object comes as its members.)
             Whole::Value(_) => None,
         }
     }
