@@ -384,10 +384,12 @@ fn toolscope_pieces(
         calls_of(&mut parsed.parts, &mut calls);
         return calls;
     }
+    // The stream path as the provider loop drives it: the server's text deltas are strings, as
+    // every peer's pieces are.
     let mut parser = protocol.stream_parser(tools);
     let mut out = Vec::with_capacity(64);
     for piece in pieces {
-        parser.push(piece.as_bytes(), &mut out);
+        parser.push_str(piece, &mut out);
         calls_of(&mut out, &mut calls);
     }
     parser.finish(&mut out);

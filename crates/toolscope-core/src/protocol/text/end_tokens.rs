@@ -11,6 +11,7 @@
 //! (after whitespace), and text anywhere else.
 
 use super::emit::Emitter;
+use crate::json::lexer::{find1, find2, find3};
 use crate::protocol::span::SpanKind;
 
 pub(crate) struct EndTokens {
@@ -62,9 +63,9 @@ impl EndTokens {
     #[inline]
     fn next_first(&self, bytes: &[u8]) -> Option<usize> {
         match self.firsts.as_slice() {
-            [a] => memchr::memchr(*a, bytes),
-            [a, b] => memchr::memchr2(*a, *b, bytes),
-            [a, b, c] => memchr::memchr3(*a, *b, *c, bytes),
+            [a] => find1(*a, bytes),
+            [a, b] => find2(*a, *b, bytes),
+            [a, b, c] => find3(*a, *b, *c, bytes),
             _ => bytes.iter().position(|b| self.may_begin(*b)),
         }
     }

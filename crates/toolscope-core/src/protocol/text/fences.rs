@@ -11,6 +11,7 @@
 //! holds back only an undecided fence line, so every chunking gives the same result.
 
 use super::emit::Emitter;
+use crate::json::lexer::find1;
 use crate::protocol::span::SpanKind;
 
 /// The most whitespace between a fence's line and the call it wraps.
@@ -81,7 +82,7 @@ impl CallFences {
     pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter, mut pass: impl Pass) {
         if self.state == State::Out
             && self.held.is_empty()
-            && memchr::memchr(b'`', piece.as_bytes()).is_none()
+            && find1(b'`', piece.as_bytes()).is_none()
         {
             self.pos += piece.len();
             self.give(piece, em, &mut pass);
@@ -280,8 +281,10 @@ fn opener_line(bytes: &[u8], p: usize) -> Option<usize> {
 }
 
 fn ends_at_line_start(text: &str, before: bool) -> bool {
-    match text.trim_end_matches([' ', '\t']).as_bytes().last() {
-        Some(b) => *b == b'\n',
+    // Byte by byte from the end (space and tab are single bytes): a stream's one-character
+    // pieces pass here one at a time.
+    match text.bytes().rev().find(|b| !matches!(b, b' ' | b'\t')) {
+        Some(b) => b == b'\n',
         None => before,
     }
 }
