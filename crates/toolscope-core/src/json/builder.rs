@@ -106,4 +106,14 @@ impl JsonSink for ValueBuilder {
         self.insert(value);
         Ok(())
     }
+    // A value begun and ended in the text at hand is read at once (a JSON argument that a
+    // markup format writes as text, a whole output's JSON): the same value, without an event
+    // per token.
+    fn takes_whole(&self) -> bool {
+        self.stack.is_empty() && self.done.is_none()
+    }
+    fn whole(&mut self, value: super::whole::Whole) -> bool {
+        self.insert(value.into_value());
+        true
+    }
 }
