@@ -11,8 +11,8 @@
 //! (after whitespace), and text anywhere else.
 
 use super::emit::Emitter;
-use crate::json::lexer::{find1, find2, find3};
 use crate::protocol::span::SpanKind;
+use memchr::{memchr, memchr2, memchr3};
 
 pub(crate) struct EndTokens {
     tokens: &'static [&'static str],
@@ -22,6 +22,9 @@ pub(crate) struct EndTokens {
     leading: bool,
     /// The first bytes of the tokens, for finding candidates.
     firsts: Vec<u8>,
+    /// The same bytes as a set (bit `b % 64` of word `b / 64`), for the few bytes of a stream's
+    /// piece.
+    first_set: [u64; 4],
     /// Text that may begin a token, held for the next piece.
     held: String,
     /// Offset in the whole decoded text of the next byte to arrive.
@@ -43,29 +46,38 @@ impl EndTokens {
             .collect();
         firsts.sort_unstable();
         firsts.dedup();
+        let mut first_set = [0u64; 4];
+        for &b in &firsts {
+            first_set[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
         (!firsts.is_empty()).then(|| EndTokens {
             tokens,
             lead,
             leading: !lead.is_empty(),
             firsts,
+            first_set,
             held: String::new(),
             pos: 0,
             passed: 0,
         })
     }
 
+    #[inline]
     fn may_begin(&self, b: u8) -> bool {
-        self.firsts.contains(&b)
+        self.first_set[usize::from(b >> 6)] >> (b & 63) & 1 == 1
     }
 
     /// The offset in `bytes` of the first byte that may begin a token (searched, not looped
     /// over).
     #[inline]
     fn next_first(&self, bytes: &[u8]) -> Option<usize> {
+        if bytes.len() < 16 {
+            return bytes.iter().position(|&b| self.may_begin(b));
+        }
         match self.firsts.as_slice() {
-            [a] => find1(*a, bytes),
-            [a, b] => find2(*a, *b, bytes),
-            [a, b, c] => find3(*a, *b, *c, bytes),
+            [a] => memchr(*a, bytes),
+            [a, b] => memchr2(*a, *b, bytes),
+            [a, b, c] => memchr3(*a, *b, *c, bytes),
             _ => bytes.iter().position(|b| self.may_begin(*b)),
         }
     }
