@@ -22,7 +22,7 @@ pub(crate) fn field<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 /// [`field`] on the object itself.
-#[inline]
+#[inline(always)]
 pub(crate) fn map_field<'a>(o: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
     if o.len() <= 8 {
         o.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
