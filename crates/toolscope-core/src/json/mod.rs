@@ -212,7 +212,9 @@ mod tests {
         fn strict_json_reads_as_serde_json_does(v in arb_json(), size in 1usize..9, pretty in any::<bool>()) {
             let text = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { v.to_string() };
             let want: Value = serde_json::from_str(&text).unwrap();
-            prop_assert_eq!(parse_chunked(&text, size).unwrap(), want);
+            prop_assert_eq!(parse_chunked(&text, size).unwrap(), want.clone());
+            // Whole in one piece: the builder takes it from the strict reader at once.
+            prop_assert_eq!(parse_chunked(&text, usize::MAX).unwrap(), want);
         }
 
         /// Any text, any chunking: the same outcome, and never a panic.

@@ -64,11 +64,11 @@ impl EndTokens {
 
     #[inline]
     fn may_begin(&self, b: u8) -> bool {
-        self.first_set[usize::from(b >> 6)] >> (b & 63) & 1 == 1
+        (self.first_set[usize::from(b >> 6)] >> (b & 63)) & 1 == 1
     }
 
-    /// The offset in `bytes` of the first byte that may begin a token (searched, not looped
-    /// over).
+    /// The offset in `bytes` of the first byte that may begin a token: searched, but looked up
+    /// byte by byte in a few bytes (a stream's small pieces), where a search costs more.
     #[inline]
     fn next_first(&self, bytes: &[u8]) -> Option<usize> {
         if bytes.len() < 16 {
