@@ -22,9 +22,8 @@ pub(crate) struct EndTokens {
     leading: bool,
     /// The first bytes of the tokens, for finding candidates.
     firsts: Vec<u8>,
-    /// The same bytes as a set (bit `b % 64` of word `b / 64`), for the few bytes of a stream's
-    /// piece.
-    first_set: [u64; 4],
+    /// The same bytes as a table, for the few bytes of a stream's piece (as the detector's).
+    first_set: [bool; 256],
     /// Text that may begin a token, held for the next piece.
     held: String,
     /// Offset in the whole decoded text of the next byte to arrive.
@@ -46,9 +45,9 @@ impl EndTokens {
             .collect();
         firsts.sort_unstable();
         firsts.dedup();
-        let mut first_set = [0u64; 4];
+        let mut first_set = [false; 256];
         for &b in &firsts {
-            first_set[usize::from(b >> 6)] |= 1 << (b & 63);
+            first_set[usize::from(b)] = true;
         }
         (!firsts.is_empty()).then(|| EndTokens {
             tokens,
@@ -64,7 +63,7 @@ impl EndTokens {
 
     #[inline]
     fn may_begin(&self, b: u8) -> bool {
-        (self.first_set[usize::from(b >> 6)] >> (b & 63)) & 1 == 1
+        self.first_set[usize::from(b)]
     }
 
     /// The offset in `bytes` of the first byte that may begin a token: searched, but looked up
