@@ -362,9 +362,15 @@ fn push_raw(raw: &mut String, s: &str) {
 
 /// Whether only whitespace follows the last newline of `s` (`otherwise` when `s` has none).
 fn line_blank_after(s: &str, otherwise: bool) -> bool {
-    match s.rfind('\n') {
-        Some(p) => s[p + 1..].bytes().all(is_ws),
-        None => otherwise && s.bytes().all(is_ws),
+    let b = s.as_bytes();
+    match b.last() {
+        None => otherwise,
+        // (The last byte comes after any newline.)
+        Some(&c) if !is_ws(c) => false,
+        _ => match memchr::memrchr(b'\n', b) {
+            Some(p) => b[p + 1..].iter().all(|&c| is_ws(c)),
+            None => otherwise && b.iter().all(|&c| is_ws(c)),
+        },
     }
 }
 
@@ -388,8 +394,11 @@ pub(crate) struct JsonScanner {
     mid_line: bool,
     /// Where the first byte other than whitespace was read.
     first_content: Option<usize>,
-    /// Bytes besides the start delimiter's, a backtick and a newline that may open something
-    /// mid-line (the alternative start delimiter's first byte, the `[` of a bare array).
+    /// The bytes text is searched for: the start delimiter's first byte, a backtick, and the
+    /// `{` of a bare envelope when loose JSON is read (repeated to fill three).
+    marks: [u8; 3],
+    /// Bytes besides those that may open something mid-line (the alternative start
+    /// delimiter's first byte, the `[` of a bare array).
     extra: Vec<u8>,
     /// The last search for the next byte that can matter in text: `(searched from, found at,
     /// or the end of the text searched when `found` is false, found)`, in input offsets. Text
@@ -407,12 +416,14 @@ impl Scanner for JsonScanner {
         // Plain text with nothing held: what `text` would do, without the machinery (the common
         // case when a stream arrives a few bytes at a time). Mid-line, only a delimiter's first
         // byte, a backtick or a newline can change anything.
-        if matches!(self.state, State::Text) && !self.line_blank && self.held.is_empty() {
-            let first = self.start.as_ref().map_or(b'\n', |d| d.first_byte());
-            if find3(first, b'`', b'\n', piece.as_bytes()).is_none()
-                && !(self.mid_line && find1(b'{', piece.as_bytes()).is_some())
-                && self.find_extra(piece.as_bytes()).is_none()
-            {
+        if matches!(self.state, State::Text) && self.held.is_empty() {
+            let [a, b, c] = self.marks;
+            let bytes = piece.as_bytes();
+            if find3(a, b, c, bytes).is_none() && self.find_extra(bytes).is_none() {
+                self.note_content(bytes, 0, self.held.pos());
+                if self.cfg.loose_json {
+                    self.line_blank = line_blank_after(piece, self.line_blank);
+                }
                 self.held.advance(piece.len());
                 em.text(piece);
                 return;
@@ -595,6 +606,12 @@ impl JsonScanner {
         extra.dedup();
         let cfg_mid_line =
             cfg.loose_json && !cfg.commit_loose && cfg.call_start.is_some() && end.is_tag();
+        let first = cfg
+            .call_start
+            .as_deref()
+            .and_then(|d| d.bytes().next())
+            .unwrap_or(b'`');
+        let marks = [first, b'`', if cfg.loose_json { b'{' } else { b'`' }];
         JsonScanner {
             start: cfg.call_start.as_deref().map(Delim::start),
             alt_start: cfg.alt_start.as_deref().map(Delim::start),
@@ -608,6 +625,7 @@ impl JsonScanner {
             refeed_guard: 0,
             mid_line: cfg_mid_line,
             first_content: None,
+            marks,
             extra,
             mark: (0, 0, false),
         }
@@ -616,17 +634,21 @@ impl JsonScanner {
     /// The offset from `text[j]` of the next newline, backtick, start delimiter's first byte or
     /// extra byte, if any: searched once per stretch of input, however often text is entered
     /// within it.
-    fn next_mark(&mut self, bytes: &[u8], j: usize, base: usize, first: u8) -> Option<usize> {
+    fn next_mark(&mut self, bytes: &[u8], j: usize, base: usize) -> Option<usize> {
         let (at, end) = (base + j, base + bytes.len());
         let (from, to, found) = self.mark;
         if from <= at && at <= to && ((found && to < end) || (!found && to == end)) {
             return found.then(|| to - at);
         }
+        let [a, b, c] = self.marks;
+        let mut next = find3(a, b, c, &bytes[j..]);
+        // (The searches read up to what they find, or to the end.)
         #[cfg(test)]
-        tests::SEARCHED.with(|n| n.set(n.get() + bytes.len() - j));
-        let mut next = find3(first, b'`', b'\n', &bytes[j..]);
+        tests::SEARCHED.with(|n| n.set(n.get() + next.map_or(bytes.len() - j, |p| p + 1)));
         if !self.extra.is_empty() {
             let upto = next.unwrap_or(bytes.len() - j);
+            #[cfg(test)]
+            tests::SEARCHED.with(|n| n.set(n.get() + upto));
             if let Some(p) = self.find_extra(&bytes[j..j + upto]) {
                 next = Some(p);
             }
@@ -669,53 +691,42 @@ impl JsonScanner {
         let bytes = text.as_bytes();
         let start_byte = self.start.as_ref().map(|d| d.first_byte());
         let loose = self.cfg.loose_json;
+        self.note_content(bytes, i, base);
+        // Newlines are not stops: whether a `{` begins its line is asked only of a `{`, by
+        // looking back from it (`seen` is where `line_blank` holds).
+        let mut seen = i;
         let mut j = i;
         while j < bytes.len() {
-            if self.line_blank {
-                // Only whitespace so far on this line: a `{` here may open a bare envelope.
-                while j < bytes.len() && bytes[j] != b'\n' && is_ws(bytes[j]) {
-                    j += 1;
-                }
-                if j == bytes.len() {
-                    break;
-                }
-                if bytes[j] == b'{' && loose {
-                    em.text(&text[i..j]);
-                    self.begin(Mode::Bare, String::new(), base + j, !self.cfg.commit_loose);
-                    return j;
-                }
-                if bytes[j] != b'\n' {
-                    self.line_blank = false;
-                    self.first_content.get_or_insert(base + j);
-                }
-            }
-            // Jump to the next byte that can matter; the bytes skipped hold no newline.
-            let first = start_byte.unwrap_or(b'\n');
-            let next = self.next_mark(bytes, j, base, first);
-            if self.mid_line {
-                let upto = next.map_or(bytes.len(), |p| j + p);
-                if let Some(q) = find1(b'{', &bytes[j..upto]) {
-                    // After text on the line: an envelope whose `<tool_call>` was left out,
-                    // read on speculation until its close tag shows (or does not).
-                    let at = j + q;
-                    em.text(&text[i..at]);
-                    self.begin(Mode::Bare, String::new(), base + at, true);
-                    if let State::Body(call) = &mut self.state {
-                        call.needs_close = true;
-                    }
-                    return at;
-                }
-            }
-            match next {
+            // Jump to the next byte that can matter.
+            match self.next_mark(bytes, j, base) {
                 Some(p) => j += p,
                 None => {
                     j = bytes.len();
                     break;
                 }
             }
+            if loose {
+                self.line_blank = line_blank_after(&text[seen..j], self.line_blank);
+                seen = j;
+            }
             let b = bytes[j];
-            if b == b'\n' {
-                self.line_blank = true;
+            if b == b'{' && loose {
+                if self.line_blank {
+                    // Only whitespace before it on its line: a bare envelope.
+                    em.text(&text[i..j]);
+                    self.begin(Mode::Bare, String::new(), base + j, !self.cfg.commit_loose);
+                    return j;
+                }
+                if self.mid_line {
+                    // After text on the line: an envelope whose `<tool_call>` was left out,
+                    // read on speculation until its close tag shows (or does not).
+                    em.text(&text[i..j]);
+                    self.begin(Mode::Bare, String::new(), base + j, true);
+                    if let State::Body(call) = &mut self.state {
+                        call.needs_close = true;
+                    }
+                    return j;
+                }
                 j += 1;
                 continue;
             }
@@ -810,8 +821,22 @@ impl JsonScanner {
             }
             j += 1;
         }
+        if loose {
+            self.line_blank = line_blank_after(&text[seen..j], self.line_blank);
+        }
         em.text(&text[i..j]);
         j
+    }
+
+    /// Notes where the first byte other than whitespace is, if `bytes[i..]` (at input offset
+    /// `base + i`) holds it and none was read before.
+    #[inline(always)]
+    fn note_content(&mut self, bytes: &[u8], i: usize, base: usize) {
+        if self.first_content.is_none()
+            && let Some(p) = bytes[i..].iter().position(|&b| !is_ws(b))
+        {
+            self.first_content = Some(base + i + p);
+        }
     }
 
     /// The first of the extra bytes in `bytes`.
@@ -1296,6 +1321,41 @@ mod tests {
         let (c, _) = whole("hermes", &format!("Sure. {env} was the call."));
         assert!(c.calls.is_empty());
         assert_eq!(c.text, format!("Sure. {env} was the call."));
+    }
+
+    /// Whether a `{` begins its line is read back from the `{` (newlines are not stops): only
+    /// spaces and tabs may stand between the line's start and it, whether they come in the same
+    /// piece, in pieces of their own, or at the start of the output.
+    #[test]
+    fn a_bare_envelope_begins_its_line_after_whitespace_only() {
+        let env = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let hermes = Protocol::from_name("hermes").unwrap();
+        let streamed = |pieces: &[&str]| {
+            let mut parser = hermes.stream_parser(&tools());
+            let mut parts = Vec::new();
+            for piece in pieces {
+                parser.push_str(piece, &mut parts);
+            }
+            parser.finish(&mut parts);
+            Collapsed::of(&parts)
+        };
+        for lead in ["", " \t", "Sure.\n", "Sure.\n \t", "a\n\nb\n  "] {
+            let text = format!("{lead}{env} done");
+            let (c, _) = whole("hermes", &text);
+            assert_eq!(c.calls.len(), 1, "{text:?}");
+            let (head, tail) = lead.split_at(lead.rfind('\n').map_or(0, |p| p + 1));
+            let c = streamed(&[head, tail, env, " done"]);
+            assert_eq!(c.calls.len(), 1, "{text:?} in pieces");
+        }
+        // Text before it on its line: a call only with the close tag, which is not here.
+        for lead in ["Sure. ", "Sure.\n x ", "\n.{"] {
+            let text = format!("{lead}{env} done");
+            let (c, _) = whole("hermes", &text);
+            assert!(c.calls.is_empty(), "{text:?}");
+            assert_eq!(c.text, text);
+            let c = streamed(&[lead, env, " done"]);
+            assert!(c.calls.is_empty(), "{text:?} in pieces");
+        }
     }
 
     /// Tagged calls only: `<call>{"name": …, "arguments": {…}}</call>`.
