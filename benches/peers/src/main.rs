@@ -379,8 +379,9 @@ fn toolscope_pieces(
     };
     let mut calls = Vec::new();
     if let Chunking::Whole = chunking {
-        // The whole-text path: `toolscope parse` on a file (bytes, validated here).
-        let mut parsed = protocol.parse_generated(tools, text.as_bytes());
+        // The whole-text path on a string, as every peer gets it (and as `verify` scores an
+        // answer): `parse_text`, which does not check the UTF-8 of a `&str` again.
+        let mut parsed = protocol.parse_text(tools, text);
         calls_of(&mut parsed.parts, &mut calls);
         return calls;
     }
@@ -1058,7 +1059,7 @@ fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
                 toolscope_pieces(&protocol, tools, &text, &pieces, c).len()
             }
             None => protocol
-                .parse_generated(tools, std::hint::black_box(text.as_bytes()))
+                .parse_text(tools, std::hint::black_box(&text))
                 .parts
                 .iter()
                 .filter(|p| matches!(p, Part::ToolCall(_)))
