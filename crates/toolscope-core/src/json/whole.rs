@@ -39,7 +39,8 @@ pub(crate) fn strict_whole(text: &str, max_depth: usize) -> Option<(Whole, usize
         text,
         bytes: text.as_bytes(),
         pos: 0,
-        entries: Vec::new(),
+        // A call's envelope and its arguments' members, most often, without a regrowth.
+        entries: Vec::with_capacity(16),
         items: Vec::new(),
     };
     reader.skip_ws();

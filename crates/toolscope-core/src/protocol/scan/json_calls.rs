@@ -714,14 +714,14 @@ impl JsonScanner {
                 if self.line_blank {
                     // Only whitespace before it on its line: a bare envelope.
                     em.text(&text[i..j]);
-                    self.begin(Mode::Bare, String::new(), base + j, !self.cfg.commit_loose);
+                    self.begin(Mode::Bare, "", base + j, !self.cfg.commit_loose);
                     return j;
                 }
                 if self.mid_line {
                     // After text on the line: an envelope whose `<tool_call>` was left out,
                     // read on speculation until its close tag shows (or does not).
                     em.text(&text[i..j]);
-                    self.begin(Mode::Bare, String::new(), base + j, true);
+                    self.begin(Mode::Bare, "", base + j, true);
                     if let State::Body(call) = &mut self.state {
                         call.needs_close = true;
                     }
@@ -735,7 +735,7 @@ impl JsonScanner {
                     match d.matches(text, j) {
                         Match::Full(len) => {
                             em.text(&text[i..j]);
-                            self.begin(Mode::Tagged, text[j..j + len].to_string(), base + j, false);
+                            self.begin(Mode::Tagged, &text[j..j + len], base + j, false);
                             return j + len;
                         }
                         Match::Partial => {
@@ -772,7 +772,7 @@ impl JsonScanner {
                 match d.matches(text, j) {
                     Match::Full(len) => {
                         em.text(&text[i..j]);
-                        self.begin(Mode::Tagged, text[j..j + len].to_string(), base + j, false);
+                        self.begin(Mode::Tagged, &text[j..j + len], base + j, false);
                         return j + len;
                     }
                     Match::Partial => {
@@ -790,7 +790,7 @@ impl JsonScanner {
                         // elsewhere it is a call only once it names a known tool.
                         let at_start = self.first_content.is_none_or(|f| f == base + j);
                         let speculative = !at_start && !self.cfg.commit_loose;
-                        self.begin(Mode::Bare, String::new(), base + j, speculative);
+                        self.begin(Mode::Bare, "", base + j, speculative);
                         return j;
                     }
                     Match::Partial => {
@@ -806,7 +806,7 @@ impl JsonScanner {
                         em.text(&text[i..j]);
                         self.begin(
                             Mode::Fenced,
-                            text[j..j + len].to_string(),
+                            &text[j..j + len],
                             base + j,
                             !self.cfg.commit_loose,
                         );
@@ -850,12 +850,15 @@ impl JsonScanner {
         }
     }
 
-    fn begin(&mut self, mode: Mode, delimiter: String, start: usize, speculative: bool) {
+    fn begin(&mut self, mode: Mode, delimiter: &str, start: usize, speculative: bool) {
         self.first_content.get_or_insert(start);
         let body_start = delimiter.len();
+        // Room for a call's usual size, so that a whole text's body goes in without a regrowth.
+        let mut raw = String::with_capacity(delimiter.len() + 256);
+        raw.push_str(delimiter);
         self.state = State::Body(Box::new(Call {
             start,
-            raw: delimiter,
+            raw,
             body_start,
             lexer: Lexer::new(),
             // A bare envelope read on speculation is one object; a tagged or fenced one (or the
@@ -1103,7 +1106,7 @@ impl JsonScanner {
             if bytes[m] == b'{' {
                 em.span(call.start, base + m, SpanKind::ToolCall);
                 let speculative = call.mode == Mode::Fenced && !self.cfg.commit_loose;
-                self.begin(call.mode, String::new(), base + m, speculative);
+                self.begin(call.mode, "", base + m, speculative);
                 return m;
             }
             // A wrong or cut close tag where the close tag belongs (`</think>`, `</tool_call`)
