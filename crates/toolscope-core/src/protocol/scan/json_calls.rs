@@ -364,13 +364,20 @@ fn push_raw(raw: &mut String, s: &str) {
 fn line_blank_after(s: &str, otherwise: bool) -> bool {
     let b = s.as_bytes();
     match b.last() {
-        None => otherwise,
+        None => return otherwise,
         // (The last byte comes after any newline.)
-        Some(&c) if !is_ws(c) => false,
-        _ => match memchr::memrchr(b'\n', b) {
-            Some(p) => b[p + 1..].iter().all(|&c| is_ws(c)),
-            None => otherwise && b.iter().all(|&c| is_ws(c)),
-        },
+        Some(&c) if !is_ws(c) => return false,
+        Some(_) => {}
+    }
+    // (A byte-by-byte stream's pieces are looked at in place: a call costs more than that.)
+    let newline = if b.len() < 16 {
+        b.iter().rposition(|&c| c == b'\n')
+    } else {
+        memchr::memrchr(b'\n', b)
+    };
+    match newline {
+        Some(p) => b[p + 1..].iter().all(|&c| is_ws(c)),
+        None => otherwise && b.iter().all(|&c| is_ws(c)),
     }
 }
 
