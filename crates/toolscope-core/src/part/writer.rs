@@ -8,6 +8,7 @@
 //! within one answer; call ids continue after those a conversation already used, see
 //! [`PartWriter::continue_calls_after`]). A provider's own call ids are used as given.
 
+use compact_str::ToCompactString;
 use serde_json::Value;
 
 use super::{Delta, Part, PartId, ToolCall};
@@ -155,20 +156,10 @@ impl PartWriter {
     /// A new call id, `call-N`, for a call its source gave none.
     pub fn next_call_id(&mut self) -> PartId {
         self.calls += 1;
-        // Written by hand: the formatting machinery cost more than the rest of a whole text's
-        // call around it.
-        let mut digits = [0u8; 20];
-        let (mut at, mut n) = (digits.len(), self.calls);
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+        // `ToCompactString` writes an integer's digits without the formatting machinery, which
+        // cost more than the rest of a whole text's call around it.
         let mut id = PartId::const_new("call-");
-        id.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+        id.push_str(&self.calls.to_compact_string());
         id
     }
 
