@@ -634,10 +634,11 @@ fn measure(
     let exact: Option<u32> = std::env::var("PEERS_RUNS")
         .ok()
         .and_then(|n| n.parse().ok());
+    // (A value that is no duration, negative or not finite, is the default.)
     let window = std::env::var("PEERS_SECONDS")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .map_or(Duration::from_secs(1), Duration::from_secs_f64);
+        .and_then(|s| Duration::try_from_secs_f64(s.parse().ok()?).ok())
+        .unwrap_or(Duration::from_secs(1));
     while match exact {
         Some(n) => runs < n,
         None => start.elapsed() < window,
