@@ -844,16 +844,16 @@ fn main() {
     // its own; 0 measures every cell in this process, without a limit.
     let mut cell_limit = Some(Duration::from_secs(300));
     if let Some(at) = args.iter().position(|a| a == "--cell-limit") {
-        let secs: u64 = args
-            .get(at + 1)
-            .and_then(|s| s.parse().ok())
-            .expect("--cell-limit takes a number of seconds");
+        let Some(secs) = args.get(at + 1).and_then(|s| s.parse::<u64>().ok()) else {
+            eprintln!("--cell-limit takes a whole number of seconds (0: no limit)");
+            std::process::exit(2);
+        };
         cell_limit = (secs > 0).then(|| Duration::from_secs(secs));
     }
     let only: Vec<&String> = args
         .iter()
         .enumerate()
-        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && args[i - 1] == "--cell-limit"))
+        .filter(|(i, a)| !(a.starts_with("--") || (*i > 0 && args[i - 1] == "--cell-limit")))
         .map(|(_, a)| a)
         .collect();
     let schemas = tool_schemas();
@@ -1033,11 +1033,16 @@ fn main() {
 fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
     let mut it = spec.split(':');
     let (Some(name), Some(layout), Some(times)) = (it.next(), it.next(), it.next()) else {
-        panic!("PEERS_ONCE is FORMAT:LAYOUT:TIMES, not {spec:?}");
+        eprintln!("PEERS_ONCE is FORMAT:LAYOUT:TIMES, not {spec:?}");
+        std::process::exit(2);
     };
-    let protocol = Protocol::from_name(name)
-        .expect("a registered protocol")
-        .with_reasoning_open(Some(false));
+    let protocol = match Protocol::from_name(name) {
+        Ok(protocol) => protocol.with_reasoning_open(Some(false)),
+        Err(why) => {
+            eprintln!("PEERS_ONCE: {why}");
+            std::process::exit(2);
+        }
+    };
     let layout_name = layout;
     let layout = if layout == "block" {
         Layout::Block
@@ -1050,7 +1055,10 @@ fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
     } else {
         write_text(&protocol, calls, layout)
     };
-    let times: usize = times.parse().expect("TIMES is a number");
+    let Ok(times) = times.parse::<usize>() else {
+        eprintln!("PEERS_ONCE=FORMAT:LAYOUT:TIMES: TIMES is a whole number, not {times:?}");
+        std::process::exit(2);
+    };
     // PEERS_CHUNK=1char or 64: the stream path instead, in those pieces.
     let chunking = match std::env::var("PEERS_CHUNK").as_deref() {
         Ok("1char") => Some(Chunking::Char1),
