@@ -272,10 +272,11 @@ impl StreamParser {
         }
         if let Some(f) = fences {
             f.finish(em, |piece, em| {
-                if !piece.is_empty() {
-                    feed_piece(reasoning, scanner.as_mut(), em, piece);
+                if piece.is_empty() {
+                    return scanner.in_args();
                 }
-                scanner.in_args()
+                feed_piece(reasoning, scanner.as_mut(), em, piece);
+                false
             });
         }
         match reasoning {
@@ -342,9 +343,18 @@ fn feed_text(
     piece: &str,
 ) {
     match end_tokens {
-        Some(f) => f.feed(piece, em, |p, em| {
-            feed_fenced(fences, reasoning, scanner, em, p)
-        }),
+        Some(f) => {
+            // The common path, inline: nothing for the filter to take out of this piece.
+            if f.pass_quiet(piece) {
+                if !piece.is_empty() {
+                    feed_fenced(fences, reasoning, scanner, em, piece)
+                }
+            } else {
+                f.feed_marked(piece, em, |p, em| {
+                    feed_fenced(fences, reasoning, scanner, em, p)
+                })
+            }
+        }
         None => feed_fenced(fences, reasoning, scanner, em, piece),
     }
 }
@@ -359,12 +369,23 @@ fn feed_fenced(
     piece: &str,
 ) {
     match fences {
-        Some(f) => f.feed(piece, em, |p, em| {
-            if !p.is_empty() {
-                feed_piece(reasoning, scanner, em, p);
+        Some(f) => {
+            // The common path, inline: no fence to look at in this piece.
+            if f.pass_quiet(piece) {
+                if !piece.is_empty() {
+                    feed_piece(reasoning, scanner, em, piece)
+                }
+            } else {
+                f.feed_marked(piece, em, |p, em| {
+                    // An empty piece asks (see `fences::Pass`).
+                    if p.is_empty() {
+                        return scanner.in_args();
+                    }
+                    feed_piece(reasoning, scanner, em, p);
+                    false
+                })
             }
-            scanner.in_args()
-        }),
+        }
         None => feed_piece(reasoning, scanner, em, piece),
     }
 }

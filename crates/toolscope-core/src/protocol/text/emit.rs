@@ -250,10 +250,18 @@ impl Emitter {
         }
     }
 
+    /// Writes the input delta of this chunk, if there is one. Asked after every chunk: the
+    /// question is inline, the writing not.
+    #[inline(always)]
     fn flush_input(&mut self) {
-        if !self.pending_input.is_empty()
-            && let Some(id) = &self.input_id
-        {
+        if !self.pending_input.is_empty() {
+            self.write_input();
+        }
+    }
+
+    #[inline(never)]
+    fn write_input(&mut self) {
+        if let Some(id) = &self.input_id {
             let delta = std::mem::take(&mut self.pending_input);
             self.writer.input_delta(id, delta, &mut self.parts);
         }

@@ -43,8 +43,9 @@ pub(crate) struct CallFences {
     line_start: bool,
 }
 
-/// What the reader after this filter is given: a piece of text; it answers whether the scanner
-/// is inside a call once it has read it (an empty piece only asks).
+/// What the reader after this filter is given: a piece of text to read, or an empty piece, which
+/// asks whether the scanner is inside a call (the answer to a piece with text means nothing:
+/// asking is a call the common path of a stream's pieces does without).
 pub(crate) trait Pass: FnMut(&str, &mut Emitter) -> bool {}
 impl<F: FnMut(&str, &mut Emitter) -> bool> Pass for F {}
 
@@ -78,16 +79,29 @@ impl CallFences {
         })
     }
 
-    #[inline]
-    pub(crate) fn feed(&mut self, piece: &str, em: &mut Emitter, mut pass: impl Pass) {
-        if self.state == State::Out
-            && self.held.is_empty()
-            && find1(b'`', piece.as_bytes()).is_none()
+    /// The path of nearly every piece of a stream: no fence is open, nothing is held and the
+    /// piece has no backtick, so all of it passes on as it is. Counts it as passed (what
+    /// [`CallFences::give`] does, without asking whether the scanner is in a call) and answers
+    /// `true`; on `false` nothing changed, and the piece is [`CallFences::feed_marked`]'s.
+    #[inline(always)]
+    pub(crate) fn pass_quiet(&mut self, piece: &str) -> bool {
+        if self.state != State::Out
+            || !self.held.is_empty()
+            || find1(b'`', piece.as_bytes()).is_some()
         {
-            self.pos += piece.len();
-            self.give(piece, em, &mut pass);
-            return;
+            return false;
         }
+        self.pos += piece.len();
+        if !piece.is_empty() {
+            self.passed += piece.len();
+            self.line_start = ends_at_line_start(piece, self.line_start);
+        }
+        true
+    }
+
+    /// A piece that may hold or begin a fence, or comes after held text or inside a fence.
+    #[inline(never)]
+    pub(crate) fn feed_marked(&mut self, piece: &str, em: &mut Emitter, mut pass: impl Pass) {
         let mut text = std::mem::take(&mut self.held);
         let base = self.pos - text.len();
         self.pos += piece.len();
@@ -102,13 +116,14 @@ impl CallFences {
         self.run(&text, base, true, em, &mut pass);
     }
 
+    /// Passes `text` on and answers whether the scanner is in a call after it.
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl Pass) -> bool {
-        if text.is_empty() {
-            return pass("", em);
+        if !text.is_empty() {
+            self.passed += text.len();
+            self.line_start = ends_at_line_start(text, self.line_start);
+            pass(text, em);
         }
-        self.passed += text.len();
-        self.line_start = ends_at_line_start(text, self.line_start);
-        pass(text, em)
+        pass("", em)
     }
 
     /// Takes `text[a..b]` (at `base` in the text this filter reads) out as fence markup.
@@ -280,6 +295,7 @@ fn opener_line(bytes: &[u8], p: usize) -> Option<usize> {
     (k < bytes.len() && bytes[k] == b'\n' && k + 1 - p <= MAX_OPENER).then_some(k + 1)
 }
 
+#[inline(always)]
 fn ends_at_line_start(text: &str, before: bool) -> bool {
     // Byte by byte from the end (space and tab are single bytes): a stream's one-character
     // pieces pass here one at a time.
