@@ -376,6 +376,9 @@ const SHORT: usize = 256;
 struct MarkerSearch<'m> {
     markers: [Option<&'m str>; 3],
     hits: [Option<Option<usize>>; 3],
+    /// Each marker's searcher, made at its first search in this text: a whole text is searched
+    /// again after every call, and making a searcher costs more than a short search.
+    finders: [Option<memchr::memmem::Finder<'m>>; 3],
     bare: OpenerSearch,
     /// Near the end of a text (a stream's pieces): the markers' first bytes instead, a wider net
     /// that costs no searcher per piece.
@@ -387,6 +390,7 @@ impl<'m> MarkerSearch<'m> {
         MarkerSearch {
             markers,
             hits: [None; 3],
+            finders: [None, None, None],
             bare: OpenerSearch::default(),
             short: OpenerSearch::default(),
         }
@@ -400,12 +404,19 @@ impl<'m> MarkerSearch<'m> {
             return self.short.next(openers, bytes, from);
         }
         let mut first: Option<usize> = None;
-        for (m, slot) in self.markers.iter().zip(self.hits.iter_mut()) {
+        let searches = self
+            .markers
+            .iter()
+            .zip(&mut self.hits)
+            .zip(&mut self.finders);
+        for ((m, slot), finder) in searches {
             let Some(m) = m.filter(|m| !m.is_empty()) else {
                 continue;
             };
             let hit = cached(slot, from, || {
-                memchr::memmem::find(&bytes[from..], m.as_bytes())
+                finder
+                    .get_or_insert_with(|| memchr::memmem::Finder::new(m))
+                    .find(&bytes[from..])
             });
             // The text may end inside this marker's start.
             let tail = bytes.len().saturating_sub(m.len() - 1).max(from);
