@@ -272,11 +272,7 @@ impl StreamParser {
         }
         if let Some(f) = fences {
             f.finish(em, |piece, em| {
-                if piece.is_empty() {
-                    return scanner.in_args();
-                }
-                feed_piece(reasoning, scanner.as_mut(), em, piece);
-                false
+                read_or_ask(reasoning, scanner.as_mut(), em, piece)
             });
         }
         match reasoning {
@@ -376,18 +372,26 @@ fn feed_fenced(
                     feed_piece(reasoning, scanner, em, piece)
                 }
             } else {
-                f.feed_marked(piece, em, |p, em| {
-                    // An empty piece asks (see `fences::Pass`).
-                    if p.is_empty() {
-                        return scanner.in_args();
-                    }
-                    feed_piece(reasoning, scanner, em, p);
-                    false
-                })
+                f.feed_marked(piece, em, |p, em| read_or_ask(reasoning, scanner, em, p))
             }
         }
         None => feed_piece(reasoning, scanner, em, piece),
     }
+}
+
+/// What the fence filter passes on (see `fences::Pass`): a piece with text is read; an empty
+/// piece asks whether the scanner is inside a call's arguments.
+fn read_or_ask(
+    reasoning: &mut Option<ReasoningSplitter>,
+    scanner: &mut dyn Scanner,
+    em: &mut Emitter,
+    piece: &str,
+) -> bool {
+    if piece.is_empty() {
+        return scanner.in_args();
+    }
+    feed_piece(reasoning, scanner, em, piece);
+    false
 }
 
 /// A decoded piece to the reasoning splitter, or straight to the scanner.

@@ -109,11 +109,17 @@ impl EndTokens {
             return false;
         }
         self.pos += piece.len();
-        self.passed += piece.len();
-        if self.leading && !piece.is_empty() {
-            self.leading = piece.trim().is_empty();
-        }
+        self.count_passed(piece);
         true
+    }
+
+    /// `text` was passed on: counted, and whether only whitespace has passed so far.
+    #[inline(always)]
+    fn count_passed(&mut self, text: &str) {
+        self.passed += text.len();
+        if self.leading && !text.is_empty() {
+            self.leading = text.trim().is_empty();
+        }
     }
 
     /// A piece that holds a byte that may begin a token, or comes after held text.
@@ -197,10 +203,7 @@ impl EndTokens {
 
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl FnMut(&str, &mut Emitter)) {
         if !text.is_empty() {
-            self.passed += text.len();
-            if self.leading {
-                self.leading = text.trim().is_empty();
-            }
+            self.count_passed(text);
             pass(text, em);
         }
     }

@@ -92,11 +92,17 @@ impl CallFences {
             return false;
         }
         self.pos += piece.len();
-        if !piece.is_empty() {
-            self.passed += piece.len();
-            self.line_start = ends_at_line_start(piece, self.line_start);
-        }
+        self.count_passed(piece);
         true
+    }
+
+    /// `text` was passed on: counted, and whether it leaves the text at a line's start.
+    #[inline(always)]
+    fn count_passed(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.passed += text.len();
+            self.line_start = ends_at_line_start(text, self.line_start);
+        }
     }
 
     /// A piece that may hold or begin a fence, or comes after held text or inside a fence.
@@ -119,8 +125,7 @@ impl CallFences {
     /// Passes `text` on and answers whether the scanner is in a call after it.
     fn give(&mut self, text: &str, em: &mut Emitter, pass: &mut impl Pass) -> bool {
         if !text.is_empty() {
-            self.passed += text.len();
-            self.line_start = ends_at_line_start(text, self.line_start);
+            self.count_passed(text);
             pass(text, em);
         }
         pass("", em)
