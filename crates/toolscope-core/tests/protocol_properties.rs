@@ -368,6 +368,139 @@ fn arb_case() -> impl Strategy<Value = (&'static str, String, Vec<usize>)> {
     })
 }
 
+/// Semantics 2 on one case (the property `nothing_is_lost`): every byte of the output is in the
+/// text, in a call span or in a reasoning span (whose content, markers and calls left out, is the
+/// reasoning).
+fn nothing_lost(name: &str, text: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
+    let mut p = parser(name);
+    let out = push_all(&mut p, text.as_bytes(), sizes);
+    use toolscope_core::protocol::SpanKind;
+    let in_span = |kind: SpanKind, at: usize| {
+        p.spans()
+            .iter()
+            .any(|s| s.kind == kind && s.start <= at && at < s.end)
+    };
+    let mut kept = String::new();
+    for (at, c) in text.char_indices() {
+        if !in_span(SpanKind::ToolCall, at)
+            && !in_span(SpanKind::Reasoning, at)
+            && !in_span(SpanKind::Markup, at)
+        {
+            kept.push(c);
+        }
+    }
+    let protocol = parser_of(name).protocol.as_ref();
+    let mut thought = String::new();
+    let mut blocks: Vec<_> = p
+        .spans()
+        .iter()
+        .filter(|s| s.kind == SpanKind::Reasoning)
+        .collect();
+    blocks.sort_by_key(|s| s.start);
+    for block in blocks {
+        // The block's reasoning, and where in the text each of its bytes is (calls taken out
+        // of the middle of a block move the bytes after them).
+        let mut body = String::new();
+        let mut body_at: Vec<usize> = Vec::new();
+        for (i, c) in text[block.start..block.end].char_indices() {
+            let at = block.start + i;
+            // Calls, and format tokens (a family's end tokens), are not reasoning.
+            if !in_span(SpanKind::ToolCall, at) && !in_span(SpanKind::Markup, at) {
+                body.push(c);
+                body_at.extend(at..at + c.len_utf8());
+            }
+        }
+        if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {
+            // Markers with several spellings (special tokens printed with spaces around
+            // them) are read in any of them.
+            let spelled = protocol.and_then(|p| p.reasoning_spellings());
+            let spelling = |head: &str, fits: &dyn Fn(&str) -> bool| {
+                spelled.and_then(|(_, _, sp)| {
+                    sp.iter()
+                        .map(|s| format!("{head}{s}"))
+                        .find(|m| fits(m.as_str()))
+                })
+            };
+            let open = spelled
+                .and_then(|(head, _, _)| spelling(head, &|m| body.starts_with(m)))
+                .unwrap_or_else(|| open.to_string());
+            let close = spelled
+                .and_then(|(_, head, _)| spelling(head, &|m| body.ends_with(m)))
+                .unwrap_or_else(|| close.to_string());
+            let (open, close) = (open.as_str(), close.as_str());
+            // (Format tokens taken out before it, `<|eom|>`, do not move its start.)
+            let opened_by_template = (0..block.start).all(|i| in_span(SpanKind::Markup, i))
+                && protocol.is_some_and(|p| p.reasoning_open());
+            // A marker inside markup that failed as a call was the call's text, and stays
+            // (as reasoning, with the rest of that markup).
+            // Stems (`<think:`) are completed by the rest of the marker, up to its `>`.
+            let stems = protocol.is_some_and(|p| p.reasoning_stems());
+            // What completes a stem is a suffix of letters, digits, `_` and `-`, as the
+            // parser reads it (`</think:</arg_key:…>` is no marker).
+            let suffix_ok = |s: &str| {
+                s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            };
+            if !opened_by_template
+                && body.starts_with(open)
+                && !in_span(SpanKind::Malformed, body_at[0])
+            {
+                let len = match body.find('>') {
+                    Some(gt) if stems && suffix_ok(&body[open.len()..gt]) => gt + 1,
+                    _ => open.len(),
+                };
+                body.drain(..len);
+                body_at.drain(..len);
+            }
+            let close_at = if stems {
+                body.rfind(close).filter(|&at| {
+                    body.ends_with('>')
+                        && at + close.len() < body.len()
+                        && suffix_ok(&body[at + close.len()..body.len() - 1])
+                })
+            } else {
+                body.ends_with(close).then(|| body.len() - close.len())
+            };
+            if let Some(at) = close_at
+                && !in_span(SpanKind::Malformed, body_at[at])
+            {
+                body.truncate(at);
+            }
+        }
+        thought.push_str(&body);
+    }
+    let collapsed = Collapsed::of(&out);
+    // Text outside call and reasoning spans is exactly the text parts, except whitespace
+    // that separated a call from its close tag.
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    prop_assert_eq!(
+        squash(&collapsed.text),
+        squash(&kept),
+        "spans {:?}",
+        p.spans()
+    );
+    prop_assert_eq!(
+        squash(&collapsed.reasoning),
+        squash(&thought),
+        "spans {:?}",
+        p.spans()
+    );
+    Ok(())
+}
+
+/// A broken call inside reasoning (trinity makes calls there) runs to its close or the next call,
+/// and a reasoning close marker inside it is its text: that marker stays in the reasoning, even
+/// where a call follows it in the same reasoning block. (A random draw found this case.)
+#[test]
+fn a_close_marker_inside_a_broken_call_stays_in_the_reasoning() {
+    let text = "<tool_call>\0</think><tool_call>\n{\"name\": \"calc\", \"arguments\": {\"nums\":[1,2.5],\"tags\":[\"a\"],\"budget\":{\"min\":1}}}\n</tool_call>";
+    for sizes in [[1], [usize::MAX]] {
+        if let Err(e) = nothing_lost("trinity+flipped", text, &sizes) {
+            panic!("chunks {sizes:?}: {e}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
@@ -415,99 +548,7 @@ proptest! {
     /// in a reasoning span (whose content, markers and calls left out, is the reasoning).
     #[test]
     fn nothing_is_lost((name, text, sizes) in arb_case()) {
-        let mut p = parser(name);
-        let out = push_all(&mut p, text.as_bytes(), &sizes);
-        use toolscope_core::protocol::SpanKind;
-        let in_span = |kind: SpanKind, at: usize| {
-            p.spans().iter().any(|s| s.kind == kind && s.start <= at && at < s.end)
-        };
-        let mut kept = String::new();
-        for (at, c) in text.char_indices() {
-            if !in_span(SpanKind::ToolCall, at)
-                && !in_span(SpanKind::Reasoning, at)
-                && !in_span(SpanKind::Markup, at)
-            {
-                kept.push(c);
-            }
-        }
-        let protocol = parser_of(name).protocol.as_ref();
-        let mut thought = String::new();
-        let mut blocks: Vec<_> = p.spans().iter().filter(|s| s.kind == SpanKind::Reasoning).collect();
-        blocks.sort_by_key(|s| s.start);
-        for block in blocks {
-            let mut body: String = text[block.start..block.end]
-                .char_indices()
-                // Calls, and format tokens (a family's end tokens), are not reasoning.
-                .filter(|(i, _)| {
-                    !in_span(SpanKind::ToolCall, block.start + i)
-                        && !in_span(SpanKind::Markup, block.start + i)
-                })
-                .map(|(_, c)| c)
-                .collect();
-            if let Some((open, close)) = protocol.and_then(|p| p.reasoning().markers) {
-                // Markers with several spellings (special tokens printed with spaces around
-                // them) are read in any of them.
-                let spelled = protocol.and_then(|p| p.reasoning_spellings());
-                let spelling = |head: &str, fits: &dyn Fn(&str) -> bool| {
-                    spelled.and_then(|(_, _, sp)| {
-                        sp.iter()
-                            .map(|s| format!("{head}{s}"))
-                            .find(|m| fits(m.as_str()))
-                    })
-                };
-                let open = spelled
-                    .and_then(|(head, _, _)| spelling(head, &|m| body.starts_with(m)))
-                    .unwrap_or_else(|| open.to_string());
-                let close = spelled
-                    .and_then(|(_, head, _)| spelling(head, &|m| body.ends_with(m)))
-                    .unwrap_or_else(|| close.to_string());
-                let (open, close) = (open.as_str(), close.as_str());
-                // (Format tokens taken out before it, `<|eom|>`, do not move its start.)
-                let opened_by_template = (0..block.start).all(|i| in_span(SpanKind::Markup, i))
-                    && protocol.is_some_and(|p| p.reasoning_open());
-                // A marker inside markup that failed as a call was the call's text, and stays
-                // (as reasoning, with the rest of that markup).
-                // Stems (`<think:`) are completed by the rest of the marker, up to its `>`.
-                let stems = protocol.is_some_and(|p| p.reasoning_stems());
-                // What completes a stem is a suffix of letters, digits, `_` and `-`, as the
-                // parser reads it (`</think:</arg_key:…>` is no marker).
-                let suffix_ok = |s: &str| {
-                    s.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-                };
-                if !opened_by_template
-                    && body.starts_with(open)
-                    && !in_span(SpanKind::Malformed, block.start)
-                {
-                    let len = match body.find('>') {
-                        Some(gt) if stems && suffix_ok(&body[open.len()..gt]) => gt + 1,
-                        _ => open.len(),
-                    };
-                    body.drain(..len);
-                }
-                let close_at = if stems {
-                    body.rfind(close).filter(|&at| {
-                        body.ends_with('>')
-                            && at + close.len() < body.len()
-                            && suffix_ok(&body[at + close.len()..body.len() - 1])
-                    })
-                } else {
-                    body.ends_with(close).then(|| body.len() - close.len())
-                };
-                if let Some(at) = close_at
-                    && !in_span(SpanKind::Malformed, block.end - (body.len() - at))
-                {
-                    body.truncate(at);
-                }
-            }
-            thought.push_str(&body);
-        }
-        let collapsed = Collapsed::of(&out);
-        // Text outside call and reasoning spans is exactly the text parts, except whitespace
-        // that separated a call from its close tag.
-        let squash = |s: &str| s.split_whitespace().collect::<String>();
-        prop_assert_eq!(squash(&collapsed.text), squash(&kept), "spans {:?}", p.spans());
-        prop_assert_eq!(squash(&collapsed.reasoning), squash(&thought), "spans {:?}", p.spans());
+        nothing_lost(name, &text, &sizes)?;
     }
 
     /// Semantics 5: arbitrary bytes never panic, in any protocol, at any chunking.
