@@ -251,6 +251,15 @@ impl ArgsWriter {
         f(schema, root)
     }
 
+    /// `schema` (a part of the tool's schema) shared: by the tool, which makes each part's
+    /// share once (see [`Tool::share`]); without a tool, a copy.
+    fn share(&self, schema: &Value) -> Arc<Value> {
+        match &self.tool {
+            Some(t) => t.share(schema),
+            None => Arc::new(schema.clone()),
+        }
+    }
+
     fn start_hold(&mut self) -> &mut ValueBuilder {
         let hold = self.hold.insert(Hold {
             builder: ValueBuilder::new(),
@@ -320,15 +329,6 @@ impl ArgsWriter {
     }
 }
 
-/// `schema` shared: the root's own `Arc` when it is the root (the arguments object of every call,
-/// which would otherwise be copied once per call), else a copy.
-fn shared(schema: &Value, root: Option<Arc<Value>>) -> Arc<Value> {
-    match root {
-        Some(r) if std::ptr::eq(Arc::as_ptr(&r), schema) => r,
-        _ => Arc::new(schema.clone()),
-    }
-}
-
 fn kind_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -365,13 +365,10 @@ impl JsonSink for ArgsWriter {
                 (schema_type(items, root) == SchemaType::Object).then(|| items.clone())
             }
             _ if self.verbatim() => Some(Arc::new(Value::Null)),
-            _ => {
-                let root_arc = self.root.clone();
-                self.with_position_schema(|s, root| {
-                    s.filter(|s| schema_type(s, root) == SchemaType::Object)
-                        .map(|s| shared(resolve(s, root), root_arc))
-                })
-            }
+            _ => self.with_position_schema(|s, root| {
+                s.filter(|s| schema_type(s, root) == SchemaType::Object)
+                    .map(|s| self.share(resolve(s, root)))
+            }),
         };
         match stream {
             Some(schema) => {
@@ -415,7 +412,7 @@ impl JsonSink for ArgsWriter {
             self.with_position_schema(|s, root| {
                 let s = s.filter(|s| schema_type(s, root) == SchemaType::Array)?;
                 let items = items_schema(s, root)?;
-                Some(Some(Arc::new(resolve(items, root).clone())))
+                Some(Some(self.share(resolve(items, root))))
             })
         };
         match stream {
