@@ -107,9 +107,10 @@ impl Tool {
     }
 
     /// `part` of the schema (or of a share made before), shared: made once per tool, not copied
-    /// again for every call that reads a value under it (a nested object's schema was copied
-    /// for each streamed call: 4% of a JSON call format's instructions at 64-byte pieces). A
-    /// value that is no such part is copied.
+    /// again for every call that reads a value under it (a nested object's schema was copied,
+    /// then dropped, for each streamed call: without that, hermes's and llama3-json's streamed
+    /// calls take 1.03× fewer instructions at 64-byte pieces). A value that is no such part is
+    /// copied.
     pub(crate) fn share(&self, part: &Value) -> Arc<Value> {
         if std::ptr::eq(&*self.schema, part) {
             return self.schema.clone();
