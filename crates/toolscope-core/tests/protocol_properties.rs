@@ -781,3 +781,22 @@ proptest! {
         }
     }
 }
+
+/// An envelope after text on its line is a call only if `</tool_call>` follows it; a reasoning
+/// close marker that follows instead ends the reasoning, and the envelope is reasoning text (it
+/// was read as the call's own text, and the answer after it as reasoning). A random draw of
+/// `nothing_is_lost` found this case.
+#[test]
+fn a_close_marker_after_an_envelope_waiting_for_its_close_tag_ends_the_reasoning() {
+    let text = " \"arguments\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</think>The answer.";
+    for sizes in [vec![1], vec![7], vec![usize::MAX]] {
+        if let Err(e) = nothing_lost("trinity+flipped", text, &sizes) {
+            panic!("chunks {sizes:?}: {e}");
+        }
+        let out = run("trinity+flipped", text.as_bytes(), &sizes);
+        let parts = Collapsed::of(&out);
+        assert_eq!(parts.text, "The answer.", "chunks {sizes:?}");
+        assert!(parts.reasoning.ends_with("\"Paris\"}}"), "chunks {sizes:?}");
+        assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
+    }
+}

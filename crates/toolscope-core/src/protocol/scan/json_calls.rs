@@ -556,7 +556,9 @@ impl Scanner for JsonScanner {
         match &self.state {
             State::Text => false,
             State::Body(call) => !Self::unnamed_bare(call),
-            State::After(call) => !Self::done_bare(call),
+            // An envelope read on speculation after text on its line is a call only if its
+            // close tag follows: until then it is text held back, not a call.
+            State::After(call) => !Self::done_bare(call) && !call.needs_close,
             _ => true,
         }
     }
@@ -581,6 +583,16 @@ impl Scanner for JsonScanner {
             // The candidate ends at the marker: it was the text it is.
             call.raw.push_str(&self.held.take());
             self.give_back(call, em);
+            return;
+        }
+        if matches!(&self.state, State::After(call) if call.needs_close)
+            && let State::After(mut call) = std::mem::replace(&mut self.state, State::Text)
+        {
+            // The envelope waited for its close tag, and a marker came: it was the text it is.
+            let trailing = std::mem::take(&mut call.trailing);
+            self.give_back(call, em);
+            em.text(&trailing);
+            em.text(&self.held.take());
             return;
         }
         if matches!(&self.state, State::After(call) if Self::done_bare(call))
