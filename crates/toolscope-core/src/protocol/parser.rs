@@ -13,6 +13,7 @@ use super::text::end_tokens::EndTokens;
 use super::text::fences::CallFences;
 use super::text::reasoning::ReasoningSplitter;
 use super::text::scanner::Scanner;
+use super::text::stops::Stops;
 use super::text::utf8::Utf8Decoder;
 
 impl Protocol {
@@ -74,6 +75,7 @@ impl Protocol {
             parser.end_tokens = EndTokens::new(self.spec.end_tokens(), self.spec.lead_tokens());
         }
         parser.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
+        parser.make_stops();
         parser
     }
 
@@ -96,6 +98,7 @@ impl Protocol {
 pub fn answer_parser(tools: &ToolSet) -> StreamParser {
     let mut parser = answer_scanner(tools);
     parser.origin = Some(Origin::Answer(tools.clone()));
+    parser.make_stops();
     parser
 }
 
@@ -127,6 +130,9 @@ pub struct StreamParser {
     /// Then code fences around calls.
     fences: Option<Box<CallFences>>,
     em: Emitter,
+    /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
+    /// piece without any, while every stage is quiet, is text (checked once, not per stage).
+    stops: Option<Box<Stops>>,
     invalid_reported: bool,
     finished: bool,
     /// What made it, so that [`StreamParser::reset`] can make it again.
@@ -148,9 +154,38 @@ impl StreamParser {
             end_tokens: None,
             fences: None,
             em: Emitter::new(),
+            stops: None,
             invalid_reported: false,
             finished: false,
             origin: None,
+        }
+    }
+
+    /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
+    /// the scanner has no quiet path.
+    fn make_stops(&mut self) {
+        self.stops = self.scanner.quiet_stops().map(|scanner| {
+            let mut stops = Stops::new();
+            stops.add_all(&scanner);
+            if let Some(f) = &self.end_tokens {
+                stops.add_all(f.stop_bytes());
+            }
+            if self.fences.is_some() {
+                stops.add(CallFences::STOP);
+            }
+            if let Some(r) = &self.reasoning {
+                stops.add_all(&r.stop_bytes());
+            }
+            Box::new(stops)
+        });
+        // A letter or a digit among them (gemma4's bare `call:`, `functools`) is in nearly every
+        // piece of prose: the one search would fail there, and the stages search again.
+        if self
+            .stops
+            .as_ref()
+            .is_some_and(|s| s.has(|b| b.is_ascii_alphanumeric()))
+        {
+            self.stops = None;
         }
     }
 
@@ -179,18 +214,33 @@ impl StreamParser {
             end_tokens,
             fences,
             em,
+            stops,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
-            Some(piece) if !piece.is_empty() => {
-                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece)
-            }
+            Some(piece) if !piece.is_empty() => feed_text(
+                stops,
+                end_tokens,
+                fences,
+                reasoning,
+                scanner.as_mut(),
+                em,
+                piece,
+            ),
             Some(_) => {}
             None => decoder.decode(chunk, |piece, invalid_at| {
-                feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+                feed_text(
+                    stops,
+                    end_tokens,
+                    fences,
+                    reasoning,
+                    scanner.as_mut(),
+                    em,
+                    piece,
+                );
                 if let Some(at) = invalid_at {
                     report_invalid(invalid_reported, at, em);
                 }
@@ -217,10 +267,19 @@ impl StreamParser {
             end_tokens,
             fences,
             em,
+            stops,
             ..
         } = self;
         em.attach(out);
-        feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+        feed_text(
+            stops,
+            end_tokens,
+            fences,
+            reasoning,
+            scanner.as_mut(),
+            em,
+            piece,
+        );
         em.detach(out);
     }
 
@@ -255,12 +314,21 @@ impl StreamParser {
             end_tokens,
             fences,
             em,
+            stops,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         decoder.finish(|piece, invalid_at| {
-            feed_text(end_tokens, fences, reasoning, scanner.as_mut(), em, piece);
+            feed_text(
+                stops,
+                end_tokens,
+                fences,
+                reasoning,
+                scanner.as_mut(),
+                em,
+                piece,
+            );
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
@@ -331,6 +399,7 @@ impl StreamParser {
 /// A decoded piece through the end-token filter, when the protocol has one.
 #[inline(always)]
 fn feed_text(
+    stops: &Option<Box<Stops>>,
     end_tokens: &mut Option<EndTokens>,
     fences: &mut Option<Box<CallFences>>,
     reasoning: &mut Option<ReasoningSplitter>,
@@ -338,6 +407,29 @@ fn feed_text(
     em: &mut Emitter,
     piece: &str,
 ) {
+    // The common path: every stage quiet, and no byte in the piece that any stage looks at
+    // (one search of the piece, not one per stage). Each stage counts the piece as passed on,
+    // and the scanner (or the reasoning) takes it as it is.
+    if let Some(stops) = stops
+        && !piece.is_empty()
+        && end_tokens.as_ref().is_none_or(EndTokens::quiet)
+        && fences.as_ref().is_none_or(|f| f.quiet())
+        && reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
+        && scanner.quiet(piece)
+        && stops.absent(piece.as_bytes())
+    {
+        if let Some(f) = end_tokens {
+            f.pass_known_quiet(piece);
+        }
+        if let Some(f) = fences {
+            f.pass_known_quiet(piece);
+        }
+        match reasoning {
+            Some(r) => r.feed_known_quiet(piece, scanner, em),
+            None => scanner.feed_quiet(piece, em),
+        }
+        return;
+    }
     match end_tokens {
         Some(f) => {
             // The common path, inline: nothing for the filter to take out of this piece.
@@ -483,4 +575,53 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
     }
     flush(&mut out, &mut text, &mut reasoning);
     out
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::tests_support::tools;
+
+    /// A piece without the parser's stops goes past every stage unlooked-at: each stage's own
+    /// bytes must be among them, and a scanner's letter (a word that opens a call) turns the
+    /// shortcut off, as such a byte is in nearly every piece of prose.
+    #[test]
+    fn the_stops_hold_every_byte_a_stage_looks_at() {
+        let mut with_stops = 0;
+        for p in Protocol::all() {
+            let parser = p.stream_parser(&tools());
+            let Some(stops) = &parser.stops else {
+                if let Some(bytes) = parser.scanner.quiet_stops() {
+                    assert!(
+                        bytes.iter().any(u8::is_ascii_alphanumeric)
+                            || parser.end_tokens.as_ref().is_some_and(|f| f
+                                .stop_bytes()
+                                .iter()
+                                .any(u8::is_ascii_alphanumeric)),
+                        "{}: a quiet scanner without stops",
+                        p.name()
+                    );
+                }
+                continue;
+            };
+            with_stops += 1;
+            let mut stage_bytes = parser.scanner.quiet_stops().unwrap();
+            if let Some(f) = &parser.end_tokens {
+                stage_bytes.extend_from_slice(f.stop_bytes());
+            }
+            if parser.fences.is_some() {
+                stage_bytes.push(CallFences::STOP);
+            }
+            if let Some(r) = &parser.reasoning {
+                stage_bytes.extend(r.stop_bytes());
+            }
+            for b in stage_bytes {
+                assert!(stops.bytes().contains(&b), "{}: {:?}", p.name(), b as char);
+                let mut piece = b"plain words, long enough to be searched".to_vec();
+                piece.push(b);
+                assert!(!stops.absent(&piece), "{}", p.name());
+            }
+            assert!(!stops.has(|b| b.is_ascii_alphanumeric()), "{}", p.name());
+        }
+        assert!(with_stops >= 20, "{with_stops} protocols take the shortcut");
+    }
 }

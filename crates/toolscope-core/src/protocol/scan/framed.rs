@@ -1441,22 +1441,30 @@ impl Steps for FramedScanner {
 
 impl Scanner for FramedScanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && self.text_seen
-            && !self.may_open(piece)
-        {
-            self.held.advance(piece.len());
-            em.text(piece);
-            if self.stripped {
-                self.note_line_start(piece);
-            }
-            return;
+        if self.quiet(piece) && !self.may_open(piece) {
+            return self.feed_quiet(piece, em);
         }
         // Places found are kept only within one piece's reading (see `marks`).
         self.marks.forget();
         drive(self, piece, em);
         self.marks.forget();
+    }
+
+    fn quiet_stops(&self) -> Option<Vec<u8>> {
+        Some(self.openers.clone())
+    }
+
+    #[inline]
+    fn quiet(&self, _piece: &str) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty() && self.text_seen
+    }
+
+    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+        self.held.advance(piece.len());
+        em.text(piece);
+        if self.stripped {
+            self.note_line_start(piece);
+        }
     }
 
     fn finish(&mut self, em: &mut Emitter) {

@@ -705,23 +705,41 @@ impl Steps for Gemma4Scanner {
     }
 }
 
+/// Whether `piece` ends with the start of `call` (`c`, `ca`, `cal`, `call`): a bare `call:`
+/// may go on in the next piece. Any other `call:` in plain text has its `:` in the piece.
+#[inline]
+fn ends_inside_call(piece: &str) -> bool {
+    let b = piece.as_bytes();
+    (1..=4).any(|n| b.ends_with(&CALL.as_bytes()[..n]))
+}
+
 impl Scanner for Gemma4Scanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
         // Plain text with nothing held: only `<` or `c` can begin anything.
-        if matches!(self.state, State::Text)
-            && self.held.is_empty()
-            && find2(b'<', b'c', piece.as_bytes()).is_none()
-        {
-            if let Some(&last) = piece.as_bytes().last() {
-                self.prev = last;
-            }
-            self.held.advance(piece.len());
-            em.text(piece);
-            return;
+        if self.quiet(piece) && find2(b'<', b':', piece.as_bytes()).is_none() {
+            return self.feed_quiet(piece, em);
         }
         self.marks.forget();
         drive(self, piece, em);
         self.marks.forget();
+    }
+
+    fn quiet_stops(&self) -> Option<Vec<u8>> {
+        // `<`, and the `:` of a bare `call:`; a piece that ends inside `call` is not quiet.
+        Some(b"<:".to_vec())
+    }
+
+    #[inline]
+    fn quiet(&self, piece: &str) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece)
+    }
+
+    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+        if let Some(&last) = piece.as_bytes().last() {
+            self.prev = last;
+        }
+        self.held.advance(piece.len());
+        em.text(piece);
     }
 
     fn finish(&mut self, em: &mut Emitter) {

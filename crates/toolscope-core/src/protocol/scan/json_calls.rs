@@ -425,17 +425,11 @@ impl Scanner for JsonScanner {
         // case when a stream arrives a few bytes at a time). Only a mark (a delimiter's first
         // byte, a backtick, a `{` when loose JSON is read) or an extra byte can change anything;
         // whether the line is still blank is carried.
-        if matches!(self.state, State::Text) && self.held.is_empty() {
+        if self.quiet(piece) {
             let [a, b, c] = self.marks;
             let bytes = piece.as_bytes();
             if find3(a, b, c, bytes).is_none() && self.find_extra(bytes).is_none() {
-                self.note_content(bytes, 0, self.held.pos());
-                if self.cfg.loose_json {
-                    self.line_blank = line_blank_after(piece, self.line_blank);
-                }
-                self.held.advance(piece.len());
-                em.text(piece);
-                return;
+                return self.feed_quiet(piece, em);
             }
         }
         // Inside a string value of the call body, text without its quote or a backslash is a
@@ -454,6 +448,26 @@ impl Scanner for JsonScanner {
             return;
         }
         self.feed_marked(piece, em);
+    }
+
+    fn quiet_stops(&self) -> Option<Vec<u8>> {
+        let mut stops = self.marks.to_vec();
+        stops.extend_from_slice(&self.extra);
+        Some(stops)
+    }
+
+    #[inline]
+    fn quiet(&self, _piece: &str) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+        self.note_content(piece.as_bytes(), 0, self.held.pos());
+        if self.cfg.loose_json {
+            self.line_blank = line_blank_after(piece, self.line_blank);
+        }
+        self.held.advance(piece.len());
+        em.text(piece);
     }
 
     /// The input has ended.

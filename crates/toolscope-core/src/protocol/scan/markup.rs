@@ -1130,6 +1130,20 @@ impl Scanner for MarkupScanner {
         }
     }
 
+    fn quiet_stops(&self) -> Option<Vec<u8>> {
+        Some(vec![b'<'])
+    }
+
+    #[inline]
+    fn quiet(&self, _piece: &str) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty()
+    }
+
+    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+        self.held.advance(piece.len());
+        em.text(piece);
+    }
+
     fn finish(&mut self, em: &mut Emitter) {
         let hold = read_again_at_end(self, |s| &mut s.held, |s| s.at_end = true, em);
         match std::mem::replace(&mut self.state, State::Text) {

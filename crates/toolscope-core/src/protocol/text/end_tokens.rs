@@ -105,12 +105,32 @@ impl EndTokens {
     /// closure between the filters on this path.
     #[inline(always)]
     pub(crate) fn pass_quiet(&mut self, piece: &str) -> bool {
-        if !self.held.is_empty() || self.next_first(piece.as_bytes()).is_some() {
+        if !self.quiet() || self.next_first(piece.as_bytes()).is_some() {
             return false;
         }
+        self.pass_known_quiet(piece);
+        true
+    }
+
+    /// The bytes that may begin a token (the stream parser's [`Stops`]).
+    ///
+    /// [`Stops`]: super::stops::Stops
+    pub(crate) fn stop_bytes(&self) -> &[u8] {
+        &self.firsts
+    }
+
+    /// Nothing is held: a piece without [`EndTokens::stop_bytes`] passes on whole.
+    #[inline(always)]
+    pub(crate) fn quiet(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// A piece known to hold no byte that may begin a token, while [`EndTokens::quiet`]:
+    /// counted as passed on.
+    #[inline(always)]
+    pub(crate) fn pass_known_quiet(&mut self, piece: &str) {
         self.pos += piece.len();
         self.count_passed(piece);
-        true
     }
 
     /// `text` was passed on: counted, and whether only whitespace has passed so far.

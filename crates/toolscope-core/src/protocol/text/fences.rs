@@ -85,15 +85,29 @@ impl CallFences {
     /// `true`; on `false` nothing changed, and the piece is [`CallFences::feed_marked`]'s.
     #[inline(always)]
     pub(crate) fn pass_quiet(&mut self, piece: &str) -> bool {
-        if self.state != State::Out
-            || !self.held.is_empty()
-            || find1(b'`', piece.as_bytes()).is_some()
-        {
+        if !self.quiet() || find1(Self::STOP, piece.as_bytes()).is_some() {
             return false;
         }
+        self.pass_known_quiet(piece);
+        true
+    }
+
+    /// The byte that may begin a fence (the stream parser's [`Stops`]).
+    ///
+    /// [`Stops`]: super::stops::Stops
+    pub(crate) const STOP: u8 = b'`';
+
+    /// No fence is open and nothing is held: a piece without a backtick passes on whole.
+    #[inline(always)]
+    pub(crate) fn quiet(&self) -> bool {
+        self.state == State::Out && self.held.is_empty()
+    }
+
+    /// A piece known to hold no backtick, while [`CallFences::quiet`]: counted as passed on.
+    #[inline(always)]
+    pub(crate) fn pass_known_quiet(&mut self, piece: &str) {
         self.pos += piece.len();
         self.count_passed(piece);
-        true
     }
 
     /// `text` was passed on: counted, and whether it leaves the text at a line's start.

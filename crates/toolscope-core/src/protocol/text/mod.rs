@@ -14,5 +14,6 @@ pub(crate) mod places;
 pub(crate) mod prompt;
 pub(crate) mod reasoning;
 pub(crate) mod scanner;
+pub(crate) mod stops;
 pub(crate) mod utf8;
 pub(crate) mod xml;

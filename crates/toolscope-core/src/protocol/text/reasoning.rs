@@ -398,6 +398,44 @@ impl ReasoningSplitter {
         self.feed_marked(piece, scanner, em);
     }
 
+    /// The bytes that may begin a marker looked for, open or close, stem or whole (the stream
+    /// parser's [`Stops`]).
+    ///
+    /// [`Stops`]: super::stops::Stops
+    pub(crate) fn stop_bytes(&self) -> Vec<u8> {
+        [&*self.open, &*self.close]
+            .into_iter()
+            .chain(self.learning.iter().flat_map(|(o, c)| [*o, *c]))
+            .filter_map(|m| m.as_bytes().first().copied())
+            .collect()
+    }
+
+    /// Nothing is held: a piece without [`ReasoningSplitter::stop_bytes`] holds no marker.
+    #[inline(always)]
+    pub(crate) fn quiet(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// A piece known to hold no byte that may begin a marker, while
+    /// [`ReasoningSplitter::quiet`] and the scanner [`Scanner::quiet`]: reasoning, or the
+    /// scanner's plain text.
+    #[inline(always)]
+    pub(crate) fn feed_known_quiet(
+        &mut self,
+        piece: &str,
+        scanner: &mut dyn Scanner,
+        em: &mut Emitter,
+    ) {
+        self.pos += piece.len();
+        if self.inside && !self.scanner_reads_reasoning() {
+            em.reasoning(piece);
+            self.skip(piece.len(), em);
+        } else {
+            self.fed += piece.len();
+            scanner.feed_quiet(piece, em);
+        }
+    }
+
     /// A piece that may hold or begin a marker.
     #[inline(never)]
     fn feed_marked(&mut self, piece: &str, scanner: &mut dyn Scanner, em: &mut Emitter) {

@@ -31,6 +31,26 @@ pub(crate) trait Scanner: Send {
     /// reasoning on one side of the marker and text on the other); by default nothing is held
     /// across markers that matters.
     fn cut(&mut self, _em: &mut Emitter) {}
+
+    /// The bytes that may begin anything while the scanner reads plain text with nothing held
+    /// (see [`Scanner::quiet`]), asked once when the parser is made; `None` (the default): the
+    /// scanner has no such path, and every piece goes to [`Scanner::feed`].
+    fn quiet_stops(&self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Whether the scanner reads plain text now with nothing held, so that `piece`, if it has
+    /// none of [`Scanner::quiet_stops`]'s bytes, is text and nothing else (a scanner whose
+    /// stops leave out a byte that may begin something only at a piece's end looks at the end).
+    fn quiet(&self, _piece: &str) -> bool {
+        false
+    }
+
+    /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
+    /// [`Scanner::quiet`]: what [`Scanner::feed`] would do with it, without looking.
+    fn feed_quiet(&mut self, text: &str, em: &mut Emitter) {
+        self.feed(text, em)
+    }
 }
 
 /// Whitespace between the parts of a call: space, tab, the line breaks and form feed.

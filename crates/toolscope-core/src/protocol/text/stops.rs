@@ -1,0 +1,87 @@
+//! The bytes at which the text pipeline has anything to do: the union, made once per parser, of
+//! the bytes that may begin an end token, a code fence, a reasoning marker or anything the
+//! scanner reads in plain text. A piece with none of them, arriving while every stage is quiet
+//! (nothing held, the scanner in plain text), is text and nothing else; the stream parser then
+//! checks the piece once instead of once per stage.
+
+/// A set of bytes, searched for in short pieces.
+pub(crate) struct Stops {
+    /// Whether each byte is in the set.
+    table: [bool; 256],
+    /// The set's bytes, in the order first added.
+    bytes: Vec<u8>,
+}
+
+impl Stops {
+    pub(crate) fn new() -> Self {
+        Stops {
+            table: [false; 256],
+            bytes: Vec::new(),
+        }
+    }
+
+    pub(crate) fn add(&mut self, b: u8) {
+        if !self.table[b as usize] {
+            self.table[b as usize] = true;
+            self.bytes.push(b);
+        }
+    }
+
+    pub(crate) fn add_all(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(b);
+        }
+    }
+
+    /// Whether `hay` holds none of the set's bytes.
+    #[inline]
+    pub(crate) fn absent(&self, hay: &[u8]) -> bool {
+        if hay.len() < 16 {
+            // A few bytes (a stream a character at a time): looked up, not searched.
+            return !hay.iter().any(|&b| self.table[b as usize]);
+        }
+        match *self.bytes.as_slice() {
+            [] => true,
+            [a] => memchr::memchr(a, hay).is_none(),
+            [a, b] => memchr::memchr2(a, b, hay).is_none(),
+            [a, b, c] => memchr::memchr3(a, b, c, hay).is_none(),
+            _ => !hay.iter().any(|&b| self.table[b as usize]),
+        }
+    }
+
+    /// Whether a byte of the set is one that `which` picks.
+    pub(crate) fn has(&self, which: impl Fn(u8) -> bool) -> bool {
+        self.bytes.iter().any(|&b| which(b))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_is_quiet_only_without_every_byte_of_the_set() {
+        for set in [&b""[..], b"<", b"<`", b"<`{", b"<`{[", b"<`{[\n"] {
+            let mut stops = Stops::new();
+            stops.add_all(set);
+            stops.add_all(set);
+            assert_eq!(stops.bytes(), set);
+            let plain = "plain words, and more plain words; long enough to be searched by memchr";
+            assert!(stops.absent(plain.as_bytes()));
+            assert!(stops.absent(b"ab"));
+            for &b in set {
+                for at in [0, 1, 15, 16, 40, plain.len()] {
+                    let mut piece = plain.as_bytes().to_vec();
+                    piece.insert(at, b);
+                    assert!(!stops.absent(&piece), "{:?} at {at}", b as char);
+                    assert!(!stops.absent(&piece[at..at + 1]));
+                }
+            }
+        }
+    }
+}
