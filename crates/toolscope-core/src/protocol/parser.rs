@@ -410,12 +410,13 @@ fn feed_text(
     // The common path: every stage quiet, and no byte in the piece that any stage looks at
     // (one search of the piece, not one per stage). Each stage counts the piece as passed on,
     // and the scanner (or the reasoning) takes it as it is.
+    // (The scanner first: inside a call, the usual way this path is not taken.)
     if let Some(stops) = stops
         && !piece.is_empty()
+        && scanner.quiet(piece)
         && end_tokens.as_ref().is_none_or(EndTokens::quiet)
         && fences.as_ref().is_none_or(|f| f.quiet())
         && reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
-        && scanner.quiet(piece)
         && stops.absent(piece.as_bytes())
     {
         if let Some(f) = end_tokens {

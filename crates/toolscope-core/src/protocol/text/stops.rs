@@ -34,12 +34,17 @@ impl Stops {
     }
 
     /// Whether `hay` holds none of the set's bytes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn absent(&self, hay: &[u8]) -> bool {
         if hay.len() < 16 {
             // A few bytes (a stream a character at a time): looked up, not searched.
             return !hay.iter().any(|&b| self.table[b as usize]);
         }
+        self.searched_absent(hay)
+    }
+
+    #[inline(never)]
+    fn searched_absent(&self, hay: &[u8]) -> bool {
         match *self.bytes.as_slice() {
             [] => true,
             [a] => memchr::memchr(a, hay).is_none(),
