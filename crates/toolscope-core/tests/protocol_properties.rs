@@ -800,3 +800,54 @@ fn a_close_marker_after_an_envelope_waiting_for_its_close_tag_ends_the_reasoning
         assert!(!out.iter().any(|p| matches!(p, Part::ToolCall(_))));
     }
 }
+
+/// Inside reasoning, text that looks like a call (a JSON envelope, the format's own call, a
+/// python call, a cut gemma4 call, a bare XML tag), with or without prose before it, then the
+/// reasoning's close marker: the marker ends the reasoning, whatever the text before it became,
+/// and the answer after it is text. Every protocol with plain reasoning markers, in both
+/// reasoning-open settings, whole and a byte at a time. (The first case, found by a random draw
+/// of `nothing_is_lost`, read the marker and the whole answer as reasoning.)
+#[test]
+fn a_close_marker_after_call_like_reasoning_ends_it() {
+    let mut wrong = Vec::new();
+    for p in parsers() {
+        let Some(protocol) = &p.protocol else {
+            continue;
+        };
+        let Some((open, close)) = protocol.reasoning().markers else {
+            continue;
+        };
+        // (Stems and spelled markers are completed by what follows them: not these texts.)
+        if protocol.reasoning_stems() || protocol.reasoning_spellings().is_some() {
+            continue;
+        }
+        let bodies = [
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}".to_string(),
+            protocol.format_call("get_weather", &json!({"city": "Paris"})),
+            "[get_weather(city=\"Paris\")]".to_string(),
+            "call:get_weather{city:".to_string(),
+            "<function=get_weather>".to_string(),
+        ];
+        for body in &bodies {
+            for lead in ["", "I think of "] {
+                for opened in [true, false] {
+                    let marker = if opened { open } else { "" };
+                    let text = format!("{marker}{lead}{body}{close}The answer.");
+                    let inside = opened || protocol.reasoning_open();
+                    for sizes in [vec![usize::MAX], vec![1]] {
+                        let c = Collapsed::of(&run(&p.name, text.as_bytes(), &sizes));
+                        if c.reasoning.contains(close)
+                            || (inside && !c.text.ends_with("The answer."))
+                        {
+                            wrong.push(format!(
+                                "{} {sizes:?} {text:?}: text {:?}, reasoning {:?}",
+                                p.name, c.text, c.reasoning
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
