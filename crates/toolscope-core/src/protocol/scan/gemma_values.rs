@@ -715,7 +715,8 @@ fn ends_inside_call(piece: &str) -> bool {
 
 impl Scanner for Gemma4Scanner {
     fn feed(&mut self, piece: &str, em: &mut Emitter) {
-        // Plain text with nothing held: only `<` or `c` can begin anything.
+        // Plain text with nothing held: only `<`, the `:` of a bare `call:`, or a piece that ends
+        // inside `call` can begin anything.
         if self.quiet(piece) && find2(b'<', b':', piece.as_bytes()).is_none() {
             return self.feed_quiet(piece, em);
         }
