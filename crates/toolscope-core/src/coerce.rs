@@ -61,6 +61,18 @@ pub(crate) fn coerce_at(
     path: &str,
     out: &mut Vec<Coercion>,
 ) -> Value {
+    coerce_at_lazily(value, schema, root, || path.to_string(), out)
+}
+
+/// [`coerce_at`] with the path made only when a change may be recorded (most values already
+/// have their schema's types, and the streaming writer builds a path from its frames).
+pub(crate) fn coerce_at_lazily(
+    value: Value,
+    schema: Option<&Value>,
+    root: &Value,
+    path: impl FnOnce() -> String,
+    out: &mut Vec<Coercion>,
+) -> Value {
     if let Some(schema) = schema
         && unchanged(&value, schema, root, 0)
     {
@@ -69,7 +81,7 @@ pub(crate) fn coerce_at(
     let mut cx = Cx {
         root,
         out,
-        path: path.to_string(),
+        path: path(),
         quiet: 0,
         trial: 0,
         depth: 0,

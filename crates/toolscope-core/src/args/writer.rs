@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::coerce::{Fit, coerce_at};
+use crate::coerce::{Fit, coerce_at_lazily};
 use crate::json::{JsonSink, Whole};
 use crate::json::{ValueBuilder, pointer};
 use crate::part::{Coercion, Delta, Violation};
@@ -299,11 +299,10 @@ impl ArgsWriter {
                 }
             }
         }
-        let path = self.pointer();
         let mut records = Vec::new();
         let value = self.with_position_schema(|schema, root| match schema {
             None if stated_text => value,
-            _ => coerce_at(value, schema, root, &path, &mut records),
+            _ => coerce_at_lazily(value, schema, root, || self.pointer(), &mut records),
         });
         self.coercions.append(&mut records);
         value
