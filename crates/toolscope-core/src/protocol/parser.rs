@@ -69,13 +69,14 @@ impl Protocol {
                 splitter.not_presumed();
             }
             splitter.begin(&mut parser.em);
-            parser.reasoning = Some(splitter);
+            parser.stages.reasoning = Some(splitter);
         }
         if !self.spec.reads_end_tokens() {
-            parser.end_tokens = EndTokens::new(self.spec.end_tokens(), self.spec.lead_tokens());
+            parser.stages.end_tokens =
+                EndTokens::new(self.spec.end_tokens(), self.spec.lead_tokens());
         }
-        parser.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
-        parser.make_stops();
+        parser.stages.fences = CallFences::new(&self.spec.markers(tools)).map(Box::new);
+        parser.stages.make_stops();
         parser
     }
 
@@ -98,7 +99,7 @@ impl Protocol {
 pub fn answer_parser(tools: &ToolSet) -> StreamParser {
     let mut parser = answer_scanner(tools);
     parser.origin = Some(Origin::Answer(tools.clone()));
-    parser.make_stops();
+    parser.stages.make_stops();
     parser
 }
 
@@ -121,22 +122,28 @@ fn answer_scanner(tools: &ToolSet) -> StreamParser {
 /// `tool-input-start/delta/end`, `tool-call` and `error` parts, never `finish`.
 pub struct StreamParser {
     decoder: Utf8Decoder,
-    // One indirect call per piece of text (not per byte): the cost of a table of protocols.
-    scanner: Box<dyn Scanner>,
-    /// Splits reasoning off before the scanner, for a protocol with reasoning markers.
-    reasoning: Option<ReasoningSplitter>,
-    /// Takes the family's end tokens out first, for a protocol that declares them.
-    end_tokens: Option<EndTokens>,
-    /// Then code fences around calls.
-    fences: Option<Box<CallFences>>,
+    stages: Stages,
     em: Emitter,
-    /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
-    /// piece without any, while every stage is quiet, is text (checked once, not per stage).
-    stops: Option<Box<Stops>>,
     invalid_reported: bool,
     finished: bool,
     /// What made it, so that [`StreamParser::reset`] can make it again.
     origin: Option<Origin>,
+}
+
+/// The stages a decoded piece of text goes through, in order: end tokens, fences, reasoning,
+/// the scanner.
+struct Stages {
+    /// Takes the family's end tokens out first, for a protocol that declares them.
+    end_tokens: Option<EndTokens>,
+    /// Then code fences around calls.
+    fences: Option<Box<CallFences>>,
+    /// Splits reasoning off before the scanner, for a protocol with reasoning markers.
+    reasoning: Option<ReasoningSplitter>,
+    // One indirect call per piece of text (not per byte): the cost of a table of protocols.
+    scanner: Box<dyn Scanner>,
+    /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
+    /// piece without any, while every stage is quiet, is text (checked once, not per stage).
+    stops: Option<Box<Stops>>,
 }
 
 /// What a stream parser was made from.
@@ -149,43 +156,17 @@ impl StreamParser {
     pub(crate) fn with_scanner(scanner: Box<dyn Scanner>) -> Self {
         StreamParser {
             decoder: Utf8Decoder::new(),
-            scanner,
-            reasoning: None,
-            end_tokens: None,
-            fences: None,
+            stages: Stages {
+                end_tokens: None,
+                fences: None,
+                reasoning: None,
+                scanner,
+                stops: None,
+            },
             em: Emitter::new(),
-            stops: None,
             invalid_reported: false,
             finished: false,
             origin: None,
-        }
-    }
-
-    /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
-    /// the scanner has no quiet path.
-    fn make_stops(&mut self) {
-        self.stops = self.scanner.quiet_stops().map(|scanner| {
-            let mut stops = Stops::new();
-            stops.add_all(&scanner);
-            if let Some(f) = &self.end_tokens {
-                stops.add_all(f.stop_bytes());
-            }
-            if self.fences.is_some() {
-                stops.add(CallFences::STOP);
-            }
-            if let Some(r) = &self.reasoning {
-                stops.add_all(&r.stop_bytes());
-            }
-            Box::new(stops)
-        });
-        // A letter or a digit among them (gemma4's bare `call:`, `functools`) is in nearly every
-        // piece of prose: the one search would fail there, and the stages search again.
-        if self
-            .stops
-            .as_ref()
-            .is_some_and(|s| s.has(|b| b.is_ascii_alphanumeric()))
-        {
-            self.stops = None;
         }
     }
 
@@ -209,38 +190,18 @@ impl StreamParser {
         }
         let StreamParser {
             decoder,
-            scanner,
-            reasoning,
-            end_tokens,
-            fences,
+            stages,
             em,
-            stops,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
-            Some(piece) if !piece.is_empty() => feed_text(
-                stops,
-                end_tokens,
-                fences,
-                reasoning,
-                scanner.as_mut(),
-                em,
-                piece,
-            ),
+            Some(piece) if !piece.is_empty() => stages.feed(em, piece),
             Some(_) => {}
             None => decoder.decode(chunk, |piece, invalid_at| {
-                feed_text(
-                    stops,
-                    end_tokens,
-                    fences,
-                    reasoning,
-                    scanner.as_mut(),
-                    em,
-                    piece,
-                );
+                stages.feed(em, piece);
                 if let Some(at) = invalid_at {
                     report_invalid(invalid_reported, at, em);
                 }
@@ -261,25 +222,9 @@ impl StreamParser {
         if piece.is_empty() {
             return;
         }
-        let StreamParser {
-            scanner,
-            reasoning,
-            end_tokens,
-            fences,
-            em,
-            stops,
-            ..
-        } = self;
+        let StreamParser { stages, em, .. } = self;
         em.attach(out);
-        feed_text(
-            stops,
-            end_tokens,
-            fences,
-            reasoning,
-            scanner.as_mut(),
-            em,
-            piece,
-        );
+        stages.feed(em, piece);
         em.detach(out);
     }
 
@@ -309,44 +254,19 @@ impl StreamParser {
         }
         let StreamParser {
             decoder,
-            scanner,
-            reasoning,
-            end_tokens,
-            fences,
+            stages,
             em,
-            stops,
             invalid_reported,
             ..
         } = self;
         em.attach(out);
         decoder.finish(|piece, invalid_at| {
-            feed_text(
-                stops,
-                end_tokens,
-                fences,
-                reasoning,
-                scanner.as_mut(),
-                em,
-                piece,
-            );
+            stages.feed(em, piece);
             if let Some(at) = invalid_at {
                 report_invalid(invalid_reported, at, em);
             }
         });
-        if let Some(f) = end_tokens {
-            f.finish(em, |piece, em| {
-                feed_fenced(fences, reasoning, scanner.as_mut(), em, piece)
-            });
-        }
-        if let Some(f) = fences {
-            f.finish(em, |piece, em| {
-                read_or_ask(reasoning, scanner.as_mut(), em, piece)
-            });
-        }
-        match reasoning {
-            Some(r) => r.finish(scanner.as_mut(), em),
-            None => scanner.finish(em),
-        }
+        stages.finish(em);
         em.end_output();
         em.detach(out);
     }
@@ -397,54 +317,109 @@ impl StreamParser {
     }
 }
 /// A decoded piece through the end-token filter, when the protocol has one.
-#[inline(always)]
-fn feed_text(
-    stops: &Option<Box<Stops>>,
-    end_tokens: &mut Option<EndTokens>,
-    fences: &mut Option<Box<CallFences>>,
-    reasoning: &mut Option<ReasoningSplitter>,
-    scanner: &mut dyn Scanner,
-    em: &mut Emitter,
-    piece: &str,
-) {
-    // The common path: every stage quiet, and no byte in the piece that any stage looks at
-    // (one search of the piece, not one per stage). Each stage counts the piece as passed on,
-    // and the scanner (or the reasoning) takes it as it is.
-    // (The scanner first: inside a call, the usual way this path is not taken.)
-    if let Some(stops) = stops
-        && !piece.is_empty()
-        && scanner.quiet(piece)
-        && end_tokens.as_ref().is_none_or(EndTokens::quiet)
-        && fences.as_ref().is_none_or(|f| f.quiet())
-        && reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
-        && stops.absent(piece.as_bytes())
-    {
+impl Stages {
+    /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
+    /// the scanner has no quiet path.
+    fn make_stops(&mut self) {
+        self.stops = self.scanner.quiet_stops().map(|scanner| {
+            let mut stops = Stops::new();
+            stops.add_all(&scanner);
+            if let Some(f) = &self.end_tokens {
+                stops.add_all(f.stop_bytes());
+            }
+            if self.fences.is_some() {
+                stops.add(CallFences::STOP);
+            }
+            if let Some(r) = &self.reasoning {
+                stops.add_all(&r.stop_bytes());
+            }
+            Box::new(stops)
+        });
+        // A letter or a digit among them (gemma4's bare `call:`, `functools`) is in nearly every
+        // piece of prose: the one search would fail there, and the stages search again.
+        if self
+            .stops
+            .as_ref()
+            .is_some_and(|s| s.has(|b| b.is_ascii_alphanumeric()))
+        {
+            self.stops = None;
+        }
+    }
+
+    /// A decoded piece through every stage.
+    #[inline(always)]
+    fn feed(&mut self, em: &mut Emitter, piece: &str) {
+        let Stages {
+            end_tokens,
+            fences,
+            reasoning,
+            scanner,
+            stops,
+        } = self;
+        let scanner = scanner.as_mut();
+        // The common path: every stage quiet, and no byte in the piece that any stage looks at
+        // (one search of the piece, not one per stage). Each stage counts the piece as passed on,
+        // and the scanner (or the reasoning) takes it as it is.
+        // (The scanner first: inside a call, the usual way this path is not taken.)
+        if let Some(stops) = stops
+            && !piece.is_empty()
+            && scanner.quiet(piece)
+            && end_tokens.as_ref().is_none_or(EndTokens::quiet)
+            && fences.as_ref().is_none_or(|f| f.quiet())
+            && reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
+            && stops.absent(piece.as_bytes())
+        {
+            if let Some(f) = end_tokens {
+                f.pass_known_quiet(piece);
+            }
+            if let Some(f) = fences {
+                f.pass_known_quiet(piece);
+            }
+            match reasoning {
+                Some(r) => r.feed_known_quiet(piece, scanner, em),
+                None => scanner.feed_quiet(piece, em),
+            }
+            return;
+        }
+        match end_tokens {
+            Some(f) => {
+                // The common path, inline: nothing for the filter to take out of this piece.
+                if f.pass_quiet(piece) {
+                    if !piece.is_empty() {
+                        feed_fenced(fences, reasoning, scanner, em, piece)
+                    }
+                } else {
+                    f.feed_marked(piece, em, |p, em| {
+                        feed_fenced(fences, reasoning, scanner, em, p)
+                    })
+                }
+            }
+            None => feed_fenced(fences, reasoning, scanner, em, piece),
+        }
+    }
+
+    /// The end of the output through every stage: what each holds back goes on to the next.
+    fn finish(&mut self, em: &mut Emitter) {
+        let Stages {
+            end_tokens,
+            fences,
+            reasoning,
+            scanner,
+            ..
+        } = self;
+        let scanner = scanner.as_mut();
         if let Some(f) = end_tokens {
-            f.pass_known_quiet(piece);
+            f.finish(em, |piece, em| {
+                feed_fenced(fences, reasoning, scanner, em, piece)
+            });
         }
         if let Some(f) = fences {
-            f.pass_known_quiet(piece);
+            f.finish(em, |piece, em| read_or_ask(reasoning, scanner, em, piece));
         }
         match reasoning {
-            Some(r) => r.feed_known_quiet(piece, scanner, em),
-            None => scanner.feed_quiet(piece, em),
+            Some(r) => r.finish(scanner, em),
+            None => scanner.finish(em),
         }
-        return;
-    }
-    match end_tokens {
-        Some(f) => {
-            // The common path, inline: nothing for the filter to take out of this piece.
-            if f.pass_quiet(piece) {
-                if !piece.is_empty() {
-                    feed_fenced(fences, reasoning, scanner, em, piece)
-                }
-            } else {
-                f.feed_marked(piece, em, |p, em| {
-                    feed_fenced(fences, reasoning, scanner, em, p)
-                })
-            }
-        }
-        None => feed_fenced(fences, reasoning, scanner, em, piece),
     }
 }
 
@@ -589,7 +564,7 @@ mod tests {
     fn the_stops_hold_every_byte_a_stage_looks_at() {
         let mut with_stops = 0;
         for p in Protocol::all() {
-            let parser = p.stream_parser(&tools());
+            let parser = p.stream_parser(&tools()).stages;
             let Some(stops) = &parser.stops else {
                 if let Some(bytes) = parser.scanner.quiet_stops() {
                     assert!(
