@@ -247,6 +247,8 @@ enum Layout {
     Prose,
     /// Prose, then every call in one block.
     Block,
+    /// The prose alone, no call: what the text between calls costs each library (`--text`).
+    Text,
 }
 
 impl Layout {
@@ -254,18 +256,26 @@ impl Layout {
         match self {
             Layout::Prose => "prose",
             Layout::Block => "block",
+            Layout::Text => "text",
         }
     }
     fn from_name(name: &str) -> Option<Layout> {
-        [Layout::Prose, Layout::Block]
+        [Layout::Prose, Layout::Block, Layout::Text]
             .into_iter()
             .find(|l| l.name() == name)
     }
 }
 
+/// The calls a text of `layout` holds: none in the prose alone.
+fn expected(layout: Layout, calls: &Calls) -> &Calls {
+    static NONE: Calls = Vec::new();
+    if layout == Layout::Text { &NONE } else { calls }
+}
+
 fn write_text(protocol: &Protocol, calls: &[(String, Value)], layout: Layout) -> String {
     let mut rng = Rng(SEED ^ 0x9e37_79b9);
     match layout {
+        Layout::Text => prose(&mut rng, TARGET),
         Layout::Prose => {
             let call_bytes: usize = calls
                 .iter()
@@ -798,7 +808,7 @@ fn answer_cell(args: &[String], calls: &Calls) {
         &dynamo_tools(),
         &text,
         chunking,
-        calls,
+        expected(layout, calls),
     ) {
         Ok(t) => println!("ok {}", t.as_secs_f64()),
         Err(why) => println!("wrong {}", why.replace('\n', " ")),
@@ -814,6 +824,8 @@ usage: cargo run --release --manifest-path benches/peers/Cargo.toml -- [OPTIONS]
   FORMAT...            only these formats (default: every format in the table)
   --whole              whole texts only (no 64-byte or one-character pieces)
   --toolscope-only     leave the peers out
+  --text               also each format's prose alone (no call; every library must find none):
+                       what the text between calls costs
   --sample             print each format's first two calls, one after the other and as a block
   --cell-limit SECONDS how long one peer cell may take, in a process of its own (default 300;
                        0: every cell in this process, without a limit)
@@ -835,6 +847,7 @@ fn main() {
     }
     let toolscope_only = args.iter().any(|a| a == "--toolscope-only");
     let whole_only = args.iter().any(|a| a == "--whole");
+    let with_text = args.iter().any(|a| a == "--text");
     let calls = corpus();
     if let Some(at) = args.iter().position(|a| a == "--cell") {
         std::panic::set_hook(Box::new(|_| {}));
@@ -915,17 +928,13 @@ fn main() {
         if protocol.name() == "mistral" || groups_calls(&protocol, &calls) {
             layouts.push(Layout::Block);
         }
+        if with_text {
+            layouts.push(Layout::Text);
+        }
         for layout in layouts {
             let text = write_text(&protocol, &calls, layout);
-            let label = format!(
-                "{} ({})",
-                row.toolscope,
-                if layout == Layout::Prose {
-                    "prose"
-                } else {
-                    "block"
-                }
-            );
+            let label = format!("{} ({})", row.toolscope, layout.name());
+            let expected = expected(layout, &calls);
             let ts_cell = |chunking: Chunking| {
                 let pieces = chunking.pieces(&text);
                 measure(
@@ -934,7 +943,7 @@ fn main() {
                             &protocol, &tools, &text, &pieces, chunking,
                         ))
                     },
-                    &calls,
+                    expected,
                 )
             };
             let skip = |chunking: Chunking| whole_only && !matches!(chunking, Chunking::Whole);
@@ -959,7 +968,7 @@ fn main() {
                             chunking,
                         },
                         cell_limit,
-                        || run_peer(peer, name, &tp_tools, &dy_tools, &text, chunking, &calls),
+                        || run_peer(peer, name, &tp_tools, &dy_tools, &text, chunking, expected),
                     );
                     peer_times.push(Some(r));
                 }
@@ -1043,18 +1052,11 @@ fn parse_once(spec: &str, calls: &Calls, tools: &ToolSet) {
             std::process::exit(2);
         }
     };
-    let layout_name = layout;
-    let layout = if layout == "block" {
-        Layout::Block
-    } else {
-        Layout::Prose
+    let Some(layout) = Layout::from_name(layout) else {
+        eprintln!("PEERS_ONCE: the layout is prose, block or text, not {layout:?}");
+        std::process::exit(2);
     };
-    let text = if layout_name == "text" {
-        // Prose alone: what the text between calls costs.
-        prose(&mut Rng(SEED), TARGET)
-    } else {
-        write_text(&protocol, calls, layout)
-    };
+    let text = write_text(&protocol, calls, layout);
     let Ok(times) = times.parse::<usize>() else {
         eprintln!("PEERS_ONCE=FORMAT:LAYOUT:TIMES: TIMES is a whole number, not {times:?}");
         std::process::exit(2);
