@@ -195,19 +195,27 @@ impl StreamParser {
             invalid_reported,
             ..
         } = self;
-        em.attach(out);
         match decoder.whole(chunk) {
             // The common case inline: a whole valid chunk (one byte, often).
-            Some(piece) if !piece.is_empty() => stages.feed(em, piece),
-            Some(_) => {}
-            None => decoder.decode(chunk, |piece, invalid_at| {
-                stages.feed(em, piece);
-                if let Some(at) = invalid_at {
-                    report_invalid(invalid_reported, at, em);
+            Some("") => {}
+            Some(piece) => {
+                if !stages.feed_direct(em, piece, out) {
+                    em.attach(out);
+                    stages.feed(em, piece);
+                    em.detach(out);
                 }
-            }),
+            }
+            None => {
+                em.attach(out);
+                decoder.decode(chunk, |piece, invalid_at| {
+                    stages.feed(em, piece);
+                    if let Some(at) = invalid_at {
+                        report_invalid(invalid_reported, at, em);
+                    }
+                });
+                em.detach(out);
+            }
         }
-        em.detach(out);
     }
 
     /// Parses the next chunk of text. Text is valid UTF-8 already: unless a character was left
@@ -223,6 +231,9 @@ impl StreamParser {
             return;
         }
         let StreamParser { stages, em, .. } = self;
+        if stages.feed_direct(em, piece, out) {
+            return;
+        }
         em.attach(out);
         stages.feed(em, piece);
         em.detach(out);
@@ -344,6 +355,48 @@ impl Stages {
         {
             self.stops = None;
         }
+    }
+
+    /// A chunk's one decoded piece, when it is plain text that every stage would pass on
+    /// untouched: counted by each stage and its delta written to `out` straight away, without
+    /// the emitter gathering the chunk's parts (the common case of a stream: a piece of prose,
+    /// one character at a time or a few dozen bytes). `false`, having done nothing, otherwise.
+    #[inline(always)]
+    fn feed_direct(&mut self, em: &Emitter, piece: &str, out: &mut Vec<Part>) -> bool {
+        let Stages {
+            end_tokens,
+            fences,
+            reasoning,
+            scanner,
+            stops,
+        } = self;
+        let Some(stops) = stops else {
+            return false;
+        };
+        if piece.is_empty()
+            || !scanner.quiet(piece)
+            || !end_tokens.as_ref().is_none_or(EndTokens::quiet)
+            || !fences.as_ref().is_none_or(|f| f.quiet())
+            || !reasoning
+                .as_ref()
+                .is_none_or(|r| r.quiet() && r.quiet_to_scanner())
+            || !stops.absent(piece.as_bytes())
+            || !em.takes_direct_text()
+        {
+            return false;
+        }
+        if let Some(f) = end_tokens {
+            f.pass_known_quiet(piece);
+        }
+        if let Some(f) = fences {
+            f.pass_known_quiet(piece);
+        }
+        if let Some(r) = reasoning {
+            r.pass_known_quiet(piece);
+        }
+        scanner.pass_quiet(piece);
+        em.direct_text(piece, out);
+        true
     }
 
     /// A decoded piece through every stage.

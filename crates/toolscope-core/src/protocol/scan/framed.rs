@@ -1459,9 +1459,8 @@ impl Scanner for FramedScanner {
         matches!(self.state, State::Text) && self.held.is_empty() && self.text_seen
     }
 
-    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+    fn pass_quiet(&mut self, piece: &str) {
         self.held.advance(piece.len());
-        em.text(piece);
         if self.stripped {
             self.note_line_start(piece);
         }

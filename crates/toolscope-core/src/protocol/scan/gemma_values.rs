@@ -735,12 +735,11 @@ impl Scanner for Gemma4Scanner {
         matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece)
     }
 
-    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+    fn pass_quiet(&mut self, piece: &str) {
         if let Some(&last) = piece.as_bytes().last() {
             self.prev = last;
         }
         self.held.advance(piece.len());
-        em.text(piece);
     }
 
     fn finish(&mut self, em: &mut Emitter) {

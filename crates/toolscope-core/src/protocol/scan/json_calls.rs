@@ -461,13 +461,12 @@ impl Scanner for JsonScanner {
         matches!(self.state, State::Text) && self.held.is_empty()
     }
 
-    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+    fn pass_quiet(&mut self, piece: &str) {
         self.note_content(piece.as_bytes(), 0, self.held.pos());
         if self.cfg.loose_json {
             self.line_blank = line_blank_after(piece, self.line_blank);
         }
         self.held.advance(piece.len());
-        em.text(piece);
     }
 
     /// The input has ended.

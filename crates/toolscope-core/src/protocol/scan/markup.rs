@@ -1139,9 +1139,8 @@ impl Scanner for MarkupScanner {
         matches!(self.state, State::Text) && self.held.is_empty()
     }
 
-    fn feed_quiet(&mut self, piece: &str, em: &mut Emitter) {
+    fn pass_quiet(&mut self, piece: &str) {
         self.held.advance(piece.len());
-        em.text(piece);
     }
 
     fn finish(&mut self, em: &mut Emitter) {

@@ -123,6 +123,40 @@ impl Emitter {
         self.write(block, s);
     }
 
+    /// Whether plain text that is a chunk's only text can go out straight away as the delta of
+    /// the open block [`Emitter::text`] writes to ([`Emitter::direct_text`]), as the chunk's
+    /// end would flush it: nothing of the chunk pending, a block open, no whitespace after a
+    /// call to settle, not a whole text.
+    #[inline(always)]
+    pub(crate) fn takes_direct_text(&self) -> bool {
+        !self.after_call
+            && !self.whole
+            && self.pending.is_empty()
+            && self.pending_input.is_empty()
+            && match self.text_block {
+                Block::Text => self.writer.text_id().is_some(),
+                Block::Reasoning => self.writer.reasoning_id().is_some(),
+            }
+    }
+
+    /// Plain text `s` (not empty), when [`Emitter::takes_direct_text`]: its delta, written to
+    /// `out` now.
+    #[inline(always)]
+    pub(crate) fn direct_text(&self, s: &str, out: &mut Vec<Part>) {
+        let (id, reasoning) = match self.text_block {
+            Block::Text => (self.writer.text_id(), false),
+            Block::Reasoning => (self.writer.reasoning_id(), true),
+        };
+        if let Some(id) = id {
+            let (id, delta) = (id.clone(), Delta::from(s));
+            out.push(if reasoning {
+                Part::ReasoningDelta { id, delta }
+            } else {
+                Part::TextDelta { id, delta }
+            });
+        }
+    }
+
     /// Reasoning text, into the open reasoning block (opened if needed).
     pub(crate) fn reasoning(&mut self, s: &str) {
         self.write(Block::Reasoning, s);

@@ -426,14 +426,29 @@ impl ReasoningSplitter {
         scanner: &mut dyn Scanner,
         em: &mut Emitter,
     ) {
-        self.pos += piece.len();
-        if self.inside && !self.scanner_reads_reasoning() {
+        if self.quiet_to_scanner() {
+            self.pass_known_quiet(piece);
+            scanner.feed_quiet(piece, em);
+        } else {
+            self.pos += piece.len();
             em.reasoning(piece);
             self.skip(piece.len(), em);
-        } else {
-            self.fed += piece.len();
-            scanner.feed_quiet(piece, em);
         }
+    }
+
+    /// Whether a piece known to be quiet goes to the scanner (not into reasoning the scanner
+    /// never sees).
+    #[inline(always)]
+    pub(crate) fn quiet_to_scanner(&self) -> bool {
+        !self.inside || self.scanner_reads_reasoning()
+    }
+
+    /// A piece known to be quiet, going to the scanner ([`ReasoningSplitter::quiet_to_scanner`]):
+    /// counted as passed on.
+    #[inline(always)]
+    pub(crate) fn pass_known_quiet(&mut self, piece: &str) {
+        self.pos += piece.len();
+        self.fed += piece.len();
     }
 
     /// A piece that may hold or begin a marker.

@@ -47,9 +47,15 @@ pub(crate) trait Scanner: Send {
     }
 
     /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
+    /// [`Scanner::quiet`]: counted as read, as the plain text it is, which the caller writes. A
+    /// scanner that gives [`Scanner::quiet_stops`] implements it (nothing else calls it).
+    fn pass_quiet(&mut self, _text: &str) {}
+
+    /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
     /// [`Scanner::quiet`]: what [`Scanner::feed`] would do with it, without looking.
     fn feed_quiet(&mut self, text: &str, em: &mut Emitter) {
-        self.feed(text, em)
+        self.pass_quiet(text);
+        em.text(text);
     }
 }
 
