@@ -188,6 +188,10 @@ impl StreamParser {
         if self.finished {
             return;
         }
+        // The common case inline: a whole valid chunk (one byte, often).
+        if let Some(piece) = self.decoder.whole(chunk) {
+            return self.push_piece(piece, out);
+        }
         let StreamParser {
             decoder,
             stages,
@@ -195,27 +199,14 @@ impl StreamParser {
             invalid_reported,
             ..
         } = self;
-        match decoder.whole(chunk) {
-            // The common case inline: a whole valid chunk (one byte, often).
-            Some("") => {}
-            Some(piece) => {
-                if !stages.feed_direct(em, piece, out) {
-                    em.attach(out);
-                    stages.feed(em, piece);
-                    em.detach(out);
-                }
+        em.attach(out);
+        decoder.decode(chunk, |piece, invalid_at| {
+            stages.feed(em, piece);
+            if let Some(at) = invalid_at {
+                report_invalid(invalid_reported, at, em);
             }
-            None => {
-                em.attach(out);
-                decoder.decode(chunk, |piece, invalid_at| {
-                    stages.feed(em, piece);
-                    if let Some(at) = invalid_at {
-                        report_invalid(invalid_reported, at, em);
-                    }
-                });
-                em.detach(out);
-            }
-        }
+        });
+        em.detach(out);
     }
 
     /// Parses the next chunk of text. Text is valid UTF-8 already: unless a character was left
@@ -227,6 +218,13 @@ impl StreamParser {
         let Some(piece) = self.decoder.text(chunk) else {
             return self.push(chunk.as_bytes(), out);
         };
+        self.push_piece(piece, out)
+    }
+
+    /// A chunk's one decoded piece: straight to the caller's parts when it is plain text every
+    /// stage passes on (see [`Stages::feed_direct`]), through the stages otherwise.
+    #[inline(always)]
+    fn push_piece(&mut self, piece: &str, out: &mut Vec<Part>) {
         if piece.is_empty() {
             return;
         }
