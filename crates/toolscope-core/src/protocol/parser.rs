@@ -325,7 +325,7 @@ impl StreamParser {
         }
     }
 }
-/// A decoded piece through the end-token filter, when the protocol has one.
+
 impl Stages {
     /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
     /// the scanner has no quiet path.
