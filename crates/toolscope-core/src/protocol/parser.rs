@@ -361,77 +361,71 @@ impl Stages {
     /// one character at a time or a few dozen bytes). `false`, having done nothing, otherwise.
     #[inline(always)]
     fn feed_direct(&mut self, em: &Emitter, piece: &str, out: &mut Vec<Part>) -> bool {
-        let Stages {
-            end_tokens,
-            fences,
-            reasoning,
-            scanner,
-            stops,
-        } = self;
-        let Some(stops) = stops else {
-            return false;
-        };
-        if piece.is_empty()
-            || !scanner.quiet(piece)
-            || !end_tokens.as_ref().is_none_or(EndTokens::quiet)
-            || !fences.as_ref().is_none_or(|f| f.quiet())
-            || !reasoning
-                .as_ref()
-                .is_none_or(|r| r.quiet() && r.quiet_to_scanner())
-            || !stops.absent(piece.as_bytes())
+        if !self.quiet(piece)
+            || !self.reasoning.as_ref().is_none_or(|r| r.quiet_to_scanner())
             || !em.takes_direct_text()
         {
             return false;
         }
-        if let Some(f) = end_tokens {
-            f.pass_known_quiet(piece);
-        }
-        if let Some(f) = fences {
-            f.pass_known_quiet(piece);
-        }
-        if let Some(r) = reasoning {
+        self.pass_filters_quiet(piece);
+        if let Some(r) = &mut self.reasoning {
             r.pass_known_quiet(piece);
         }
-        scanner.pass_quiet(piece);
+        self.scanner.pass_quiet(piece);
         em.direct_text(piece, out);
         true
+    }
+
+    /// Whether every stage is quiet and `piece` (not empty) holds no byte any stage looks at
+    /// (one search of the piece, not one per stage). (The scanner is asked first: inside a
+    /// call, the usual way this is not so.)
+    #[inline(always)]
+    fn quiet(&self, piece: &str) -> bool {
+        let Some(stops) = &self.stops else {
+            return false;
+        };
+        !piece.is_empty()
+            && self.scanner.quiet(piece)
+            && self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
+            && self.fences.as_ref().is_none_or(|f| f.quiet())
+            && self.reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
+            && stops.absent(piece.as_bytes())
+    }
+
+    /// A piece known quiet ([`Stages::quiet`]): counted by the end-token and fence filters as
+    /// passed on.
+    #[inline(always)]
+    fn pass_filters_quiet(&mut self, piece: &str) {
+        if let Some(f) = &mut self.end_tokens {
+            f.pass_known_quiet(piece);
+        }
+        if let Some(f) = &mut self.fences {
+            f.pass_known_quiet(piece);
+        }
     }
 
     /// A decoded piece through every stage.
     #[inline(always)]
     fn feed(&mut self, em: &mut Emitter, piece: &str) {
-        let Stages {
-            end_tokens,
-            fences,
-            reasoning,
-            scanner,
-            stops,
-        } = self;
-        let scanner = scanner.as_mut();
-        // The common path: every stage quiet, and no byte in the piece that any stage looks at
-        // (one search of the piece, not one per stage). Each stage counts the piece as passed on,
-        // and the scanner (or the reasoning) takes it as it is.
-        // (The scanner first: inside a call, the usual way this path is not taken.)
-        if let Some(stops) = stops
-            && !piece.is_empty()
-            && scanner.quiet(piece)
-            && end_tokens.as_ref().is_none_or(EndTokens::quiet)
-            && fences.as_ref().is_none_or(|f| f.quiet())
-            && reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
-            && stops.absent(piece.as_bytes())
-        {
-            if let Some(f) = end_tokens {
-                f.pass_known_quiet(piece);
-            }
-            if let Some(f) = fences {
-                f.pass_known_quiet(piece);
-            }
-            match reasoning {
+        // The common path: the piece is quiet. Each filter counts it as passed on, and the
+        // scanner (or the reasoning) takes it as it is.
+        if self.quiet(piece) {
+            self.pass_filters_quiet(piece);
+            let scanner = self.scanner.as_mut();
+            match &mut self.reasoning {
                 Some(r) => r.feed_known_quiet(piece, scanner, em),
                 None => scanner.feed_quiet(piece, em),
             }
             return;
         }
+        let Stages {
+            end_tokens,
+            fences,
+            reasoning,
+            scanner,
+            ..
+        } = self;
+        let scanner = scanner.as_mut();
         match end_tokens {
             Some(f) => {
                 // The common path, inline: nothing for the filter to take out of this piece.
