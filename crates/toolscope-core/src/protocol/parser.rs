@@ -126,6 +126,11 @@ pub struct StreamParser {
     em: Emitter,
     invalid_reported: bool,
     finished: bool,
+    /// Whether the last piece went straight to the caller's parts ([`Stages::feed_direct`])
+    /// and nothing else happened since: every condition of that way but the piece's own bytes
+    /// still holds (a piece that goes that way changes none of them), so the next piece is
+    /// asked about its bytes only.
+    direct: bool,
     /// What made it, so that [`StreamParser::reset`] can make it again.
     origin: Option<Origin>,
 }
@@ -144,6 +149,8 @@ struct Stages {
     /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
     /// piece without any, while every stage is quiet, is text (checked once, not per stage).
     stops: Option<Box<Stops>>,
+    /// Whether the scanner's quiet check looks at the piece ([`Scanner::quiet_looks_at_piece`]).
+    scanner_looks_at_piece: bool,
 }
 
 /// What a stream parser was made from.
@@ -162,10 +169,12 @@ impl StreamParser {
                 reasoning: None,
                 scanner,
                 stops: None,
+                scanner_looks_at_piece: false,
             },
             em: Emitter::new(),
             invalid_reported: false,
             finished: false,
+            direct: false,
             origin: None,
         }
     }
@@ -192,6 +201,7 @@ impl StreamParser {
         if let Some(piece) = self.decoder.whole(chunk) {
             return self.push_piece(piece, out);
         }
+        self.direct = false;
         let StreamParser {
             decoder,
             stages,
@@ -228,8 +238,18 @@ impl StreamParser {
         if piece.is_empty() {
             return;
         }
-        let StreamParser { stages, em, .. } = self;
-        if stages.feed_direct(em, piece, out) {
+        let StreamParser {
+            stages, em, direct, ..
+        } = self;
+        if *direct {
+            // The run of plain text goes on, unless this piece holds a stop byte.
+            if stages.still_direct(piece) && em.direct_text(piece, out) {
+                stages.pass_direct(piece);
+                return;
+            }
+            *direct = false;
+        } else if stages.feed_direct(em, piece, out) {
+            *direct = true;
             return;
         }
         em.attach(out);
@@ -258,6 +278,7 @@ impl StreamParser {
             return;
         }
         self.finished = true;
+        self.direct = false;
         if cut {
             self.em.set_output_cut();
         }
@@ -293,6 +314,8 @@ impl StreamParser {
     /// The writer of this parser's parts, shared with a caller that writes into the same answer
     /// (ids then come from one count, and blocks never overlap). Only between pushes.
     pub(crate) fn writer(&mut self) -> &mut crate::part::PartWriter {
+        // The caller may close the open block: the next piece is looked at again.
+        self.direct = false;
         self.em.writer()
     }
 
@@ -330,6 +353,7 @@ impl Stages {
     /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
     /// the scanner has no quiet path.
     fn make_stops(&mut self) {
+        self.scanner_looks_at_piece = self.scanner.quiet_looks_at_piece();
         self.stops = self.scanner.quiet_stops().map(|scanner| {
             let mut stops = Stops::new();
             stops.add_all(&scanner);
@@ -367,13 +391,32 @@ impl Stages {
         {
             return false;
         }
+        if !em.direct_text(piece, out) {
+            return false;
+        }
+        self.pass_direct(piece);
+        true
+    }
+
+    /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
+    /// (not empty) may too: it holds no stop byte, and the scanner, if its quiet check looks at
+    /// the piece, finds it quiet. Nothing else can have changed.
+    #[inline(always)]
+    fn still_direct(&self, piece: &str) -> bool {
+        self.stops
+            .as_ref()
+            .is_some_and(|s| s.absent(piece.as_bytes()))
+            && (!self.scanner_looks_at_piece || self.scanner.quiet(piece))
+    }
+
+    /// A piece that goes the direct way, counted by every stage as passed on.
+    #[inline(always)]
+    fn pass_direct(&mut self, piece: &str) {
         self.pass_filters_quiet(piece);
         if let Some(r) = &mut self.reasoning {
             r.pass_known_quiet(piece);
         }
         self.scanner.pass_quiet(piece);
-        em.direct_text(piece, out);
-        true
     }
 
     /// Whether every stage is quiet and `piece` (not empty) holds no byte any stage looks at

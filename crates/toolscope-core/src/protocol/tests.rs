@@ -292,6 +292,60 @@ fn reset_parses_the_next_output_as_a_new_parser_would() {
     );
 }
 
+/// A caller that shares the parser's writer (the provider loop, for reasoning the wire carries
+/// apart) may close the open text block between two pieces of a run of plain text: the next
+/// piece opens a new block and is not lost, whatever way the pieces before it went.
+#[test]
+fn text_after_the_writer_closed_the_block_opens_a_new_one() {
+    let tools = tools();
+    for p in Protocol::all() {
+        let mut parser = p.stream_parser(&tools);
+        let mut out = Vec::new();
+        for piece in ["Plain", " text", " goes", " on"] {
+            parser.push_str(piece, &mut out);
+        }
+        parser.writer().close_blocks(&mut out);
+        parser.push_str(" after", &mut out);
+        parser.push_str(" it.", &mut out);
+        parser.finish(&mut out);
+        let text: String = out
+            .iter()
+            .filter_map(|part| match part {
+                Part::TextDelta { delta, .. } | Part::ReasoningDelta { delta, .. } => {
+                    Some(delta.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "Plain text goes on after it.", "{}", p.name());
+        let mut open = None;
+        for part in &out {
+            match part {
+                Part::TextStart { id } | Part::ReasoningStart { id, .. } => {
+                    assert!(
+                        open.is_none(),
+                        "{}: a block opened inside another",
+                        p.name()
+                    );
+                    open = Some(id.clone());
+                }
+                Part::TextDelta { id, .. } | Part::ReasoningDelta { id, .. } => {
+                    assert_eq!(
+                        open.as_ref(),
+                        Some(id),
+                        "{}: a delta outside its block",
+                        p.name()
+                    )
+                }
+                Part::TextEnd { id } | Part::ReasoningEnd { id, .. } => {
+                    assert_eq!(open.take().as_ref(), Some(id), "{}", p.name())
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// The servers' parser names each protocol lists: only servers we know, and one server's name
 /// for its parser leads to one protocol only (a user who knows their server's parser finds
 /// exactly one of ours).

@@ -1340,10 +1340,7 @@ impl FramedScanner {
 
     /// Whether `before` (the text read before a byte) leaves that byte at the start of a line.
     fn at_line_start(&self, before: &str) -> bool {
-        match before.trim_end_matches([' ', '\t']).as_bytes().last() {
-            Some(b) => *b == b'\n',
-            None => self.line_start,
-        }
+        crate::protocol::text::fences::ends_at_line_start(before, self.line_start)
     }
 
     fn note_line_start(&mut self, text: &str) {

@@ -735,6 +735,10 @@ impl Scanner for Gemma4Scanner {
         matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece)
     }
 
+    fn quiet_looks_at_piece(&self) -> bool {
+        true
+    }
+
     fn pass_quiet(&mut self, piece: &str) {
         if let Some(&last) = piece.as_bytes().last() {
             self.prev = last;

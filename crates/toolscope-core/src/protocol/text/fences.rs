@@ -314,8 +314,9 @@ fn opener_line(bytes: &[u8], p: usize) -> Option<usize> {
     (k < bytes.len() && bytes[k] == b'\n' && k + 1 - p <= MAX_OPENER).then_some(k + 1)
 }
 
-#[inline(always)]
-fn ends_at_line_start(text: &str, before: bool) -> bool {
+/// Whether the text ends at a line's start (after a newline and any spaces and tabs); `before`
+/// when it is only spaces and tabs.
+pub(crate) fn ends_at_line_start(text: &str, before: bool) -> bool {
     // Byte by byte from the end (space and tab are single bytes): a stream's one-character
     // pieces pass here one at a time.
     match text.bytes().rev().find(|b| !matches!(b, b' ' | b'\t')) {

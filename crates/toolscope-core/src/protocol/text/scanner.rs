@@ -46,6 +46,13 @@ pub(crate) trait Scanner: Send {
         false
     }
 
+    /// Whether [`Scanner::quiet`] looks at the piece (not only at the scanner's state): the
+    /// stream parser then asks again for every piece of a run of plain text, where otherwise a
+    /// scanner that was quiet stays quiet while it only passes such text on.
+    fn quiet_looks_at_piece(&self) -> bool {
+        false
+    }
+
     /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
     /// [`Scanner::quiet`]: counted as read, as the plain text it is, which the caller writes. A
     /// scanner that gives [`Scanner::quiet_stops`] implements it (nothing else calls it).
