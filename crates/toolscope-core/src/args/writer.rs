@@ -47,7 +47,8 @@ enum Frame {
 }
 
 enum Seg {
-    Key(String),
+    /// A member's key: most are short, and are kept without an allocation of their own.
+    Key(compact_str::CompactString),
     Index(usize),
 }
 
@@ -97,7 +98,8 @@ impl ArgsWriter {
         ArgsWriter {
             tool,
             root,
-            out: String::with_capacity(64),
+            // A call of a few hundred bytes without regrowth.
+            out: String::with_capacity(256),
             mirror: ValueBuilder::new(),
             taken: 0,
             frames: Vec::new(),
@@ -460,7 +462,7 @@ impl JsonSink for ArgsWriter {
                 self.out.push(':');
             }
             let _ = self.mirror.key(key);
-            self.path.push(Seg::Key(key.to_string()));
+            self.path.push(Seg::Key(key.into()));
         }
         Ok(())
     }

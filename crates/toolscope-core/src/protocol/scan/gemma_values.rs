@@ -576,9 +576,13 @@ struct Block {
 
 impl Block {
     fn new(start: usize, raw: &str, opened: bool) -> Self {
+        // Room for a call of a few hundred bytes from the start (grown from the marker's
+        // length, it was allocated five or six times over).
+        let mut text = String::with_capacity(raw.len().max(256));
+        text.push_str(raw);
         Block {
             covered: start,
-            raw: raw.to_string(),
+            raw: text,
             opened,
         }
     }
