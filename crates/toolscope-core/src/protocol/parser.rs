@@ -149,8 +149,6 @@ struct Stages {
     /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
     /// piece without any, while every stage is quiet, is text (checked once, not per stage).
     stops: Option<Box<Stops>>,
-    /// Whether the scanner's quiet check looks at the piece ([`Scanner::quiet_looks_at_piece`]).
-    scanner_looks_at_piece: bool,
 }
 
 /// What a stream parser was made from.
@@ -169,7 +167,6 @@ impl StreamParser {
                 reasoning: None,
                 scanner,
                 stops: None,
-                scanner_looks_at_piece: false,
             },
             em: Emitter::new(),
             invalid_reported: false,
@@ -353,7 +350,6 @@ impl Stages {
     /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
     /// the scanner has no quiet path.
     fn make_stops(&mut self) {
-        self.scanner_looks_at_piece = self.scanner.quiet_looks_at_piece();
         self.stops = self.scanner.quiet_stops().map(|scanner| {
             let mut stops = Stops::new();
             stops.add_all(&scanner);
@@ -365,6 +361,9 @@ impl Stages {
             }
             if let Some(r) = &self.reasoning {
                 stops.add_all(&r.stop_bytes());
+            }
+            for &b in self.scanner.quiet_end_bytes() {
+                stops.add_end(b);
             }
             Box::new(stops)
         });
@@ -399,14 +398,16 @@ impl Stages {
     }
 
     /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
-    /// (not empty) may too: it holds no stop byte, and the scanner, if its quiet check looks at
-    /// the piece, finds it quiet. Nothing else can have changed.
+    /// (not empty) may too: it holds no stop byte, and the scanner, if it ends with a byte the
+    /// scanner looks at there ([`Scanner::quiet_end_bytes`]), finds it quiet. Nothing else can
+    /// have changed.
     #[inline(always)]
     fn still_direct(&self, piece: &str) -> bool {
-        self.stops
-            .as_ref()
-            .is_some_and(|s| s.absent(piece.as_bytes()))
-            && (!self.scanner_looks_at_piece || self.scanner.quiet(piece))
+        let Some(stops) = &self.stops else {
+            return false;
+        };
+        let bytes = piece.as_bytes();
+        stops.absent(bytes) && (!stops.ends_with_one(bytes) || self.scanner.quiet(piece))
     }
 
     /// A piece that goes the direct way, counted by every stage as passed on.

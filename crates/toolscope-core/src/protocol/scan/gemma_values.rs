@@ -739,8 +739,9 @@ impl Scanner for Gemma4Scanner {
         matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece)
     }
 
-    fn quiet_looks_at_piece(&self) -> bool {
-        true
+    fn quiet_end_bytes(&self) -> &'static [u8] {
+        // The last bytes of `c`, `ca`, `cal` and `call`.
+        b"cal"
     }
 
     fn pass_quiet(&mut self, piece: &str) {

@@ -46,11 +46,13 @@ pub(crate) trait Scanner: Send {
         false
     }
 
-    /// Whether [`Scanner::quiet`] looks at the piece (not only at the scanner's state): the
-    /// stream parser then asks again for every piece of a run of plain text, where otherwise a
-    /// scanner that was quiet stays quiet while it only passes such text on.
-    fn quiet_looks_at_piece(&self) -> bool {
-        false
+    /// The bytes that, ending a piece, make [`Scanner::quiet`] look at it although it holds
+    /// none of [`Scanner::quiet_stops`]'s bytes (something may begin at the piece's end: gemma4's
+    /// bare `call:` after `c`, `ca`, `cal` or `call`). None (the default): the quiet check looks
+    /// at the scanner's state alone. Either way, a scanner that was quiet stays quiet while it
+    /// passes plain text on, for every piece that does not end with one of these.
+    fn quiet_end_bytes(&self) -> &'static [u8] {
+        &[]
     }
 
     /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when

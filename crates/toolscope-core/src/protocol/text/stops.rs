@@ -10,6 +10,9 @@ pub(crate) struct Stops {
     table: [bool; 256],
     /// The set's bytes, in the order first added.
     bytes: Vec<u8>,
+    /// The bytes a piece may end with for the scanner to look at it although it holds no stop
+    /// (see [`Stops::ends_with_one`]).
+    ends: [bool; 256],
 }
 
 impl Stops {
@@ -17,7 +20,19 @@ impl Stops {
         Stops {
             table: [false; 256],
             bytes: Vec::new(),
+            ends: [false; 256],
         }
+    }
+
+    /// A byte that the scanner looks at when a piece ends with it.
+    pub(crate) fn add_end(&mut self, b: u8) {
+        self.ends[b as usize] = true;
+    }
+
+    /// Whether `piece` ends with a byte the scanner looks at there ([`Stops::add_end`]).
+    #[inline(always)]
+    pub(crate) fn ends_with_one(&self, piece: &[u8]) -> bool {
+        piece.last().is_some_and(|&b| self.ends[b as usize])
     }
 
     pub(crate) fn add(&mut self, b: u8) {
@@ -92,6 +107,7 @@ mod tests {
             let plain = "plain words, and more plain words; long enough to be searched by memchr";
             assert!(stops.absent(plain.as_bytes()));
             assert!(stops.absent(b"ab"));
+            assert!(!stops.ends_with_one(b"plain, ab"));
             for &b in set {
                 for at in [0, 1, 15, 16, 40, plain.len()] {
                     let mut piece = plain.as_bytes().to_vec();
@@ -101,5 +117,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_piece_ends_with_one_of_the_ends_only_at_its_last_byte() {
+        let mut stops = Stops::new();
+        stops.add_all(b"<:");
+        for &b in b"cal" {
+            stops.add_end(b);
+        }
+        assert!(stops.ends_with_one(b"c"));
+        assert!(stops.ends_with_one(b"a local"));
+        assert!(stops.ends_with_one(b"xa"));
+        assert!(!stops.ends_with_one(b"call me"));
+        assert!(!stops.ends_with_one(b""));
+        assert!(!stops.ends_with_one(b"<"));
+        // The ends are not stops.
+        assert!(stops.absent(b"a local call"));
     }
 }
