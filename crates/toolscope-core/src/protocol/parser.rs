@@ -398,8 +398,8 @@ impl Stages {
     }
 
     /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
-    /// (not empty) may too: it holds no stop byte, and the scanner, if it ends with a byte the
-    /// scanner looks at there ([`Scanner::quiet_end_bytes`]), finds it quiet. Nothing else can
+    /// (not empty) may too: it holds no stop byte, and, if it ends with a byte the scanner looks
+    /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet. Nothing else can
     /// have changed.
     #[inline(always)]
     fn still_direct(&self, piece: &str) -> bool {
