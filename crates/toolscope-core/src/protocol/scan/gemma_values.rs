@@ -714,7 +714,7 @@ impl Steps for Gemma4Scanner {
 #[inline]
 fn ends_inside_call(piece: &str) -> bool {
     let b = piece.as_bytes();
-    (1..=4).any(|n| b.ends_with(&CALL.as_bytes()[..n]))
+    (1..CALL.len()).any(|n| b.ends_with(&CALL.as_bytes()[..n]))
 }
 
 impl Scanner for Gemma4Scanner {
@@ -740,8 +740,8 @@ impl Scanner for Gemma4Scanner {
     }
 
     fn quiet_end_bytes(&self) -> &'static [u8] {
-        // The last bytes of `c`, `ca`, `cal` and `call`.
-        b"cal"
+        // The last bytes of `c`, `ca`, `cal` and `call` (what `ends_inside_call` looks for).
+        &CALL.as_bytes()[..CALL.len() - 1]
     }
 
     fn pass_quiet(&mut self, piece: &str) {
