@@ -631,7 +631,10 @@ impl<'s> Cx<'s, '_> {
     ) -> Map<String, Value> {
         let base = self.path.len();
         for (key, slot) in map.iter_mut() {
-            pointer::push(&mut self.path, key);
+            // The path is only read by a record: inside a value recorded whole, none is made.
+            if self.quiet == 0 {
+                pointer::push(&mut self.path, key);
+            }
             let value = std::mem::take(slot);
             let value = match members {
                 [one] => {
@@ -675,8 +678,10 @@ impl<'s> Cx<'s, '_> {
         let base = self.path.len();
         for (i, slot) in items.iter_mut().enumerate() {
             let value = std::mem::take(slot);
-            // Writing to a String cannot fail.
-            let _ = write!(self.path, "/{i}");
+            if self.quiet == 0 {
+                // Writing to a String cannot fail.
+                let _ = write!(self.path, "/{i}");
+            }
             let value = match members {
                 [one] => {
                     let s = item_schema(one, i, len, self.root);
