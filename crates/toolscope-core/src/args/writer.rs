@@ -10,6 +10,7 @@
 //! `core::coerce`), so the written text always equals the canonical JSON of `coerce(whole)`:
 //! the deltas add up to the final input by construction.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -201,11 +202,15 @@ impl ArgsWriter {
     }
 
     fn pointer(&self) -> String {
-        let mut p = String::new();
+        // Room for the path and what coercion adds below it, without a regrowth as it goes.
+        let mut p = String::with_capacity(64);
         for seg in &self.path {
             match seg {
                 Seg::Key(k) => pointer::push(&mut p, k),
-                Seg::Index(i) => pointer::push(&mut p, &i.to_string()),
+                // Writing to a String cannot fail; an index needs no escape.
+                Seg::Index(i) => {
+                    let _ = write!(p, "/{i}");
+                }
             }
         }
         p
@@ -546,10 +551,41 @@ impl JsonSink for ArgsWriter {
 }
 
 /// Writes a whole value as compact JSON.
+/// Writes `value`'s compact JSON, as `serde_json::to_string` writes it, onto `out` (in place:
+/// no string of its own to allocate and copy).
 fn write_value(out: &mut String, value: &Value) {
-    // Serialising a Value into memory cannot fail, and serde_json writes valid UTF-8.
-    if let Ok(text) = serde_json::to_string(value) {
-        out.push_str(&text);
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        // A number's text is the one serde_json writes (itoa for integers, ryu for the finite
+        // floats a Number holds); writing to a String cannot fail.
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::String(s) => write_json_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, key);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
     }
 }
 
@@ -678,6 +714,44 @@ mod tests {
             let mut out = String::new();
             write_json_string(&mut out, &s);
             proptest::prop_assert_eq!(out, serde_json::to_string(&s).unwrap());
+        }
+    }
+
+    /// Any value, written in place, is the text serde_json writes for it: every number
+    /// (integers of either sign, floats of any magnitude), escapes in keys and strings, nesting.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(vec!['"', '\\', '\n', '\u{1}', '\u{7f}', 'é', '😀']),
+                proptest::char::any(),
+            ],
+            0..8,
+        )
+        .prop_map(|chars| chars.into_iter().collect::<String>());
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            text.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 5, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((text.clone(), inner), 0..5)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_value_is_written_as_serde_json_writes_it(value in any_value()) {
+            let mut out = String::from("[");
+            write_value(&mut out, &value);
+            proptest::prop_assert_eq!(&out[1..], serde_json::to_string(&value).unwrap());
         }
     }
 
