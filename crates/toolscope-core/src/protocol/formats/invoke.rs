@@ -681,6 +681,7 @@ impl ProtocolSpec for Invoke {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::tests_support::every_split;
     use crate::protocol::tests_support::prelude::*;
     /// Each prompt lists the tools in its template's markup; the results read back.
     #[test]
@@ -701,6 +702,39 @@ mod tests {
     }
 
     /// Parallel calls are invokes of one block.
+    /// A block of many calls lets go of each call's markup once it is a call: what comes after
+    /// (here the newline after the last call and an invoke the output ends inside) is still kept
+    /// as text exactly, its span too.
+    #[test]
+    fn markup_after_the_calls_of_a_block_is_kept_exactly() {
+        let p = named("minimax-m2");
+        let call = |city: &str| {
+            format!(
+                "<invoke name=\"get_weather\">\n<parameter name=\"city\">{city}</parameter>\n</invoke>\n"
+            )
+        };
+        let cut = "<invoke name=\"get_weather\">\n<parameter name=\"city\">Ber";
+        let text = format!(
+            "<minimax:tool_call>\n{}{}{cut}",
+            call("Paris"),
+            call("Oslo")
+        );
+        every_split(&p, &text)
+            .calls(&[
+                ("get_weather".into(), json!({"city": "Paris"})),
+                ("get_weather".into(), json!({"city": "Oslo"})),
+            ])
+            .text(format!("\n{cut}"))
+            .errors(&["unfinished-tool-call"]);
+        let spans = spans(&p, &text);
+        let kept = &text[text.len() - cut.len() - 1..];
+        assert_eq!(
+            spans.last(),
+            Some(&(SpanKind::Malformed, kept)),
+            "{spans:?}"
+        );
+    }
+
     #[test]
     fn parallel_calls_are_one_block() {
         let calls = [

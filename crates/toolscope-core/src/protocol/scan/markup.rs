@@ -924,8 +924,11 @@ struct Block {
     functions: usize,
     /// How many of its functions became calls.
     calls: usize,
-    /// The block's markup so far, from `start`.
+    /// The block's markup from `raw_start` on: what no span covers yet (markup that may still
+    /// be kept as text) and what came after. A covered function's markup is let go, so that a
+    /// block of many calls does not hold them all.
     raw: String,
+    raw_start: usize,
     /// Where the spans given so far end: each function's markup gets its own span (a call, or
     /// malformed markup kept as text), the block's own tags go with its functions.
     covered: usize,
@@ -942,15 +945,33 @@ impl Block {
             functions: 0,
             calls: 0,
             raw: buf,
+            raw_start: start,
             covered: start,
         }
     }
 
+    /// Where the markup passed on so far ends.
+    fn end(&self) -> usize {
+        self.raw_start + self.raw.len()
+    }
+
     /// The markup from the end of the last span to `end`.
     fn uncovered(&self, end: usize) -> &str {
-        let from = (self.covered - self.start).min(self.raw.len());
-        let to = (end - self.start).clamp(from, self.raw.len());
+        let from = (self.covered - self.raw_start).min(self.raw.len());
+        let to = (end - self.raw_start).clamp(from, self.raw.len());
         &self.raw[from..to]
+    }
+
+    /// Lets go of the markup that spans now cover: nothing reads it again.
+    fn release_covered(&mut self) {
+        let cut = (self.covered - self.raw_start).min(self.raw.len());
+        // Most often the markup passed on ends where the span does.
+        if cut == self.raw.len() {
+            self.raw.clear();
+        } else {
+            self.raw.drain(..cut);
+        }
+        self.raw_start += cut;
     }
 
     /// The markup up to `end` became calls (or, when none of the block's functions did, is
@@ -961,6 +982,7 @@ impl Block {
         } else if end > self.covered {
             em.span(self.covered, end, SpanKind::ToolCall);
             self.covered = end;
+            self.release_covered();
         }
     }
 
@@ -1149,7 +1171,7 @@ impl Scanner for MarkupScanner {
             State::Text => em.text(&hold),
             State::Wrapper(mut b) => {
                 b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
+                let end = b.end();
                 if b.functions == 0 {
                     em.error(ErrorPart::reason(
                         "unfinished-tool-call",
@@ -1175,7 +1197,7 @@ impl Scanner for MarkupScanner {
             State::Json(mut b, mut json) => {
                 json.push_str(&hold);
                 b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
+                let end = b.end();
                 // Without its close, the envelope is a call only when the output ended as the
                 // model meant it and the JSON is whole.
                 if !em.output_cut() && read_envelope(&json).is_ok() {
@@ -1194,7 +1216,7 @@ impl Scanner for MarkupScanner {
             State::Function(mut b, mut f) => {
                 f.stray.push_str(&hold);
                 b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
+                let end = b.end();
                 let opener = self.dialect.parameter.lit();
                 let why = if em.output_cut() {
                     // Cut off before its close: what it would have held is not known.
@@ -1216,7 +1238,7 @@ impl Scanner for MarkupScanner {
             }
             State::Param(mut b, f, _) => {
                 b.raw.push_str(&hold);
-                let end = b.start + b.raw.len();
+                let end = b.end();
                 let why = format!(
                     "the output ended inside a parameter of {}",
                     self.dialect.function_tag(&f.name)
@@ -1578,7 +1600,7 @@ impl MarkupScanner {
             b.raw.clear();
             self.state = State::Skip(b);
         } else {
-            let end = b.start + b.raw.len();
+            let end = b.end();
             b.cover(end, em);
         }
         j
