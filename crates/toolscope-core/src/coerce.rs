@@ -33,7 +33,7 @@ use crate::part::Coercion;
 use crate::schema::{self, JsonType, field, map_field, resolve};
 
 mod plain;
-pub(crate) use plain::{Fit, Plain};
+pub(crate) use plain::{Fit, Plain, TextFit};
 
 /// The coerced value and every change made to reach it.
 #[derive(Clone, Debug, PartialEq)]

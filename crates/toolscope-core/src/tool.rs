@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::coerce::{Fit, Plain};
+use crate::coerce::{Fit, Plain, TextFit};
 use crate::error::{ErrorCategory, ProviderError};
 use crate::part::Violation;
 
@@ -150,6 +150,15 @@ impl Tool {
             );
         }
         fit
+    }
+
+    /// What coercion makes of `text` as the value of the declared argument `name` (a markup
+    /// format's parameter), when that is simple to tell (see [`Plain::text`]).
+    pub(crate) fn text_fit(&self, name: &str, text: &str) -> TextFit {
+        match self.plain.property(name) {
+            Some(at) => self.plain.text(at, text),
+            None => TextFit::Unknown,
+        }
     }
 
     /// The JSON Schema violations of `input`, as JSON pointers and messages.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::coerce::{Fit, coerce_at_lazily};
+use crate::coerce::{Fit, TextFit, coerce_at_lazily};
 use crate::json::{JsonSink, Whole};
 use crate::json::{ValueBuilder, pointer};
 use crate::part::{Coercion, Delta, Violation};
@@ -306,6 +306,13 @@ impl ArgsWriter {
                 }
             }
         }
+        let value = match self.text_of_an_argument(tool, value) {
+            Ok((value, record)) => {
+                self.coercions.extend(record);
+                return value;
+            }
+            Err(value) => value,
+        };
         let mut records = Vec::new();
         let value = self.with_position_schema(|schema, root| match schema {
             None if stated_text => value,
@@ -313,6 +320,62 @@ impl ArgsWriter {
         });
         self.coercions.append(&mut records);
         value
+    }
+
+    /// A text completed as a top-level argument (a markup format's parameter) whose schema is a
+    /// simple one, coerced at once by the tool's plain reading of its schema (see
+    /// [`Tool::text_fit`]) instead of walking the schema's JSON: the value and what coercion
+    /// records, or the text given back when that cannot tell.
+    fn text_of_an_argument(
+        &self,
+        tool: &Tool,
+        value: Value,
+    ) -> Result<(Value, Option<Coercion>), Value> {
+        let (
+            Value::String(text),
+            [
+                Frame::Object {
+                    schema: Some(s), ..
+                },
+            ],
+            Some(Seg::Key(name)),
+        ) = (&value, self.frames.as_slice(), self.path.last())
+        else {
+            return Err(value);
+        };
+        // The object is the arguments under the tool's own schema, which the reading starts at.
+        if !std::ptr::eq(&**s, tool.schema()) {
+            return Err(value);
+        }
+        let fit = tool.text_fit(name, text);
+        #[cfg(debug_assertions)]
+        let general = {
+            let mut records = Vec::new();
+            let v = self.with_position_schema(|schema, root| {
+                coerce_at_lazily(value.clone(), schema, root, || self.pointer(), &mut records)
+            });
+            (v, records)
+        };
+        let done = match fit {
+            TextFit::Unknown => return Err(value),
+            TextFit::Kept => (value, None),
+            TextFit::Becomes(to) => {
+                let record = Coercion {
+                    path: self.pointer(),
+                    from: value,
+                    to: to.clone(),
+                };
+                (to, Some(record))
+            }
+        };
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            (&general.0, general.1.as_slice()),
+            (&done.0, done.1.as_slice()),
+            "the plain reading of an argument under {}",
+            tool.schema()
+        );
+        Ok(done)
     }
 
     /// Forwards an event to the held value; completes the hold when the value is whole.

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{enum_options, has_combinator};
+use super::{Grammar, enum_options, has_combinator, json_string_literal, parse_bool, parse_number};
+use crate::json::parse_relaxed;
 use crate::schema::{JsonType, field, map_field, resolve};
 
 /// How deep a value is followed (as coercion's own check does); deeper values are left to the
@@ -58,6 +59,17 @@ pub(crate) enum Fit {
     Unchanged,
     /// Coercion leaves it as it is, and it is valid against the schema.
     Valid,
+}
+
+/// What [`Plain::text`] tells of a text written as an argument's value.
+#[derive(Debug, PartialEq)]
+pub(crate) enum TextFit {
+    /// Nothing simple: coerce as ever.
+    Unknown,
+    /// Coercion leaves the text as it is, recording nothing.
+    Kept,
+    /// Coercion makes the text this value, a change it records.
+    Becomes(Value),
 }
 
 /// A tool's parameters schema read for [`Plain::fit`]: its nodes, the first the root. A schema
@@ -113,6 +125,70 @@ impl Plain {
             Fit::Valid
         } else {
             Fit::Unchanged
+        }
+    }
+
+    /// The node of the root object's declared property `name`, if the root is a simple object
+    /// schema that declares it.
+    pub(crate) fn property(&self, name: &str) -> Option<usize> {
+        match self.nodes.first()? {
+            Node::Object { props, .. } => props
+                .iter()
+                .find(|(key, _)| **key == *name)
+                .map(|&(_, at)| at),
+            _ => None,
+        }
+    }
+
+    /// What coercion makes of `text`, a string, as the value of node `at` one level below the
+    /// root (a markup format's parameter, whose value is always text), when that is simple to
+    /// tell. This follows coercion's conversion of a string under one type name: a string stays
+    /// a string; a number or a boolean is read from the text or the text stays as it is; an
+    /// object or an array is read as JSON and known only when it then fits its node simply
+    /// (coercion would descend into it and change nothing). A text that is itself a JSON string
+    /// literal (double-encoded), and any other case, is left to coercion.
+    pub(crate) fn text(&self, at: usize, text: &str) -> TextFit {
+        let Node::Scalar { ty, .. } = &self.nodes[at] else {
+            return self.structure(at, text);
+        };
+        if *ty == JsonType::String {
+            return TextFit::Kept;
+        }
+        if json_string_literal(text).is_some() {
+            return TextFit::Unknown;
+        }
+        let read = match ty {
+            JsonType::Integer | JsonType::Number => {
+                parse_number(text, *ty == JsonType::Integer, Grammar::Lenient).map(Value::Number)
+            }
+            JsonType::Boolean => parse_bool(text).map(Value::Bool),
+            _ => return TextFit::Unknown,
+        };
+        read.map_or(TextFit::Kept, TextFit::Becomes)
+    }
+
+    /// [`Plain::text`] for an object or array node.
+    fn structure(&self, at: usize, text: &str) -> TextFit {
+        let object = match &self.nodes[at] {
+            Node::Object { .. } => true,
+            Node::Array { .. } => false,
+            _ => return TextFit::Unknown,
+        };
+        if json_string_literal(text).is_some() {
+            return TextFit::Unknown;
+        }
+        match parse_relaxed(text) {
+            Ok(v) if v.is_object() == object && v.is_array() != object => {
+                if self.fits(at, &v, 1, &mut true) {
+                    TextFit::Becomes(v)
+                } else {
+                    TextFit::Unknown
+                }
+            }
+            // Not JSON of the node's type: an object's text stays as it is, an array's is read
+            // in other ways (split, wrapped).
+            _ if object => TextFit::Kept,
+            _ => TextFit::Unknown,
         }
     }
 
