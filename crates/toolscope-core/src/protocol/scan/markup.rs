@@ -87,6 +87,27 @@ const fn suffix_byte(b: u8) -> bool {
 /// `Some(Some(len))`, `Some(None)` while the text ends too early to tell, `None` when it is not
 /// this tag.
 fn closing(rest: &[u8], lit: &[u8], sfx: Sfx, syn: &TagSyntax) -> Option<Option<usize>> {
+    // Most often the tag is the literal and its end, nothing between (`</parameter>`): what
+    // the reading makes of that, found at once.
+    let end = syn.end.as_bytes();
+    let head = match lit.starts_with(syn.close.as_bytes()) {
+        true => syn.close.as_bytes(),
+        false => syn.open.as_bytes(),
+    };
+    if lit.starts_with(head)
+        && rest.starts_with(lit)
+        && rest[lit.len()..].starts_with(end)
+        && end[0] != b':'
+        && !is_ws(end[0])
+        && !lit.get(head.len()).is_some_and(|&b| is_ws(b))
+    {
+        return Some(Some(lit.len() + end.len()));
+    }
+    read_closing(rest, lit, sfx, syn)
+}
+
+/// [`closing`], read a byte at a time.
+fn read_closing(rest: &[u8], lit: &[u8], sfx: Sfx, syn: &TagSyntax) -> Option<Option<usize>> {
     let (head, spaced) = match lit.starts_with(syn.close.as_bytes()) {
         true => (syn.close.as_bytes(), true),
         false => (syn.open.as_bytes(), syn.spaced),
@@ -215,6 +236,35 @@ fn named(
         return Some(None);
     };
     let body = &rest[lit_len..];
+    let end_lit = syn.end.as_bytes();
+    // Most often the name is quoted and the tag ends right after it (`<invoke name="f">`): what
+    // the reading makes of that, found at once.
+    let window = &body[..body.len().min(MAX_NAME)];
+    if let Some(&q @ (b'"' | b'\'')) = window.first()
+        && q != end_lit[0]
+        && let Some(e) = memchr::memchr(q, &window[1..])
+        && window.get(e + 2) == Some(&end_lit[0])
+        && body[e + 2..].starts_with(end_lit)
+    {
+        let name = j + lit_len + 1;
+        return Some(Some((
+            name..name + e,
+            lit_len + e + 2 + end_lit.len(),
+            false,
+        )));
+    }
+    read_named(text, j, lit_len, colon_close, syn)
+}
+
+/// [`named`] after its literal (`lit_len` bytes at `j`), read a byte at a time.
+fn read_named(
+    text: &str,
+    j: usize,
+    lit_len: usize,
+    colon_close: bool,
+    syn: &TagSyntax,
+) -> Option<Option<(Range<usize>, usize, bool)>> {
+    let body = &text.as_bytes()[j + lit_len..];
     let end_lit = syn.end.as_bytes();
     // The tag's `>`: outside quotes, which open after `=` (the literal's own) or whitespace.
     // (Within the first MAX_NAME bytes: a quote not closed there leaves the tag undecided.)
@@ -2507,6 +2557,58 @@ pub(crate) mod tests {
         unwrap_cdata: false,
         tags: &XML_TAGS,
     };
+
+    /// Special tokens around the word, spaced: the other way dialects write tags.
+    static SPACED: TagSyntax = TagSyntax {
+        open: "<|open|>",
+        close: "<|close|>",
+        end: "<|sep|>",
+        spaced: true,
+        escaped: true,
+    };
+
+    proptest::proptest! {
+        /// A tag found at once (its literal, then its end; a quoted name, then the end) is the
+        /// tag the byte-by-byte reading finds, and so is anything else: any text after any
+        /// literal, in either syntax, with or without suffixes.
+        #[test]
+        fn a_tag_found_at_once_is_the_tag_read_a_byte_at_a_time(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "<", "</", ">", "/", "=", "\"", "'", ":", " ", "\n", "\t", "ab", "x_1", "日",
+                "parameter", "invoke", " name=", "<|sep|>", "<|open|>", "<|close|>", "|>", "6124",
+                "\"ab\">", "'x_1'>", "\"a b\"", "\"日\"<|sep|>", "\"q\"/>", ">", "<|sep|>",
+            ]), 0..10),
+            lit in proptest::sample::select(vec![
+                "</parameter", "</invoke", "<minimax:tool_call", "</minimax:tool_call",
+                "<parameter name=", "<invoke name=", "<parameter=", "<|close|>argument",
+                "<|open|>argument key=", "<|open|>tools", "<|close|> tools",
+            ]),
+            lead in proptest::bool::ANY,
+            colon_close in proptest::bool::ANY,
+        ) {
+            let after = pieces.concat();
+            let text = if lead { format!("{lit}{after}") } else { after };
+            let rest = text.as_bytes();
+            for syn in [&XML_TAGS, &SPACED] {
+                for sfx in [Sfx::No, Sfx::Any, Sfx::Is("6124")] {
+                    proptest::prop_assert_eq!(
+                        closing(rest, lit.as_bytes(), sfx, syn),
+                        read_closing(rest, lit.as_bytes(), sfx, syn)
+                    );
+                }
+                let opened = match open_literal(rest, lit.as_bytes(), syn) {
+                    None => respaced_literal(rest, lit.as_bytes()),
+                    found => found,
+                };
+                if let Some(Some(lit_len)) = opened {
+                    proptest::prop_assert_eq!(
+                        named(&text, 0, lit, colon_close, syn),
+                        read_named(&text, 0, lit_len, colon_close, syn)
+                    );
+                }
+            }
+        }
+    }
 
     standard_cases!(|tools| MarkupScanner::new(tools, &DIALECT);
         "<calls><fn=get_weather><arg=city>Paris</arg></fn></calls>",
