@@ -62,8 +62,14 @@ impl ValueBuilder {
 
 impl JsonSink for ValueBuilder {
     fn begin_object(&mut self) -> Result<(), String> {
+        // The outermost object (a call's arguments, most often) has room for a few members
+        // from the start: its map would be regrown, and its table rehashed, twice on the way.
+        let map = match self.stack.is_empty() {
+            true => Map::with_capacity(8),
+            false => Map::new(),
+        };
         self.stack.push(Frame {
-            container: Value::Object(Map::new()),
+            container: Value::Object(map),
             key: self.key.take(),
         });
         Ok(())
