@@ -101,7 +101,7 @@ impl ArgsWriter {
             root,
             // A call of a few hundred bytes without regrowth.
             out: String::with_capacity(256),
-            mirror: ValueBuilder::new(),
+            mirror: ValueBuilder::for_arguments(),
             taken: 0,
             frames: Vec::new(),
             path: Vec::new(),

@@ -18,12 +18,23 @@ pub(crate) struct ValueBuilder {
     key: Option<String>,
     string: Option<String>,
     done: Option<Value>,
+    /// How many members the outermost object has room for from the start.
+    room: usize,
 }
 
 impl ValueBuilder {
     /// A builder that has seen no event yet.
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// A builder of a call's arguments: their object has room for a few members from the
+    /// start (its map was regrown, and its table rehashed, twice on the way).
+    pub(crate) fn for_arguments() -> Self {
+        ValueBuilder {
+            room: 8,
+            ..Self::default()
+        }
     }
 
     /// The finished value, once the top-level value is complete.
@@ -62,10 +73,8 @@ impl ValueBuilder {
 
 impl JsonSink for ValueBuilder {
     fn begin_object(&mut self) -> Result<(), String> {
-        // The outermost object (a call's arguments, most often) has room for a few members
-        // from the start: its map would be regrown, and its table rehashed, twice on the way.
         let map = match self.stack.is_empty() {
-            true => Map::with_capacity(8),
+            true => Map::with_capacity(self.room),
             false => Map::new(),
         };
         self.stack.push(Frame {
