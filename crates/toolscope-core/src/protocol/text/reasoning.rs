@@ -57,17 +57,37 @@ pub(crate) struct ReasoningSplitter {
     block_start: usize,
 }
 
+/// A text is searched with a substring searcher when at least this many bytes are left, and
+/// at least `DENSE_MISSES` places that begin with the marker's first byte but are not the marker
+/// came, one every `DENSE_SPACING` bytes or closer.
+const LONG_TEXT: usize = 4096;
+const DENSE_MISSES: usize = 32;
+const DENSE_SPACING: usize = 64;
+
 /// Where `needle` first occurs in `hay` at or after `from`, where its first byte is: markers are
 /// short and pieces small, so candidates found by their first byte are compared in place (a
 /// substring searcher's set-up costs more than the search).
 fn find_from(hay: &[u8], needle: &[u8], mut from: usize) -> Option<usize> {
     let (&lead, _) = needle.split_first()?;
+    let start = from;
+    let mut misses = 0;
     loop {
         if hay.len() - from < needle.len() {
             return None;
         }
         if hay[from..].starts_with(needle) {
             return Some(from);
+        }
+        // A long text whose first byte keeps coming back without the rest (a whole output's
+        // call markup, every tag of which begins with the marker's `<`) is searched for the
+        // whole marker at once: there a substring searcher's set-up is worth it. (Not where the
+        // byte is rare, as in prose: such a searcher is slower there than finding the byte.)
+        misses += 1;
+        if misses >= DENSE_MISSES
+            && (from - start) < misses * DENSE_SPACING
+            && hay.len() - from >= LONG_TEXT
+        {
+            return memchr::memmem::find(&hay[from + 1..], needle).map(|k| from + 1 + k);
         }
         from += 1 + find1(lead, &hay[from + 1..])?;
     }
@@ -680,6 +700,31 @@ mod tests {
 
     const CALL: &str =
         r#"<tool_call>{"name": "write_file", "arguments": {"path": "/a"}}</tool_call>"#;
+
+    proptest::proptest! {
+        /// A marker is found where it first stands, in a piece or a whole text (a long one
+        /// where the marker's first byte keeps coming back is searched another way), from any
+        /// point on.
+        #[test]
+        fn a_marker_is_found_where_it_first_stands(
+            before in proptest::collection::vec(
+                proptest::sample::select(vec!["<", "<th", "<think", "<thinks>", "think>", "a"]),
+                0..80,
+            ),
+            plain in proptest::prop_oneof![0usize..64, 4000usize..6000],
+            after in proptest::collection::vec(
+                proptest::sample::select(vec!["<", "<thin", "<think>", "\n", "<think>"]),
+                0..8,
+            ),
+            from in proptest::prop_oneof![0usize..16, 0usize..7000],
+        ) {
+            let hay = before.concat() + &"x".repeat(plain) + &after.concat();
+            let hay = hay.as_bytes();
+            let from = from.min(hay.len());
+            let naive = (from..hay.len()).find(|&k| hay[k..].starts_with(b"<think>"));
+            proptest::prop_assert_eq!(find_from(hay, b"<think>", from), naive);
+        }
+    }
 
     #[test]
     fn markup_inside_reasoning_is_reasoning() {
