@@ -152,6 +152,30 @@ impl Tool {
         fit
     }
 
+    /// The one type the schema of the declared argument `name` names, when that schema is a
+    /// simple one (no combinator, `enum`, `const` or `nullable`; see [`Plain`]): what
+    /// `schema_type` and `is_plain_string` tell of it, told at once.
+    pub(crate) fn argument_type(&self, name: &str) -> Option<crate::schema::JsonType> {
+        let ty = self
+            .plain
+            .property(name)
+            .and_then(|at| self.plain.node_type(at));
+        #[cfg(debug_assertions)]
+        if let Some(ty) = ty {
+            use crate::schema::{JsonType, SchemaType, is_plain_string, property_schema};
+            let root = self.schema();
+            let s = property_schema(root, name, root);
+            debug_assert!(
+                s.is_some_and(
+                    |s| crate::schema::schema_type(s, root) == SchemaType::from(ty)
+                        && is_plain_string(s, root) == (ty == JsonType::String)
+                ),
+                "{name} told {ty:?} under {root}"
+            );
+        }
+        ty
+    }
+
     /// What coercion makes of `text` as the value of the declared argument `name` (a markup
     /// format's parameter), when that is simple to tell (see [`Plain::text`]).
     pub(crate) fn text_fit(&self, name: &str, text: &str) -> TextFit {

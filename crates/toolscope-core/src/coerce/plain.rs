@@ -140,6 +140,16 @@ impl Plain {
         }
     }
 
+    /// The one type node `at` names, when it is a simple node (see the module).
+    pub(crate) fn node_type(&self, at: usize) -> Option<JsonType> {
+        match &self.nodes[at] {
+            Node::Opaque => None,
+            Node::Scalar { ty, .. } => Some(*ty),
+            Node::Object { .. } => Some(JsonType::Object),
+            Node::Array { .. } => Some(JsonType::Array),
+        }
+    }
+
     /// What coercion makes of `text`, a string, as the value of node `at` one level below the
     /// root (a markup format's parameter, whose value is always text), when that is simple to
     /// tell. This follows coercion's conversion of a string under one type name: a string stays

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::part::Coercion;
-use crate::schema::{SchemaType, is_plain_string, property_schema, schema_type};
+use crate::schema::{JsonType, SchemaType, is_plain_string, property_schema, schema_type};
 use crate::tool::Tool;
 
 /// Arguments seen so far, in order, with the values held for the end of the call.
@@ -60,6 +60,9 @@ impl HeldArgs {
     pub(crate) fn streams(&self, tool: Option<&Tool>, name: &str) -> bool {
         !self.holding
             && tool.is_some_and(|t| {
+                if let Some(ty) = t.argument_type(name) {
+                    return ty == JsonType::String;
+                }
                 let root = t.schema();
                 property_schema(root, name, root).is_some_and(|s| is_plain_string(s, root))
             })
@@ -153,6 +156,9 @@ fn repeatable(tool: Option<&Tool>, name: &str) -> bool {
     match tool {
         None => true,
         Some(t) => {
+            if let Some(ty) = t.argument_type(name) {
+                return ty == JsonType::Array;
+            }
             let root = t.schema();
             property_schema(root, name, root).is_none_or(|s| {
                 matches!(
@@ -170,6 +176,9 @@ pub(crate) fn declares(tool: Option<&Tool>, name: &str) -> bool {
     let Some(t) = tool else {
         return true;
     };
+    if t.argument_type(name).is_some() {
+        return true;
+    }
     let root = crate::schema::resolve(t.schema(), t.schema());
     property_schema(root, name, root).is_some()
         || crate::schema::field(root, "properties").is_none()
