@@ -190,8 +190,11 @@ impl ArgsWriter {
                 kind_name(&input)
             ));
         }
+        // The validator runs unless the value is known valid: found so when it was completed
+        // whole, or now by the tool's plain reading (most coerced arguments end up of their
+        // schema's types, and that reading is cheaper than the validator).
         let invalid = match &self.tool {
-            Some(t) if !self.known_valid => t.validate(&input),
+            Some(t) if !self.known_valid && t.fit(&input) != Fit::Valid => t.validate(&input),
             _ => Vec::new(),
         };
         Ok(Args {
