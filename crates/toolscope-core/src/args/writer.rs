@@ -616,7 +616,6 @@ impl JsonSink for ArgsWriter {
     }
 }
 
-/// Writes a whole value as compact JSON.
 /// Writes `value`'s compact JSON, as `serde_json::to_string` writes it, onto `out` (in place:
 /// no string of its own to allocate and copy).
 fn write_value(out: &mut String, value: &Value) {
