@@ -1007,14 +1007,23 @@ impl Block {
 
     /// The markup from the end of the last span to `end`.
     fn uncovered(&self, end: usize) -> &str {
-        let from = (self.covered - self.raw_start).min(self.raw.len());
-        let to = (end - self.raw_start).clamp(from, self.raw.len());
+        // (An `end` before what was let go is nothing: the markup up to it is covered.)
+        let from = self
+            .covered
+            .saturating_sub(self.raw_start)
+            .min(self.raw.len());
+        let to = end
+            .saturating_sub(self.raw_start)
+            .clamp(from, self.raw.len());
         &self.raw[from..to]
     }
 
     /// Lets go of the markup that spans now cover: nothing reads it again.
     fn release_covered(&mut self) {
-        let cut = (self.covered - self.raw_start).min(self.raw.len());
+        let cut = self
+            .covered
+            .saturating_sub(self.raw_start)
+            .min(self.raw.len());
         // Most often the markup passed on ends where the span does.
         if cut == self.raw.len() {
             self.raw.clear();
