@@ -90,18 +90,19 @@ fn closing(rest: &[u8], lit: &[u8], sfx: Sfx, syn: &TagSyntax) -> Option<Option<
     // Most often the tag is the literal and its end, nothing between (`</parameter>`): what
     // the reading makes of that, found at once.
     let end = syn.end.as_bytes();
-    let head = match lit.starts_with(syn.close.as_bytes()) {
-        true => syn.close.as_bytes(),
-        false => syn.open.as_bytes(),
-    };
-    if lit.starts_with(head)
+    if rest.len() >= lit.len() + end.len()
         && rest.starts_with(lit)
         && rest[lit.len()..].starts_with(end)
         && end[0] != b':'
         && !is_ws(end[0])
-        && !lit.get(head.len()).is_some_and(|&b| is_ws(b))
     {
-        return Some(Some(lit.len() + end.len()));
+        let head = match lit.starts_with(syn.close.as_bytes()) {
+            true => syn.close.as_bytes(),
+            false => syn.open.as_bytes(),
+        };
+        if lit.starts_with(head) && !lit.get(head.len()).is_some_and(|&b| is_ws(b)) {
+            return Some(Some(lit.len() + end.len()));
+        }
     }
     read_closing(rest, lit, sfx, syn)
 }
@@ -240,7 +241,8 @@ fn named(
     // Most often the name is quoted and the tag ends right after it (`<invoke name="f">`): what
     // the reading makes of that, found at once.
     let window = &body[..body.len().min(MAX_NAME)];
-    if let Some(&q @ (b'"' | b'\'')) = window.first()
+    if window.len() > 2 + end_lit.len()
+        && let Some(&q @ (b'"' | b'\'')) = window.first()
         && q != end_lit[0]
         && let Some(e) = memchr::memchr(q, &window[1..])
         && window.get(e + 2) == Some(&end_lit[0])
