@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use crate::coerce::{Fit, Plain, TextFit};
 use crate::error::{ErrorCategory, ProviderError};
 use crate::part::Violation;
+use crate::schema::{JsonType, SchemaType, is_plain_string, property_schema, schema_type};
 
 mod schemas;
 
@@ -152,28 +153,41 @@ impl Tool {
         fit
     }
 
-    /// The one type the schema of the declared argument `name` names, when that schema is a
-    /// simple one (no combinator, `enum`, `const` or `nullable`; see [`Plain`]): what
-    /// `schema_type` and `is_plain_string` tell of it, told at once.
-    pub(crate) fn argument_type(&self, name: &str) -> Option<crate::schema::JsonType> {
-        let ty = self
-            .plain
-            .property(name)
-            .and_then(|at| self.plain.node_type(at));
-        #[cfg(debug_assertions)]
-        if let Some(ty) = ty {
-            use crate::schema::{JsonType, SchemaType, is_plain_string, property_schema};
-            let root = self.schema();
-            let s = property_schema(root, name, root);
-            debug_assert!(
-                s.is_some_and(
-                    |s| crate::schema::schema_type(s, root) == SchemaType::from(ty)
-                        && is_plain_string(s, root) == (ty == JsonType::String)
-                ),
-                "{name} told {ty:?} under {root}"
-            );
+    /// The type of argument `name`'s schema (`property_schema`, then `schema_type`), `None`
+    /// when the schema gives the argument none. A declared argument whose schema simply names
+    /// one type is told by the plain reading at once; debug builds hold that to the walk.
+    pub(crate) fn argument_type(&self, name: &str) -> Option<SchemaType> {
+        let root = self.schema();
+        let walked = || property_schema(root, name, root).map(|s| schema_type(s, root));
+        match self.plain_argument_type(name) {
+            Some(ty) => {
+                debug_assert_eq!(walked(), Some(SchemaType::from(ty)), "{name} under {root}");
+                Some(SchemaType::from(ty))
+            }
+            None => walked(),
         }
-        ty
+    }
+
+    /// Whether argument `name`'s schema is a plain string (`is_plain_string`), told at once as
+    /// [`Tool::argument_type`] tells its type.
+    pub(crate) fn argument_is_plain_string(&self, name: &str) -> bool {
+        let root = self.schema();
+        let walked = || property_schema(root, name, root).is_some_and(|s| is_plain_string(s, root));
+        match self.plain_argument_type(name) {
+            Some(ty) => {
+                debug_assert_eq!(walked(), ty == JsonType::String, "{name} under {root}");
+                ty == JsonType::String
+            }
+            None => walked(),
+        }
+    }
+
+    /// The one type the schema of the declared argument `name` names, when the plain reading
+    /// has it (no combinator, `enum`, `const` or `nullable`).
+    fn plain_argument_type(&self, name: &str) -> Option<JsonType> {
+        self.plain
+            .property(name)
+            .and_then(|at| self.plain.node_type(at))
     }
 
     /// What coercion makes of `text` as the value of the declared argument `name` (a markup

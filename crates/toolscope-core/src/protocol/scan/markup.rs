@@ -22,7 +22,7 @@ use crate::protocol::text::holdback::{
 use crate::protocol::text::names;
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::protocol::text::xml::{self, Tag};
-use crate::schema::{JsonType, SchemaType, property_schema, schema_type};
+use crate::schema::{SchemaType, property_schema};
 use crate::tool::{Tool, ToolSet};
 
 const MAX_NAME: usize = 256;
@@ -2533,12 +2533,8 @@ fn json_arguments(body: &str, tool: Option<&Tool>) -> Option<serde_json::Map<Str
 /// Whether the schema of argument `name` asks for an array or an object.
 fn structured(tool: Option<&Tool>, name: &str) -> bool {
     tool.is_some_and(|t| {
-        if let Some(ty) = t.argument_type(name) {
-            return matches!(ty, JsonType::Array | JsonType::Object);
-        }
-        let root = t.schema();
-        property_schema(root, name, root)
-            .is_some_and(|s| matches!(schema_type(s, root), SchemaType::Array | SchemaType::Object))
+        t.argument_type(name)
+            .is_some_and(|ty| matches!(ty, SchemaType::Array | SchemaType::Object))
     })
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::part::Coercion;
-use crate::schema::{JsonType, SchemaType, is_plain_string, property_schema, schema_type};
+use crate::schema::{SchemaType, schema_type};
 use crate::tool::Tool;
 
 /// Arguments seen so far, in order, with the values held for the end of the call.
@@ -58,14 +58,7 @@ impl HeldArgs {
 
     /// Whether argument `name` of `tool` is a plain string that can stream into the writer now.
     pub(crate) fn streams(&self, tool: Option<&Tool>, name: &str) -> bool {
-        !self.holding
-            && tool.is_some_and(|t| {
-                if let Some(ty) = t.argument_type(name) {
-                    return ty == JsonType::String;
-                }
-                let root = t.schema();
-                property_schema(root, name, root).is_some_and(|s| is_plain_string(s, root))
-            })
+        !self.holding && tool.is_some_and(|t| t.argument_is_plain_string(name))
     }
 
     /// A complete argument value: held, or written now.
@@ -155,18 +148,9 @@ const WRAPPERS: [&str; 3] = ["arguments", "parameters", "properties"];
 fn repeatable(tool: Option<&Tool>, name: &str) -> bool {
     match tool {
         None => true,
-        Some(t) => {
-            if let Some(ty) = t.argument_type(name) {
-                return ty == JsonType::Array;
-            }
-            let root = t.schema();
-            property_schema(root, name, root).is_none_or(|s| {
-                matches!(
-                    schema_type(s, root),
-                    SchemaType::Array | SchemaType::Mixed | SchemaType::Any
-                )
-            })
-        }
+        Some(t) => t
+            .argument_type(name)
+            .is_none_or(|ty| matches!(ty, SchemaType::Array | SchemaType::Mixed | SchemaType::Any)),
     }
 }
 
@@ -176,11 +160,8 @@ pub(crate) fn declares(tool: Option<&Tool>, name: &str) -> bool {
     let Some(t) = tool else {
         return true;
     };
-    if t.argument_type(name).is_some() {
-        return true;
-    }
     let root = crate::schema::resolve(t.schema(), t.schema());
-    property_schema(root, name, root).is_some()
+    t.argument_type(name).is_some()
         || crate::schema::field(root, "properties").is_none()
         || crate::schema::field(root, "additionalProperties")
             == Some(&serde_json::Value::Bool(true))

@@ -66,7 +66,8 @@ const DENSE_SPACING: usize = 64;
 
 /// Where `needle` first occurs in `hay` at or after `from`, where its first byte is: markers are
 /// short and pieces small, so candidates found by their first byte are compared in place (a
-/// substring searcher's set-up costs more than the search).
+/// substring searcher's set-up costs more than the search), unless a long text keeps giving
+/// candidates that are not the marker (see below).
 fn find_from(hay: &[u8], needle: &[u8], mut from: usize) -> Option<usize> {
     let (&lead, _) = needle.split_first()?;
     let start = from;
