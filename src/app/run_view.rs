@@ -446,7 +446,7 @@ impl RunView {
                         usage,
                     } => {
                         self.record.finish = Some(*finish_reason);
-                        self.record.usage = *usage;
+                        self.record.usage = usage.as_deref().copied();
                         if self.record.state == RunState::Streaming {
                             self.record.state = RunState::Done;
                         }

@@ -98,12 +98,12 @@ fn out(text: &str, call: Option<&str>) -> RunEvent {
 fn finish(reason: FinishReason, input: u64, output: u64) -> RunEvent {
     RunEvent::Part(Part::Finish {
         finish_reason: reason,
-        usage: Some(Usage {
+        usage: Some(Box::new(Usage {
             input_tokens: Some(input),
             output_tokens: Some(output),
             total_tokens: Some(input + output),
             ..Usage::default()
-        }),
+        })),
     })
 }
 

@@ -278,7 +278,7 @@ fn response_of(events: &[RunEvent]) -> Result<Value, String> {
             RunEvent::Part(Part::Finish {
                 finish_reason,
                 usage,
-            }) => finish = Some((*finish_reason, *usage)),
+            }) => finish = Some((*finish_reason, usage.as_deref().copied())),
             _ => {}
         }
     }

@@ -194,7 +194,7 @@ async fn every_provider_streams_and_not_with_the_same_result() {
             unreachable!()
         };
         assert_eq!(*finish_reason, FinishReason::ToolCalls, "{provider}");
-        assert_eq!(usage.unwrap().total_tokens, Some(7), "{provider}");
+        assert_eq!(usage.as_ref().unwrap().total_tokens, Some(7), "{provider}");
         // Tool-call ids survive verbatim.
         assert!(
             pa.iter()

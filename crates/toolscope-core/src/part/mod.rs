@@ -86,7 +86,7 @@ pub enum Part {
             rename = "providerMetadata",
             skip_serializing_if = "Option::is_none"
         )]
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Box<Value>>,
     },
     /// Stream only: a tool call begins and its name is known. Its input deltas follow, then its
     /// `tool-input-end`, then its `tool-call` (or, when the markup turns out malformed, no call
@@ -122,9 +122,11 @@ pub enum Part {
         /// Why the model stopped.
         #[serde(rename = "finishReason")]
         finish_reason: FinishReason,
-        /// The token counts, when the wire reported any; absent otherwise.
+        /// The token counts, when the wire reported any; absent otherwise. (Boxed, as the
+        /// provider metadata of a reasoning end is: inline they made every part, the one-byte
+        /// deltas included, 96 bytes to move instead of 56.)
         #[serde(skip_serializing_if = "Option::is_none", default)]
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
     },
     /// The result of a call: run by the provider itself (a server tool: web search, code
     /// execution, an MCP connector), or by an MCP server toolscope called.
@@ -509,6 +511,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_part_is_no_larger_than_a_delta_needs() {
+        // A stream writes a part per piece, and every consumer moves each one: a delta (its id
+        // and its text, both kept inline up to 24 bytes) sets the size, and every larger
+        // variant is boxed.
+        assert!(
+            std::mem::size_of::<Part>() <= 2 * std::mem::size_of::<Delta>() + 8,
+            "Part is {} bytes",
+            std::mem::size_of::<Part>()
+        );
+    }
+
+    #[test]
     fn parts_serialise_with_the_ai_sdk_names() {
         let id: PartId = "call-1".into();
         let cases = [
@@ -540,12 +554,12 @@ mod tests {
             (
                 Part::Finish {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Some(Usage {
+                    usage: Some(Box::new(Usage {
                         input_tokens: Some(3),
                         output_tokens: Some(4),
                         total_tokens: Some(7),
                         ..Usage::default()
-                    }),
+                    })),
                 },
                 json!({"type":"finish","finishReason":"tool-calls","usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}),
             ),

@@ -136,7 +136,7 @@ impl PartWriter {
         if let Some(id) = self.reasoning.take() {
             out.push_part(Part::ReasoningEnd {
                 id,
-                provider_metadata,
+                provider_metadata: provider_metadata.map(Box::new),
             });
         }
     }

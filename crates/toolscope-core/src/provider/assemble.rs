@@ -465,7 +465,7 @@ impl Assembler {
             out,
             Part::Finish {
                 finish_reason: reason,
-                usage,
+                usage: usage.map(Box::new),
             },
         );
         self.done = true;

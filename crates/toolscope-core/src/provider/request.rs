@@ -117,7 +117,7 @@ impl Message {
                 } => {
                     if let Some((open_id, mut r)) = open.take() {
                         if open_id == *id {
-                            r.provider_metadata = provider_metadata.clone();
+                            r.provider_metadata = provider_metadata.as_deref().cloned();
                             reasoning.push(r);
                         } else {
                             open = Some((open_id, r));

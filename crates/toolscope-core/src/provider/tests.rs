@@ -428,7 +428,7 @@ fn finish_of(parts: &[Part]) -> (FinishReason, Option<Usage>) {
         Some(Part::Finish {
             finish_reason,
             usage,
-        }) => (*finish_reason, *usage),
+        }) => (*finish_reason, usage.as_deref().copied()),
         other => panic!("no finish part at the end: {other:?}"),
     }
 }
