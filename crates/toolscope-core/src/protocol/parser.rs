@@ -254,6 +254,25 @@ impl StreamParser {
         em.detach(out);
     }
 
+    /// A whole text: its start, up to the first byte any stage looks at, is plain text to every
+    /// stage and goes on as such at once, searched once for those bytes instead of once by each
+    /// stage for its own (an answer that explains before it calls, or whose calls come last);
+    /// the rest goes as any piece does.
+    fn push_whole_str(&mut self, text: &str, out: &mut Vec<Part>) {
+        let (head, rest) = text.split_at(self.stages.quiet_len(text));
+        if !head.is_empty() {
+            match self.decoder.text(head) {
+                Some(head) => {
+                    self.em.attach(out);
+                    self.stages.feed_known_quiet(&mut self.em, head);
+                    self.em.detach(out);
+                }
+                None => self.push_str(head, out),
+            }
+        }
+        self.push_str(rest, out);
+    }
+
     /// Ends the stream: closes open text, recovers or reports an unfinished call. The output
     /// ended as the model meant it to (a stop): a call missing only its close marker at the end
     /// is recovered, as the formats' tolerances say.
@@ -320,7 +339,7 @@ impl StreamParser {
     pub fn parse_whole_text(mut self, text: &str) -> Parsed {
         self.em.set_whole();
         let mut stream = Vec::new();
-        self.push_str(text, &mut stream);
+        self.push_whole_str(text, &mut stream);
         self.finish(&mut stream);
         Parsed {
             parts: generate_parts(stream),
@@ -335,7 +354,7 @@ impl StreamParser {
         // A whole text is validated in one pass over it (vectorised); only a text with invalid
         // bytes goes through the decoder that replaces and reports them.
         match simdutf8::basic::from_utf8(text) {
-            Ok(s) => self.push_str(s, &mut stream),
+            Ok(s) => self.push_whole_str(s, &mut stream),
             Err(_) => self.push(text, &mut stream),
         }
         self.finish(&mut stream);
@@ -428,12 +447,38 @@ impl Stages {
         let Some(stops) = &self.stops else {
             return false;
         };
+        self.quiet_but_for(piece) && stops.absent(piece.as_bytes())
+    }
+
+    /// [`Stages::quiet`] but for the search of `piece` for stop bytes.
+    #[inline(always)]
+    fn quiet_but_for(&self, piece: &str) -> bool {
         !piece.is_empty()
             && self.scanner.quiet(piece)
             && self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
             && self.fences.as_ref().is_none_or(|f| f.quiet())
             && self.reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
-            && stops.absent(piece.as_bytes())
+    }
+
+    /// How much of `text`'s start is quiet ([`Stages::quiet`]): up to its first stop byte (at
+    /// a character's start), or none. (The stages are asked before the search, which would be
+    /// of no use when one of them is not quiet, and again of the piece found.)
+    fn quiet_len(&self, text: &str) -> usize {
+        let Some(stops) = &self.stops else {
+            return 0;
+        };
+        if !self.quiet_but_for(text) {
+            return 0;
+        }
+        let mut len = stops.first(text.as_bytes()).unwrap_or(text.len());
+        while !text.is_char_boundary(len) {
+            len -= 1;
+        }
+        if self.quiet_but_for(&text[..len]) {
+            len
+        } else {
+            0
+        }
     }
 
     /// A piece known quiet ([`Stages::quiet`]): counted by the end-token and fence filters as
@@ -454,13 +499,7 @@ impl Stages {
         // The common path: the piece is quiet. Each filter counts it as passed on, and the
         // scanner (or the reasoning) takes it as it is.
         if self.quiet(piece) {
-            self.pass_filters_quiet(piece);
-            let scanner = self.scanner.as_mut();
-            match &mut self.reasoning {
-                Some(r) => r.feed_known_quiet(piece, scanner, em),
-                None => scanner.feed_quiet(piece, em),
-            }
-            return;
+            return self.feed_known_quiet(em, piece);
         }
         let Stages {
             end_tokens,
@@ -484,6 +523,18 @@ impl Stages {
                 }
             }
             None => feed_fenced(fences, reasoning, scanner, em, piece),
+        }
+    }
+
+    /// A piece known quiet ([`Stages::quiet`]): each filter counts it as passed on, and the
+    /// scanner (or the reasoning) takes it as it is.
+    #[inline(always)]
+    fn feed_known_quiet(&mut self, em: &mut Emitter, piece: &str) {
+        self.pass_filters_quiet(piece);
+        let scanner = self.scanner.as_mut();
+        match &mut self.reasoning {
+            Some(r) => r.feed_known_quiet(piece, scanner, em),
+            None => scanner.feed_quiet(piece, em),
         }
     }
 

@@ -82,6 +82,23 @@ impl Stops {
         })
     }
 
+    /// Where the first of the set's bytes stands in `hay`, if anywhere: one search per three
+    /// bytes of the set, each only as far as the nearest found so far.
+    pub(crate) fn first(&self, hay: &[u8]) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        for group in self.bytes.chunks(3) {
+            let within = &hay[..first.unwrap_or(hay.len())];
+            let found = match *group {
+                [a] => memchr::memchr(a, within),
+                [a, b] => memchr::memchr2(a, b, within),
+                [a, b, c] => memchr::memchr3(a, b, c, within),
+                _ => None,
+            };
+            first = found.or(first);
+        }
+        first
+    }
+
     /// Whether a byte of the set is one that `which` picks.
     pub(crate) fn has(&self, which: impl Fn(u8) -> bool) -> bool {
         self.bytes.iter().any(|&b| which(b))
@@ -134,5 +151,21 @@ mod tests {
         assert!(!stops.ends_with_one(b"<"));
         // The ends are not stops.
         assert!(stops.absent(b"a local call"));
+    }
+
+    proptest::proptest! {
+        /// The first stop is where a look at each byte in turn finds it, for sets of one to
+        /// seven bytes (searched one, two or three at a time) anywhere in any text.
+        #[test]
+        fn the_first_stop_is_the_first_byte_of_the_set(
+            set in proptest::collection::vec(proptest::sample::select(b"<`{[\n|:a".to_vec()), 0..7),
+            hay in proptest::collection::vec(proptest::sample::select(b"<`{[\n|:abc xyz".to_vec()), 0..200),
+        ) {
+            let mut stops = Stops::new();
+            stops.add_all(&set);
+            let naive = hay.iter().position(|b| set.contains(b));
+            proptest::prop_assert_eq!(stops.first(&hay), naive);
+            proptest::prop_assert_eq!(stops.absent(&hay), naive.is_none());
+        }
     }
 }
