@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use compact_str::CompactString;
+
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::part::Coercion;
@@ -17,7 +19,9 @@ use crate::tool::Tool;
 /// Arguments seen so far, in order, with the values held for the end of the call.
 #[derive(Default)]
 pub(crate) struct HeldArgs {
-    params: Vec<(String, Vec<Value>)>,
+    /// Each argument's name (most are short: kept inline) and its values; the list keeps its
+    /// room from one call to the next.
+    params: Vec<(CompactString, Vec<Value>)>,
     /// The arguments whose values the format stated are text (see `ArgsWriter::stated_text`).
     stated_text: Vec<String>,
     holding: bool,
@@ -39,7 +43,7 @@ impl HeldArgs {
                 ));
             }
         } else {
-            self.params.push((name.to_string(), Vec::new()));
+            self.params.push((name.into(), Vec::new()));
         }
         self.holding |= repeatable;
         Ok(())
@@ -115,7 +119,10 @@ impl HeldArgs {
             from: serde_json::json!({ name.as_str(): value }),
             to: Value::Object(object.clone()),
         };
-        self.params = object.into_iter().map(|(k, v)| (k, vec![v])).collect();
+        self.params = object
+            .into_iter()
+            .map(|(k, v)| (k.into(), vec![v]))
+            .collect();
         self.stated_text.clear();
         Some(change)
     }
@@ -124,14 +131,14 @@ impl HeldArgs {
     /// occurrence is coerced as it is (a CSV string or `<item>` children become an array
     /// there); several are the items of an array.
     pub(crate) fn write_into(&mut self, writer: &mut ArgsWriter) {
-        for (name, mut values) in std::mem::take(&mut self.params) {
+        for (name, mut values) in self.params.drain(..) {
             let value = match values.len() {
                 0 => continue,
                 1 => values.pop().unwrap_or(Value::Null),
                 _ => Value::Array(values),
             };
             let _ = writer.key(&name);
-            let _ = if value.is_string() && self.stated_text.contains(&name) {
+            let _ = if value.is_string() && self.stated_text.iter().any(|t| *t == name) {
                 writer.stated_text(value)
             } else {
                 writer.scalar(value)
