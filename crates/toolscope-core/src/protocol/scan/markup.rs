@@ -707,10 +707,48 @@ fn value_by_attr(tag: &str, attr: ValueAttr) -> ValueIs {
 /// How many bytes the words of a dialect's open tags (after `<`) share at their start, and the
 /// words of its close tags (after `</`): only the byte after those tells the tags apart (DSML's
 /// tags all begin `｜DSML｜`).
-#[derive(Clone, Copy)]
 struct Shared {
     open: usize,
     close: usize,
+    /// What is asked of each of the dialect's literals before a tag is read as it, made once.
+    parameter_close: Key,
+    function_close: Key,
+    function: Key,
+    parameter: Key,
+    /// Each block's close and open.
+    blocks: Vec<(Key, Key)>,
+}
+
+/// Of one literal of a dialect: whether it is a close tag's, and its byte where the dialect's
+/// words of that kind begin to differ (`None`: its word ends before). A tag in the text may be
+/// the literal's only when it is of the same kind and has that byte there (or ends before it).
+#[derive(Clone, Copy)]
+struct Key {
+    close: bool,
+    lead: Option<u8>,
+}
+
+impl Key {
+    fn of(lit: &str, syn: &TagSyntax, open: usize, close: usize) -> Self {
+        let lit = lit.as_bytes();
+        let is_close = lit.starts_with(syn.close.as_bytes());
+        let (head, at) = match is_close {
+            true => (syn.close.as_bytes(), close),
+            false => (syn.open.as_bytes(), open),
+        };
+        let word = lit.get(head.len()..).unwrap_or_default();
+        Key {
+            close: is_close,
+            lead: word.get(at).copied(),
+        }
+    }
+
+    /// Whether a tag of this kind (`closing_tag`), whose byte where the words differ is `lead`
+    /// (`None`: the text ends before it), may be this literal's.
+    #[inline(always)]
+    fn may(self, closing_tag: bool, lead: Option<u8>) -> bool {
+        self.close == closing_tag && self.lead.is_none_or(|w| lead.is_none_or(|b| w == b))
+    }
 }
 
 impl Shared {
@@ -736,9 +774,20 @@ impl Shared {
             .map(|b| b.close)
             .chain([d.function_close, d.parameter_close])
             .map(|lit| lit.as_bytes().get(d.tags.close.len()..).unwrap_or_default());
+        let (open, close) = (common(open), common(close));
+        let key = |lit: &str| Key::of(lit, d.tags, open, close);
         Shared {
-            open: common(open),
-            close: common(close),
+            open,
+            close,
+            parameter_close: key(d.parameter_close),
+            function_close: key(d.function_close),
+            function: key(d.function.lit()),
+            parameter: key(d.parameter.lit()),
+            blocks: d
+                .blocks
+                .iter()
+                .map(|b| (key(b.close), key(b.open)))
+                .collect(),
         }
     }
 }
@@ -748,7 +797,7 @@ fn qtag(
     j: usize,
     tools: &ToolSet,
     d: &Dialect,
-    shared: Shared,
+    shared: &Shared,
     sfx: Sfx,
     at_end: bool,
 ) -> QTag {
@@ -776,7 +825,7 @@ fn qtag(
     }
     let closing_tag = rest.starts_with(close_head);
     let head = if closing_tag { close_head } else { open_head };
-    let (word_at, shared) = if closing_tag || syn.spaced {
+    let (word_at, shared_len) = if closing_tag || syn.spaced {
         let ws = rest
             .get(head.len()..)
             .unwrap_or_default()
@@ -794,36 +843,29 @@ fn qtag(
     } else {
         (head.len(), shared.open)
     };
-    let lead = rest.get(word_at + shared).copied();
-    let may = |lit: &str| {
-        let lit = lit.as_bytes();
-        let word = lit.get(head.len()..).unwrap_or_default();
-        lit.starts_with(close_head) == closing_tag
-            && word
-                .get(shared)
-                .is_none_or(|w| lead.is_none_or(|b| *w == b))
-    };
+    let lead = rest.get(word_at + shared_len).copied();
+    let may = |key: Key| key.may(closing_tag, lead);
     let element = matches!(d.parameter, Opener::Element(_));
     if !element
-        && may(d.parameter_close)
+        && may(shared.parameter_close)
         && let Some(r) = closing(rest, d.parameter_close.as_bytes(), sfx, syn)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseParameter);
     }
-    if may(d.function_close)
+    if may(shared.function_close)
         && let Some(r) = closing(rest, d.function_close.as_bytes(), sfx, syn)
     {
         return r.map_or(QTag::Incomplete, QTag::CloseFunction);
     }
-    for b in d.blocks {
-        if may(b.close)
+    for (b, (close, _)) in d.blocks.iter().zip(&shared.blocks) {
+        if may(*close)
             && let Some(r) = closing(rest, b.close.as_bytes(), sfx, syn)
         {
             return r.map_or(QTag::Incomplete, QTag::CloseToolCall);
         }
     }
-    for b in d.blocks {
-        if may(b.open)
+    for (b, (_, open)) in d.blocks.iter().zip(&shared.blocks) {
+        if may(*open)
             && let Some(r) = closing(rest, b.open.as_bytes(), sfx, syn)
         {
             return r.map_or(QTag::Incomplete, QTag::OpenToolCall);
@@ -838,7 +880,7 @@ fn qtag(
         };
     }
     if let Opener::BareOrJson(lit) = d.function
-        && may(lit)
+        && may(shared.function)
     {
         match json_opener(text, j, lit, sfx, at_end, syn) {
             Some(Some(len)) => return QTag::OpenJson(len),
@@ -846,7 +888,7 @@ fn qtag(
             None => {}
         }
     }
-    if may(d.function.lit()) {
+    if may(shared.function) {
         let opened = match d.function {
             Opener::Named(lit) => named(text, j, lit, false, syn),
             Opener::Bare(lit) | Opener::BareOrJson(lit) => {
@@ -869,7 +911,7 @@ fn qtag(
             });
         }
     }
-    if may(d.parameter.lit()) {
+    if may(shared.parameter) {
         // The name, the tag's length, and whether a type element said the value is a string.
         let opened = match d.parameter {
             Opener::Named(lit) => named(text, j, lit, d.colon_close, syn)
@@ -922,7 +964,7 @@ fn qtag_any(
     at_end: bool,
 ) -> QTag {
     for (d, shared) in readers {
-        match qtag(text, j, tools, d, *shared, sfx, at_end) {
+        match qtag(text, j, tools, d, shared, sfx, at_end) {
             QTag::None => {}
             // Whatever the readers after it say, the answer waits for this one's.
             QTag::Incomplete => return QTag::Incomplete,
