@@ -4,6 +4,7 @@
 //! one family member's tags; the formats that use it are in `formats/`.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -1207,6 +1208,12 @@ pub(crate) struct MarkupScanner {
     /// A function named `f.f` that is none of the tools is the tool `f` (see
     /// [`names::undoubled`]).
     undouble: bool,
+    /// How many pieces were fed, and the last tag read: in which feed, where in that feed's
+    /// text, and what it is. The lookahead that decides whether a close tag closes reads the
+    /// tag after it, which the state after the close then reads again, in the same text.
+    feeds: u64,
+    last_at: Cell<(u64, usize)>,
+    last_tag: Cell<Option<QTag>>,
 }
 
 impl Steps for MarkupScanner {
@@ -1247,6 +1254,7 @@ impl Scanner for MarkupScanner {
                 return;
             }
         }
+        self.feeds = self.feeds.wrapping_add(1);
         drive(self, piece, em);
         if let State::Function(_, f) | State::Param(_, f, _) = &mut self.state
             && let Some(d) = f.writer.take_delta()
@@ -1401,6 +1409,9 @@ impl MarkupScanner {
             spare_raw: String::new(),
             suffix: None,
             undouble: false,
+            feeds: 0,
+            last_at: Cell::new((0, 0)),
+            last_tag: Cell::new(None),
         }
     }
 
@@ -1425,7 +1436,20 @@ impl MarkupScanner {
     }
 
     fn qtag(&self, text: &str, j: usize) -> QTag {
-        qtag_any(text, j, &self.tools, &self.readers, self.sfx(), self.at_end)
+        // The same place in the same text, read with the same suffix and end: the same tag.
+        if self.last_at.get() == (self.feeds, j)
+            && let Some(tag) = self.last_tag.take()
+        {
+            self.last_tag.set(Some(tag.clone()));
+            return tag;
+        }
+        let tag = qtag_any(text, j, &self.tools, &self.readers, self.sfx(), self.at_end);
+        // (A tag cut off by the end of the text is read again with more of it.)
+        if tag != QTag::Incomplete {
+            self.last_at.set((self.feeds, j));
+            self.last_tag.set(Some(tag.clone()));
+        }
+        tag
     }
 
     /// The suffix the markers carry, as far as it is known.
@@ -1457,6 +1481,8 @@ impl MarkupScanner {
             ),
         ));
         self.suffix = Some(sfx.to_string());
+        // A tag read before is read again with the suffix.
+        self.last_tag.set(None);
     }
 
     /// The scanner with the suffix its dialect's markers carry set (`None`: learned from the
