@@ -496,8 +496,7 @@ impl Stages {
     /// A decoded piece through every stage.
     #[inline(always)]
     fn feed(&mut self, em: &mut Emitter, piece: &str) {
-        // The common path: the piece is quiet. Each filter counts it as passed on, and the
-        // scanner (or the reasoning) takes it as it is.
+        // The common path: the piece is quiet.
         if self.quiet(piece) {
             return self.feed_known_quiet(em, piece);
         }

@@ -6,9 +6,8 @@
 //! so that the input deltas stay a prefix of the final input; arguments before it are written as
 //! they complete.
 
-use serde_json::Value;
-
 use compact_str::CompactString;
+use serde_json::Value;
 
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
