@@ -528,6 +528,7 @@ impl Emitter {
     /// A span in the scanner's coordinates.
     pub(crate) fn span(&mut self, start: usize, end: usize, kind: SpanKind) {
         if end > start {
+            let (scanner_start, scanner_end) = (start, end);
             let start = self.text_offset(start, true);
             let end = self.text_offset(end, false);
             if let Presumed::EndedByCall { span_written } = &mut self.presumed
@@ -545,7 +546,38 @@ impl Emitter {
                     });
                 }
             }
+            if kind == SpanKind::Malformed {
+                return self.malformed_span(scanner_start, scanner_end);
+            }
             self.spans.push(Span { start, end, kind });
+        }
+    }
+
+    /// A malformed span, `start..end` in the scanner's coordinates: in the whole text, without
+    /// the bytes the scanner never saw inside it (reasoning the splitter took out while the
+    /// markup was open), which have spans of their own; one span for each run of the markup's
+    /// own text.
+    fn malformed_span(&mut self, start: usize, end: usize) {
+        let first = self.skipped.partition_point(|&(at, _)| at <= start);
+        let last = self.skipped.partition_point(|&(at, _)| at < end);
+        let mut from = start;
+        for k in first..last {
+            let at = self.skipped[k].0;
+            self.push_malformed(from, at);
+            from = at;
+        }
+        self.push_malformed(from, end);
+    }
+
+    /// A run `start..end` of a malformed span, in the scanner's coordinates.
+    fn push_malformed(&mut self, start: usize, end: usize) {
+        if end > start {
+            let span = Span {
+                start: self.text_offset(start, true),
+                end: self.text_offset(end, false),
+                kind: SpanKind::Malformed,
+            };
+            self.spans.push(span);
         }
     }
 
@@ -625,6 +657,30 @@ mod tests {
         em.span(20, 30, SpanKind::ToolCall);
         let spans: Vec<(usize, usize)> = em.spans().iter().map(|s| (s.start, s.end)).collect();
         assert_eq!(spans, [(10, 30), (35, 45)]);
+    }
+
+    #[test]
+    fn a_malformed_span_leaves_out_the_reasoning_inside_it() {
+        let mut em = Emitter::new();
+        // The scanner read 0..20 as markup that failed; the splitter took 30 bytes of
+        // reasoning out before its byte 8, and 4 more right after its byte 20 (outside).
+        em.skip(8, 30);
+        em.skip(20, 4);
+        em.span(0, 20, SpanKind::Malformed);
+        em.span(20, 25, SpanKind::ToolCall);
+        let spans: Vec<(usize, usize, SpanKind)> = em
+            .spans()
+            .iter()
+            .map(|s| (s.start, s.end, s.kind))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (0, 8, SpanKind::Malformed),
+                (38, 50, SpanKind::Malformed),
+                (54, 59, SpanKind::ToolCall),
+            ]
+        );
     }
 
     #[test]
