@@ -506,17 +506,22 @@ fn nothing_lost(name: &str, text: &str, sizes: &[usize]) -> Result<(), TestCaseE
     Ok(())
 }
 
+/// [`nothing_lost`] for one text, fed a byte at a time and whole.
+fn nothing_lost_a_byte_at_a_time_and_whole(name: &str, text: &str) {
+    for sizes in [[1], [usize::MAX]] {
+        if let Err(e) = nothing_lost(name, text, &sizes) {
+            panic!("chunks {sizes:?}: {e}");
+        }
+    }
+}
+
 /// A broken call inside reasoning (trinity makes calls there) runs to its close or the next call,
 /// and a reasoning close marker inside it is its text: that marker stays in the reasoning, even
 /// where a call follows it in the same reasoning block. (A random draw found this case.)
 #[test]
 fn a_close_marker_inside_a_broken_call_stays_in_the_reasoning() {
     let text = "<tool_call>\0</think><tool_call>\n{\"name\": \"calc\", \"arguments\": {\"nums\":[1,2.5],\"tags\":[\"a\"],\"budget\":{\"min\":1}}}\n</tool_call>";
-    for sizes in [[1], [usize::MAX]] {
-        if let Err(e) = nothing_lost("trinity+flipped", text, &sizes) {
-            panic!("chunks {sizes:?}: {e}");
-        }
-    }
+    nothing_lost_a_byte_at_a_time_and_whole("trinity+flipped", text);
 }
 
 /// A reasoning close whose suffix is not the one the open marker taught is no marker
@@ -526,11 +531,7 @@ fn a_close_marker_inside_a_broken_call_stays_in_the_reasoning() {
 #[test]
 fn a_close_with_another_suffix_stays_in_the_reasoning() {
     let text = "<think:6124c78e></think:opensource>";
-    for sizes in [[1], [usize::MAX]] {
-        if let Err(e) = nothing_lost("hy-v4", text, &sizes) {
-            panic!("chunks {sizes:?}: {e}");
-        }
-    }
+    nothing_lost_a_byte_at_a_time_and_whole("hy-v4", text);
 }
 
 /// Reasoning read while markup that then failed as a call was open (lfm2's call start, then a
@@ -540,11 +541,7 @@ fn a_close_with_another_suffix_stays_in_the_reasoning() {
 #[test]
 fn a_malformed_span_does_not_cover_the_reasoning_read_inside_it() {
     let text = "<|tool_call_start|><think>\nmaybe <|tool_call_start|>[get_weather(city=\"Rome\")]<|tool_call_end|> or not\n  indented\n</think>\n";
-    for sizes in [[1], [usize::MAX]] {
-        if let Err(e) = nothing_lost("lfm2", text, &sizes) {
-            panic!("chunks {sizes:?}: {e}");
-        }
-    }
+    nothing_lost_a_byte_at_a_time_and_whole("lfm2", text);
 }
 
 proptest! {

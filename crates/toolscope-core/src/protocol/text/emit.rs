@@ -647,6 +647,14 @@ fn shift(list: &[(usize, usize)], at: usize, start: bool) -> usize {
 mod tests {
     use super::*;
 
+    /// The spans written so far, as (start, end, kind).
+    fn spans_of(em: &Emitter) -> Vec<(usize, usize, SpanKind)> {
+        em.spans()
+            .iter()
+            .map(|s| (s.start, s.end, s.kind))
+            .collect()
+    }
+
     #[test]
     fn spans_move_past_the_bytes_the_scanner_never_saw() {
         let mut em = Emitter::new();
@@ -655,8 +663,10 @@ mod tests {
         em.skip(20, 5);
         em.span(0, 20, SpanKind::ToolCall);
         em.span(20, 30, SpanKind::ToolCall);
-        let spans: Vec<(usize, usize)> = em.spans().iter().map(|s| (s.start, s.end)).collect();
-        assert_eq!(spans, [(10, 30), (35, 45)]);
+        assert_eq!(
+            spans_of(&em),
+            [(10, 30, SpanKind::ToolCall), (35, 45, SpanKind::ToolCall)]
+        );
     }
 
     #[test]
@@ -668,13 +678,8 @@ mod tests {
         em.skip(20, 4);
         em.span(0, 20, SpanKind::Malformed);
         em.span(20, 25, SpanKind::ToolCall);
-        let spans: Vec<(usize, usize, SpanKind)> = em
-            .spans()
-            .iter()
-            .map(|s| (s.start, s.end, s.kind))
-            .collect();
         assert_eq!(
-            spans,
+            spans_of(&em),
             [
                 (0, 8, SpanKind::Malformed),
                 (38, 50, SpanKind::Malformed),
