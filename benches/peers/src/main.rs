@@ -378,14 +378,17 @@ fn toolscope_pieces(
     pieces: &[&str],
     chunking: Chunking,
 ) -> Calls {
-    // The calls are taken out of the parts, as a peer's are out of its results.
+    // The calls are taken out of the parts, as a peer's are out of its results; the other
+    // parts are dropped where they lie, as a peer's text is (moving each out of the vector to
+    // drop it cost about 60 instructions a part, more than the parser spent on a character).
     let calls_of = |parts: &mut Vec<Part>, calls: &mut Calls| {
-        for p in parts.drain(..) {
+        for p in parts.iter_mut() {
             if let Part::ToolCall(c) = p {
-                let c = *c;
+                let c = std::mem::take(&mut **c);
                 calls.push((c.tool_name, c.input));
             }
         }
+        parts.clear();
     };
     let mut calls = Vec::new();
     if let Chunking::Whole = chunking {
