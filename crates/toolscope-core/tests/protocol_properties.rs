@@ -544,6 +544,81 @@ fn a_malformed_span_does_not_cover_the_reasoning_read_inside_it() {
     nothing_lost_a_byte_at_a_time_and_whole("lfm2", text);
 }
 
+/// A stream of one character a piece counts a run of prose once, when the run ends: the fences
+/// must still learn where the run left the line, so that a fence opening on the next line is
+/// taken out around the call there as it is in the whole text, and a backtick in mid-line stays
+/// text; and so must a scanner that reads a call whose marker a server stripped only at a line's
+/// start (and, as such a call, only at the output's end).
+#[test]
+fn what_begins_a_line_after_a_run_of_prose_is_read_as_in_the_whole_text() {
+    // internlm's call marker is a special token, which a server may strip.
+    let bare = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
+    for (text, calls) in [
+        (format!("Let me check that first.\n{bare}"), 1),
+        (format!("Let me check that first.\n  \n \t{bare}"), 1),
+        (format!("Let me check that first. {bare}"), 0),
+    ] {
+        let whole = Collapsed::of(&run("internlm", text.as_bytes(), &[usize::MAX]));
+        assert_eq!(whole.calls.len(), calls, "{text:?}");
+        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
+            let got = Collapsed::of(&run_str("internlm", &text, sizes));
+            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
+        }
+    }
+    // hermes reads JSON that opens a blank line as a call that lost its tags: this one is no
+    // call (no arguments), which it says.
+    let json = "{\"name\": \"get_weather\", \"content\": {\"t\": 21}}";
+    for (text, errors) in [
+        (format!("Let me check that first.\n{json}\nDone."), 1),
+        (format!("Let me check that first.\n \r\n{json}\nDone."), 1),
+        (format!("Let me check that first. {json}\nDone."), 0),
+    ] {
+        let whole = Collapsed::of(&run("hermes", text.as_bytes(), &[usize::MAX]));
+        assert_eq!(whole.errors.len(), errors, "{text:?}");
+        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
+            let got = Collapsed::of(&run_str("hermes", &text, sizes));
+            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
+        }
+    }
+    let calls = [
+        (
+            "hermes",
+            "<tool_call>\n{\"name\": \"calc\", \"arguments\": {\"nums\": [1]}}\n</tool_call>",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=calc>\n<parameter=nums>\n[1]\n</parameter>\n</function>\n</tool_call>",
+        ),
+        (
+            "minimax-m2",
+            "<minimax:tool_call>\n<invoke name=\"calc\">\n<parameter name=\"nums\">[1]</parameter>\n</invoke>\n</minimax:tool_call>",
+        ),
+    ];
+    for (name, call) in calls {
+        let prose = if name == "minimax-m2" { "</think>" } else { "" };
+        for (text, fenced) in [
+            (
+                format!("{prose}Let me check that first.\n```\n{call}\n```\nDone."),
+                true,
+            ),
+            (
+                format!("{prose}Let me check that first. ```\n{call}\n```\nDone."),
+                false,
+            ),
+        ] {
+            let whole = Collapsed::of(&run(name, text.as_bytes(), &[usize::MAX]));
+            assert_eq!(whole.calls.len(), 1, "{name}: {text:?}");
+            assert_eq!(whole.text.contains('`'), !fenced, "{name}: {text:?}");
+            for sizes in [&[1][..], &[1, 1, 2], &[5]] {
+                let got = Collapsed::of(&run(name, text.as_bytes(), sizes));
+                assert_eq!(got, whole, "{name}, chunks {sizes:?}: {text:?}");
+                let got = Collapsed::of(&run_str(name, &text, sizes));
+                assert_eq!(got, whole, "{name}, str chunks {sizes:?}: {text:?}");
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 

@@ -5,7 +5,7 @@
 use crate::part::{ErrorPart, Part};
 use crate::tool::ToolSet;
 
-use super::scan::json_calls::{JsonScanner, JsonScannerConfig};
+use super::scan::json_calls::{JsonScanner, JsonScannerConfig, line_blank_change};
 use super::span::{Parsed, Span};
 use super::spec::Protocol;
 use super::text::emit::Emitter;
@@ -131,8 +131,61 @@ pub struct StreamParser {
     /// still holds (a piece that goes that way changes none of them), so the next piece is
     /// asked about its bytes only.
     direct: bool,
+    /// While `direct`, the pieces that went that way since it began and that the stages have
+    /// not counted yet, when they may be counted at once (see [`DirectRun`]).
+    run: Option<DirectRun>,
     /// What made it, so that [`StreamParser::reset`] can make it again.
     origin: Option<Origin>,
+}
+
+/// Pieces that went the direct way ([`Stages::feed_direct`]) one after another, counted by the
+/// stages when the run ends instead of at each piece: while every stage only counts such a piece
+/// (see [`Stages::direct_run`]), all a stage keeps of their text is their length, whether they
+/// leave the text at a line's start and whether on a blank line. (At one character a piece,
+/// counting at each piece in each stage took 1.06 times the instructions of this on minimax-m2's
+/// text, 1.16 times on hermes'.)
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DirectRun {
+    /// Their bytes.
+    pub(crate) len: usize,
+    /// Whether they leave the text at a line's start (as
+    /// [`ends_at_line_start`](super::text::fences::ends_at_line_start) finds it);
+    /// `None` while they are spaces and tabs only, which leave a line's start as it was.
+    pub(crate) line_start: Option<bool>,
+    /// Whether they leave a blank line (only whitespace after the last newline, as a JSON
+    /// scanner asks); `None` while they are whitespace without a newline.
+    pub(crate) line_blank: Option<bool>,
+}
+
+impl DirectRun {
+    /// The next piece of the run.
+    #[inline(always)]
+    fn add(&mut self, piece: &str) {
+        self.len += piece.len();
+        // Both look back from the piece's end to the first byte that counts, as a rule its last:
+        // past spaces and tabs, and for a blank line past carriage returns and form feeds too.
+        let b = piece.as_bytes();
+        let mut i = b.len();
+        while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+            i -= 1;
+        }
+        let Some(&last) = b[..i].last() else {
+            return;
+        };
+        self.line_start = Some(last == b'\n');
+        if matches!(last, b'\r' | 0x0c) {
+            if let Some(blank) = line_blank_change(&piece[..i - 1]) {
+                self.line_blank = Some(blank);
+            }
+        } else {
+            self.line_blank = Some(last == b'\n');
+        }
+    }
+
+    /// Whether the text ends at a line's start after the run, when it did at `before`.
+    pub(crate) fn ends_at_line_start(&self, before: bool) -> bool {
+        self.line_start.unwrap_or(before)
+    }
 }
 
 /// The stages a decoded piece of text goes through, in order: end tokens, fences, reasoning,
@@ -172,6 +225,7 @@ impl StreamParser {
             invalid_reported: false,
             finished: false,
             direct: false,
+            run: None,
             origin: None,
         }
     }
@@ -198,7 +252,7 @@ impl StreamParser {
         if let Some(piece) = self.decoder.whole(chunk) {
             return self.push_piece(piece, out);
         }
-        self.direct = false;
+        self.end_direct();
         let StreamParser {
             decoder,
             stages,
@@ -236,22 +290,37 @@ impl StreamParser {
             return;
         }
         let StreamParser {
-            stages, em, direct, ..
+            stages,
+            em,
+            direct,
+            run,
+            ..
         } = self;
         if *direct {
             // The run of plain text goes on, unless this piece holds a stop byte.
             if stages.still_direct(piece) && em.direct_text(piece, out) {
-                stages.pass_direct(piece);
+                match run {
+                    Some(run) => run.add(piece),
+                    None => stages.pass_direct(piece),
+                }
                 return;
             }
             *direct = false;
+            stages.end_run(run);
         } else if stages.feed_direct(em, piece, out) {
             *direct = true;
+            *run = stages.direct_run();
             return;
         }
         em.attach(out);
         stages.feed(em, piece);
         em.detach(out);
+    }
+
+    /// The pieces stop going the direct way: the stages count the run's.
+    fn end_direct(&mut self) {
+        self.direct = false;
+        self.stages.end_run(&mut self.run);
     }
 
     /// A whole text: its start, up to the first byte any stage looks at, is plain text to every
@@ -294,7 +363,7 @@ impl StreamParser {
             return;
         }
         self.finished = true;
-        self.direct = false;
+        self.end_direct();
         if cut {
             self.em.set_output_cut();
         }
@@ -331,7 +400,7 @@ impl StreamParser {
     /// (ids then come from one count, and blocks never overlap). Only between pushes.
     pub(crate) fn writer(&mut self) -> &mut crate::part::PartWriter {
         // The caller may close the open block: the next piece is looked at again.
-        self.direct = false;
+        self.end_direct();
         self.em.writer()
     }
 
@@ -427,6 +496,45 @@ impl Stages {
         };
         let bytes = piece.as_bytes();
         stops.absent(bytes) && (!stops.ends_with_one(bytes) || self.scanner.quiet(piece))
+    }
+
+    /// A run of direct pieces may begin (one just went that way, counted by [`pass_direct`]):
+    /// whether the stages may count the pieces after it once, when the run ends. So when the
+    /// scanner keeps no more of quiet text than the run does ([`Scanner::passes_by_run`]), and
+    /// the end-token filter only counts it (no lead token can come any more); the reasoning
+    /// splitter only counts, and the fences keep a line's start, which the run keeps too.
+    ///
+    /// [`pass_direct`]: Stages::pass_direct
+    #[inline(always)]
+    fn direct_run(&self) -> Option<DirectRun> {
+        (self.scanner.passes_by_run()
+            && self
+                .end_tokens
+                .as_ref()
+                .is_none_or(EndTokens::counts_by_length))
+        .then(DirectRun::default)
+    }
+
+    /// The run of direct pieces is over: each stage counts its bytes.
+    #[inline(always)]
+    fn end_run(&mut self, run: &mut Option<DirectRun>) {
+        if let Some(run) = run.take() {
+            self.pass_run(run);
+        }
+    }
+
+    #[inline(never)]
+    fn pass_run(&mut self, run: DirectRun) {
+        if let Some(f) = &mut self.end_tokens {
+            f.pass_len(run.len);
+        }
+        if let Some(f) = &mut self.fences {
+            f.pass_run(&run);
+        }
+        if let Some(r) = &mut self.reasoning {
+            r.pass_len(run.len);
+        }
+        self.scanner.pass_quiet_run(&run);
     }
 
     /// A piece that goes the direct way, counted by every stage as passed on.
@@ -695,6 +803,40 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
 mod tests {
     use super::*;
     use crate::protocol::tests_support::tools;
+    use crate::protocol::text::fences::ends_at_line_start;
+    use crate::protocol::text::scanner::is_ws;
+
+    proptest::proptest! {
+        /// A run of pieces leaves a line's start and a blank line as the stages find them
+        /// piece by piece, from either state before it (pieces of one byte and of several,
+        /// whitespace of every kind among them).
+        #[test]
+        fn a_run_keeps_what_its_pieces_leave_of_the_line(
+            pieces in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b" \t\n\r\x0cab".to_vec()), 1..5),
+                0..12,
+            ),
+        ) {
+            let pieces: Vec<String> =
+                pieces.into_iter().map(|p| String::from_utf8(p).unwrap()).collect();
+            let mut run = DirectRun::default();
+            for p in &pieces {
+                run.add(p);
+            }
+            proptest::prop_assert_eq!(run.len, pieces.iter().map(String::len).sum::<usize>());
+            for before in [false, true] {
+                let start = pieces.iter().fold(before, |at, p| ends_at_line_start(p, at));
+                proptest::prop_assert_eq!(run.ends_at_line_start(before), start);
+                // Blank: only whitespace after the last newline; without one, as before if
+                // only whitespace.
+                let blank = pieces.iter().fold(before, |at, p| match p.rfind('\n') {
+                    Some(n) => p[n + 1..].bytes().all(is_ws),
+                    None => at && p.bytes().all(is_ws),
+                });
+                proptest::prop_assert_eq!(run.line_blank.unwrap_or(before), blank);
+            }
+        }
+    }
 
     /// A piece without the parser's stops goes past every stage unlooked-at: each stage's own
     /// bytes must be among them, and a scanner's letter (a word that opens a call) turns the

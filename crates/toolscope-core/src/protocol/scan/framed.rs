@@ -25,6 +25,7 @@ use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2};
 use crate::json::{Lexer, Step};
 use crate::part::{ErrorPart, PartId};
+use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
@@ -1460,6 +1461,17 @@ impl Scanner for FramedScanner {
         self.held.advance(piece.len());
         if self.stripped {
             self.note_line_start(piece);
+        }
+    }
+
+    fn passes_by_run(&self) -> bool {
+        true
+    }
+
+    fn pass_quiet_run(&mut self, run: &DirectRun) {
+        self.held.advance(run.len);
+        if self.stripped {
+            self.line_start = run.ends_at_line_start(self.line_start);
         }
     }
 

@@ -17,6 +17,7 @@
 use crate::json::lexer::{find1, find2, find3};
 use crate::json::{JsonSink, Lexer, Step};
 use crate::part::{ErrorPart, PartId};
+use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
@@ -362,23 +363,20 @@ fn push_raw(raw: &mut String, s: &str) {
 
 /// Whether only whitespace follows the last newline of `s` (`otherwise` when `s` has none).
 fn line_blank_after(s: &str, otherwise: bool) -> bool {
-    let b = s.as_bytes();
-    match b.last() {
-        None => return otherwise,
-        // (The last byte comes after any newline.)
-        Some(&c) if !is_ws(c) => return false,
-        Some(_) => {}
-    }
-    // (A byte-by-byte stream's pieces are looked at in place: a call costs more than that.)
-    let newline = if b.len() < 16 {
-        b.iter().rposition(|&c| c == b'\n')
-    } else {
-        memchr::memrchr(b'\n', b)
-    };
-    match newline {
-        Some(p) => b[p + 1..].iter().all(|&c| is_ws(c)),
-        None => otherwise && b.iter().all(|&c| is_ws(c)),
-    }
+    line_blank_change(s).unwrap_or(otherwise)
+}
+
+/// Whether the line is blank after `s`: only whitespace follows its last newline, or it has
+/// none and text that is not whitespace; `None` when it is whitespace without a newline (or
+/// empty), which leaves the line as it was.
+#[inline(always)]
+pub(crate) fn line_blank_change(s: &str) -> Option<bool> {
+    // The last byte that is not whitespace on a line's own (a newline after it would have been
+    // found first): a newline leaves the line blank, anything else does not.
+    s.bytes()
+        .rev()
+        .find(|&c| !matches!(c, b' ' | b'\t' | b'\r' | 0x0c))
+        .map(|c| c == b'\n')
 }
 
 /// The scanner itself (see the module documentation).
@@ -467,6 +465,18 @@ impl Scanner for JsonScanner {
             self.line_blank = line_blank_after(piece, self.line_blank);
         }
         self.held.advance(piece.len());
+    }
+
+    fn passes_by_run(&self) -> bool {
+        // The first content is noted once.
+        self.first_content.is_some()
+    }
+
+    fn pass_quiet_run(&mut self, run: &DirectRun) {
+        if self.cfg.loose_json {
+            self.line_blank = run.line_blank.unwrap_or(self.line_blank);
+        }
+        self.held.advance(run.len);
     }
 
     /// The input has ended.

@@ -14,6 +14,7 @@ use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
 use crate::part::{Coercion, ErrorPart, PartId, Warning};
+use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -1274,6 +1275,14 @@ impl Scanner for MarkupScanner {
 
     fn pass_quiet(&mut self, piece: &str) {
         self.held.advance(piece.len());
+    }
+
+    fn passes_by_run(&self) -> bool {
+        true
+    }
+
+    fn pass_quiet_run(&mut self, run: &DirectRun) {
+        self.held.advance(run.len);
     }
 
     fn finish(&mut self, em: &mut Emitter) {

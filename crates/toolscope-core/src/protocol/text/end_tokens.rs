@@ -133,6 +133,21 @@ impl EndTokens {
         self.count_passed(piece);
     }
 
+    /// Whether quiet text passed on is only counted: no lead token can come any more (the
+    /// stream parser's run of direct pieces, counted at its end).
+    #[inline(always)]
+    pub(crate) fn counts_by_length(&self) -> bool {
+        !self.leading
+    }
+
+    /// `len` bytes of quiet text passed on, counted at once
+    /// ([`EndTokens::counts_by_length`]).
+    pub(crate) fn pass_len(&mut self, len: usize) {
+        debug_assert!(self.quiet() && !self.leading);
+        self.pos += len;
+        self.passed += len;
+    }
+
     /// `text` was passed on: counted, and whether only whitespace has passed so far.
     #[inline(always)]
     fn count_passed(&mut self, text: &str) {

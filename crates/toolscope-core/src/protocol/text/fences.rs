@@ -12,6 +12,7 @@
 
 use super::emit::Emitter;
 use crate::json::lexer::find1;
+use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 
 /// The most whitespace between a fence's line and the call it wraps.
@@ -108,6 +109,15 @@ impl CallFences {
     pub(crate) fn pass_known_quiet(&mut self, piece: &str) {
         self.pos += piece.len();
         self.count_passed(piece);
+    }
+
+    /// A run of quiet pieces without a backtick passed on, counted at once (the stream parser's
+    /// run of direct pieces).
+    pub(crate) fn pass_run(&mut self, run: &DirectRun) {
+        debug_assert!(self.quiet());
+        self.pos += run.len;
+        self.passed += run.len;
+        self.line_start = run.ends_at_line_start(self.line_start);
     }
 
     /// `text` was passed on: counted, and whether it leaves the text at a line's start.

@@ -468,8 +468,14 @@ impl ReasoningSplitter {
     /// counted as passed on.
     #[inline(always)]
     pub(crate) fn pass_known_quiet(&mut self, piece: &str) {
-        self.pos += piece.len();
-        self.fed += piece.len();
+        self.pass_len(piece.len());
+    }
+
+    /// `len` bytes known to be quiet, going to the scanner, counted at once.
+    #[inline(always)]
+    pub(crate) fn pass_len(&mut self, len: usize) {
+        self.pos += len;
+        self.fed += len;
     }
 
     /// A piece that may hold or begin a marker.

@@ -3,6 +3,7 @@
 //! are taken out.
 
 use super::emit::Emitter;
+use crate::protocol::parser::DirectRun;
 
 /// A scanner: the part of a stream parser that knows one protocol's markup. It receives the
 /// decoded text piece by piece and writes parts through the [`Emitter`]; it must give the same
@@ -59,6 +60,20 @@ pub(crate) trait Scanner: Send {
     /// [`Scanner::quiet`]: counted as read, as the plain text it is, which the caller writes. A
     /// scanner that gives [`Scanner::quiet_stops`] implements it (nothing else calls it).
     fn pass_quiet(&mut self, _text: &str) {}
+
+    /// Whether, now, all [`Scanner::pass_quiet`] keeps of the text it is given is its length
+    /// and whether it leaves a line's start, and so on while it is given quiet text: the
+    /// stream parser then hands it a run of such pieces once, at the run's end
+    /// ([`Scanner::pass_quiet_run`]). `false` (the default): each piece is passed.
+    fn passes_by_run(&self) -> bool {
+        false
+    }
+
+    /// A run of quiet pieces, given (only) when [`Scanner::passes_by_run`]: what
+    /// [`Scanner::pass_quiet`] would have done with each.
+    fn pass_quiet_run(&mut self, _run: &DirectRun) {
+        debug_assert!(false, "a scanner that passes by runs takes them");
+    }
 
     /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
     /// [`Scanner::quiet`]: what [`Scanner::feed`] would do with it, without looking.
