@@ -548,9 +548,10 @@ fn a_malformed_span_does_not_cover_the_reasoning_read_inside_it() {
 /// must still learn where the run left the line, so that a fence opening on the next line is
 /// taken out around the call there as it is in the whole text, and a backtick in mid-line stays
 /// text; and so must a scanner that reads a call whose marker a server stripped only at a line's
-/// start (and, as such a call, only at the output's end).
+/// start (and, as such a call, only at the output's end), one that reads JSON on a blank line,
+/// and gemma4's, which reads a bare `call:` after the end of a word.
 #[test]
-fn what_begins_a_line_after_a_run_of_prose_is_read_as_in_the_whole_text() {
+fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
     // internlm's call marker is a special token, which a server may strip.
     let bare = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
     for (text, calls) in [
@@ -562,6 +563,19 @@ fn what_begins_a_line_after_a_run_of_prose_is_read_as_in_the_whole_text() {
         assert_eq!(whole.calls.len(), calls, "{text:?}");
         for sizes in [&[1][..], &[1, 1, 2], &[5]] {
             let got = Collapsed::of(&run_str("internlm", &text, sizes));
+            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
+        }
+    }
+    // gemma4 reads a bare `call:` only where a word ends before it.
+    let call = "call:get_weather{city:<|\"|>Paris<|\"|>}";
+    for (text, calls) in [
+        (format!("Let me look that up. {call}"), 1),
+        (format!("Let me look that up{call}"), 0),
+    ] {
+        let whole = Collapsed::of(&run("gemma4", text.as_bytes(), &[usize::MAX]));
+        assert_eq!(whole.calls.len(), calls, "{text:?}");
+        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
+            let got = Collapsed::of(&run_str("gemma4", &text, sizes));
             assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
         }
     }

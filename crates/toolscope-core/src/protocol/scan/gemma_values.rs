@@ -10,6 +10,7 @@ use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2, number_value};
 use crate::json::{JsonSink, ValueBuilder};
 use crate::part::{ErrorPart, PartId};
+use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::holdback::{Holdback, Steps, drive, read_again_at_end};
@@ -749,6 +750,17 @@ impl Scanner for Gemma4Scanner {
             self.prev = last;
         }
         self.held.advance(piece.len());
+    }
+
+    fn passes_by_run(&self) -> bool {
+        true
+    }
+
+    fn pass_quiet_run(&mut self, run: &DirectRun) {
+        if let Some(last) = run.last {
+            self.prev = last;
+        }
+        self.held.advance(run.len);
     }
 
     fn finish(&mut self, em: &mut Emitter) {
