@@ -559,12 +559,8 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
         (format!("Let me check that first.\n  \n \t{bare}"), 1),
         (format!("Let me check that first. {bare}"), 0),
     ] {
-        let whole = Collapsed::of(&run("internlm", text.as_bytes(), &[usize::MAX]));
+        let whole = read_alike_in_small_pieces("internlm", &text);
         assert_eq!(whole.calls.len(), calls, "{text:?}");
-        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
-            let got = Collapsed::of(&run_str("internlm", &text, sizes));
-            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
-        }
     }
     // gemma4 reads a bare `call:` only where a word ends before it.
     let call = "call:get_weather{city:<|\"|>Paris<|\"|>}";
@@ -572,12 +568,8 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
         (format!("Let me look that up. {call}"), 1),
         (format!("Let me look that up{call}"), 0),
     ] {
-        let whole = Collapsed::of(&run("gemma4", text.as_bytes(), &[usize::MAX]));
+        let whole = read_alike_in_small_pieces("gemma4", &text);
         assert_eq!(whole.calls.len(), calls, "{text:?}");
-        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
-            let got = Collapsed::of(&run_str("gemma4", &text, sizes));
-            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
-        }
     }
     // hermes reads JSON that opens a blank line as a call that lost its tags: this one is no
     // call (no arguments), which it says.
@@ -587,13 +579,10 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
         (format!("Let me check that first.\n \r\n{json}\nDone."), 1),
         (format!("Let me check that first. {json}\nDone."), 0),
     ] {
-        let whole = Collapsed::of(&run("hermes", text.as_bytes(), &[usize::MAX]));
+        let whole = read_alike_in_small_pieces("hermes", &text);
         assert_eq!(whole.errors.len(), errors, "{text:?}");
-        for sizes in [&[1][..], &[1, 1, 2], &[5]] {
-            let got = Collapsed::of(&run_str("hermes", &text, sizes));
-            assert_eq!(got, whole, "chunks {sizes:?}: {text:?}");
-        }
     }
+    // A fence around a call is taken out where it opens a line.
     let calls = [
         (
             "hermes",
@@ -620,17 +609,24 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
                 false,
             ),
         ] {
-            let whole = Collapsed::of(&run(name, text.as_bytes(), &[usize::MAX]));
+            let whole = read_alike_in_small_pieces(name, &text);
             assert_eq!(whole.calls.len(), 1, "{name}: {text:?}");
             assert_eq!(whole.text.contains('`'), !fenced, "{name}: {text:?}");
-            for sizes in [&[1][..], &[1, 1, 2], &[5]] {
-                let got = Collapsed::of(&run(name, text.as_bytes(), sizes));
-                assert_eq!(got, whole, "{name}, chunks {sizes:?}: {text:?}");
-                let got = Collapsed::of(&run_str(name, &text, sizes));
-                assert_eq!(got, whole, "{name}, str chunks {sizes:?}: {text:?}");
-            }
         }
     }
+}
+
+/// `text` read by `name` in small pieces (one byte or character, a few, five), as bytes and as
+/// strings, gives what it gives whole, which is returned.
+fn read_alike_in_small_pieces(name: &str, text: &str) -> Collapsed {
+    let whole = Collapsed::of(&run(name, text.as_bytes(), &[usize::MAX]));
+    for sizes in [&[1][..], &[1, 1, 2], &[5]] {
+        let got = Collapsed::of(&run(name, text.as_bytes(), sizes));
+        assert_eq!(got, whole, "{name}, chunks {sizes:?}: {text:?}");
+        let got = Collapsed::of(&run_str(name, text, sizes));
+        assert_eq!(got, whole, "{name}, str chunks {sizes:?}: {text:?}");
+    }
+    whole
 }
 
 proptest! {
