@@ -142,9 +142,8 @@ pub struct StreamParser {
 /// stages when the run ends instead of at each piece: while every stage only counts such a piece
 /// (see [`Stages::direct_run`]), all a stage keeps of their text is their length, whether they
 /// leave the text at a line's start and whether on a blank line, and their last byte. (At one
-/// character a piece,
-/// counting at each piece in each stage took 1.06 times the instructions of this on minimax-m2's
-/// text, 1.16 times on hermes'.)
+/// character a piece, counting at each piece in each stage took 1.06 times the instructions of
+/// this on minimax-m2's and gemma4's texts, 1.16 times on hermes'.)
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct DirectRun {
     /// Their bytes.
@@ -161,14 +160,16 @@ pub(crate) struct DirectRun {
 }
 
 impl DirectRun {
-    /// The next piece of the run.
+    /// The next piece of the run (never empty: the parser passes none on).
     #[inline(always)]
     fn add(&mut self, piece: &str) {
+        debug_assert!(!piece.is_empty());
         self.len += piece.len();
-        // Both look back from the piece's end to the first byte that counts, as a rule its last:
-        // past spaces and tabs, and for a blank line past carriage returns and form feeds too.
         let b = piece.as_bytes();
         self.last = b.last().copied();
+        // The line's start and the blank line look back from the piece's end to the first byte
+        // that counts, as a rule its last: past spaces and tabs, and for a blank line past
+        // carriage returns and form feeds too.
         let mut i = b.len();
         while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
             i -= 1;
@@ -527,6 +528,8 @@ impl Stages {
         }
     }
 
+    /// A run's pieces, counted by each stage at once (out of line: once a run, not once a
+    /// piece).
     #[inline(never)]
     fn pass_run(&mut self, run: DirectRun) {
         if let Some(f) = &mut self.end_tokens {
@@ -813,7 +816,7 @@ mod tests {
     proptest::proptest! {
         /// A run of pieces leaves a line's start and a blank line as the stages find them
         /// piece by piece, from either state before it (pieces of one byte and of several,
-        /// whitespace of every kind among them).
+        /// whitespace of every kind among them), and its length and last byte are the text's.
         #[test]
         fn a_run_keeps_what_its_pieces_leave_of_the_line(
             pieces in proptest::collection::vec(

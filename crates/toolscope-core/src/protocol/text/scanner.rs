@@ -61,10 +61,11 @@ pub(crate) trait Scanner: Send {
     /// scanner that gives [`Scanner::quiet_stops`] implements it (nothing else calls it).
     fn pass_quiet(&mut self, _text: &str) {}
 
-    /// Whether, now, all [`Scanner::pass_quiet`] keeps of the text it is given is its length
-    /// and whether it leaves a line's start, and so on while it is given quiet text: the
-    /// stream parser then hands it a run of such pieces once, at the run's end
-    /// ([`Scanner::pass_quiet_run`]). `false` (the default): each piece is passed.
+    /// Whether, now, all [`Scanner::pass_quiet`] keeps of the text it is given is what a
+    /// [`DirectRun`] keeps (its length, whether it leaves a line's start or a blank line, its
+    /// last byte), and so on while it is given quiet text: the stream parser then hands it a run
+    /// of such pieces once, at the run's end ([`Scanner::pass_quiet_run`]). `false` (the
+    /// default): each piece is passed.
     fn passes_by_run(&self) -> bool {
         false
     }
