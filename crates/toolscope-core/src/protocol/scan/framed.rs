@@ -25,12 +25,12 @@ use crate::args::ArgsWriter;
 use crate::json::lexer::{find1, find2};
 use crate::json::{Lexer, Step};
 use crate::part::{ErrorPart, PartId};
-use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
 use crate::protocol::text::holdback::{Holdback, Steps, drive};
 use crate::protocol::text::places::{Kept, cached};
+use crate::protocol::text::run::DirectRun;
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::{Tool, ToolSet};
 

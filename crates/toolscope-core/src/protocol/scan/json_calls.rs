@@ -17,11 +17,11 @@
 use crate::json::lexer::{find1, find2, find3};
 use crate::json::{JsonSink, Lexer, Step};
 use crate::part::{ErrorPart, PartId};
-use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::envelope::{Envelope, Found};
 use crate::protocol::text::holdback::Holdback;
+use crate::protocol::text::run::{DirectRun, line_blank_change};
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::tool::ToolSet;
 
@@ -364,19 +364,6 @@ fn push_raw(raw: &mut String, s: &str) {
 /// Whether only whitespace follows the last newline of `s` (`otherwise` when `s` has none).
 fn line_blank_after(s: &str, otherwise: bool) -> bool {
     line_blank_change(s).unwrap_or(otherwise)
-}
-
-/// Whether the line is blank after `s`: only whitespace follows its last newline, or it has
-/// none and text that is not whitespace; `None` when it is whitespace without a newline (or
-/// empty), which leaves the line as it was.
-#[inline(always)]
-pub(crate) fn line_blank_change(s: &str) -> Option<bool> {
-    // The last byte that is not whitespace on a line's own (a newline after it would have been
-    // found first): a newline leaves the line blank, anything else does not.
-    s.bytes()
-        .rev()
-        .find(|&c| !matches!(c, b' ' | b'\t' | b'\r' | 0x0c))
-        .map(|c| c == b'\n')
 }
 
 /// The scanner itself (see the module documentation).

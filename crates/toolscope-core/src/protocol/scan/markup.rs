@@ -14,7 +14,6 @@ use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
 use crate::part::{Coercion, ErrorPart, PartId, Warning};
-use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -22,6 +21,7 @@ use crate::protocol::text::holdback::{
     Holdback, Separated, Steps, drive, read_again_at_end, strip_separators,
 };
 use crate::protocol::text::names;
+use crate::protocol::text::run::DirectRun;
 use crate::protocol::text::scanner::{Scanner, is_ws, ws_end};
 use crate::protocol::text::xml::{self, Tag};
 use crate::schema::{SchemaType, property_schema};

@@ -12,8 +12,8 @@
 
 use super::emit::Emitter;
 use crate::json::lexer::find1;
-use crate::protocol::parser::DirectRun;
 use crate::protocol::span::SpanKind;
+use crate::protocol::text::run::DirectRun;
 
 /// The most whitespace between a fence's line and the call it wraps.
 const MAX_GAP: usize = 64;

@@ -13,6 +13,7 @@ pub(crate) mod names;
 pub(crate) mod places;
 pub(crate) mod prompt;
 pub(crate) mod reasoning;
+pub(crate) mod run;
 pub(crate) mod scanner;
 pub(crate) mod stops;
 pub(crate) mod utf8;

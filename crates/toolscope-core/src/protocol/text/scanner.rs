@@ -3,7 +3,7 @@
 //! are taken out.
 
 use super::emit::Emitter;
-use crate::protocol::parser::DirectRun;
+use crate::protocol::text::run::DirectRun;
 
 /// A scanner: the part of a stream parser that knows one protocol's markup. It receives the
 /// decoded text piece by piece and writes parts through the [`Emitter`]; it must give the same
