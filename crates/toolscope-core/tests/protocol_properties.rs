@@ -567,6 +567,8 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
     for (text, calls) in [
         (format!("Let me look that up. {call}"), 1),
         (format!("Let me look that up{call}"), 0),
+        (format!("Let me look that up, magic{call}"), 0),
+        (format!("Let me look that up, magic {call}"), 1),
     ] {
         let whole = read_alike_in_small_pieces("gemma4", &text);
         assert_eq!(whole.calls.len(), calls, "{text:?}");

@@ -249,7 +249,7 @@ impl StreamParser {
         } = self;
         if *direct {
             // The run of plain text goes on, unless this piece holds a stop byte.
-            if stages.still_direct(piece) && em.direct_text(piece, out) {
+            if stages.still_direct(piece, run.as_ref()) && em.direct_text(piece, out) {
                 match run {
                     Some(run) => run.add(piece),
                     None => stages.pass_direct(piece),
@@ -438,15 +438,22 @@ impl Stages {
 
     /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
     /// (not empty) may too: it holds no stop byte, and, if it ends with a byte the scanner looks
-    /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet. Nothing else can
-    /// have changed.
+    /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet after the pieces
+    /// before it (the `run`'s, which it is given when the run ends). Nothing else can have
+    /// changed.
     #[inline(always)]
-    fn still_direct(&self, piece: &str) -> bool {
+    fn still_direct(&self, piece: &str, run: Option<&DirectRun>) -> bool {
         let Some(stops) = &self.stops else {
             return false;
         };
         let bytes = piece.as_bytes();
-        stops.absent(bytes) && (!stops.ends_with_one(bytes) || self.scanner.quiet(piece))
+        stops.absent(bytes)
+            && (!stops.ends_with_one(bytes)
+                || match run {
+                    // The scanner has not been given the run yet.
+                    Some(run) => self.scanner.quiet_in_run(piece, run),
+                    None => self.scanner.quiet(piece),
+                })
     }
 
     /// A run of direct pieces may begin (one just went that way, counted by [`pass_direct`]):

@@ -710,12 +710,17 @@ impl Steps for Gemma4Scanner {
     }
 }
 
-/// Whether `piece` ends with the start of `call` (`c`, `ca`, `cal`, `call`): a bare `call:`
-/// may go on in the next piece. Any other `call:` in plain text has its `:` in the piece.
+/// Whether `piece`, after text whose last byte is `prev`, ends with the start of a bare call
+/// (`c`, `ca`, `cal`, `call` after a byte that is not part of a word): the `call:` may go on in
+/// the next piece. Any other `call:` in plain text has its `:` in the piece, and a `c` inside a
+/// word begins none.
 #[inline]
-fn ends_inside_call(piece: &str) -> bool {
+fn ends_inside_call(piece: &str, prev: u8) -> bool {
     let b = piece.as_bytes();
-    (1..CALL.len()).any(|n| b.ends_with(&CALL.as_bytes()[..n]))
+    (1..CALL.len()).any(|n| {
+        b.ends_with(&CALL.as_bytes()[..n])
+            && !is_word(b.len().checked_sub(n + 1).map_or(prev, |k| b[k]))
+    })
 }
 
 impl Scanner for Gemma4Scanner {
@@ -737,11 +742,16 @@ impl Scanner for Gemma4Scanner {
 
     #[inline]
     fn quiet(&self, piece: &str) -> bool {
-        matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece)
+        self.quiet_after(piece, self.prev)
+    }
+
+    #[inline]
+    fn quiet_in_run(&self, piece: &str, run: &DirectRun) -> bool {
+        self.quiet_after(piece, run.last.unwrap_or(self.prev))
     }
 
     fn quiet_end_bytes(&self) -> &'static [u8] {
-        // The last bytes of `c`, `ca`, `cal` and `call` (what `ends_inside_call` looks for).
+        // The last bytes of `c`, `ca`, `cal` and `call` (what `ends_inside_call` looks at).
         &CALL.as_bytes()[..CALL.len() - 1]
     }
 
@@ -853,6 +863,12 @@ fn unfinished(b: Block, c: &Call, end: usize, why: &str, em: &mut Emitter) {
 }
 
 impl Gemma4Scanner {
+    /// [`Scanner::quiet`] after text whose last byte is `prev`.
+    #[inline]
+    fn quiet_after(&self, piece: &str, prev: u8) -> bool {
+        matches!(self.state, State::Text) && self.held.is_empty() && !ends_inside_call(piece, prev)
+    }
+
     pub(crate) fn new(tools: ToolSet) -> Self {
         Gemma4Scanner {
             max_name: tools.max_name_len(),
@@ -1277,4 +1293,32 @@ mod tests {
         "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
         "<|tool_call>call:get_weather{city:<|\"|>Pa",
         "<|tool_call>call:get_weather{city:}<tool_call|>");
+
+    /// A piece that ends with the start of `call` may begin a bare call only where a word
+    /// ended before that start: in the piece, or, when the start is the whole piece, in the
+    /// text before it.
+    #[test]
+    fn only_the_start_of_call_after_a_word_waits_for_the_next_piece() {
+        for (piece, prev, waits) in [
+            ("c", b' ', true),
+            ("c", b'\n', true),
+            ("c", b'i', false),
+            ("c", 0xa9, false),
+            ("cal", b'.', true),
+            ("cal", b'_', false),
+            ("magic", b' ', false),
+            ("a c", b'x', true),
+            ("a ca", b'x', true),
+            ("tropical", b' ', false),
+            ("call", b' ', true),
+            ("recall", b' ', false),
+            ("calls", b' ', false),
+        ] {
+            assert_eq!(
+                ends_inside_call(piece, prev),
+                waits,
+                "{piece:?} after {prev}"
+            );
+        }
+    }
 }

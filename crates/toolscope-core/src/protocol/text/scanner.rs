@@ -47,6 +47,13 @@ pub(crate) trait Scanner: Send {
         false
     }
 
+    /// [`Scanner::quiet`] for a piece that follows `run`, which the scanner has not been given
+    /// yet ([`Scanner::pass_quiet_run`] comes when the run ends): by default the same, for a
+    /// scanner whose quiet check does not look at the text before the piece.
+    fn quiet_in_run(&self, piece: &str, _run: &DirectRun) -> bool {
+        self.quiet(piece)
+    }
+
     /// The bytes that, ending a piece, make [`Scanner::quiet`] look at it although it holds
     /// none of [`Scanner::quiet_stops`]'s bytes (something may begin at the piece's end: gemma4's
     /// bare `call:` after `c`, `ca`, `cal` or `call`). None (the default): the quiet check looks
