@@ -223,7 +223,25 @@ impl StreamParser {
 
     /// Parses the next chunk of text. Text is valid UTF-8 already: unless a character was left
     /// split by a byte chunk before it, it is not validated again.
+    #[inline]
     pub fn push_str(&mut self, chunk: &str, out: &mut Vec<Part>) {
+        // The run of plain text goes on with a short piece (a stream a character or a few at a
+        // time): in the caller's loop, without the rest of the parser.
+        if let Some(run) = &mut self.run
+            && self.stages.still_direct_plainly(chunk)
+            && self.decoder.carries_nothing()
+            && self.em.direct_text(chunk, out)
+        {
+            self.decoder.pass(chunk.len());
+            run.add(chunk);
+            return;
+        }
+        self.push_str_any(chunk, out)
+    }
+
+    /// [`StreamParser::push_str`] for any piece.
+    #[inline(never)]
+    fn push_str_any(&mut self, chunk: &str, out: &mut Vec<Part>) {
         if self.finished {
             return;
         }
@@ -441,6 +459,17 @@ impl Stages {
     /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet after the pieces
     /// before it (the `run`'s, which it is given when the run ends). Nothing else can have
     /// changed.
+    /// [`Stages::still_direct`] for a piece that does not end with a byte the scanner looks at
+    /// there (`false` for any other, and for an empty one).
+    #[inline(always)]
+    fn still_direct_plainly(&self, piece: &str) -> bool {
+        let Some(stops) = &self.stops else {
+            return false;
+        };
+        let bytes = piece.as_bytes();
+        !bytes.is_empty() && stops.absent(bytes) && !stops.ends_with_one(bytes)
+    }
+
     #[inline(always)]
     fn still_direct(&self, piece: &str, run: Option<&DirectRun>) -> bool {
         let Some(stops) = &self.stops else {
@@ -763,6 +792,37 @@ pub fn generate_parts(stream: Vec<Part>) -> Vec<Part> {
 mod tests {
     use super::*;
     use crate::protocol::tests_support::tools;
+
+    /// Pieces of prose that go the direct way, short and long, are counted as read: a byte that
+    /// is not UTF-8 after them is reported where it stands in the output.
+    #[test]
+    fn an_invalid_byte_after_a_run_of_prose_is_reported_where_it_is() {
+        for p in Protocol::all() {
+            for pieces in [
+                &["Some", " ", "words", " ", "first", "."][..],
+                &[
+                    "A longer piece of plain prose, well past sixteen bytes",
+                    ", and one more",
+                ],
+            ] {
+                let mut parser = p.stream_parser(&tools());
+                let mut out = Vec::new();
+                for piece in pieces {
+                    parser.push_str(piece, &mut out);
+                }
+                parser.push(b"\xff", &mut out);
+                parser.finish(&mut out);
+                let at = pieces.concat().len();
+                let said = format!("not valid UTF-8 at byte {at};");
+                assert!(
+                    out.iter()
+                        .any(|part| matches!(part, Part::Error(e) if e.message.contains(&said))),
+                    "{}: {pieces:?}: {out:?}",
+                    p.name()
+                );
+            }
+        }
+    }
 
     /// A piece without the parser's stops goes past every stage unlooked-at: each stage's own
     /// bytes must be among them, and a scanner's letter (a word that opens a call) turns the

@@ -45,6 +45,19 @@ impl Utf8Decoder {
     /// A chunk that is text already (valid UTF-8 by its type): itself, with nothing to
     /// validate, when no character is split across the chunk before it; `None` otherwise (use
     /// [`Utf8Decoder::decode`] on its bytes, which completes or replaces the split one).
+    /// Whether no character is split across the chunk before.
+    #[inline(always)]
+    pub(crate) fn carries_nothing(&self) -> bool {
+        self.carry.is_empty()
+    }
+
+    /// A chunk of text, when [`Utf8Decoder::carries_nothing`]: counted as read.
+    #[inline(always)]
+    pub(crate) fn pass(&mut self, len: usize) {
+        debug_assert!(self.carry.is_empty());
+        self.offset += len;
+    }
+
     #[inline(always)]
     pub(crate) fn text<'a>(&mut self, chunk: &'a str) -> Option<&'a str> {
         if !self.carry.is_empty() {
