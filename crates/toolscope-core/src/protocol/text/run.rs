@@ -29,7 +29,17 @@ impl DirectRun {
         debug_assert!(!piece.is_empty());
         self.len += piece.len();
         let b = piece.as_bytes();
-        self.last = b.last().copied();
+        let Some(&last) = b.last() else {
+            return;
+        };
+        self.last = Some(last);
+        // As a rule a piece ends with a byte above the space (a letter, a mark): then it leaves
+        // the text in mid-line, on a line that is not blank.
+        if last > b' ' {
+            self.line_start = Some(false);
+            self.line_blank = Some(false);
+            return;
+        }
         // The line's start and the blank line look back from the piece's end to the first byte
         // that counts, as a rule its last: past spaces and tabs, and for a blank line past
         // carriage returns and form feeds too.
