@@ -225,8 +225,9 @@ impl StreamParser {
     /// split by a byte chunk before it, it is not validated again.
     #[inline]
     pub fn push_str(&mut self, chunk: &str, out: &mut Vec<Part>) {
-        // The run of plain text goes on with a short piece (a stream a character or a few at a
-        // time): in the caller's loop, without the rest of the parser.
+        // The run of plain text goes on with this piece (a stream a character or a few dozen
+        // bytes at a time): in the caller's loop, without the rest of the parser. (A finished
+        // parser has no run.)
         if let Some(run) = &mut self.run
             && self.stages.still_direct_plainly(chunk)
             && self.decoder.carries_nothing()
@@ -454,11 +455,6 @@ impl Stages {
         true
     }
 
-    /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
-    /// (not empty) may too: it holds no stop byte, and, if it ends with a byte the scanner looks
-    /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet after the pieces
-    /// before it (the `run`'s, which it is given when the run ends). Nothing else can have
-    /// changed.
     /// [`Stages::still_direct`] for a piece that does not end with a byte the scanner looks at
     /// there (`false` for any other, and for an empty one).
     #[inline(always)]
@@ -470,6 +466,11 @@ impl Stages {
         !bytes.is_empty() && stops.absent(bytes) && !stops.ends_with_one(bytes)
     }
 
+    /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one
+    /// (not empty) may too: it holds no stop byte, and, if it ends with a byte the scanner looks
+    /// at there ([`Scanner::quiet_end_bytes`]), the scanner finds it quiet after the pieces
+    /// before it (the `run`'s, which it is given when the run ends). Nothing else can have
+    /// changed.
     #[inline(always)]
     fn still_direct(&self, piece: &str, run: Option<&DirectRun>) -> bool {
         let Some(stops) = &self.stops else {

@@ -42,9 +42,6 @@ impl Utf8Decoder {
         Some(s)
     }
 
-    /// A chunk that is text already (valid UTF-8 by its type): itself, with nothing to
-    /// validate, when no character is split across the chunk before it; `None` otherwise (use
-    /// [`Utf8Decoder::decode`] on its bytes, which completes or replaces the split one).
     /// Whether no character is split across the chunk before.
     #[inline(always)]
     pub(crate) fn carries_nothing(&self) -> bool {
@@ -58,6 +55,9 @@ impl Utf8Decoder {
         self.offset += len;
     }
 
+    /// A chunk that is text already (valid UTF-8 by its type): itself, with nothing to
+    /// validate, when no character is split across the chunk before it; `None` otherwise (use
+    /// [`Utf8Decoder::decode`] on its bytes, which completes or replaces the split one).
     #[inline(always)]
     pub(crate) fn text<'a>(&mut self, chunk: &'a str) -> Option<&'a str> {
         if !self.carry.is_empty() {
