@@ -552,26 +552,25 @@ fn a_malformed_span_does_not_cover_the_reasoning_read_inside_it() {
 /// and gemma4's, which reads a bare `call:` after the end of a word.
 #[test]
 fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
-    // internlm's call marker is a special token, which a server may strip.
+    // internlm's call marker is a special token, which a server may strip; gemma4 reads a bare
+    // `call:` only where a word ends before it.
     let bare = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
-    for (text, calls) in [
-        (format!("Let me check that first.\n{bare}"), 1),
-        (format!("Let me check that first.\n  \n \t{bare}"), 1),
-        (format!("Let me check that first. {bare}"), 0),
-    ] {
-        let whole = read_alike_in_small_pieces("internlm", &text);
-        assert_eq!(whole.calls.len(), calls, "{text:?}");
-    }
-    // gemma4 reads a bare `call:` only where a word ends before it.
     let call = "call:get_weather{city:<|\"|>Paris<|\"|>}";
-    for (text, calls) in [
-        (format!("Let me look that up. {call}"), 1),
-        (format!("Let me look that up{call}"), 0),
-        (format!("Let me look that up, magic{call}"), 0),
-        (format!("Let me look that up, magic {call}"), 1),
+    for (name, text, calls) in [
+        ("internlm", format!("Let me check that first.\n{bare}"), 1),
+        (
+            "internlm",
+            format!("Let me check that first.\n  \n \t{bare}"),
+            1,
+        ),
+        ("internlm", format!("Let me check that first. {bare}"), 0),
+        ("gemma4", format!("Let me look that up. {call}"), 1),
+        ("gemma4", format!("Let me look that up{call}"), 0),
+        ("gemma4", format!("Let me look that up, magic{call}"), 0),
+        ("gemma4", format!("Let me look that up, magic {call}"), 1),
     ] {
-        let whole = read_alike_in_small_pieces("gemma4", &text);
-        assert_eq!(whole.calls.len(), calls, "{text:?}");
+        let whole = read_alike_in_small_pieces(name, &text);
+        assert_eq!(whole.calls.len(), calls, "{name}: {text:?}");
     }
     // hermes reads JSON that opens a blank line as a call that lost its tags: this one is no
     // call (no arguments), which it says.
