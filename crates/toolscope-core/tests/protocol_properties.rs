@@ -568,6 +568,24 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
         ("gemma4", format!("Let me look that up{call}"), 0),
         ("gemma4", format!("Let me look that up, magic{call}"), 0),
         ("gemma4", format!("Let me look that up, magic {call}"), 1),
+        // A word that may begin a bare call waits for the next piece (on the run of prose: see
+        // `Lead`), and is text when it begins none: before a call, a marker, a character of
+        // more than one byte, or the end.
+        ("gemma4", format!("Then I call the tool: {call}"), 1),
+        ("gemma4", format!("Let me look that up, ca{call}"), 0),
+        ("gemma4", format!("Let me look that up, cal, {call}"), 1),
+        (
+            "gemma4",
+            format!("Let me look that up, c<|tool_call>{call}<tool_call|>"),
+            1,
+        ),
+        (
+            "gemma4",
+            "Let me look that up, cé c日本 caf c\u{1F680}".into(),
+            0,
+        ),
+        ("gemma4", "Let me look that up, then call".into(), 0),
+        ("gemma4", "Let me look that up, then c".into(), 0),
     ] {
         let whole = read_alike_in_small_pieces(name, &text);
         assert_eq!(whole.calls.len(), calls, "{name}: {text:?}");

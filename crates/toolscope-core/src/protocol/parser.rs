@@ -12,7 +12,7 @@ use super::text::emit::Emitter;
 use super::text::end_tokens::EndTokens;
 use super::text::fences::CallFences;
 use super::text::reasoning::ReasoningSplitter;
-use super::text::run::DirectRun;
+use super::text::run::{DirectRun, Lead};
 use super::text::scanner::Scanner;
 use super::text::stops::Stops;
 use super::text::utf8::Utf8Decoder;
@@ -130,11 +130,16 @@ pub struct StreamParser {
     /// Whether the last piece went straight to the caller's parts ([`Stages::feed_direct`])
     /// and nothing else happened since: every condition of that way but the piece's own bytes
     /// still holds (a piece that goes that way changes none of them), so the next piece is
-    /// asked about its bytes only.
+    /// asked about its bytes only. It stays set while a `lead` waits.
     direct: bool,
     /// While `direct`, the pieces that went that way since it began and that the stages have
     /// not counted yet, when they may be counted at once (see [`DirectRun`]).
     run: Option<DirectRun>,
+    /// The run's end that the scanner would hold, when a piece of it ended with one (see
+    /// [`Lead`]): `run` is then in it, and the next piece goes with it.
+    lead: Option<Lead>,
+    /// The held bytes of a lead and the piece after them, put together (kept for its buffer).
+    joined: String,
     /// What made it, so that [`StreamParser::reset`] can make it again.
     origin: Option<Origin>,
 }
@@ -177,6 +182,8 @@ impl StreamParser {
             finished: false,
             direct: false,
             run: None,
+            lead: None,
+            joined: String::new(),
             origin: None,
         }
     }
@@ -204,6 +211,7 @@ impl StreamParser {
             return self.push_piece(piece, out);
         }
         self.end_direct();
+        self.give_lead(out);
         let StreamParser {
             decoder,
             stages,
@@ -229,7 +237,7 @@ impl StreamParser {
         // bytes at a time): in the caller's loop, without the rest of the parser. (A finished
         // parser has no run.)
         if let Some(run) = &mut self.run
-            && self.stages.still_direct_plainly(chunk)
+            && self.stages.still_direct_in_run(chunk, run)
             && self.decoder.carries_nothing()
             && self.em.direct_text(chunk, out)
         {
@@ -259,14 +267,14 @@ impl StreamParser {
         if piece.is_empty() {
             return;
         }
-        let StreamParser {
-            stages,
-            em,
-            direct,
-            run,
-            ..
-        } = self;
-        if *direct {
+        if self.direct {
+            // (A lead keeps the pieces going the direct way.)
+            if self.lead.is_some() {
+                return self.push_after_lead(piece, out);
+            }
+            let StreamParser {
+                stages, em, run, ..
+            } = self;
             // The run of plain text goes on, unless this piece holds a stop byte.
             if stages.still_direct(piece, run.as_ref()) && em.direct_text(piece, out) {
                 match run {
@@ -275,22 +283,116 @@ impl StreamParser {
                 }
                 return;
             }
-            *direct = false;
-            stages.end_run(run);
-        } else if stages.feed_direct(em, piece, out) {
-            *direct = true;
-            *run = stages.direct_run();
+            // Or it goes on but for the piece's end, which waits for the next piece.
+            if run.is_some() && self.lead_from(piece, out) {
+                return;
+            }
+            self.end_direct();
+        } else if self.stages.feed_direct(&self.em, piece, out) {
+            self.direct = true;
+            self.run = self.stages.direct_run();
             return;
         }
-        em.attach(out);
-        stages.feed(em, piece);
-        em.detach(out);
+        self.em.attach(out);
+        self.stages.feed(&mut self.em, piece);
+        self.em.detach(out);
+    }
+
+    /// A piece that does not go on the run as it is, when a run is going: whether the run goes
+    /// on but for the piece's end, which the scanner would hold (a [`Lead`] for the next piece).
+    #[inline(never)]
+    fn lead_from(&mut self, piece: &str, out: &mut Vec<Part>) -> bool {
+        let StreamParser {
+            stages,
+            em,
+            run,
+            lead,
+            ..
+        } = self;
+        let Some(r) = run else {
+            return false;
+        };
+        let Some(held @ 1..) = stages.run_end_held(piece, piece, r) else {
+            return false;
+        };
+        let (head, end) = piece.split_at(piece.len() - held);
+        if !head.is_empty() {
+            if !em.direct_text(head, out) {
+                return false;
+            }
+            r.add(head);
+        }
+        *lead = run.take().map(|run| Lead {
+            run,
+            held: end.into(),
+        });
+        true
     }
 
     /// The pieces stop going the direct way: the stages count the run's.
     fn end_direct(&mut self) {
-        self.direct = false;
+        // A lead waits for the next piece still (see [`StreamParser::give_lead`]).
+        self.direct = self.lead.is_some();
         self.stages.end_run(&mut self.run);
+    }
+
+    /// The next piece after a lead (see [`Lead`]), with its held bytes before it: the run goes
+    /// on with what is plain text of the two, up to what the scanner would hold of their end
+    /// (a lead again); when they are more than that, the run ends, and they go through the
+    /// stages as one piece.
+    #[inline(never)]
+    fn push_after_lead(&mut self, piece: &str, out: &mut Vec<Part>) {
+        let Some(Lead { mut run, held }) = self.lead.take() else {
+            return;
+        };
+        let StreamParser {
+            stages,
+            em,
+            direct,
+            run: this_run,
+            lead,
+            joined,
+            ..
+        } = self;
+        joined.clear();
+        joined.push_str(&held);
+        joined.push_str(piece);
+        if let Some(held) = stages.run_end_held(piece, joined, &run) {
+            let (head, end) = joined.split_at(joined.len() - held);
+            if head.is_empty() || em.direct_text(head, out) {
+                if !head.is_empty() {
+                    run.add(head);
+                }
+                *direct = true;
+                if held == 0 {
+                    *this_run = Some(run);
+                } else {
+                    *lead = Some(Lead {
+                        run,
+                        held: end.into(),
+                    });
+                }
+                return;
+            }
+        }
+        *direct = false;
+        stages.pass_run(run);
+        em.attach(out);
+        stages.feed(em, joined);
+        em.detach(out);
+    }
+
+    /// A lead's run and held bytes, given to the stages (before anything else is): the scanner
+    /// holds the bytes, as it would have from the piece they ended.
+    #[inline(never)]
+    fn give_lead(&mut self, out: &mut Vec<Part>) {
+        if let Some(Lead { run, held }) = self.lead.take() {
+            self.direct = false;
+            self.stages.pass_run(run);
+            self.em.attach(out);
+            self.stages.feed(&mut self.em, &held);
+            self.em.detach(out);
+        }
     }
 
     /// A whole text: its start, up to the first byte any stage looks at, is plain text to every
@@ -334,6 +436,7 @@ impl StreamParser {
         }
         self.finished = true;
         self.end_direct();
+        self.give_lead(out);
         if cut {
             self.em.set_output_cut();
         }
@@ -455,15 +558,44 @@ impl Stages {
         true
     }
 
-    /// [`Stages::still_direct`] for a piece that does not end with a byte the scanner looks at
-    /// there (`false` for any other, and for an empty one).
+    /// [`Stages::still_direct`] inside a run, for a piece that is not empty (`false` for an
+    /// empty one). A piece that ends with a byte the scanner looks at there (gemma4's `c`, `a`
+    /// and `l`, about one piece in seven of its prose one character at a time) is asked of the
+    /// scanner from here, not by leaving the caller's loop for [`StreamParser::push_str_any`].
     #[inline(always)]
-    fn still_direct_plainly(&self, piece: &str) -> bool {
+    fn still_direct_in_run(&self, piece: &str, run: &DirectRun) -> bool {
         let Some(stops) = &self.stops else {
             return false;
         };
         let bytes = piece.as_bytes();
-        !bytes.is_empty() && stops.absent(bytes) && !stops.ends_with_one(bytes)
+        !bytes.is_empty()
+            && stops.absent(bytes)
+            && (!stops.ends_with_one(bytes) || self.quiet_end_in_run(piece, run))
+    }
+
+    /// [`Scanner::quiet_in_run`], out of the caller's loop (the loop's registers then stay its
+    /// own: asked in the loop, every piece of minimax-m2's prose cost an instruction more).
+    #[inline(never)]
+    fn quiet_end_in_run(&self, piece: &str, run: &DirectRun) -> bool {
+        self.scanner.quiet_in_run(piece, run)
+    }
+
+    /// Of `text`, plain text after `run` but for what its end may begin, whose bytes are those
+    /// of a lead (known free of stop bytes) and `piece`: how many bytes at its end the scanner
+    /// would hold ([`Scanner::run_end_held`]; 0 when it is plain to the end), or `None` when it
+    /// is not plain text after the run (the run ends with it).
+    fn run_end_held(&self, piece: &str, text: &str, run: &DirectRun) -> Option<usize> {
+        let stops = self.stops.as_ref()?;
+        if !stops.absent(piece.as_bytes()) {
+            return None;
+        }
+        if !stops.ends_with_one(text.as_bytes()) || self.scanner.quiet_in_run(text, run) {
+            return Some(0);
+        }
+        match self.scanner.run_end_held(text, run) {
+            0 => None,
+            held => Some(held),
+        }
     }
 
     /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one

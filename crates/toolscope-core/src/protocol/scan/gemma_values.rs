@@ -716,11 +716,20 @@ impl Steps for Gemma4Scanner {
 /// word begins none.
 #[inline]
 fn ends_inside_call(piece: &str, prev: u8) -> bool {
+    call_start_at_end(piece, prev) > 0
+}
+
+/// How many bytes at the end of `piece` (after text whose last byte is `prev`) are the start of
+/// a bare call ([`ends_inside_call`]): 1 to 4, or 0 when it does not end with one.
+#[inline]
+fn call_start_at_end(piece: &str, prev: u8) -> usize {
     let b = piece.as_bytes();
-    (1..CALL.len()).any(|n| {
-        b.ends_with(&CALL.as_bytes()[..n])
-            && !is_word(b.len().checked_sub(n + 1).map_or(prev, |k| b[k]))
-    })
+    (1..CALL.len())
+        .find(|&n| {
+            b.ends_with(&CALL.as_bytes()[..n])
+                && !is_word(b.len().checked_sub(n + 1).map_or(prev, |k| b[k]))
+        })
+        .unwrap_or(0)
 }
 
 impl Scanner for Gemma4Scanner {
@@ -748,6 +757,10 @@ impl Scanner for Gemma4Scanner {
     #[inline]
     fn quiet_in_run(&self, piece: &str, run: &DirectRun) -> bool {
         self.quiet_after(piece, run.last.unwrap_or(self.prev))
+    }
+
+    fn run_end_held(&self, piece: &str, run: &DirectRun) -> usize {
+        call_start_at_end(piece, run.last.unwrap_or(self.prev))
     }
 
     fn quiet_end_bytes(&self) -> &'static [u8] {

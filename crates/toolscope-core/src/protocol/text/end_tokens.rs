@@ -68,7 +68,9 @@ impl EndTokens {
 
     /// The offset in `bytes` of the first byte that may begin a token: searched, but looked up
     /// byte by byte in a few bytes (a stream's small pieces), where a search costs more.
-    #[inline]
+    /// (Inlined always: in the parser's path for a piece inside a call it once went out of
+    /// line, about 20 instructions a piece more.)
+    #[inline(always)]
     fn next_first(&self, bytes: &[u8]) -> Option<usize> {
         if bytes.len() < 16 {
             return bytes.iter().position(|&b| self.may_begin(b));

@@ -66,6 +66,19 @@ impl DirectRun {
     }
 }
 
+/// The end of a run's last piece that the scanner would hold (see
+/// [`Scanner::run_end_held`](super::scanner::Scanner::run_end_held)): not written and not given
+/// to the stages yet, it goes with the next piece, which says whether it begins anything. The
+/// run before it goes on meanwhile: a word that begins with `c` in gemma4's prose, one
+/// character a piece, ended the run and sent that piece and the next through every stage.
+#[derive(Clone, Debug)]
+pub(crate) struct Lead {
+    /// The run before the held bytes.
+    pub(crate) run: DirectRun,
+    /// The held bytes (a few ASCII letters, kept inline).
+    pub(crate) held: compact_str::CompactString,
+}
+
 /// Whether the line is blank after `s`: only whitespace follows its last newline, or it has
 /// none and text that is not whitespace; `None` when it is whitespace without a newline (or
 /// empty), which leaves the line as it was.

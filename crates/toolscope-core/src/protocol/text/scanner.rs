@@ -54,6 +54,17 @@ pub(crate) trait Scanner: Send {
         self.quiet(piece)
     }
 
+    /// Of a piece of plain text after `run` that [`Scanner::quiet_in_run`] finds not quiet only
+    /// for its end (it holds none of [`Scanner::quiet_stops`]'s bytes; the scanner was quiet
+    /// when the run began and has not been given it yet): how many bytes at its end the scanner
+    /// would hold, as they may begin something with what follows (gemma4's `c`, `ca`, `cal`
+    /// or `call` after a word's end, where a bare `call:` may begin). What is before them is
+    /// text, and the parser keeps the run going, with those bytes kept for the next piece.
+    /// 0 (the default): the piece ends the run.
+    fn run_end_held(&self, _piece: &str, _run: &DirectRun) -> usize {
+        0
+    }
+
     /// The bytes that, ending a piece, make [`Scanner::quiet`] look at it although it holds
     /// none of [`Scanner::quiet_stops`]'s bytes (something may begin at the piece's end: gemma4's
     /// bare `call:` after `c`, `ca`, `cal` or `call`). None (the default): the quiet check looks
