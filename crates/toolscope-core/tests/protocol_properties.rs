@@ -586,6 +586,16 @@ fn what_follows_a_run_of_prose_is_read_as_in_the_whole_text() {
         ),
         ("gemma4", "Let me look that up, then call".into(), 0),
         ("gemma4", "Let me look that up, then c".into(), 0),
+        (
+            "gemma4",
+            format!("<|channel>thought\nI could call it, c<channel|>Then I call it. {call}"),
+            1,
+        ),
+        (
+            "gemma4",
+            format!("<|channel>thought\nI will {call} then ca<channel|>Done, call"),
+            1,
+        ),
     ] {
         let whole = read_alike_in_small_pieces(name, &text);
         assert_eq!(whole.calls.len(), calls, "{name}: {text:?}");
