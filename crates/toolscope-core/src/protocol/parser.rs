@@ -130,7 +130,7 @@ pub struct StreamParser {
     /// Whether the last piece went straight to the caller's parts ([`Stages::feed_direct`])
     /// and nothing else happened since: every condition of that way but the piece's own bytes
     /// still holds (a piece that goes that way changes none of them), so the next piece is
-    /// asked about its bytes only. It stays set while a `lead` waits.
+    /// asked about its bytes only. (Unset while a `lead` waits.)
     direct: bool,
     /// While `direct`, the pieces that went that way since it began and that the stages have
     /// not counted yet, when they may be counted at once (see [`DirectRun`]).
@@ -268,10 +268,6 @@ impl StreamParser {
             return;
         }
         if self.direct {
-            // (A lead keeps the pieces going the direct way.)
-            if self.lead.is_some() {
-                return self.push_after_lead(piece, out);
-            }
             let StreamParser {
                 stages, em, run, ..
             } = self;
@@ -288,6 +284,9 @@ impl StreamParser {
                 return;
             }
             self.end_direct();
+        } else if self.lead.is_some() {
+            // (Off the direct way's path: a lead is rare, and waits with `direct` unset.)
+            return self.push_after_lead(piece, out);
         } else if self.stages.feed_direct(&self.em, piece, out) {
             self.direct = true;
             self.run = self.stages.direct_run();
@@ -305,6 +304,7 @@ impl StreamParser {
         let StreamParser {
             stages,
             em,
+            direct,
             run,
             lead,
             ..
@@ -326,13 +326,13 @@ impl StreamParser {
             run,
             held: end.into(),
         });
+        *direct = false;
         true
     }
 
     /// The pieces stop going the direct way: the stages count the run's.
     fn end_direct(&mut self) {
-        // A lead waits for the next piece still (see [`StreamParser::give_lead`]).
-        self.direct = self.lead.is_some();
+        self.direct = false;
         self.stages.end_run(&mut self.run);
     }
 
@@ -363,8 +363,8 @@ impl StreamParser {
                 if !head.is_empty() {
                     run.add(head);
                 }
-                *direct = true;
                 if held == 0 {
+                    *direct = true;
                     *this_run = Some(run);
                 } else {
                     *lead = Some(Lead {
@@ -375,7 +375,6 @@ impl StreamParser {
                 return;
             }
         }
-        *direct = false;
         stages.pass_run(run);
         em.attach(out);
         stages.feed(em, joined);
@@ -387,7 +386,6 @@ impl StreamParser {
     #[inline(never)]
     fn give_lead(&mut self, out: &mut Vec<Part>) {
         if let Some(Lead { run, held }) = self.lead.take() {
-            self.direct = false;
             self.stages.pass_run(run);
             self.em.attach(out);
             self.stages.feed(&mut self.em, &held);
