@@ -587,13 +587,10 @@ impl Stages {
         if !stops.absent(piece.as_bytes()) {
             return None;
         }
-        if !stops.ends_with_one(text.as_bytes()) || self.scanner.quiet_in_run(text, run) {
+        if !stops.ends_with_one(text.as_bytes()) {
             return Some(0);
         }
-        match self.scanner.run_end_held(text, run) {
-            0 => None,
-            held => Some(held),
-        }
+        self.scanner.run_end_held(text, run)
     }
 
     /// After a piece went the direct way ([`Stages::feed_direct`]), whether the next one

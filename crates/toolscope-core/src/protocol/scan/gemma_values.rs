@@ -724,12 +724,29 @@ fn ends_inside_call(piece: &str, prev: u8) -> bool {
 #[inline]
 fn call_start_at_end(piece: &str, prev: u8) -> usize {
     let b = piece.as_bytes();
-    (1..CALL.len())
-        .find(|&n| {
-            b.ends_with(&CALL.as_bytes()[..n])
-                && !is_word(b.len().checked_sub(n + 1).map_or(prev, |k| b[k]))
-        })
-        .unwrap_or(0)
+    let len = b.len();
+    // The last byte tells which start it can be (`call` is the one that ends with `ll`); the
+    // bytes before it are compared one by one (a piece is often that one byte).
+    let n = match b.last() {
+        Some(b'c') => 1,
+        Some(b'a') => 2,
+        Some(b'l') if len >= 2 && b[len - 2] == b'l' => 4,
+        Some(b'l') => 3,
+        _ => return 0,
+    };
+    if len < n {
+        return 0;
+    }
+    let starts = match n {
+        1 => true,
+        2 => b[len - 2] == b'c',
+        3 => b[len - 3] == b'c' && b[len - 2] == b'a',
+        _ => b[len - 4] == b'c' && b[len - 3] == b'a',
+    };
+    if !starts || is_word(if len > n { b[len - n - 1] } else { prev }) {
+        return 0;
+    }
+    n
 }
 
 impl Scanner for Gemma4Scanner {
@@ -759,8 +776,10 @@ impl Scanner for Gemma4Scanner {
         self.quiet_after(piece, run.last.unwrap_or(self.prev))
     }
 
-    fn run_end_held(&self, piece: &str, run: &DirectRun) -> usize {
-        call_start_at_end(piece, run.last.unwrap_or(self.prev))
+    fn run_end_held(&self, piece: &str, run: &DirectRun) -> Option<usize> {
+        // Quiet when the run began, the scanner reads plain text with nothing held: its end is
+        // all that may not be.
+        Some(call_start_at_end(piece, run.last.unwrap_or(self.prev)))
     }
 
     fn quiet_end_bytes(&self) -> &'static [u8] {
@@ -1332,6 +1351,27 @@ mod tests {
                 waits,
                 "{piece:?} after {prev}"
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// How much of a piece's end is the start of a bare call is the longest start of `call:`
+        /// it ends with, after a byte that is not part of a word (the piece's, or `prev`).
+        #[test]
+        fn the_start_of_a_call_at_a_piece_end_is_counted_whole(
+            piece in proptest::collection::vec(
+                proptest::sample::select(vec!["c", "a", "l", "ll", ":", " ", "x", "_", "é"]),
+                0..7,
+            ),
+            prev in proptest::sample::select(vec![b' ', b'x', b'_', 0xa9, b'\n']),
+        ) {
+            let piece = piece.concat();
+            let b = piece.as_bytes();
+            let expected = (1..CALL.len())
+                .filter(|&n| b.ends_with(&CALL.as_bytes()[..n]))
+                .find(|&n| !is_word(b.len().checked_sub(n + 1).map_or(prev, |k| b[k])))
+                .unwrap_or(0);
+            proptest::prop_assert_eq!(call_start_at_end(&piece, prev), expected);
         }
     }
 }

@@ -54,15 +54,15 @@ pub(crate) trait Scanner: Send {
         self.quiet(piece)
     }
 
-    /// Of a piece of plain text after `run` that [`Scanner::quiet_in_run`] finds not quiet only
-    /// for its end (it holds none of [`Scanner::quiet_stops`]'s bytes; the scanner was quiet
-    /// when the run began and has not been given it yet): how many bytes at its end the scanner
-    /// would hold, as they may begin something with what follows (gemma4's `c`, `ca`, `cal`
-    /// or `call` after a word's end, where a bare `call:` may begin). What is before them is
-    /// text, and the parser keeps the run going, with those bytes kept for the next piece.
-    /// 0 (the default): the piece ends the run.
-    fn run_end_held(&self, _piece: &str, _run: &DirectRun) -> usize {
-        0
+    /// Of a piece after `run` that holds none of [`Scanner::quiet_stops`]'s bytes (the scanner
+    /// was quiet when the run began and has not been given it yet): how many bytes at its end
+    /// the scanner would hold, as they may begin something with what follows (gemma4's `c`,
+    /// `ca`, `cal` or `call` after a word's end, where a bare `call:` may begin); what is
+    /// before them is text, and the parser keeps the run going, with those bytes kept for the
+    /// next piece. `Some(0)`: the piece is quiet ([`Scanner::quiet_in_run`]); `None`: it is
+    /// not, and ends the run. By default, `Some(0)` or `None` as [`Scanner::quiet_in_run`] says.
+    fn run_end_held(&self, piece: &str, run: &DirectRun) -> Option<usize> {
+        self.quiet_in_run(piece, run).then_some(0)
     }
 
     /// The bytes that, ending a piece, make [`Scanner::quiet`] look at it although it holds
