@@ -23,6 +23,8 @@
 //!
 //! In a pattern, a space stands for any run of whitespace, none included (`<tool_call> {`).
 //! Detection looks at each byte a bounded number of times: it is linear in the output.
+//!
+//! [`ProtocolSpec::markers`]: super::spec::ProtocolSpec::markers
 
 use super::REGISTRY;
 use super::spec::Protocol;

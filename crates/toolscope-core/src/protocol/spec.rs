@@ -723,6 +723,8 @@ pub(super) fn framed(
 
 /// Reads back a prompt written by [`markdown_tools_prompt`] with this `format`: the protocol
 /// named `name` and the tools.
+///
+/// [`markdown_tools_prompt`]: super::text::prompt::markdown_tools_prompt
 pub(super) fn read_markdown_tools_prompt(
     name: &str,
     format: &str,

@@ -4,6 +4,8 @@
 //! an API key; keys live in [`Keys`], read from the environment and redacted in `Debug`, so that
 //! serialising a request (or printing it) cannot leak one. [`Request::validate`] is the pre-send
 //! check of the spec: a request that fails it never leaves the process.
+//!
+//! [`Keys`]: super::keys::Keys
 
 use std::time::Duration;
 

@@ -34,6 +34,8 @@
 //! TypeScript form loses some of it (integers, formats), so that the prompt reads back exactly.
 //! A tool result comes back as a message from the tool to the assistant:
 //! `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
+//!
+//! [`SpanKind::Markup`]: crate::protocol::span::SpanKind::Markup
 
 use serde_json::Value;
 

@@ -339,6 +339,8 @@ fn read_named(
 /// families (Seed-OSS, MiniMax M2, DeepSeek's DSML, GLM) write the same structure — an optional
 /// block, functions, parameters holding raw values — with their own tags, and are read by the
 /// same scanner with everything it forgives and decides.
+///
+/// [`QWEN`]: crate::protocol::formats::qwen3_coder::QWEN
 pub(crate) struct Dialect {
     /// The block elements that hold calls (`<tool_call` and `</tool_call`); none where a call
     /// stands alone.

@@ -104,7 +104,7 @@ impl Emitter {
 
     /// The output being finished was cut off (see [`StreamParser::finish_cut`]).
     ///
-    /// [`StreamParser::finish_cut`]: super::parser::StreamParser::finish_cut
+    /// [`StreamParser::finish_cut`]: crate::protocol::parser::StreamParser::finish_cut
     pub(crate) fn set_output_cut(&mut self) {
         self.cut = true;
     }

@@ -4,6 +4,8 @@
 //! line), a `Tool call format:` line naming the protocol, the protocol's own format section with
 //! an example built from the first tool, and the rules. The frame is what [`read_frame`] reads
 //! back.
+//!
+//! [`read_frame`]: crate::protocol::spec::read_frame
 
 use serde_json::{Map, Value, json};
 

@@ -4,7 +4,9 @@
 //! in `options` (`num_predict` for the token limit). Tool calls arrive whole, with arguments as an
 //! object; results are `tool` messages naming the tool. Ollama has no tool-choice field: `none`
 //! sends no tools, and `required` / `tool X` are emulated with a JSON-schema `format` (see
-//! [`super::emulation`]).
+//! [`Plan::response_format`]).
+//!
+//! [`Plan::response_format`]: crate::provider::plan::Plan::response_format
 
 mod decode;
 mod request;
