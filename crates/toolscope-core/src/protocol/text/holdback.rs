@@ -187,6 +187,7 @@ impl Separated {
 
     /// Content that is not raw text (a CDATA section's text, a decoded character reference):
     /// the separators cannot be in it, so it goes out whole.
+    #[inline]
     pub(crate) fn push_verbatim(&mut self, s: &str, mut out: impl FnMut(&str)) {
         self.mark();
         if !self.tail.is_empty() {

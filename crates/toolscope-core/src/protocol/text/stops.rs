@@ -13,6 +13,46 @@ pub(crate) struct Stops {
     /// The bytes a piece may end with for the scanner to look at it although it holds no stop
     /// (see [`Stops::ends_with_one`]).
     ends: [bool; 256],
+    /// The search for one to three of them, made once (see [`Searcher`]).
+    searcher: Searcher,
+}
+
+/// A search for the set's bytes made when the set is, for the machine it runs on: on x86-64 with
+/// AVX2, memchr's searcher of one, two or three bytes, whose needles are spread into vectors once
+/// instead of at each piece (memchr's functions also choose their routine at each call); at 64
+/// bytes a piece that was about half the cost of the search.
+#[derive(Clone, Copy)]
+enum Searcher {
+    /// memchr's functions, chosen at each call.
+    Any,
+    #[cfg(target_arch = "x86_64")]
+    One(memchr::arch::x86_64::avx2::memchr::One),
+    #[cfg(target_arch = "x86_64")]
+    Two(memchr::arch::x86_64::avx2::memchr::Two),
+    #[cfg(target_arch = "x86_64")]
+    Three(memchr::arch::x86_64::avx2::memchr::Three),
+}
+
+impl Searcher {
+    /// The searcher for `bytes`: [`Searcher::Any`] for none or more than three, or where AVX2 is
+    /// not there.
+    fn of(bytes: &[u8]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use memchr::arch::x86_64::avx2::memchr::{One, Three, Two};
+            let made = match *bytes {
+                [a] => One::new(a).map(Searcher::One),
+                [a, b] => Two::new(a, b).map(Searcher::Two),
+                [a, b, c] => Three::new(a, b, c).map(Searcher::Three),
+                _ => None,
+            };
+            if let Some(s) = made {
+                return s;
+            }
+        }
+        let _ = bytes;
+        Searcher::Any
+    }
 }
 
 impl Stops {
@@ -21,6 +61,7 @@ impl Stops {
             table: [false; 256],
             bytes: Vec::new(),
             ends: [false; 256],
+            searcher: Searcher::Any,
         }
     }
 
@@ -39,6 +80,7 @@ impl Stops {
         if !self.table[b as usize] {
             self.table[b as usize] = true;
             self.bytes.push(b);
+            self.searcher = Searcher::of(&self.bytes);
         }
     }
 
@@ -60,6 +102,15 @@ impl Stops {
 
     #[inline(never)]
     fn searched_absent(&self, hay: &[u8]) -> bool {
+        match self.searcher {
+            #[cfg(target_arch = "x86_64")]
+            Searcher::One(s) => return s.find(hay).is_none(),
+            #[cfg(target_arch = "x86_64")]
+            Searcher::Two(s) => return s.find(hay).is_none(),
+            #[cfg(target_arch = "x86_64")]
+            Searcher::Three(s) => return s.find(hay).is_none(),
+            Searcher::Any => {}
+        }
         match *self.bytes.as_slice() {
             [] => true,
             [a] => memchr::memchr(a, hay).is_none(),
