@@ -312,21 +312,16 @@ impl StreamParser {
         let Some(r) = run else {
             return false;
         };
-        let Some(held @ 1..) = stages.run_end_held(piece, piece, r) else {
+        let Some(held) = stages.run_on(em, r, piece, piece, out) else {
             return false;
         };
-        let (head, end) = piece.split_at(piece.len() - held);
-        if !head.is_empty() {
-            if !em.direct_text(head, out) {
-                return false;
-            }
-            r.add(head);
+        if !held.is_empty() {
+            *lead = run.take().map(|run| Lead {
+                run,
+                held: held.into(),
+            });
+            *direct = false;
         }
-        *lead = run.take().map(|run| Lead {
-            run,
-            held: end.into(),
-        });
-        *direct = false;
         true
     }
 
@@ -357,28 +352,24 @@ impl StreamParser {
         joined.clear();
         joined.push_str(&held);
         joined.push_str(piece);
-        if let Some(held) = stages.run_end_held(piece, joined, &run) {
-            let (head, end) = joined.split_at(joined.len() - held);
-            if head.is_empty() || em.direct_text(head, out) {
-                if !head.is_empty() {
-                    run.add(head);
-                }
-                if held == 0 {
-                    *direct = true;
-                    *this_run = Some(run);
-                } else {
-                    *lead = Some(Lead {
-                        run,
-                        held: end.into(),
-                    });
-                }
-                return;
+        match stages.run_on(em, &mut run, piece, joined, out) {
+            Some("") => {
+                *direct = true;
+                *this_run = Some(run);
+            }
+            Some(held) => {
+                *lead = Some(Lead {
+                    run,
+                    held: held.into(),
+                })
+            }
+            None => {
+                stages.pass_run(run);
+                em.attach(out);
+                stages.feed(em, joined);
+                em.detach(out);
             }
         }
-        stages.pass_run(run);
-        em.attach(out);
-        stages.feed(em, joined);
-        em.detach(out);
     }
 
     /// A lead's run and held bytes, given to the stages (before anything else is): the scanner
@@ -576,6 +567,30 @@ impl Stages {
     #[inline(never)]
     fn quiet_end_in_run(&self, piece: &str, run: &DirectRun) -> bool {
         self.scanner.quiet_in_run(piece, run)
+    }
+
+    /// `text` after `run`, whose new bytes are `piece` (a lead's held bytes come before it): the
+    /// run goes on with its plain text, written as a delta, up to the end the scanner would hold,
+    /// which is returned (empty: none); `None`, having written nothing, when the run cannot go on
+    /// with it ([`Stages::run_end_held`], or the block is no longer open).
+    #[inline(always)]
+    fn run_on<'t>(
+        &self,
+        em: &Emitter,
+        run: &mut DirectRun,
+        piece: &str,
+        text: &'t str,
+        out: &mut Vec<Part>,
+    ) -> Option<&'t str> {
+        let held = self.run_end_held(piece, text, run)?;
+        let (head, end) = text.split_at(text.len() - held);
+        if !head.is_empty() {
+            if !em.direct_text(head, out) {
+                return None;
+            }
+            run.add(head);
+        }
+        Some(end)
     }
 
     /// Of `text`, plain text after `run` but for what its end may begin, whose bytes are those
