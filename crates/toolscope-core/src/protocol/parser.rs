@@ -158,6 +158,12 @@ struct Stages {
     /// Every byte at which a stage has anything to do, when the scanner has a quiet path: a
     /// piece without any, while every stage is quiet, is text (checked once, not per stage).
     stops: Option<Box<Stops>>,
+    /// Whether the scanner may take a piece alone ([`Scanner::take`]), once the stops are made.
+    takes: bool,
+    /// In a debug build, whether the next piece the scanner would hold as a tag cut off (see
+    /// [`Stages::take`]) goes through the stages instead, and what that did is checked.
+    #[cfg(debug_assertions)]
+    check_wait: bool,
 }
 
 /// What a stream parser was made from.
@@ -176,6 +182,9 @@ impl StreamParser {
                 reasoning: None,
                 scanner,
                 stops: None,
+                takes: false,
+                #[cfg(debug_assertions)]
+                check_wait: false,
             },
             em: Emitter::new(),
             invalid_reported: false,
@@ -290,6 +299,8 @@ impl StreamParser {
         } else if self.stages.feed_direct(&self.em, piece, out) {
             self.direct = true;
             self.run = self.stages.direct_run();
+            return;
+        } else if self.stages.take(&mut self.em, piece, out) {
             return;
         }
         self.em.attach(out);
@@ -500,6 +511,7 @@ impl Stages {
     /// The stops of this parser's stages (see [`Stops`]), once its stages are made: none when
     /// the scanner has no quiet path.
     fn make_stops(&mut self) {
+        self.takes = self.scanner.takes_pieces();
         self.stops = self.scanner.quiet_stops().map(|scanner| {
             let mut stops = Stops::new();
             stops.add_all(&scanner);
@@ -544,6 +556,61 @@ impl Stages {
             return false;
         }
         self.pass_direct(piece);
+        true
+    }
+
+    /// A piece the scanner takes alone ([`Scanner::take`]: a value's text, or a piece that
+    /// goes on a tag cut off at the end of what it holds without ending it), when every other
+    /// stage passes it on as quiet text: counted by each stage, without going through them.
+    /// `false`, having done nothing, otherwise. (In a debug build, every other piece the scanner
+    /// would hold goes through them instead, and what that did is checked against holding it.)
+    #[inline(always)]
+    fn take(&mut self, em: &mut Emitter, piece: &str, out: &mut Vec<Part>) -> bool {
+        if !self.takes {
+            return false;
+        }
+        let Some(stops) = &self.stops else {
+            return false;
+        };
+        if !(self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
+            && self.fences.as_ref().is_none_or(|f| f.quiet())
+            && self
+                .reasoning
+                .as_ref()
+                .is_none_or(|r| r.quiet() && r.quiet_to_scanner())
+            && stops.absent(piece.as_bytes()))
+        {
+            return false;
+        }
+        #[cfg(debug_assertions)]
+        if self.scanner.waits(piece) && {
+            self.check_wait = !self.check_wait;
+            !self.check_wait
+        } {
+            let before = self.scanner.held_for_check();
+            let parts = out.len();
+            em.attach(out);
+            self.feed(em, piece);
+            em.detach(out);
+            assert_eq!(
+                out.len(),
+                parts,
+                "a piece held as a tag cut off wrote parts: {piece:?}"
+            );
+            assert_eq!(
+                self.scanner.held_for_check(),
+                before + piece,
+                "a piece held as a tag cut off was read"
+            );
+            return true;
+        }
+        if !self.scanner.take(piece, em, out) {
+            return false;
+        }
+        self.pass_filters_quiet(piece);
+        if let Some(r) = &mut self.reasoning {
+            r.pass_known_quiet(piece);
+        }
         true
     }
 

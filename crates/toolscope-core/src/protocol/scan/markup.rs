@@ -6,14 +6,14 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
-use crate::part::{Coercion, ErrorPart, PartId, Warning};
+use crate::part::{Coercion, ErrorPart, Part, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -796,6 +796,270 @@ impl Shared {
     }
 }
 
+/// A tag cut off at the end of what the scanner holds, and what may follow it while the tag stays
+/// cut off: a piece that is only that is held with it, and the tag is not read again until a
+/// piece is more (see [`Scanner::take`]). One character a piece, a tag was read again at each of
+/// its bytes.
+#[derive(Clone, Copy)]
+struct Waiting {
+    expect: Expect,
+    /// How many bytes are held, the tag's included: the expectation holds while they are all.
+    held: usize,
+}
+
+/// What may follow a tag cut off, while it stays cut off.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// More of the literals of [`Waits`] in `may` (a set of their indices), read up to `at`,
+    /// that the tag may still be (and is none of yet).
+    Literal { may: u64, at: usize },
+    /// The rest of a named opener's tag, after its literal: its name and any attributes, which
+    /// [`read_named`] reads past to the tag's end (a `<` or a line's end outside quotes makes it
+    /// no tag). `quote`: the quote of the quoted part it is in; `last`: its last byte (a quote
+    /// after `=` or whitespace opens a quoted part); `room`: how many more bytes it may take
+    /// under [`MAX_NAME`].
+    Attrs {
+        quote: Option<u8>,
+        last: u8,
+        room: usize,
+    },
+    /// Nothing more: the next byte may end the tag.
+    Nothing,
+    /// Not told yet: the tag is the held text's last `len` bytes (told when a piece comes that
+    /// may be waited on; a piece of a few dozen bytes seldom is).
+    Untold { len: usize },
+}
+
+/// The literals a tag may begin with in a dialect and its variants, for [`Expect`]: those the
+/// tag readers read (every opener's, in the spellings [`respaced_literal`] reads too; every
+/// close's), and those read at a tag's place in some states (the frames, the separators),
+/// which a piece may not end.
+struct Waits {
+    lits: Vec<Vec<u8>>,
+    /// Which of them the tag readers read; which are named openers' (a name follows); which
+    /// are read by [`closing`] (the tag's end follows, after an optional suffix and whitespace).
+    read: u64,
+    named: u64,
+    closing: u64,
+    /// Which are read at a tag's place in some states (frames, separators): a piece that ends
+    /// one is not waited on, even where the readers read it too.
+    framing: u64,
+    /// What may follow a tag's first byte, `<` (told once).
+    lt: Option<Expect>,
+    /// The first byte of the tag's end: a piece that holds it is not waited on (it most often
+    /// ends the tag; a quoted name that holds it is read as any piece is).
+    end: u8,
+}
+
+/// Whether `text` begins with `lit` (compared here: the literals are short, and most differ
+/// from the text in their first bytes).
+#[inline]
+fn begins(text: &[u8], lit: &[u8]) -> bool {
+    text.len() >= lit.len() && text.iter().zip(lit).all(|(a, b)| a == b)
+}
+
+/// The next byte `b` of a named opener's tag after its literal (see [`Expect::Attrs`]): whether
+/// the tag is still cut off with it.
+#[inline]
+fn attr_step(quote: &mut Option<u8>, last: &mut u8, b: u8) -> bool {
+    match *quote {
+        Some(q) if b == q => *quote = None,
+        Some(_) => {}
+        None => match b {
+            b'<' | b'\n' => return false,
+            b'"' | b'\'' if *last == b'=' || is_ws(*last) => *quote = Some(b),
+            _ => {}
+        },
+    }
+    *last = b;
+    true
+}
+
+impl Waits {
+    /// `None` where arguments are elements (any tag may be one), or where the readers' tags end
+    /// differently.
+    fn of(readers: &[(&'static Dialect, Shared)]) -> Option<Self> {
+        let end = readers.first()?.0.tags.end;
+        if readers.iter().any(|(d, _)| d.tags.end != end) {
+            return None;
+        }
+        let end = end.as_bytes().first().copied()?;
+        let mut w = Waits {
+            lits: Vec::new(),
+            read: 0,
+            named: 0,
+            closing: 0,
+            framing: 0,
+            lt: None,
+            end,
+        };
+        // (A tag whose end is a quote is not waited on inside a name.)
+        let names = !matches!(end, b'"' | b'\'');
+        // (A literal two readers share is one: the tag may be it alone.)
+        let add = |w: &mut Waits, lit: &[u8], named: bool, closing: bool| {
+            let at = match w.lits.iter().position(|l| l == lit) {
+                Some(at) => at,
+                None => {
+                    w.lits.push(lit.to_vec());
+                    w.lits.len() - 1
+                }
+            };
+            let bit = 1u64.checked_shl(at as u32).unwrap_or(0);
+            w.read |= bit;
+            if named && names {
+                w.named |= bit;
+            }
+            if closing {
+                w.closing |= bit;
+            }
+        };
+        add(&mut w, b"<![CDATA[", false, false);
+        for (d, _) in readers {
+            if matches!(d.parameter, Opener::Element(_)) {
+                return None;
+            }
+            for opener in [&d.function, &d.parameter] {
+                let lit = opener.lit();
+                match opener {
+                    Opener::Named(_) => {
+                        add(&mut w, lit.as_bytes(), true, false);
+                        if let Some(s) = lit.find(' ') {
+                            for space in ["", "\u{120}"] {
+                                let respaced = [&lit[..s], space, &lit[s + 1..]].concat();
+                                add(&mut w, respaced.as_bytes(), true, false);
+                            }
+                        }
+                    }
+                    Opener::Element(_) => {}
+                    _ => add(&mut w, lit.as_bytes(), false, false),
+                }
+            }
+            for lit in [d.function_close, d.parameter_close]
+                .into_iter()
+                .chain(d.blocks.iter().flat_map(|b| [b.open, b.close]))
+            {
+                add(&mut w, lit.as_bytes(), false, true);
+            }
+        }
+        for (d, _) in readers {
+            for lit in d
+                .frames
+                .iter()
+                .copied()
+                .chain(d.name_sep)
+                .chain([FRAME_SEP])
+            {
+                let at = match w.lits.iter().position(|l| l == lit.as_bytes()) {
+                    Some(at) => at,
+                    None => {
+                        w.lits.push(lit.as_bytes().to_vec());
+                        w.lits.len() - 1
+                    }
+                };
+                w.framing |= 1u64.checked_shl(at as u32).unwrap_or(0);
+            }
+        }
+        // (A set of literals is a word's bits.)
+        if w.lits.len() > 64 {
+            return None;
+        }
+        w.lt = w.expect(b"<");
+        Some(w)
+    }
+
+    /// What may follow `r`, a tag cut off (read as [`QTag::Incomplete`]) at the end of the held
+    /// text, while it stays cut off; `None` when that cannot be told from the literals alone.
+    fn expect(&self, r: &[u8]) -> Option<Expect> {
+        if r == b"<" && self.lt.is_some() {
+            return self.lt;
+        }
+        // A literal that `r` is, or runs past, reads what follows it: nothing is told, but
+        // for a named opener's name.
+        let past = |l: &Vec<u8>| l.len() <= r.len() && begins(r, l);
+        let may = self
+            .lits
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.len() > r.len() && begins(l, r))
+            .fold(0u64, |may, (i, _)| may | 1 << i);
+        if may != 0 {
+            if may & self.read == 0 || self.lits.iter().any(past) {
+                return None;
+            }
+            return Some(Expect::Literal { may, at: r.len() });
+        }
+        // A named opener's name: `r` runs past exactly one literal, that opener's.
+        let mut opened = self.lits.iter().enumerate().filter(|(_, l)| past(l));
+        let (i, lit) = opened.next()?;
+        if self.named & !self.framing & (1 << i) == 0 || opened.next().is_some() {
+            return None;
+        }
+        let body = &r[lit.len()..];
+        let room = (MAX_NAME - 1).checked_sub(body.len())?;
+        let (mut quote, mut last) = (None, b'=');
+        body.iter()
+            .all(|&b| attr_step(&mut quote, &mut last, b))
+            .then_some(Expect::Attrs { quote, last, room })
+    }
+
+    /// Whether `piece` after a tag cut off as `expect` says, at the end of `held`, keeps it so;
+    /// `expect` then says what may follow the two.
+    #[inline]
+    fn takes(&self, expect: &mut Expect, held: &[u8], piece: &[u8]) -> bool {
+        if find1(self.end, piece).is_some() {
+            return false;
+        }
+        if let Expect::Untold { len } = *expect {
+            *expect = self
+                .expect(&held[held.len() - len..])
+                .unwrap_or(Expect::Nothing);
+        }
+        match expect {
+            Expect::Literal { may, at } => {
+                let to = *at + piece.len();
+                let (mut still, mut ended) = (0u64, 0u64);
+                let mut left = *may;
+                while left != 0 {
+                    let i = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let lit = &self.lits[i];
+                    if begins(&lit[*at..], &piece[..lit.len().min(to) - *at]) {
+                        match lit.len().cmp(&to) {
+                            std::cmp::Ordering::Greater => still |= 1 << i,
+                            std::cmp::Ordering::Equal => ended |= 1 << i,
+                            // A literal the piece runs past is read: the piece is more.
+                            std::cmp::Ordering::Less => return false,
+                        }
+                    }
+                }
+                *expect = match (still, ended) {
+                    // The tag may still be one the readers read (not only a frame).
+                    (still, 0) if still & self.read != 0 => Expect::Literal { may: still, at: to },
+                    // A frame ended is read as one.
+                    (0, one) if one & self.framing != 0 => return false,
+                    // The piece ends one literal, which the tag may be alone: a named opener's,
+                    // whose name follows, or a close's, whose end (or suffix) does.
+                    (0, one) if one.is_power_of_two() && one & self.named != 0 => Expect::Attrs {
+                        quote: None,
+                        last: b'=',
+                        room: MAX_NAME - 1,
+                    },
+                    (0, one) if one.is_power_of_two() && one & self.closing != 0 => Expect::Nothing,
+                    _ => return false,
+                };
+            }
+            Expect::Attrs { quote, last, room } => {
+                if piece.len() > *room || !piece.iter().all(|&b| attr_step(quote, last, b)) {
+                    return false;
+                }
+                *room -= piece.len();
+            }
+            Expect::Nothing | Expect::Untold { .. } => return false,
+        }
+        true
+    }
+}
+
 fn qtag(
     text: &str,
     j: usize,
@@ -1217,6 +1481,12 @@ pub(crate) struct MarkupScanner {
     feeds: u64,
     last_at: Cell<(u64, usize)>,
     last_tag: Cell<Option<QTag>>,
+    /// The last tag read as cut off: in which feed, and how many bytes of it there were.
+    cut_off: Cell<(u64, usize)>,
+    /// The literals of [`Expect`] (none where arguments are elements).
+    waits: Option<Arc<Waits>>,
+    /// What the held text's last tag, cut off, may go on with (see [`Scanner::take`]).
+    waiting: Option<Waiting>,
 }
 
 impl Steps for MarkupScanner {
@@ -1264,6 +1534,63 @@ impl Scanner for MarkupScanner {
         {
             em.input_delta(&f.id, d);
         }
+        self.waiting = self.waiting();
+    }
+
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn take(&mut self, piece: &str, em: &mut Emitter, out: &mut Vec<Part>) -> bool {
+        // A value's text: what `feed` does with it, its delta written at once.
+        if let State::Param(b, f, p) = &mut self.state
+            && self.held.is_empty()
+        {
+            if p.in_cdata && find1(b']', piece.as_bytes()).is_some() {
+                return false;
+            }
+            self.held.advance(piece.len());
+            content(f, p, piece);
+            b.raw.push_str(piece);
+            if let Some(d) = f.writer.take_delta() {
+                em.input_delta_to(&f.id, d, out);
+            }
+            return true;
+        }
+        let (Some(w), Some(waits)) = (&mut self.waiting, &self.waits) else {
+            return false;
+        };
+        let held = self.held.text().as_bytes();
+        if w.held != held.len() || !waits.takes(&mut w.expect, held, piece.as_bytes()) {
+            return false;
+        }
+        w.held += piece.len();
+        self.held.wait(piece);
+        true
+    }
+
+    #[cfg(debug_assertions)]
+    fn waits(&self, piece: &str) -> bool {
+        let (Some(w), Some(waits)) = (&self.waiting, &self.waits) else {
+            return false;
+        };
+        let held = self.held.text().as_bytes();
+        w.held == held.len() && waits.takes(&mut w.expect.clone(), held, piece.as_bytes())
+    }
+
+    #[cfg(debug_assertions)]
+    fn held_for_check(&self) -> String {
+        let state = match &self.state {
+            State::Text => "text",
+            State::Wrapper(_) => "wrapper",
+            State::Skip(_) => "skip",
+            State::Function(..) => "function",
+            State::Param(..) => "param",
+            State::AfterBare(..) => "after bare",
+            State::Json(..) => "json",
+        };
+        format!("{state}: {}", self.held.text())
     }
 
     fn quiet_stops(&self) -> Option<Vec<u8>> {
@@ -1423,7 +1750,44 @@ impl MarkupScanner {
             feeds: 0,
             last_at: Cell::new((0, 0)),
             last_tag: Cell::new(None),
+            cut_off: Cell::new((0, 0)),
+            waits: None,
+            waiting: None,
         }
+        .with_waits()
+    }
+
+    fn with_waits(mut self) -> Self {
+        // A parser is made per answer, and a dialect's literals are always the same: made once
+        // for each dialect (for DSML's four spellings, making them took about 240,000
+        // instructions, 2% of reading the peers benchmark's 1 MB text whole).
+        static MADE: Mutex<Vec<(usize, Option<Arc<Waits>>)>> = Mutex::new(Vec::new());
+        let key = std::ptr::from_ref(self.dialect) as usize;
+        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        self.waits = match made.iter().find(|(k, _)| *k == key) {
+            Some((_, waits)) => waits.clone(),
+            None => {
+                let waits = Waits::of(&self.readers).map(Arc::new);
+                made.push((key, waits.clone()));
+                waits
+            }
+        };
+        self
+    }
+
+    /// What the held text's last tag may go on with while it stays cut off, after a feed: when
+    /// the feed ended holding a tag read as cut off, to the end of what is held.
+    fn waiting(&self) -> Option<Waiting> {
+        self.waits.as_ref()?;
+        let held = self.held.len();
+        let (feed, len) = self.cut_off.get();
+        if held == 0 || self.at_end || feed != self.feeds || len > held {
+            return None;
+        }
+        Some(Waiting {
+            expect: Expect::Untold { len },
+            held,
+        })
     }
 
     /// Another scanner's block follows: a function written without its block is not followed by
@@ -1459,6 +1823,8 @@ impl MarkupScanner {
         if tag != QTag::Incomplete {
             self.last_at.set((self.feeds, j));
             self.last_tag.set(Some(tag.clone()));
+        } else {
+            self.cut_off.set((self.feeds, text.len() - j));
         }
         tag
     }
@@ -2696,6 +3062,170 @@ pub(crate) mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// `<tool_calls><invoke name="NAME"><parameter name="KEY">…`: named openers with a space.
+    static INVOKE: Dialect = Dialect {
+        blocks: &[BlockTag {
+            open: "<tool_calls",
+            close: "</tool_calls",
+        }],
+        function: Opener::Named("<invoke name="),
+        function_close: "</invoke",
+        name_sep: None,
+        parameter: Opener::Named("<parameter name="),
+        parameter_close: "</parameter",
+        separators: false,
+        suffixed: false,
+        string_attr: None,
+        function_shown: "<invoke name=\"NAME\">",
+        parameter_shown: "<parameter name=\"…\">",
+        variants: &[],
+        frames: &[],
+        colon_close: true,
+        unwrap_cdata: false,
+        tags: &XML_TAGS,
+    };
+
+    /// `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>…`: a bare name, keyed arguments.
+    static KEYED: Dialect = Dialect {
+        blocks: &[],
+        function: Opener::Bare("<tool_call>"),
+        function_close: "</tool_call",
+        name_sep: Some("<sep>"),
+        parameter: Opener::Keyed {
+            key: "<arg_key",
+            key_close: "</arg_key",
+            kind: None,
+            value: "<arg_value",
+        },
+        parameter_close: "</arg_value",
+        separators: false,
+        suffixed: false,
+        string_attr: None,
+        function_shown: "<tool_call>NAME",
+        parameter_shown: "<arg_key>…</arg_key><arg_value>…",
+        variants: &[&INVOKE],
+        frames: &["<frame|>"],
+        colon_close: false,
+        unwrap_cdata: false,
+        tags: &XML_TAGS,
+    };
+
+    /// Special tokens, spaced, with suffixes.
+    static TOKENS: Dialect = Dialect {
+        blocks: &[BlockTag {
+            open: "<|open|>tools",
+            close: "<|close|>tools",
+        }],
+        function: Opener::Named("<|open|>call name="),
+        function_close: "<|close|>call",
+        name_sep: None,
+        parameter: Opener::Keyed {
+            key: "<|open|>key",
+            key_close: "<|close|>key",
+            kind: None,
+            value: "",
+        },
+        parameter_close: "<|close|>value",
+        separators: false,
+        suffixed: true,
+        string_attr: None,
+        function_shown: "<|open|>call name=NAME<|sep|>",
+        parameter_shown: "<|open|>key…",
+        variants: &[],
+        frames: &[],
+        colon_close: false,
+        unwrap_cdata: false,
+        tags: &SPACED,
+    };
+
+    /// A dialect's tag `text` cut off, as every reader reads it.
+    fn read(scanner: &MarkupScanner, text: &str, sfx: Sfx) -> QTag {
+        qtag_any(text, 0, &scanner.tools, &scanner.readers, sfx, false)
+    }
+
+    proptest::proptest! {
+        /// A tag cut off stays cut off with every piece waiting says it goes on without
+        /// ending (see [`Waits`]), however it goes on and in whatever pieces.
+        #[test]
+        fn a_tag_waited_on_is_still_cut_off(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "<", "</", ">", "/", "=", "\"", "'", ":", " ", "\n", "ab", "x_1", "日", "\u{120}",
+                "parameter", "invoke", " name=", "name=", "tool_call", "tool_calls", "arg_key",
+                "arg_value", "key", "value", "call", "tools", "sep", "frame|", "<|sep|>",
+                "<|open|>", "<|close|>", "|>", "6124", "![CDATA[", "p", "a", "r", "k", "_",
+            ]), 1..12),
+            head in proptest::sample::select(vec!["<", "</", "<|open|>", "<|close|>", "<|"]),
+            dialect in 0usize..4,
+            steps in proptest::collection::vec(1usize..4, 1..40),
+            known in proptest::bool::ANY,
+        ) {
+            let text = format!("{head}{}", pieces.concat());
+            let dialect: &'static Dialect = [&DIALECT, &INVOKE, &KEYED, &TOKENS][dialect];
+            let scanner = MarkupScanner::new(ToolSet::default(), dialect);
+            let Some(waits) = scanner.waits.as_deref() else {
+                return Err(proptest::test_runner::TestCaseError::fail("no literals"));
+            };
+            let sfx = match (dialect.suffixed, known) {
+                (false, _) => Sfx::No,
+                (true, true) => Sfx::Is("6124"),
+                (true, false) => Sfx::Any,
+            };
+            for k in (1..=text.len()).filter(|&k| text.is_char_boundary(k)) {
+                if read(&scanner, &text[..k], sfx) != QTag::Incomplete {
+                    continue;
+                }
+                let Some(mut expect) = waits.expect(&text.as_bytes()[..k]) else {
+                    continue;
+                };
+                let mut at = k;
+                for step in &steps {
+                    let mut next = (at + step).min(text.len());
+                    while !text.is_char_boundary(next) {
+                        next += 1;
+                    }
+                    let (held, piece) = text.as_bytes()[..next].split_at(at);
+                    if next == at || !waits.takes(&mut expect, held, piece) {
+                        break;
+                    }
+                    proptest::prop_assert_eq!(
+                        read(&scanner, &text[..next], sfx),
+                        QTag::Incomplete,
+                        "{:?} after {:?}",
+                        &text[k..next],
+                        &text[..k]
+                    );
+                    at = next;
+                }
+            }
+        }
+    }
+
+    /// A tag arriving a byte at a time is waited on at every byte but its first and its last:
+    /// the literal, the name, the quotes.
+    #[test]
+    fn a_tag_a_byte_at_a_time_is_read_twice() {
+        let cases: [(&Dialect, &str); 8] = [
+            (&INVOKE, "<invoke name=\"get_weather\">"),
+            (&INVOKE, "<parameter name='city'>"),
+            (&INVOKE, "<parametername=\"city\">"),
+            (&INVOKE, "</parameter>"),
+            (&INVOKE, "<tool_calls>"),
+            (&DIALECT, "<fn=get_weather>"),
+            (&DIALECT, "</calls>"),
+            (&KEYED, "</arg_value>"),
+        ];
+        for (dialect, tag) in cases {
+            let scanner = MarkupScanner::new(ToolSet::default(), dialect);
+            let waits = scanner.waits.as_deref().expect("literals");
+            let mut expect = waits.expect(b"<").expect("a tag begun");
+            let bytes = tag.as_bytes();
+            let waited = (1..bytes.len())
+                .take_while(|&i| waits.takes(&mut expect, &bytes[..i], &bytes[i..=i]))
+                .count();
+            assert_eq!(waited, bytes.len() - 2, "{tag}");
         }
     }
 

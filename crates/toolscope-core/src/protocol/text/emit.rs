@@ -416,6 +416,22 @@ impl Emitter {
         }
     }
 
+    /// [`Emitter::input_delta`] for a piece taken alone, outside a chunk's gathering (nothing
+    /// is pending, nothing attached): the delta goes to `out` at once.
+    #[inline]
+    pub(crate) fn input_delta_to(&mut self, id: &PartId, delta: Delta, out: &mut Vec<Part>) {
+        debug_assert!(self.pending.is_empty() && self.pending_input.is_empty());
+        if self.whole {
+            return;
+        }
+        debug_assert_eq!(
+            self.input_id.as_ref(),
+            Some(id),
+            "a delta for a call not begun last"
+        );
+        self.writer.input_delta(id, delta, out);
+    }
+
     /// The call is complete.
     pub(crate) fn end_call(&mut self, id: PartId, tool_name: &str, args: Args) {
         self.flush_input();

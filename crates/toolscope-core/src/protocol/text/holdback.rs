@@ -64,6 +64,23 @@ impl Holdback {
         self.held.is_empty()
     }
 
+    /// What is held.
+    pub(crate) fn text(&self) -> &str {
+        &self.held
+    }
+
+    /// How many bytes are held.
+    pub(crate) fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// `piece` arrives and is held after what is, unread (the scanner knows it decides
+    /// nothing yet).
+    pub(crate) fn wait(&mut self, piece: &str) {
+        self.held.push_str(piece);
+        self.pos += piece.len();
+    }
+
     /// The fast path of the tag scanners: a `piece` read as plain text, when nothing is held and
     /// it has no `<` that could start a tag. Returns whether it was taken.
     #[inline]

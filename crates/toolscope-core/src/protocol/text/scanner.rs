@@ -3,6 +3,7 @@
 //! are taken out.
 
 use super::emit::Emitter;
+use crate::part::Part;
 use crate::protocol::text::run::DirectRun;
 
 /// A scanner: the part of a stream parser that knows one protocol's markup. It receives the
@@ -92,6 +93,37 @@ pub(crate) trait Scanner: Send {
     /// [`Scanner::pass_quiet`] would have done with each.
     fn pass_quiet_run(&mut self, _run: &DirectRun) {
         debug_assert!(false, "a scanner that passes by runs takes them");
+    }
+
+    /// A piece without any of [`Scanner::quiet_stops`]'s bytes, which every other stage passes
+    /// on untouched, taken alone when the scanner can, doing what [`Scanner::feed`] would
+    /// without its machinery: a value's text, whose delta goes to `out`; or, while the scanner
+    /// holds text it cannot decide yet (a tag cut off), a piece that leaves it so (nothing
+    /// written, the piece held with the rest, the state as it was), held without reading the
+    /// text again. `false`, having done nothing, otherwise (the default). One character a
+    /// piece, a tag is then read once or a few times, not at each of its bytes.
+    fn take(&mut self, _piece: &str, _em: &mut Emitter, _out: &mut Vec<Part>) -> bool {
+        false
+    }
+
+    /// Whether [`Scanner::take`] may ever take a piece, asked once when the parser is made (the
+    /// parser asks no scanner that never does).
+    fn takes_pieces(&self) -> bool {
+        false
+    }
+
+    /// Whether [`Scanner::take`] would hold `piece` as a tag cut off, asked in a debug build,
+    /// where the piece is fed instead and what the feed did is checked against holding it.
+    #[cfg(debug_assertions)]
+    fn waits(&self, _piece: &str) -> bool {
+        false
+    }
+
+    /// What the scanner holds, with the name of its state: in a debug build, what
+    /// [`Scanner::take`] is checked by.
+    #[cfg(debug_assertions)]
+    fn held_for_check(&self) -> String {
+        String::new()
     }
 
     /// A piece without any of [`Scanner::quiet_stops`]'s bytes, given when
