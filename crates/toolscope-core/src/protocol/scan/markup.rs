@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::args::ArgsWriter;
 use crate::json::JsonSink;
 use crate::json::lexer::find1;
-use crate::part::{Coercion, ErrorPart, Part, PartId, Warning};
+use crate::part::{Coercion, Delta, ErrorPart, Part, PartId, Warning};
 use crate::protocol::span::SpanKind;
 use crate::protocol::text::emit::Emitter;
 use crate::protocol::text::held_args::{self, HeldArgs};
@@ -895,16 +895,8 @@ impl Waits {
         };
         // (A tag whose end is a quote is not waited on inside a name.)
         let names = !matches!(end, b'"' | b'\'');
-        // (A literal two readers share is one: the tag may be it alone.)
         let add = |w: &mut Waits, lit: &[u8], named: bool, closing: bool| {
-            let at = match w.lits.iter().position(|l| l == lit) {
-                Some(at) => at,
-                None => {
-                    w.lits.push(lit.to_vec());
-                    w.lits.len() - 1
-                }
-            };
-            let bit = 1u64.checked_shl(at as u32).unwrap_or(0);
+            let bit = w.bit(lit);
             w.read |= bit;
             if named && names {
                 w.named |= bit;
@@ -949,14 +941,7 @@ impl Waits {
                 .chain(d.name_sep)
                 .chain([FRAME_SEP])
             {
-                let at = match w.lits.iter().position(|l| l == lit.as_bytes()) {
-                    Some(at) => at,
-                    None => {
-                        w.lits.push(lit.as_bytes().to_vec());
-                        w.lits.len() - 1
-                    }
-                };
-                w.framing |= 1u64.checked_shl(at as u32).unwrap_or(0);
+                w.framing |= w.bit(lit.as_bytes());
             }
         }
         // (A set of literals is a word's bits.)
@@ -965,6 +950,19 @@ impl Waits {
         }
         w.lt = w.expect(b"<");
         Some(w)
+    }
+
+    /// The bit of `lit` in the sets, the literal added if it is new (a literal two readers share
+    /// is one: the tag may be it alone); none past the 64th.
+    fn bit(&mut self, lit: &[u8]) -> u64 {
+        let at = match self.lits.iter().position(|l| l == lit) {
+            Some(at) => at,
+            None => {
+                self.lits.push(lit.to_vec());
+                self.lits.len() - 1
+            }
+        };
+        1u64.checked_shl(at as u32).unwrap_or(0)
     }
 
     /// What may follow `r`, a tag cut off (read as [`QTag::Incomplete`]) at the end of the held
@@ -1514,18 +1512,8 @@ impl Scanner for MarkupScanner {
         if matches!(self.state, State::Text) && self.held.pass_plain_text(piece, em) {
             return;
         }
-        // Inside a value, text without a `<` (or `]`, in CDATA) is content and nothing else.
-        if let State::Param(b, f, p) = &mut self.state {
-            let special = if p.in_cdata { b']' } else { b'<' };
-            if self.held.is_empty() && find1(special, piece.as_bytes()).is_none() {
-                self.held.advance(piece.len());
-                content(f, p, piece);
-                b.raw.push_str(piece);
-                if let Some(d) = f.writer.take_delta() {
-                    em.input_delta(&f.id, d);
-                }
-                return;
-            }
+        if self.value_text(piece, false, |id, d| em.input_delta(id, d)) {
+            return;
         }
         self.feeds = self.feeds.wrapping_add(1);
         drive(self, piece, em);
@@ -1543,19 +1531,8 @@ impl Scanner for MarkupScanner {
 
     #[inline]
     fn take(&mut self, piece: &str, em: &mut Emitter, out: &mut Vec<Part>) -> bool {
-        // A value's text: what `feed` does with it, its delta written at once.
-        if let State::Param(b, f, p) = &mut self.state
-            && self.held.is_empty()
-        {
-            if p.in_cdata && find1(b']', piece.as_bytes()).is_some() {
-                return false;
-            }
-            self.held.advance(piece.len());
-            content(f, p, piece);
-            b.raw.push_str(piece);
-            if let Some(d) = f.writer.take_delta() {
-                em.input_delta_to(&f.id, d, out);
-            }
+        // A value's text, its delta written at once (the piece holds no quiet stop, `<`).
+        if self.value_text(piece, true, |id, d| em.input_delta_to(id, d, out)) {
             return true;
         }
         let (Some(w), Some(waits)) = (&mut self.waiting, &self.waits) else {
@@ -1803,6 +1780,31 @@ impl MarkupScanner {
             em.text(&ws);
             self.retire(b);
         }
+    }
+
+    /// Inside a value with nothing held, a piece without a `<` (or `]`, in CDATA) is content
+    /// and nothing else: read as such, its argument delta given to `write`. (`no_lt`: the piece
+    /// is known to hold no `<`.)
+    #[inline]
+    fn value_text(&mut self, piece: &str, no_lt: bool, write: impl FnOnce(&PartId, Delta)) -> bool {
+        let State::Param(b, f, p) = &mut self.state else {
+            return false;
+        };
+        let special = match (p.in_cdata, no_lt) {
+            (true, _) => Some(b']'),
+            (false, true) => None,
+            (false, false) => Some(b'<'),
+        };
+        if !self.held.is_empty() || special.is_some_and(|c| find1(c, piece.as_bytes()).is_some()) {
+            return false;
+        }
+        self.held.advance(piece.len());
+        content(f, p, piece);
+        b.raw.push_str(piece);
+        if let Some(d) = f.writer.take_delta() {
+            write(&f.id, d);
+        }
+        true
     }
 
     /// Whether arguments are elements named after them.
