@@ -572,12 +572,8 @@ impl Stages {
         let Some(stops) = &self.stops else {
             return false;
         };
-        if !(self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
-            && self.fences.as_ref().is_none_or(|f| f.quiet())
-            && self
-                .reasoning
-                .as_ref()
-                .is_none_or(|r| r.quiet() && r.quiet_to_scanner())
+        if !(self.filters_quiet()
+            && self.reasoning.as_ref().is_none_or(|r| r.quiet_to_scanner())
             && stops.absent(piece.as_bytes()))
         {
             return false;
@@ -760,9 +756,14 @@ impl Stages {
     /// [`Stages::quiet`] but for the search of `piece` for stop bytes.
     #[inline(always)]
     fn quiet_but_for(&self, piece: &str) -> bool {
-        !piece.is_empty()
-            && self.scanner.quiet(piece)
-            && self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
+        !piece.is_empty() && self.scanner.quiet(piece) && self.filters_quiet()
+    }
+
+    /// Whether every stage before the scanner is quiet: holds nothing, so that a piece without
+    /// a stop byte goes through each untouched.
+    #[inline(always)]
+    fn filters_quiet(&self) -> bool {
+        self.end_tokens.as_ref().is_none_or(EndTokens::quiet)
             && self.fences.as_ref().is_none_or(|f| f.quiet())
             && self.reasoning.as_ref().is_none_or(ReasoningSplitter::quiet)
     }

@@ -807,6 +807,17 @@ struct Waiting {
     held: usize,
 }
 
+impl Waiting {
+    /// Whether `piece` goes on the tag cut off at the end of `held` without ending it (while
+    /// `held` is what the expectation was told of); the expectation then says what may follow
+    /// the two.
+    #[inline]
+    fn goes_on(&mut self, waits: &Waits, held: &str, piece: &str) -> bool {
+        let held = held.as_bytes();
+        self.held == held.len() && waits.takes(&mut self.expect, held, piece.as_bytes())
+    }
+}
+
 /// What may follow a tag cut off, while it stays cut off.
 #[derive(Clone, Copy)]
 enum Expect {
@@ -1538,8 +1549,7 @@ impl Scanner for MarkupScanner {
         let (Some(w), Some(waits)) = (&mut self.waiting, &self.waits) else {
             return false;
         };
-        let held = self.held.text().as_bytes();
-        if w.held != held.len() || !waits.takes(&mut w.expect, held, piece.as_bytes()) {
+        if !w.goes_on(waits, self.held.text(), piece) {
             return false;
         }
         w.held += piece.len();
@@ -1552,8 +1562,8 @@ impl Scanner for MarkupScanner {
         let (Some(w), Some(waits)) = (&self.waiting, &self.waits) else {
             return false;
         };
-        let held = self.held.text().as_bytes();
-        w.held == held.len() && waits.takes(&mut w.expect.clone(), held, piece.as_bytes())
+        let mut w = *w;
+        w.goes_on(waits, self.held.text(), piece)
     }
 
     #[cfg(debug_assertions)]
@@ -2993,7 +3003,7 @@ pub(crate) mod tests {
     use crate::tool::ToolSet;
 
     /// `<calls><fn=NAME><arg=KEY>value</arg></fn></calls>`, no separator newlines.
-    pub(crate) static DIALECT: Dialect = Dialect {
+    pub(crate) const DIALECT: Dialect = Dialect {
         blocks: &[BlockTag {
             open: "<calls",
             close: "</calls",
@@ -3075,44 +3085,29 @@ pub(crate) mod tests {
         }],
         function: Opener::Named("<invoke name="),
         function_close: "</invoke",
-        name_sep: None,
         parameter: Opener::Named("<parameter name="),
         parameter_close: "</parameter",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
-        function_shown: "<invoke name=\"NAME\">",
-        parameter_shown: "<parameter name=\"…\">",
-        variants: &[],
-        frames: &[],
         colon_close: true,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..DIALECT
     };
 
-    /// `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>…`: a bare name, keyed arguments.
+    /// `<tool_call>NAME<name>KEY</name><arg>…`: a bare name, keyed arguments, a
+    /// separator after the name, a frame, and a variant.
     static KEYED: Dialect = Dialect {
         blocks: &[],
         function: Opener::Bare("<tool_call>"),
         function_close: "</tool_call",
         name_sep: Some("<sep>"),
         parameter: Opener::Keyed {
-            key: "<arg_key",
-            key_close: "</arg_key",
+            key: "<name",
+            key_close: "</name",
             kind: None,
-            value: "<arg_value",
+            value: "<arg",
         },
-        parameter_close: "</arg_value",
-        separators: false,
-        suffixed: false,
-        string_attr: None,
-        function_shown: "<tool_call>NAME",
-        parameter_shown: "<arg_key>…</arg_key><arg_value>…",
+        parameter_close: "</arg",
         variants: &[&INVOKE],
         frames: &["<frame|>"],
-        colon_close: false,
-        unwrap_cdata: false,
-        tags: &XML_TAGS,
+        ..DIALECT
     };
 
     /// Special tokens, spaced, with suffixes.
@@ -3123,7 +3118,6 @@ pub(crate) mod tests {
         }],
         function: Opener::Named("<|open|>call name="),
         function_close: "<|close|>call",
-        name_sep: None,
         parameter: Opener::Keyed {
             key: "<|open|>key",
             key_close: "<|close|>key",
@@ -3131,16 +3125,9 @@ pub(crate) mod tests {
             value: "",
         },
         parameter_close: "<|close|>value",
-        separators: false,
         suffixed: true,
-        string_attr: None,
-        function_shown: "<|open|>call name=NAME<|sep|>",
-        parameter_shown: "<|open|>key…",
-        variants: &[],
-        frames: &[],
-        colon_close: false,
-        unwrap_cdata: false,
         tags: &SPACED,
+        ..DIALECT
     };
 
     /// A dialect's tag `text` cut off, as every reader reads it.
@@ -3156,7 +3143,7 @@ pub(crate) mod tests {
             pieces in proptest::collection::vec(proptest::sample::select(vec![
                 "<", "</", ">", "/", "=", "\"", "'", ":", " ", "\n", "ab", "x_1", "日", "\u{120}",
                 "parameter", "invoke", " name=", "name=", "tool_call", "tool_calls", "arg_key",
-                "arg_value", "key", "value", "call", "tools", "sep", "frame|", "<|sep|>",
+                "arg_value", "key", "value", "name", "arg", "call", "tools", "sep", "frame|", "<|sep|>",
                 "<|open|>", "<|close|>", "|>", "6124", "![CDATA[", "p", "a", "r", "k", "_",
             ]), 1..12),
             head in proptest::sample::select(vec!["<", "</", "<|open|>", "<|close|>", "<|"]),
@@ -3217,7 +3204,7 @@ pub(crate) mod tests {
             (&INVOKE, "<tool_calls>"),
             (&DIALECT, "<fn=get_weather>"),
             (&DIALECT, "</calls>"),
-            (&KEYED, "</arg_value>"),
+            (&KEYED, "</arg>"),
         ];
         for (dialect, tag) in cases {
             let scanner = MarkupScanner::new(ToolSet::default(), dialect);
